@@ -1,0 +1,291 @@
+"""Answer: deterministic claims from the pack's evidence alone.
+
+Derived facts bind values to the evidence ids that supplied them; claims state them with an
+epistemic status; decision rules map facts to a recommended action. Conflicts and gaps are
+stated, never resolved by guessing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models.playbook import Playbook
+from ..util.canon import canonical_bytes
+from . import expr
+
+
+@dataclass
+class Bound:
+    value: Any
+    evidence: list[str]
+
+
+@dataclass
+class Facts:
+    bound: dict[str, Bound] = field(default_factory=dict)
+    conflicts: dict[str, list[Bound]] = field(default_factory=dict)
+    unbound: dict[str, list[str]] = field(default_factory=dict)   # fact -> evidence types it needed
+
+
+def _key(v: Any) -> bytes:
+    return canonical_bytes(v)
+
+
+def _items(evidence: list[dict[str, Any]], etype: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in evidence if etype in e["supports"] and all(e["facts"].get(k) == v for k, v in where.items())]
+
+
+def _ev(*lists: list[str]) -> list[str]:
+    return sorted({x for lst in lists for x in lst})
+
+
+def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any]) -> Facts:
+    f = Facts()
+    covered = {t for e in evidence for t in e["supports"]}
+    needs: dict[str, list[str]] = {}
+
+    def dep(*names: str | None) -> tuple[list[str], list[str] | None]:
+        """(evidence ids, None) when all bound, else (needed types, missing marker)."""
+        ev: list[str] = []
+        miss: list[str] = []
+        for n in names:
+            if n is None:
+                continue
+            if n in f.bound:
+                ev += f.bound[n].evidence
+            else:
+                miss += needs.get(n, [])
+        return ev, (miss if any(n is not None and n not in f.bound for n in names) else None)
+
+    for d in pb.facts:
+        if d.op in ("value", "collect", "mapping"):
+            needs[d.name] = [d.from_]
+            items = _items(evidence, d.from_, d.where)
+            if d.op == "value":
+                groups: dict[bytes, Bound] = {}
+                for e in items:
+                    if d.fact in e["facts"] and e["facts"][d.fact] is not None:
+                        v = e["facts"][d.fact]
+                        groups.setdefault(_key(v), Bound(v, [])).evidence.append(e["evidence_id"])
+                vals = sorted(groups.values(), key=lambda b: _key(b.value))
+                for b in vals:
+                    b.evidence.sort()
+                if len(vals) == 1:
+                    f.bound[d.name] = vals[0]
+                elif len(vals) > 1:
+                    f.conflicts[d.name] = vals
+                else:
+                    f.unbound[d.name] = [d.from_]
+            elif d.op == "collect":
+                if d.from_ not in covered:
+                    f.unbound[d.name] = [d.from_]
+                    continue
+                vals_set: dict[bytes, Any] = {}
+                ev = []
+                for e in items:
+                    v = e["facts"].get(d.fact)
+                    if v is None:
+                        continue
+                    for x in (v if isinstance(v, list) else [v]):
+                        vals_set[_key(x)] = x
+                    ev.append(e["evidence_id"])
+                f.bound[d.name] = Bound([vals_set[k] for k in sorted(vals_set)], sorted(ev))
+            else:
+                if d.from_ not in covered:
+                    f.unbound[d.name] = [d.from_]
+                    continue
+                mp: dict[str, Any] = {}
+                ev = []
+                clash = None
+                for e in items:
+                    k, v = e["facts"].get(d.key), e["facts"].get(d.value)
+                    if k is None or v is None:
+                        continue
+                    if isinstance(k, list):
+                        continue
+                    if k in mp and mp[k] != v:
+                        clash = k
+                    mp[str(k)] = v
+                    ev.append(e["evidence_id"])
+                if clash is not None:
+                    f.conflicts[d.name] = [Bound({clash: mp[clash]}, sorted(ev))]
+                else:
+                    f.bound[d.name] = Bound(dict(sorted(mp.items())), sorted(ev))
+            continue
+        if d.op in ("map", "difference", "intersection"):
+            a, b = (d.input, d.mapping) if d.op == "map" else (d.left, d.right)
+            ev, miss = dep(a, b)
+            needs[d.name] = needs.get(a, []) + needs.get(b, [])
+            if miss is not None or a in f.conflicts or b in f.conflicts:
+                f.unbound[d.name] = sorted(set(needs[d.name]))
+                continue
+            av, bv = f.bound[a].value, f.bound[b].value
+            av = av if isinstance(av, list) else [av]
+            if d.op == "map":
+                mp = bv if isinstance(bv, dict) else {}
+                out = sorted({str(mp.get(str(x), x)) for x in av})
+            else:
+                bl = set(map(str, bv if isinstance(bv, list) else [bv]))
+                out = sorted({str(x) for x in av if (str(x) in bl) == (d.op == "intersection")})
+            f.bound[d.name] = Bound(out, _ev(ev))
+            continue
+        # expr
+        refs = sorted(expr.names(d.expr))
+        needs[d.name] = sorted({t for r in refs for t in needs.get(r, [])})
+        env = dict(env0)
+        env.update({k: b.value for k, b in f.bound.items()})
+        try:
+            v = expr.evaluate(d.expr, env)
+        except expr.Unknown:
+            f.unbound[d.name] = needs[d.name]
+            continue
+        except expr.ExprError:
+            f.unbound[d.name] = needs[d.name]
+            continue
+        ev = [e for r in refs if r in f.bound for e in f.bound[r].evidence]
+        f.bound[d.name] = Bound(v, _ev(ev))
+    f.unbound = {k: v for k, v in f.unbound.items() if k not in f.conflicts}
+    return f
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, list):
+        return ", ".join(fmt(x) for x in v) if v else "none"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} → {fmt(x)}" for k, x in v.items()) if v else "none"
+    return str(v)
+
+
+class _Fmt(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _text(template: str, values: dict[str, Any]) -> str:
+    return template.format_map(_Fmt({k: fmt(v) for k, v in values.items()}))
+
+
+def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
+    evidence = pack["evidence"]
+    env0 = {"as_of": pack["request"]["as_of"]}
+    f = derive(pb, evidence, env0)
+    values = dict(env0)
+    values.update({k: b.value for k, b in f.bound.items()})
+    judg = {et.type: et.judgment for et in pb.evidence_types}
+    claims = []
+    for c in pb.claims:
+        conflicted = [u for u in c.uses if u in f.conflicts]
+        missing = [u for u in c.uses if u not in f.bound and u not in f.conflicts]
+        when_refs = sorted(expr.names(c.when)) if c.when else []
+        claim: dict[str, Any] = {"claim_id": c.id}
+        if conflicted:
+            ev = _ev(*[b.evidence for u in conflicted for b in f.conflicts[u]])
+            vals = "; ".join(f"{u}: " + " vs ".join(f"{fmt(b.value)} [{', '.join(b.evidence)}]" for b in f.conflicts[u])
+                             for u in conflicted)
+            claim.update(status="unknown", text=f"Conflicting evidence — {vals}.", facts={}, evidence=ev)
+        elif missing:
+            types = sorted({t for u in missing for t in f.unbound.get(u, [])})
+            why = "; ".join(f"{t} ({judg.get(t, t)})" for t in types) or ", ".join(missing)
+            claim.update(status="unknown", text=f"Unknown: the pack lacks evidence for {why}.", facts={}, evidence=[])
+        else:
+            ev = [e for u in c.uses for e in f.bound[u].evidence]
+            text = c.text
+            if c.when:
+                try:
+                    holds = bool(expr.evaluate(c.when, values))
+                    ev += [e for r in when_refs if r in f.bound for e in f.bound[r].evidence]
+                except (expr.Unknown, expr.ExprError):
+                    holds = None
+                if holds is None:
+                    claim.update(status="unknown", text=f"Unknown: cannot evaluate {c.when!r} from the pack.",
+                                 facts={}, evidence=[])
+                    claims.append(claim)
+                    continue
+                claim["condition"] = {"when": c.when, "holds": holds}
+                if not holds:
+                    text = c.else_text or f"Not the case: {c.when}."
+            claim.update(status=c.status, text=_text(text, values),
+                         facts={u: f.bound[u].value for u in c.uses}, evidence=_ev(ev))
+        if c.competing and claim["status"] != "unknown":
+            comp = []
+            for u in c.competing:
+                if u in f.bound and f.bound[u].value not in (None, [], {}):
+                    comp.append({"fact": u, "value": f.bound[u].value, "evidence": f.bound[u].evidence})
+            claim["competing"] = comp
+            if comp:
+                claim["text"] += " Competing explanation(s): " + "; ".join(
+                    f"{fmt(x['value'])} [{', '.join(x['evidence'])}]" for x in comp) + "."
+        claims.append(claim)
+
+    missing = pack["missing"]
+    required_missing = [m for m in missing if m["required"]]
+    if required_missing:
+        verdict = "insufficient_evidence"
+    elif f.conflicts:
+        verdict = "conflicting_evidence"
+    elif missing:
+        verdict = "partial"
+    else:
+        verdict = "complete"
+
+    if verdict == "insufficient_evidence":
+        action = {"action": pb.decision.on_insufficient, "rule_id": None,
+                  "reason": "required evidence is missing: " + ", ".join(m["type"] for m in required_missing),
+                  "evidence": []}
+    elif verdict == "conflicting_evidence":
+        action = {"action": pb.decision.on_conflict, "rule_id": None,
+                  "reason": "evidence conflicts on " + ", ".join(sorted(f.conflicts)),
+                  "evidence": _ev(*[b.evidence for bs in f.conflicts.values() for b in bs])}
+    else:
+        action = None
+        undetermined = []
+        for r in pb.decision.rules:
+            try:
+                if expr.evaluate(r.when, values):
+                    refs = sorted(expr.names(r.when))
+                    action = {"action": r.action, "rule_id": r.id,
+                              "reason": r.explanation or f"rule {r.id}: {r.when}",
+                              "evidence": _ev([e for x in refs if x in f.bound for e in f.bound[x].evidence])}
+                    break
+            except (expr.Unknown, expr.ExprError):
+                undetermined.append(r.id)
+        if action is None:
+            action = {"action": pb.decision.default_action, "rule_id": None,
+                      "reason": "no decision rule applies" + (
+                          f" (undetermined: {', '.join(undetermined)})" if undetermined else ""),
+                      "evidence": []}
+
+    conflicts = [{"fact": k, "values": [{"value": b.value, "evidence": b.evidence} for b in bs]}
+                 for k, bs in sorted(f.conflicts.items())]
+    n_status: dict[str, int] = {}
+    for c in claims:
+        n_status[c["status"]] = n_status.get(c["status"], 0) + 1
+    summary = (f"Verdict {verdict}: {len(claims)} claim(s) ("
+               + ", ".join(f"{n} {s}" for s, n in sorted(n_status.items())) + f"); recommended action "
+               f"{action['action']}" + (f" (rule {action['rule_id']})" if action["rule_id"] else "") + ".")
+    if missing:
+        summary += " Missing evidence: " + ", ".join(m["type"] for m in missing) + "."
+    if conflicts:
+        summary += " Conflicts: " + ", ".join(c["fact"] for c in conflicts) + "."
+    return {
+        "verdict": verdict, "summary": summary, "claims": claims, "conflicts": conflicts,
+        "missing_evidence": [{"type": m["type"], "judgment": m["judgment"], "required": m["required"],
+                              "reason": m["reason"]} for m in missing],
+        "recommended_action": action, "side_effect": "none",
+        "derived_facts": {k: {"value": b.value, "evidence": b.evidence} for k, b in sorted(f.bound.items())},
+    }
+
+
+def validate(ans: dict[str, Any], pack: dict[str, Any]) -> dict[str, Any]:
+    ids = {e["evidence_id"] for e in pack["evidence"]}
+    cited = {e for c in ans["claims"] for e in c["evidence"]} | set(ans["recommended_action"]["evidence"])
+    outside = sorted(cited - ids)
+    return {"citations_in_pack": not outside, "outside_pack": outside,
+            "every_claim_has_status": all(c["status"] in ("fact", "inference", "hypothesis", "unknown")
+                                          for c in ans["claims"]),
+            "non_unknown_claims_cite": all(c["evidence"] for c in ans["claims"] if c["status"] != "unknown")}

@@ -1,0 +1,121 @@
+"""A small, safe expression evaluator for playbook conditions (no Python ``eval``).
+
+Grammar: names (bound facts), numbers, strings, lists, ``and``/``or``/``not``, comparisons
+(``== != < <= > >= in not in``), ``+ - * /``, unary minus, and the functions ``len``,
+``min``, ``max``, ``abs``, ``minutes_between(a, b)`` (b − a in minutes, ISO timestamps).
+Any other syntax is rejected when the playbook is loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+
+class ExprError(ValueError):
+    pass
+
+
+class Unknown(Exception):
+    """A name the expression needs is not bound (its evidence is missing)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _minutes_between(a: Any, b: Any) -> float:
+    from ..util.timeutil import parse_ts
+
+    da, db = parse_ts(a, what="minutes_between"), parse_ts(b, what="minutes_between")
+    return round((db - da).total_seconds() / 60.0, 3)
+
+
+FUNCS = {"len": len, "min": min, "max": max, "abs": abs, "minutes_between": _minutes_between}
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+        ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def parse(src: str) -> ast.Expression:
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError as e:
+        raise ExprError(f"invalid expression {src!r}: {e.msg}") from None
+    for node in ast.walk(tree):
+        ok = isinstance(node, (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub,
+                               ast.Compare, ast.BinOp, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple,
+                               ast.Call, *_BIN, *_CMP))
+        if not ok:
+            raise ExprError(f"expression {src!r} uses unsupported syntax ({type(node).__name__})")
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCS or node.keywords:
+                raise ExprError(f"expression {src!r} calls an unknown function")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
+            raise ExprError(f"expression {src!r} has an unsupported constant")
+    return tree
+
+
+def names(src: str) -> set[str]:
+    tree = parse(src)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in FUNCS}
+
+
+def evaluate(src: str, env: dict[str, Any]) -> Any:
+    tree = parse(src)
+    return _ev(tree.body, env)
+
+
+def _ev(n: ast.AST, env: dict[str, Any]) -> Any:
+    if isinstance(n, ast.Constant):
+        return n.value
+    if isinstance(n, ast.Name):
+        if n.id in ("true", "True"):
+            return True
+        if n.id in ("false", "False"):
+            return False
+        if n.id not in env:
+            raise Unknown(n.id)
+        return env[n.id]
+    if isinstance(n, (ast.List, ast.Tuple)):
+        return [_ev(e, env) for e in n.elts]
+    if isinstance(n, ast.BoolOp):
+        if isinstance(n.op, ast.And):
+            return all(bool(_ev(v, env)) for v in n.values)
+        return any(bool(_ev(v, env)) for v in n.values)
+    if isinstance(n, ast.UnaryOp):
+        v = _ev(n.operand, env)
+        return (not v) if isinstance(n.op, ast.Not) else -_num(v)
+    if isinstance(n, ast.BinOp):
+        a, b = _ev(n.left, env), _ev(n.right, env)
+        if isinstance(n.op, ast.Div) and b == 0:
+            raise ExprError("division by zero")
+        try:
+            return _BIN[type(n.op)](a, b)
+        except TypeError as e:
+            raise ExprError(str(e)) from None
+    if isinstance(n, ast.Compare):
+        left = _ev(n.left, env)
+        for op, comp in zip(n.ops, n.comparators):
+            right = _ev(comp, env)
+            try:
+                if not _CMP[type(op)](left, right):
+                    return False
+            except TypeError as e:
+                raise ExprError(f"cannot compare: {e}") from None
+            left = right
+        return True
+    if isinstance(n, ast.Call):
+        args = [_ev(a, env) for a in n.args]
+        try:
+            return FUNCS[n.func.id](*args)
+        except (TypeError, ValueError) as e:
+            raise ExprError(f"{n.func.id}: {e}") from None
+    raise ExprError(f"unsupported syntax {type(n).__name__}")
+
+
+def _num(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ExprError(f"expected a number, got {v!r}")
+    return v

@@ -1,0 +1,241 @@
+"""The typed library API. The CLI is a thin layer over these functions; tests and other
+programs call them directly. Nothing here prints or exits: errors are CtxError subclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import paths
+from .errors import InputError, StoreError, UnknownCaseError, UsageError
+from .models.case import CaseFile, Subject
+from .models.playbook import Playbook
+from .util.canon import obj_hash
+from .util.pyd import first_error
+from .util.yamlio import read_yaml
+
+_ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-")
+
+
+# ---------------------------------------------------------------------------------- load
+def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
+         progress=None):
+    from .load.build import build_store
+
+    mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
+    root = mdir.resolve().parent
+    kw = {"progress": progress} if progress else {}
+    return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None, **kw)
+
+
+def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
+    """The store path; when it does not exist, load the project's bundled data first.
+    Returns (path, loaded_now)."""
+    p = paths.db_path(db)
+    if p.exists():
+        return p, False
+    if not (paths.manifests_dir() / "sources").is_dir():
+        raise StoreError(f"no store at {p} and no manifests/sources to load from; run `ctx load`")
+    load(db=p)
+    return p, True
+
+
+def sources(db: Path | None = None) -> list[dict[str, Any]]:
+    from .store.db import open_reader
+
+    con = open_reader(paths.db_path(db))
+    try:
+        cols = ["source_id", "tenant_id", "source_type", "owner_team", "classification", "trust_level",
+                "required_scopes", "allowed_purposes", "refresh_sla", "max_age_s", "enabled", "n_objects",
+                "n_sections", "n_entities", "n_relations", "n_tombstones", "newest_observed_us", "digest"]
+        rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+    finally:
+        con.close()
+    out = []
+    from .engine.gates import us_to_dt
+    from datetime import timezone
+
+    for r in rows:
+        d = dict(zip(cols, r))
+        d["required_scopes"] = list(d["required_scopes"] or [])
+        d["allowed_purposes"] = list(d["allowed_purposes"] or [])
+        nu = d.pop("newest_observed_us")
+        d["newest_observed_at"] = us_to_dt(nu, timezone.utc).isoformat() if nu is not None else None
+        out.append(d)
+    return out
+
+
+# ---------------------------------------------------------------------------------- cases
+def _safe_id(value: str, what: str) -> str:
+    if not value or not set(value) <= _ID_OK or value.startswith("."):
+        raise UsageError(f"{what} {value!r} is not a valid id")
+    return value
+
+
+def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
+    """The case file for ``case_id`` (or a path to a case file)."""
+    cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
+    p = Path(case_id)
+    if p.suffix in (".yaml", ".yml") and p.is_file():
+        path = p
+    else:
+        _safe_id(case_id, "case")
+        path = cdir / f"{case_id}.yaml"
+        if not path.is_file():
+            known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
+            raise UnknownCaseError(f"unknown case {case_id!r}: no {path}" +
+                                   (f" (known: {', '.join(known[:12])})" if known else ""))
+    disp = str(path)
+    data = read_yaml(path, display=disp)
+    if not isinstance(data, dict):
+        raise InputError("a case file must be a YAML mapping", file=disp)
+    try:
+        return CaseFile.model_validate(data), disp
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        raise InputError(msg, file=disp, field=loc) from None
+
+
+def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[Playbook, str]:
+    from .answer import expr
+
+    _safe_id(playbook_id, "playbook")
+    pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
+    path = pdir / f"{playbook_id}.yaml"
+    if not path.is_file():
+        raise InputError(f"unknown playbook {playbook_id!r}: no {path}", field="playbook")
+    disp = str(path)
+    data = read_yaml(path, display=disp)
+    if not isinstance(data, dict):
+        raise InputError("a playbook must be a YAML mapping", file=disp)
+    try:
+        pb = Playbook.model_validate(data)
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        raise InputError(msg, file=disp, field=loc) from None
+    if pb.playbook_id != playbook_id:
+        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp, field="playbook_id")
+    for where, src in ([(f"facts.{f.name}.expr", f.expr) for f in pb.facts if f.expr]
+                       + [(f"claims.{c.id}.when", c.when) for c in pb.claims if c.when]
+                       + [(f"decision.rules.{r.id}.when", r.when) for r in pb.decision.rules]):
+        try:
+            expr.parse(src)
+        except expr.ExprError as e:
+            raise InputError(str(e), file=disp, field=where) from None
+    return pb, obj_hash(pb.model_dump(mode="json", by_alias=True))
+
+
+# ---------------------------------------------------------------------------------- investigate
+@dataclass
+class InvestigateOptions:
+    case: str
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    subject_id: str | None = None
+    scopes: list[str] | None = None
+    purpose: str | None = None
+    budget: int | None = None
+    max_rounds: int | None = None
+    variant: str | None = None
+    strategy: str = "dynamic"
+    db: Path | None = None
+    cases_dir: Path | None = None
+    playbooks_dir: Path | None = None
+
+
+@dataclass
+class InvestigateResult:
+    pack: dict[str, Any]
+    answer: dict[str, Any]
+    trace: list[dict[str, Any]]
+    case: CaseFile
+    timings: dict[str, float] = field(default_factory=dict)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    store_loaded_now: bool = False
+
+
+def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
+    from .engine.builder import Request
+
+    var = None
+    if opts.variant:
+        if opts.variant not in case.variants:
+            raise UsageError(f"case {case.case_id} has no variant {opts.variant!r}"
+                             + (f" (known: {', '.join(sorted(case.variants))})" if case.variants else ""))
+        var = case.variants[opts.variant]
+    subject: Subject = (var.subject if var and var.subject else case.subject)
+    sid = opts.subject_id or subject.id
+    scopes = opts.scopes if opts.scopes is not None else (
+        list(subject.scopes) if opts.subject_id is None or opts.subject_id == subject.id else [])
+    purpose = opts.purpose or (var.purpose if var and var.purpose else case.purpose)
+    if purpose not in pb.purposes:
+        raise UsageError(f"purpose {purpose!r} is not served by playbook {pb.playbook_id} "
+                         f"(serves: {', '.join(pb.purposes)})")
+    as_of = opts.as_of or (var.as_of if var and var.as_of else case.as_of)
+    known_at = opts.known_at or (var.known_at if var else None)
+    budget = opts.budget or (var.budget if var and var.budget else pb.budget.total_tokens)
+    max_rounds = opts.max_rounds or (var.max_rounds if var and var.max_rounds else pb.max_rounds)
+    if opts.strategy not in ("full", "topk", "governed", "dynamic"):
+        raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
+    from .engine.builder import budget_for
+
+    if budget_for(pb, budget)["evidence"] <= 0:
+        raise UsageError(f"--budget {budget} leaves no room for evidence")
+    return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
+                   as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
+                   max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
+                   variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
+
+
+def store_info(con) -> dict[str, Any]:
+    from .store.db import store_meta
+
+    meta = store_meta(con)
+    srcs = dict(con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
+    return {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+
+
+def investigate(opts: InvestigateOptions) -> InvestigateResult:
+    from .engine.builder import build
+    from .store.db import open_reader
+
+    case, _ = read_case(opts.case, opts.cases_dir)
+    pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
+    req = make_request(case, pb, opts)
+    db, loaded = ensure_store(opts.db)
+    con = open_reader(db)
+    try:
+        res = build(con, pb, pb_hash, req, store_info(con))
+    finally:
+        con.close()
+    return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
+                             candidates=res.candidates, store_loaded_now=loaded)
+
+
+def output_files(res: InvestigateResult) -> dict[str, bytes]:
+    from .answer.markdown import answer_markdown
+    from .util.canon import pretty_bytes
+    from .write import trace_bytes
+
+    return {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
+            "answer.json": pretty_bytes(res.answer),
+            "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+
+
+def default_out_dir(res: InvestigateResult) -> Path:
+    name = res.pack["request"]["case_id"]
+    if res.pack["request"]["variant"]:
+        name += "-" + res.pack["request"]["variant"]
+    return paths.root() / "runs" / f"{name}-{res.pack['pack_id'][3:11]}"
+
+
+def write_outputs(res: InvestigateResult, out: Path | None = None) -> Path:
+    from .write import write_run_folder
+
+    out_dir = Path(out) if out is not None else default_out_dir(res)
+    write_run_folder(out_dir, output_files(res))
+    return out_dir

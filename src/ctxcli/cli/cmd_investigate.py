@@ -1,0 +1,96 @@
+"""ctx investigate."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .cmd_load import DbOpt, JsonOpt
+from .common import emit_json, handle_errors, parse_time
+
+
+def register(app: typer.Typer) -> None:
+    app.command("investigate")(investigate)
+
+
+def investigate(
+    case: Annotated[str, typer.Argument(help="Case id (examples/cases/<id>.yaml) or a path to a case file.")],
+    *,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Valid time to judge at, ISO-8601 with offset "
+                                                 "(default: the case's as_of).", show_default=False)] = None,
+    known_at: Annotated[Optional[str], typer.Option("--known-at", help="Only use objects observed by this time.",
+                                                    show_default=False)] = None,
+    subject: Annotated[Optional[str], typer.Option("--subject", help="Subject id (default: the case's subject).",
+                                                   show_default=False)] = None,
+    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="A scope of the subject; repeat. Given "
+                                                       "with --subject, replaces the case's scopes.",
+                                                       show_default=False)] = None,
+    purpose: Annotated[Optional[str], typer.Option("--purpose", help="Purpose of use (must be served by the "
+                                                   "playbook).", show_default=False)] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", min=64, help="Total token budget of the model call "
+                                                  "(default: the playbook's).", show_default=False)] = None,
+    max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, max=5, help="Most retrieval rounds.",
+                                                      show_default=False)] = None,
+    variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
+                                                   show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/).",
+                                                show_default=False)] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    profile: Annotated[bool, typer.Option("--profile", help="Print stage timings to stderr.")] = False,
+) -> None:
+    """Build a governed Context Pack for a case, answer from it alone, and write pack.json,
+    trace.jsonl, answer.json and answer.md.
+
+    Without a store, the bundled example data is loaded first. Exit 0 when the files are
+    written (whatever the verdict), 2 for bad input (naive time, unknown case, purpose the
+    playbook does not serve).
+
+    Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00
+    """
+    with handle_errors():
+        from .. import api
+
+        opts = api.InvestigateOptions(
+            case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
+            subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,
+            budget=budget, max_rounds=max_rounds, variant=variant, db=db)
+        res = api.investigate(opts)
+        out_dir = api.write_outputs(res, out)
+        if res.store_loaded_now:
+            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+        if profile:
+            for k, v in sorted(res.timings.items()):
+                sys.stderr.write(f"ctx: profile {k} {v * 1000:.1f} ms\n")
+        if as_json:
+            emit_json({"pack": str(out_dir / "pack.json"), "pack_id": res.pack["pack_id"],
+                       "content_hash": res.pack["content_hash"], "out": str(out_dir), "answer": res.answer})
+            return
+        _human(res, out_dir)
+
+
+def _human(res, out_dir: Path) -> None:
+    from .console import console, safe, table
+
+    c = console()
+    a, p = res.answer, res.pack
+    c.print(f"[bold]{safe(p['request']['case_id'])}[/bold] verdict [bold]{a['verdict']}[/bold] · action "
+            f"[bold]{safe(a['recommended_action']['action'])}[/bold] · side effect none")
+    t = table("Claims", ["claim", "status", "statement", "evidence"])
+    for cl in a["claims"]:
+        t.add_row(safe(cl["claim_id"]), cl["status"], safe(cl["text"]), ", ".join(cl["evidence"]) or "-")
+    c.print(t)
+    if a["missing_evidence"]:
+        c.print("missing: " + ", ".join(f"{m['type']} ({m['reason']})" for m in a["missing_evidence"]))
+    counts: dict[str, int] = {}
+    for o in p["omissions"]:
+        counts[o["gate"]] = counts.get(o["gate"], 0) + 1
+    gates = ", ".join(f"{g} {counts[g]}" for g in p["gate_order"] if g in counts) or "none"
+    c.print(f"evidence {len(p['evidence'])} items, {p['slots']['used']['evidence']}/"
+            f"{p['slots']['allocation']['evidence']} evidence tokens · rejected by gate: {gates} · "
+            f"stop: {p['state']['stop_reason']}")
+    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md"):
+        c.print(f"wrote {safe(out_dir / name)}")

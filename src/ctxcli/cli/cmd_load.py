@@ -1,0 +1,110 @@
+"""ctx load, ctx sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import emit_json, handle_errors
+
+DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Store file (default: $CTX_DB or .ctx/ctx.duckdb).",
+                                                show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of a table.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("load")(load)
+    app.command("sources")(sources)
+
+
+def load(
+    *,
+    manifests: Annotated[Optional[Path], typer.Option("--manifests", help="Folder holding sources/*.yaml "
+                                                      "(default: ./manifests).", show_default=False)] = None,
+    sources_dir: Annotated[Optional[Path], typer.Option("--sources", help="Folder that replaces `sources/` in "
+                                                        "manifests' snapshot paths.", show_default=False)] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Validate every registered source and build the store, atomically.
+
+    The new store is built beside the old one and swapped in only on success; any bad
+    record is a one-line error naming file, line and field (exit 2), and the old store
+    stays as it was.
+
+    Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
+    """
+    with handle_errors():
+        import sys
+
+        from .. import api
+        from .console import console, safe, table
+
+        progress = None
+        if sys.stderr.isatty() and not as_json:
+            progress = _progress_bar()
+        try:
+            res = api.load(manifests=manifests, sources=sources_dir, db=db,
+                           progress=progress.update if progress else None)
+        finally:
+            if progress:
+                progress.close()
+        doc = {"db": res.db, "store_digest": res.store_digest, "objects": res.objects,
+               "sources": [s.__dict__ for s in res.sources]}
+        if as_json:
+            emit_json(doc)
+            return
+        t = table(f"Loaded {res.objects} objects into {safe(res.db)}",
+                  ["source", "enabled", "objects", "sections", "entities", "relations", "tombstones", "dropped"])
+        for s in res.sources:
+            t.add_row(safe(s.source_id), "yes" if s.enabled else "no", str(s.objects), str(s.sections),
+                      str(s.entities), str(s.relations), str(s.tombstones), str(s.dropped))
+        c = console()
+        c.print(t)
+        c.print(f"store digest {res.store_digest}")
+
+
+class _progress_bar:
+    def __init__(self) -> None:
+        from rich.progress import Progress
+
+        self.p = Progress(transient=True)
+        self.p.start()
+        self.tasks: dict[str, int] = {}
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.p.add_task(stage, total=max(total, 1))
+        self.p.update(self.tasks[stage], completed=done, total=max(total, 1))
+
+    def close(self) -> None:
+        self.p.stop()
+
+
+def sources(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Show the source registry: owner, classification, trust, scopes, purposes, objects,
+    newest observation and whether each source is enabled.
+
+    Example: ctx sources --json
+    """
+    with handle_errors():
+        from .. import api
+        from .console import console, safe, table
+
+        db_path, loaded = api.ensure_store(db)
+        rows = api.sources(db_path)
+        if as_json:
+            emit_json({"sources": rows})
+            return
+        if loaded:
+            console(stderr=True).print("no store found: loaded the bundled example data first")
+        t = table("Registered sources", ["source", "tenant", "owner", "class.", "trust", "scopes", "purposes",
+                                         "objects", "newest observed", "enabled"])
+        for r in rows:
+            t.add_row(safe(r["source_id"]), safe(r["tenant_id"] or "per record"), safe(r["owner_team"]),
+                      r["classification"], r["trust_level"], safe(", ".join(r["required_scopes"])),
+                      safe(", ".join(r["allowed_purposes"])), str(r["n_objects"]),
+                      safe(r["newest_observed_at"] or "-"), "yes" if r["enabled"] else "no")
+        console().print(t)

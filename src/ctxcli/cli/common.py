@@ -1,0 +1,52 @@
+"""What every command shares: one error handler, time parsing, JSON output."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Iterator
+
+import typer
+
+from ..errors import CtxError, UsageError, one_line
+
+
+@contextmanager
+def handle_errors() -> Iterator[None]:
+    """Map CtxError to one line on stderr and its exit code; never a traceback for user errors."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except CtxError as e:
+        sys.stderr.write(f"ctx: error: {e}\n")
+        raise typer.Exit(e.exit_code) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("ctx: interrupted\n")
+        raise typer.Exit(130) from None
+    except Exception as e:  # a bug in ctx, not a user error
+        if os.environ.get("CTX_DEBUG"):
+            raise
+        sys.stderr.write(f"ctx: internal error: {one_line(type(e).__name__ + ': ' + str(e))} "
+                         f"(set CTX_DEBUG=1 for a traceback)\n")
+        raise typer.Exit(70) from None
+
+
+def parse_time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    from ..util.timeutil import parse_ts
+
+    try:
+        return parse_ts(value, what=option)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def emit_json(obj) -> None:
+    from ..util.canon import pretty_bytes
+
+    sys.stdout.buffer.write(pretty_bytes(obj))
+    sys.stdout.flush()

@@ -1,0 +1,41 @@
+"""ctx command line. Typer lives here and in the command modules only; each command parses
+its arguments, calls the library API (``ctxcli.api``), renders, and maps errors to exit
+codes (0 ok, 1 check failed, 2 bad input or usage, 3 store busy)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="ctx",
+    help="ctx builds governed, replayable Context Packs: what a model may see for an investigation, and why.\n\n"
+         "Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _register() -> None:
+    from . import cmd_load, cmd_investigate  # noqa: F401  (commands register themselves)
+
+    cmd_load.register(app)
+    cmd_investigate.register(app)
+    try:
+        from . import cmd_postmortem
+
+        cmd_postmortem.register(app)
+    except ImportError:
+        pass
+
+
+_register()
+
+
+def run() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    run()

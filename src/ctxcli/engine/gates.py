@@ -1,0 +1,184 @@
+"""Gates: an ordered sequence of small functions with one signature.
+
+Each per-candidate gate takes ``(obj, ctx)`` and returns ``None`` (pass) or a
+:class:`Rejection`. The order is fixed and documented (docs/gates.md):
+
+    tenant → scope → purpose → validity → knowledge_time → freshness → integrity →
+    injection → duplicate → relevance → budget
+
+The last three depend on what has already been admitted and run inside the packer, in the
+same order. Rejections by tenant, scope or purpose are *withheld*: their records carry an
+opaque reference and the missing scope or purpose, never a title, content or fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from ..util.canon import content_hash
+
+GATE_ORDER = ["tenant", "scope", "purpose", "validity", "knowledge_time", "freshness", "integrity",
+              "injection", "duplicate", "relevance", "budget"]
+WITHHOLDING_GATES = {"tenant", "scope", "purpose"}
+
+
+@dataclass
+class Obj:
+    """A candidate object as read from the store, with its source's governance fields."""
+
+    doc_id: int
+    object_id: str
+    tenant_id: str
+    source_id: str
+    source_version: str
+    object_type: str
+    subject_id: str | None
+    title: str
+    content: str
+    locator: str
+    valid_from_us: int | None
+    valid_to_us: int | None
+    observed_us: int
+    required_scopes: list[str]
+    allowed_purposes: list[str]
+    supports: list[str]
+    facts: dict[str, Any]
+    keys: list[str]
+    content_hash: str
+    dedup_hash: str
+    supersedes: str | None
+    tokens: int
+    section: str | None
+    doc_ref: str | None
+    trust_level: str
+    classification: str
+    max_age_s: int | None
+    redaction: dict[str, Any] | None
+    owner_team: str
+
+
+@dataclass
+class Rejection:
+    gate: str
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class GateContext:
+    tenant: str
+    scopes: frozenset[str]
+    purpose: str
+    as_of: datetime
+    as_of_us: int
+    known_at_us: int | None
+    replacement: Callable[[Obj], dict[str, Any] | None]
+
+
+def us_to_dt(us: int | None, tz) -> datetime | None:
+    if us is None:
+        return None
+    from datetime import timezone
+
+    return (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=us)).astimezone(tz)
+
+
+def g_tenant(o: Obj, c: GateContext) -> Rejection | None:
+    if o.tenant_id != c.tenant:
+        return Rejection("tenant", "other_tenant", {})
+    return None
+
+
+def g_scope(o: Obj, c: GateContext) -> Rejection | None:
+    missing = sorted(set(o.required_scopes) - c.scopes)
+    if missing:
+        return Rejection("scope", "missing_scope", {"needs": missing, "subject_has": sorted(c.scopes)})
+    return None
+
+
+def g_purpose(o: Obj, c: GateContext) -> Rejection | None:
+    if c.purpose not in o.allowed_purposes:
+        return Rejection("purpose", "purpose_not_allowed", {"purpose": c.purpose, "allowed": list(o.allowed_purposes)})
+    return None
+
+
+def g_validity(o: Obj, c: GateContext) -> Rejection | None:
+    tz = c.as_of.tzinfo
+    if o.valid_from_us is not None and o.valid_from_us > c.as_of_us:
+        return Rejection("validity", "not_yet_valid", {
+            "valid_from": us_to_dt(o.valid_from_us, tz).isoformat(), "as_of": c.as_of.isoformat(),
+            "replacement": c.replacement(o)})
+    if o.valid_to_us is not None and o.valid_to_us <= c.as_of_us:
+        return Rejection("validity", "expired", {
+            "valid_to": us_to_dt(o.valid_to_us, tz).isoformat(), "as_of": c.as_of.isoformat(),
+            "replacement": c.replacement(o)})
+    return None
+
+
+def g_knowledge_time(o: Obj, c: GateContext) -> Rejection | None:
+    if c.known_at_us is not None and o.observed_us > c.known_at_us:
+        tz = c.as_of.tzinfo
+        return Rejection("knowledge_time", "not_yet_known", {
+            "observed_at": us_to_dt(o.observed_us, tz).isoformat(),
+            "known_at": us_to_dt(c.known_at_us, tz).isoformat()})
+    return None
+
+
+def g_freshness(o: Obj, c: GateContext) -> Rejection | None:
+    if o.max_age_s is not None and c.as_of_us - o.observed_us > o.max_age_s * 1_000_000:
+        from ..util.timeutil import fmt_duration
+
+        age = timedelta(microseconds=c.as_of_us - o.observed_us)
+        return Rejection("freshness", "stale", {
+            "observed_at": us_to_dt(o.observed_us, c.as_of.tzinfo).isoformat(),
+            "age_days": round(age.total_seconds() / 86400, 1),
+            "max_age": fmt_duration(timedelta(seconds=o.max_age_s))})
+    return None
+
+
+def g_integrity(o: Obj, c: GateContext) -> Rejection | None:
+    actual = content_hash(o.content)
+    if actual != o.content_hash:
+        return Rejection("integrity", "hash_mismatch", {"registered": o.content_hash, "actual": actual})
+    return None
+
+
+def injection_fields(o: Obj) -> list[tuple[str, str]]:
+    fields = [("title", o.title), ("content", o.content)]
+    for k in sorted(o.facts):
+        v = o.facts[k]
+        if isinstance(v, str):
+            fields.append((f"facts.{k}", v))
+        elif isinstance(v, list):
+            fields.extend((f"facts.{k}[{i}]", x) for i, x in enumerate(v) if isinstance(x, str))
+    return fields
+
+
+def g_injection(o: Obj, c: GateContext) -> Rejection | None:
+    if o.trust_level == "authoritative":
+        return None
+    from .injection_adapter import scan
+
+    hit = scan(injection_fields(o))
+    if hit is None:
+        return None
+    fld, pattern, label = hit
+    return Rejection("injection", "instruction_like_text", {
+        "trust_level": o.trust_level, "field": fld, "pattern": pattern, "matched": label})
+
+
+PER_CANDIDATE: list[Callable[[Obj, GateContext], Rejection | None]] = [
+    g_tenant, g_scope, g_purpose, g_validity, g_knowledge_time, g_freshness, g_integrity, g_injection]
+
+
+def run_gates(o: Obj, c: GateContext) -> tuple[Rejection | None, list[str]]:
+    """The first rejection (or None) and the names of the gates that ran and passed."""
+    passed = []
+    for g in PER_CANDIDATE:
+        r = g(o, c)
+        if r is not None:
+            return r, passed
+        passed.append(g.__name__[2:])
+    return None, passed

@@ -1,0 +1,124 @@
+"""Pack: coverage-first selection of gated candidates into the evidence slot.
+
+For each still-missing evidence type (playbook order), the best-ranked eligible candidate
+that supports it and fits is admitted first; only then are extra items admitted in fused
+rank order. The packer applies the last three gates — duplicate, relevance, budget — and
+records every rejection. A required type whose only candidates do not fit is reported as
+missing *over budget*, never dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..util.canon import content_hash, sha256_hex
+from .gates import Obj, Rejection, us_to_dt
+from .render import evidence_block
+
+
+@dataclass
+class PackState:
+    budget: int                     # evidence slot size
+    used: int                       # tokens used in the evidence slot (header included)
+    admitted: list[dict[str, Any]] = field(default_factory=list)
+    dedup: dict[str, str] = field(default_factory=dict)        # dedup hash -> evidence id
+    covered: set[str] = field(default_factory=set)
+    over_budget_types: set[str] = field(default_factory=set)
+
+
+def evidence_id(o: Obj) -> str:
+    return "ev-" + sha256_hex(f"{o.tenant_id}\0{o.object_id}\0{o.content_hash}")[:10]
+
+
+def make_item(o: Obj, *, tz, scopes: frozenset[str], round_no: int, cand, count: Callable[[str], int]) -> dict[str, Any]:
+    text, title, facts = o.content, o.title, dict(o.facts)
+    transformations: list[dict[str, Any]] = []
+    if o.redaction and not (set(o.redaction.get("unless_scopes", [])) & scopes):
+        from .redact import redact
+
+        text, title, facts, tr = redact(o, o.redaction, count)
+        if tr is not None:
+            transformations.append(tr)
+    item = {
+        "evidence_id": evidence_id(o), "object_id": o.object_id, "source_id": o.source_id,
+        "source_version": o.source_version, "object_type": o.object_type, "subject_id": o.subject_id,
+        "title": title, "locator": o.locator, "content_hash": o.content_hash,
+        "valid_from": _iso(o.valid_from_us, tz), "valid_to": _iso(o.valid_to_us, tz),
+        "observed_at": _iso(o.observed_us, tz), "trust_level": o.trust_level, "classification": o.classification,
+        "owner_team": o.owner_team, "supports": list(o.supports), "facts": facts, "round": round_no,
+        "channels": dict(cand.ranks), "queries": dict(cand.queries), "rrf": cand.rrf,
+        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": text,
+        "text_hash": content_hash(text), "transformations": transformations, "selected_for": None, "tokens": 0,
+    }
+    item["tokens"] = count(evidence_block(item))
+    return item
+
+
+def _iso(us: int | None, tz) -> str | None:
+    dt = us_to_dt(us, tz)
+    return dt.isoformat() if dt else None
+
+
+def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order: list[str], target: list[str],
+               playbook_types: set[str], anchored: Callable[[Obj], bool], make: Callable[[Obj, Any], dict[str, Any]],
+               compress: Callable[[dict[str, Any], Obj, int], dict[str, Any] | None] | None,
+               coverage_first: bool = True, gates: bool = True,
+               budget: bool = True) -> list[tuple[Obj, Any, Rejection]]:
+    """Admit from ``eligible`` (already past the per-candidate gates, in fused order).
+    Returns the packer's rejections; admitted items are appended to ``state.admitted``."""
+    rejections: list[tuple[Obj, Any, Rejection]] = []
+    decided: set[int] = set()
+
+    def consider(o: Obj, cand, selected_for: str | None) -> bool:
+        if gates:
+            if o.dedup_hash in state.dedup:
+                rejections.append((o, cand, Rejection("duplicate", "same_content_as_admitted", {
+                    "duplicate_of": state.dedup[o.dedup_hash]})))
+                decided.add(o.doc_id)
+                return False
+            if not set(o.supports) & playbook_types:
+                rejections.append((o, cand, Rejection("relevance", "supports_no_declared_type", {
+                    "supports": list(o.supports)})))
+                decided.add(o.doc_id)
+                return False
+            if not anchored(o):
+                rejections.append((o, cand, Rejection("relevance", "not_linked_to_case", {
+                    "subject_id": o.subject_id, "found_by": sorted(cand.ranks)})))
+                decided.add(o.doc_id)
+                return False
+        item = make(o, cand)
+        remaining = state.budget - state.used
+        if budget and item["tokens"] > remaining:
+            small = compress(item, o, remaining) if (compress and selected_for) else None
+            if small is None:
+                rejections.append((o, cand, Rejection("budget", "over_budget", {
+                    "tokens": item["tokens"], "remaining": remaining, "evidence_budget": state.budget,
+                    "for_type": selected_for})))
+                if selected_for:
+                    state.over_budget_types.add(selected_for)
+                decided.add(o.doc_id)
+                return False
+            item = small
+        item["selected_for"] = selected_for or "extra"
+        state.admitted.append(item)
+        state.used += item["tokens"]
+        state.dedup[o.dedup_hash] = item["evidence_id"]
+        state.covered.update(set(o.supports) & playbook_types)
+        decided.add(o.doc_id)
+        return True
+
+    if coverage_first:
+        for t in type_order:
+            if t not in target or t in state.covered:
+                continue
+            for o, cand in eligible:
+                if o.doc_id in decided or t not in o.supports:
+                    continue
+                if consider(o, cand, t):
+                    state.over_budget_types.discard(t)
+                    break
+    for o, cand in eligible:
+        if o.doc_id not in decided:
+            consider(o, cand, None)
+    return rejections

@@ -1,0 +1,84 @@
+"""Every error a user can cause, in one place.
+
+The CLI catches :class:`CtxError`, prints ``str(err)`` as one line on stderr and exits
+with ``err.exit_code``. Library code raises these and never prints or exits.
+
+Exit codes: 0 ok; 1 the investigation or check failed (replay drift, eval below
+threshold, packs differ); 2 bad input or usage; 3 store busy (another process holds
+the write lock; retry).
+"""
+
+from __future__ import annotations
+
+
+class CtxError(Exception):
+    """Base class: a user-facing error with a one-line message and an exit code."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.file = file
+        self.line = line
+        self.field = field
+        self.detail = message
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+            where += ": "
+        fld = f"{self.field}: " if self.field else ""
+        return one_line(f"{where}{fld}{self.detail}")
+
+
+class InputError(CtxError):
+    """A manifest, snapshot, playbook or case file is malformed or invalid."""
+
+
+class UsageError(CtxError):
+    """A command-line argument is invalid (bad time, unknown purpose, missing file)."""
+
+
+class UnknownCaseError(CtxError):
+    """No case file exists for the requested case id."""
+
+
+class StoreError(CtxError):
+    """The store is missing, of an incompatible schema version, or unreadable."""
+
+
+class StoreBusyError(CtxError):
+    """Another process holds the store's write lock; retry shortly."""
+
+    exit_code = 3
+
+
+class PackError(CtxError):
+    """A pack file is missing, not a pack, of an unknown schema or tampered with."""
+
+
+class CheckFailed(CtxError):
+    """A check ran and failed (replay drift, eval threshold); exit code 1."""
+
+    exit_code = 1
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """Collapse a message to one printable line: control characters escaped, length capped."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch in "\n\r\t":
+            out.append(" ")
+        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(ch)
+    s = "".join(out)
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s

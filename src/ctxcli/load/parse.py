@@ -1,0 +1,318 @@
+"""Read and validate manifests and snapshots into rows, without touching any store.
+
+Every problem raises :class:`InputError` naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..models.manifest import DeletionMode, Parser, SourceManifest
+from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
+from ..util.canon import canonical_bytes, content_hash, sha256_hex
+from ..util.pyd import first_error
+from ..util.yamlio import loads_yaml, read_text, read_yaml
+
+MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
+MAX_MARKDOWN_BYTES = 8 * 1024 * 1024  # one Markdown document
+MAX_CONTENT_CHARS = 2 * 1024 * 1024   # one object's content
+
+
+@dataclass
+class LoadedSource:
+    manifest: SourceManifest
+    manifest_file: str
+    digest: str
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    relations: list[tuple[RelationRecord, str, int]] = field(default_factory=list)  # record, file, line
+    tombstones: list[dict[str, Any]] = field(default_factory=list)
+    n_sections: int = 0
+
+
+def rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
+    src_dir = manifests_dir / "sources"
+    if not src_dir.is_dir():
+        raise InputError("no sources/ folder of manifests", file=rel(manifests_dir, root))
+    out: list[tuple[SourceManifest, str, bytes]] = []
+    seen: dict[str, str] = {}
+    files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))
+    for p in files:
+        disp = rel(p, root)
+        data = read_yaml(p, display=disp)
+        if not isinstance(data, dict):
+            raise InputError("a manifest must be a YAML mapping", file=disp)
+        try:
+            m = SourceManifest.model_validate(data)
+        except ValidationError as e:
+            loc, msg = first_error(e)
+            raise InputError(msg, file=disp, field=loc) from None
+        if m.source_id in seen:
+            raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
+                             file=disp, field="source_id")
+        seen[m.source_id] = disp
+        out.append((m, disp, canonical_bytes(m.model_dump(mode="json"))))
+    if not out:
+        raise InputError("no source manifests (*.yaml) found", file=rel(src_dir, root))
+    return out
+
+
+def resolve_snapshot(m: SourceManifest, disp: str, root: Path, sources_dir: Path | None) -> Path:
+    raw = Path(m.snapshot)
+    if raw.is_absolute() or ".." in raw.parts:
+        raise InputError("snapshot path must stay inside the project root", file=disp, field="snapshot")
+    base = root
+    if sources_dir is not None and raw.parts and raw.parts[0] == "sources":
+        base, raw = sources_dir, Path(*raw.parts[1:]) if len(raw.parts) > 1 else Path(".")
+    real_base = Path(os.path.realpath(base))
+    target = Path(os.path.realpath(base / raw))
+    if target != real_base and real_base not in target.parents:
+        raise InputError("snapshot path escapes the project root (through a symlink?)", file=disp, field="snapshot")
+    if not target.is_dir():
+        raise InputError(f"snapshot folder {m.snapshot} does not exist", file=disp, field="snapshot")
+    return target
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real = Path(os.path.realpath(path))
+    return folder in real.parents
+
+
+def _iter_jsonl(path: Path, disp: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, "rb") as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise InputError(f"line is longer than {MAX_LINE_BYTES} bytes", file=disp, line=lineno)
+            if not raw.strip():
+                continue
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"not valid UTF-8 (byte {e.start} of the line)", file=disp, line=lineno) from None
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                raise InputError(f"invalid JSON: {str(e).split(':')[0]}", file=disp, line=lineno) from None
+            if not isinstance(obj, dict):
+                raise InputError("each line must be a JSON object", file=disp, line=lineno)
+            yield lineno, obj
+
+
+def _remap_valid_time(m: SourceManifest, data: dict[str, Any], disp: str, line: int | None) -> dict[str, Any]:
+    """Rename the manifest's declared valid-time fields to valid_from / valid_to."""
+    vt = m.valid_time
+    for declared, canonical in ((vt.from_field, "valid_from"), (vt.to_field, "valid_to")):
+        if declared != canonical and declared in data:
+            if canonical in data:
+                raise InputError(f"both {declared} and {canonical} given", file=disp, line=line, field=canonical)
+            data = dict(data)
+            data[canonical] = data.pop(declared)
+    return data
+
+
+def _validate(model, data: dict[str, Any], disp: str, line: int | None):
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        raise InputError(msg, file=disp, line=line, field=loc) from None
+
+
+def _tenant(m: SourceManifest, rec_tenant: str | None, disp: str, line: int | None) -> str:
+    if m.tenant_id is not None:
+        if rec_tenant is not None and rec_tenant != m.tenant_id:
+            raise InputError(f"tenant {rec_tenant!r} differs from the source's tenant {m.tenant_id!r}",
+                             file=disp, line=line, field="tenant_id")
+        return m.tenant_id
+    if rec_tenant is None:
+        raise InputError("missing field (the source has no tenant_id)", file=disp, line=line, field="tenant_id")
+    return rec_tenant
+
+
+def _us(dt) -> int | None:
+    if dt is None:
+        return None
+    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+
+
+_WS = re.compile(r"\s+")
+
+
+def dedup_hash(text: str) -> str:
+    """Hash of the text with case and white space folded: near-duplicates collide."""
+    return "sha256:" + sha256_hex(_WS.sub(" ", text).strip().casefold())
+
+
+def _object_row(m: SourceManifest, rec: ObjectRecord | DocumentFrontMatter, *, object_id: str, title: str,
+                content: str, locator: str, tenant: str, version: str, supersedes: str | None,
+                registered_hash: str | None, section: str | None, doc_ref: str | None,
+                disp: str, line: int | None) -> dict[str, Any]:
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InputError(f"content is {len(content)} characters, over the {MAX_CONTENT_CHARS} limit",
+                         file=disp, line=line, field="content")
+    h = content_hash(content)
+    if registered_hash is not None and registered_hash != h:
+        raise InputError(f"content_hash does not match the content of {object_id} (computed {h[:19]}…)",
+                         file=disp, line=line, field="content_hash")
+    scopes = sorted(set(m.required_scopes) | set(rec.required_scopes))
+    purposes = sorted(set(rec.allowed_purposes if rec.allowed_purposes is not None else m.allowed_purposes))
+    return {
+        "object_id": object_id, "tenant_id": tenant, "source_id": m.source_id, "source_version": version,
+        "object_type": rec.object_type, "subject_id": rec.subject_id, "title": title, "content": content,
+        "locator": locator, "valid_from_us": _us(rec.valid_from), "valid_to_us": _us(rec.valid_to),
+        "observed_us": _us(rec.observed_at), "required_scopes": scopes, "allowed_purposes": purposes,
+        "supports": sorted(set(rec.supports)), "facts": canonical_bytes(rec.facts).decode(),
+        "keys": sorted(set(rec.keys)), "content_hash": h, "dedup_hash": dedup_hash(content),
+        "supersedes": supersedes, "section": section, "doc_ref": doc_ref,
+        "_file": disp, "_line": line,
+    }
+
+
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.S)
+_HEAD = re.compile(r"^##[ \t]+(.+?)[ \t#]*$")
+
+
+def anchor(heading: str) -> str:
+    a = re.sub(r"[^0-9a-z\u4e00-\u9fff]+", "-", heading.strip().casefold()).strip("-")
+    return a or "section"
+
+
+def split_markdown(body: str, first_line: int) -> list[tuple[str, str, str, int, int]]:
+    """(anchor, heading, text, start line, end line) per section; text before the first
+    ``## `` heading is section ``overview`` (dropped when empty). Headings inside fenced code
+    blocks are text."""
+    sections: list[list[Any]] = [["overview", "Overview", [], first_line, first_line]]
+    fence = False
+    for i, line in enumerate(body.splitlines()):
+        n = first_line + i
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        m = None if fence else _HEAD.match(line)
+        if m:
+            sections.append([anchor(m.group(1)), m.group(1).strip(), [], n, n])
+        else:
+            sections[-1][2].append(line)
+            sections[-1][4] = n
+    out = []
+    used: dict[str, int] = {}
+    for a, h, lines, s, e in sections:
+        text = "\n".join(lines).strip()
+        if a == "overview" and not text:
+            continue
+        if a in used:
+            used[a] += 1
+            a = f"{a}-{used[a]}"
+        else:
+            used[a] = 1
+        out.append((a, h, text, s, e))
+    return out
+
+
+def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
+                 sources_dir: Path | None) -> LoadedSource:
+    snap = resolve_snapshot(m, mdisp, root, sources_dir)
+    real_snap = Path(os.path.realpath(snap))
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            files.append(Path(dirpath) / fn)
+    digest = hashlib.sha256()
+    digest.update(b"manifest\0" + mbytes + b"\0")
+    for p in files:
+        if not _inside(p, real_snap):
+            raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest())
+    names = {p.relative_to(snap).as_posix(): p for p in files}
+
+    if m.parser is Parser.records:
+        p = names.get("objects.jsonl")
+        if p is None:
+            raise InputError("snapshot has no objects.jsonl (parser: records)", file=mdisp, field="snapshot")
+        disp = rel(p, root)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(ObjectRecord, _remap_valid_time(m, data, disp, line), disp, line)
+            tenant = _tenant(m, rec.tenant_id, disp, line)
+            ls.objects.append(_object_row(
+                m, rec, object_id=rec.object_id, title=rec.title, content=rec.content, locator=rec.locator,
+                tenant=tenant, version=rec.source_version, supersedes=rec.supersedes,
+                registered_hash=rec.content_hash, section=None, doc_ref=None, disp=disp, line=line))
+    else:
+        for relname, p in names.items():
+            if not relname.endswith(".md"):
+                continue
+            disp = rel(p, root)
+            text = read_text(p, display=disp, limit=MAX_MARKDOWN_BYTES)
+            fm = _FRONT.match(text)
+            if not fm:
+                raise InputError("Markdown document has no YAML front matter (--- … ---)", file=disp, line=1)
+            data = loads_yaml(fm.group(1), file=disp)
+            if not isinstance(data, dict):
+                raise InputError("front matter must be a YAML mapping", file=disp, line=2)
+            front = _validate(DocumentFrontMatter, _remap_valid_time(m, data, disp, 1), disp, 1)
+            tenant = _tenant(m, front.tenant_id, disp, 1)
+            body = text[fm.end():]
+            first = text[: fm.end()].count("\n") + 1
+            for a, heading, sec_text, s, e in split_markdown(body, first):
+                oid = f"{front.doc_id}#{a}"
+                ls.objects.append(_object_row(
+                    m, front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
+                    locator=f"{relname}#{a}:L{s}-L{e}", tenant=tenant, version=front.version,
+                    supersedes=f"{front.supersedes}#{a}" if front.supersedes else None,
+                    registered_hash=None, section=a, doc_ref=front.doc_id, disp=disp, line=s))
+                ls.n_sections += 1
+
+    if (p := names.get("entities.jsonl")) is not None:
+        disp = rel(p, root)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(EntityRecord, data, disp, line)
+            ls.entities.append({
+                "tenant_id": _tenant(m, rec.tenant_id, disp, line), "entity_key": rec.entity_key,
+                "entity_type": rec.entity_type, "name": rec.name, "aliases": list(rec.aliases),
+                "source_id": m.source_id, "_file": disp, "_line": line})
+    if (p := names.get("relations.jsonl")) is not None:
+        disp = rel(p, root)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(RelationRecord, data, disp, line)
+            _tenant(m, rec.tenant_id, disp, line)
+            ls.relations.append((rec, disp, line))
+    if (p := names.get("tombstones.jsonl")) is not None:
+        disp = rel(p, root)
+        if m.deletion_mode is DeletionMode.none:
+            raise InputError("tombstones.jsonl present but the source's deletion_mode is none", file=disp)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(TombstoneRecord, data, disp, line)
+            ls.tombstones.append({
+                "tenant_id": _tenant(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
+                "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason})
+    return ls
+
+
+def relation_tenant(m: SourceManifest, rec: RelationRecord) -> str:
+    return m.tenant_id if m.tenant_id is not None else rec.tenant_id  # validated in parse_source

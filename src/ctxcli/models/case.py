@@ -1,0 +1,74 @@
+"""Case files (``examples/cases/*.yaml``): what to investigate, for whom, and what a correct
+outcome looks like (used by ``ctx eval``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from .manifest import Ident, Scope
+from .playbook import FactName
+
+
+class C(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Subject(C):
+    id: Ident
+    scopes: list[Scope] = Field(default_factory=list)
+
+
+class Expected(C):
+    must_cite: list[Ident] = Field(default_factory=list)
+    must_not_cite: list[Ident] = Field(default_factory=list)
+    verdict: Literal["complete", "partial", "insufficient_evidence", "conflicting_evidence"] | None = None
+    action: Ident | None = None
+    claims: dict[Ident, dict[FactName, Any]] = Field(default_factory=dict)
+    claim_status: dict[Ident, Literal["fact", "inference", "hypothesis", "unknown"]] = Field(default_factory=dict)
+    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted"] | None = None
+    missing: list[Ident] | None = None
+    rejected: dict[Ident, str] = Field(default_factory=dict, description="object id -> gate that must reject it")
+
+
+class Variant(C):
+    """A named re-run of the case with some request fields changed."""
+
+    description: str = ""
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    subject: Subject | None = None
+    purpose: Ident | None = None
+    budget: int | None = Field(None, ge=64)
+    max_rounds: int | None = Field(None, ge=1, le=5)
+    expected: Expected | None = None
+
+    @field_validator("as_of", "known_at", mode="before")
+    @classmethod
+    def _tz(cls, v: Any, info) -> Any:
+        from ..util.timeutil import parse_ts
+
+        return None if v is None else parse_ts(v, what=info.field_name)
+
+
+class CaseFile(C):
+    case_id: Ident
+    tenant_id: Ident
+    playbook: Ident
+    question: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    purpose: Ident
+    as_of: datetime
+    subject: Subject
+    seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from.")
+    business_keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(default_factory=list)
+    expected: Expected | None = None
+    variants: dict[Ident, Variant] = Field(default_factory=dict)
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _tz(cls, v: Any, info) -> Any:
+        from ..util.timeutil import parse_ts
+
+        return parse_ts(v, what=info.field_name)

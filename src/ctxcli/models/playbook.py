@@ -1,0 +1,191 @@
+"""Playbooks: the declared retrieval plan, packing budget, claims and decision rules of a
+case type (``manifests/playbooks/*.yaml``). The engine holds no domain knowledge: it is
+all here, as data."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from .manifest import Ident
+from .records import TypeName
+
+EdgeType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
+FactName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+Term = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class P(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PathStep(P):
+    edge: EdgeType
+    to: TypeName
+
+
+class PathTemplate(P):
+    """A typed, directed edge sequence the graph channel may walk, e.g.
+    case -BOUND_TO-> ruleset -REQUIRES-> document_type."""
+
+    id: Ident
+    start: TypeName
+    steps: list[PathStep] = Field(min_length=1, max_length=6)
+
+
+class StructuredSpec(P):
+    object_types: list[TypeName] = Field(default_factory=list)
+
+
+class FulltextSpec(P):
+    terms: list[Term] = Field(min_length=1)
+
+
+class GraphSpec(P):
+    templates: list[Ident] = Field(min_length=1)
+
+
+class ChannelSpecs(P):
+    structured: StructuredSpec | None = None
+    fulltext: FulltextSpec | None = None
+    graph: GraphSpec | None = None
+
+
+class EvidenceType(P):
+    type: TypeName
+    judgment: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    required: bool = True
+    retrieve: ChannelSpecs
+    followup: ChannelSpecs | None = None
+
+
+class Budget(P):
+    total_tokens: int = Field(ge=64, le=2_000_000)
+    response_reserve: int = Field(ge=0)
+    instructions: int = Field(ge=0)
+    goal_state: int = Field(ge=0)
+    tools: int = Field(0, ge=0)
+
+    @property
+    def evidence(self) -> int:
+        return self.total_tokens - self.response_reserve - self.instructions - self.goal_state - self.tools
+
+    @model_validator(mode="after")
+    def _fits(self) -> "Budget":
+        if self.evidence < 0:
+            raise ValueError("budget: response_reserve + instructions + goal_state + tools exceed total_tokens")
+        return self
+
+
+class DerivedFact(P):
+    """A named fact computed from admitted evidence or from other derived facts.
+
+    ops: ``value`` one agreed value of ``fact`` over evidence of type ``from`` (disagreement
+    is a conflict); ``collect`` sorted distinct values; ``mapping`` a key->value map built from
+    ``key``/``value`` facts; ``map`` ``input`` list translated through ``mapping``;
+    ``difference`` / ``intersection`` of two lists; ``expr`` a safe expression.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    name: FactName
+    op: Literal["value", "collect", "mapping", "map", "difference", "intersection", "expr"]
+    from_: TypeName | None = Field(None, alias="from")
+    fact: FactName | None = None
+    where: dict[FactName, str | int | float | bool] = Field(default_factory=dict)
+    key: FactName | None = None
+    value: FactName | None = None
+    input: FactName | None = None
+    mapping: FactName | None = None
+    left: FactName | None = None
+    right: FactName | None = None
+    expr: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+
+    @model_validator(mode="after")
+    def _args(self) -> "DerivedFact":
+        need = {
+            "value": ("from_", "fact"), "collect": ("from_", "fact"), "mapping": ("from_", "key", "value"),
+            "map": ("input", "mapping"), "difference": ("left", "right"), "intersection": ("left", "right"),
+            "expr": ("expr",),
+        }[self.op]
+        missing = [n.rstrip("_") for n in need if getattr(self, n) is None]
+        if missing:
+            raise ValueError(f"op {self.op} needs {', '.join(missing)}")
+        return self
+
+
+class Claim(P):
+    id: Ident
+    text: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    status: Literal["fact", "inference", "hypothesis"]
+    uses: list[FactName] = Field(min_length=1)
+    when: Annotated[str, StringConstraints(max_length=500)] | None = None
+    else_text: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    competing: list[FactName] = Field(default_factory=list,
+                                      description="Facts naming competing explanations, stated with the claim.")
+
+
+class DecisionRule(P):
+    id: Ident
+    when: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    action: Ident
+    explanation: Annotated[str, StringConstraints(max_length=1000)] = ""
+
+
+class Decision(P):
+    rules: list[DecisionRule] = Field(default_factory=list)
+    default_action: Ident
+    on_insufficient: Ident
+    on_conflict: Ident
+
+
+class Playbook(P):
+    playbook_id: Ident
+    version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    description: str = ""
+    purposes: list[Ident] = Field(min_length=1)
+    instructions: Annotated[str, StringConstraints(min_length=1)]
+    policy_constraints: str = ""
+    max_hops: int = Field(ge=1, le=6)
+    max_rounds: int = Field(ge=1, le=5)
+    candidate_limit: int = Field(ge=1, le=1000)
+    fanout_cap: int = Field(200, ge=1, le=100000)
+    budget: Budget
+    path_templates: list[PathTemplate] = Field(default_factory=list)
+    evidence_types: list[EvidenceType] = Field(min_length=1)
+    facts: list[DerivedFact] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    decision: Decision
+
+    @model_validator(mode="after")
+    def _refs(self) -> "Playbook":
+        tids = {t.id for t in self.path_templates}
+        for t in self.path_templates:
+            if len(t.steps) > self.max_hops:
+                raise ValueError(f"path_templates.{t.id}: {len(t.steps)} steps exceed max_hops {self.max_hops}")
+        types = set()
+        for et in self.evidence_types:
+            if et.type in types:
+                raise ValueError(f"evidence_types: duplicate type {et.type}")
+            types.add(et.type)
+            for spec in (et.retrieve, et.followup):
+                if spec and spec.graph:
+                    for tid in spec.graph.templates:
+                        if tid not in tids:
+                            raise ValueError(f"evidence_types.{et.type}: unknown path template {tid}")
+        names: set[str] = set()
+        for f in self.facts:
+            if f.from_ and f.from_ not in types:
+                raise ValueError(f"facts.{f.name}: unknown evidence type {f.from_}")
+            for ref in (f.input, f.mapping, f.left, f.right):
+                if ref and ref not in names:
+                    raise ValueError(f"facts.{f.name}: refers to {ref} before it is defined")
+            if f.name in names:
+                raise ValueError(f"facts: duplicate name {f.name}")
+            names.add(f.name)
+        for c in self.claims:
+            for u in c.uses + c.competing:
+                if u not in names:
+                    raise ValueError(f"claims.{c.id}: uses unknown fact {u}")
+        return self

@@ -1,0 +1,139 @@
+"""Snapshot records: knowledge objects, entities, relations and tombstones."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from .manifest import Ident, Scope
+
+FactValue = str | int | float | bool | list[str] | list[int] | list[float] | None
+TypeName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+
+class Rec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _aware(v: Any, field: str) -> Any:
+    from ..util.timeutil import parse_ts
+
+    if v is None:
+        return None
+    return parse_ts(v, what=field)
+
+
+class ObjectRecord(Rec):
+    """One knowledge object (a line of objects.jsonl, or a Markdown section)."""
+
+    object_id: Ident
+    tenant_id: Ident | None = None
+    source_version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    object_type: TypeName
+    subject_id: Ident | None = Field(None, description="Entity key this object is about.")
+    title: Annotated[str, StringConstraints(max_length=1000)]
+    content: str
+    locator: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    observed_at: datetime
+    required_scopes: list[Scope] = Field(default_factory=list)
+    allowed_purposes: list[Ident] | None = None
+    supports: list[TypeName] = Field(default_factory=list)
+    facts: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")], FactValue] = Field(
+        default_factory=dict)
+    keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(
+        default_factory=list, description="Business keys (case ids, error codes) for exact lookup.")
+    content_hash: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    supersedes: Ident | None = None
+
+    @field_validator("valid_from", "valid_to", "observed_at", mode="before")
+    @classmethod
+    def _tz(cls, v: Any, info) -> Any:
+        return _aware(v, info.field_name)
+
+    @model_validator(mode="after")
+    def _order(self) -> "ObjectRecord":
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to: must be after valid_from")
+        return self
+
+
+class EntityRecord(Rec):
+    entity_key: Ident
+    tenant_id: Ident | None = None
+    entity_type: TypeName
+    name: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    aliases: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(default_factory=list)
+
+
+class RelationRecord(Rec):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    relation_id: Ident
+    tenant_id: Ident | None = None
+    from_: Ident = Field(alias="from")
+    type: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
+    to: Ident
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    evidence_object_id: Ident | None = None
+    source_version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    confidence: float = Field(1.0, ge=0.0, le=1.0)
+
+    @field_validator("valid_from", "valid_to", mode="before")
+    @classmethod
+    def _tz(cls, v: Any, info) -> Any:
+        return _aware(v, info.field_name)
+
+    @model_validator(mode="after")
+    def _order(self) -> "RelationRecord":
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to: must be after valid_from")
+        return self
+
+
+class TombstoneRecord(Rec):
+    object_id: Ident
+    tenant_id: Ident | None = None
+    deleted_at: datetime
+    reason: Annotated[str, StringConstraints(max_length=300)] = ""
+
+    @field_validator("deleted_at", mode="before")
+    @classmethod
+    def _tz(cls, v: Any, info) -> Any:
+        return _aware(v, info.field_name)
+
+
+class DocumentFrontMatter(Rec):
+    """YAML front matter of a Markdown document; every section inherits it."""
+
+    doc_id: Ident
+    tenant_id: Ident | None = None
+    title: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    object_type: TypeName
+    subject_id: Ident | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    observed_at: datetime
+    required_scopes: list[Scope] = Field(default_factory=list)
+    allowed_purposes: list[Ident] | None = None
+    supports: list[TypeName] = Field(default_factory=list)
+    facts: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")], FactValue] = Field(
+        default_factory=dict)
+    keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(default_factory=list)
+    supersedes: Ident | None = Field(None, description="doc_id of the document this version replaces.")
+
+    @field_validator("valid_from", "valid_to", "observed_at", mode="before")
+    @classmethod
+    def _tz(cls, v: Any, info) -> Any:
+        return _aware(v, info.field_name)
+
+    @model_validator(mode="after")
+    def _order(self) -> "DocumentFrontMatter":
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to: must be after valid_from")
+        return self

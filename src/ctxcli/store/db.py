@@ -1,0 +1,72 @@
+"""Opening the store: the FTS extension from its PyPI wheel, read-only readers, lockdown."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import StoreBusyError, StoreError
+from .schema import SCHEMA_VERSION
+
+DEFAULT_DB = Path(".ctx") / "ctx.duckdb"
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("CTX_DB")
+    return Path(env) if env else DEFAULT_DB
+
+
+def fts_extension_path() -> str:
+    import duckdb_extension_fts
+
+    import duckdb
+
+    base = Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
+    path = base / "fts.duckdb_extension"
+    if not path.is_file():
+        raise StoreError(f"the FTS extension for duckdb {duckdb.__version__} is not installed ({path}); "
+                         f"install duckdb-extension-fts=={duckdb.__version__}")
+    return str(path)
+
+
+def lockdown(con) -> None:
+    """After this, the connection cannot read or write files other than the store, install
+    or auto-load extensions, or change these settings."""
+    con.execute("SET enable_external_access=false")
+    con.execute("SET autoinstall_known_extensions=false")
+    con.execute("SET autoload_known_extensions=false")
+    con.execute("SET lock_configuration=true")
+
+
+def _busy(e: Exception) -> bool:
+    return "lock" in str(e).lower()
+
+
+def open_reader(db: Path):
+    """A read-only, locked-down connection; raises StoreError / StoreBusyError, never a DuckDB error."""
+    import duckdb
+
+    if not db.is_file():
+        raise StoreError(f"no store at {db}; run `ctx load` first")
+    try:
+        con = duckdb.connect(str(db), read_only=True, config={"threads": "2"})
+    except duckdb.Error as e:
+        if _busy(e):
+            raise StoreBusyError(f"store {db} is busy (another process holds it for writing); retry") from None
+        raise StoreError(f"cannot open store {db}: {str(e).splitlines()[0]}") from None
+    try:
+        lockdown(con)
+        row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except duckdb.Error:
+        con.close()
+        raise StoreError(f"{db} is not a ctx store (no schema record); run `ctx load` to rebuild it") from None
+    version = int(row[0]) if row else 0
+    if version != SCHEMA_VERSION:
+        con.close()
+        raise StoreError(f"store {db} has schema version {version}, this ctx needs {SCHEMA_VERSION}; "
+                         f"run `ctx load` to rebuild it")
+    return con
+
+
+def store_meta(con) -> dict[str, str]:
+    return dict(con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())

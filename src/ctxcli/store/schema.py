@@ -1,0 +1,42 @@
+"""The store's schema, as ordered, named steps recorded in the store.
+
+ctx rebuilds the whole store from sources on every load, so an old store is never
+migrated in place: a reader that finds an older or newer schema fails with a message
+telling the user to run ``ctx load``. The steps are still recorded, so a store says
+exactly which schema it carries.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+STEPS: list[tuple[str, str]] = [
+    ("0001_core", """
+CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+CREATE TABLE schema_steps(step INTEGER, name VARCHAR);
+CREATE TABLE sources(
+    source_id VARCHAR PRIMARY KEY, tenant_id VARCHAR, source_type VARCHAR, owner_team VARCHAR,
+    classification VARCHAR, trust_level VARCHAR, required_scopes VARCHAR[], allowed_purposes VARCHAR[],
+    refresh_sla VARCHAR, max_age_s BIGINT, valid_from_field VARCHAR, valid_to_field VARCHAR,
+    deletion_mode VARCHAR, parser VARCHAR, parser_version VARCHAR, schema_version INTEGER,
+    enabled BOOLEAN, snapshot VARCHAR, redaction VARCHAR, manifest_file VARCHAR, digest VARCHAR,
+    n_objects BIGINT, n_sections BIGINT, n_entities BIGINT, n_relations BIGINT, n_tombstones BIGINT,
+    n_dropped BIGINT, newest_observed_us BIGINT);
+CREATE TABLE objects(
+    doc_id INTEGER, object_id VARCHAR, tenant_id VARCHAR, source_id VARCHAR, source_version VARCHAR,
+    object_type VARCHAR, subject_id VARCHAR, title VARCHAR, content VARCHAR, locator VARCHAR,
+    valid_from_us BIGINT, valid_to_us BIGINT, observed_us BIGINT, required_scopes VARCHAR[],
+    allowed_purposes VARCHAR[], supports VARCHAR[], facts VARCHAR, keys VARCHAR[],
+    content_hash VARCHAR, dedup_hash VARCHAR, supersedes VARCHAR, tokens INTEGER,
+    section VARCHAR, doc_ref VARCHAR, fts_text VARCHAR);
+CREATE TABLE entities(
+    entity_id BIGINT, tenant_id VARCHAR, entity_key VARCHAR, entity_type VARCHAR, name VARCHAR,
+    aliases VARCHAR[], source_id VARCHAR);
+CREATE TABLE relations(
+    tenant_id VARCHAR, relation_id VARCHAR, src BIGINT, dst BIGINT, rel_type VARCHAR,
+    src_type VARCHAR, dst_type VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT,
+    evidence_object_id VARCHAR, source_id VARCHAR, source_version VARCHAR, confidence DOUBLE);
+CREATE TABLE tombstones(
+    tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, deleted_at_us BIGINT, reason VARCHAR);
+"""),
+]

@@ -1,0 +1,22 @@
+"""Turn a Pydantic ValidationError into one user-facing line naming the field."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+
+def first_error(e: ValidationError) -> tuple[str, str]:
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
+    loc = loc.replace("from_", "from")
+    msg = err.get("msg", "invalid")
+    typ = err.get("type", "")
+    if typ == "extra_forbidden":
+        msg = "unknown field"
+    elif typ == "missing":
+        msg = "missing field"
+    msg = msg.removeprefix("Value error, ")
+    # A model-level validator names its field as "field: message".
+    if not loc and ": " in msg:
+        loc, msg = msg.split(": ", 1)
+    return loc or "(record)", msg

@@ -1,0 +1,59 @@
+"""Tests never depend on the machine: store and outputs live under tmp_path, CTX_* variables
+are cleared, and the working folder is the repository (for manifests, playbooks, cases)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolate(monkeypatch, tmp_path):
+    for k in list(os.environ):
+        if k.startswith("CTX_"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("CTX_ROOT", str(REPO))
+    monkeypatch.setenv("CTX_DB", str(tmp_path / "store" / "ctx.duckdb"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    yield
+
+
+@pytest.fixture(scope="session")
+def bundled_store(tmp_path_factory) -> Path:
+    """The bundled example corpus, loaded once per test session (read-only for tests)."""
+    from ctxcli.load.build import build_store
+
+    db = tmp_path_factory.mktemp("bundled") / "ctx.duckdb"
+    build_store(REPO / "manifests", db, root=REPO)
+    return db
+
+
+@pytest.fixture
+def store(bundled_store, monkeypatch) -> Path:
+    monkeypatch.setenv("CTX_DB", str(bundled_store))
+    return bundled_store
+
+
+@pytest.fixture
+def project_copy(tmp_path, monkeypatch) -> Path:
+    """A private copy of manifests/, sources/ and examples/ that a test may edit."""
+    dst = tmp_path / "proj"
+    for name in ("manifests", "sources", "examples"):
+        shutil.copytree(REPO / name, dst / name, symlinks=True)
+    monkeypatch.setenv("CTX_ROOT", str(dst))
+    monkeypatch.setenv("CTX_DB", str(dst / ".ctx" / "ctx.duckdb"))
+    return dst
+
+
+def run_cli(args, **kw):
+    from typer.testing import CliRunner
+
+    from ctxcli.cli.main import app
+
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False, **kw)

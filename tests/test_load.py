@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from ctxcli.load.fts_text import query_terms, terms
+from ctxcli.store.db import open_reader
+
+from .conftest import REPO, run_cli
+
+
+def _ft(con, text, tenant="tenant-demo"):
+    rows = con.execute(
+        "SELECT o.object_id FROM postings p JOIN fts_main_objects.dict d ON d.termid = p.termid "
+        "JOIN objects o ON o.doc_id = p.doc_id WHERE list_contains(?, d.term) AND o.tenant_id = ? "
+        "GROUP BY o.object_id HAVING count(DISTINCT d.term) = len(?) ORDER BY o.object_id",
+        [query_terms(text), tenant, query_terms(text)]).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_tokenizer_keeps_identifiers_and_cjk_bigrams():
+    assert terms("C-102") == ["c_102", "c", "102"]
+    assert terms("ACCIDENT_CERTIFICATE") == ["accident_certificate", "accident", "certificate"]
+    assert terms("2026.1") == ["2026_1", "2026", "1"]
+    assert terms("事故认定") == ["事故", "故认", "认定"]
+
+
+def test_load_counts_per_source(store):
+    con = open_reader(store)
+    try:
+        counts = dict(con.execute("SELECT source_id, n_objects FROM sources").fetchall())
+        n = con.execute("SELECT count(*) FROM objects").fetchone()[0]
+    finally:
+        con.close()
+    assert counts["claims-rules"] == 6
+    assert counts["claims-core"] == 6
+    assert sum(counts.values()) == n
+
+
+def test_fulltext_finds_identifiers_and_chinese(store):
+    con = open_reader(store)
+    try:
+        assert "CASE-C-102" in _ft(con, "C-102")
+        assert "RULE-MCS-2026.1" in _ft(con, "ACCIDENT_CERTIFICATE")
+        assert "DOC-C102-003" in _ft(con, "事故")
+    finally:
+        con.close()
+
+
+def test_other_tenant_case_is_stored_separately(store):
+    con = open_reader(store)
+    try:
+        rows = con.execute("SELECT tenant_id, entity_key FROM entities WHERE entity_key = 'case:C-102' "
+                           "ORDER BY tenant_id").fetchall()
+    finally:
+        con.close()
+    assert rows == [("tenant-demo", "case:C-102"), ("tenant-other", "case:C-102")]
+
+
+def test_tombstoned_object_is_gone_everywhere(store):
+    con = open_reader(store)
+    try:
+        assert con.execute("SELECT count(*) FROM objects WHERE object_id = 'DOC-C102-009'").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM relations WHERE evidence_object_id = 'DOC-C102-009'").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM tombstones WHERE object_id = 'DOC-C102-009'").fetchone()[0] == 1
+    finally:
+        con.close()
+
+
+def test_store_digest_is_stable(tmp_path):
+    from ctxcli.load.build import build_store
+
+    a = build_store(REPO / "manifests", tmp_path / "a.duckdb", root=REPO)
+    b = build_store(REPO / "manifests", tmp_path / "b.duckdb", root=REPO)
+    assert a.store_digest == b.store_digest
+
+
+def test_cli_load_json(tmp_path):
+    r = run_cli(["load", "--db", tmp_path / "s.duckdb", "--json"])
+    assert r.exit_code == 0
+    assert '"store_digest": "sha256:' in r.stdout
