@@ -17,17 +17,18 @@ app = typer.Typer(
 )
 
 
+COMMAND_MODULES = ("cmd_load", "cmd_investigate", "cmd_postmortem", "cmd_render", "cmd_eval")
+
+
 def _register() -> None:
-    from . import cmd_load, cmd_investigate  # noqa: F401  (commands register themselves)
+    """Each command module registers its commands; modules are light (Typer only)."""
+    import importlib
+    import importlib.util
 
-    cmd_load.register(app)
-    cmd_investigate.register(app)
-    try:
-        from . import cmd_postmortem
-
-        cmd_postmortem.register(app)
-    except ImportError:
-        pass
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(f"{__package__}.{name}") is None:
+            continue
+        importlib.import_module(f"{__package__}.{name}").register(app)
 
 
 _register()
