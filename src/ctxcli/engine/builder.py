@@ -97,9 +97,10 @@ def budget_for(pb: Playbook, total: int) -> dict[str, int]:
         ev = b.evidence
         return {"total": total, "response_reserve": b.response_reserve, "instructions": b.instructions,
                 "goal_state": b.goal_state, "tools": b.tools, "evidence": ev}
-    # A different total scales every slot with it, keeping the playbook's shares.
-    scale = total / b.total_tokens
-    parts = {k: int(getattr(b, k) * scale) for k in ("response_reserve", "instructions", "goal_state", "tools")}
+    # A different total keeps the fixed-size slots (their texts do not shrink), scales the
+    # response reserve with the total, and gives the remainder to evidence.
+    parts = {"response_reserve": int(b.response_reserve * total / b.total_tokens), "instructions": b.instructions,
+             "goal_state": b.goal_state, "tools": b.tools}
     parts["evidence"] = total - sum(parts.values())
     return {"total": total, **parts}
 
