@@ -20,7 +20,7 @@ from .gates import GATE_ORDER, WITHHOLDING_GATES, GateContext, Obj, run_gates, u
 from .pack import PackState, make_item, pack_round
 from .plan import make_plan
 from .render import evidence_header, section_texts
-from .retrieve import fuse, run_query
+from .retrieve import fuse, run_plan
 
 PACK_SCHEMA = "ctx.pack/1"
 ANSWER_SCHEMA = "ctx.answer/1"
@@ -153,11 +153,9 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
                          business_keys=req.business_keys, channels=channels)
         plans.append(plan.to_json())
         ev("plan_created", round=round_no, target_types=target, queries=len(plan.queries))
-        runs = []
         t0 = time.perf_counter()
-        for q in plan.queries:
-            run = run_query(con, q, plan, pb, tenant=req.tenant_id, as_of_us=as_of_us)
-            runs.append(run)
+        runs = run_plan(con, plan, pb, tenant=req.tenant_id, as_of_us=as_of_us) if plan.queries else []
+        for q, run in zip(plan.queries, runs):
             timings[f"channel.{q.channel}"] = timings.get(f"channel.{q.channel}", 0.0) + run.seconds
             ev("retrieval_executed", round=round_no, query_id=q.query_id, channel=q.channel,
                evidence_type=q.evidence_type, query=q.to_json(),
@@ -168,9 +166,6 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
             for run in runs:
                 run.hits = run.hits[: pb.candidate_limit]
         cands = fuse(runs)
-        for run in runs:
-            if run.query.channel in ("graph", "structured"):
-                pass
         new = [c for c in cands if c.doc_id not in seen]
         seen.update(c.doc_id for c in new)
         t0 = time.perf_counter()

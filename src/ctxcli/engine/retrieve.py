@@ -15,36 +15,48 @@ from .plan import Plan, Query
 
 RRF_K = 60
 
+# One statement per channel covers every query of that channel in the round; each query's
+# ranking is its own window partition. Parameters are named; VALUES rows are parameters too.
 _STRUCTURED = """
-SELECT o.doc_id FROM objects o
-WHERE o.tenant_id = $tenant AND list_contains(o.supports, $etype)
-  AND (len($otypes) = 0 OR list_contains($otypes, o.object_type))
-  AND (list_contains($seeds, o.subject_id) OR list_has_any(o.keys, $bkeys) OR list_contains($bkeys, o.object_id))
-ORDER BY list_contains($seeds, o.subject_id) DESC, o.object_type, o.object_id
-LIMIT $lim
+WITH qs(qid, etype, otypes) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, otypes)),
+about AS (
+  SELECT o.doc_id, o.supports, o.object_type, o.object_id, list_contains($seeds, o.subject_id) AS on_seed
+  FROM objects o
+  WHERE o.tenant_id = $tenant
+    AND (list_contains($seeds, o.subject_id) OR list_has_any(o.keys, $bkeys) OR list_contains($bkeys, o.object_id))),
+ranked AS (
+  SELECT qs.qid, a.doc_id,
+         row_number() OVER (PARTITION BY qs.qid ORDER BY a.on_seed DESC, a.object_type, a.object_id) AS rn
+  FROM qs JOIN about a ON list_contains(a.supports, qs.etype)
+  WHERE len(qs.otypes) = 0 OR list_contains(qs.otypes, a.object_type))
+SELECT qid, doc_id FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 
 # Okapi BM25 (k1 = 1.2, b = 0.75, the FTS extension's parameters) scored from the postings
 # of the query's terms only, instead of match_bm25's scan of every document.
 _BM25 = """
-WITH q AS (SELECT d.termid, d.df FROM fts_main_objects.dict d WHERE list_contains($terms, d.term)),
+WITH qt(qid, etype, term) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, term)),
+q AS (SELECT qt.qid, qt.etype, d.termid, d.df FROM qt JOIN fts_main_objects.dict d ON d.term = qt.term),
 st AS (SELECT num_docs, avgdl FROM fts_main_objects.stats),
 scored AS (
-  SELECT p.doc_id,
-         sum(ln(((st.num_docs - q.df + 0.5) / (q.df + 0.5)) + 1)
-             * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / st.avgdl))) AS score
+  SELECT q.qid, q.etype, p.doc_id,
+         round(sum(ln(((st.num_docs - q.df + 0.5) / (q.df + 0.5)) + 1)
+             * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / st.avgdl))), 9) AS score
   FROM q JOIN postings p ON p.termid = q.termid CROSS JOIN st
-  GROUP BY p.doc_id)
-SELECT s.doc_id, round(s.score, 9) AS score FROM scored s JOIN objects o ON o.doc_id = s.doc_id
-WHERE o.tenant_id = $tenant AND list_contains(o.supports, $etype)
-ORDER BY round(s.score, 9) DESC, s.doc_id
-LIMIT $lim
+  GROUP BY q.qid, q.etype, p.doc_id),
+ranked AS (
+  SELECT s.qid, s.doc_id, s.score,
+         row_number() OVER (PARTITION BY s.qid ORDER BY s.score DESC, s.doc_id) AS rn
+  FROM scored s JOIN objects o ON o.doc_id = s.doc_id
+  WHERE o.tenant_id = $tenant AND list_contains(o.supports, s.etype))
+SELECT qid, doc_id, score FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 
 _GRAPH = """
 WITH RECURSIVE
 steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
 starts(tid, start_type) AS (SELECT * FROM (VALUES {starts}) v(tid, start_type)),
+gq(qid, etype, tid) AS (SELECT * FROM (VALUES {gq}) v(qid, etype, tid)),
 walk(tid, depth, node, path, rels) AS (
   SELECT s.tid, 0, e.entity_id, [e.entity_id], []::VARCHAR[]
   FROM starts s JOIN entities e ON e.entity_type = s.start_type
@@ -64,13 +76,16 @@ reached AS (
   SELECT w.tid, w.depth, w.path, w.rels, e.entity_key
   FROM walk w JOIN entities e ON e.entity_id = w.node),
 hits AS (
-  SELECT o.doc_id, h.depth, h.tid, h.path, h.rels,
-         row_number() OVER (PARTITION BY o.doc_id ORDER BY h.depth, h.tid, h.path) AS pick
-  FROM reached h JOIN objects o ON o.tenant_id = $tenant AND o.subject_id = h.entity_key
-  WHERE list_contains(o.supports, $etype))
-SELECT doc_id, depth, tid, path, rels FROM hits WHERE pick = 1
-ORDER BY depth, tid, path, doc_id
-LIMIT $lim
+  SELECT gq.qid, o.doc_id, h.depth, h.tid, h.path, h.rels,
+         row_number() OVER (PARTITION BY gq.qid, o.doc_id ORDER BY h.depth, h.tid, h.path) AS pick
+  FROM gq JOIN reached h ON h.tid = gq.tid
+  JOIN objects o ON o.tenant_id = $tenant AND o.subject_id = h.entity_key
+  WHERE list_contains(o.supports, gq.etype)),
+ranked AS (
+  SELECT qid, doc_id, depth, tid, path, rels,
+         row_number() OVER (PARTITION BY qid ORDER BY depth, tid, path, doc_id) AS rn
+  FROM hits WHERE pick = 1)
+SELECT qid, doc_id, depth, tid, path, rels FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 
 
@@ -92,50 +107,67 @@ class Candidate:
     bm25: float | None = None
 
 
-def _values(rows: list[tuple], prefix: str, params: dict[str, Any]) -> str:
-    """A VALUES list whose every cell is a named parameter."""
+def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple[str, ...]) -> str:
+    """A VALUES list whose every cell is a typed named parameter."""
     out = []
     for i, r in enumerate(rows):
         cells = []
         for j, v in enumerate(r):
             name = f"{prefix}{i}_{j}"
             params[name] = v
-            cells.append("$" + name)
+            cells.append(f"CAST(${name} AS {casts[j]})")
         out.append("(" + ", ".join(cells) + ")")
     return ", ".join(out)
 
 
-def run_query(con, q: Query, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> QueryRun:
-    t0 = time.perf_counter()
-    run = QueryRun(q, [])
-    if q.channel == "structured":
-        rows = con.execute(_STRUCTURED, {"tenant": tenant, "etype": q.evidence_type, "otypes": list(q.object_types),
-                                         "seeds": plan.seeds, "bkeys": plan.business_keys, "lim": q.limit}).fetchall()
-        run.hits = [r[0] for r in rows]
-    elif q.channel == "fulltext":
-        if q.terms:
-            rows = con.execute(_BM25, {"terms": list(q.terms), "tenant": tenant, "etype": q.evidence_type,
-                                       "lim": q.limit}).fetchall()
-            run.hits = [r[0] for r in rows]
-            run.detail = {r[0]: {"score": r[1]} for r in rows}
-    else:
+def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> list[QueryRun]:
+    """Run every query of the plan: one SQL statement per channel. Returns one QueryRun per
+    query, in plan order; a channel's elapsed time is shared evenly by its queries."""
+    runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
+    by_ch: dict[str, list[Query]] = {}
+    for q in plan.queries:
+        by_ch.setdefault(q.channel, []).append(q)
+    lim = plan.candidate_limit
+    if qs := by_ch.get("structured"):
+        t0 = time.perf_counter()
+        params: dict[str, Any] = {"tenant": tenant, "seeds": plan.seeds, "bkeys": plan.business_keys, "lim": lim}
+        rows_sql = _values([(q.query_id, q.evidence_type, list(q.object_types)) for q in qs], "s", params,
+                           casts=("VARCHAR", "VARCHAR", "VARCHAR[]"))
+        for qid, doc in con.execute(_STRUCTURED.format(rows=rows_sql), params).fetchall():
+            runs[qid].hits.append(doc)
+        _share(runs, qs, time.perf_counter() - t0)
+    if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
+        t0 = time.perf_counter()
+        params = {"tenant": tenant, "lim": lim}
+        rows_sql = _values([(q.query_id, q.evidence_type, t) for q in qs for t in q.terms], "f", params,
+                           casts=("VARCHAR", "VARCHAR", "VARCHAR"))
+        for qid, doc, score in con.execute(_BM25.format(rows=rows_sql), params).fetchall():
+            runs[qid].hits.append(doc)
+            runs[qid].detail[doc] = {"score": score}
+        _share(runs, qs, time.perf_counter() - t0)
+    if qs := by_ch.get("graph"):
+        t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}
-        step_rows, start_rows = [], []
-        for tid in q.templates:
-            t = tmpl[tid]
-            start_rows.append((tid, t.start))
-            for i, s in enumerate(t.steps, 1):
-                step_rows.append((tid, i, s.edge, s.to))
-        params: dict[str, Any] = {
-            "tenant": tenant, "seeds": plan.seeds, "max_hops": plan.max_hops, "asof": as_of_us,
-            "fanout": plan.fanout_cap, "etype": q.evidence_type, "lim": q.limit}
-        sql = _GRAPH.format(steps=_values(step_rows, "s", params), starts=_values(start_rows, "t", params))
-        rows = con.execute(sql, params).fetchall()
-        run.hits = [r[0] for r in rows]
-        run.detail = {r[0]: {"depth": r[1], "template": r[2], "entity_path": list(r[3]), "relations": list(r[4])}
-                      for r in rows}
-    run.seconds = time.perf_counter() - t0
-    return run
+        used = sorted({tid for q in qs for tid in q.templates})
+        params = {"tenant": tenant, "seeds": plan.seeds, "max_hops": plan.max_hops, "asof": as_of_us,
+                  "fanout": plan.fanout_cap, "lim": lim}
+        steps = [(tid, i, s.edge, s.to) for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
+        sql = _GRAPH.format(
+            steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
+            starts=_values([(tid, tmpl[tid].start) for tid in used], "t", params, casts=("VARCHAR", "VARCHAR")),
+            gq=_values([(q.query_id, q.evidence_type, tid) for q in qs for tid in q.templates], "q", params,
+                       casts=("VARCHAR", "VARCHAR", "VARCHAR")))
+        for qid, doc, depth, tid, path, rels in con.execute(sql, params).fetchall():
+            runs[qid].hits.append(doc)
+            runs[qid].detail[doc] = {"depth": depth, "template": tid, "entity_path": list(path),
+                                     "relations": list(rels)}
+        _share(runs, qs, time.perf_counter() - t0)
+    return [runs[q.query_id] for q in plan.queries]
+
+
+def _share(runs: dict[str, QueryRun], qs: list[Query], seconds: float) -> None:
+    for q in qs:
+        runs[q.query_id].seconds = seconds / len(qs)
 
 
 def fuse(runs: list[QueryRun]) -> list[Candidate]:

@@ -5,11 +5,10 @@ characters as a single word. ctx therefore indexes a *shadow* text of lowercase 
 separated by spaces, built here, with ``stemmer='none'`` and an ignore pattern that
 keeps ``_``:
 
-* identifiers keep their joined form and their parts: ``C-102`` → ``c_102 c 102``,
-  ``ACCIDENT_CERTIFICATE`` → ``accident_certificate accident certificate``,
-  ``2026.1`` → ``2026_1 2026 1``;
+* identifiers keep their joined form and their parts: ``AB-123`` → ``ab_123 ab 123``,
+  ``ERROR_CODE`` → ``error_code error code``, ``2026.1`` → ``2026_1 2026 1``;
 * Han runs become overlapping bigrams (a lone character stays itself):
-  ``事故认定`` → ``事故 故认 认定``.
+  ``数据中心`` → ``数据 据中 中心``.
 """
 
 from __future__ import annotations
