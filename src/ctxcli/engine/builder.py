@@ -262,16 +262,13 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         "evidence": state.admitted,
         "omissions": omissions,
         "missing": missing,
-        "state": {"rounds": rounds_run, "stop_reason": stop_reason},
+        "state": {"rounds": rounds_run, "stop_reason": stop_reason, "gaps": "full"},
     }
     t0 = time.perf_counter()
-    secs = section_texts(pack)
-    sections = []
-    slot_used = {s: 0 for s in ("instructions", "goal_state", "tools", "evidence")}
-    for name, slot, trust, text in secs:
-        n = count(text)
-        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n})
-        slot_used[slot] += n
+    sections, slot_used = _count_sections(pack)
+    if slot_used["goal_state"] > budget["goal_state"]:
+        pack["state"]["gaps"] = "compact"
+        sections, slot_used = _count_sections(pack)
     evidence_sum = header_tokens + sum(i["tokens"] for i in state.admitted)
     pack["slots"] = {
         "allocation": budget,
@@ -300,6 +297,16 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
            "variant": req.variant, **ans}
     timings["total"] = time.perf_counter() - t_all
     return BuildResult(pack=pack, answer=ans, trace=trace, timings=timings, candidates=all_cands)
+
+
+def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    sections = []
+    slot_used = {s: 0 for s in ("instructions", "goal_state", "tools", "evidence")}
+    for name, slot, trust, text in section_texts(pack):
+        n = count(text)
+        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n})
+        slot_used[slot] += n
+    return sections, slot_used
 
 
 def _omission(o: Obj, c: Any, rej, round_no: int, tz) -> dict[str, Any]:

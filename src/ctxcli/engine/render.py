@@ -124,17 +124,23 @@ def section_texts(pack: dict[str, Any]) -> list[tuple[str, str, str, str]]:
 
 
 def gaps_text(pack: dict[str, Any]) -> str:
+    """Missing types and exclusions. In ``compact`` form (chosen by the builder when the full
+    form would overflow the goal_state slot) judgments and ids are left out, counts stay."""
+    compact = pack["state"].get("gaps") == "compact"
     lines = ["## Known gaps and explicit exclusions [kind: gaps · trust: ctx]", ""]
     if pack["missing"]:
         for m in pack["missing"]:
-            lines.append(f"- Missing {m['type']} ({'required' if m['required'] else 'optional'}): "
-                         f"{m['judgment']} — {m['reason'].replace('_', ' ')}.")
+            kind = "required" if m["required"] else "optional"
+            if compact:
+                lines.append(f"- Missing {m['type']} ({kind}, {m['reason'].replace('_', ' ')}).")
+            else:
+                lines.append(f"- Missing {m['type']} ({kind}): {m['judgment']} — {m['reason'].replace('_', ' ')}.")
     else:
         lines.append("- No declared evidence type is missing.")
     by_gate: dict[str, list[str]] = {}
     counted: dict[str, int] = {}
     for o in pack["omissions"]:
-        if o["withheld"] or o["gate"] == "relevance":
+        if o["withheld"] or o["gate"] == "relevance" or compact:
             counted[o["gate"]] = counted.get(o["gate"], 0) + 1
         else:
             by_gate.setdefault(o["gate"], []).append(o["object_id"])
@@ -144,8 +150,12 @@ def gaps_text(pack: dict[str, Any]) -> str:
         shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
         lines.append(f"- Excluded by {gate}: {shown}.")
     for gate in sorted(counted, key=order.index):
-        what = "not linked to this case" if gate == "relevance" else "the subject may not see"
-        lines.append(f"- {'Not used' if gate == 'relevance' else 'Withheld'} by {gate}: {counted[gate]} item(s) {what}.")
+        if gate in ("tenant", "scope", "purpose"):
+            lines.append(f"- Withheld by {gate}: {counted[gate]} item(s) the subject may not see.")
+        elif gate == "relevance":
+            lines.append(f"- Not used by relevance: {counted[gate]} item(s) not linked to this case.")
+        else:
+            lines.append(f"- Excluded by {gate}: {counted[gate]} item(s).")
     return "\n".join(lines) + "\n\n"
 
 
