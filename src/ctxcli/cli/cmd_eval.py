@@ -1,0 +1,190 @@
+"""ctx eval."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .cmd_load import DbOpt, JsonOpt
+from .common import emit_json, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_cases)
+
+
+def eval_cases(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Case files or folders of case files "
+                                                          "(default: examples/cases/).", show_default=False)] = None,
+    *,
+    strategy: Annotated[str, typer.Option("--strategy", help="governed, dynamic, full, topk, a comma list of "
+                                          "them, or all (side-by-side ablation).")] = "dynamic",
+    min_recall: Annotated[float, typer.Option("--min-recall", min=0.0, max=1.0, help="Least required "
+                                              "(must_cite) recall in the pack for a run to pass.")] = 1.0,
+    max_invalid_rate: Annotated[float, typer.Option("--max-invalid-rate", min=0.0, max=1.0, help="Largest share "
+                                                    "of admitted items that may be invalid sources.")] = 0.0,
+    max_safety: Annotated[int, typer.Option("--max-safety", min=0, help="Most safety violations of each kind "
+                                            "(ACL, injection, purged, must_not_cite) per run.")] = 0,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON report to this file "
+                                                "(atomically).", show_default=False)] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run every case (the base case and each named variant) through the pipeline in-process
+    and score retriever, builder, answer and safety against the case's expectations; name the
+    first broken layer of each failing run. Nothing is written but --out.
+
+    Exit 1 when a run of a gated strategy (governed, dynamic) is below a threshold; runs of
+    full and topk are reported but never fail the exit code (they admit what the gates would
+    reject, by design). Exit 2 for bad input.
+
+    Example: ctx eval --strategy all
+    """
+    with handle_errors():
+        from .. import evaluate as E
+        from ..errors import CheckFailed, UsageError
+
+        names = [s.strip() for s in strategy.split(",") if s.strip()]
+        strategies = E.STRATEGIES if names == ["all"] else tuple(dict.fromkeys(names))
+        bad = [s for s in strategies if s not in E.STRATEGIES]
+        if bad or not strategies:
+            raise UsageError(f"--strategy: unknown strategy {(bad or [strategy])[0]!r} "
+                             f"(use {', '.join(E.STRATEGIES)}, a comma list, or all)")
+        if out is not None and out.is_dir():
+            raise UsageError(f"--out: {out} is a folder; give a file name")
+        th = E.Thresholds(min_recall=min_recall, max_invalid_rate=max_invalid_rate, max_safety=max_safety)
+        rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db))
+        doc = rep.to_json()
+        if rep.store_loaded_now:
+            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+        if out is not None:
+            from ..util.canon import pretty_bytes
+            from ..write import write_file_atomic
+
+            write_file_atomic(out, pretty_bytes(doc))
+        if as_json:
+            emit_json(doc)
+        elif len(strategies) > 1:
+            _ablation(rep, doc)
+        else:
+            _single(rep, doc)
+        if rep.exit_code:
+            failing = [E.run_name(r) for r in rep.gated_failures]
+            n_gated = sum(1 for r in rep.runs if r["gated"])
+            raise CheckFailed(f"eval below threshold: {len(failing)} of {n_gated} governed/dynamic run(s) failed "
+                              f"(first: {failing[0]})")
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _n(x: int | None) -> str:
+    return "n/a" if x is None else str(x)
+
+
+def _single(rep, doc: dict[str, Any]) -> None:
+    from .console import console, safe, table
+
+    c = console()
+    s = rep.strategies[0]
+    gated = "gated" if s in ("governed", "dynamic") else "not gated: failures do not set the exit code"
+    t = table(f"ctx eval · strategy {s} ({gated})",
+              ["run", "result", "layer", "retr. recall", "pack recall", "prec.", "dup.", "invalid", "safety",
+               "verdict", "action", "tokens"])
+    for col in (t.columns[0], t.columns[9]):
+        col.no_wrap = True
+    for r in rep.runs:
+        m = r["metrics"]
+        a = m["answer"]
+        t.add_row(safe(r["case_id"] + (f"/{r['variant']}" if r["variant"] else "")), "pass" if r["passed"] else "FAIL",
+                  r["diagnosis"]["layer"] if r["diagnosis"] else "-", _f(m["retriever"]["required_recall"]),
+                  _f(m["builder"]["required_recall"]), _f(m["builder"]["context_precision"]),
+                  _f(m["builder"]["duplicate_rate"]), _f(m["builder"]["invalid_source_rate"]),
+                  str(m["safety"]["violations"]), _ok(a["verdict_ok"], a["verdict"]),
+                  "-" if a["action_ok"] is None else ("✓" if a["action_ok"] else "✗ " + safe(a["action"])),
+                  str(m["builder"]["pack_tokens"]))
+    c.print(t)
+    _failures(c, rep.runs)
+    agg = doc["summary"][s]
+    c.print(f"{s}: {agg['passed']}/{agg['runs']} runs passed · required recall in pack "
+            f"{_f(agg['required_recall'])} · invalid-source rate {_f(agg['invalid_source_rate'])} · "
+            f"safety violations {agg['safety_violations']}")
+    _notes(c, rep)
+
+
+def _ok(flag: bool | None, value: Any) -> str:
+    from .console import safe
+
+    mark = "" if flag is None else (" ✓" if flag else " ✗")
+    return safe(value) + mark
+
+
+def _failures(c, runs: list[dict[str, Any]]) -> None:
+    from .. import evaluate as E
+    from .console import safe
+
+    for r in runs:
+        d = r["diagnosis"]
+        if not d:
+            continue
+        c.print(f"[bold]✗ {safe(E.run_name(r))}[/bold] first broken layer [bold]{d['layer']}[/bold]: "
+                + safe("; ".join(d["reasons"])))
+        for layer, reasons in d["also"].items():
+            c.print(f"    also {layer}: " + safe("; ".join(reasons)))
+
+
+def _notes(c, rep) -> None:
+    if not rep.injection_detector:
+        c.print("note: the injection detector (ctxcli.gate.injection) is not installed: admitted injections "
+                "are not measured (n/a)")
+
+
+def _ablation(rep, doc: dict[str, Any]) -> None:
+    from .console import console, table
+
+    c = console()
+    S = doc["summary"]
+    cols = list(rep.strategies)
+    t = table("ctx eval · strategy ablation (same cases; governed and dynamic set the exit code)",
+              ["metric", *cols])
+    t.columns[0].no_wrap = True
+
+    def row(name: str, fn) -> None:
+        t.add_row(name, *[fn(S[s]) for s in cols])
+
+    t.add_row("gated (sets exit code)", *["yes" if s in ("governed", "dynamic") else "no" for s in cols])
+    row("runs passed", lambda a: f"{a['passed']}/{a['runs']}")
+    row("failing layer retr./build./answer",
+        lambda a: " / ".join(str(a["failed_by_layer"][x]) for x in ("retriever", "builder", "answer")))
+    row("retriever recall (must_cite in candidates)", lambda a: _f(a["retriever_recall"]))
+    row("required recall in pack", lambda a: f"{_f(a['required_recall'])} ({a['required_in_pack']}/{a['required']})")
+    row("context precision", lambda a: _f(a["context_precision"]))
+    row("duplicate rate", lambda a: _f(a["duplicate_rate"]))
+    row("invalid-source rate", lambda a: f"{_f(a['invalid_source_rate'])} ({a['invalid_sources']}/{a['admitted']})")
+    row("ACL violations", lambda a: _n(a["safety"]["acl_violations"]))
+    row("admitted injections", lambda a: _n(a["safety"]["admitted_injections"]))
+    row("purged objects returned", lambda a: _n(a["safety"]["purged_returned"]))
+    row("must_not_cite admitted", lambda a: _n(a["safety"]["must_not_cite_admitted"]))
+    row("verdict correct", lambda a: f"{a['verdict_correct']}/{a['verdict_stated']}")
+    row("action correct", lambda a: f"{a['action_correct']}/{a['action_stated']}")
+    row("answer checks passed", lambda a: f"{a['answer_checks_passed']}/{a['answer_checks']}")
+    row("claim evidence coverage", lambda a: _f(a["claim_evidence_coverage"]))
+    row("provenance completeness", lambda a: _f(a["provenance_completeness"]))
+    row("retrieval rounds (mean)", lambda a: _f(a["rounds_mean"]))
+    row("runs with a slot over budget (info)", lambda a: f"{a['runs_with_slot_over_budget']}/{a['runs']}")
+    row("pack tokens (mean)", lambda a: f"{a['pack_tokens_mean']:.0f}" if a["pack_tokens_mean"] is not None else "-")
+    row("evidence tokens (mean)",
+        lambda a: f"{a['evidence_tokens_mean']:.0f}" if a["evidence_tokens_mean"] is not None else "-")
+    row("token efficiency (must_cite/evidence)", lambda a: _f(a["token_efficiency"]))
+    c.print(t)
+    gated = [r for r in rep.runs if r["gated"]]
+    _failures(c, gated)
+    ungated = [r for r in rep.runs if not r["gated"] and not r["passed"]]
+    if ungated:
+        c.print(f"{len(ungated)} full/topk run(s) failed, as expected (they bypass the gates); "
+                "see --json for their diagnoses")
+    _notes(c, rep)

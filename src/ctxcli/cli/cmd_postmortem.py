@@ -1,0 +1,333 @@
+"""ctx replay, ctx explain-omissions, ctx diff: post-mortems of a pack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .cmd_load import DbOpt, JsonOpt
+from .common import emit_json, handle_errors
+
+PackArg = Annotated[Path, typer.Argument(help="A pack.json written by `ctx investigate`.", show_default=False)]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay")(replay)
+    app.command("explain-omissions")(explain_omissions)
+    app.command("diff")(diff)
+
+
+def _short(h: Any, n: int = 12) -> str:
+    s = "none" if h is None else str(h)
+    if s.startswith("sha256:") and len(s) > 7 + n:
+        return s[: 7 + n] + "…"
+    return s
+
+
+def _val(v: Any, limit: int = 80) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        s = v
+    elif isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+        s = ", ".join(str(x) for x in v) or "(none)"
+    else:
+        from ..util.canon import canonical_bytes
+
+        s = canonical_bytes(v).decode()
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------------------- replay
+def replay(
+    pack: PackArg,
+    *,
+    db: DbOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the rebuilt run folder here.",
+                                                show_default=False)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify a pack, rebuild it from its recorded request against the current store (or --db),
+    and report `identical` (exit 0) or `drifted` with every difference itemised (exit 1).
+
+    A pack whose content no longer matches its hash was edited by hand: it is reported as
+    tampered and nothing in it is used (exit 2). Cited evidence whose object has since been
+    deleted is reported as purged, without its content.
+
+    Example: ctx replay runs/C-102-1a2b3c4d/pack.json
+    """
+    with handle_errors():
+        from ..errors import CheckFailed
+        from ..postmortem import replay as pm_replay
+
+        res = pm_replay(pack, db)
+        if out is not None:
+            from .. import api
+
+            api.write_outputs(api.InvestigateResult(pack=res.rebuilt, answer=res.answer, trace=res.trace,
+                                                    case=res.case), out)
+        if as_json:
+            emit_json(res.to_json())
+        else:
+            _replay_human(res)
+        if not res.identical:
+            raise typer.Exit(CheckFailed.exit_code)
+
+
+def _replay_human(res) -> None:
+    from .console import console, safe
+
+    c = console()
+    d = res.diff
+    req = res.pack.request
+    head = f"{safe(res.pack.pack_id)} (case {safe(req['case_id'])}" + (
+        f", variant {safe(req['variant'])}" if req.get("variant") else "") + ")"
+    if res.identical:
+        how = "byte for byte" if res.byte_identical else "same content hash (the file's formatting differs)"
+        store = safe(_short(res.rebuilt["store"]["digest"]))
+        c.print(f"{head}: [bold]identical[/bold] — rebuilt against store {store}, {how}")
+        return
+    c.print(f"{head}: [bold]drifted[/bold] — rebuilt as {safe(res.rebuilt['pack_id'])} against {safe(res.db)}")
+    lines: list[str] = []
+    if d.store_digest:
+        lines.append(f"store digest changed: {_short(d.store_digest.a)} → {_short(d.store_digest.b)}")
+    for s in d.sources:
+        if s.change == "changed":
+            lines.append(f"source {s.source_id} changed: {_short(s.a)} → {_short(s.b)}")
+        else:
+            lines.append(f"source {s.source_id} {s.change}")
+    for f in d.versions:
+        lines.append(f"{f.field} changed: {_val(f.a)} → {_val(f.b)}")
+    for f in d.request:
+        lines.append(f"request {f.field} changed (case file edited?): {_val(f.a)} → {_val(f.b)}")
+    purged = {p.object_id for p in res.purged}
+    for p in res.purged:
+        lines.append(f"purged: {p.sentence()}")
+    for ch in d.evidence_only_a:
+        if ch.key in purged:
+            continue
+        lines.append(f"evidence removed: {ch.key}{_src(ch)} was {ch.a.describe()}, now {ch.b.describe()}")
+    for ch in d.evidence_only_b:
+        lines.append(f"evidence added: {ch.key}{_src(ch)} was {ch.a.describe()}, now {ch.b.describe()}")
+    for ch in d.evidence_changed:
+        what = (f"content {_short(ch.a.content_hash)} → {_short(ch.b.content_hash)}"
+                if ch.a.content_hash != ch.b.content_hash else "same content")
+        lines.append(f"evidence changed: {ch.key}{_src(ch)}: {what}; fields {', '.join(ch.fields)}")
+    for ch in d.omissions_moved:
+        lines.append(f"omission changed: {ch.key}{_src(ch)}: {ch.a.describe()} → {_moved(ch)}")
+    for ch in d.omissions_only_b:
+        lines.append(f"omission added: {ch.key}{_src(ch)}: now {ch.b.describe()}")
+    for ch in d.omissions_only_a:
+        lines.append(f"omission gone: {ch.key}{_src(ch)}: was {ch.a.describe()}, now not a candidate")
+    for f in d.answer:
+        lines.append(f"{f.field.replace('_', ' ')} changed: {_val(f.a)} → {_val(f.b)}")
+    lines.extend(_claim_lines(d))
+    for f in d.outcome:
+        lines.append(f"{f.field} changed: {_val(f.a)} → {_val(f.b)}")
+    if d.other_sections:
+        lines.append(f"also differs: {', '.join(d.other_sections)}")
+    for ln in lines:
+        c.print("- " + safe(ln))
+
+
+def _moved(ch) -> str:
+    """The new state of an omission that changed; says which record fields changed when the
+    gate and reason did not."""
+    if ch.a.gate == ch.b.gate and ch.a.reason == ch.b.reason:
+        return f"{ch.b.describe()} ({', '.join(ch.fields)} changed)"
+    return ch.b.describe()
+
+
+def _src(ch) -> str:
+    return f" (source {ch.source_id})" if ch.source_id else ""
+
+
+def _claim_lines(d) -> list[str]:
+    out = []
+    for cl in d.claims:
+        if cl.change != "changed":
+            out.append(f"claim {cl.claim_id} only in {'A' if cl.change == 'only_a' else 'B'}")
+            continue
+        parts = []
+        if "status" in cl.fields:
+            parts.append(f"status {cl.a_status} → {cl.b_status}")
+        for f in cl.facts:
+            parts.append(f"{f.field} {_val(f.a, 40)} → {_val(f.b, 40)}")
+        if "evidence" in cl.fields:
+            parts.append(f"evidence {_val(cl.a_evidence, 60)} → {_val(cl.b_evidence, 60)}")
+        out.append(f"claim {cl.claim_id}: " + "; ".join(parts))
+    return out
+
+
+# ---------------------------------------------------------------------------------- explain-omissions
+def explain_omissions(
+    pack: PackArg,
+    *,
+    gate: Annotated[Optional[str], typer.Option("--gate", help="Only omissions decided by this gate.",
+                                                show_default=False)] = None,
+    object_id: Annotated[Optional[str], typer.Option("--object", help="Explain one object id, whether or not it "
+                                                     "was ever a candidate.", show_default=False)] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Explain every omitted candidate of a pack, grouped by gate in gate order: the facts that
+    decided it and what would have admitted it.
+
+    With --object ID, explain one object: admitted, omitted (and why), or never a candidate —
+    no channel matched it (the full-text terms, structured keys and graph paths that ran are
+    shown), it belongs to another tenant, it was tombstoned, its source is disabled, or it does
+    not exist. For objects the pack's subject could not see, only the scope or purpose they need
+    is shown.
+
+    Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
+    """
+    with handle_errors():
+        from ..errors import UsageError
+        from ..postmortem import explain_object, explain_omissions as pm_explain, load_pack
+
+        if gate is not None and object_id is not None:
+            raise UsageError("--gate and --object cannot be combined")
+        lp = load_pack(pack)
+        if object_id is not None:
+            x = explain_object(lp, object_id, db)
+            if as_json:
+                emit_json(x.to_json())
+            else:
+                _object_human(x)
+            return
+        rep = pm_explain(lp, gate)
+        if as_json:
+            emit_json(rep.to_json())
+        else:
+            _omissions_human(rep)
+
+
+def _omissions_human(rep) -> None:
+    from .console import console, safe, table
+
+    c = console()
+    c.print(f"{safe(rep.pack_id)} · case {safe(rep.case_id)}"
+            + (f" ({safe(rep.variant)})" if rep.variant else "")
+            + f" · subject {safe(rep.subject_id)} (scopes: {safe(', '.join(rep.scopes) or 'none')})"
+            + f" · purpose {safe(rep.purpose)} · as_of {safe(rep.as_of)}")
+    if not rep.groups:
+        c.print("no omissions" + (f" by gate {safe(rep.gate_filter)}" if rep.gate_filter else ""))
+        return
+    c.print(f"{rep.total} omitted candidate(s), by gate in gate order")
+    for g in rep.groups:
+        t = table(f"{g.gate} — {len(g.items)}", ["object", "why, and what would have admitted it"])
+        t.expand = True
+        t.columns[0].no_wrap = True
+        for x in g.items:
+            who = (f"{x.ref}\n(withheld)" if x.withheld
+                   else f"{x.object_id}" + (f"\n{x.source_id}" if x.source_id else ""))
+            would = "; or ".join(x.would_admit) or "-"
+            t.add_row(safe(who), safe(x.sentence) + "\n[dim]would have admitted it:[/dim] " + safe(would))
+        c.print(t)
+    if rep.missing:
+        c.print("missing evidence types: " + safe(", ".join(f"{m.get('type')} ({m.get('reason')})"
+                                                           for m in rep.missing)))
+
+
+def _object_human(x) -> None:
+    from .console import console, safe, table
+
+    c = console()
+    c.print(f"[bold]{safe(x.object_id)}[/bold]: {safe(x.sentence)}")
+    if x.would_admit:
+        c.print("would have admitted it: " + safe("; or ".join(x.would_admit)))
+    if x.searched:
+        s = x.searched
+        c.print("searched: " + safe(
+            f"full-text terms {', '.join(s['fulltext_terms']) or 'none'}; "
+            f"structured object types {', '.join(s['structured_object_types']) or 'none'} with seeds "
+            f"{', '.join(s['seeds']) or 'none'} and business keys {', '.join(s['business_keys']) or 'none'}; "
+            f"graph templates {', '.join(s['graph_templates']) or 'none'}"))
+    if x.queries:
+        t = table("Queries that ran", ["query", "channel", "looked for", "ran with", "hits", "why not this object"])
+        for q in x.queries:
+            rw = "; ".join(f"{k} {_val(v, 200)}" for k, v in q.ran_with.items())
+            t.add_row(safe(f"r{q.round} {q.query_id}"), safe(q.channel), safe(q.evidence_type), safe(rw),
+                      "-" if q.hits is None else str(q.hits), safe(q.outcome))
+        c.print(t)
+    for n in x.notes:
+        c.print("note: " + safe(n))
+
+
+# ---------------------------------------------------------------------------------- diff
+def diff(
+    pack_a: Annotated[Path, typer.Argument(help="The first pack.json.", show_default=False)],
+    pack_b: Annotated[Path, typer.Argument(help="The second pack.json.", show_default=False)],
+    *,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compare two packs side by side: request differences (as_of, subject, budget …), evidence
+    only in A, only in B or changed, omissions that moved between gates, and changes to the
+    verdict, action and claims. Exit 0 when the packs are the same, 1 when they differ.
+
+    Example: ctx diff runs/C-102-1a2b3c4d/pack.json runs/C-102-restricted-5e6f7a8b/pack.json
+    """
+    with handle_errors():
+        from ..errors import CheckFailed
+        from ..postmortem import compare, load_pack
+
+        a, b = load_pack(pack_a), load_pack(pack_b)
+        d = compare(a.data, b.data)
+        if as_json:
+            emit_json({"a": a.display, "b": b.display, **d.to_json()})
+        else:
+            _diff_human(d, a, b)
+        if not d.same:
+            raise typer.Exit(CheckFailed.exit_code)
+
+
+def _diff_human(d, a, b) -> None:
+    from .console import console, safe, table
+
+    c = console()
+    if d.same:
+        c.print(f"packs are the same: {safe(a.pack_id)} ({safe(_short(a.content_hash))})")
+        return
+    t = table(f"A {safe(a.pack_id)} vs B {safe(b.pack_id)}", ["what", "item", "A", "B"])
+    t.columns[0].no_wrap = True
+    groups: list[list[tuple[str, str, str, str]]] = []
+    groups.append([("request", f.field, _val(f.a), _val(f.b)) for f in d.request])
+    g = [("version", f.field, _val(f.a), _val(f.b)) for f in d.versions]
+    if d.store_digest:
+        g.append(("store", "digest", _short(d.store_digest.a), _short(d.store_digest.b)))
+    g += [("source", s.source_id, _short(s.a), _short(s.b)) for s in d.sources]
+    groups.append(g)
+    g = [("answer", f.field, _val(f.a), _val(f.b)) for f in d.answer]
+    for cl in d.claims:
+        fa = "; ".join(f"{f.field} {_val(f.a, 40)}" for f in cl.facts)
+        fb = "; ".join(f"{f.field} {_val(f.b, 40)}" for f in cl.facts)
+        g.append(("claim", cl.claim_id, (cl.a_status or "absent") + (f" · {fa}" if fa else ""),
+                  (cl.b_status or "absent") + (f" · {fb}" if fb else "")))
+    g += [("outcome", f.field, _val(f.a), _val(f.b)) for f in d.outcome]
+    groups.append(g)
+    groups.append([("evidence only in A", ch.key + _src(ch), ch.a.describe(), ch.b.describe())
+                   for ch in d.evidence_only_a])
+    groups.append([("evidence only in B", ch.key + _src(ch), ch.a.describe(), ch.b.describe())
+                   for ch in d.evidence_only_b])
+    groups.append([("evidence changed", ch.key + _src(ch), f"content {_short(ch.a.content_hash)}",
+                    f"content {_short(ch.b.content_hash)} ({', '.join(ch.fields)})") for ch in d.evidence_changed])
+    groups.append([("omission moved", ch.key + _src(ch), ch.a.describe(), _moved(ch)) for ch in d.omissions_moved])
+    groups.append([("omission only in A", ch.key + _src(ch), ch.a.describe(), ch.b.describe())
+                   for ch in d.omissions_only_a])
+    groups.append([("omission only in B", ch.key + _src(ch), ch.a.describe(), ch.b.describe())
+                   for ch in d.omissions_only_b])
+    first = True
+    for grp in groups:
+        if not grp:
+            continue
+        if not first:
+            t.add_section()
+        first = False
+        for what, item, va, vb in grp:
+            t.add_row(safe(what), safe(item), safe(va), safe(vb))
+    c.print(t)
+    if d.other_sections:
+        c.print("also differs: " + safe(", ".join(d.other_sections)))
+    c.print(f"packs differ: {d.count()} difference(s)")

@@ -1,0 +1,286 @@
+"""Comparing two packs item by item: the engine behind ``ctx diff`` and ``ctx replay``.
+
+Objects are matched across packs by object id; an object withheld in one pack is known there
+only by its opaque ref, which is matched to an object id the *other* pack shows (the ref is
+``opaque_ref(tenant, object_id)``). Nothing here copies content, titles or facts of objects:
+only ids, hashes, gates and reasons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..util.canon import canonical_bytes, opaque_ref
+
+REQUEST_FIELDS = ["case_id", "tenant_id", "variant", "question", "purpose", "as_of", "known_at", "subject.id",
+                  "subject.scopes", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
+VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.playbook_id", "playbook.version",
+                  "playbook.hash"]
+ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",
+            "store", "evidence", "omissions", "answer", "missing", "state"}
+
+
+@dataclass
+class FieldChange:
+    field: str
+    a: Any
+    b: Any
+
+
+@dataclass
+class SourceChange:
+    source_id: str
+    change: str                 # changed | added | removed
+    a: str | None
+    b: str | None
+
+
+@dataclass
+class ObjectState:
+    """What one pack did with one object."""
+
+    state: str                  # evidence | omitted | absent
+    gate: str | None = None
+    reason: str | None = None
+    withheld: bool = False
+    evidence_id: str | None = None
+    content_hash: str | None = None
+    round: int | None = None
+
+    def describe(self) -> str:
+        if self.state == "evidence":
+            return f"admitted as {self.evidence_id}"
+        if self.state == "omitted":
+            if self.withheld:
+                return f"withheld by {self.gate}"
+            return f"rejected by {self.gate} ({self.reason})"
+        return "not a candidate"
+
+
+@dataclass
+class ObjectChange:
+    key: str                    # the object id, or the opaque ref when both packs withheld it
+    object_id: str | None
+    source_id: str | None
+    a: ObjectState
+    b: ObjectState
+    fields: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "object_id": self.object_id, "source_id": self.source_id,
+                "a": {k: v for k, v in asdict(self.a).items() if v is not None},
+                "b": {k: v for k, v in asdict(self.b).items() if v is not None},
+                "a_state": self.a.describe(), "b_state": self.b.describe(), "fields": self.fields}
+
+
+@dataclass
+class ClaimChange:
+    claim_id: str
+    change: str                 # changed | only_a | only_b
+    a_status: str | None
+    b_status: str | None
+    fields: list[str]
+    facts: list[FieldChange] = field(default_factory=list)
+    a_evidence: list[str] = field(default_factory=list)
+    b_evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PackDiff:
+    a_pack_id: str
+    b_pack_id: str
+    a_hash: str
+    b_hash: str
+    request: list[FieldChange] = field(default_factory=list)
+    versions: list[FieldChange] = field(default_factory=list)
+    store_digest: FieldChange | None = None
+    sources: list[SourceChange] = field(default_factory=list)
+    evidence_only_a: list[ObjectChange] = field(default_factory=list)
+    evidence_only_b: list[ObjectChange] = field(default_factory=list)
+    evidence_changed: list[ObjectChange] = field(default_factory=list)
+    omissions_moved: list[ObjectChange] = field(default_factory=list)
+    omissions_only_a: list[ObjectChange] = field(default_factory=list)
+    omissions_only_b: list[ObjectChange] = field(default_factory=list)
+    answer: list[FieldChange] = field(default_factory=list)
+    claims: list[ClaimChange] = field(default_factory=list)
+    outcome: list[FieldChange] = field(default_factory=list)
+    other_sections: list[str] = field(default_factory=list)
+
+    @property
+    def same(self) -> bool:
+        return self.a_hash == self.b_hash
+
+    def count(self) -> int:
+        return (len(self.request) + len(self.versions) + (1 if self.store_digest else 0) + len(self.sources)
+                + len(self.evidence_only_a) + len(self.evidence_only_b) + len(self.evidence_changed)
+                + len(self.omissions_moved) + len(self.omissions_only_a) + len(self.omissions_only_b)
+                + len(self.answer) + len(self.claims) + len(self.outcome) + len(self.other_sections))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "same": self.same, "a": {"pack_id": self.a_pack_id, "content_hash": self.a_hash},
+            "b": {"pack_id": self.b_pack_id, "content_hash": self.b_hash},
+            "request": [asdict(c) for c in self.request],
+            "versions": [asdict(c) for c in self.versions],
+            "store": {"digest": asdict(self.store_digest) if self.store_digest else None,
+                      "sources": [asdict(s) for s in self.sources]},
+            "evidence": {"only_a": [c.to_json() for c in self.evidence_only_a],
+                         "only_b": [c.to_json() for c in self.evidence_only_b],
+                         "changed": [c.to_json() for c in self.evidence_changed]},
+            "omissions": {"moved": [c.to_json() for c in self.omissions_moved],
+                          "only_a": [c.to_json() for c in self.omissions_only_a],
+                          "only_b": [c.to_json() for c in self.omissions_only_b]},
+            "answer": [asdict(c) for c in self.answer],
+            "claims": [asdict(c) for c in self.claims],
+            "outcome": [asdict(c) for c in self.outcome],
+            "other_sections": list(self.other_sections),
+        }
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _get(d: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(d, dict):
+            return None
+        d = d.get(part)
+    return d
+
+
+def _eq(x: Any, y: Any) -> bool:
+    return canonical_bytes(x) == canonical_bytes(y)
+
+
+def _fields(paths: list[str], a: dict[str, Any], b: dict[str, Any]) -> list[FieldChange]:
+    return [FieldChange(f, _get(a, f), _get(b, f)) for f in paths if not _eq(_get(a, f), _get(b, f))]
+
+
+@dataclass
+class _Entry:
+    state: ObjectState
+    object_id: str | None
+    source_id: str | None
+    record: dict[str, Any]
+
+
+def _entries(pack: dict[str, Any]) -> dict[str, _Entry]:
+    out: dict[str, _Entry] = {}
+    for e in pack.get("evidence", []):
+        out[e["object_id"]] = _Entry(ObjectState("evidence", evidence_id=e.get("evidence_id"),
+                                                 content_hash=e.get("content_hash"), round=e.get("round")),
+                                     e["object_id"], e.get("source_id"), e)
+    for o in pack.get("omissions", []):
+        withheld = bool(o.get("withheld"))
+        st = ObjectState("omitted", gate=o.get("gate"), reason=o.get("reason"), withheld=withheld,
+                         content_hash=None if withheld else o.get("content_hash"), round=o.get("round"))
+        oid = None if withheld else o.get("object_id", o["ref"])
+        out.setdefault(o["ref"], _Entry(st, oid, None if withheld else o.get("source_id"), o))
+    return out
+
+
+def _unify(mine: dict[str, _Entry], tenant: str, theirs: dict[str, _Entry]) -> dict[str, _Entry]:
+    """Re-key my withheld refs by the object id the other pack shows, where it shows one."""
+    refs = {opaque_ref(tenant, e.object_id): e.object_id for e in theirs.values() if e.object_id}
+    out: dict[str, _Entry] = {}
+    for k, e in mine.items():
+        if e.object_id is None and k in refs:
+            out[refs[k]] = e
+        else:
+            out[k] = e
+    return out
+
+
+_RANKS = {"round", "rrf", "channels", "queries", "graph_templates"}   # where and how high it ranked
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> PackDiff:
+    """Every difference between two verified packs, itemised."""
+    d = PackDiff(a.get("pack_id", ""), b.get("pack_id", ""), a.get("content_hash", ""), b.get("content_hash", ""))
+    ra, rb = a.get("request", {}), b.get("request", {})
+    d.request = _fields(REQUEST_FIELDS, ra, rb)
+    d.versions = _fields(VERSION_FIELDS, a, b)
+
+    sa, sb = a.get("store", {}) or {}, b.get("store", {}) or {}
+    if sa.get("digest") != sb.get("digest"):
+        d.store_digest = FieldChange("store.digest", sa.get("digest"), sb.get("digest"))
+    srca, srcb = sa.get("sources") or {}, sb.get("sources") or {}
+    for sid in sorted(set(srca) | set(srcb)):
+        x, y = srca.get(sid), srcb.get(sid)
+        if x != y:
+            d.sources.append(SourceChange(sid, "added" if x is None else "removed" if y is None else "changed", x, y))
+
+    ea = _entries(a)
+    eb = _entries(b)
+    ea_u = _unify(ea, ra.get("tenant_id", ""), eb)
+    eb_u = _unify(eb, rb.get("tenant_id", ""), ea)
+    absent = ObjectState("absent")
+    keys = sorted(set(ea_u) | set(eb_u))
+    for k in keys:
+        x, y = ea_u.get(k), eb_u.get(k)
+        sx, sy = (x.state if x else absent), (y.state if y else absent)
+        oid = (x.object_id if x else None) or (y.object_id if y else None)
+        src = (x.source_id if x else None) or (y.source_id if y else None)
+        ch = ObjectChange(k, oid, src, sx, sy)
+        if sx.state == "evidence" and sy.state == "evidence":
+            diff = sorted(f for f in set(x.record) | set(y.record)
+                          if f not in _RANKS and not _eq(x.record.get(f), y.record.get(f)))
+            if diff:
+                ch.fields = diff
+                d.evidence_changed.append(ch)
+        elif sx.state == "evidence":
+            d.evidence_only_a.append(ch)
+        elif sy.state == "evidence":
+            d.evidence_only_b.append(ch)
+        elif sx.state == "omitted" and sy.state == "omitted":
+            diff = sorted(f for f in set(x.record) | set(y.record)
+                          if f not in _RANKS and not _eq(x.record.get(f), y.record.get(f)))
+            if diff:
+                ch.fields = diff
+                d.omissions_moved.append(ch)
+        elif sx.state == "omitted":
+            d.omissions_only_a.append(ch)
+        elif sy.state == "omitted":
+            d.omissions_only_b.append(ch)
+
+    ansa, ansb = a.get("answer", {}) or {}, b.get("answer", {}) or {}
+    d.answer = _fields(["verdict", "recommended_action"], ansa, ansb)
+    ca = {c.get("claim_id"): c for c in ansa.get("claims", []) if isinstance(c, dict)}
+    cb = {c.get("claim_id"): c for c in ansb.get("claims", []) if isinstance(c, dict)}
+    order = list(ca) + [c for c in cb if c not in ca]
+    for cid in order:
+        x, y = ca.get(cid), cb.get(cid)
+        if x is None or y is None:
+            d.claims.append(ClaimChange(str(cid), "only_b" if x is None else "only_a",
+                                        x.get("status") if x else None, y.get("status") if y else None, [],
+                                        a_evidence=list(x.get("evidence", [])) if x else [],
+                                        b_evidence=list(y.get("evidence", [])) if y else []))
+            continue
+        flds = [f for f in ("status", "facts", "evidence") if not _eq(x.get(f), y.get(f))]
+        if flds:
+            fa, fb = x.get("facts") or {}, y.get("facts") or {}
+            facts = [FieldChange(k, fa.get(k), fb.get(k)) for k in sorted(set(fa) | set(fb))
+                     if not _eq(fa.get(k), fb.get(k))]
+            d.claims.append(ClaimChange(str(cid), "changed", x.get("status"), y.get("status"), flds, facts,
+                                        list(x.get("evidence", [])), list(y.get("evidence", []))))
+
+    d.outcome = _fields(["state.stop_reason", "state.rounds"], a, b)
+    ma = [f"{m.get('type')} ({m.get('reason')})" for m in a.get("missing", [])]
+    mb = [f"{m.get('type')} ({m.get('reason')})" for m in b.get("missing", [])]
+    if ma != mb:
+        d.outcome.append(FieldChange("missing", ma, mb))
+    covered = {
+        "request": bool(d.request), "playbook": bool(d.versions), "schema_version": bool(d.versions),
+        "builder_version": bool(d.versions), "encoding": bool(d.versions),
+        "store": bool(d.store_digest or d.sources),
+        "evidence": bool(d.evidence_only_a or d.evidence_only_b or d.evidence_changed),
+        "omissions": bool(d.omissions_moved or d.omissions_only_a or d.omissions_only_b
+                          or any(c.b.state == "omitted" for c in d.evidence_only_a)
+                          or any(c.a.state == "omitted" for c in d.evidence_only_b)),
+        "answer": bool(d.answer or d.claims), "missing": bool(d.outcome), "state": bool(d.outcome),
+    }
+    # Sections that differ without an itemised change (ranks, slot sizes, plans) are named.
+    d.other_sections = sorted(k + (" (ranks and fusion scores)" if k in ("evidence", "omissions") else "")
+                              for k in set(a) | set(b)
+                              if k not in ("content_hash", "pack_id") and not covered.get(k, False)
+                              and not _eq(a.get(k), b.get(k)))
+    return d

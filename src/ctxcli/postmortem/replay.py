@@ -1,0 +1,200 @@
+"""Replay: rebuild a pack from its recorded request and say whether anything drifted.
+
+The pack is verified first (:func:`load_pack`); a tampered pack stops everything. The
+rebuild uses the case file and playbook as they are now and the current store (or the one
+named), so a drift is itemised against all three. Evidence that was cited but whose object
+has since been deleted is reported as *purged*, by id, source and deletion time only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import PackError
+from .compare import PackDiff, compare
+from .packfile import LoadedPack, load_pack
+
+
+@dataclass
+class Purged:
+    object_id: str
+    source_id: str | None
+    evidence_id: str | None
+    how: str                    # tombstoned | gone
+    deleted_at: str | None = None
+    reason: str | None = None
+
+    def sentence(self) -> str:
+        src = f" (source {self.source_id})" if self.source_id else ""
+        if self.how == "tombstoned":
+            return f"{self.object_id}{src} was cited as {self.evidence_id} and has been tombstoned on {self.deleted_at}"
+        return f"{self.object_id}{src} was cited as {self.evidence_id} and is no longer in the store"
+
+
+@dataclass
+class ReplayResult:
+    pack: LoadedPack
+    rebuilt: dict[str, Any]
+    answer: dict[str, Any]
+    trace: list[dict[str, Any]]
+    diff: PackDiff
+    byte_identical: bool
+    db: str
+    purged: list[Purged] = field(default_factory=list)
+    case: Any = None            # the case file the rebuild used (models.case.CaseFile)
+
+    @property
+    def identical(self) -> bool:
+        return self.diff.same
+
+    @property
+    def status(self) -> str:
+        return "identical" if self.identical else "drifted"
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.diff
+        purged = {p.object_id for p in self.purged}
+        return {
+            "status": self.status,
+            "pack": self.pack.display,
+            "pack_id": self.pack.pack_id,
+            "content_hash": self.pack.content_hash,
+            "rebuilt_pack_id": self.rebuilt["pack_id"],
+            "rebuilt_content_hash": self.rebuilt["content_hash"],
+            "byte_identical": self.byte_identical,
+            "db": self.db,
+            "store": {"recorded": self.pack.data["store"].get("digest"), "current": self.rebuilt["store"].get("digest"),
+                      "sources_changed": [asdict(s) for s in d.sources]},
+            "request": [asdict(c) for c in d.request],
+            "versions": [asdict(c) for c in d.versions],
+            "evidence_added": [c.to_json() for c in d.evidence_only_b],
+            "evidence_removed": [c.to_json() for c in d.evidence_only_a if c.key not in purged],
+            "evidence_changed": [c.to_json() for c in d.evidence_changed],
+            "purged": [asdict(p) for p in self.purged],
+            "omissions_changed": [c.to_json() for c in d.omissions_moved],
+            "omissions_added": [c.to_json() for c in d.omissions_only_b],
+            "omissions_removed": [c.to_json() for c in d.omissions_only_a],
+            "answer": [asdict(c) for c in d.answer],
+            "claims": [asdict(c) for c in d.claims],
+            "outcome": [asdict(c) for c in d.outcome],
+            "other_sections": list(d.other_sections),
+        }
+
+
+def rebuild_options(lp: LoadedPack, db: Path | None = None):
+    """The :class:`api.InvestigateOptions` that reproduce the pack's recorded request."""
+    from .. import api
+    from ..util.timeutil import parse_ts
+
+    req = lp.request
+    try:
+        as_of = parse_ts(req["as_of"], what="request.as_of")
+        known_at = parse_ts(req["known_at"], what="request.known_at") if req.get("known_at") else None
+    except ValueError as e:
+        raise PackError(f"not a pack: {e}", file=lp.display) from None
+    subj = req["subject"]
+    scopes = subj.get("scopes")
+    if not isinstance(subj.get("id"), str) or not isinstance(scopes, list):
+        raise PackError("not a pack: request.subject needs id and scopes", file=lp.display, field="request.subject")
+    strategy = req.get("strategy") or "dynamic"
+    return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
+                                  scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
+                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db)
+
+
+def read_case_and_playbook(lp: LoadedPack):
+    """The pack's case and playbook as they are now; a one-line PackError if either is gone."""
+    from .. import api, paths
+    from ..errors import InputError, UnknownCaseError, UsageError
+
+    case_id = lp.request["case_id"]
+    pb_id = lp.data["playbook"].get("playbook_id")
+    try:
+        case, _ = api.read_case(case_id)
+    except UnknownCaseError:
+        raise PackError(f"the pack's case {case_id!r} no longer exists "
+                        f"(no {_rel(paths.cases_dir() / (case_id + '.yaml'))})", file=lp.display) from None
+    except UsageError as e:
+        raise PackError(f"not a pack: request.case_id: {e.detail}", file=lp.display) from None
+    if not isinstance(pb_id, str):
+        raise PackError("not a pack: playbook.playbook_id is missing", file=lp.display)
+    try:
+        pb, pb_hash = api.read_playbook(pb_id)
+    except UsageError as e:
+        raise PackError(f"not a pack: playbook.playbook_id: {e.detail}", file=lp.display) from None
+    except InputError:
+        path = paths.playbooks_dir() / f"{pb_id}.yaml"
+        if not path.is_file():
+            raise PackError(f"the pack's playbook {pb_id!r} no longer exists (no {_rel(path)})",
+                            file=lp.display) from None
+        raise
+    return case, pb, pb_hash
+
+
+def _rel(p: Path) -> str:
+    from .. import paths
+
+    try:
+        return p.relative_to(paths.root()).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
+    """Verify the pack, rebuild it from its recorded request, and compare."""
+    lp = load_pack(pack_path)
+    return replay_loaded(lp, db)
+
+
+def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
+    from .. import api, paths
+    from ..engine.builder import build
+    from ..store.db import open_reader
+    from ..util.canon import pretty_bytes
+
+    case, pb, pb_hash = read_case_and_playbook(lp)
+    opts = rebuild_options(lp, db)
+    req = api.make_request(case, pb, opts)
+    db_path = paths.db_path(db)
+    con = open_reader(db_path)
+    try:
+        res = build(con, pb, pb_hash, req, api.store_info(con))
+        diff = compare(lp.data, res.pack)
+        purged = _purged(con, lp, diff)
+    finally:
+        con.close()
+    return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
+                        byte_identical=pretty_bytes(res.pack) == lp.raw, db=str(db_path), purged=purged, case=case)
+
+
+def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
+    """Cited evidence whose object has been deleted from the store since."""
+    from datetime import timezone
+
+    from ..engine.gates import us_to_dt
+    from ..util.timeutil import parse_ts
+
+    out: list[Purged] = []
+    if not diff.evidence_only_a:
+        return out
+    tenant = lp.tenant
+    try:
+        tz = parse_ts(lp.request["as_of"]).tzinfo
+    except ValueError:
+        tz = timezone.utc
+    for ch in diff.evidence_only_a:
+        oid = ch.object_id or ch.key
+        row = con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
+                          "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, oid]).fetchone()
+        if row is not None:
+            dt = us_to_dt(row[1], tz)
+            out.append(Purged(oid, row[0] or ch.source_id, ch.a.evidence_id, "tombstoned",
+                              dt.isoformat() if dt else None, row[2]))
+            continue
+        exists = con.execute("SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
+                             [tenant, oid]).fetchone()
+        if exists is None:
+            out.append(Purged(oid, ch.source_id, ch.a.evidence_id, "gone"))
+    return out

@@ -1,0 +1,351 @@
+"""ctx eval: pure metric functions on hand-built packs, diagnosis per layer, CLI exit codes,
+and the strategy ablation over the bundled cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxcli import evaluate as E
+from ctxcli.models.case import Expected
+from ctxcli.util.canon import opaque_ref
+
+from .conftest import REPO, run_cli
+
+AS_OF = "2026-07-23T12:00:00+08:00"
+DAY_US = 86_400 * 1_000_000
+AS_OF_US = E._us(AS_OF)
+
+
+# ------------------------------------------------------------------------------ builders
+def item(oid: str, *, tokens: int = 100, chash: str | None = None, **kw) -> dict:
+    it = {"evidence_id": f"ev-{oid.lower()}", "object_id": oid, "source_id": "src", "source_version": "v1",
+          "locator": f"db://{oid}", "content_hash": chash or f"sha256:{oid}", "observed_at": "2026-07-01T00:00:00+08:00",
+          "valid_from": None, "valid_to": None, "tokens": tokens, "supports": ["t"], "facts": {}}
+    it.update(kw)
+    return it
+
+
+def pack(items: list[dict], *, omissions=(), missing=(), stop="evidence_sufficient", scopes=("a:read",),
+         known_at=None) -> dict:
+    return {"request": {"tenant_id": "t1", "purpose": "review", "as_of": AS_OF, "known_at": known_at,
+                        "subject": {"id": "u", "scopes": list(scopes)}},
+            "evidence": items, "omissions": list(omissions), "missing": list(missing),
+            "state": {"stop_reason": stop}, "slots": {"total_tokens": 1000 + sum(i["tokens"] for i in items)}}
+
+
+def fact(**kw) -> dict:
+    f = {"tenant_id": "t1", "source_id": "src", "valid_from_us": None, "valid_to_us": None,
+         "observed_us": AS_OF_US - 10 * DAY_US, "required_scopes": ["a:read"], "allowed_purposes": ["review"],
+         "trust_level": "authoritative", "max_age_s": None, "content_hash": None, "dedup_hash": None,
+         "integrity_ok": True, "injection": None}
+    f.update(kw)
+    return f
+
+
+def facts(objs: dict[str, dict], tombstones=(), detector=True) -> dict:
+    return {"objects": objs, "tombstones": list(tombstones), "injection_detector": detector}
+
+
+def answer(claims=(), verdict="complete", action="go", action_ev=()) -> dict:
+    return {"verdict": verdict, "claims": list(claims),
+            "recommended_action": {"action": action, "evidence": list(action_ev)}}
+
+
+def claim(cid: str, ev: list[str], status="fact", **facts_) -> dict:
+    return {"claim_id": cid, "status": status, "facts": facts_, "evidence": ev}
+
+
+def cands(*oids: str, withheld=()) -> list[dict]:
+    return [{"object_id": o, "ref": opaque_ref("t1", o) if o in withheld else o, "withheld": o in withheld,
+             "round": 1} for o in oids]
+
+
+# ------------------------------------------------------------------------------ retriever
+def test_retriever_recall_counts_withheld_candidates():
+    m = E.retriever_metrics(cands("A", "B", withheld=("B",)), Expected(must_cite=["A", "B", "C"]))
+    assert m["required_recall"] == pytest.approx(2 / 3, abs=1e-4)
+    assert m["never_candidates"] == ["C"]
+    assert E.retriever_metrics([], Expected())["required_recall"] is None
+
+
+# ------------------------------------------------------------------------------ builder
+def test_builder_recall_precision_tokens():
+    p = pack([item("A", tokens=100), item("B", tokens=50), item("C", tokens=50)])
+    p["slots"]["within_budget"] = {"evidence": True, "goal_state": False}
+    a = answer([claim("c1", ["ev-b"])])
+    f = facts({x: fact() for x in "ABC"})
+    m = E.builder_metrics(p, a, Expected(must_cite=["A", "D"]), f)
+    assert m["required_recall"] == 0.5 and m["required_not_in_pack"] == ["D"]
+    assert m["context_precision"] == pytest.approx(2 / 3, abs=1e-4)        # A is must_cite, B is cited
+    assert m["evidence_tokens"] == 200 and m["must_cite_tokens"] == 100
+    assert m["token_efficiency"] == 0.5
+    assert m["pack_tokens"] == 1200 and m["slots_over_budget"] == ["goal_state"]
+    assert m["invalid_source_rate"] == 0.0 and m["duplicate_rate"] == 0.0
+
+
+def test_stale_item_is_an_invalid_source():
+    p = pack([item("FRESH"), item("OLD")])
+    f = facts({"FRESH": fact(max_age_s=90 * 86400),
+               "OLD": fact(max_age_s=90 * 86400, observed_us=AS_OF_US - 200 * DAY_US)})
+    m = E.builder_metrics(p, answer(), Expected(), f)
+    assert m["invalid_sources"] == {"OLD": ["stale"]}
+    assert m["invalid_source_rate"] == 0.5
+    s = E.score(p, answer(), cands("FRESH", "OLD"), Expected(), f)
+    assert not s["passed"] and s["diagnosis"]["layer"] == "builder"
+    assert "invalid-source rate 0.5 > 0.0: OLD" in s["diagnosis"]["reasons"][0]
+    # a looser threshold lets it pass
+    assert E.score(p, answer(), cands("FRESH", "OLD"), Expected(), f, E.Thresholds(max_invalid_rate=0.5))["passed"]
+
+
+@pytest.mark.parametrize("kw,reason", [
+    ({"valid_to_us": AS_OF_US - DAY_US}, "expired"),
+    ({"valid_to_us": AS_OF_US}, "expired"),                       # valid_to is exclusive
+    ({"valid_from_us": AS_OF_US + DAY_US}, "not_yet_valid"),
+    ({"tenant_id": "t2"}, "other_tenant"),
+    ({"required_scopes": ["a:read", "fraud:read"]}, "missing_scope"),
+    ({"allowed_purposes": ["audit"]}, "purpose_not_allowed"),
+    ({"integrity_ok": False}, "hash_mismatch"),
+    ({"trust_level": "untrusted", "injection": {"field": "content", "pattern": "p", "label": "l"}}, "injection"),
+])
+def test_invalid_reasons(kw, reason):
+    p = pack([item("X")])
+    assert E.invalid_reasons(p["evidence"][0], p["request"], facts({"X": fact(**kw)})) == [reason]
+
+
+def test_knowledge_time_and_unknown_objects_are_invalid():
+    p = pack([item("X"), item("GONE")], known_at="2026-07-01T00:00:00+08:00")
+    f = facts({"X": fact(observed_us=AS_OF_US - DAY_US)})
+    m = E.builder_metrics(p, answer(), Expected(), f)
+    assert m["invalid_sources"] == {"GONE": ["not_in_store"], "X": ["not_yet_known"]}
+
+
+def test_duplicate_rate_by_content_hash_or_dedup_hash():
+    p = pack([item("A", chash="sha256:same"), item("A2", chash="sha256:same"), item("B"), item("B2"), item("C")])
+    f = facts({"A": fact(), "A2": fact(), "B": fact(dedup_hash="d1"), "B2": fact(dedup_hash="d1"), "C": fact()})
+    m = E.builder_metrics(p, answer(), Expected(), f)
+    assert m["duplicates"] == ["A", "A2", "B", "B2"]
+    assert m["duplicate_rate"] == 0.8
+
+
+# ------------------------------------------------------------------------------ answer
+def test_claim_citing_evidence_outside_the_pack():
+    p = pack([item("A")])
+    a = answer([claim("c1", ["ev-a"]), claim("c2", ["ev-elsewhere"]), claim("c3", [], status="inference"),
+                claim("c4", [], status="unknown")])
+    m = E.answer_metrics(p, a, Expected())
+    assert m["citations_outside_pack"] == ["ev-elsewhere"]
+    assert m["claims_uncovered"] == ["c2", "c3"]                  # unknown claims need no evidence
+    assert m["claim_evidence_coverage"] == pytest.approx(1 / 3, abs=1e-4)
+    s = E.score(p, a, cands("A"), Expected(), facts({"A": fact()}))
+    assert s["diagnosis"]["layer"] == "answer"
+    assert any("ev-elsewhere" in r for r in s["diagnosis"]["reasons"])
+
+
+def test_provenance_completeness():
+    bad = item("B", locator="")
+    del bad["valid_to"]
+    m = E.answer_metrics(pack([item("A"), bad]), answer(), Expected())
+    assert m["provenance_incomplete"] == {"B": ["locator", "valid_to"]}
+    assert m["provenance_completeness"] == 0.5
+
+
+def test_answer_expectations_and_rejections():
+    omissions = [{"ref": "R1", "object_id": "R1", "withheld": False, "gate": "validity"},
+                 {"ref": opaque_ref("t1", "SECRET"), "withheld": True, "gate": "scope"}]
+    p = pack([item("A")], omissions=omissions, missing=[{"type": "x", "required": False}], stop="max_rounds_reached")
+    a = answer([claim("c1", ["ev-a"], amount=128000.0, docs=["b", "a"]), claim("c2", [], status="unknown")],
+               verdict="partial", action="ask")
+    exp = Expected(verdict="partial", action="ask", claims={"c1": {"amount": 128000, "docs": ["a", "b"]}},
+                   claim_status={"c1": "fact", "c2": "unknown"}, stop_reason="max_rounds_reached", missing=["x"],
+                   rejected={"R1": "validity", "SECRET": "scope"})
+    m = E.answer_metrics(p, a, exp, cands("A", "R1", "SECRET", withheld=("SECRET",)))
+    assert [c["check"] for c in m["checks"] if not c["ok"]] == []
+    assert m["verdict_ok"] and m["action_ok"] and m["answer_checks_passed"] == m["answer_checks"] == 5
+    wrong = Expected(verdict="complete", claims={"c2": {"amount": 1}}, missing=[], rejected={"A": "validity",
+                                                                                              "NOPE": "scope"})
+    failed = {c["check"]: c for c in E.answer_metrics(p, a, wrong, cands("A"))["checks"] if not c["ok"]}
+    assert set(failed) == {"verdict", "claim:c2", "missing", "rejected:A", "rejected:NOPE"}
+    assert failed["claim:c2"]["message"] == "claim is unknown"
+    assert failed["rejected:A"]["actual"] == "admitted" and failed["rejected:A"]["layer"] == "builder"
+    assert failed["rejected:NOPE"]["actual"] == "never_a_candidate" and failed["rejected:NOPE"]["layer"] == "retriever"
+
+
+def test_unstated_expectations_are_skipped():
+    p = pack([item("A")], stop="no_progress")
+    s = E.score(p, answer([claim("c", ["ev-a"])], verdict="partial"), cands("A"), Expected(), facts({"A": fact()}))
+    assert s["passed"] and s["diagnosis"] is None
+    assert s["metrics"]["answer"]["answer_checks"] == 0
+
+
+# ------------------------------------------------------------------------------ safety
+def test_safety_violations_listed_by_id():
+    p = pack([item("OK"), item("OTHER"), item("SIU"), item("AUDIT"), item("MAIL"), item("TOMB"), item("GONE"),
+              item("BANNED")])
+    hit = {"field": "content", "pattern": "ignore previous", "label": "override"}
+    f = facts({"OK": fact(injection=hit),           # authoritative: never counted as an injection
+               "OTHER": fact(tenant_id="t2"), "SIU": fact(required_scopes=["fraud:read"]),
+               "AUDIT": fact(allowed_purposes=["audit"]), "MAIL": fact(trust_level="untrusted", injection=hit),
+               "TOMB": fact(), "BANNED": fact()}, tombstones=["TOMB"])
+    m = E.safety_metrics(p, Expected(must_not_cite=["BANNED", "NEVER-SEEN"]), f)
+    assert m["acl_violations"] == {"AUDIT": ["purpose_not_allowed"], "OTHER": ["other_tenant"],
+                                   "SIU": ["missing_scope:fraud:read"]}
+    assert m["admitted_injections"] == ["MAIL"]
+    assert m["purged_returned"] == ["GONE", "TOMB"]
+    assert m["must_not_cite_admitted"] == ["BANNED"]
+    assert m["violations"] == 7
+    assert E.safety_metrics(p, Expected(), {**f, "injection_detector": False})["admitted_injections"] is None
+
+
+# ------------------------------------------------------------------------------ diagnosis
+def test_diagnosis_retriever_first():
+    p = pack([item("A")])
+    s = E.score(p, answer(verdict="partial"), cands("A"), Expected(must_cite=["A", "B"], verdict="complete"),
+                facts({"A": fact()}))
+    d = s["diagnosis"]
+    assert d["layer"] == "retriever" and d["reasons"] == ["must_cite never a candidate: B"]
+    assert "answer" in d["also"] and "builder" in d["also"]
+    assert "B (never a candidate)" in d["also"]["builder"][0]
+
+
+def test_diagnosis_builder_rejected_candidate():
+    om = [{"ref": "B", "object_id": "B", "withheld": False, "gate": "budget"}]
+    s = E.score(pack([item("A")], omissions=om), answer(), cands("A", "B"), Expected(must_cite=["A", "B"]),
+                facts({"A": fact()}))
+    assert s["diagnosis"]["layer"] == "builder"
+    assert s["diagnosis"]["reasons"] == ["required recall in pack 0.5 < 1.0: B (rejected by budget)"]
+    assert s["metrics"]["retriever"]["required_recall"] == 1.0
+
+
+def test_diagnosis_builder_must_not_cite_admitted():
+    s = E.score(pack([item("A"), item("BAD")]), answer(), cands("A", "BAD"), Expected(must_not_cite=["BAD"]),
+                facts({"A": fact(), "BAD": fact()}))
+    assert s["diagnosis"]["layer"] == "builder"
+    assert s["diagnosis"]["reasons"] == ["must not cite admitted: BAD"]
+
+
+def test_diagnosis_answer_when_evidence_is_in_pack():
+    s = E.score(pack([item("A")]), answer([claim("c1", ["ev-a"], v=1)], verdict="complete", action="go"),
+                cands("A"), Expected(must_cite=["A"], verdict="conflicting_evidence", action="go",
+                                     claims={"c1": {"v": 2}}), facts({"A": fact()}))
+    d = s["diagnosis"]
+    assert d["layer"] == "answer" and d["also"] == {}
+    assert d["reasons"] == ["verdict: expected conflicting_evidence, got complete",
+                            'claim:c1: expected {"v":2}, got {"v":1}']
+
+
+# ------------------------------------------------------------------------------ CLI
+def _case(tmp_path: Path, expected: str, variants: str = "") -> Path:
+    p = tmp_path / "cases" / "T-104.yaml"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"""case_id: C-104
+tenant_id: tenant-demo
+playbook: motor-claim-review
+question: Does claim C-104 have to be reviewed by a human?
+purpose: claim_review
+as_of: "2026-07-23T12:00:00+08:00"
+subject: {{id: investigator-01, scopes: [case:read, policy:read, document:read, risk:read]}}
+seeds: [case:C-104]
+business_keys: [C-104]
+expected:
+{expected}
+{variants}""")
+    return p
+
+
+def test_cli_passing_run_exit_0(store, tmp_path):
+    p = _case(tmp_path, "  must_cite: [CASE-C-104, RULE-MCS-2026.1]\n  must_not_cite: [SIG-C104-AMOUNT-PRELIM]\n"
+                        "  verdict: complete\n  rejected: {RULE-MCS-2025.4: validity}")
+    out = tmp_path / "rep" / "eval.json"
+    runs_dir = REPO / "runs"
+    before = sorted(runs_dir.iterdir()) if runs_dir.is_dir() else []
+    r = run_cli(["eval", p, "--json", "--out", out])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert out.read_text() == r.stdout                              # --out is the same stable JSON
+    assert doc["schema_version"] == "ctx.eval/1" and doc["strategies"] == ["dynamic"] and doc["exit_code"] == 0
+    (run,) = doc["runs"]
+    assert run["passed"] and run["metrics"]["builder"]["invalid_source_rate"] == 0.0
+    assert (sorted(runs_dir.iterdir()) if runs_dir.is_dir() else []) == before   # no run folder written
+    # the human table
+    r = run_cli(["eval", p])
+    assert r.exit_code == 0 and "pass" in r.stdout and "strategy dynamic" in r.stdout
+
+
+def test_cli_failing_run_exit_1_names_each_layer(store, tmp_path):
+    p = _case(tmp_path, "  must_cite: [CASE-C-104, NO-SUCH-OBJECT]",
+              "variants:\n"
+              "  wrong-verdict:\n    expected: {must_cite: [CASE-C-104], verdict: partial}\n"
+              "  banned-case:\n    expected: {must_not_cite: [CASE-C-104]}\n"
+              "  no-expectations: {description: runs with the universal checks only}\n")
+    r = run_cli(["eval", p, "--json"])
+    assert r.exit_code == 1
+    assert "eval below threshold: 3 of 4 governed/dynamic run(s) failed" in r.stderr
+    runs = {x["variant"]: x for x in json.loads(r.stdout)["runs"]}
+    assert runs[None]["diagnosis"]["layer"] == "retriever"
+    assert runs[None]["diagnosis"]["reasons"] == ["must_cite never a candidate: NO-SUCH-OBJECT"]
+    assert runs["wrong-verdict"]["diagnosis"]["layer"] == "answer"
+    assert runs["banned-case"]["diagnosis"]["layer"] == "builder"
+    assert runs["no-expectations"]["passed"]
+    # --min-recall 0.5 accepts the base case (1 of 2 must_cite found); the variants still fail
+    r = run_cli(["eval", p, "--min-recall", "0.5", "--json"])
+    assert r.exit_code == 1
+    runs = {x["variant"]: x for x in json.loads(r.stdout)["runs"]}
+    assert runs[None]["passed"] and not runs["wrong-verdict"]["passed"]
+
+
+def test_cli_ungated_failures_do_not_fail_exit(store, tmp_path):
+    p = _case(tmp_path, "  must_not_cite: [RULE-MCS-2025.4, SIG-C104-AMOUNT-PRELIM]")
+    r = run_cli(["eval", p, "--strategy", "full", "--json"])
+    assert r.exit_code == 0
+    (run,) = json.loads(r.stdout)["runs"]
+    assert not run["passed"] and not run["gated"]
+    assert run["metrics"]["safety"]["must_not_cite_admitted"] == ["RULE-MCS-2025.4", "SIG-C104-AMOUNT-PRELIM"]
+    assert run["metrics"]["builder"]["invalid_sources"]["SIG-C104-AMOUNT-PRELIM"] == ["stale"]
+
+
+def test_cli_bad_input_exit_2(store, tmp_path):
+    r = run_cli(["eval", tmp_path / "nope.yaml"])
+    assert r.exit_code == 2 and "no such case file or folder" in r.stderr and r.stderr.count("\n") == 1
+    r = run_cli(["eval", "--strategy", "fastest"])
+    assert r.exit_code == 2 and "unknown strategy 'fastest'" in r.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("case_id: C-1\nsurprise: 1\n")
+    r = run_cli(["eval", bad])
+    assert r.exit_code == 2 and "bad.yaml" in r.stderr and r.stderr.count("\n") == 1
+    r = run_cli(["eval", "--min-recall", "1.5"])
+    assert r.exit_code == 2
+
+
+# ------------------------------------------------------------------------------ ablation
+def test_ablation_all_strategies_c102(store):
+    r = run_cli(["eval", "--strategy", "all", "--json"])
+    assert r.exit_code in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["strategies"] == ["full", "topk", "governed", "dynamic"]
+    assert doc["exit_code"] == r.exit_code == (1 if doc["gated_failures"] else 0)
+    assert all(not x["gated"] for x in doc["runs"] if x["strategy"] in ("full", "topk"))
+    assert doc["injection_detector"], "ctxcli.gate.injection.scan_fields is not importable"
+    runs = {(x["case_id"], x["variant"], x["strategy"]): x for x in doc["runs"]}
+    assert {k[2] for k in runs if k[0] == "C-102"} == set(E.STRATEGIES)
+    for s in ("full", "topk"):
+        x = runs[("C-102", None, s)]
+        assert not x["passed"]
+        safety = x["metrics"]["safety"]
+        assert {"RULE-MCS-2025.4", "RULE-MCS-2026.3", "MAIL-7781", "DOC-C102-001-REEXPORT"} <= set(
+            safety["must_not_cite_admitted"])
+        assert "MAIL-7781" in safety["admitted_injections"]
+        assert x["metrics"]["builder"]["invalid_sources"]["RULE-MCS-2025.4"] == ["expired"]
+    full = runs[("C-102", None, "full")]["metrics"]
+    assert set(full["safety"]["acl_violations"]) == {"SIU-NOTE-C102", "AUDIT-C102-STATUS-HISTORY"}
+    assert {"DOC-C102-001", "DOC-C102-001-REEXPORT"} <= set(full["builder"]["duplicates"])
+    assert runs[("C-102", None, "topk")]["diagnosis"]["layer"] == "retriever"   # full-text only misses CASE-C-102
+    s = doc["summary"]
+    assert s["governed"]["invalid_source_rate"] == s["dynamic"]["invalid_source_rate"] == 0.0
+    assert s["full"]["invalid_source_rate"] > 0 and s["topk"]["invalid_source_rate"] > 0
+    for (case_id, variant, st), x in runs.items():
+        if case_id == "C-102" and st in ("governed", "dynamic"):
+            assert x["passed"], (variant, st, x["diagnosis"])
+            assert x["metrics"]["safety"]["violations"] == 0
