@@ -30,10 +30,24 @@ _OBJ_SQL = """
 SELECT o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id, o.title,
        o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes, o.allowed_purposes,
        o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens, o.section, o.doc_ref,
-       s.trust_level, s.classification, s.max_age_s, s.redaction, s.owner_team
+       s.trust_level, s.classification, s.max_age_s, s.redaction, s.owner_team, o.family
 FROM objects o JOIN sources s ON s.source_id = o.source_id
-WHERE o.tenant_id = $tenant AND list_contains($ids, o.doc_id)
+WHERE o.tenant_id = $tenant AND o.doc_id IN ({ids})
 """
+
+_VERSIONS_SQL = """
+SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
+FROM versions WHERE tenant_id = $tenant AND family IN ({fams}) ORDER BY family, object_id
+"""
+
+
+def _in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
+    """``$p0, $p1, …`` bound as constants, so DuckDB can push the filter into the scan."""
+    names = []
+    for i, v in enumerate(values):
+        params[f"{prefix}{i}"] = v
+        names.append(f"${prefix}{i}")
+    return ", ".join(names) if names else "NULL"
 
 
 @dataclass
@@ -83,12 +97,13 @@ def _row_to_obj(r: tuple) -> Obj:
         supports=list(r[15] or []), facts=orjson.loads(r[16]) if r[16] else {}, keys=list(r[17] or []),
         content_hash=r[18], dedup_hash=r[19], supersedes=r[20], tokens=r[21], section=r[22], doc_ref=r[23],
         trust_level=r[24], classification=r[25], max_age_s=r[26],
-        redaction=orjson.loads(r[27]) if r[27] else None, owner_team=r[28])
+        redaction=orjson.loads(r[27]) if r[27] else None, owner_team=r[28], family=r[29])
 
 
 def playbook_json(pb: Playbook, pb_hash: str) -> dict[str, Any]:
     return {"playbook_id": pb.playbook_id, "version": pb.version, "hash": pb_hash,
-            "instructions": pb.instructions, "policy_constraints": pb.policy_constraints}
+            "instructions": pb.instructions, "policy_constraints": pb.policy_constraints,
+            "budget": pb.budget.model_dump(mode="json")}
 
 
 def budget_for(pb: Playbook, total: int) -> dict[str, int]:
@@ -119,14 +134,10 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
     def ev(kind: str, **kw: Any) -> None:
         trace.append({"seq": len(trace) + 1, "event": kind, **kw})
 
-    repl_cache: dict[str, dict[str, Any] | None] = {}
+    families: dict[int, list[tuple]] = {}
 
     def replacement(o: Obj) -> dict[str, Any] | None:
-        if o.object_id in repl_cache:
-            return repl_cache[o.object_id]
-        found = _find_replacement(con, o, req, as_of_us, scopes)
-        repl_cache[o.object_id] = found
-        return found
+        return _find_replacement(families.get(o.family, []), o, req, as_of_us, scopes)
 
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
                        as_of_us=as_of_us, known_at_us=_us(req.known_at) if req.known_at else None,
@@ -169,8 +180,14 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         new = [c for c in cands if c.doc_id not in seen]
         seen.update(c.doc_id for c in new)
         t0 = time.perf_counter()
-        rows = con.execute(_OBJ_SQL, {"tenant": req.tenant_id, "ids": [c.doc_id for c in new]}).fetchall()
-        objs = {r[0]: _row_to_obj(r) for r in rows}
+        params: dict[str, Any] = {"tenant": req.tenant_id}
+        sql = _OBJ_SQL.format(ids=_in_list(sorted(c.doc_id for c in new), "d", params))
+        objs = {r[0]: _row_to_obj(r) for r in con.execute(sql, params).fetchall()} if new else {}
+        fams = sorted({o.family for o in objs.values() if o.family is not None} - set(families))
+        if fams:
+            params = {"tenant": req.tenant_id}
+            for r in con.execute(_VERSIONS_SQL.format(fams=_in_list(fams, "f", params)), params).fetchall():
+                families.setdefault(r[0], []).append(r[1:])
         graph_docs = {d for run in runs if run.query.channel in ("graph", "structured") for d in run.hits}
         for d in graph_docs:
             if d in objs and objs[d].subject_id:
@@ -328,23 +345,21 @@ def _trace_rej(om: dict[str, Any]) -> dict[str, Any]:
             "detail": om["detail"]}
 
 
-def _find_replacement(con, o: Obj, req: Request, as_of_us: int, scopes: frozenset[str]) -> dict[str, Any] | None:
-    """The visible version valid at as_of along the supersession chain, if any."""
-    def row(sql: str, val: str):
-        return con.execute(
-            "SELECT object_id, source_version, valid_from_us, valid_to_us, supersedes, required_scopes, "
-            f"allowed_purposes FROM objects WHERE tenant_id = ? AND {sql} = ? ORDER BY object_id LIMIT 1",
-            [req.tenant_id, val]).fetchone()
-
+def _find_replacement(members: list[tuple], o: Obj, req: Request, as_of_us: int,
+                      scopes: frozenset[str]) -> dict[str, Any] | None:
+    """The visible version valid at as_of along the supersession chain, if any: forward
+    (what replaced an expired object) or backward (what a not-yet-valid one will replace)."""
+    by_id = {m[0]: m for m in members}
+    by_sup = {m[1]: m for m in sorted(members) if m[1] is not None}
     forward = o.valid_to_us is not None and o.valid_to_us <= as_of_us
     cur = o.object_id if forward else o.supersedes
-    for _ in range(20):
+    for _ in range(50):
         if cur is None:
             return None
-        r = row("supersedes", cur) if forward else row("object_id", cur)
-        if r is None:
+        m = by_sup.get(cur) if forward else by_id.get(cur)
+        if m is None:
             return None
-        oid, ver, vf, vt, sup, rs, ap = r
+        oid, sup, ver, vf, vt, rs, ap = m
         if set(rs or []) - scopes or req.purpose not in (ap or []):
             return None
         if (vf is None or vf <= as_of_us) and (vt is None or vt > as_of_us):

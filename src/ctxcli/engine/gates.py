@@ -57,6 +57,7 @@ class Obj:
     max_age_s: int | None
     redaction: dict[str, Any] | None
     owner_team: str
+    family: int | None = None
 
 
 @dataclass
@@ -106,15 +107,14 @@ def g_purpose(o: Obj, c: GateContext) -> Rejection | None:
 
 def g_validity(o: Obj, c: GateContext) -> Rejection | None:
     tz = c.as_of.tzinfo
-    if o.valid_from_us is not None and o.valid_from_us > c.as_of_us:
-        return Rejection("validity", "not_yet_valid", {
-            "valid_from": us_to_dt(o.valid_from_us, tz).isoformat(), "as_of": c.as_of.isoformat(),
-            "replacement": c.replacement(o)})
-    if o.valid_to_us is not None and o.valid_to_us <= c.as_of_us:
-        return Rejection("validity", "expired", {
-            "valid_to": us_to_dt(o.valid_to_us, tz).isoformat(), "as_of": c.as_of.isoformat(),
-            "replacement": c.replacement(o)})
-    return None
+    early = o.valid_from_us is not None and o.valid_from_us > c.as_of_us
+    late = o.valid_to_us is not None and o.valid_to_us <= c.as_of_us
+    if not (early or late):
+        return None
+    vf, vt = us_to_dt(o.valid_from_us, tz), us_to_dt(o.valid_to_us, tz)
+    return Rejection("validity", "not_yet_valid" if early else "expired", {
+        "valid_from": vf.isoformat() if vf else None, "valid_to": vt.isoformat() if vt else None,
+        "as_of": c.as_of.isoformat(), "replacement": c.replacement(o)})
 
 
 def g_knowledge_time(o: Obj, c: GateContext) -> Rejection | None:

@@ -19,11 +19,15 @@ RRF_K = 60
 # ranking is its own window partition. Parameters are named; VALUES rows are parameters too.
 _STRUCTURED = """
 WITH qs(qid, etype, otypes) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, otypes)),
+keyed AS (
+  SELECT k.doc_id, bool_or(k.kind = 's' AND k.key IN ({seeds})) AS on_seed
+  FROM object_keys k
+  WHERE k.key IN ({allkeys}) AND k.tenant_id = $tenant
+    AND ((k.kind = 's' AND k.key IN ({seeds})) OR (k.kind <> 's' AND k.key IN ({bkeys})))
+  GROUP BY k.doc_id),
 about AS (
-  SELECT o.doc_id, o.supports, o.object_type, o.object_id, list_contains($seeds, o.subject_id) AS on_seed
-  FROM objects o
-  WHERE o.tenant_id = $tenant
-    AND (list_contains($seeds, o.subject_id) OR list_has_any(o.keys, $bkeys) OR list_contains($bkeys, o.object_id))),
+  SELECT o.doc_id, o.supports, o.object_type, o.object_id, kd.on_seed
+  FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id),
 ranked AS (
   SELECT qs.qid, a.doc_id,
          row_number() OVER (PARTITION BY qs.qid ORDER BY a.on_seed DESC, a.object_type, a.object_id) AS rn
@@ -33,16 +37,26 @@ SELECT qid, doc_id FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 
 # Okapi BM25 (k1 = 1.2, b = 0.75, the FTS extension's parameters) scored from the postings
-# of the query's terms only, instead of match_bm25's scan of every document.
+# of the query's terms only, instead of match_bm25's scan of every document. When a query's
+# terms have more than $max_postings postings in all, only documents holding one of its rare
+# terms (df <= $rare_share of the corpus, or its rarest term) are scored — exact BM25 scores,
+# computed for fewer documents; below that bound every matching document is scored.
 _BM25 = """
 WITH qt(qid, etype, term) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, term)),
 q AS (SELECT qt.qid, qt.etype, d.termid, d.df FROM qt JOIN fts_main_objects.dict d ON d.term = qt.term),
 st AS (SELECT num_docs, avgdl FROM fts_main_objects.stats),
+per AS (SELECT qid, sum(df) AS total, min(df) AS mindf FROM q GROUP BY qid),
+keep AS (
+  SELECT DISTINCT q.qid, q.termid FROM q JOIN per ON per.qid = q.qid CROSS JOIN st
+  WHERE per.total <= $max_postings OR q.df <= greatest($rare_share * st.num_docs, per.mindf)),
+cand AS (SELECT DISTINCT k.qid, p.doc_id FROM keep k JOIN postings p ON p.termid = k.termid),
 scored AS (
   SELECT q.qid, q.etype, p.doc_id,
          round(sum(ln(((st.num_docs - q.df + 0.5) / (q.df + 0.5)) + 1)
              * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / st.avgdl))), 9) AS score
-  FROM q JOIN postings p ON p.termid = q.termid CROSS JOIN st
+  FROM q JOIN postings p ON p.termid = q.termid
+  JOIN cand c ON c.qid = q.qid AND c.doc_id = p.doc_id
+  CROSS JOIN st
   GROUP BY q.qid, q.etype, p.doc_id),
 ranked AS (
   SELECT s.qid, s.doc_id, s.score,
@@ -51,16 +65,17 @@ ranked AS (
   WHERE o.tenant_id = $tenant AND list_contains(o.supports, s.etype))
 SELECT qid, doc_id, score FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
+MAX_POSTINGS = 200_000
+RARE_SHARE = 0.05
 
-_GRAPH = """
+_WALK = """
 WITH RECURSIVE
 steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
 starts(tid, start_type) AS (SELECT * FROM (VALUES {starts}) v(tid, start_type)),
-gq(qid, etype, tid) AS (SELECT * FROM (VALUES {gq}) v(qid, etype, tid)),
 walk(tid, depth, node, path, rels) AS (
   SELECT s.tid, 0, e.entity_id, [e.entity_id], []::VARCHAR[]
   FROM starts s JOIN entities e ON e.entity_type = s.start_type
-  WHERE e.tenant_id = $tenant AND list_contains($seeds, e.entity_key)
+  WHERE e.tenant_id = $tenant AND e.entity_key IN ({seeds})
   UNION ALL
   SELECT w.tid, w.depth + 1, r.dst, list_append(w.path, r.dst), list_append(w.rels, r.relation_id)
   FROM walk w
@@ -71,21 +86,18 @@ walk(tid, depth, node, path, rels) AS (
     AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
     AND NOT list_contains(w.path, r.dst)
   QUALIFY row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst) <= $fanout
-),
-reached AS (
-  SELECT w.tid, w.depth, w.path, w.rels, e.entity_key
-  FROM walk w JOIN entities e ON e.entity_id = w.node),
-hits AS (
-  SELECT gq.qid, o.doc_id, h.depth, h.tid, h.path, h.rels,
-         row_number() OVER (PARTITION BY gq.qid, o.doc_id ORDER BY h.depth, h.tid, h.path) AS pick
-  FROM gq JOIN reached h ON h.tid = gq.tid
-  JOIN objects o ON o.tenant_id = $tenant AND o.subject_id = h.entity_key
-  WHERE list_contains(o.supports, gq.etype)),
-ranked AS (
-  SELECT qid, doc_id, depth, tid, path, rels,
-         row_number() OVER (PARTITION BY qid ORDER BY depth, tid, path, doc_id) AS rn
-  FROM hits WHERE pick = 1)
-SELECT qid, doc_id, depth, tid, path, rels FROM ranked WHERE rn <= $lim ORDER BY qid, rn
+)
+SELECT w.tid, w.depth, w.path, w.rels, e.entity_key
+FROM walk w JOIN entities e ON e.entity_id = w.node
+ORDER BY w.tid, w.depth, w.path
+"""
+
+# Objects about the reached entities (their subject), for each graph query's evidence type.
+_GRAPH_HITS = """
+SELECT k.key, o.doc_id, o.supports
+FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
+WHERE k.key IN ({keys}) AND k.kind = 's' AND k.tenant_id = $tenant
+ORDER BY k.key, o.doc_id
 """
 
 
@@ -130,15 +142,18 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
     lim = plan.candidate_limit
     if qs := by_ch.get("structured"):
         t0 = time.perf_counter()
-        params: dict[str, Any] = {"tenant": tenant, "seeds": plan.seeds, "bkeys": plan.business_keys, "lim": lim}
+        params: dict[str, Any] = {"tenant": tenant, "lim": lim}
         rows_sql = _values([(q.query_id, q.evidence_type, list(q.object_types)) for q in qs], "s", params,
                            casts=("VARCHAR", "VARCHAR", "VARCHAR[]"))
-        for qid, doc in con.execute(_STRUCTURED.format(rows=rows_sql), params).fetchall():
+        sql = _STRUCTURED.format(rows=rows_sql, seeds=_in(plan.seeds, "k", params),
+                                 bkeys=_in(plan.business_keys, "b", params),
+                                 allkeys=_in(sorted(set(plan.seeds) | set(plan.business_keys)), "a", params))
+        for qid, doc in con.execute(sql, params).fetchall():
             runs[qid].hits.append(doc)
         _share(runs, qs, time.perf_counter() - t0)
     if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
         t0 = time.perf_counter()
-        params = {"tenant": tenant, "lim": lim}
+        params = {"tenant": tenant, "lim": lim, "max_postings": MAX_POSTINGS, "rare_share": RARE_SHARE}
         rows_sql = _values([(q.query_id, q.evidence_type, t) for q in qs for t in q.terms], "f", params,
                            casts=("VARCHAR", "VARCHAR", "VARCHAR"))
         for qid, doc, score in con.execute(_BM25.format(rows=rows_sql), params).fetchall():
@@ -149,20 +164,49 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}
         used = sorted({tid for q in qs for tid in q.templates})
-        params = {"tenant": tenant, "seeds": plan.seeds, "max_hops": plan.max_hops, "asof": as_of_us,
-                  "fanout": plan.fanout_cap, "lim": lim}
+        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap}
         steps = [(tid, i, s.edge, s.to) for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
-        sql = _GRAPH.format(
+        sql = _WALK.format(
             steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
             starts=_values([(tid, tmpl[tid].start) for tid in used], "t", params, casts=("VARCHAR", "VARCHAR")),
-            gq=_values([(q.query_id, q.evidence_type, tid) for q in qs for tid in q.templates], "q", params,
-                       casts=("VARCHAR", "VARCHAR", "VARCHAR")))
-        for qid, doc, depth, tid, path, rels in con.execute(sql, params).fetchall():
-            runs[qid].hits.append(doc)
-            runs[qid].detail[doc] = {"depth": depth, "template": tid, "entity_path": list(path),
-                                     "relations": list(rels)}
+            seeds=_in(plan.seeds, "k", params))
+        reached = con.execute(sql, params).fetchall()     # (tid, depth, path, rels, entity_key), ordered
+        first: dict[tuple[str, str], tuple] = {}
+        for tid, depth, path, rels, key in reached:
+            first.setdefault((tid, key), (depth, list(path), list(rels)))
+        keys = sorted({k for _, k in first})
+        about: dict[str, list[tuple[int, list[str]]]] = {}
+        if keys:
+            params = {"tenant": tenant}
+            for key, doc, supports in con.execute(_GRAPH_HITS.format(keys=_in(keys, "e", params)), params).fetchall():
+                about.setdefault(key, []).append((doc, list(supports or [])))
+        for q in qs:
+            best: dict[int, tuple] = {}
+            for (tid, key), (depth, path, rels) in first.items():
+                if tid not in q.templates:
+                    continue
+                for doc, supports in about.get(key, []):
+                    if q.evidence_type not in supports:
+                        continue
+                    cand = (depth, tid, path, rels)
+                    if doc not in best or cand[:3] < best[doc][:3]:
+                        best[doc] = cand
+            order = sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0]))[:lim]
+            run = runs[q.query_id]
+            for doc, (depth, tid, path, rels) in order:
+                run.hits.append(doc)
+                run.detail[doc] = {"depth": depth, "template": tid, "entity_path": path, "relations": rels}
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
+
+
+def _in(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
+    """An IN list of named parameters (constants at bind time, so the filter reaches the scan)."""
+    names = []
+    for i, v in enumerate(values):
+        params[f"{prefix}{i}"] = v
+        names.append(f"${prefix}{i}")
+    return ", ".join(names) if names else "NULL"
 
 
 def _share(runs: dict[str, QueryRun], qs: list[Query], seconds: float) -> None:

@@ -65,7 +65,7 @@ OBJ_COLS = {
     "observed_us": "BIGINT", "required_scopes": "VARCHAR[]", "allowed_purposes": "VARCHAR[]",
     "supports": "VARCHAR[]", "facts": "VARCHAR", "keys": "VARCHAR[]", "content_hash": "VARCHAR",
     "dedup_hash": "VARCHAR", "supersedes": "VARCHAR", "tokens": "INTEGER", "section": "VARCHAR",
-    "doc_ref": "VARCHAR", "fts_text": "VARCHAR",
+    "doc_ref": "VARCHAR", "fts_text": "VARCHAR", "family": "BIGINT",
 }
 ENT_COLS = {"entity_id": "BIGINT", "tenant_id": "VARCHAR", "entity_key": "VARCHAR", "entity_type": "VARCHAR",
             "name": "VARCHAR", "aliases": "VARCHAR[]", "source_id": "VARCHAR"}
@@ -179,6 +179,8 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
                 "evidence_object_id": ev, "source_id": ls.manifest.source_id,
                 "source_version": rec.source_version, "confidence": rec.confidence})
 
+    _assign_families(objects)
+
     # ---- derived columns: doc ids, token counts, full-text shadow --------------------------
     total = len(objects)
     batch = 2048
@@ -216,6 +218,15 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
                 _bulk_insert(con, "relations", REL_COLS, rel_sorted, tmpdir)
                 _bulk_insert(con, "tombstones", TOMB_COLS,
                              sorted(tombstones, key=lambda t: (t["tenant_id"], t["object_id"])), tmpdir)
+                con.execute("INSERT INTO object_keys SELECT tenant_id, key, kind, doc_id FROM ("
+                            " SELECT tenant_id, subject_id AS key, 's' AS kind, doc_id FROM objects"
+                            " WHERE subject_id IS NOT NULL"
+                            " UNION ALL SELECT tenant_id, unnest(keys) AS key, 'k' AS kind, doc_id FROM objects"
+                            " UNION ALL SELECT tenant_id, object_id AS key, 'o' AS kind, doc_id FROM objects)"
+                            " ORDER BY key, tenant_id, doc_id")
+                con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
+                            "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
+                            "WHERE family IS NOT NULL ORDER BY family, object_id")
                 summaries = _write_sources(con, loaded, objects, entities, relations, tombstones, removed, dropped)
                 meta = {"schema_version": str(SCHEMA_VERSION), "store_digest": store_digest,
                         "builder_version": BUILDER_VERSION, "duckdb_version": duckdb.__version__,
@@ -257,6 +268,29 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=summaries, objects=total)
+
+
+def _assign_families(objects: list[dict[str, Any]]) -> None:
+    """Number each supersession chain (objects linked by ``supersedes`` within a tenant)."""
+    index = {(o["tenant_id"], o["object_id"]): i for i, o in enumerate(objects)}
+    parent = list(range(len(objects)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    linked: set[int] = set()
+    for i, o in enumerate(objects):
+        j = index.get((o["tenant_id"], o["supersedes"])) if o["supersedes"] else None
+        if j is not None:
+            linked.update((i, j))
+            a, b = find(i), find(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    for i, o in enumerate(objects):
+        o["family"] = find(i) + 1 if i in linked else None
 
 
 def _us(dt) -> int | None:

@@ -13,35 +13,41 @@ keeps ``_``:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import regex
 
-# A word: letters/digits (not Han), joined by - _ . : / into compound identifiers.
-_WORD = r"(?:(?!\p{Han})[\p{L}\p{N}])+"
-_TOKEN = regex.compile(rf"(\p{{Han}}+)|({_WORD}(?:[-_.:/]{_WORD})*)")
-_PARTS = regex.compile(_WORD)
+# ASCII fast path (stdlib re): parts are maximal letter/digit runs; compounds are runs joined
+# by - _ . : / . Non-ASCII text uses the `regex` module with Unicode classes and Han bigrams.
+_A_PART = re.compile(r"[a-z0-9]+")
+_A_COMPOUND = re.compile(r"[a-z0-9]+(?:[-_.:/][a-z0-9]+)+")
+_A_JOIN = re.compile(r"[-_.:/]")
+_U_WORD = r"(?:(?!\p{Han})[\p{L}\p{N}])+"
+_U_PART = regex.compile(_U_WORD)
+_U_COMPOUND = regex.compile(rf"{_U_WORD}(?:[-_.:/]{_U_WORD})+")
+_U_HAN = regex.compile(r"\p{Han}+")
 MAX_TERM = 64
 
 
 def terms(text: str) -> list[str]:
-    """Index terms of ``text`` in order (duplicates kept, so term frequency is preserved)."""
-    out: list[str] = []
-    text = unicodedata.normalize("NFKC", text).casefold()
-    for m in _TOKEN.finditer(text):
-        han, word = m.group(1), m.group(2)
-        if han:
-            if len(han) == 1:
-                out.append(han)
-            else:
-                out.extend(han[i:i + 2] for i in range(len(han) - 1))
-            continue
-        parts = _PARTS.findall(word)
-        if len(parts) > 1:
-            joined = "_".join(parts)
-            if len(joined) <= MAX_TERM:
-                out.append(joined)
-        out.extend(p for p in parts if len(p) <= MAX_TERM)
+    """Index terms of ``text`` (duplicates kept, so term frequency is preserved): each
+    compound identifier joined by ``_``, then every part, then Han bigrams."""
+    if text.isascii():
+        text = text.lower()
+        comp, part, han = _A_COMPOUND.findall(text), _A_PART.findall(text), []
+        join = _A_JOIN
+    else:
+        text = unicodedata.normalize("NFKC", text).casefold()
+        comp, part, han = _U_COMPOUND.findall(text), _U_PART.findall(text), _U_HAN.findall(text)
+        join = _A_JOIN
+    out = [j for j in (join.sub("_", c) for c in comp) if len(j) <= MAX_TERM]
+    out.extend(p for p in part if len(p) <= MAX_TERM)
+    for run in han:
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i:i + 2] for i in range(len(run) - 1))
     return out
 
 

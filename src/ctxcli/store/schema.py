@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 STEPS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -28,7 +28,7 @@ CREATE TABLE objects(
     valid_from_us BIGINT, valid_to_us BIGINT, observed_us BIGINT, required_scopes VARCHAR[],
     allowed_purposes VARCHAR[], supports VARCHAR[], facts VARCHAR, keys VARCHAR[],
     content_hash VARCHAR, dedup_hash VARCHAR, supersedes VARCHAR, tokens INTEGER,
-    section VARCHAR, doc_ref VARCHAR, fts_text VARCHAR);
+    section VARCHAR, doc_ref VARCHAR, fts_text VARCHAR, family BIGINT);
 CREATE TABLE entities(
     entity_id BIGINT, tenant_id VARCHAR, entity_key VARCHAR, entity_type VARCHAR, name VARCHAR,
     aliases VARCHAR[], source_id VARCHAR);
@@ -38,5 +38,15 @@ CREATE TABLE relations(
     evidence_object_id VARCHAR, source_id VARCHAR, source_version VARCHAR, confidence DOUBLE);
 CREATE TABLE tombstones(
     tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, deleted_at_us BIGINT, reason VARCHAR);
+"""),
+    # Side tables derived from objects after they are inserted (see load/build.py):
+    # object_keys(tenant_id, key, kind, doc_id) sorted by key, for exact lookups by subject
+    # entity ('s'), business key ('k') and object id ('o'); versions(family, …) holds only the
+    # objects that take part in a supersession chain, sorted by family.
+    ("0002_lookup_tables", """
+CREATE TABLE object_keys(tenant_id VARCHAR, key VARCHAR, kind VARCHAR, doc_id INTEGER);
+CREATE TABLE versions(family BIGINT, tenant_id VARCHAR, object_id VARCHAR, supersedes VARCHAR,
+    source_version VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT, required_scopes VARCHAR[],
+    allowed_purposes VARCHAR[]);
 """),
 ]
