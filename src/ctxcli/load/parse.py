@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -40,10 +41,14 @@ class LoadedSource:
 
 
 def rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """``path`` relative to the project root for messages (also when either was given through
+    a symlink or as a relative path); the path as given when it lies outside the root."""
+    for p, r in ((path, root), (Path(os.path.realpath(path.parent)) / path.name, Path(os.path.realpath(root)))):
+        try:
+            return p.relative_to(r).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()
 
 
 def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
@@ -95,7 +100,11 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _iter_jsonl(path: Path, disp: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, "rb") as fh:
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", file=disp) from None
+    with fh:
         lineno = 0
         while True:
             raw = fh.readline(MAX_LINE_BYTES + 1)
@@ -204,7 +213,12 @@ def split_markdown(body: str, first_line: int) -> list[tuple[str, str, str, int,
     blocks are text."""
     sections: list[list[Any]] = [["overview", "Overview", [], first_line, first_line]]
     fence = False
-    for i, line in enumerate(body.splitlines()):
+    # Split at "\n" only (str.splitlines also splits at U+2028, \x0c, \x1c … and would shift
+    # every later line number away from the file's).
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, line in enumerate(ln[:-1] if ln.endswith("\r") else ln for ln in lines):
         n = first_line + i
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
@@ -234,7 +248,11 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
     snap = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False):
+
+    def walk_error(e: OSError) -> None:  # never skip an unreadable folder silently
+        raise InputError(f"cannot read folder: {e.strerror}", file=rel(Path(e.filename or snap), root))
+
+    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False, onerror=walk_error):
         dirnames.sort()
         for fn in sorted(filenames):
             files.append(Path(dirpath) / fn)
@@ -244,9 +262,14 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         if not _inside(p, real_snap):
             raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
         h = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+        try:
+            if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO would block the load forever
+                raise InputError("not a regular file", file=rel(p, root))
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError as e:  # unreadable, a symlink loop …
+            raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
         digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
     ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest())
     names = {p.relative_to(snap).as_posix(): p for p in files}
@@ -272,7 +295,7 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             fm = _FRONT.match(text)
             if not fm:
                 raise InputError("Markdown document has no YAML front matter (--- … ---)", file=disp, line=1)
-            data = loads_yaml(fm.group(1), file=disp)
+            data = loads_yaml(fm.group(1), file=disp, first_line=2)
             if not isinstance(data, dict):
                 raise InputError("front matter must be a YAML mapping", file=disp, line=2)
             front = _validate(DocumentFrontMatter, _remap_valid_time(m, data, disp, 1), disp, 1)

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 _DUR = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_MIN_UTC = datetime(2, 1, 1, tzinfo=timezone.utc)
+_MAX_UTC = datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
 
 
 def parse_ts(value: object, *, what: str = "timestamp") -> datetime:
@@ -25,6 +27,13 @@ def parse_ts(value: object, *, what: str = "timestamp") -> datetime:
         raise ValueError(f"{what} must be an ISO-8601 string, got {type(value).__name__}")
     if dt.tzinfo is None or dt.utcoffset() is None:
         raise ValueError(f"{what} {value!r} has no timezone offset (naive timestamps are not accepted)")
+    try:
+        u = dt.astimezone(timezone.utc)
+    except OverflowError:
+        u = None
+    # A day of margin at both ends, so converting to any offset later cannot overflow.
+    if u is None or not (_MIN_UTC <= u <= _MAX_UTC):
+        raise ValueError(f"{what} {value!r} is out of range (years 0002 to 9998)")
     return dt
 
 
@@ -51,12 +60,15 @@ def parse_duration(value: object, *, what: str = "duration") -> timedelta:
     """'90m', '24h', '30d', '2w' or an integer number of seconds."""
     if isinstance(value, bool):
         raise ValueError(f"{what} must be like '24h' or '30d'")
-    if isinstance(value, int) and value >= 0:
-        return timedelta(seconds=value)
-    if isinstance(value, str):
-        m = _DUR.match(value)
-        if m:
-            return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+    try:
+        if isinstance(value, int) and value >= 0:
+            return timedelta(seconds=value)
+        if isinstance(value, str):
+            m = _DUR.match(value)
+            if m:
+                return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+    except OverflowError:
+        raise ValueError(f"{what} {value!r} is too long") from None
     raise ValueError(f"{what} {value!r} must be like '90m', '24h', '30d' or '2w'")
 
 
