@@ -156,8 +156,6 @@ def test_a_killed_investigation_leaves_the_complete_folder_or_none(loaded, tmp_p
     assert _tree(out) == ref
 
 
-@pytest.mark.xfail(reason="build_store swaps in the new store but leaves <db>.wal of a killed writer beside it; "
-                          "DuckDB then replays that stale log onto the new store", strict=False)
 def test_a_stale_wal_of_a_killed_writer_is_not_replayed_onto_a_new_store(loaded):
     proj, db = loaded
     writer = subprocess.run(

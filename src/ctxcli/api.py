@@ -76,6 +76,14 @@ def _safe_id(value: str, what: str) -> str:
     return value
 
 
+def _display(path: Path) -> str:
+    """A path as shown in messages: relative to the project root when inside it."""
+    try:
+        return Path(path).resolve().relative_to(paths.root().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
     """The case file for ``case_id`` (or a path to a case file)."""
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
@@ -87,9 +95,9 @@ def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, st
         path = cdir / f"{case_id}.yaml"
         if not path.is_file():
             known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
-            raise UnknownCaseError(f"unknown case {case_id!r}: no {path}" +
+            raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
-    disp = str(path)
+    disp = _display(path)
     data = read_yaml(path, display=disp)
     if not isinstance(data, dict):
         raise InputError("a case file must be a YAML mapping", file=disp)
@@ -107,8 +115,8 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
     path = pdir / f"{playbook_id}.yaml"
     if not path.is_file():
-        raise InputError(f"unknown playbook {playbook_id!r}: no {path}", field="playbook")
-    disp = str(path)
+        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)}", field="playbook")
+    disp = _display(path)
     data = read_yaml(path, display=disp)
     if not isinstance(data, dict):
         raise InputError("a playbook must be a YAML mapping", file=disp)

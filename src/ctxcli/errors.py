@@ -76,6 +76,8 @@ def one_line(text: str, limit: int = 400) -> str:
             out.append(" ")
         elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
             out.append(f"\\x{o:02x}")
+        elif o in (0x2028, 0x2029, 0x200E, 0x200F) or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+            out.append(f"\\u{o:04x}")
         else:
             out.append(ch)
     s = "".join(out)

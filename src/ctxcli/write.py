@@ -16,8 +16,13 @@ def trace_bytes(trace: list[dict[str, Any]]) -> bytes:
 
 
 def write_file_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        from .errors import UsageError
+
+        raise UsageError(f"{path}: cannot write there ({e.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -37,8 +42,13 @@ def write_run_folder(out: Path, files: dict[str, bytes]) -> None:
     between the two renames leaves no ``out`` (and a ``.old`` folder), never a half folder.
     """
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".staging", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".staging", dir=out.parent))
+    except OSError as e:
+        from .errors import UsageError
+
+        raise UsageError(f"--out {out}: cannot write there ({e.strerror})") from None
     try:
         for name, data in files.items():
             with open(staging / name, "wb") as fh:

@@ -30,7 +30,7 @@ def investigate(
                                                        show_default=False)] = None,
     purpose: Annotated[Optional[str], typer.Option("--purpose", help="Purpose of use (must be served by the "
                                                    "playbook).", show_default=False)] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=64, help="Total token budget of the model call "
+    budget: Annotated[Optional[int], typer.Option("--budget", min=64, max=2_000_000, help="Total token budget of the model call "
                                                   "(default: the playbook's).", show_default=False)] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, max=5, help="Most retrieval rounds.",
                                                       show_default=False)] = None,
@@ -53,7 +53,14 @@ def investigate(
     """
     with handle_errors():
         from .. import api
+        from ..errors import UsageError
+        from ..models.manifest import SCOPE_RE, IDENT_RE
 
+        if subject is not None and not IDENT_RE.match(subject):
+            raise UsageError(f"--subject {subject!r} is not a valid id")
+        for sc in scope or []:
+            if not SCOPE_RE.match(sc):
+                raise UsageError(f"--scope {sc!r} is not a valid scope")
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,

@@ -1,4 +1,4 @@
-"""Evidence compression: extractive, meaning-preserving, or nothing.
+"""Evidence compression: extractive, checked against the original, or nothing.
 
 When a required evidence item does not fit the evidence slot, the packer asks
 :func:`try_compress` for a shorter version. The text is split into clauses (sentence ends
@@ -11,8 +11,9 @@ over budget):
 
 * every clause holding a number that is a fact value of the item, or a number next to a
   unit (CNY, %, days, ms, 元, 天 …);
-* every clause holding a date, a clock time or a validity qualifier (valid from/until,
-  effective, in force, replaces, withdrawn, 生效, 有效期 …);
+* every clause holding a date, a clock time or a validity or revision qualifier (valid
+  from/until, effective, in force, replaces, withdrawn, corrected, cancelled, draft, 生效,
+  有效期, 更正 …);
 * every clause holding a negation or a hedge that mentions a fact value or an identifier
   bound to the facts;
 * the first clause naming each string fact value and each identifier bound to the facts
@@ -28,16 +29,18 @@ judgment and full-text terms of the item's evidence types, and the names of the 
 claims use) and added, best first, while the whole evidence block still fits. Clauses with
 no relevant term are dropped.
 
-Before accepting, fidelity checks compare the result with the original text (numbers with
-their units, negations, identifiers, dates and qualifiers, hedges); they are computed on the
-texts, independently of the selection, and any failure refuses the compression.
+Before accepting, fidelity checks compare the result with the original text: number/unit
+pairs, negation and hedge cues, identifiers, dates and qualifiers are extracted from both
+texts and compared (nothing required lost, nothing new), and the must-keep rules above are
+re-checked clause by clause. Any failure refuses the compression. Over-matching a cue (for
+example 非 in 非常) only makes the compression keep more text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 import regex
@@ -134,6 +137,8 @@ _BOUNDARY = regex.compile(
     rf"|(?P<en>[.!?]+[{regex.escape(_CLOSERS)}]*)(?=[ \t]|$)"
     rf"|(?P<enc>;)(?=[ \t]|$)"
     r"|(?P<nl>[ \t]*\n[\s]*)")
+_NEXT_CHAR = regex.compile(r"[ \t]*(\S)")
+_BLANKS = regex.compile(r"[ \t]*")
 
 
 # ---------------------------------------------------------------------------------- units
@@ -162,14 +167,14 @@ def split_units(text: str) -> list[Unit]:
             word = before.group(1).lower().rstrip(".") if before else ""
             if word in _ABBREV or (before and len(before.group(1)) == 1 and before.group(1).isupper()):
                 continue
-            nxt = regex.match(r"[ \t]*(\S)", text[m.end():])
+            nxt = _NEXT_CHAR.match(text, m.end())
             if nxt and nxt.group(1).islower():
                 continue
         if kind == "nl":
             cuts.append((m.start(), m.end(), "nl" if text.count("\n", m.start(), m.end()) == 1 else "para"))
         else:
-            ws = regex.match(r"[ \t]*", text[m.end():])
-            cuts.append((m.end(), m.end() + (ws.end() if ws else 0), kind))
+            ws = _BLANKS.match(text, m.end())
+            cuts.append((m.end(), ws.end() if ws else m.end(), kind))
     units: list[Unit] = []
     pos, sentence, paragraph, line_start = 0, 0, 0, True
     bounds = cuts + [(len(text), len(text), "end")]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import orjson
 
 from .. import BUILDER_VERSION
-from ..errors import InputError, StoreError
+from ..errors import InputError, StoreError, UsageError
 from ..store.db import fts_extension_path
 from ..store.schema import SCHEMA_VERSION, STEPS
 from ..tokens import count_batch
@@ -195,7 +195,12 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
     # ---- write the staging store and publish -------------------------------------------------
     db_path = Path(db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    if db_path.is_dir():
+        raise UsageError(f"--db {db_path} is a folder, not a store file")
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--db {db_path}: cannot create its folder ({e.strerror})") from None
     fd, staging = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".staging", dir=db_path.parent)
     os.close(fd)
     os.unlink(staging)
@@ -254,6 +259,10 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
                 con.close()
         with open(staging, "rb") as fh:
             os.fsync(fh.fileno())
+        # A WAL left beside the live path by a killed writer would be replayed onto the new store.
+        stale_wal = Path(str(db_path) + ".wal")
+        if stale_wal.exists():
+            stale_wal.unlink()
         os.replace(staging, db_path)
         try:
             dfd = os.open(db_path.parent, os.O_RDONLY)

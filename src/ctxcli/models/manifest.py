@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-Ident = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/#-]{0,159}$")]
-Scope = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
+IDENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/#-]{0,159}$"
+SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+IDENT_RE = re.compile(IDENT_PATTERN)
+SCOPE_RE = re.compile(SCOPE_PATTERN)
+Ident = Annotated[str, StringConstraints(pattern=IDENT_PATTERN)]
+Scope = Annotated[str, StringConstraints(pattern=SCOPE_PATTERN)]
 
 
 class Strict(BaseModel):
