@@ -40,9 +40,12 @@ def _ev(*lists: list[str]) -> list[str]:
     return sorted({x for lst in lists for x in lst})
 
 
-def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any]) -> Facts:
+def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
+           missing_types: frozenset[str] = frozenset()) -> Facts:
+    """Bind derived facts. A type reported missing binds nothing, even when some of its items
+    were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated."""
     f = Facts()
-    covered = {t for e in evidence for t in e["supports"]}
+    covered = {t for e in evidence for t in e["supports"]} - missing_types
     needs: dict[str, list[str]] = {}
 
     def dep(*names: str | None) -> tuple[list[str], list[str] | None]:
@@ -61,6 +64,9 @@ def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any]) -
     for d in pb.facts:
         if d.op in ("value", "collect", "mapping"):
             needs[d.name] = [d.from_]
+            if d.from_ in missing_types:
+                f.unbound[d.name] = [d.from_]
+                continue
             items = _items(evidence, d.from_, d.where)
             if d.op == "value":
                 groups: dict[bytes, Bound] = {}
@@ -173,7 +179,7 @@ def _text(template: str, values: dict[str, Any]) -> str:
 def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
     evidence = pack["evidence"]
     env0 = {"as_of": pack["request"]["as_of"]}
-    f = derive(pb, evidence, env0)
+    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]))
     values = dict(env0)
     values.update({k: b.value for k, b in f.bound.items()})
     judg = {et.type: et.judgment for et in pb.evidence_types}

@@ -228,7 +228,8 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         rejs = pack_round(eligible, state=state, type_order=type_order, target=target,
                           playbook_types=playbook_types, anchored=anchored, make=make,
                           compress=(lambda item, o, rem: try_compress(item, o, rem, pb, count)) if gated else None,
-                          coverage_first=gated, gates=gated, budget=req.strategy != "full")
+                          coverage_first=gated, gates=gated, budget=req.strategy != "full",
+                          cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"))
         for o, c, rej in rejs:
             omissions.append(_omission(o, c, rej, round_no, tz))
             ev("candidate_rejected", round=round_no, **_trace_rej(omissions[-1]))

@@ -64,7 +64,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                playbook_types: set[str], anchored: Callable[[Obj], bool], make: Callable[[Obj, Any], dict[str, Any]],
                compress: Callable[[dict[str, Any], Obj, int], dict[str, Any] | None] | None,
                coverage_first: bool = True, gates: bool = True,
-               budget: bool = True) -> list[tuple[Obj, Any, Rejection]]:
+               budget: bool = True, cover_all: frozenset[str] = frozenset()) -> list[tuple[Obj, Any, Rejection]]:
     """Admit from ``eligible`` (already past the per-candidate gates, in fused order).
     Returns the packer's rejections; admitted items are appended to ``state.admitted``."""
     rejections: list[tuple[Obj, Any, Rejection]] = []
@@ -109,6 +109,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
         return True
 
     if coverage_first:
+        # Pass 1: the best eligible item of every still-missing type.
         for t in type_order:
             if t not in target or t in state.covered:
                 continue
@@ -118,6 +119,15 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                 if consider(o, cand, t):
                     state.over_budget_types.discard(t)
                     break
+        # Pass 2: the rest of each type that needs all its items; if one does not fit, the
+        # type is not covered (it is reported missing over budget).
+        for t in type_order:
+            if t not in cover_all or t not in target:
+                continue
+            for o, cand in eligible:
+                if o.doc_id not in decided and t in o.supports:
+                    consider(o, cand, t)
+        state.covered -= (cover_all & state.over_budget_types)
     for o, cand in eligible:
         if o.doc_id not in decided:
             consider(o, cand, None)

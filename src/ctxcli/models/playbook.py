@@ -56,6 +56,10 @@ class EvidenceType(P):
     type: TypeName
     judgment: Annotated[str, StringConstraints(min_length=1, max_length=300)]
     required: bool = True
+    coverage: Literal["one", "all"] = Field(
+        "one", description="'one': the best eligible item covers the type; 'all': every eligible item linked "
+                           "to the case is needed (e.g. all received documents), and if one cannot fit the type is "
+                           "missing over budget.")
     retrieve: ChannelSpecs
     followup: ChannelSpecs | None = None
 
