@@ -55,6 +55,16 @@ def _one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
 
+_FENCE_LIKE = regex.compile(r"(?m)^(\\*)<<<")
+
+
+def _defang(text: str) -> str:
+    """No line of quoted data may start like a fence: ``<<<`` becomes ``\\<<<`` (and an
+    already escaped one gains another backslash), so neither a guessed nor a forged nonce
+    can close a block."""
+    return _FENCE_LIKE.sub(lambda m: "\\" + m.group(1) + "<<<", text)
+
+
 def nonce(item: dict[str, Any]) -> str:
     return sha256_hex(f"{item['evidence_id']}\0{item['text']}")[:12]
 
@@ -73,7 +83,7 @@ def evidence_block(item: dict[str, Any]) -> str:
         f"facts: {clean(facts)}",
         f"title: {_one_line(item['title'])}",
         "---",
-        clean(item["text"]).strip("\n"),
+        _defang(clean(item["text"]).strip("\n")),
         f"<<<END {eid} {n}>>>",
         "",
         "",
