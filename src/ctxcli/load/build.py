@@ -22,7 +22,7 @@ from ..store.schema import SCHEMA_VERSION, STEPS
 from ..tokens import count_batch
 from ..util.canon import canonical_bytes, sha256_hex
 from . import fts_text
-from .parse import LoadedSource, parse_source, read_manifests, relation_tenant
+from .parse import LoadedSource, parse_source, read_manifests
 
 Progress = Callable[[str, int, int], None]
 
@@ -52,12 +52,6 @@ def _noop(stage: str, done: int, total: int) -> None:
     pass
 
 
-def _write_ndjson(rows: list[dict[str, Any]], cols: list[str], fh) -> None:
-    for r in rows:
-        fh.write(orjson.dumps({c: r.get(c) for c in cols}))
-        fh.write(b"\n")
-
-
 OBJ_COLS = {
     "doc_id": "INTEGER", "object_id": "VARCHAR", "tenant_id": "VARCHAR", "source_id": "VARCHAR",
     "source_version": "VARCHAR", "object_type": "VARCHAR", "subject_id": "VARCHAR", "title": "VARCHAR",
@@ -75,18 +69,6 @@ REL_COLS = {"tenant_id": "VARCHAR", "relation_id": "VARCHAR", "src": "BIGINT", "
             "source_version": "VARCHAR", "confidence": "DOUBLE"}
 TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCHAR", "deleted_at_us": "BIGINT",
              "reason": "VARCHAR"}
-
-
-def _bulk_insert(con, table: str, cols: dict[str, str], rows: list[dict[str, Any]], tmpdir: str) -> None:
-    if not rows:
-        return
-    path = os.path.join(tmpdir, f"{table}.ndjson")
-    with open(path, "wb") as fh:
-        _write_ndjson(rows, list(cols), fh)
-    spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in cols.items()) + "}"
-    con.execute(f"INSERT INTO {table} SELECT {', '.join(cols)} FROM read_json(?, format='newline_delimited', "
-                f"columns={spec}, maximum_object_size=67108864)", [path])
-    os.unlink(path)
 
 
 def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
@@ -108,92 +90,40 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
     return loaded, store_digest
 
 
+class _Writer:
+    """Rows appended to an NDJSON file in the load's temporary folder, inserted in bulk later."""
+
+    def __init__(self, tmpdir: str, table: str, cols: dict[str, str]) -> None:
+        self.table, self.cols, self.n = table, cols, 0
+        self.path = os.path.join(tmpdir, f"{table}.ndjson")
+        self.fh = open(self.path, "wb")
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.fh.write(orjson.dumps({c: row.get(c) for c in self.cols}))
+        self.fh.write(b"\n")
+        self.n += 1
+
+    def insert(self, con) -> None:
+        self.fh.close()
+        if self.n:
+            spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in self.cols.items()) + "}"
+            con.execute(f"INSERT INTO {self.table} SELECT {', '.join(self.cols)} FROM read_json(?, "
+                        f"format='newline_delimited', columns={spec}, maximum_object_size=67108864)", [self.path])
+        os.unlink(self.path)
+
+
 def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None, sources_dir: Path | None = None,
                 progress: Progress = _noop) -> LoadResult:
+    """Validate every source and publish a new store at ``db_path``.
+
+    Records are streamed: entities, then objects (token counts and full-text text computed in
+    batches), then tombstones, then relations are validated and written to NDJSON files in a
+    temporary folder beside the store; only small id maps stay in memory. The files are then
+    inserted into a staging database, derived tables and the full-text index are built, and
+    the staging file replaces the live store in one rename.
+    """
     manifests_dir = Path(manifests_dir)
     root = Path(root) if root is not None else manifests_dir.resolve().parent
-    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress)
-
-    # ---- cross-source checks -------------------------------------------------------------
-    objects: list[dict[str, Any]] = []
-    where: dict[tuple[str, str], tuple[str, int | None]] = {}
-    for ls in loaded:
-        for o in ls.objects:
-            k = (o["tenant_id"], o["object_id"])
-            if k in where:
-                f, ln = where[k]
-                raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
-                                 file=o["_file"], line=o["_line"], field="object_id")
-            where[k] = (o["_file"], o["_line"])
-            objects.append(o)
-    tomb_keys: set[tuple[str, str]] = set()
-    tombstones: list[dict[str, Any]] = []
-    for ls in loaded:
-        for t in ls.tombstones:
-            k = (t["tenant_id"], t["object_id"])
-            if k not in tomb_keys:
-                tomb_keys.add(k)
-                tombstones.append(t)
-    removed = {k for k in tomb_keys if k in where}
-    objects = [o for o in objects if (o["tenant_id"], o["object_id"]) not in removed]
-    known_objects = set(where)
-
-    entities: list[dict[str, Any]] = []
-    ent_index: dict[tuple[str, str], dict[str, Any]] = {}
-    for ls in loaded:
-        for e in ls.entities:
-            k = (e["tenant_id"], e["entity_key"])
-            if k in ent_index:
-                prev = ent_index[k]
-                raise InputError(f"duplicate entity key {e['entity_key']!r} (first at {prev['_file']}:{prev['_line']})",
-                                 file=e["_file"], line=e["_line"], field="entity_key")
-            e["entity_id"] = len(entities) + 1
-            ent_index[k] = e
-            entities.append(e)
-    relations: list[dict[str, Any]] = []
-    dropped: dict[str, int] = {}
-    rel_ids: set[tuple[str, str]] = set()
-    for ls in loaded:
-        for rec, disp, line in ls.relations:
-            tenant = relation_tenant(ls.manifest, rec)
-            for fld, key in (("from", rec.from_), ("to", rec.to)):
-                if (tenant, key) not in ent_index:
-                    raise InputError(f"relation {rec.relation_id} points to unknown entity {key!r}",
-                                     file=disp, line=line, field=fld)
-            if (tenant, rec.relation_id) in rel_ids:
-                raise InputError(f"duplicate relation id {rec.relation_id!r}", file=disp, line=line,
-                                 field="relation_id")
-            rel_ids.add((tenant, rec.relation_id))
-            ev = rec.evidence_object_id
-            if ev is not None and (tenant, ev) not in known_objects:
-                raise InputError(f"relation {rec.relation_id} cites unknown evidence object {ev!r}",
-                                 file=disp, line=line, field="evidence_object_id")
-            if ev is not None and (tenant, ev) in removed:
-                dropped[ls.manifest.source_id] = dropped.get(ls.manifest.source_id, 0) + 1
-                continue
-            s, d = ent_index[(tenant, rec.from_)], ent_index[(tenant, rec.to)]
-            relations.append({
-                "tenant_id": tenant, "relation_id": rec.relation_id, "src": s["entity_id"], "dst": d["entity_id"],
-                "rel_type": rec.type, "src_type": s["entity_type"], "dst_type": d["entity_type"],
-                "valid_from_us": _us(rec.valid_from), "valid_to_us": _us(rec.valid_to),
-                "evidence_object_id": ev, "source_id": ls.manifest.source_id,
-                "source_version": rec.source_version, "confidence": rec.confidence})
-
-    _assign_families(objects)
-
-    # ---- derived columns: doc ids, token counts, full-text shadow --------------------------
-    total = len(objects)
-    batch = 2048
-    for start in range(0, total, batch):
-        chunk = objects[start:start + batch]
-        counts = count_batch([o["content"] for o in chunk])
-        for j, (o, n) in enumerate(zip(chunk, counts)):
-            o["doc_id"] = start + j + 1
-            o["tokens"] = n
-            o["fts_text"] = fts_text.shadow_text(o["title"], o["content"], " ".join(o["keys"]))
-        progress("index", min(start + batch, total), total)
-
-    # ---- write the staging store and publish -------------------------------------------------
     db_path = Path(db_path)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
@@ -201,6 +131,8 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         db_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--db {db_path}: cannot create its folder ({e.strerror})") from None
+    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress)
+
     fd, staging = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".staging", dir=db_path.parent)
     os.close(fd)
     os.unlink(staging)
@@ -208,53 +140,10 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
     try:
         with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
+            stats = _stream_rows(loaded, tmpdir, progress)
             con = duckdb.connect(staging, config={"threads": "2"})
             try:
-                con.execute(f"LOAD '{fts_extension_path()}'")
-                con.execute("BEGIN")
-                for i, (name, ddl) in enumerate(STEPS, 1):
-                    for stmt in ddl.split(";"):
-                        if stmt.strip():
-                            con.execute(stmt)
-                    con.execute("INSERT INTO schema_steps VALUES (?, ?)", [i, name])
-                _bulk_insert(con, "objects", OBJ_COLS, objects, tmpdir)
-                _bulk_insert(con, "entities", ENT_COLS, entities, tmpdir)
-                rel_sorted = sorted(relations, key=lambda r: (r["src"], r["rel_type"], r["dst"], r["relation_id"]))
-                _bulk_insert(con, "relations", REL_COLS, rel_sorted, tmpdir)
-                _bulk_insert(con, "tombstones", TOMB_COLS,
-                             sorted(tombstones, key=lambda t: (t["tenant_id"], t["object_id"])), tmpdir)
-                con.execute("INSERT INTO object_keys SELECT tenant_id, key, kind, doc_id FROM ("
-                            " SELECT tenant_id, subject_id AS key, 's' AS kind, doc_id FROM objects"
-                            " WHERE subject_id IS NOT NULL"
-                            " UNION ALL SELECT tenant_id, unnest(keys) AS key, 'k' AS kind, doc_id FROM objects"
-                            " UNION ALL SELECT tenant_id, object_id AS key, 'o' AS kind, doc_id FROM objects)"
-                            " ORDER BY key, tenant_id, doc_id")
-                con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
-                            "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
-                            "WHERE family IS NOT NULL ORDER BY family, object_id")
-                summaries = _write_sources(con, loaded, objects, entities, relations, tombstones, removed, dropped)
-                meta = {"schema_version": str(SCHEMA_VERSION), "store_digest": store_digest,
-                        "builder_version": BUILDER_VERSION, "duckdb_version": duckdb.__version__,
-                        "encoding": "cl100k_base", "objects": str(total)}
-                for k, v in meta.items():
-                    con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
-                con.execute("COMMIT")
-                progress("fts", 0, 1)
-                if total:
-                    con.execute("PRAGMA create_fts_index('objects', 'doc_id', 'fts_text', stemmer='none', "
-                                "stopwords='none', ignore='[^\\p{L}\\p{N}_]+', strip_accents=0, lower=1)")
-                    con.execute("CREATE TABLE postings AS SELECT t.termid, d.name AS doc_id, count(*)::INTEGER AS tf, "
-                                "any_value(d.len)::INTEGER AS dl "
-                                "FROM fts_main_objects.terms t JOIN fts_main_objects.docs d ON d.docid = t.docid "
-                                "GROUP BY ALL ORDER BY t.termid, d.name")
-                else:
-                    con.execute("CREATE SCHEMA fts_main_objects")
-                    con.execute("CREATE TABLE fts_main_objects.dict(termid BIGINT, term VARCHAR, df BIGINT)")
-                    con.execute("CREATE TABLE fts_main_objects.docs(docid BIGINT, name INTEGER, len BIGINT)")
-                    con.execute("CREATE TABLE fts_main_objects.stats(num_docs BIGINT, avgdl DOUBLE)")
-                    con.execute("CREATE TABLE postings(termid BIGINT, doc_id INTEGER, tf INTEGER, dl INTEGER)")
-                progress("fts", 1, 1)
-                con.execute("CHECKPOINT")
+                _write_store(con, loaded, stats, store_digest, progress)
             finally:
                 con.close()
         with open(staging, "rb") as fh:
@@ -276,30 +165,194 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         for p in (staging, staging + ".wal"):
             if os.path.exists(p):
                 os.unlink(p)
-    return LoadResult(db=str(db_path), store_digest=store_digest, sources=summaries, objects=total)
+    return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
+                      objects=stats["objects"])
 
 
-def _assign_families(objects: list[dict[str, Any]]) -> None:
-    """Number each supersession chain (objects linked by ``supersedes`` within a tenant)."""
-    index = {(o["tenant_id"], o["object_id"]): i for i, o in enumerate(objects)}
-    parent = list(range(len(objects)))
+def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) -> dict[str, Any]:
+    w_obj = _Writer(tmpdir, "objects", OBJ_COLS)
+    w_ent = _Writer(tmpdir, "entities", ENT_COLS)
+    w_rel = _Writer(tmpdir, "relations", REL_COLS)
+    w_tomb = _Writer(tmpdir, "tombstones", TOMB_COLS)
+    per: dict[str, dict[str, int]] = {ls.manifest.source_id: {
+        "objects": 0, "sections": 0, "entities": 0, "relations": 0, "tombstones": 0, "dropped": 0}
+        for ls in loaded}
+
+    # Entities first: relations need them.
+    ents: dict[tuple[str, str], tuple[int, str, str, int]] = {}      # -> (id, type, file, line)
+    for ls in loaded:
+        for e in ls.iter_entities():
+            k = (e["tenant_id"], e["entity_key"])
+            if k in ents:
+                _, _, f, ln = ents[k]
+                raise InputError(f"duplicate entity key {e['entity_key']!r} (first at {f}:{ln})",
+                                 file=e["_file"], line=e["_line"], field="entity_key")
+            e["entity_id"] = len(ents) + 1
+            ents[k] = (e["entity_id"], e["entity_type"], e["_file"], e["_line"])
+            w_ent.write(e)
+            per[e["source_id"]]["entities"] += 1
+
+    # Objects, in batches: token counts and the full-text shadow text.
+    objs: dict[tuple[str, str], tuple[int, str, int | None]] = {}    # -> (doc id, file, line)
+    sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
+    batch: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        for o, n in zip(batch, count_batch([o["content"] for o in batch])):
+            o["tokens"] = n
+            o["fts_text"] = fts_text.shadow_text(o["title"], o["content"], " ".join(o["keys"]))
+            w_obj.write(o)
+        progress("index", len(objs), len(objs))
+        batch.clear()
+
+    for ls in loaded:
+        for o in ls.iter_objects():
+            k = (o["tenant_id"], o["object_id"])
+            if k in objs:
+                _, f, ln = objs[k]
+                raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
+                                 file=o["_file"], line=o["_line"], field="object_id")
+            o["doc_id"] = len(objs) + 1
+            objs[k] = (o["doc_id"], o["_file"], o["_line"])
+            if o["supersedes"]:
+                sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
+            batch.append(o)
+            if len(batch) >= 2048:
+                flush()
+    if batch:
+        flush()
+
+    # Tombstones: the deleted objects leave objects, the index and the graph.
+    removed: set[tuple[str, str]] = set()
+    for ls in loaded:
+        for t in ls.iter_tombstones():
+            k = (t["tenant_id"], t["object_id"])
+            per[t["source_id"]]["tombstones"] += 1
+            if k not in removed:
+                removed.add(k)
+                w_tomb.write(t)
+    removed_docs = sorted(objs[k][0] for k in removed if k in objs)
+
+    # Relations: both ends known entities of the tenant, the evidence a known object.
+    rel_ids: set[tuple[str, str]] = set()
+    for ls in loaded:
+        sid = ls.manifest.source_id
+        for rec, tenant, disp, line in ls.iter_relations():
+            ends = []
+            for fld, key in (("from", rec.from_), ("to", rec.to)):
+                e = ents.get((tenant, key))
+                if e is None:
+                    raise InputError(f"relation {rec.relation_id} points to unknown entity {key!r}",
+                                     file=disp, line=line, field=fld)
+                ends.append(e)
+            if (tenant, rec.relation_id) in rel_ids:
+                raise InputError(f"duplicate relation id {rec.relation_id!r}", file=disp, line=line,
+                                 field="relation_id")
+            rel_ids.add((tenant, rec.relation_id))
+            ev = rec.evidence_object_id
+            if ev is not None and (tenant, ev) not in objs:
+                raise InputError(f"relation {rec.relation_id} cites unknown evidence object {ev!r}",
+                                 file=disp, line=line, field="evidence_object_id")
+            if ev is not None and (tenant, ev) in removed:
+                per[sid]["dropped"] += 1
+                continue
+            (s_id, s_type, _, _), (d_id, d_type, _, _) = ends
+            w_rel.write({
+                "tenant_id": tenant, "relation_id": rec.relation_id, "src": s_id, "dst": d_id,
+                "rel_type": rec.type, "src_type": s_type, "dst_type": d_type,
+                "valid_from_us": _us(rec.valid_from), "valid_to_us": _us(rec.valid_to),
+                "evidence_object_id": ev, "source_id": sid, "source_version": rec.source_version,
+                "confidence": rec.confidence})
+            per[sid]["relations"] += 1
+
+    families = _families(objs, sup, set(removed_docs))
+    return {"writers": (w_obj, w_ent, w_rel, w_tomb), "per": per, "removed_docs": removed_docs,
+            "families": families, "objects": len(objs) - len(removed_docs), "summaries": []}
+
+
+def _families(objs: dict[tuple[str, str], tuple[int, str, int | None]], sup: list[tuple[int, str, str]],
+              removed: set[int]) -> list[tuple[int, int]]:
+    """(doc id, family) for every object in a supersession chain; a family is numbered by its
+    smallest doc id, so numbering is deterministic."""
+    parent: dict[int, int] = {}
 
     def find(i: int) -> int:
+        parent.setdefault(i, i)
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
 
-    linked: set[int] = set()
-    for i, o in enumerate(objects):
-        j = index.get((o["tenant_id"], o["supersedes"])) if o["supersedes"] else None
-        if j is not None:
-            linked.update((i, j))
-            a, b = find(i), find(j)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    for i, o in enumerate(objects):
-        o["family"] = find(i) + 1 if i in linked else None
+    for doc, tenant, target in sup:
+        t = objs.get((tenant, target))
+        if t is None or doc in removed or t[0] in removed:
+            continue
+        a, b = find(doc), find(t[0])
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return sorted((d, find(d)) for d in parent)
+
+
+def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
+                 progress: Progress) -> None:
+    con.execute(f"LOAD '{fts_extension_path()}'")
+    con.execute("BEGIN")
+    for i, (name, ddl) in enumerate(STEPS, 1):
+        for stmt in ddl.split(";"):
+            if stmt.strip():
+                con.execute(stmt)
+        con.execute("INSERT INTO schema_steps VALUES (?, ?)", [i, name])
+    for w in stats["writers"]:
+        w.insert(con)
+    if stats["removed_docs"]:
+        con.execute("DELETE FROM objects WHERE doc_id IN (SELECT unnest(?::INTEGER[]))", [stats["removed_docs"]])
+    if stats["families"]:
+        con.execute("CREATE TEMP TABLE fam AS SELECT unnest(?::INTEGER[]) AS doc_id, unnest(?::BIGINT[]) AS family",
+                    [[d for d, _ in stats["families"]], [f for _, f in stats["families"]]])
+        con.execute("UPDATE objects SET family = fam.family FROM fam WHERE objects.doc_id = fam.doc_id")
+        con.execute("DROP TABLE fam")
+    # Sorted copies: doc ids in order for range pruning, relations clustered by source node.
+    con.execute("CREATE TABLE objects_sorted AS SELECT * FROM objects ORDER BY doc_id")
+    con.execute("DROP TABLE objects")
+    con.execute("ALTER TABLE objects_sorted RENAME TO objects")
+    con.execute("CREATE TABLE relations_sorted AS SELECT * FROM relations ORDER BY src, rel_type, dst, relation_id")
+    con.execute("DROP TABLE relations")
+    con.execute("ALTER TABLE relations_sorted RENAME TO relations")
+    con.execute("INSERT INTO object_keys SELECT tenant_id, key, kind, doc_id FROM ("
+                " SELECT tenant_id, subject_id AS key, 's' AS kind, doc_id FROM objects"
+                " WHERE subject_id IS NOT NULL"
+                " UNION ALL SELECT tenant_id, unnest(keys) AS key, 'k' AS kind, doc_id FROM objects"
+                " UNION ALL SELECT tenant_id, object_id AS key, 'o' AS kind, doc_id FROM objects)"
+                " ORDER BY key, tenant_id, doc_id")
+    con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
+                "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
+                "WHERE family IS NOT NULL ORDER BY family, object_id")
+    stats["summaries"] = _write_sources(con, loaded, stats["per"])
+    total = stats["objects"]
+    meta = {"schema_version": str(SCHEMA_VERSION), "store_digest": store_digest,
+            "builder_version": BUILDER_VERSION, "encoding": "cl100k_base", "objects": str(total)}
+    import duckdb
+
+    meta["duckdb_version"] = duckdb.__version__
+    for k, v in meta.items():
+        con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
+    con.execute("COMMIT")
+    progress("fts", 0, 1)
+    if total:
+        con.execute("PRAGMA create_fts_index('objects', 'doc_id', 'fts_text', stemmer='none', "
+                    "stopwords='none', ignore='[^\\p{L}\\p{N}_]+', strip_accents=0, lower=1)")
+        con.execute("CREATE TABLE postings AS SELECT t.termid, d.name AS doc_id, count(*)::INTEGER AS tf, "
+                    "any_value(d.len)::INTEGER AS dl "
+                    "FROM fts_main_objects.terms t JOIN fts_main_objects.docs d ON d.docid = t.docid "
+                    "GROUP BY ALL ORDER BY t.termid, d.name")
+    else:
+        con.execute("CREATE SCHEMA fts_main_objects")
+        con.execute("CREATE TABLE fts_main_objects.dict(termid BIGINT, term VARCHAR, df BIGINT)")
+        con.execute("CREATE TABLE fts_main_objects.docs(docid BIGINT, name INTEGER, len BIGINT)")
+        con.execute("CREATE TABLE fts_main_objects.stats(num_docs BIGINT, avgdl DOUBLE)")
+        con.execute("CREATE TABLE postings(termid BIGINT, doc_id INTEGER, tf INTEGER, dl INTEGER)")
+    progress("fts", 1, 1)
+    con.execute("CHECKPOINT")
 
 
 def _us(dt) -> int | None:
@@ -308,24 +361,17 @@ def _us(dt) -> int | None:
     return us(dt)
 
 
-def _write_sources(con, loaded, objects, entities, relations, tombstones, removed, dropped) -> list[SourceSummary]:
-    per: dict[str, dict[str, int]] = {}
-    for o in objects:
-        d = per.setdefault(o["source_id"], {"objects": 0, "newest": -(1 << 62)})
-        d["objects"] += 1
-        d["newest"] = max(d["newest"], o["observed_us"])
+def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int]]) -> list[SourceSummary]:
+    from ..util.timeutil import parse_duration
+
+    counted = {r[0]: r[1:] for r in con.execute(
+        "SELECT source_id, count(*), count(section), max(observed_us) FROM objects GROUP BY source_id").fetchall()}
     out: list[SourceSummary] = []
     for ls in loaded:
         m = ls.manifest
         sid = m.source_id
-        n_obj = per.get(sid, {}).get("objects", 0)
-        newest = per.get(sid, {}).get("newest")
-        n_sec = sum(1 for o in objects if o["source_id"] == sid and o["section"] is not None)
-        n_ent = sum(1 for e in entities if e["source_id"] == sid)
-        n_rel = sum(1 for r in relations if r["source_id"] == sid)
-        n_tomb = len(ls.tombstones)
-        from ..util.timeutil import parse_duration
-
+        n_obj, n_sec, newest = counted.get(sid, (0, 0, None))
+        c = per[sid]
         max_age = int(parse_duration(m.freshness.max_age).total_seconds()) if m.freshness else None
         con.execute("INSERT INTO sources VALUES (" + ", ".join(["?"] * 28) + ")", [
             sid, m.tenant_id, m.source_type, m.owner_team, m.classification.value, m.trust_level.value,
@@ -333,9 +379,9 @@ def _write_sources(con, loaded, objects, entities, relations, tombstones, remove
             m.valid_time.from_field, m.valid_time.to_field, m.deletion_mode.value, m.parser.value,
             m.parser_version, m.schema_version, m.enabled, m.snapshot,
             canonical_bytes(m.redaction.model_dump(mode="json")).decode() if m.redaction else None,
-            ls.manifest_file, ls.digest, n_obj, n_sec, n_ent, n_rel, n_tomb, dropped.get(sid, 0),
-            newest if n_obj else None])
+            ls.manifest_file, ls.digest, n_obj, n_sec, c["entities"], c["relations"], c["tombstones"],
+            c["dropped"], newest])
         out.append(SourceSummary(source_id=sid, enabled=m.enabled, objects=n_obj, sections=n_sec,
-                                 entities=n_ent, relations=n_rel, tombstones=n_tomb,
-                                 dropped=dropped.get(sid, 0), digest=ls.digest))
+                                 entities=c["entities"], relations=c["relations"], tombstones=c["tombstones"],
+                                 dropped=c["dropped"], digest=ls.digest))
     return out

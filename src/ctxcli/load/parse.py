@@ -30,14 +30,50 @@ MAX_CONTENT_CHARS = 2 * 1024 * 1024   # one object's content
 
 @dataclass
 class LoadedSource:
+    """One source's snapshot, validated lazily: each ``iter_*`` streams its records, so a load
+    never holds a whole corpus in memory. ``snap`` is None for a disabled source."""
+
     manifest: SourceManifest
     manifest_file: str
     digest: str
-    objects: list[dict[str, Any]] = field(default_factory=list)
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    relations: list[tuple[RelationRecord, str, int]] = field(default_factory=list)  # record, file, line
-    tombstones: list[dict[str, Any]] = field(default_factory=list)
-    n_sections: int = 0
+    root: Path | None = None
+    snap: Path | None = None
+    names: dict[str, Path] = field(default_factory=dict)
+
+    def iter_objects(self) -> Iterator[dict[str, Any]]:
+        if self.snap is None:
+            return
+        yield from _iter_objects(self)
+
+    def iter_entities(self) -> Iterator[dict[str, Any]]:
+        if self.snap is None or (p := self.names.get("entities.jsonl")) is None:
+            return
+        m, disp = self.manifest, rel(p, self.root)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(EntityRecord, data, disp, line)
+            yield {"tenant_id": _tenant(m, rec.tenant_id, disp, line), "entity_key": rec.entity_key,
+                   "entity_type": rec.entity_type, "name": rec.name, "aliases": list(rec.aliases),
+                   "source_id": m.source_id, "_file": disp, "_line": line}
+
+    def iter_relations(self) -> Iterator[tuple[RelationRecord, str, str, int]]:
+        """(record, tenant, file, line)."""
+        if self.snap is None or (p := self.names.get("relations.jsonl")) is None:
+            return
+        m, disp = self.manifest, rel(p, self.root)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(RelationRecord, data, disp, line)
+            yield rec, _tenant(m, rec.tenant_id, disp, line), disp, line
+
+    def iter_tombstones(self) -> Iterator[dict[str, Any]]:
+        if self.snap is None or (p := self.names.get("tombstones.jsonl")) is None:
+            return
+        m, disp = self.manifest, rel(p, self.root)
+        if m.deletion_mode is DeletionMode.none:
+            raise InputError("tombstones.jsonl present but the source's deletion_mode is none", file=disp)
+        for line, data in _iter_jsonl(p, disp):
+            rec = _validate(TombstoneRecord, data, disp, line)
+            yield {"tenant_id": _tenant(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
+                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason}
 
 
 def rel(path: Path, root: Path) -> str:
@@ -271,18 +307,22 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         except OSError as e:  # unreadable, a symlink loop …
             raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
         digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
-    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest())
     names = {p.relative_to(snap).as_posix(): p for p in files}
+    if m.parser is Parser.records and "objects.jsonl" not in names:
+        raise InputError("snapshot has no objects.jsonl (parser: records)", file=mdisp, field="snapshot")
+    return LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest(), root=root,
+                        snap=snap, names=names)
 
+
+def _iter_objects(ls: LoadedSource) -> Iterator[dict[str, Any]]:
+    m, names, root = ls.manifest, ls.names, ls.root
     if m.parser is Parser.records:
-        p = names.get("objects.jsonl")
-        if p is None:
-            raise InputError("snapshot has no objects.jsonl (parser: records)", file=mdisp, field="snapshot")
+        p = names["objects.jsonl"]
         disp = rel(p, root)
         for line, data in _iter_jsonl(p, disp):
             rec = _validate(ObjectRecord, _remap_valid_time(m, data, disp, line), disp, line)
             tenant = _tenant(m, rec.tenant_id, disp, line)
-            ls.objects.append(_object_row(
+            yield (_object_row(
                 m, rec, object_id=rec.object_id, title=rec.title, content=rec.content, locator=rec.locator,
                 tenant=tenant, version=rec.source_version, supersedes=rec.supersedes,
                 registered_hash=rec.content_hash, section=None, doc_ref=None, disp=disp, line=line))
@@ -304,38 +344,8 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             first = text[: fm.end()].count("\n") + 1
             for a, heading, sec_text, s, e in split_markdown(body, first):
                 oid = f"{front.doc_id}#{a}"
-                ls.objects.append(_object_row(
+                yield (_object_row(
                     m, front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
                     locator=f"{relname}#{a}:L{s}-L{e}", tenant=tenant, version=front.version,
                     supersedes=f"{front.supersedes}#{a}" if front.supersedes else None,
                     registered_hash=None, section=a, doc_ref=front.doc_id, disp=disp, line=s))
-                ls.n_sections += 1
-
-    if (p := names.get("entities.jsonl")) is not None:
-        disp = rel(p, root)
-        for line, data in _iter_jsonl(p, disp):
-            rec = _validate(EntityRecord, data, disp, line)
-            ls.entities.append({
-                "tenant_id": _tenant(m, rec.tenant_id, disp, line), "entity_key": rec.entity_key,
-                "entity_type": rec.entity_type, "name": rec.name, "aliases": list(rec.aliases),
-                "source_id": m.source_id, "_file": disp, "_line": line})
-    if (p := names.get("relations.jsonl")) is not None:
-        disp = rel(p, root)
-        for line, data in _iter_jsonl(p, disp):
-            rec = _validate(RelationRecord, data, disp, line)
-            _tenant(m, rec.tenant_id, disp, line)
-            ls.relations.append((rec, disp, line))
-    if (p := names.get("tombstones.jsonl")) is not None:
-        disp = rel(p, root)
-        if m.deletion_mode is DeletionMode.none:
-            raise InputError("tombstones.jsonl present but the source's deletion_mode is none", file=disp)
-        for line, data in _iter_jsonl(p, disp):
-            rec = _validate(TombstoneRecord, data, disp, line)
-            ls.tombstones.append({
-                "tenant_id": _tenant(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
-                "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason})
-    return ls
-
-
-def relation_tenant(m: SourceManifest, rec: RelationRecord) -> str:
-    return m.tenant_id if m.tenant_id is not None else rec.tenant_id  # validated in parse_source

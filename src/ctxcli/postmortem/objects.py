@@ -199,7 +199,7 @@ def _in_disabled_source(disabled: list[str], object_id: str) -> tuple[str, dict[
             ls = parse_source(m, disp, mbytes, paths.root(), None)
         except (CtxError, OSError):
             continue
-        for o in ls.objects:
+        for o in ls.iter_objects():
             if o["object_id"] == object_id:
                 return m.source_id, o
     return None
