@@ -1,0 +1,49 @@
+"""Docs that cannot drift: every command is in the README and has a runnable example in its
+help, and the README's postmortem walk-through runs with the documented exit codes."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from ctxcli.cli.main import app
+
+from .conftest import REPO, run_cli
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+
+
+def test_every_command_is_documented_in_the_readme():
+    assert len(COMMANDS) >= 8
+    for name in COMMANDS:
+        assert f"| `ctx {name}" in README, name
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_help_ends_with_an_example(name):
+    r = run_cli([name, "--help"])
+    assert r.exit_code == 0
+    assert re.search(rf"Example: ctx {name}\b", r.stdout), r.stdout
+
+
+def test_readme_first_commands_are_install_run_and_test():
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    assert "pip install -e . && ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00" in blocks[0]
+    assert "pip install -e '.[test]' && python -m pytest -q" in blocks[1]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert blocks[1].strip() in ci
+
+
+def test_readme_postmortem_walkthrough_runs(store, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    block = re.findall(r"```bash\n(.*?)```", README, re.S)[2]
+    expected = {"diff": 1}   # the restricted pack differs from the default one
+    for line in block.strip().splitlines():
+        args = shlex.split(line.split("#")[0])
+        assert args[0] == "ctx"
+        args = [a if not a.startswith("runs/") else str(tmp_path / a) for a in args[1:]]
+        r = run_cli(args)
+        assert r.exit_code == expected.get(args[0], 0), (line, r.stdout[-500:], r.stderr[-500:])
