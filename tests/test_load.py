@@ -79,3 +79,53 @@ def test_cli_load_json(tmp_path):
     r = run_cli(["load", "--db", tmp_path / "s.duckdb", "--json"])
     assert r.exit_code == 0
     assert '"store_digest": "sha256:' in r.stdout
+
+
+def test_detector_flags_exactly_the_bundled_attacks():
+    """Over every bundled object and document: the two planted attacks are flagged, no rule,
+    runbook, policy or case text is."""
+    import json
+
+    from ctxcli.gate.injection import scan_fields
+
+    flagged = []
+    for p in sorted((REPO / "sources").rglob("*")):
+        if p.name == "objects.jsonl":
+            for line in p.read_text(encoding="utf-8").splitlines():
+                d = json.loads(line)
+                fields = [("title", d["title"]), ("content", d["content"])]
+                fields += [(k, v) for k, v in d.get("facts", {}).items() if isinstance(v, str)]
+                if scan_fields(fields):
+                    flagged.append(d["object_id"])
+        elif p.suffix == ".md":
+            if scan_fields([("content", p.read_text(encoding="utf-8"))]):
+                flagged.append(p.name)
+    assert flagged == ["MAIL-7781", "WIKI-PAYAPI-OPS-NOTES"]
+
+
+def test_sources_command_table_and_json(store):
+    import json
+
+    r = run_cli(["sources", "--json"])
+    assert r.exit_code == 0
+    rows = {s["source_id"]: s for s in json.loads(r.stdout)["sources"]}
+    assert rows["external-mailbox"]["trust_level"] == "untrusted"
+    assert rows["claims-rules"]["required_scopes"] == ["policy:read"]
+    assert rows["partner-claims"]["tenant_id"] == "tenant-other"
+    r = run_cli(["sources"])
+    assert r.exit_code == 0
+    assert "external-mailbox" in r.stdout and "untrusted" in r.stdout
+
+
+def test_failed_load_leaves_previous_store_untouched(project_copy, tmp_path):
+    db = tmp_path / "s.duckdb"
+    assert run_cli(["load", "--manifests", project_copy / "manifests", "--db", db]).exit_code == 0
+    before = db.read_bytes()
+    # the last source alphabetically breaks after every other source has been read
+    bad = project_copy / "sources" / "risk-signals" / "objects.jsonl"
+    bad.write_text(bad.read_text() + '{"object_id": "X"\n')
+    r = run_cli(["load", "--manifests", project_copy / "manifests", "--db", db])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("ctx: error: sources/risk-signals/objects.jsonl:")
+    assert db.read_bytes() == before
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["proj", "s.duckdb"]
