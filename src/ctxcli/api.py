@@ -210,7 +210,9 @@ def store_info(con) -> dict[str, Any]:
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .engine.builder import build
     from .store.db import open_reader
+    from .tokens import warm_up
 
+    warm_up()
     case, _ = read_case(opts.case, opts.cases_dir)
     pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
     req = make_request(case, pb, opts)

