@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import duckdb
-import pytest
-
 from ctxcli.load.fts_text import query_terms, terms
 from ctxcli.store.db import open_reader
 

@@ -16,11 +16,11 @@ from ..answer import answer as answer_mod
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
 from ..util.canon import obj_hash, opaque_ref
-from .gates import GATE_ORDER, WITHHOLDING_GATES, GateContext, Obj, run_gates, us_to_dt
+from .gates import GATE_ORDER, WITHHOLDING_GATES, GateContext, Obj, run_gates
 from .pack import PackState, make_item, pack_round
 from .plan import make_plan
 from .render import evidence_header, section_texts
-from .retrieve import fuse, run_plan
+from .retrieve import fuse, in_list, run_plan
 
 PACK_SCHEMA = "ctx.pack/1"
 ANSWER_SCHEMA = "ctx.answer/1"
@@ -39,15 +39,6 @@ _VERSIONS_SQL = """
 SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
 FROM versions WHERE tenant_id = $tenant AND family IN ({fams}) ORDER BY family, object_id
 """
-
-
-def _in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
-    """``$p0, $p1, …`` bound as constants, so DuckDB can push the filter into the scan."""
-    names = []
-    for i, v in enumerate(values):
-        params[f"{prefix}{i}"] = v
-        names.append(f"${prefix}{i}")
-    return ", ".join(names) if names else "NULL"
 
 
 @dataclass
@@ -181,12 +172,12 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         seen.update(c.doc_id for c in new)
         t0 = time.perf_counter()
         params: dict[str, Any] = {"tenant": req.tenant_id}
-        sql = _OBJ_SQL.format(ids=_in_list(sorted(c.doc_id for c in new), "d", params))
+        sql = _OBJ_SQL.format(ids=in_list(sorted(c.doc_id for c in new), "d", params))
         objs = {r[0]: _row_to_obj(r) for r in con.execute(sql, params).fetchall()} if new else {}
         fams = sorted({o.family for o in objs.values() if o.family is not None} - set(families))
         if fams:
             params = {"tenant": req.tenant_id}
-            for r in con.execute(_VERSIONS_SQL.format(fams=_in_list(fams, "f", params)), params).fetchall():
+            for r in con.execute(_VERSIONS_SQL.format(fams=in_list(fams, "f", params)), params).fetchall():
                 families.setdefault(r[0], []).append(r[1:])
         graph_docs = {d for run in runs if run.query.channel in ("graph", "structured") for d in run.hits}
         for d in graph_docs:

@@ -107,7 +107,7 @@ def section_texts(pack: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     f"\n\n{pb['instructions'].strip()}\n\n")
         elif name == "policy_constraints":
             body = (pb.get("policy_constraints") or "").strip()
-            text = (f"## Policy and safety constraints [kind: policy · trust: playbook]\n\n"
+            text = ("## Policy and safety constraints [kind: policy · trust: playbook]\n\n"
                     + (body + "\n\n" if body else "") + FENCE_RULE + "\n\n")
         elif name == "request":
             text = (f"## Current request [kind: request · trust: case file]\n\n"

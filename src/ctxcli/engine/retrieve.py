@@ -145,9 +145,9 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         params: dict[str, Any] = {"tenant": tenant, "lim": lim}
         rows_sql = _values([(q.query_id, q.evidence_type, list(q.object_types)) for q in qs], "s", params,
                            casts=("VARCHAR", "VARCHAR", "VARCHAR[]"))
-        sql = _STRUCTURED.format(rows=rows_sql, seeds=_in(plan.seeds, "k", params),
-                                 bkeys=_in(plan.business_keys, "b", params),
-                                 allkeys=_in(sorted(set(plan.seeds) | set(plan.business_keys)), "a", params))
+        sql = _STRUCTURED.format(rows=rows_sql, seeds=in_list(plan.seeds, "k", params),
+                                 bkeys=in_list(plan.business_keys, "b", params),
+                                 allkeys=in_list(sorted(set(plan.seeds) | set(plan.business_keys)), "a", params))
         for qid, doc in con.execute(sql, params).fetchall():
             runs[qid].hits.append(doc)
         _share(runs, qs, time.perf_counter() - t0)
@@ -169,7 +169,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         sql = _WALK.format(
             steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
             starts=_values([(tid, tmpl[tid].start) for tid in used], "t", params, casts=("VARCHAR", "VARCHAR")),
-            seeds=_in(plan.seeds, "k", params))
+            seeds=in_list(plan.seeds, "k", params))
         reached = con.execute(sql, params).fetchall()     # (tid, depth, path, rels, entity_key), ordered
         first: dict[tuple[str, str], tuple] = {}
         for tid, depth, path, rels, key in reached:
@@ -178,7 +178,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         about: dict[str, list[tuple[int, list[str]]]] = {}
         if keys:
             params = {"tenant": tenant}
-            for key, doc, supports in con.execute(_GRAPH_HITS.format(keys=_in(keys, "e", params)), params).fetchall():
+            for key, doc, supports in con.execute(_GRAPH_HITS.format(keys=in_list(keys, "e", params)), params).fetchall():
                 about.setdefault(key, []).append((doc, list(supports or [])))
         for q in qs:
             best: dict[int, tuple] = {}
@@ -200,7 +200,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
     return [runs[q.query_id] for q in plan.queries]
 
 
-def _in(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
+def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
     """An IN list of named parameters (constants at bind time, so the filter reaches the scan)."""
     names = []
     for i, v in enumerate(values):

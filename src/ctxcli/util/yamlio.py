@@ -81,7 +81,7 @@ def loads_yaml(text: str, *, file: str, first_line: int = 1) -> Any:
     except yaml.YAMLError as e:
         raise InputError(f"invalid YAML: {e}", file=file) from None
     except RecursionError:
-        raise InputError(f"invalid YAML: nesting too deep", file=file) from None
+        raise InputError("invalid YAML: nesting too deep", file=file) from None
 
 
 def read_text(path: Path, *, display: str, limit: int) -> str:
