@@ -446,3 +446,29 @@ def test_help_ends_with_an_example(cmd):
     r = run_cli([cmd, "--help"])
     assert r.exit_code == 0
     assert "Example: ctx " + cmd in " ".join(r.stdout.split())
+
+
+def test_explain_object_names_redaction_and_its_hashes(store, tmp_path):
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="INC-2026-0723"))
+    out = api.write_outputs(res, tmp_path / "inc")
+    r = run_cli(["explain-omissions", out / "pack.json", "--object", "INC-2026-0723-NOTE-01", "--json"])
+    assert r.exit_code == 0
+    text = r.stdout
+    assert "redacted under POL-INCIDENT-READ-01" in text
+    assert "masked" in text and "text hash sha256:" in text
+    assert "@example.com" not in text
+
+
+def test_compression_is_explained_with_tokens_checks_and_hashes():
+    from ctxcli.postmortem.objects import _transformation
+
+    s = _transformation({"kind": "compression", "method": "extractive-sentences/1", "before_tokens": 266,
+                         "after_tokens": 240, "kept_sentences": 4, "dropped_sentences": 2,
+                         "before_hash": "sha256:" + "a" * 64, "after_hash": "sha256:" + "b" * 64,
+                         "checks": {"numbers": True, "negations": True, "identifiers": True, "dates": True,
+                                    "hedges": True}})
+    assert s == ("; compressed 266 → 240 tokens by extractive-sentences/1 (4 clauses kept, 2 dropped; fidelity "
+                 "checks dates passed, hedges passed, identifiers passed, negations passed, numbers passed; "
+                 "text hash sha256:aaaaaaaaaaaa… → sha256:bbbbbbbbbbbb…)")

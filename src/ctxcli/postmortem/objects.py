@@ -46,6 +46,20 @@ class ObjectExplanation:
                                                                            "status": self.status}
 
 
+def _transformation(t: dict) -> str:
+    """How the text the model saw differs from the stored object (never the removed text)."""
+    if t.get("kind") == "compression":
+        return (f"; compressed {t.get('before_tokens')} → {t.get('after_tokens')} tokens by {t.get('method')} "
+                f"({t.get('kept_sentences')} clauses kept, {t.get('dropped_sentences')} dropped; fidelity checks "
+                + ", ".join(f"{k} {'passed' if v else 'FAILED'}" for k, v in sorted((t.get("checks") or {}).items()))
+                + f"; text hash {str(t.get('before_hash'))[:19]}… → {str(t.get('after_hash'))[:19]}…)")
+    if t.get("kind") == "redaction":
+        masked = ", ".join(f"{n} {k}" for k, n in sorted((t.get("masked") or {}).items()))
+        return (f"; redacted under {t.get('policy_object') or 'the source policy'} ({masked} masked; "
+                f"text hash {str(t.get('before_hash'))[:19]}… → {str(t.get('after_hash'))[:19]}…)")
+    return f"; transformed ({t.get('kind')})"
+
+
 def explain_object(lp: LoadedPack, object_id: str, db: Path | None = None) -> ObjectExplanation:
     pack = lp.data
     tenant = lp.tenant
@@ -56,7 +70,8 @@ def explain_object(lp: LoadedPack, object_id: str, db: Path | None = None) -> Ob
                 **base, status="admitted", evidence_id=e.get("evidence_id"), source_id=e.get("source_id"),
                 sentence=f"admitted as {e.get('evidence_id')} in round {e.get('round')}"
                          + (f", selected for {e['selected_for']}" if e.get("selected_for") not in (None, "extra")
-                            else " as an extra item"))
+                            else " as an extra item")
+                         + "".join(_transformation(t) for t in e.get("transformations") or []))
     ref = opaque_ref(tenant, object_id)
     for om in pack["omissions"]:
         if om.get("withheld") and om["ref"] == ref:
