@@ -196,7 +196,7 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
             claim.update(status="unknown", text=f"Conflicting evidence — {vals}.", facts={}, evidence=ev)
         elif missing:
             types = sorted({t for u in missing for t in f.unbound.get(u, [])})
-            why = "; ".join(f"{t} ({judg.get(t, t)})" for t in types) or ", ".join(missing)
+            why = "; ".join(f"{t} ({judg.get(t, t).rstrip('. ')})" for t in types) or ", ".join(missing)
             claim.update(status="unknown", text=f"Unknown: the pack lacks evidence for {why}.", facts={}, evidence=[])
         else:
             ev = [e for u in c.uses for e in f.bound[u].evidence]
