@@ -16,7 +16,7 @@ from ..answer import answer as answer_mod
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
 from ..util.canon import obj_hash, opaque_ref
-from .gates import GATE_ORDER, WITHHOLDING_GATES, GateContext, Obj, run_gates
+from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, run_gates
 from .pack import PackState, make_item, pack_round
 from .plan import make_plan
 from .render import evidence_header, section_texts
@@ -26,14 +26,27 @@ PACK_SCHEMA = "ctx.pack/1"
 ANSWER_SCHEMA = "ctx.answer/1"
 Strategy = Literal["full", "topk", "governed", "dynamic"]
 
-_OBJ_SQL = """
-SELECT o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id, o.title,
-       o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes, o.allowed_purposes,
-       o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens, o.section, o.doc_ref,
-       s.trust_level, s.classification, s.max_age_s, s.redaction, s.owner_team, o.family
+_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
+       o.title, o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
+       o.section, o.doc_ref"""
+_SOURCE_COLS = "s.trust_level, s.classification, s.max_age_s, s.redaction, s.owner_team"
+
+# The whole row, joined with its source (used by tests and tools that read objects directly).
+_OBJ_SQL = f"""
+SELECT {_OBJ_COLS}, {_SOURCE_COLS}, o.family
 FROM objects o JOIN sources s ON s.source_id = o.source_id
-WHERE o.tenant_id = $tenant AND o.doc_id IN ({ids})
+WHERE o.tenant_id = $tenant AND o.doc_id IN ({{ids}})
 """
+
+# The builder fetches candidates by doc id alone, so the ART index on doc_id serves them as
+# point reads: first the metadata (no content column), then the content of the candidates
+# that pass the metadata gates. The doc ids come from retrieval statements that filter by
+# tenant in SQL; the fetched rows are checked again (tenant gate) before anything is used.
+_OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS content,")
+                 + ", o.family FROM objects o WHERE o.doc_id IN ({ids})")
+_CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
+_SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
 
 _VERSIONS_SQL = """
 SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
@@ -78,6 +91,11 @@ class BuildResult:
 
 def _us(dt: datetime) -> int:
     return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+
+
+def _meta_row_to_obj(r: tuple, src: dict[str, tuple]) -> Obj:
+    """A row of _OBJ_META_SQL (object columns, family) with its source's columns spliced in."""
+    return _row_to_obj(tuple(r[:24]) + src[r[3]] + (r[24],))
 
 
 def _row_to_obj(r: tuple) -> Obj:
@@ -126,6 +144,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         trace.append({"seq": len(trace) + 1, "event": kind, **kw})
 
     families: dict[int, list[tuple]] = {}
+    src_cols = {r[0]: tuple(r[1:]) for r in con.execute(_SOURCES_SQL).fetchall()}
 
     def replacement(o: Obj) -> dict[str, Any] | None:
         return _find_replacement(families.get(o.family, []), o, req, as_of_us, scopes)
@@ -171,9 +190,10 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         new = [c for c in cands if c.doc_id not in seen]
         seen.update(c.doc_id for c in new)
         t0 = time.perf_counter()
-        params: dict[str, Any] = {"tenant": req.tenant_id}
-        sql = _OBJ_SQL.format(ids=in_list(sorted(c.doc_id for c in new), "d", params))
-        objs = {r[0]: _row_to_obj(r) for r in con.execute(sql, params).fetchall()} if new else {}
+        params: dict[str, Any] = {}
+        sql = _OBJ_META_SQL.format(ids=in_list(sorted(c.doc_id for c in new), "d", params))
+        rows = con.execute(sql, params).fetchall() if new else []
+        objs = {r[0]: _meta_row_to_obj(r, src_cols) for r in rows}
         fams = sorted({o.family for o in objs.values() if o.family is not None} - set(families))
         if fams:
             params = {"tenant": req.tenant_id}
@@ -184,11 +204,23 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
             if d in objs and objs[d].subject_id:
                 anchored_subjects.add(objs[d].subject_id)
         eligible: list[tuple[Obj, Any]] = []
+        decided: dict[int, Any] = {}
+        if gated:
+            for c in new:
+                if c.doc_id in objs:
+                    decided[c.doc_id] = run_gates(objs[c.doc_id], gctx, META_GATES)[0]
+        need = sorted(d for d in objs if decided.get(d) is None)
+        if need:
+            params = {}
+            for d, text in con.execute(_CONTENT_SQL.format(ids=in_list(need, "c", params)), params).fetchall():
+                objs[d].content = text
         for c in new:
             o = objs.get(c.doc_id)
             if o is None:   # not in this tenant: cannot happen, the SQL filters by tenant
                 continue
-            rej, _ = run_gates(o, gctx) if gated else (None, [])
+            rej = decided.get(c.doc_id)
+            if gated and rej is None:
+                rej = run_gates(o, gctx, CONTENT_GATES)[0]
             vis = rej is None or rej.gate not in WITHHOLDING_GATES
             cj = {"round": round_no, "ref": o.object_id if vis else opaque_ref(o.tenant_id, o.object_id),
                   "withheld": not vis, "channels": c.ranks, "queries": c.queries, "rrf": c.rrf,
