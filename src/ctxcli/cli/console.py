@@ -13,8 +13,11 @@ def console(stderr: bool = False):
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
+    tty = stream.isatty()
+    # Piped into a log or a postmortem document: wide tables rather than 80-column folding.
+    width = None if tty or os.environ.get("COLUMNS") else 160
     return Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
-                   soft_wrap=not stream.isatty(), emoji=False)
+                   soft_wrap=not tty, emoji=False, width=width)
 
 
 def safe(text: Any) -> str:
