@@ -37,10 +37,12 @@ SELECT qid, doc_id FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 
 # Okapi BM25 (k1 = 1.2, b = 0.75, the FTS extension's parameters) scored from the postings
-# of the query's terms only, instead of match_bm25's scan of every document. When a query's
-# terms have more than $max_postings postings in all, only documents holding one of its rare
-# terms (df <= $rare_share of the corpus, or its rarest term) are scored — exact BM25 scores,
-# computed for fewer documents; below that bound every matching document is scored.
+# of the query's terms only, instead of match_bm25's scan of every document. Below
+# $max_postings postings per query the scores are exact over every matching document. Above
+# it (large corpora): only documents holding one of the query's rare terms (df <= $rare_share
+# of the corpus, or its rarest term) are scored, and terms found in more than $common_share of
+# all documents (IDF below ln 2, so each adds at most ~1.5 to a score) are left out of the sum
+# — their posting lists are most of the work.
 _BM25 = """
 WITH qt(qid, etype, term) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, term)),
 q AS (SELECT qt.qid, qt.etype, d.termid, d.df FROM qt JOIN fts_main_objects.dict d ON d.term = qt.term),
@@ -50,11 +52,14 @@ keep AS (
   SELECT DISTINCT q.qid, q.termid FROM q JOIN per ON per.qid = q.qid CROSS JOIN st
   WHERE per.total <= $max_postings OR q.df <= greatest($rare_share * st.num_docs, per.mindf)),
 cand AS (SELECT DISTINCT k.qid, p.doc_id FROM keep k JOIN postings p ON p.termid = k.termid),
+qs AS (
+  SELECT q.* FROM q JOIN per ON per.qid = q.qid CROSS JOIN st
+  WHERE per.total <= $max_postings OR q.df <= $common_share * st.num_docs OR q.df = per.mindf),
 scored AS (
   SELECT q.qid, q.etype, p.doc_id,
          round(sum(ln(((st.num_docs - q.df + 0.5) / (q.df + 0.5)) + 1)
              * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / st.avgdl))), 9) AS score
-  FROM q JOIN postings p ON p.termid = q.termid
+  FROM qs q JOIN postings p ON p.termid = q.termid
   JOIN cand c ON c.qid = q.qid AND c.doc_id = p.doc_id
   CROSS JOIN st
   GROUP BY q.qid, q.etype, p.doc_id),
@@ -67,6 +72,7 @@ SELECT qid, doc_id, score FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 MAX_POSTINGS = 200_000
 RARE_SHARE = 0.05
+COMMON_SHARE = 0.5
 
 _WALK = """
 WITH RECURSIVE
@@ -153,7 +159,8 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         _share(runs, qs, time.perf_counter() - t0)
     if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
         t0 = time.perf_counter()
-        params = {"tenant": tenant, "lim": lim, "max_postings": MAX_POSTINGS, "rare_share": RARE_SHARE}
+        params = {"tenant": tenant, "lim": lim, "max_postings": MAX_POSTINGS, "rare_share": RARE_SHARE,
+                  "common_share": COMMON_SHARE}
         rows_sql = _values([(q.query_id, q.evidence_type, t) for q in qs for t in q.terms], "f", params,
                            casts=("VARCHAR", "VARCHAR", "VARCHAR"))
         for qid, doc, score in con.execute(_BM25.format(rows=rows_sql), params).fetchall():
