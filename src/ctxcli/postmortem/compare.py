@@ -221,22 +221,16 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PackDiff:
         oid = (x.object_id if x else None) or (y.object_id if y else None)
         src = (x.source_id if x else None) or (y.source_id if y else None)
         ch = ObjectChange(k, oid, src, sx, sy)
-        if sx.state == "evidence" and sy.state == "evidence":
+        if sx.state == sy.state and sx.state in ("evidence", "omitted"):
             diff = sorted(f for f in set(x.record) | set(y.record)
                           if f not in _RANKS and not _eq(x.record.get(f), y.record.get(f)))
             if diff:
                 ch.fields = diff
-                d.evidence_changed.append(ch)
+                (d.evidence_changed if sx.state == "evidence" else d.omissions_moved).append(ch)
         elif sx.state == "evidence":
             d.evidence_only_a.append(ch)
         elif sy.state == "evidence":
             d.evidence_only_b.append(ch)
-        elif sx.state == "omitted" and sy.state == "omitted":
-            diff = sorted(f for f in set(x.record) | set(y.record)
-                          if f not in _RANKS and not _eq(x.record.get(f), y.record.get(f)))
-            if diff:
-                ch.fields = diff
-                d.omissions_moved.append(ch)
         elif sx.state == "omitted":
             d.omissions_only_a.append(ch)
         elif sy.state == "omitted":
