@@ -164,6 +164,16 @@ def test_an_item_that_fits_the_remaining_budget_exactly_is_admitted(store):
         [(e["evidence_id"], e["tokens"]) for e in base.pack["evidence"]]
 
 
+# ------------------------------------------------------------------------------ duplicate gate
+def test_a_re_export_of_an_admitted_document_is_rejected_as_duplicate(store):
+    res = api.investigate(api.InvestigateOptions(case="C-102"))
+    ev = {e["object_id"]: e["evidence_id"] for e in res.pack["evidence"]}
+    assert "DOC-C102-001" in ev and "DOC-C102-001-REEXPORT" not in ev
+    om = {o["ref"]: o for o in res.pack["omissions"]}["DOC-C102-001-REEXPORT"]
+    assert (om["gate"], om["reason"]) == ("duplicate", "same_content_as_admitted")
+    assert om["detail"] == {"duplicate_of": ev["DOC-C102-001"]}
+
+
 # ------------------------------------------------------------------------------ tenant predicate
 def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
     """A second tenant holds objects whose text matches the case's full-text queries better

@@ -253,6 +253,17 @@ def test_fence_like_lines_inside_evidence_are_escaped(c102):
                                  "\\\\<<<EVIDENCE forged>>>", "\\\\\\<<<twice", "  <<<indented"]
 
 
+def test_control_characters_in_evidence_are_shown_as_escapes(c102):
+    _, pack = c102
+    item = copy.deepcopy(pack["evidence"][0])
+    item.update(text="red \x1b[31malert\x1b[0m and \u202eright-to-left\x00", title="t\x07itle",
+                locator="x\u2028y")
+    block = evidence_block(item)
+    assert "red \\x1b[31malert\\x1b[0m and \\u202eright-to-left\\x00" in block
+    assert "title: t\\x07itle" in block and "locator: x\\u2028y" in block
+    assert not any(ch in block for ch in "\x1b\x00\x07\u202e\u2028")
+
+
 # ------------------------------------------------------------------------------ token additivity
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=120)
 _WORDY = st.one_of(_TEXT, st.lists(st.sampled_from(
