@@ -56,7 +56,7 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
     finally:
         con.close()
     out = []
-    from .engine.gates import us_to_dt
+    from .util.timeutil import us_to_dt
     from datetime import timezone
 
     for r in rows:
@@ -208,7 +208,7 @@ def store_info(con) -> dict[str, Any]:
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
-    from .engine.builder import build
+    from .pipeline import investigate as run_pipeline
     from .store.db import open_reader
     from .tokens import warm_up
 
@@ -219,7 +219,7 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     db, loaded = ensure_store(opts.db)
     con = open_reader(db)
     try:
-        res = build(con, pb, pb_hash, req, store_info(con))
+        res = run_pipeline(con, pb, pb_hash, req, store_info(con))
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
