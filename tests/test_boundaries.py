@@ -203,3 +203,57 @@ def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
     assert hits and {tenant_of[d] for d in hits} == {"t-alpha"}
     assert not any(o["gate"] == "tenant" for o in run.res.pack["omissions"])
     assert not any(cand["withheld"] for cand in run.res.candidates)
+
+
+# ------------------------------------------------------------------------------ stages
+def test_trace_events_are_the_stage_results(store):
+    """The trace is emitted from what each stage kept and dropped: every admitted item has one
+    evidence_selected event, every omission one candidate_rejected event, every candidate one
+    candidate_retrieved event, and the stop reason of the last assessment is the pack's."""
+    res = api.investigate(api.InvestigateOptions(case="C-102"))
+    ev = lambda kind: [e for e in res.trace if e["event"] == kind]   # noqa: E731
+    assert [e["seq"] for e in res.trace] == list(range(1, len(res.trace) + 1))
+    assert sorted(e["evidence_id"] for e in ev("evidence_selected")) == \
+        sorted(i["evidence_id"] for i in res.pack["evidence"])
+    assert sorted((e["ref"], e["gate"], e["round"]) for e in ev("candidate_rejected")) == \
+        sorted((o["ref"], o["gate"], o["round"]) for o in res.pack["omissions"])
+    assert [e["ref"] for e in ev("candidate_retrieved")] == [c["ref"] for c in res.candidates]
+    decided = {i["object_id"] for i in res.pack["evidence"]} | {o["ref"] for o in res.pack["omissions"]}
+    assert decided <= {c["ref"] for c in res.candidates}
+    assert len(ev("plan_created")) == len(ev("sufficiency_assessed")) == res.pack["state"]["rounds"]
+    assert ev("pack_built")[0]["stop_reason"] == res.pack["state"]["stop_reason"]
+    last = ev("sufficiency_assessed")[-1]
+    assert last["missing"] == [m["type"] for m in res.pack["missing"]]
+    assert last["evidence_tokens"] == res.pack["slots"]["evidence_tokens_by_items"]
+
+
+def test_one_agent_step_is_the_first_round_of_the_same_stages(store):
+    """A step for every type with nothing held and the governed evidence slot admits exactly
+    what the governed (one-round) build admits; holding those ids, a second step admits none
+    of them again and says why."""
+    opts = api.InvestigateOptions(case="C-102", strategy="governed")
+    gov = api.investigate(opts)
+    header = gov.pack["slots"]["evidence_tokens_by_items"] - sum(e["tokens"] for e in gov.pack["evidence"])
+    types = [et.type for et in api.read_playbook("motor-claim-review")[0].evidence_types]
+    step = api.build_step(opts, goal_types=types, held=[],
+                          step_budget=gov.pack["budget"]["evidence"] - header)
+    assert step.evidence == gov.pack["evidence"]
+    assert step.omissions == gov.pack["omissions"]
+    assert step.tokens == sum(e["tokens"] for e in gov.pack["evidence"])
+    assert [e["event"] for e in step.trace] == [e["event"] for e in gov.trace][:len(step.trace)]
+    held = [e["evidence_id"] for e in gov.pack["evidence"]]
+    again = api.build_step(opts, goal_types=types[:2], held=held, step_budget=2000)
+    assert not {e["evidence_id"] for e in again.evidence} & set(held)
+    dup = {o["detail"]["evidence_id"] for o in again.omissions if o["reason"] == "already_held"}
+    assert dup and dup <= set(held)
+    assert all(t in types[:2] for t in again.covered + again.missing)
+
+
+def test_agent_step_rejects_unknown_types_and_empty_budgets(store):
+    from ctxcli.errors import UsageError
+
+    opts = api.InvestigateOptions(case="C-102")
+    with pytest.raises(UsageError, match="evidence type 'nope' is not in playbook motor-claim-review"):
+        api.build_step(opts, goal_types=["nope"], held=[], step_budget=100)
+    with pytest.raises(UsageError, match="step budget 0"):
+        api.build_step(opts, goal_types=[], held=[], step_budget=0)
