@@ -93,6 +93,12 @@ MUTANTS: list[Mutant] = [
            " -> dict[str, Any] | None:\n",
            "def try_compress(item: dict[str, Any], o, remaining: int, pb, count: Callable[[str], int])"
            " -> dict[str, Any] | None:\n    return None\n", ("tests/test_compress.py",)),
+    Mutant("held-evidence-readmitted", "src/ctxcli/engine/builder.py",
+           "if rej is None and evidence_id(o) in st.held:", "if False:",
+           (B + "::test_one_agent_step_is_the_first_round_of_the_same_stages",)),
+    Mutant("coverage-first-off", "src/ctxcli/engine/builder.py",
+           "coverage_first=bc.apply_gates,", "coverage_first=False,",
+           ("tests/test_investigate.py::test_tight_budget_admits_one_item_per_required_type_before_extras",)),
     Mutant("control-chars-raw", "src/ctxcli/engine/render.py",
            'return _CTRL.sub(lambda m: "\\\\x%02x"', 'return text or _CTRL.sub(lambda m: "\\\\x%02x"',
            ("tests/test_render.py::test_control_characters_in_evidence_are_shown_as_escapes",)),

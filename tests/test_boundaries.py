@@ -218,8 +218,8 @@ def test_trace_events_are_the_stage_results(store):
     assert sorted((e["ref"], e["gate"], e["round"]) for e in ev("candidate_rejected")) == \
         sorted((o["ref"], o["gate"], o["round"]) for o in res.pack["omissions"])
     assert [e["ref"] for e in ev("candidate_retrieved")] == [c["ref"] for c in res.candidates]
-    decided = {i["object_id"] for i in res.pack["evidence"]} | {o["ref"] for o in res.pack["omissions"]}
-    assert decided <= {c["ref"] for c in res.candidates}
+    settled = {i["object_id"] for i in res.pack["evidence"]} | {o["ref"] for o in res.pack["omissions"]}
+    assert settled <= {c["ref"] for c in res.candidates}
     assert len(ev("plan_created")) == len(ev("sufficiency_assessed")) == res.pack["state"]["rounds"]
     assert ev("pack_built")[0]["stop_reason"] == res.pack["state"]["stop_reason"]
     last = ev("sufficiency_assessed")[-1]
