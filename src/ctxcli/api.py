@@ -249,3 +249,19 @@ def write_outputs(res: InvestigateResult, out: Path | None = None) -> Path:
     out_dir = Path(out) if out is not None else default_out_dir(res)
     write_run_folder(out_dir, output_files(res))
     return out_dir
+
+
+# ---------------------------------------------------------------------------------- model (ctx ask)
+def ask(opts):
+    """Build (or read) a pack, ask an OpenAI-compatible model over it, validate the answer and
+    write model.json and model_answer.json beside the deterministic answer (ctxcli.answer.ask)."""
+    from .answer.ask import run_ask
+
+    return run_ask(opts)
+
+
+def validate_answer(pack: Path, answer: Path, db: Path | None = None) -> dict[str, Any]:
+    """Validate a model answer produced elsewhere against a pack; returns the model_answer record."""
+    from .answer.ask import validate_answer_file
+
+    return validate_answer_file(pack, answer, db)
