@@ -209,6 +209,7 @@ def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db:
             "same_request": same_request, "recorded_status": prev.get("status") if isinstance(prev, dict) else None,
             "status": ma["status"], "recorded": was, "revalidated": now,
             "identical": bool(same_pack and same_request and was == now),
+            "revalidated_as_recorded": bool(same_pack and same_request and was == now),
             "model_answer": ma}
 
 
@@ -233,9 +234,9 @@ def diff_answers(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str
         if x == y:
             continue
         if x is None:
-            out.append(f"claim {i} added: {y.get('text') if isinstance(y, dict) else y!r}")
+            out.append(f"claim {i} added: {y.get('text') if isinstance(y, dict) else y}")
         elif y is None:
-            out.append(f"claim {i} removed: {x.get('text') if isinstance(x, dict) else x!r}")
+            out.append(f"claim {i} removed: {x.get('text') if isinstance(x, dict) else x}")
         else:
             fields = [k for k in ("text", "status", "evidence") if (x or {}).get(k) != (y or {}).get(k)]
             out.append(f"claim {i} changed: {', '.join(fields) or 'other fields'}")
@@ -434,3 +435,46 @@ def validate_answer_file(pack_path: Path, answer_path: Path, db: Path | None = N
                         messages_for(lp.data, vocab))
     rec["parse"] = {"ok": True, "method": "file", "error": None}
     return rec
+
+
+def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: str | None = None,
+                 model: str | None = None, sleep: Callable[[float], None] | None = None) -> dict[str, Any] | None:
+    """`ctx replay` on a run folder with a recorded exchange: re-validate it offline, and with
+    ``re_ask`` ask the model again and diff the new answer against the recorded one. None when
+    the pack has no model.json beside it (and no re-ask was asked for)."""
+    from ..errors import UsageError
+
+    run_dir = lp.path.parent
+    if not (run_dir / "model.json").is_file():
+        if re_ask:
+            raise UsageError(f"--re-ask: no model.json beside {lp.display}; run `ctx ask` first")
+        return None
+    pb = playbook_for(lp.data, lp.display)
+    vocab = S.actions(pb)
+    out = revalidate(run_dir, lp.data, vocab, db)
+    recorded_answer = out["model_answer"]["answer"]
+    out["model_answer"] = {k: out["model_answer"][k] for k in ("status", "validation")}
+    if re_ask:
+        import orjson
+
+        rec = orjson.loads((run_dir / "model.json").read_bytes())
+        from .model import resolve_config
+
+        ep = endpoint or (str(rec.get("endpoint") or "") + (rec.get("path") if rec.get("path") not in (None, "/") else ""))
+        cfg = resolve_config(endpoint=ep or None, model=model or rec.get("model"))
+        new = ask_over_pack(lp.data, vocab, cfg, db=db, sleep=sleep)
+        diffs = diff_answers(recorded_answer, new.model_answer["answer"])
+        out["re_ask"] = {"model": cfg.model, "endpoint": cfg.host, "status": new.status,
+                         "latency_ms": new.model_record["latency_ms"], "usage": new.model_record["usage"],
+                         "violations": sorted({v["code"] for v in new.model_answer["validation"]["violations"]}),
+                         "differences": diffs, "same_answer": not diffs}
+        out["identical"] = out["identical"] and not diffs
+    return out
+
+
+def eval_run(pack: dict[str, Any], det_answer: dict[str, Any], cfg: ModelConfig, db: Path | None = None,
+             sleep: Callable[[float], None] | None = None) -> dict[str, Any]:
+    """`ctx eval --answerer model`: ask the model over one run's pack and score its answer."""
+    pb = playbook_for(pack, pack["request"]["case_id"])
+    outcome = ask_over_pack(pack, S.actions(pb), cfg, db=db, sleep=sleep)
+    return {"model": cfg.model, **eval_metrics(pack, det_answer, outcome)}

@@ -26,6 +26,7 @@ _CONFIG_KEYS = {"endpoint", "model", "api_key_env", "timeout", "max_retries", "b
                 "max_tokens", "response_format"}
 RESPONSE_FORMATS = ("auto", "json_schema", "none")
 MAX_BACKOFF_S = 30.0
+_SLEEP: Callable[[float], None] = time.sleep     # the backoff sleeper (tests inject a recorder)
 
 
 @dataclass
@@ -155,7 +156,7 @@ def chat(cfg: ModelConfig, messages: list[dict[str, str]], schema: dict[str, Any
     """POST the messages; return the exchange or raise ModelEndpointError / ModelAuthError."""
     import httpx
 
-    sleep = sleep or time.sleep
+    sleep = sleep or _SLEEP
     use_schema = schema is not None and cfg.response_format in ("auto", "json_schema")
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if cfg.api_key:
