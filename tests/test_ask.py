@@ -524,3 +524,35 @@ def test_readme_ask_walkthrough_runs(store, serve, tmp_path, monkeypatch):
         args = [a if not a.startswith("runs/") else str(tmp_path / a) for a in args]
         r = run_cli(args)
         assert r.exit_code == 0, (line, r.stdout[-500:], r.stderr[-500:])
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("The claim amount is 128000 CNY.", True),
+    ("The claim amount is 128,000 CNY.", True),
+    ("The claim amount is CNY 128000.00.", True),
+    ("The claim amount is 128001 CNY.", False),
+    ("The claim amount is 1,280,000 CNY.", False),
+    ("The claim amount of case C-102 is 128000 CNY.", True),
+    ("The claim amount of case C-103 is 128000 CNY.", False),
+    ("As of 2026-07-23T12:00:00+08:00 the amount is 128000.", True),
+    ("As of 2026-07-23 at 12:00 the amount is 128000.", True),
+    ("As of 2026/07/23 the amount is 128000.", True),
+    ("As of 2026-07-24 the amount is 128000.", False),
+])
+def test_values_are_compared_after_normalisation(store, text, ok):
+    from ctxcli import api
+    from ctxcli.answer.schema import actions
+    from ctxcli.answer.validate import validate
+
+    ans, pack = faithful()
+    ans["claims"] = [{"text": text, "status": "fact", "evidence": [claim_amount_id(pack)]}]
+    v = validate(ans, pack, actions(api.read_playbook("motor-claim-review")[0]))
+    assert (v["status"] == "accepted") is ok, v["violations"]
+
+
+def test_help_does_not_import_the_http_client():
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", "import sys; from ctxcli.cli.main import app; "
+                          "print('httpx' in sys.modules)"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -84,7 +84,11 @@ def haystack(texts: list[str]) -> set[str]:
 
 
 def _supported(tok: str, hay: set[str]) -> bool:
-    if norm(tok) in hay:
+    n = norm(tok)
+    if n in hay:
+        return True
+    # a compound value inside a longer one: "12:00" in "2026-07-23T12:00:00+08:00", "2026-07" in a date
+    if len(n) >= 4 and _PARTS.search(n) and any(n in h for h in hay if len(h) > len(n)):
         return True
     parts = [p for p in re.split(r"-", tok) if p]
     # "12-day", "30-day": a compound of a value and plain words holds when each value does
@@ -230,6 +234,7 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
         for ev_set, facts in derived:
             if ev_set and ev_set <= gs:
                 texts += _flatten(facts)
+                texts += [str(len(v)) for v in facts.values() if isinstance(v, (list, dict))]   # counts
         hay = haystack(texts)
         unsupported = [v for v in values_in(text) if not _supported(v, hay)]
         for v in dict.fromkeys(unsupported):
