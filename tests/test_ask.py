@@ -556,3 +556,16 @@ def test_help_does_not_import_the_http_client():
     out = subprocess.run([sys.executable, "-c", "import sys; from ctxcli.cli.main import app; "
                           "print('httpx' in sys.modules)"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_key_echoed_by_the_server_is_scrubbed_before_anything_is_written(store, serve, tmp_path, monkeypatch):
+    ans, _ = faithful()
+    ans["summary"] = f"Your key is {KEY}."
+    srv = serve({"responses": [reply(ans)]})
+    monkeypatch.setenv("CTX_MODEL_API_KEY", KEY)
+    r = ask(srv, tmp_path / "run")
+    assert r.exit_code == 0
+    assert KEY not in r.stdout + r.stderr
+    for p in (tmp_path / "run").iterdir():
+        assert KEY not in p.read_text(), p.name
+    assert model_answer(tmp_path / "run")["answer"]["summary"] == "Your key is ***."

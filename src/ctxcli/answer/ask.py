@@ -85,6 +85,7 @@ def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: 
     return {
         "schema_version": S.MODEL_ANSWER_SCHEMA,
         "pack_id": pack["pack_id"], "content_hash": pack["content_hash"],
+        "case_id": pack["request"]["case_id"], "variant": pack["request"].get("variant"),
         "status": val["status"],
         "parse": {"ok": error is None, "method": method, "error": error},
         "answer": parsed if error is None else None,

@@ -59,10 +59,9 @@ def ask(
     """
     with handle_errors():
         from .. import api
-        from ..answer.ask import AskOptions
 
-        res = api.ask(AskOptions(target=target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"),
-                                 variant=variant, out=out, db=db, timeout=timeout))
+        res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
+                      out=out, db=db, timeout=timeout)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
         ma = res.outcome.model_answer
@@ -72,7 +71,7 @@ def ask(
                        "latency_ms": res.outcome.model_record["latency_ms"],
                        "usage": res.outcome.model_record["usage"], "model_answer": ma})
         else:
-            _human(ma, res.pack, res.outcome.model_record)
+            _human(ma, res.outcome.model_record)
             from .console import console, safe
 
             files = ["model.json", "model_answer.json", "trace.jsonl"]
@@ -111,18 +110,16 @@ def validate_answer(
         if as_json:
             emit_json(rec)
         else:
-            from ..postmortem.packfile import load_pack
-
-            _human(rec, load_pack(pack).data, None)
+            _human(rec, None)
         if rec["status"] == "rejected":
             raise typer.Exit(1)
 
 
-def _human(ma: dict[str, Any], pack: dict[str, Any], record: dict[str, Any] | None) -> None:
+def _human(ma: dict[str, Any], record: dict[str, Any] | None) -> None:
     from .console import console, safe, table
 
     c = console()
-    head = f"[bold]{safe(pack['request']['case_id'])}[/bold] model answer [bold]{ma['status']}[/bold]"
+    head = f"[bold]{safe(ma['case_id'])}[/bold] model answer [bold]{ma['status']}[/bold]"
     if record is not None:
         u = record.get("usage") or {}
         head += (f" · {safe(record['model'])} at {safe(record['endpoint'])} · {record['latency_ms']:.0f} ms · "

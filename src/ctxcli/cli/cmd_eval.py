@@ -71,9 +71,9 @@ def eval_cases(
             raise UsageError(f"--answerer: {answerer!r} is not deterministic or model")
         mcfg = None
         if answerer == "model":
-            from ..answer.model import resolve_config
+            from .. import api
 
-            mcfg = resolve_config(endpoint=endpoint, model=model)
+            mcfg = api.model_config(endpoint=endpoint, model=model)
         elif endpoint or model:
             raise UsageError("--endpoint and --model need --answerer model")
         rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db,

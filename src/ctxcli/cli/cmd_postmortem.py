@@ -71,9 +71,9 @@ def replay(
         from ..postmortem import replay as pm_replay
 
         res = pm_replay(pack, db)
-        from ..answer.ask import replay_model
+        from .. import api as _api
 
-        mres = replay_model(res.pack, db, re_ask=re_ask, endpoint=endpoint, model=model)
+        mres = _api.replay_model(res.pack, db, re_ask=re_ask, endpoint=endpoint, model=model)
         if out is not None:
             from .. import api
 
