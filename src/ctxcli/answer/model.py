@@ -165,8 +165,10 @@ def chat(cfg: ModelConfig, messages: list[dict[str, str]], schema: dict[str, Any
     retries = 0
     t_all = clock()
     try:
+        # proxy variables apply to remote endpoints, never to a server on this machine
+        local = (urlsplit(cfg.endpoint).hostname or "") in ("127.0.0.1", "localhost", "::1")
         client = httpx.Client(timeout=httpx.Timeout(cfg.timeout), transport=transport, follow_redirects=False,
-                              trust_env=False)
+                              trust_env=not local)
     except Exception as e:  # pragma: no cover - httpx misconfiguration
         raise ModelEndpointError(f"model endpoint {cfg.host}: {_scrub(str(e), cfg.api_key)}") from None
     with client:
