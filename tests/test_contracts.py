@@ -17,3 +17,154 @@ def test_show_completion_prints_a_bash_script():
     r = run_cli(["--show-completion", "bash"])
     assert r.exit_code == 0
     assert "_ctx_completion" in r.stdout and "complete " in r.stdout
+
+
+# ------------------------------------------------------------------------------ linked trace
+def _events(path):
+    import json
+
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_every_trace_event_names_its_run_and_pack(store, tmp_path):
+    import json
+
+    from ctxcli.engine.trace import request_hash
+
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "run"]).exit_code == 0
+    pack = json.loads((tmp_path / "run" / "pack.json").read_text())
+    events = _events(tmp_path / "run" / "trace.jsonl")
+    rh = request_hash(pack["request"])
+    assert events[0]["event"] == "run_started"
+    assert events[0]["request_hash"] == rh and events[0]["builder_version"] == BUILDER_VERSION
+    assert events[-1] == {"seq": len(events), "event": "pack_sealed", "pack_id": pack["pack_id"],
+                          "content_hash": pack["content_hash"], "run": "run-" + rh.split(":")[1][:16]}
+    assert {(e["run"], e["pack_id"]) for e in events} == {(events[-1]["run"], pack["pack_id"])}
+
+
+def test_replay_and_explain_refuse_a_trace_of_another_pack(store, tmp_path):
+    import json
+    import shutil
+
+    for name, extra in (("a", []), ("b", ["--variant", "restricted"])):
+        assert run_cli(["investigate", "C-102", "--out", tmp_path / name, *extra]).exit_code == 0
+    r = run_cli(["replay", tmp_path / "a" / "pack.json", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["trace_identical"] is True
+    other = json.loads((tmp_path / "b" / "pack.json").read_text())["pack_id"]
+    mine = json.loads((tmp_path / "a" / "pack.json").read_text())["pack_id"]
+    shutil.copy(tmp_path / "b" / "trace.jsonl", tmp_path / "a" / "trace.jsonl")
+    for args in (["replay"], ["explain-omissions"]):
+        r = run_cli([*args, tmp_path / "a" / "pack.json"])
+        assert r.exit_code == 2
+        assert r.stdout == ""
+        assert r.stderr == (f"ctx: error: {tmp_path / 'a' / 'trace.jsonl'}:1: trace of another pack: event 1 belongs "
+                            f"to pack {other}, not {mine}\n")
+    # a forged trace: this pack's id stamped on another run's events
+    forged = [{**e, "pack_id": mine} for e in _events(tmp_path / "b" / "trace.jsonl")]
+    (tmp_path / "a" / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in forged))
+    r = run_cli(["replay", tmp_path / "a" / "pack.json"])
+    assert r.exit_code == 2 and "trace of another run: event 1 has run" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------ schemas
+def _validator(name):
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from ctxcli.schemas import path
+
+    schema = json.loads(path(name).read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _check(name, doc, where):
+    errors = sorted(_validator(name).iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, f"{where}: {errors[0].json_path}: {errors[0].message}"
+
+
+def test_committed_schemas_match_the_models():
+    """Fails when a model changed and `python -m ctxcli.schemas` was not run."""
+    from ctxcli.schemas import generate, names, path, schema_bytes
+
+    docs = generate()
+    assert names() == sorted(docs)
+    for name, doc in docs.items():
+        assert path(name).read_bytes() == schema_bytes(doc), f"{name}: run `python -m ctxcli.schemas`"
+
+
+def test_schema_command_prints_a_shipped_schema():
+    import json
+
+    r = run_cli(["schema", "trace.run_started"])
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert doc["properties"]["event"]["const"] == "run_started"
+    r = run_cli(["schema", "nope"])
+    assert r.exit_code == 2 and r.stderr.startswith("ctx: error: no schema 'nope' (known: answer, case, pack,")
+
+
+def test_every_input_file_validates_against_its_schema():
+    from ctxcli.util.yamlio import read_yaml
+
+    from .conftest import REPO
+
+    groups = {"case": sorted((REPO / "examples" / "cases").glob("*.yaml")),
+              "playbook": sorted((REPO / "manifests" / "playbooks").glob("*.yaml")),
+              "source-manifest": sorted((REPO / "manifests" / "sources").glob("*.yaml"))}
+    for name, files in groups.items():
+        assert files, name
+        for f in files:
+            _check(name, read_yaml(f, display=str(f)), f)
+
+
+def _runs():
+    import yaml
+
+    from .conftest import REPO
+
+    for f in sorted((REPO / "examples" / "cases").glob("*.yaml")):
+        case = yaml.safe_load(f.read_text())
+        yield case["case_id"], None
+        for v in sorted(case.get("variants") or {}):
+            yield case["case_id"], v
+
+
+def test_every_file_of_every_bundled_run_validates_against_its_schema(store):
+    import json
+
+    from ctxcli import api
+
+    seen_events = set()
+    runs = list(_runs())
+    assert len(runs) >= 8
+    for case_id, variant in runs:
+        res = api.investigate(api.InvestigateOptions(case=case_id, variant=variant))
+        files = api.output_files(res)
+        where = f"{case_id}/{variant}"
+        _check("pack", json.loads(files["pack.json"]), where + "/pack.json")
+        _check("answer", json.loads(files["answer.json"]), where + "/answer.json")
+        _check("timings", json.loads(files["timings.json"]), where + "/timings.json")
+        for line in files["trace.jsonl"].splitlines():
+            ev = json.loads(line)
+            seen_events.add(ev["event"])
+            _check(f"trace.{ev['event']}", ev, f"{where}/trace.jsonl seq {ev['seq']}")
+    build_events = {"run_started", "source_discovered", "plan_created", "retrieval_executed", "candidate_retrieved",
+                    "candidate_rejected", "evidence_selected", "evidence_transformed", "sufficiency_assessed",
+                    "pack_built", "claim_generated", "answer_validated", "pack_sealed"}
+    assert seen_events == build_events
+
+
+def test_a_schema_rejects_a_withheld_omission_that_names_its_object(store):
+    import json
+
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="C-102"))
+    pack = json.loads(api.output_files(res)["pack.json"])
+    om = next(o for o in pack["omissions"] if o["withheld"])
+    om["object_id"] = "FRAUD-1"
+    assert any("object_id" in e.message for e in _validator("pack").iter_errors(pack))

@@ -258,9 +258,27 @@ def output_files(res: InvestigateResult) -> dict[str, bytes]:
     from .util.canon import pretty_bytes
     from .write import trace_bytes
 
-    return {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
-            "answer.json": pretty_bytes(res.answer),
-            "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    files = {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
+             "answer.json": pretty_bytes(res.answer),
+             "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    if res.timings:
+        files["timings.json"] = timings_bytes(res)
+    return files
+
+
+TIMINGS_SCHEMA = "ctx.timings/1"
+
+
+def timings_bytes(res: InvestigateResult) -> bytes:
+    """timings.json: wall-clock seconds per stage, channel and query (``query.<query_id>`` is the
+    latency of that ``retrieval_executed`` event). The only run file that differs between two
+    runs of the same inputs; replay, diff and the determinism checks ignore it."""
+    from .engine.trace import request_hash, run_id_for
+    from .util.canon import pretty_bytes
+
+    return pretty_bytes({"schema_version": TIMINGS_SCHEMA, "pack_id": res.pack["pack_id"],
+                         "run": run_id_for(request_hash(res.pack["request"])),
+                         "seconds": {k: round(v, 6) for k, v in sorted(res.timings.items())}})
 
 
 def default_out_dir(res: InvestigateResult) -> Path:

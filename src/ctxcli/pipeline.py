@@ -34,6 +34,8 @@ def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, 
     ans = answer_and_record(pb, built.pack, built.trace)
     built.timings["answer"] = time.perf_counter() - t0
     seal(built.pack, ans)
+    built.trace.emit("pack_sealed", pack_id=built.pack["pack_id"], content_hash=built.pack["content_hash"])
+    built.trace.link(built.pack["pack_id"])
     ans = {"schema_version": ANSWER_SCHEMA, "pack_id": built.pack["pack_id"], "case_id": req.case_id,
            "variant": req.variant, **ans}
     built.timings["total"] = time.perf_counter() - t_all

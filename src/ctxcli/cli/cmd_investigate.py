@@ -43,7 +43,8 @@ def investigate(
     profile: Annotated[bool, typer.Option("--profile", help="Print stage timings to stderr.")] = False,
 ) -> None:
     """Build a governed Context Pack for a case, answer from it alone, and write pack.json,
-    trace.jsonl, answer.json and answer.md.
+    trace.jsonl, answer.json and answer.md (byte-identical for the same inputs), and
+    timings.json (wall-clock latencies, which replay and diff ignore).
 
     Without a store, the bundled example data is loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case, purpose the
@@ -99,5 +100,5 @@ def _human(res, out_dir: Path) -> None:
     c.print(f"evidence {len(p['evidence'])} items, {p['slots']['used']['evidence']}/"
             f"{p['slots']['allocation']['evidence']} evidence tokens · rejected by gate: {gates} · "
             f"stop: {p['state']['stop_reason']}")
-    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md"):
+    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md", "timings.json"):
         c.print(f"wrote {safe(out_dir / name)}")

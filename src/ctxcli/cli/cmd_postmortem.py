@@ -63,6 +63,8 @@ def replay(
     deleted is reported as purged, without its content. A run folder written by `ctx ask`
     also has its recorded model exchange re-validated offline (no model call); --re-ask asks
     the model again and diffs the answers. A different validation or answer is drift (exit 1).
+    A trace.jsonl beside the pack must be the pack's (every event names its pack id and run):
+    a trace of another pack is refused (exit 2); the rebuilt trace is compared with it.
 
     Example: ctx replay runs/C-102-1a2b3c4d/pack.json
     """
@@ -221,7 +223,7 @@ def explain_omissions(
     no channel matched it (the full-text terms, structured keys and graph paths that ran are
     shown), it belongs to another tenant, it was tombstoned, its source is disabled, or it does
     not exist. For objects the pack's subject could not see, only the scope or purpose they need
-    is shown.
+    is shown. A trace.jsonl beside the pack of another pack is refused (exit 2).
 
     Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
     """
@@ -231,7 +233,10 @@ def explain_omissions(
 
         if gate is not None and object_id is not None:
             raise UsageError("--gate and --object cannot be combined")
+        from ..postmortem.packfile import read_linked_trace
+
         lp = load_pack(pack)
+        read_linked_trace(lp)       # a trace.jsonl beside the pack must be this pack's (exit 2 otherwise)
         if object_id is not None:
             x = explain_object(lp, object_id, db)
             if as_json:

@@ -31,7 +31,7 @@ from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
 from .render import evidence_header, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
-from .trace import Trace
+from .trace import Trace, request_hash, run_id_for
 
 PACK_SCHEMA = "ctx.pack/1"
 Strategy = Literal["full", "topk", "governed", "dynamic"]
@@ -139,8 +139,14 @@ def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None
                        replacement=replacement)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
+    req_hash = request_hash(req.to_json())
+    trace = Trace(run=run_id_for(req_hash))
+    trace.emit("run_started", request_hash=req_hash, builder_version=BUILDER_VERSION, case_id=req.case_id,
+               variant=req.variant, strategy=req.strategy, playbook={"playbook_id": pb.playbook_id,
+                                                                     "version": pb.version})
+    discover_sources(con, req, trace)
     bc = BuildContext(
-        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=Trace(), allocation=allocation,
+        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation,
         apply_gates=req.strategy in ("governed", "dynamic"),
         max_rounds=1 if req.strategy != "dynamic" else req.max_rounds,
         channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
@@ -153,6 +159,30 @@ def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
                     anchored_subjects=set(req.seeds), held=held)
     return bc, st
+
+
+def discover_sources(con, req: Request, trace: Trace) -> None:
+    """One ``source_discovered`` event per source of the request's tenant, in source id order:
+    whether retrieval may consider it (``considered``) and, if not, why (``disabled``,
+    ``purpose_not_allowed`` with the allowed purposes, ``scope_missing`` with the scopes the
+    subject lacks). Source ids and their scope/purpose requirements are registry configuration
+    (``ctx sources`` shows them), never object content; other tenants' sources are not listed
+    at all (docs/security.md). Object-level rules still apply per candidate at the gates."""
+    rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes FROM sources "
+                       "WHERE tenant_id = ? ORDER BY source_id", [req.tenant_id]).fetchall()
+    held = set(req.scopes)
+    for source_id, enabled, scopes, purposes in rows:
+        lacking = sorted(set(scopes or []) - held)
+        if not enabled:
+            trace.emit("source_discovered", source_id=source_id, considered=False, reason="disabled")
+        elif purposes and req.purpose not in purposes:
+            trace.emit("source_discovered", source_id=source_id, considered=False, reason="purpose_not_allowed",
+                       allowed_purposes=sorted(purposes))
+        elif lacking:
+            trace.emit("source_discovered", source_id=source_id, considered=False, reason="scope_missing",
+                       needs_scopes=lacking)
+        else:
+            trace.emit("source_discovered", source_id=source_id, considered=True, reason="allowed")
 
 
 # ------------------------------------------------------------------------------ stage results
@@ -190,6 +220,7 @@ def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     for run in runs:
         key = f"channel.{run.query.channel}"
         bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds
+        bc.timings[f"query.{run.query.query_id}"] = run.seconds     # retrieval latency (timings.json)
     bc.time("retrieve", t0)
     if bc.req.strategy == "topk":
         for run in runs:
@@ -304,6 +335,11 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
         bc.trace.emit("evidence_selected", round=round_no, evidence_id=item["evidence_id"],
                       object_id=item["object_id"], selected_for=item["selected_for"], tokens=item["tokens"],
                       transformations=[t["kind"] for t in item["transformations"]])
+        for t in item["transformations"]:
+            bc.trace.emit("evidence_transformed", round=round_no, evidence_id=item["evidence_id"],
+                          object_id=item["object_id"], kind=t["kind"], method=t.get("method"),
+                          before_hash=t.get("before_hash"), after_hash=t.get("after_hash"),
+                          before_tokens=t.get("before_tokens"), after_tokens=t.get("after_tokens"))
     return packed
 
 
