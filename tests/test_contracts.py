@@ -168,3 +168,36 @@ def test_a_schema_rejects_a_withheld_omission_that_names_its_object(store):
     om = next(o for o in pack["omissions"] if o["withheld"])
     om["object_id"] = "FRAUD-1"
     assert any("object_id" in e.message for e in _validator("pack").iter_errors(pack))
+
+
+# ------------------------------------------------------------------------------ contract fields
+def test_a_subject_with_no_scope_is_refused_with_the_reason(store, tmp_path):
+    import json
+
+    r = run_cli(["investigate", "C-102", "--subject", "nobody", "--out", tmp_path / "o"])
+    assert r.exit_code == 0
+    ans = json.loads((tmp_path / "o" / "answer.json").read_text())
+    pack = json.loads((tmp_path / "o" / "pack.json").read_text())
+    assert ans["verdict"] == pack["answer"]["verdict"] == "refused"
+    assert ans["refusal"] == {"reason": "subject_has_no_scope", "subject": "nobody"}
+    assert ans["claims"] == [] and ans["recommended_action"]["action"] == "none"
+    assert pack["evidence"] == []
+    _check("answer", ans, "refused answer.json")
+
+
+def test_pack_contract_fields_and_claim_confidence(store, tmp_path):
+    import json
+
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "o"]).exit_code == 0
+    pack = json.loads((tmp_path / "o" / "pack.json").read_text())
+    ans = json.loads((tmp_path / "o" / "answer.json").read_text())
+    assert (pack["goal_ref"], pack["state_version"], pack["tools"]) == (None, None, [])
+    items = {i["evidence_id"]: i for i in pack["evidence"]}
+    levels = {}
+    for c in ans["claims"]:
+        trust = sorted({items[e]["trust_level"] for e in c["evidence"]})
+        assert c["confidence"]["trust_levels"] == trust
+        assert c["confidence"]["sources"] == len({items[e]["source_id"] for e in c["evidence"]})
+        levels[c["claim_id"]] = (c["status"], c["confidence"]["level"])
+    assert levels["current_case_status"] == ("fact", "high")
+    assert levels["manual_review_required"] == ("inference", "medium")

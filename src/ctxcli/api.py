@@ -196,7 +196,8 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
+                   variant=opts.variant, strategy=opts.strategy,  # type: ignore[arg-type]
+                   goal_ref=case.goal_ref, state_version=case.state_version, tools=list(case.tools))
 
 
 def store_info(con) -> dict[str, Any]:

@@ -53,6 +53,9 @@ class Request:
     business_keys: list[str]
     variant: str | None = None
     strategy: Strategy = "dynamic"
+    goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
+    state_version: str | None = None
+    tools: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
@@ -103,6 +106,7 @@ class BuildContext:
     playbook_types: set[str]
     cover_all: frozenset[str]
     timings: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)   # source id -> source_discovered reason
 
     def time(self, key: str, t0: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0
@@ -144,9 +148,9 @@ def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None
     trace.emit("run_started", request_hash=req_hash, builder_version=BUILDER_VERSION, case_id=req.case_id,
                variant=req.variant, strategy=req.strategy, playbook={"playbook_id": pb.playbook_id,
                                                                      "version": pb.version})
-    discover_sources(con, req, trace)
+    sources = discover_sources(con, req, trace)
     bc = BuildContext(
-        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation,
+        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation, sources=sources,
         apply_gates=req.strategy in ("governed", "dynamic"),
         max_rounds=1 if req.strategy != "dynamic" else req.max_rounds,
         channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
@@ -161,7 +165,7 @@ def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None
     return bc, st
 
 
-def discover_sources(con, req: Request, trace: Trace) -> None:
+def discover_sources(con, req: Request, trace: Trace) -> dict[str, str]:
     """One ``source_discovered`` event per source of the request's tenant, in source id order:
     whether retrieval may consider it (``considered``) and, if not, why (``disabled``,
     ``purpose_not_allowed`` with the allowed purposes, ``scope_missing`` with the scopes the
@@ -171,6 +175,7 @@ def discover_sources(con, req: Request, trace: Trace) -> None:
     rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes FROM sources "
                        "WHERE tenant_id = ? ORDER BY source_id", [req.tenant_id]).fetchall()
     held = set(req.scopes)
+    out: dict[str, str] = {}
     for source_id, enabled, scopes, purposes in rows:
         lacking = sorted(set(scopes or []) - held)
         if not enabled:
@@ -183,6 +188,8 @@ def discover_sources(con, req: Request, trace: Trace) -> None:
                        needs_scopes=lacking)
         else:
             trace.emit("source_discovered", source_id=source_id, considered=True, reason="allowed")
+        out[source_id] = trace.events[-1]["reason"]
+    return out
 
 
 # ------------------------------------------------------------------------------ stage results
@@ -409,6 +416,9 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "omissions": st.omissions,
         "missing": missing,
         "state": {"rounds": st.rounds, "stop_reason": st.stop_reason, "gaps": "full"},
+        "goal_ref": bc.req.goal_ref,
+        "state_version": bc.req.state_version,
+        "tools": list(bc.req.tools),
     }
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
@@ -447,6 +457,7 @@ class Built:
     trace: Trace
     timings: dict[str, float]
     candidates: list[dict[str, Any]]
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> Built:
@@ -462,7 +473,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
             break
     pack_doc = assemble(bc, st, pb_hash, store)
     bc.timings["build"] = time.perf_counter() - t_all
-    return Built(pack_doc, bc.trace, bc.timings, st.candidates)
+    return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)
 
 
 @dataclass

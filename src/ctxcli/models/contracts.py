@@ -179,6 +179,9 @@ class Pack(Closed):
     state: PackState
     slots: Slots
     answer: PackAnswer
+    goal_ref: str | None = Field(description="the case's goal_ref; null when it has none")
+    state_version: str | None = Field(description="the case's state_version; null when it has none")
+    tools: list[str] = Field(description="the case's tools; empty when it has none")
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
 
@@ -194,6 +197,22 @@ class AnswerClaim(BaseModel):
     text: str
     condition: JSON | None = Field(None, description="the claim's `when` and whether it holds")
     competing: list[JSON] | None = Field(None, description="competing explanations with their evidence")
+    confidence: Confidence
+
+
+class Confidence(Closed):
+    """Defined from the evidence, never a number (docs/pipeline.md, "Claim confidence")."""
+
+    level: Literal["high", "medium", "low", "none"]
+    status: Literal["fact", "inference", "hypothesis", "unknown"]
+    trust_levels: list[str]
+    sources: int = Field(ge=0, description="distinct sources cited")
+
+
+class Refusal(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    reason: Literal["subject_has_no_scope", "purpose_not_allowed_by_any_source"]
 
 
 class Action(Closed):
@@ -221,6 +240,7 @@ class Answer(BaseModel):
     conflicts: list[JSON]
     missing_evidence: list[JSON]
     validation: JSON
+    refusal: Refusal | None = Field(None, description="present when verdict is refused")
 
 
 # ------------------------------------------------------------------------------ timings.json
