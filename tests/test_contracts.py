@@ -201,3 +201,27 @@ def test_pack_contract_fields_and_claim_confidence(store, tmp_path):
         levels[c["claim_id"]] = (c["status"], c["confidence"]["level"])
     assert levels["current_case_status"] == ("fact", "high")
     assert levels["manual_review_required"] == ("inference", "medium")
+
+
+# ------------------------------------------------------------------------------ freshness
+def test_stale_sources_by_refresh_sla_in_pack_answer_and_sources(store, tmp_path):
+    import json
+
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "o"]).exit_code == 0
+    pack = json.loads((tmp_path / "o" / "pack.json").read_text())
+    ans = json.loads((tmp_path / "o" / "answer.json").read_text())
+    stale = {s["source_id"]: s for s in pack["stale_sources"]}
+    assert ans["stale_sources"] == pack["stale_sources"]
+    # claims-documents: newest document 2026-07-18T02:00+08:00, as_of 2026-07-23T12:00+08:00, SLA 24h
+    assert stale["claims-documents"] == {"source_id": "claims-documents", "refresh_sla": "24h",
+                                         "refresh_sla_s": 86400, "snapshot_observed_at": "2026-07-18T02:00:00+08:00",
+                                         "age_s": 468000, "age": "5d 10h"}
+    assert "claims-core" not in stale                  # 17h 55m old, SLA 24h
+    assert "partner-claims" not in stale               # another tenant's source: never listed
+    r = run_cli(["sources", "--as-of", "2026-07-23T12:00:00+08:00", "--json"])
+    assert r.exit_code == 0
+    rows = {s["source_id"]: s["freshness"] for s in json.loads(r.stdout)["sources"]}
+    assert rows["claims-core"]["age"] == "17h 55m" and rows["claims-core"]["stale"] is False
+    assert rows["claims-documents"]["age_s"] == 468000 and rows["claims-documents"]["stale"] is True
+    r = run_cli(["sources", "--as-of", "2026-07-23T12:00:00+08:00"])
+    assert "5d 10h / 24h stale" in r.stdout and "17h 55m / 24h " in r.stdout

@@ -44,15 +44,23 @@ def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
     return p, True
 
 
-def sources(db: Path | None = None) -> list[dict[str, Any]]:
-    from .store.db import open_reader
+def sources(db: Path | None = None, as_of=None) -> list[dict[str, Any]]:
+    """The source registry, each source with its snapshot age at ``as_of`` (default: now)
+    against its refresh SLA (``freshness``: engine/freshness.py)."""
+    from datetime import datetime as _dt, timezone as _tz
 
+    from .engine.freshness import source_ages
+    from .store.db import open_reader
+    from .util.timeutil import dt_to_us
+
+    as_of = as_of or _dt.now(_tz.utc)
     con = open_reader(paths.db_path(db))
     try:
         cols = ["source_id", "tenant_id", "source_type", "owner_team", "classification", "trust_level",
                 "required_scopes", "allowed_purposes", "refresh_sla", "max_age_s", "enabled", "n_objects",
                 "n_sections", "n_entities", "n_relations", "n_tombstones", "newest_observed_us", "digest"]
         rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+        ages = {a["source_id"]: a for a in source_ages(con, None, dt_to_us(as_of), as_of.tzinfo)}
     finally:
         con.close()
     out = []
@@ -65,6 +73,10 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
         d["allowed_purposes"] = list(d["allowed_purposes"] or [])
         nu = d.pop("newest_observed_us")
         d["newest_observed_at"] = us_to_dt(nu, timezone.utc).isoformat() if nu is not None else None
+        a = ages[d["source_id"]]
+        d["freshness"] = {"as_of": as_of.isoformat(), "snapshot_observed_at": a["snapshot_observed_at"],
+                          "age_s": a["age_s"], "age": a["age"], "refresh_sla_s": a["refresh_sla_s"],
+                          "stale": a["stale"]}
         out.append(d)
     return out
 

@@ -37,7 +37,7 @@ def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, 
     built.trace.emit("pack_sealed", pack_id=built.pack["pack_id"], content_hash=built.pack["content_hash"])
     built.trace.link(built.pack["pack_id"])
     ans = {"schema_version": ANSWER_SCHEMA, "pack_id": built.pack["pack_id"], "case_id": req.case_id,
-           "variant": req.variant, **ans}
+           "variant": req.variant, **ans, "stale_sources": built.pack["stale_sources"]}
     built.timings["total"] = time.perf_counter() - t_all
     return BuildResult(pack=built.pack, answer=ans, trace=built.trace.events, timings=built.timings,
                        candidates=built.candidates)

@@ -171,9 +171,10 @@ def discover_sources(con, req: Request, trace: Trace) -> dict[str, str]:
     ``purpose_not_allowed`` with the allowed purposes, ``scope_missing`` with the scopes the
     subject lacks). Source ids and their scope/purpose requirements are registry configuration
     (``ctx sources`` shows them), never object content; other tenants' sources are not listed
-    at all (docs/security.md). Object-level rules still apply per candidate at the gates."""
+    at all (docs/security.md); per-record-tenant sources are listed. Object-level rules still
+    apply per candidate at the gates."""
     rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes FROM sources "
-                       "WHERE tenant_id = ? ORDER BY source_id", [req.tenant_id]).fetchall()
+                       "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id", [req.tenant_id]).fetchall()
     held = set(req.scopes)
     out: dict[str, str] = {}
     for source_id, enabled, scopes, purposes in rows:
@@ -419,6 +420,7 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "goal_ref": bc.req.goal_ref,
         "state_version": bc.req.state_version,
         "tools": list(bc.req.tools),
+        "stale_sources": _stale_sources(bc),
     }
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
@@ -436,6 +438,16 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
                   total_tokens=pack["slots"]["total_tokens"], stop_reason=st.stop_reason)
     bc.time("assemble", t0)
     return pack
+
+
+def _stale_sources(bc: BuildContext) -> list[dict[str, Any]]:
+    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of
+    (engine/freshness.py)."""
+    from .freshness import source_ages
+
+    ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo)
+    return [{k: v for k, v in a.items() if k != "stale"} for a in ages
+            if a["stale"] and bc.sources.get(a["source_id"]) == "allowed"]
 
 
 def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:

@@ -161,6 +161,17 @@ class PackAnswer(Closed):
     claims: list[PackClaim]
 
 
+class StaleSource(Closed):
+    """A source retrieval considered whose snapshot is older than its refresh SLA at as_of."""
+
+    source_id: str
+    refresh_sla: str
+    refresh_sla_s: int
+    snapshot_observed_at: str | None = Field(description="newest observation not after as_of; null: none")
+    age_s: int | None
+    age: str | None
+
+
 class Pack(Closed):
     """pack.json (``ctx.pack/1``)."""
 
@@ -182,6 +193,7 @@ class Pack(Closed):
     goal_ref: str | None = Field(description="the case's goal_ref; null when it has none")
     state_version: str | None = Field(description="the case's state_version; null when it has none")
     tools: list[str] = Field(description="the case's tools; empty when it has none")
+    stale_sources: list[StaleSource]
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
 
@@ -241,6 +253,7 @@ class Answer(BaseModel):
     missing_evidence: list[JSON]
     validation: JSON
     refusal: Refusal | None = Field(None, description="present when verdict is refused")
+    stale_sources: list[StaleSource]
 
 
 # ------------------------------------------------------------------------------ timings.json
