@@ -42,7 +42,8 @@ def lockdown(con) -> None:
 
 
 def _busy(e: Exception) -> bool:
-    return "lock" in str(e).lower()
+    msg = str(e).lower()      # not just "lock": "Corrupt database file … in block at …" is damage
+    return "could not set lock" in msg or "conflicting lock" in msg
 
 
 def open_reader(db: Path):
