@@ -15,14 +15,14 @@ from .. import BUILDER_VERSION
 from ..answer import answer as answer_mod
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
-from ..util.canon import obj_hash, opaque_ref
+from ..util.canon import opaque_ref
+from ..util.packid import PACK_SCHEMA, seal
 from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, run_gates
 from .pack import PackState, make_item, pack_round
 from .plan import make_plan
 from .render import evidence_header, section_texts
 from .retrieve import fuse, in_list, run_plan
 
-PACK_SCHEMA = "ctx.pack/1"
 ANSWER_SCHEMA = "ctx.answer/1"
 Strategy = Literal["full", "topk", "governed", "dynamic"]
 
@@ -331,9 +331,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
     pack["answer"] = {"verdict": ans["verdict"], "recommended_action": ans["recommended_action"]["action"],
                       "claims": [{"claim_id": c["claim_id"], "status": c["status"], "facts": c["facts"],
                                   "evidence": c["evidence"]} for c in ans["claims"]]}
-    h = obj_hash(pack)
-    pack["content_hash"] = h
-    pack["pack_id"] = "pk-" + h.split(":")[1][:16]
+    seal(pack)
     ans = {"schema_version": ANSWER_SCHEMA, "pack_id": pack["pack_id"], "case_id": req.case_id,
            "variant": req.variant, **ans}
     timings["total"] = time.perf_counter() - t_all
