@@ -123,7 +123,8 @@ def test_investigate_matches_cli_pack_and_resources_serve_the_run(store, tmp_pat
     assert rendered["matches_pack"] is True
     assert _structured(reads[5])["status"] == "identical"
     omissions = _structured(reads[6])
-    assert omissions and all(o["gate"] == "validity" for g in omissions.get("groups", []) for o in g.get("items", []))
+    assert [g["gate"] for g in omissions["gates"]] == ["validity"]
+    assert {o["object_id"] for o in omissions["gates"][0]["omissions"]} >= {"RULE-MCS-2025.4"}
     assert _structured(reads[7])["same"] is True
 
     audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
@@ -228,9 +229,9 @@ def test_build_context_returns_only_new_items_within_the_step_budget(store, tmp_
     assert a["pack_id"] == pack["pack_id"]
 
 
-def test_serve_without_store_is_one_line_exit_3(tmp_path):
+def test_serve_without_store_is_one_line_exit_2(tmp_path):
     r = run_cli(["serve", "--db", tmp_path / "none.duckdb"])
-    assert r.exit_code == 3
+    assert r.exit_code == 2
     assert r.stderr.strip().startswith("ctx: error: no store at")
     r = run_cli(["serve", "--scope", "case:read"])
     assert r.exit_code == 2 and "--scope needs --subject" in r.stderr

@@ -47,8 +47,8 @@ def serve(
     Tools: investigate, build_context (one agent step), explain_omission, replay, diff, render.
     Resources: ctx://packs (the packs this server wrote), ctx://packs/{pack_id} and its /trace,
     /answer and /messages. The subject, scopes and purpose are fixed here, never by a tool
-    argument; every call is appended to the audit log. The store must exist (`ctx load`);
-    exit 2 for bad flags, 3 when the store is missing or unreadable.
+    argument; every call is appended to the audit log. The store must exist (`ctx load`):
+    exit 2 for bad flags or no store, 3 when the store is busy or unusable.
 
     Example: ctx serve --transport stdio --subject investigator-01 --scope case:read --scope policy:read
     """

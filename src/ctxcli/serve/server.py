@@ -191,8 +191,11 @@ def build_server(cfg: ServeConfig):
 
 
 def _pack_id(arguments: dict[str, Any]) -> str | None:
-    v = arguments.get("pack_id")
-    return v if isinstance(v, str) and tools.PACK_ID_RE.match(v) else None
+    for key in ("pack_id", "pack_a"):
+        v = arguments.get(key)
+        if isinstance(v, str) and tools.PACK_ID_RE.match(v):
+            return v
+    return None
 
 
 def _result_pack_id(result: Any) -> str | None:
