@@ -435,6 +435,7 @@ def test_read_only_store_folder(project_copy, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("how", ["random_bytes", "truncated", "zeroed_tail"])
 def test_damaged_store_is_exit_3(bundled_store, tmp_path, how):
+    pack = investigate(tmp_path / "good", "--db", bundled_store)
     db = tmp_path / "ctx.duckdb"
     shutil.copy(bundled_store, db)
     size = db.stat().st_size
@@ -450,7 +451,8 @@ def test_damaged_store_is_exit_3(bundled_store, tmp_path, how):
         else:
             fh.seek(size // 4)
             fh.write(b"\0" * (size - size // 4))
-    for args in (["investigate", "C-102", "--db", db, "--out", tmp_path / "run"], ["sources", "--db", db]):
+    for args in (["investigate", "C-102", "--db", db, "--out", tmp_path / "run"], ["sources", "--db", db],
+                 ["replay", pack, "--db", db], ["explain-omissions", pack, "--object", "NO-SUCH-ID", "--db", db]):
         r = run_cli(args)
         one_line(r, 3, str(db), "rebuild it with `ctx load`")
     assert not (tmp_path / "run").exists()
