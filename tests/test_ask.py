@@ -422,6 +422,26 @@ def test_ask_over_an_existing_pack(store, serve, tmp_path):
     assert r.exit_code == 2 and "tampered" in r.stderr and len(srv.requests()) == n
 
 
+def test_ask_over_a_signed_run_keeps_it_signed_and_verifiable(store, serve, tmp_path, monkeypatch):
+    ans, _ = faithful()
+    monkeypatch.setenv("CTX_SIGNING_KEY", "s" * 48)
+    assert run_cli(["investigate", "C-102", "--sign", "--out", tmp_path / "run"]).exit_code == 0
+    srv = serve({"responses": [reply(ans)]})
+    r = run_cli(["ask", tmp_path / "run" / "pack.json", "--endpoint", srv.url, "--model", "m"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert "signature" in doc and {"model.json", "model_answer.json", "trace.jsonl"} <= set(doc["files"])
+    srv.stop()
+    r = run_cli(["replay", tmp_path / "run" / "pack.json"])
+    assert r.exit_code == 0, r.stderr
+    # the recording is covered by the signature too
+    rec = tmp_path / "run" / "model.json"
+    rec.write_text(rec.read_text().replace('"m"', '"other-model"', 1))
+    _restamp(rec)
+    r = run_cli(["replay", tmp_path / "run" / "pack.json"])
+    assert r.exit_code == 2 and "run.json: bad signature" in r.stderr
+
+
 def _restamp(path):
     """Record an edited file's new hash in its run folder's run.json, as a forger could."""
     import hashlib
