@@ -158,8 +158,8 @@ def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
 
 def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from .. import api, paths
-    from ..engine.builder import build
-    from ..store.db import open_reader
+    from ..pipeline import investigate as run_pipeline
+    from ..store.db import open_reader, store_errors
     from ..util.canon import pretty_bytes
 
     case, pb, pb_hash = read_case_and_playbook(lp)
@@ -168,9 +168,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     db_path = paths.db_path(db)
     con = open_reader(db_path)
     try:
-        res = build(con, pb, pb_hash, req, api.store_info(con))
-        diff = compare(lp.data, res.pack)
-        purged = _purged(con, lp, diff)
+        with store_errors(db_path):
+            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con))
+            diff = compare(lp.data, res.pack)
+            purged = _purged(con, lp, diff)
     finally:
         con.close()
     return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
@@ -181,7 +182,7 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
     """Cited evidence whose object has been deleted from the store since."""
     from datetime import timezone
 
-    from ..engine.gates import us_to_dt
+    from ..util.timeutil import us_to_dt
     from ..util.timeutil import parse_ts
 
     out: list[Purged] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from contextlib import contextmanager
@@ -10,13 +9,6 @@ from typing import Iterator
 
 from ..errors import StoreBusyError, StoreError, StoreUnusableError
 from .schema import SCHEMA_VERSION
-
-DEFAULT_DB = Path(".ctx") / "ctx.duckdb"
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("CTX_DB")
-    return Path(env) if env else DEFAULT_DB
 
 
 def fts_extension_path() -> str:
