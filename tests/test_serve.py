@@ -157,7 +157,7 @@ def test_identity_arguments_refused_and_server_keeps_serving(store, tmp_path):
     assert "budget" in e[5]
     assert "is not a pack id" in e[6]
     assert "unknown pack pk-0123456789abcdef" in e[7]
-    assert "unknown evidence type 'no_such_type'" in e[8]
+    assert "evidence type 'no_such_type' is not in playbook motor-claim-review" in e[8]
     assert all("Traceback" not in x for x in e)
     last = _structured(results[9])               # still serving, with the configured subject
     pack = json.loads((runs / last["pack_id"] / "pack.json").read_text())
@@ -214,19 +214,28 @@ def test_build_context_returns_only_new_items_within_the_step_budget(store, tmp_
         by_type.setdefault(ev["selected_for"], []).append(ev)
     t, items = max(by_type.items(), key=lambda kv: len(kv[1]))
     assert len(items) >= 2, "needs an evidence type with two admitted items"
-    first, second, third = _call(_params(store, runs), [
-        ("tool", "build_context", {"case": "C-102", "types": [t]}),
-        ("tool", "build_context", {"case": "C-102", "types": [t], "held": [items[0]["evidence_id"]]}),
-        ("tool", "build_context", {"case": "C-102", "types": [t], "step_budget": items[0]["tokens"]}),
-    ])
-    a, b, c = _structured(first), _structured(second), _structured(third)
-    assert [i["evidence_id"] for i in a["items"]] == [e["evidence_id"] for e in items]
+    (first,) = _call(_params(store, runs), [("tool", "build_context", {"case": "C-102", "types": [t]})])
+    a = _structured(first)
+    # same gates as investigate: the step admits the same items of that type, with the same ids and text
+    by_id = {e["evidence_id"]: e for e in items}
+    assert sorted(i["evidence_id"] for i in a["items"]) == sorted(by_id)
+    assert all(i["text"] == by_id[i["evidence_id"]]["text"] for i in a["items"])
     assert a["tokens"] == sum(e["tokens"] for e in items)
-    assert [i["evidence_id"] for i in b["items"]] == [e["evidence_id"] for e in items[1:]]
-    assert b["held_skipped"] == [items[0]["evidence_id"]]
-    assert [i["evidence_id"] for i in c["items"]] == [items[0]["evidence_id"]]
-    assert c["deferred_over_step_budget"] == [e["evidence_id"] for e in items[1:]]
-    assert a["pack_id"] == pack["pack_id"]
+    assert a["covered_types"] == [t] and a["missing_types"] == []
+    ids = [i["evidence_id"] for i in a["items"]]
+    second, third = _call(_params(store, runs), [
+        ("tool", "build_context", {"case": "C-102", "types": [t], "held": [ids[0]]}),
+        ("tool", "build_context", {"case": "C-102", "types": [t], "step_budget": a["items"][0]["tokens"]}),
+    ])
+    b, c = _structured(second), _structured(third)
+    # what the agent holds is not sent again, and says why
+    assert [i["evidence_id"] for i in b["items"]] == ids[1:]
+    held = [o for o in b["omissions"] if o["reason"] == "already_held"]
+    assert [o["gate"] for o in held] == ["duplicate"]
+    # a step budget that fits one item
+    assert [i["evidence_id"] for i in c["items"]] == ids[:1]
+    assert c["tokens"] == a["items"][0]["tokens"] == c["step_budget"]
+    assert any(o["gate"] == "budget" for o in c["omissions"])
 
 
 def test_serve_without_store_is_one_line_exit_2(tmp_path):

@@ -104,47 +104,35 @@ def investigate(cfg: ServeConfig, *, case: str, as_of: str | None = None, known_
 def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[str] | None = None,
                   step_budget: int | None = None, as_of: str | None = None, known_at: str | None = None,
                   variant: str | None = None) -> dict[str, Any]:
-    """One agent step: the admitted evidence of the requested types that the agent does not hold yet.
+    """One agent step: the newly admitted evidence of the types the step needs.
 
-    The items come from the governed pack of the same request (same gates, same trace, written to
-    the run folder), so a step can never see more than ``investigate`` would admit. ``held`` lists
-    evidence or object ids already in the agent's context; they are not sent again. Items are
-    taken in pack order while they fit ``step_budget`` tokens; the rest are named as deferred.
+    Runs one round of the same stages and gates as ``investigate`` (``api.build_step``) for
+    ``types`` only; items whose evidence id is in ``held`` are dropped as duplicates
+    (``already_held``) and the rest are packed within ``step_budget`` evidence tokens
+    (default: the playbook's evidence allocation). Omissions are reported as in a pack:
+    withheld ones only as opaque references with what they need.
     """
     from .. import api
 
     if not types:
         raise UsageError("types: name at least one evidence type the step needs")
-    if step_budget is not None and step_budget < 1:
-        raise UsageError(f"step_budget {step_budget} must be a positive number of tokens")
-    res = api.investigate(_options(cfg, case, as_of, known_at, variant, None))
-    _write(cfg, res)
-    pb, _ = api.read_playbook(res.case.playbook, cfg.playbooks_dir)
-    known = {et.type for et in pb.evidence_types}
-    unknown = sorted(set(types) - known)
-    if unknown:
-        raise UsageError(f"types: unknown evidence type {unknown[0]!r} for playbook {pb.playbook_id} "
-                         f"(known: {', '.join(sorted(known))})")
-    held_set = set(held or [])
-    items, skipped, deferred = [], [], []
-    used = 0
-    for ev in res.pack["evidence"]:
-        if ev["selected_for"] not in types:
-            continue
-        if ev["evidence_id"] in held_set or ev["object_id"] in held_set:
-            skipped.append(ev["evidence_id"])
-            continue
-        if step_budget is not None and used + ev["tokens"] > step_budget:
-            deferred.append(ev["evidence_id"])
-            continue
-        used += ev["tokens"]
-        items.append({"evidence_id": ev["evidence_id"], "object_id": ev["object_id"], "type": ev["selected_for"],
-                      "source_id": ev["source_id"], "title": ev["title"], "locator": ev["locator"],
-                      "observed_at": ev["observed_at"], "tokens": ev["tokens"], "text": ev["text"]})
-    missing = [{"type": m["type"], "reason": m["reason"]} for m in res.answer["missing_evidence"]
-               if m["type"] in types]
-    return {"pack_id": res.pack["pack_id"], "types": sorted(set(types)), "items": items, "tokens": used,
-            "held_skipped": skipped, "deferred_over_step_budget": deferred, "missing_types": missing}
+    opts = _options(cfg, case, as_of, known_at, variant, None)
+    if step_budget is None:
+        from ..engine.builder import budget_for
+
+        c, _ = api.read_case(case, cfg.cases_dir)
+        pb, _ = api.read_playbook(c.playbook, cfg.playbooks_dir)
+        step_budget = budget_for(pb, pb.budget.total_tokens)["evidence"]
+    step = api.build_step(opts, goal_types=list(types), held=list(held or []), step_budget=step_budget)
+    items = [{"evidence_id": ev["evidence_id"], "object_id": ev["object_id"], "type": ev["selected_for"],
+              "source_id": ev["source_id"], "title": ev["title"], "locator": ev["locator"],
+              "observed_at": ev["observed_at"], "tokens": ev["tokens"], "text": ev["text"]}
+             for ev in step.evidence]
+    return {"types": list(types), "step_budget": step_budget, "items": items, "tokens": step.tokens,
+            "covered_types": step.covered, "missing_types": step.missing,
+            "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
+                          for o in step.omissions],
+            "trace_events": len(step.trace)}
 
 
 def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = None,
