@@ -42,6 +42,16 @@ def test_every_trace_event_names_its_run_and_pack(store, tmp_path):
     assert {(e["run"], e["pack_id"]) for e in events} == {(events[-1]["run"], pack["pack_id"])}
 
 
+def _rehash(folder):
+    import json
+
+    from ctxcli.runfolder import RUN_FILE, run_manifest
+
+    pack = json.loads((folder / "pack.json").read_text())
+    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name not in (RUN_FILE, "timings.json")}
+    (folder / RUN_FILE).write_bytes(run_manifest(files, pack))
+
+
 def test_replay_and_explain_refuse_a_trace_of_another_pack(store, tmp_path):
     import json
     import shutil
@@ -53,6 +63,7 @@ def test_replay_and_explain_refuse_a_trace_of_another_pack(store, tmp_path):
     other = json.loads((tmp_path / "b" / "pack.json").read_text())["pack_id"]
     mine = json.loads((tmp_path / "a" / "pack.json").read_text())["pack_id"]
     shutil.copy(tmp_path / "b" / "trace.jsonl", tmp_path / "a" / "trace.jsonl")
+    _rehash(tmp_path / "a")     # a forger who also recomputes run.json's (unsigned) checksums
     for args in (["replay"], ["explain-omissions"]):
         r = run_cli([*args, tmp_path / "a" / "pack.json"])
         assert r.exit_code == 2
@@ -62,6 +73,7 @@ def test_replay_and_explain_refuse_a_trace_of_another_pack(store, tmp_path):
     # a forged trace: this pack's id stamped on another run's events
     forged = [{**e, "pack_id": mine} for e in _events(tmp_path / "b" / "trace.jsonl")]
     (tmp_path / "a" / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in forged))
+    _rehash(tmp_path / "a")
     r = run_cli(["replay", tmp_path / "a" / "pack.json"])
     assert r.exit_code == 2 and "trace of another run: event 1 has run" in r.stderr
     assert len(r.stderr.splitlines()) == 1

@@ -33,7 +33,16 @@ def _main(version: bool = typer.Option(False, "--version", is_eager=True, callba
     Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00"""
 
 
-COMMAND_MODULES = ("cmd_load", "cmd_investigate", "cmd_postmortem", "cmd_render", "cmd_eval", "cmd_ask", "cmd_schema")
+COMMAND_MODULES = (
+    "cmd_load",
+    "cmd_investigate",
+    "cmd_postmortem",
+    "cmd_render",
+    "cmd_eval",
+    "cmd_ask",
+    "cmd_serve",
+    "cmd_schema",
+)
 
 
 def _register() -> None:
