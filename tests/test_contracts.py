@@ -237,3 +237,21 @@ def test_stale_sources_by_refresh_sla_in_pack_answer_and_sources(store, tmp_path
     assert rows["claims-documents"]["age_s"] == 468000 and rows["claims-documents"]["stale"] is True
     r = run_cli(["sources", "--as-of", "2026-07-23T12:00:00+08:00"])
     assert "5d 10h / 24h stale" in r.stdout and "17h 55m / 24h " in r.stdout
+
+
+# ------------------------------------------------------------------------------ eval cost
+def test_eval_reports_latency_and_tokens_per_case(store):
+    import json
+
+    r = run_cli(["eval", "examples/cases/C-102.yaml", "--json"])
+    doc = json.loads(r.stdout)
+    assert doc["runs"]
+    for run in doc["runs"]:
+        assert run["cost"]["latency_ms"] > 0
+        assert run["cost"]["pack_tokens"] == run["metrics"]["builder"]["pack_tokens"] > 0
+    lat = sorted(run["cost"]["latency_ms"] for run in doc["runs"])
+    summary = doc["summary"]["dynamic"]
+    assert summary["latency_ms_p50"] in lat and summary["latency_ms_p95"] == lat[-1]
+    assert summary["pack_tokens_total"] == sum(run["cost"]["pack_tokens"] for run in doc["runs"])
+    r = run_cli(["eval", "examples/cases/C-102.yaml"])
+    assert "build latency p50 " in r.stdout and " pack tokens" in r.stdout
