@@ -255,3 +255,38 @@ def test_eval_reports_latency_and_tokens_per_case(store):
     assert summary["pack_tokens_total"] == sum(run["cost"]["pack_tokens"] for run in doc["runs"])
     r = run_cli(["eval", "examples/cases/C-102.yaml"])
     assert "build latency p50 " in r.stdout and " pack tokens" in r.stdout
+
+
+# ------------------------------------------------------------------------------ OpenTelemetry
+def test_otel_out_writes_otlp_json_spans_per_stage_and_retrieval(store, tmp_path):
+    import json
+
+    from ctxcli.otel import load_otlp_json
+
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "o", "--otel-out", tmp_path / "spans.json"])
+    assert r.exit_code == 0, r.stderr
+    pack = json.loads((tmp_path / "o" / "pack.json").read_text())
+    queries = [e for e in _events(tmp_path / "o" / "trace.jsonl") if e["event"] == "retrieval_executed"]
+    raw = (tmp_path / "spans.json").read_bytes()
+    req = load_otlp_json(raw)                  # the SDK's protobuf type, parsed from the JSON mapping
+    spans = [s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    by_name = {}
+    for s in spans:
+        by_name.setdefault(s.name, []).append(s)
+    root = by_name["ctx.investigate"][0]
+    assert {s.trace_id for s in spans} == {root.trace_id} and root.parent_span_id == b""
+    stages = ["ctx.retrieve", "ctx.hydrate", "ctx.gates", "ctx.pack", "ctx.assemble", "ctx.answer"]
+    for name in stages:
+        assert by_name[name][0].parent_span_id == root.span_id
+    retrieve = by_name["ctx.retrieve"][0]
+    qspans = [s for s in spans if s.name.startswith("ctx.retrieval ")]
+    assert len(qspans) == len(queries) and all(s.parent_span_id == retrieve.span_id for s in qspans)
+    attrs = {a.key: a.value for a in qspans[0].attributes}
+    assert attrs["gen_ai.operation.name"].string_value == "retrieval"
+    assert attrs["ctx.query_id"].string_value == queries[0]["query_id"]
+    assert attrs["ctx.hits"].int_value == queries[0]["hits"]
+    rattrs = {a.key: a.value for a in root.attributes}
+    assert rattrs["ctx.pack_id"].string_value == pack["pack_id"]
+    assert rattrs["gen_ai.usage.input_tokens"].int_value == pack["slots"]["total_tokens"]
+    doc = json.loads(raw)                      # OTLP/JSON: ids are hex, not base64
+    assert doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] == root.trace_id.hex()
