@@ -286,3 +286,27 @@ def colour_stats(data: bytes, step: int = 7) -> tuple[int, float]:
 
 def file_url(path: Path) -> str:
     return Path(path).resolve().as_uri()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.chromium PAGE.html OUT.png [WIDTH HEIGHT]``: a viewport screenshot
+    (how docs/report.png is made)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) not in (2, 4):
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    width, height = (int(args[2]), int(args[3])) if len(args) == 4 else (1280, 1000)
+    binary = find_chromium()
+    if binary is None:
+        print("chromium is not installed", file=sys.stderr)
+        return 2
+    with Browser(binary) as b:
+        b.open(file_url(Path(args[0])), width=width, height=height)
+        Path(args[1]).write_bytes(b.screenshot())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -68,6 +68,10 @@ def header(run: Run) -> dict[str, Any]:
         "playbook_hash": p["playbook"].get("hash"), "builder": p.get("builder_version"),
         "encoding": p.get("encoding"), "store_digest": (p.get("store") or {}).get("digest"),
         "stop_reason": (p.get("state") or {}).get("stop_reason"), "rounds": (p.get("state") or {}).get("rounds"),
+        "n_evidence": len(p["evidence"]), "n_omissions": len(p["omissions"]),
+        "n_withheld": sum(1 for o in p["omissions"] if o.get("withheld")),
+        "n_missing": len(p.get("missing") or []),
+        "tokens": (p.get("slots") or {}).get("total_tokens"),
     }
 
 
@@ -86,7 +90,7 @@ def outcome(run: Run, ev_ids: set[str]) -> dict[str, Any]:
             "status_class": status if status in STATUSES else "other", "text": c.get("text"),
             "facts": [(show(k), show(v)) for k, v in sorted((c.get("facts") or {}).items())],
             "evidence": cites(c.get("evidence"), ev_ids),
-            "condition": show(c["condition"]) if c.get("condition") else None,
+            "condition": _condition(c.get("condition")),
         })
     counts = [(s, sum(1 for c in claims if c["status"] == s)) for s in STATUSES]
     return {
@@ -103,6 +107,14 @@ def outcome(run: Run, ev_ids: set[str]) -> dict[str, Any]:
         "validation": [(show(k), show(v)) for k, v in sorted((a.get("validation") or {}).items())],
         "from_answer_file": run.answer is not None,
     }
+
+
+def _condition(c: Any) -> str | None:
+    if not c:
+        return None
+    if isinstance(c, dict) and "when" in c:
+        return f"{show(c['when'])}: " + ("holds" if c.get("holds") else "does not hold")
+    return show(c)
 
 
 def cites(ids: Any, ev_ids: set[str]) -> list[dict[str, Any]]:
