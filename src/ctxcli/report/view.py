@@ -186,9 +186,9 @@ def evidence_cards(run: Run, claims: list[dict[str, Any]]) -> list[dict[str, Any
                 continue
             extra = [(show(k), show(v, 200)) for k, v in sorted(t.items())
                      if k not in ("kind", "method", "before_hash", "after_hash", "before_tokens", "after_tokens")]
-            trs.append({"kind": show(t.get("kind")), "method": t.get("method"), "before_hash": t.get("before_hash"),
-                        "after_hash": t.get("after_hash"), "before_tokens": t.get("before_tokens"),
-                        "after_tokens": t.get("after_tokens"), "extra": extra})
+            trs.append({"kind": show(t.get("kind")), "method": t.get("method"), "before_hash": show(t.get("before_hash")),
+                        "after_hash": show(t.get("after_hash")), "before_tokens": show(t.get("before_tokens")),
+                        "after_tokens": show(t.get("after_tokens")), "extra": extra})
         eid = show(e.get("evidence_id"))
         cards.append({
             "id": eid, "object_id": show(e["object_id"]), "title": show(e.get("title")),
