@@ -313,6 +313,8 @@ def test_an_earlier_report_is_replaced_and_json_summary(runs, tmp_path):
 
 
 def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
+    """model_answer.json (the answer and its validation) and model.json (the exchange), in the
+    shape `ctx ask` writes them."""
     import shutil
 
     d = tmp_path / "with-model"
@@ -320,20 +322,51 @@ def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
     pack = _pack(d)
     ev = pack["evidence"][0]["evidence_id"]
     (d / "model_answer.json").write_text(json.dumps({
-        "pack_id": pack["pack_id"], "model": "scripted-model",
-        "answer": {"verdict": "complete", "recommended_action": "route_to_human_reviewer", "claims": [
-            {"text": "The case waits for documents.", "status": "fact", "evidence": [ev]},
-            {"text": "The amount is <b>999999</b>.", "status": "fact", "evidence": ["wh-0123456789abcdef"]}]},
-        "validation": {"status": "rejected", "violations": [
-            {"claim": 1, "message": "cites wh-0123456789abcdef, which is not evidence in the pack"},
-            {"claim": 1, "message": "999999 appears in none of the cited evidence"}]}}))
+        "pack_id": pack["pack_id"], "content_hash": pack["content_hash"], "status": "rejected",
+        "parse": {"ok": True, "method": "json_schema", "error": None},
+        "answer": {"verdict": "complete", "recommended_action": "approve_claim", "summary": "Looks fine.",
+                   "claims": [{"text": "The case waits for documents.", "status": "fact", "evidence": [ev]},
+                              {"text": "The amount is <b>999999</b>.", "status": "fact",
+                               "evidence": ["wh-0123456789abcdef"]}]},
+        "validation": {
+            "violations": [
+                {"code": "cites_withheld", "message": "cites wh-0123456789abcdef, an object withheld from the subject",
+                 "claim": 1, "id": "wh-0123456789abcdef"},
+                {"code": "unsupported_value", "message": "'999999' is not in the evidence the claim cites",
+                 "claim": 1, "value": "999999"},
+                {"code": "action_not_in_vocabulary", "message": "action 'approve_claim' is not one of the playbook's"}],
+            "warnings": [{"code": "action_disagrees", "message": "action 'approve_claim' differs from the deterministic "
+                          "'route_to_human_reviewer'"}],
+            "claims": [{"claim": 0, "ok": True, "cited": [ev], "in_pack": [ev]},
+                       {"claim": 1, "ok": False, "cited": ["wh-0123456789abcdef"], "in_pack": []}],
+            "counts": {"claims": 2, "claims_ok": 1, "violations": 3, "warnings": 1}},
+        "deterministic": {"verdict": "complete", "recommended_action": "route_to_human_reviewer"},
+        "used": "answer.json"}))
+    (d / "model.json").write_text(json.dumps({
+        "pack_id": pack["pack_id"], "model": "scripted-model", "endpoint": "127.0.0.1:8765", "latency_ms": 12,
+        "usage": {"prompt_tokens": 3100, "completion_tokens": 90}}))
     page = _page(d)
     sec = page.split('<section id="model">')[1].split("</section>")[0]
-    assert "model_answer.json · scripted-model" in sec and '<span class="badge mstatus">rejected</span>' in sec
-    assert f'<a class="ev" href="#{ev}">{ev}</a>' in sec and '<div class="mark ok">✓</div>' in sec
-    assert "The amount is &lt;b&gt;999999&lt;/b&gt;." in sec
-    assert '<span class="ev missing" title="not in this pack">wh-0123456789abcdef</span>' in sec
-    assert '<div class="mark bad">✗ 999999 appears in none of the cited evidence</div>' in sec
+    assert "model_answer.json · model scripted-model at 127.0.0.1:8765 · 12 ms" in sec
+    assert ('<span class="badge m-rejected">rejected</span> verdict <b>complete</b> (deterministic: complete) · '
+            'action <b>approve_claim</b> (deterministic: route_to_human_reviewer) · the answer used: answer.json') in sec
+    assert '<li class="mark violation">✗ action_not_in_vocabulary: action &#39;approve_claim&#39; is not one of ' \
+           "the playbook&#39;s</li>" in sec
+    assert '<li class="mark warning">⚠ action_disagrees: ' in sec
+    row0 = re.search(r'<tr id="model-claim-0">(.*?)</tr>', sec, re.S).group(1)
+    row1 = re.search(r'<tr id="model-claim-1">(.*?)</tr>', sec, re.S).group(1)
+    assert f'<a class="ev" href="#{ev}">{ev}</a>' in row0 and '<div class="mark ok">✓ checked</div>' in row0
+    assert "The amount is &lt;b&gt;999999&lt;/b&gt;." in row1
+    assert '<span class="ev missing" title="not in this pack">wh-0123456789abcdef</span>' in row1
+    assert re.findall(r'<div class="mark violation">✗ ([a-z_]+):', row1) == ["cites_withheld", "unsupported_value"]
+    assert "prompt_tokens 3100" in sec
+    # a model answer of another pack is not shown
+    other = json.loads((d / "model_answer.json").read_text())
+    other["pack_id"] = "pk-0000000000000000"
+    (d / "model_answer.json").write_text(json.dumps(other))
+    page = _page(d)
+    assert '<section id="model">' not in page
+    assert "model_answer.json is not shown: it answers pack pk-0000000000000000, not " + pack["pack_id"] in page
 
 
 # ------------------------------------------------------------------------------ in a browser

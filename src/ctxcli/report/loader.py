@@ -4,7 +4,8 @@ The pack is read by :func:`ctxcli.postmortem.load_pack` (shape, schema and conte
 tampered pack is refused before anything is shown. ``trace.jsonl`` and ``answer.json`` beside
 the pack are used only when they agree with the pack (the trace's queries, selections and
 counts; the answer's pack id, verdict, action and claims); otherwise the page says why they
-are not shown. A model answer (``model_answer.json`` or ``model.json``) is shown when present.
+are not shown. A model answer (``model_answer.json``, with ``model.json``, the recorded exchange,
+when present) is shown when it names the pack.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..errors import UsageError
 from ..postmortem import LoadedPack, load_pack
 
 MAX_SIDE_FILE_BYTES = 256 * 1024 * 1024
-MODEL_FILES = ("model_answer.json", "model.json")
+MODEL_ANSWER, MODEL_RECORD = "model_answer.json", "model.json"
 
 
 @dataclass
@@ -27,7 +28,8 @@ class Run:
     lp: LoadedPack
     trace: list[dict[str, Any]] | None = None
     answer: dict[str, Any] | None = None
-    model: dict[str, Any] | None = None
+    model: dict[str, Any] | None = None           # model_answer.json: the answer and its validation
+    model_record: dict[str, Any] | None = None    # model.json: the recorded exchange
     model_file: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -62,19 +64,20 @@ def load_run(path: Path | str) -> Run:
         run.answer = answer
     elif why:
         run.notes.append(f"answer.json is not shown (the pack's own answer is): {why}")
-    for name in MODEL_FILES:
+    for name in (MODEL_ANSWER, MODEL_RECORD):
         doc, why = _read_json(folder / name)
         if doc is None and why is None:
             continue
         if not isinstance(doc, dict):
             run.notes.append(f"{name} is not shown: {why or 'not a JSON object'}")
             continue
-        pid = doc.get("pack_id")
-        if pid is not None and pid != lp.pack_id:
-            run.notes.append(f"{name} is not shown: it answers pack {pid}, not {lp.pack_id}")
+        if doc.get("pack_id") != lp.pack_id:
+            run.notes.append(f"{name} is not shown: it answers pack {doc.get('pack_id')}, not {lp.pack_id}")
             continue
-        run.model, run.model_file = doc, name
-        break
+        if name == MODEL_ANSWER:
+            run.model, run.model_file = doc, name
+        else:
+            run.model_record = doc
     return run
 
 

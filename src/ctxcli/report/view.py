@@ -18,7 +18,8 @@ SLOTS = ("instructions", "goal_state", "tools", "evidence", "response_reserve")
 STATUSES = ("fact", "inference", "hypothesis", "unknown")
 PHASES = {"plan_created": "plan", "retrieval_executed": "retrieve", "candidate_retrieved": "retrieve",
           "candidate_rejected": "gate", "evidence_selected": "pack", "sufficiency_assessed": "pack",
-          "pack_built": "pack", "claim_generated": "answer", "answer_validated": "answer"}
+          "pack_built": "pack", "claim_generated": "answer", "answer_validated": "answer",
+          "model_called": "model", "model_answer_validated": "model"}
 
 
 def pct(part: float, whole: float) -> str:
@@ -305,6 +306,12 @@ def _event_summary(e: dict[str, Any]) -> str:
         return f"{show(e.get('claim_id'))}: {show(e.get('status'))} citing {show(e.get('evidence'))}"
     if k == "answer_validated":
         return f"verdict {show(e.get('verdict'))}, action {show(e.get('action'))}"
+    if k == "model_called":
+        return (f"model {show(e.get('model'))} at {show(e.get('endpoint'))}: HTTP {show(e.get('status'))}, "
+                f"{show(e.get('latency_ms'))} ms")
+    if k == "model_answer_validated":
+        return (f"{show(e.get('status'))}; violations {show(e.get('violations'))}; "
+                f"warnings {show(e.get('warnings'))}")
     rest = {x: y for x, y in e.items() if x not in ("event", "seq")}
     return show(rest, 300)
 
@@ -325,40 +332,53 @@ def timeline(run: Run) -> list[dict[str, Any]]:
     return groups
 
 
+def _mark(v: Any, kind: str) -> dict[str, str]:
+    if isinstance(v, dict):
+        code, msg = v.get("code"), v.get("message")
+        text = f"{show(code)}: {show(msg, 300)}" if code and msg else show(msg or code or v, 300)
+    else:
+        text = show(v, 300)
+    return {"kind": kind, "text": text}
+
+
 def model_answer(run: Run, ev_ids: set[str]) -> dict[str, Any] | None:
-    """A model's answer with the validator's marks, in whatever shape the file has: claims with
-    text, status and cited ids; per-claim and overall violations or warnings."""
+    """A model's answer (``model_answer.json``) with the validator's marks, and the recorded
+    exchange (``model.json``: model, endpoint host, latency, usage) when present."""
     m = run.model
     if m is None:
         return None
-    ans = m.get("answer") if isinstance(m.get("answer"), dict) else m
-    val = m.get("validation") if isinstance(m.get("validation"), dict) else (
-        ans.get("validation") if isinstance(ans.get("validation"), dict) else {})
-    marks: dict[str, list[str]] = {}
-    general: list[str] = []
-    for v in (val.get("violations") or []) + (val.get("warnings") or []):
-        if isinstance(v, dict):
-            text = show(v.get("message") or v.get("rule") or v.get("kind") or v, 300)
-            ci = v.get("claim") if v.get("claim") is not None else v.get("claim_index", v.get("claim_id"))
-            if ci is not None:
-                marks.setdefault(show(ci), []).append(text)
-                continue
-            general.append(text)
-        else:
-            general.append(show(v, 300))
+    rec = run.model_record or {}
+    ans = m.get("answer") if isinstance(m.get("answer"), dict) else {}
+    val = m.get("validation") if isinstance(m.get("validation"), dict) else {}
+    per_claim: dict[int, list[dict[str, str]]] = {}
+    general: list[dict[str, str]] = []
+    for kind, key in (("violation", "violations"), ("warning", "warnings")):
+        for v in val.get(key) or []:
+            i = v.get("claim") if isinstance(v, dict) else None
+            if isinstance(i, int) and not isinstance(i, bool):
+                per_claim.setdefault(i, []).append(_mark(v, kind))
+            else:
+                general.append(_mark(v, kind))
+    checked = {c.get("claim"): c for c in val.get("claims") or [] if isinstance(c, dict)}
     claims = []
     for i, c in enumerate(ans.get("claims") or []):
         if not isinstance(c, dict):
             continue
-        own = c.get("violations") or c.get("marks") or []
-        cid = show(c.get("claim_id", c.get("id", i)))
-        claims.append({"id": cid, "text": show(c.get("text") or c.get("claim")), "status": show(c.get("status")),
-                       "evidence": cites(c.get("evidence") or c.get("citations"), ev_ids),
-                       "marks": [show(x, 300) for x in own] + marks.get(cid, []) + marks.get(str(i), [])})
-    return {"file": run.model_file, "model": show(m.get("model")),
-            "status": show(val.get("status") or m.get("status") or ans.get("status")),
-            "verdict": show(ans.get("verdict")), "action": show(ans.get("recommended_action") or ans.get("action")),
-            "claims": claims, "general": general}
+        marks = per_claim.get(i, [])
+        ok = checked[i].get("ok") if i in checked else not marks
+        claims.append({"n": i, "text": show(c.get("text")), "status": show(c.get("status")),
+                       "status_class": c.get("status") if c.get("status") in STATUSES else "other",
+                       "evidence": cites(c.get("evidence"), ev_ids), "marks": marks, "ok": bool(ok)})
+    parse = m.get("parse") if isinstance(m.get("parse"), dict) else {}
+    det = m.get("deterministic") if isinstance(m.get("deterministic"), dict) else {}
+    usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
+    return {"file": run.model_file, "model": show(rec.get("model")), "endpoint": show(rec.get("endpoint")),
+            "latency_ms": rec.get("latency_ms"), "usage": [(show(k), show(v)) for k, v in sorted(usage.items())],
+            "status": show(m.get("status")), "used": m.get("used"), "parse_error": parse.get("error"),
+            "verdict": show(ans.get("verdict")), "action": show(ans.get("recommended_action")),
+            "det_verdict": show(det.get("verdict")), "det_action": show(det.get("recommended_action")),
+            "summary": ans.get("summary"), "claims": claims, "general": general,
+            "counts": [(show(k), show(v)) for k, v in sorted((val.get("counts") or {}).items())]}
 
 
 # ---------------------------------------------------------------------------------- compare
