@@ -19,6 +19,7 @@ import pytest
 
 from .chromium import Browser, colour_stats, file_url, find_chromium
 from .conftest import REPO, run_cli
+from .test_ask import serve  # noqa: F401  (the scripted model server fixture)
 
 RUNS = {  # name -> (case, variant)
     "default": ("C-102", None), "restricted": ("C-102", "restricted"), "c104": ("C-104", None),
@@ -369,6 +370,33 @@ def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
     assert "model_answer.json is not shown: it answers pack pk-0000000000000000, not " + pack["pack_id"] in page
 
 
+def test_report_of_a_real_ctx_ask_run(store, serve, tmp_path, browser):
+    """`ctx ask` against the scripted model server, then `ctx report`: the page shows the
+    model's claims with the validator's marks, the trace with the model events, and passes
+    the browser checks."""
+    from .test_ask import ask, faithful, reply
+
+    ans, pack = faithful()
+    wh = next(o["ref"] for o in pack["omissions"] if o["withheld"])
+    ans["claims"].append({"text": "A fraud note exists for this case.", "status": "fact", "evidence": [wh]})
+    run = tmp_path / "asked"
+    assert ask(serve({"responses": [reply(ans)]}), run).exit_code == 1      # rejected
+    page = _page(run)
+    assert "is not shown" not in page                        # trace, answer and model files all belong
+    sec = page.split('<section id="model">')[1].split("</section>")[0]
+    assert "model_answer.json · model test-model at http://127.0.0.1:" in sec
+    assert '<span class="badge m-rejected">rejected</span>' in sec
+    rows = re.findall(r'<tr id="model-claim-(\d+)">(.*?)</tr>', sec, re.S)
+    assert len(rows) == 7
+    assert all('<div class="mark ok">✓ checked</div>' in r for _, r in rows[:6])
+    assert f'<div class="mark violation">✗ cites_withheld: cites {wh}, an object withheld from the subject</div>' \
+        in rows[6][1]
+    assert "<b>model_called</b> model test-model at http://127.0.0.1:" in page
+    assert "<b>model_answer_validated</b> rejected; violations cites_withheld" in page
+    cited = [e for c in _answer(run)["claims"] for e in c["evidence"]]
+    _check_in_browser(browser, run / "report.html", cited)
+
+
 # ------------------------------------------------------------------------------ in a browser
 @pytest.fixture(scope="module")
 def browser():
@@ -386,7 +414,7 @@ def browser():
 LINKS_JS = """(() => {
   const links = [...document.querySelectorAll('a[href^="#"]')];
   const broken = links.filter(a => !document.getElementById(decodeURIComponent(a.getAttribute('href').slice(1))));
-  const claimLinks = [...document.querySelectorAll('table.claims a.ev')];
+  const claimLinks = [...document.querySelectorAll('#outcome table.claims a.ev')];
   return {links: links.length, broken: broken.map(a => a.getAttribute('href')),
           claimTargets: claimLinks.map(a => { const t = document.getElementById(a.getAttribute('href').slice(1));
                                               return t ? t.tagName + '#' + t.id : null; }),
