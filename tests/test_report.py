@@ -202,6 +202,7 @@ def test_compare_shows_the_diff_side_by_side(runs):
 
     a, b = runs["default"], runs["restricted"]
     page = _page(a, "--compare", b)
+    assert _page(a, "--compare", b) == page
     d = diff(a / "pack.json", b / "pack.json")
     assert f"A is this run, B is {_pack(b)['pack_id']}: {d.count()} difference(s)" in page
     assert '<tr class="differs"><th>verdict</th><td>complete</td><td>insufficient_evidence</td></tr>' in page
