@@ -314,6 +314,32 @@ def test_an_earlier_report_is_replaced_and_json_summary(runs, tmp_path):
                    "pack_id": _pack(runs["c105"])["pack_id"], "sha256": "sha256:" + hashlib.sha256(data).hexdigest()}
 
 
+def test_page_in_a_run_folder_is_listed_in_its_marker(runs, tmp_path):
+    """A run folder lists the files ctx wrote in its `.ctx-run` marker (only such a folder may
+    be replaced by a later --out); the page joins that list, the rest of the marker is kept."""
+    import shutil
+
+    d = tmp_path / "marked"
+    shutil.copytree(runs["c104"], d)
+    (d / "report.html").unlink(missing_ok=True)
+    marker = d / ".ctx-run"
+    if not marker.exists():
+        marker.write_text(json.dumps({"schema_version": "ctx.run/1", "ctx_version": "0.1.0",
+                                      "files": ["answer.json", "answer.md", "pack.json", "trace.jsonl"]}))
+    before = json.loads(marker.read_text())
+    _page(d)
+    after = json.loads(marker.read_text())
+    assert after == {**before, "files": sorted(before["files"] + ["report.html"])}
+    _page(d)
+    assert json.loads(marker.read_text()) == after
+    # a folder without a marker gets none
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(d / "pack.json", plain / "pack.json")
+    _page(plain)
+    assert sorted(p.name for p in plain.iterdir()) == ["pack.json", "report.html"]
+
+
 def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
     """model_answer.json (the answer and its validation) and model.json (the exchange), in the
     shape `ctx ask` writes them."""

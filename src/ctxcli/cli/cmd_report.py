@@ -43,17 +43,14 @@ def report(
     Example: ctx report runs/default --compare runs/restricted/pack.json --out runs/default/report.html
     """
     with handle_errors():
-        from ..report import load_run, pack_path, render
+        from ..report import load_run, pack_path, render, write_report
         from ..util.canon import sha256_hex
 
         a = load_run(run)
         b = load_run(compare) if compare is not None else None
         target = Path(out) if out is not None else pack_path(run).parent / "report.html"
-        _check_target(target, "--out" if out is not None else "report")
         page = render(a, b).encode("utf-8")
-        from ..write import write_file_atomic
-
-        write_file_atomic(target, page)
+        write_report(target, page, "--out" if out is not None else "report")
         doc = {"out": str(target), "pack_id": a.lp.pack_id, "compare": b.lp.pack_id if b else None,
                "bytes": len(page), "sha256": "sha256:" + sha256_hex(page), "notes": a.notes}
         if as_json:
@@ -68,20 +65,3 @@ def report(
         c.print(f"wrote {safe(target)}: {safe(a.lp.pack_id)} ({what}; {len(page) // 1024} KB)")
         for n in a.notes:
             c.print("note: " + safe(n))
-
-
-def _check_target(target: Path, what: str) -> None:
-    """Never replace what ctx did not write: only a missing file or an earlier report."""
-    from ..errors import UsageError
-    from ..report import is_report
-
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise UsageError(f"{what} {target}: exists and is not a regular file")
-    if target.exists():
-        try:
-            with open(target, "rb") as fh:
-                head = fh.read(4096)
-        except OSError as e:
-            raise UsageError(f"{what} {target}: cannot read it ({e.strerror})") from None
-        if not is_report(head):
-            raise UsageError(f"{what} {target}: exists and was not written by ctx report; not replacing it")
