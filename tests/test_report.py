@@ -206,11 +206,20 @@ def test_compare_shows_the_diff_side_by_side(runs):
     d = diff(a / "pack.json", b / "pack.json")
     assert f"A is this run, B is {_pack(b)['pack_id']}: {d.count()} difference(s)" in page
     assert '<tr class="differs"><th>verdict</th><td>complete</td><td>insufficient_evidence</td></tr>' in page
+    # every itemised difference of `ctx diff`, as A | B rows
+    rows = [(d.evidence_only_a, "a"), (d.omissions_moved, "b"), (d.omissions_only_a, "a"), (d.omissions_only_b, "a")]
+    n = 0
+    for changes, _ in rows:
+        for ch in changes:
+            item = html.escape(ch.key + (f" ({ch.source_id})" if ch.source_id else ""), quote=False)
+            assert f"<tr><td><code>{item}</code></td><td>{html.escape(ch.a.describe(), quote=False)}</td>" in page
+            n += 1
+    assert n >= 10
     ev = {e["object_id"]: e["evidence_id"] for e in _pack(a)["evidence"]}
-    assert (f"<tr><td><code>RULE-MCS-2026.1 (claims-rules)</code></td><td>admitted as {ev['RULE-MCS-2026.1']}</td>"
-            "<td>withheld by scope</td></tr>") in page
-    assert "<tr><td><code>RULE-MCS-2025.4 (claims-rules)</code></td><td>rejected by validity (expired)</td>" \
-           "<td>withheld by scope</td></tr>" in page
+    assert f"<td>admitted as {ev['RULE-MCS-2026.1']}</td>" in page
+    assert "<tr><td><code>RULE-MCS-2025.4 (claims-rules)</code></td><td>rejected by validity (expired)</td>" in page
+    for cl in d.claims:
+        assert f"<tr><td><code>claim {cl.claim_id}</code></td><td>{cl.a_status}" in page
 
 
 def _denied_strings(db: Path, pack: dict) -> list[str]:
