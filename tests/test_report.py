@@ -90,6 +90,7 @@ def test_verdict_action_and_claims_with_status_link_to_evidence_cards(runs):
     ans, pack = _answer(d), _pack(d)
     assert '<div class="verdict v-complete"><span class="label">verdict</span><span class="value">complete</span>' in page
     assert '<span class="value">route_to_human_reviewer</span>' in page
+    assert "<dt>run folder</dt><dd>run.json verifies answer.json, answer.md, trace.jsonl · unsigned</dd>" in page
     assert html.escape(ans["recommended_action"]["reason"], quote=False) in page
     for c in ans["claims"]:
         row = re.search(rf'<tr id="claim-{c["claim_id"]}">(.*?)</tr>', page, re.S)
@@ -182,19 +183,33 @@ def test_trace_timeline_has_every_event_in_order(runs):
     assert "<b>answer_validated</b> verdict complete, action route_to_human_reviewer" in page
 
 
-def test_trace_or_answer_of_another_run_is_not_shown(runs, tmp_path):
+def test_trace_or_answer_of_another_run_is_refused_or_not_shown(runs, tmp_path):
     import shutil
 
+    # in a run folder, run.json records the hashes of trace.jsonl and answer.json: refused
     d = tmp_path / "mixed"
     shutil.copytree(runs["default"], d)
-    shutil.copy(runs["c104"] / "trace.jsonl", d / "trace.jsonl")
-    shutil.copy(runs["c104"] / "answer.json", d / "answer.json")
     (d / "report.html").unlink(missing_ok=True)
-    page = _page(d)
+    shutil.copy(runs["c104"] / "trace.jsonl", d / "trace.jsonl")
+    r = run_cli(["report", d])
+    assert r.exit_code == 2 and r.stderr.startswith("ctx: error: ") and r.stderr.count("\n") == 1
+    assert "trace.jsonl: tampered: the file hashes to" in r.stderr
+    assert not (d / "report.html").exists()
+    # a loose pack (not a run folder's pack.json) with another run's files beside it: not shown
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    shutil.copy(runs["default"] / "pack.json", loose / "c102.json")
+    shutil.copy(runs["c104"] / "trace.jsonl", loose / "trace.jsonl")
+    shutil.copy(runs["c104"] / "answer.json", loose / "answer.json")
+    r = run_cli(["report", loose / "c102.json"])
+    assert r.exit_code == 0, r.stderr
+    assert "note: trace.jsonl is not shown: it belongs to another pack" in r.stdout
+    page = (loose / "report.html").read_text()
     assert "trace.jsonl is not shown: it belongs to another pack" in page
     assert "answer.json is not shown (the pack&#39;s own answer is): it answers pack " in page
     assert "No trace: trace.jsonl beside the pack is missing or does not belong to it." in page
     assert "C-104" not in page.split('<section id="trace">')[1]
+    assert "Claims as recorded in the pack (no matching answer.json beside it, so no statements)." in page
 
 
 def test_compare_shows_the_diff_side_by_side(runs):

@@ -73,7 +73,18 @@ def header(run: Run) -> dict[str, Any]:
         "n_withheld": sum(1 for o in p["omissions"] if o.get("withheld")),
         "n_missing": len(p.get("missing") or []),
         "tokens": (p.get("slots") or {}).get("total_tokens"),
+        "run_check": _run_check(run),
     }
+
+
+def _run_check(run: Run) -> str | None:
+    """What the run folder's ``run.json`` verified (file names, signature), when there is one."""
+    rc = getattr(run.lp, "run", None)
+    if rc is None:
+        return None
+    files = ", ".join(getattr(rc, "files", None) or []) or "no other file"
+    sig = f"signed (key {rc.key_id})" if getattr(rc, "signed", False) else "unsigned"
+    return f"run.json verifies {files} · {sig}"
 
 
 def outcome(run: Run, ev_ids: set[str]) -> dict[str, Any]:
