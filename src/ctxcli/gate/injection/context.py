@@ -43,6 +43,32 @@ _FRAMING = regex.compile(
 )
 
 
+_MENTION = regex.compile(
+    r"(?<![\p{L}\p{N}])(?:such\sas|like|e\.g\.|for\sexample|strings?|tokens?|markers?|wie|comme"
+    r"|como|come|z\.\sb\.)\s?[:(\"'“]?\s?$|例如|比如|诸如|諸如")
+
+
+def mentioned(s: str, start: int) -> bool:
+    """The match is named as an example in a sentence that says so ("strings such as
+    <|im_start|> are stripped", "Security note: … e.g. [INST]")."""
+    lo = max(0, start - 200)
+    before = s[lo:start]
+    cut = None
+    for m in _SENTENCE_END.finditer(before):
+        cut = m.end()
+    if cut is not None:
+        before = before[cut:]
+    tail = before[-30:]
+    return (_MENTION.search(tail) is not None or any(w in tail for w in ("例如", "比如", "诸如")))\
+        and _FRAMING.search(before) is not None or _NOTE.search(before) is not None\
+        and _MENTION.search(tail) is not None
+
+
+_SENTENCE_END = regex.compile(r"[.!?;。\n]")
+_NOTE = regex.compile(r"(?<![\p{L}\p{N}])(?:security|note|policy|documentation|docs|filter|gateway"
+                      r"|sanitiz\w*|stripped|blocked|detect\w*)(?![\p{L}\p{N}])")
+
+
 def negated(s: str, start: int, end: int) -> bool:
     """A negation governs the match at ``s[start:end]``."""
     lo = max(0, start - 40)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from . import engine
-from .context import Quotes, negated
+from .context import Quotes, mentioned, negated
 from .decode import MAX_DECODED_TOTAL, MAX_DEPTH, decoded_views
 from .normalize import normalize_for_scan
 from .views import deobfuscated
@@ -43,7 +43,7 @@ def _view_findings(view: str, via: str) -> list[Finding]:
             continue
         if quotes is None:
             quotes = Quotes(view)
-        if quotes.framed_quote(start, end):
+        if quotes.framed_quote(start, end) or mentioned(view, start):
             continue
         out.append((start, v.order, Finding(v.pid, v.label, v.lang, via, start, end,
                                             view[start:end][:80])))

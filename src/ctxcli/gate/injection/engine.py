@@ -69,7 +69,7 @@ _MACROS: dict[str, str] = {
     # Chinese modal / negation right before an adverb: "可直接批准", "不得自动拒赔".
     "ZNOMODAL": (
         r"(?<!(?:可|可以|方可|才可|才能|能|能够|能夠|允许|允許|应|應|须|須|需|将|將|会|會"
-        r"|不|勿|别|別|禁止|严禁|嚴禁)[^\S\n]?)"
+        r"|不得|不|勿|别|別|禁止|严禁|嚴禁)[^\S\n]?)"
     ),
     # Qualifiers of the overridden object ("all previous", "the system", "your", ...)
     "QUAL": (

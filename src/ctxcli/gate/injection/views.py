@@ -23,17 +23,17 @@ from .normalize import normalize_for_scan
 
 _TAG = regex.compile(r"<!--|-->|/\*|\*/|</?[a-z][a-z0-9]{0,15}(?:\s[^<>\n]{0,200})?/?>", regex.IGNORECASE)
 _SPACED = regex.compile(r"(?<=(?:^|\s)\p{L}) (?=\p{L}(?:\s|$))")
-_INWORD_MARK = regex.compile(r"(?<=\p{L})[*_~`|]{1,3}(?=\p{L})")
+_INWORD_MARK = regex.compile(r"(?<=\p{L})[*~`|]{1,3}(?=\p{L})")  # not "_": identifiers
 _LEET_WORD = regex.compile(
-    r"(?<![a-z0-9])(?=[a-z0-9@$]{0,30}[a-z])(?=[a-z0-9@$]{0,30}[0-9@$])[a-z0-9@$]{3,30}(?![a-z0-9@$])")
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s",
+    r"(?<![\p{L}0-9$])(?=[\p{L}0-9$]{0,30}\p{L})(?=[\p{L}0-9$]{0,30}[0-9$])[\p{L}0-9$]{2,30}(?![\p{L}0-9$])")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "$": "s",
                        "8": "b", "9": "g"})
 _HEXLIKE = regex.compile(r"[0-9a-f]+")
 # Cheap pre-checks (stdlib re)
 _HAS_TAG = re.compile(r"<!--|[^\W_]</?[a-zA-Z]|</?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_]")
-_HAS_INWORD_MARK = re.compile(r"[^\W\d_][*_~`|]{1,3}[^\W\d_]")
+_HAS_INWORD_MARK = re.compile(r"[^\W\d_][*~`|]{1,3}[^\W\d_]")
 _HAS_SPACED = re.compile(r"(?<!\S)[^\W\d_] [^\W\d_] [^\W\d_](?!\S)")
-_HAS_LEET = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
+_HAS_LEET = re.compile(r"[^\W\d_][0-9$]|[0-9$][^\W\d_]")
 # Tokens mixing ASCII letters with letters of scripts that hold Latin lookalikes
 # (Greek, Cyrillic, Armenian, Cherokee, IPA/Latin extensions, phonetic, ...).
 _LOOK = "\u0180-\u02af\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u2c00-\u2c7f\ua640-\ua69f\uab70-\uabbf"
@@ -104,7 +104,7 @@ def deobfuscated(text: str, norm: str) -> str | None:
     t = text
     if ("<" in t and _HAS_TAG.search(t) is not None) or "/*" in t:
         t = _TAG.sub(" ", t) if ("<!--" in t or "/*" in t) else _TAG.sub("", t)
-    if any(c in t for c in "*_~`|") and _HAS_INWORD_MARK.search(t) is not None:
+    if any(c in t for c in "*~`|") and _HAS_INWORD_MARK.search(t) is not None:
         t = _INWORD_MARK.sub("", t)
     if _HAS_SPACED.search(t) is not None:
         t = _SPACED.sub("", t)

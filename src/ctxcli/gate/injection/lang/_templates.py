@@ -13,8 +13,9 @@ import regex
 from ..engine import _add
 
 # Boundaries that work for every script: no letter/digit right before / after.
-B = r"(?<![\p{L}\p{N}])"
-E = r"(?![\p{L}\p{N}])"
+# (CJK letters are not word characters here: "AIは", "AI는" start with the word "ai".)
+B = r"(?<![\p{Latin}\p{Cyrillic}\p{Greek}\p{N}])"
+E = r"(?![\p{Latin}\p{Cyrillic}\p{Greek}\p{N}])"
 # Gap inside one sentence (NFKC has turned full-width punctuation into ASCII; "。" and
 # "、" are not affected).
 G = r"[^.!?;。\n]"
@@ -113,7 +114,7 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
         pr, rv = bword(d["prompt"], prefix=True), bword(d["reveal"], prefix=True)
         _add("prompt_reveal", "{lead} … system prompt",
              r"⟨LEAD⟩" + G + r"{0,40}?" + pr,
-             leads=leads(d["reveal"], prefix=d.get("stem", False)), lang=lang, neg=True)
+             leads=leads(d["reveal"], prefix=True), lang=lang, neg=True)
         _add("prompt_reveal", "{lead} … reveal",
              r"⟨LEAD⟩" + G + r"{0,30}?" + rv,
              leads=leads(d["prompt"], prefix=True), lang=lang, neg=True)
@@ -139,7 +140,10 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
              r"⟨LEAD⟩" + G + r"{0,25}?" + B + IDENT + r"(?:\(|" + G + r"{0,25}?" + tw + "|"
              + G + r"{0,80}?" + EMAIL + ")",
              leads=leads(d["call"], prefix=d.get("stem", False)), lang=lang, neg=True)
-        if ov == "OV":
+        if ov == "OV":  # "调用 delete_file", "delete_file ツールを呼び出して"
+            _add("tool_call", "{lead} <tool>",
+                 r"⟨LEAD⟩" + G + r"{0,12}?" + B + IDENT,
+                 leads=leads(d["call"], prefix=True), lang=lang, neg=True)
             _add("tool_call", "<tool> … {lead}",
                  r"(?<=" + B + IDENT + G + r"{0,20})⟨LEAD⟩",
                  gate=[("_",)], leads=leads(d["call"], prefix=True), lang=lang, neg=True)
