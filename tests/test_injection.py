@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from ctxcli.gate import injection as inj
+from ctxcli.gate import injection as inj  # noqa: F401
+from ctxcli.gate.injection import engine
 from ctxcli.gate.injection import (
     PATTERN_IDS,
     InjectionMatch,
     detect_injection,
     normalize_for_scan,
     scan_fields,
+    scan_text,
 )
 
 # --------------------------------------------------------------------------------------
@@ -297,9 +299,12 @@ invoice and photos. Thank you""",
 def test_must_flag(text: str, pattern: str) -> None:
     m = detect_injection(text)
     assert m is not None, text
-    assert m.pattern == pattern, (text, m)
+    # the expected family is among the findings (a newer, more specific family such as
+    # persona_jailbreak may come first)
+    assert pattern in {f.pattern for f in scan_text(text)}, (text, m)
     norm = normalize_for_scan(text)
-    assert 0 <= m.start < m.end <= len(norm)
+    if not m.decoded_from:
+        assert 0 <= m.start < m.end <= len(norm)
 
 
 @pytest.mark.parametrize("text", BRIEF_BENIGN + MORE_BENIGN + BENIGN_DOCS)
@@ -313,7 +318,9 @@ def test_both_scan_strategies_agree(text: str) -> None:
     # Short texts use the import-time compiled per-rule regexes, long ones the lazily
     # compiled per-lead regexes; both must give the same answer.
     norm = normalize_for_scan(text)
-    assert inj._scan_normalized(norm, big=False) == inj._scan_normalized(norm, big=True)
+    small = min(((a, v.order, v.pid) for a, _, v in engine.iter_matches(norm, big=False)), default=None)
+    big = min(((a, v.order, v.pid) for a, _, v in engine.iter_matches(norm, big=True)), default=None)
+    assert small == big
 
 
 def test_match_is_a_frozen_dataclass() -> None:
@@ -356,7 +363,7 @@ def test_normalisation() -> None:
 
 
 def test_labels_are_short_and_have_an_ellipsis() -> None:
-    labels = {v.label for rule in inj._RULES_T for v in rule.variants}
+    labels = {v.label for rule in engine._RULES_T for v in rule.variants}
     assert labels
     for label in labels:
         assert len(label) <= 40, label

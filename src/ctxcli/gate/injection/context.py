@@ -37,7 +37,7 @@ _FRAMING = regex.compile(
     r"|suspicious|injections?|training|awareness|do\snot\sfollow|don['’]t\sfollow|never\sact"
     r"|do\snot\sact|red\sflags?|scam|we\sreceived|warning|beispiel|z\.\sb\.|angreifer|exemples?"
     r"|attaquants?|hameçonnage|ejemplos?|atacantes?|esempio|attaccanti?|exemplos?|например"
-    r"|примеры?|атак\p{L}*|фишинг\p{L}*)(?![\p{L}\p{N}])"
+    r"|примеры?|атак\p{L}{0,12}|фишинг\p{L}{0,12})(?![\p{L}\p{N}])"
     r"|例如|比如|示例|例子|培训|培訓|攻击|攻擊|钓鱼|釣魚|请勿照做|不要照做|典型|例えば|攻撃|フィッシング"
     r"|예를\s?들어|예시|공격|피싱"
 )
@@ -66,7 +66,7 @@ def mentioned(s: str, start: int) -> bool:
 
 _SENTENCE_END = regex.compile(r"[.!?;。\n]")
 _NOTE = regex.compile(r"(?<![\p{L}\p{N}])(?:security|note|policy|documentation|docs|filter|gateway"
-                      r"|sanitiz\w*|stripped|blocked|detect\w*)(?![\p{L}\p{N}])")
+                      r"|sanitiz\w{0,8}|stripped|blocked|detect\w{0,8})(?![\p{L}\p{N}])")
 
 
 def negated(s: str, start: int, end: int) -> bool:

@@ -6,6 +6,7 @@ matching is linear in the text length."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from typing import Iterable
@@ -197,7 +198,7 @@ class _Variant:
     lookbehinds) + ``lead`` + ``post``. Used to build the per-lead regexes for large
     texts (see :class:`_LeadGroup`)."""
 
-    __slots__ = ("pid", "label", "gate", "order", "lead", "pre", "post", "lang", "neg")
+    __slots__ = ("pid", "label", "gate", "order", "lead", "pre", "post", "lang", "neg", "gsets")
 
     def __init__(self, pid: str, label: str, gate: _Gate, order: int, lead: str | None,
                  pre: str, post: str, lang: str = "en", neg: bool = False) -> None:
@@ -220,7 +221,7 @@ class _Rule:
     satisfied when any of its needles occurs (bytes needle = ASCII token looked up in the
     token set, str needle = substring)."""
 
-    __slots__ = ("pid", "src", "_rx", "gate", "variants")
+    __slots__ = ("pid", "src", "_rx", "gate", "variants", "gsets")
 
     def __init__(self, pid: str, src: str, gate: _Gate, variants: tuple[_Variant, ...]) -> None:
         self.pid, self.src, self._rx, self.gate, self.variants = pid, src, None, gate, variants
@@ -327,7 +328,7 @@ class _Present:
     up in the ASCII projection) and CJK needles (found in one pass, see
     :data:`_CJK_SCAN`)."""
 
-    __slots__ = ("toks", "raw", "cjk", "_cache", "_s", "_prefixes")
+    __slots__ = ("keys",)
 
     def __init__(self, s: str) -> None:
         raw = s.encode("ascii", "replace")  # non-ASCII -> "?"
@@ -343,45 +344,52 @@ class _Present:
                 j = n if j < 0 else j
                 toks.update(b[i:j].split())
                 i = j
-        self.toks = toks
-        self.raw = raw
-        self._s = s
-        self._prefixes: set[bytes] | None = None
-        self.cjk: set[str] = set()
-        if not s.isascii() and _CJK_SCAN is not None:
-            found = set(_CJK_SCAN.findall(s))
-            for f in found:
-                self.cjk.update(_CJK_CLOSURE.get(f, (f,)))
-        self._cache: dict[str, bool] = {}
-
-    def has(self, needle: bytes | str) -> bool:
-        if isinstance(needle, bytes):
-            return needle in self.toks
-        if isinstance(needle, _Stem):
-            if self._prefixes is None:
-                self._prefixes = {t[:k] for t in self.toks for k in range(2, min(len(t), 16) + 1)}
-            return needle.encode() in self._prefixes
-        if needle.isascii():
-            hit = self._cache.get(needle)
-            if hit is None:
-                hit = self._cache[needle] = needle.encode() in self.raw
-            return hit
-        if needle[0].isascii():  # "contraseña", "apiキー": exact substring test
-            hit = self._cache.get(needle)
-            if hit is None:
-                hit = self._cache[needle] = needle in self._s
-            return hit
-        return needle in self.cjk
+        keys: set[tuple[str, bytes | str]] = {("t", t) for t in toks & _ALL_TOKS}
+        if _ALL_STEMS:
+            srt = sorted(toks)
+            for stem in _ALL_STEMS:
+                i = bisect.bisect_left(srt, stem)
+                if i < len(srt) and srt[i].startswith(stem):
+                    keys.add(("p", stem))
+        for sub in _ALL_ASCII_SUB:
+            if sub.encode() in raw:
+                keys.add(("a", sub))
+        if not s.isascii():
+            for sub in _ALL_MIXED_SUB:
+                if sub in s:
+                    keys.add(("m", sub))
+            if _CJK_SCAN is not None:
+                for f in set(_CJK_SCAN.findall(s)):
+                    keys.update(("c", x) for x in _CJK_CLOSURE.get(f, (f,)))
+        self.keys = keys
 
 
-def _gate_open(gate: _Gate, present: _Present) -> bool:
-    for group in gate:
-        for needle in group:
-            if present.has(needle):
-                break
-        else:
+def _gate_open(gsets: tuple[frozenset, ...], present: _Present) -> bool:
+    """Every group of the gate has a needle present (set operations, no Python loop
+    over needles)."""
+    keys = present.keys
+    for g in gsets:
+        if keys.isdisjoint(g):
             return False
     return True
+
+
+def _key(n: bytes | str) -> tuple[str, bytes | str]:
+    if isinstance(n, bytes):
+        return ("t", n)
+    if isinstance(n, _Stem):
+        return ("p", n.encode())
+    if n.isascii():
+        return ("a", n)
+    if n[0].isascii():
+        return ("m", n)
+    return ("c", n)
+
+
+_ALL_TOKS: frozenset[bytes] = frozenset()
+_ALL_STEMS: tuple[bytes, ...] = ()
+_ALL_ASCII_SUB: tuple[str, ...] = ()
+_ALL_MIXED_SUB: tuple[str, ...] = ()
 
 
 def _build_cjk_scan() -> tuple["re.Pattern[str] | None", "_Closure | dict[str, tuple[str, ...]]"]:
@@ -497,7 +505,20 @@ _LEAD_GROUPS: tuple[_LeadGroup, ...] = ()
 def finalize() -> None:
     """Build the gating tables once every rule module has registered its rules."""
     global _RULES_T, _CJK_SCAN, _CJK_CLOSURE, _LEAD_GROUPS
+    global _ALL_TOKS, _ALL_STEMS, _ALL_ASCII_SUB, _ALL_MIXED_SUB
     _RULES_T = tuple(_RULES)
+    every: set[tuple[str, bytes | str]] = set()
+    for rule in _RULES_T:
+        rule.gsets = tuple(frozenset(_key(n) for n in g) for g in rule.gate)
+        for v in rule.variants:
+            v.gsets = tuple(frozenset(_key(n) for n in g) for g in v.gate)
+        for gs in (rule.gsets,) + tuple(v.gsets for v in rule.variants):
+            for g in gs:
+                every.update(g)
+    _ALL_TOKS = frozenset(v for k, v in every if k == "t")
+    _ALL_STEMS = tuple(sorted(v for k, v in every if k == "p"))
+    _ALL_ASCII_SUB = tuple(sorted(v for k, v in every if k == "a"))
+    _ALL_MIXED_SUB = tuple(sorted(v for k, v in every if k == "m"))
     _CJK_SCAN, _CJK_CLOSURE = _build_cjk_scan()
     _LEAD_GROUPS = _build_lead_groups()
 
@@ -519,12 +540,12 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
     present = _Present(s)
     if big:
         for g in _LEAD_GROUPS:
-            open_idx = tuple(i for i, v in enumerate(g.variants) if _gate_open(v.gate, present))
+            open_idx = tuple(i for i, v in enumerate(g.variants) if _gate_open(v.gsets, present))
             if open_idx:
                 for m in g.rx(open_idx).finditer(s):
                     yield m.start(), m.end(), g.variant_of(m)
     else:
         for rule in _RULES_T:
-            if _gate_open(rule.gate, present):
+            if _gate_open(rule.gsets, present):
                 for m in rule.rx.finditer(s):
                     yield m.start(), m.end(), rule.variant_of(m)

@@ -37,7 +37,7 @@ _END = (
 # ### END OF USER INPUT ### / === END OF CUSTOMER MESSAGE === then a role line
 _add(
     "fake_delimiter", "### end of input … marker",
-    r"(?:#{2,}|={2,}|-{3,}|\*{3,}|\[|<)\s?" + _END + r"\s?(?:#{2,}|={2,}|-{3,}|\*{3,}|\]|>)"
+    r"(?<![#=*\-])(?:#{2,8}|={2,8}|-{3,8}|\*{3,8}|\[|<)\s?" + _END + r"\s?(?:#{2,8}|={2,8}|-{3,8}|\*{3,8}|\]|>)"
     r"(?=" + GW + r"{0,80}?(?:system|assistant|admin|instructions?|sistema|système|система"
     r"|システム|시스템|系统|ai)\s?[:\]>])",
     gate=[("#", "==", "---", "***", "[", "<")], lang="any",

@@ -141,7 +141,7 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
              + G + r"{0,80}?" + EMAIL + ")",
              leads=leads(d["call"], prefix=d.get("stem", False)), lang=lang, neg=True)
         if ov == "OV":  # "调用 delete_file", "delete_file ツールを呼び出して"
-            _add("tool_call", "{lead} <tool>",
+            _add("tool_call", "{lead} … <tool>",
                  r"⟨LEAD⟩" + G + r"{0,12}?" + B + IDENT,
                  leads=leads(d["call"], prefix=True), lang=lang, neg=True)
             _add("tool_call", "<tool> … {lead}",
