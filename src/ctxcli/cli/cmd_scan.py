@@ -47,7 +47,7 @@ def scan(
                 if not r["findings"]:
                     c.print(f"{safe(r['file'])}: clean")
                 for f in r["findings"]:
-                    via = f" [decoded from {f['decoded_from']}]" if f["decoded_from"] else ""
+                    via = safe(f" [decoded from {f['decoded_from']}]") if f["decoded_from"] else ""
                     c.print(f"{safe(r['file'])}: {f['pattern']} ({f['language']}){via} "
                             f"at {f['span'][0]}-{f['span'][1]}: {safe(f['rule'])}: \"{safe(f['excerpt'])}\"")
             c.print(f"{n} finding(s) in {len(res)} file(s)")

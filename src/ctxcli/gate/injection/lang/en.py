@@ -19,8 +19,8 @@ WORDS = {
            "no limitations", "without any restrictions", "without limitations", "developer mode",
            "jailbreak mode", "jailbroken", "unfiltered mode", "god mode", "dan mode",
            "no filters", "no rules", "no guidelines", "unrestricted"],
-    "jb_cue": ["you", "you are", "you're", "from now on", "enable", "activate", "enter",
-               "switch to", "turn on"],
+    # no "enable"/"activate": "Enable developer mode on your Android phone" is ordinary
+    "jb_cue": ["you", "you are", "you're", "from now on"],
     "jb_strong": ["do anything now", "you are dan", "you're dan", "act as dan", "stay in character",
                   "ignore your safety", "no ethical guidelines", "without any ethical"],
     "call": ["call", "invoke", "use", "run", "execute", "trigger", "fire"],
