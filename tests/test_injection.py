@@ -643,15 +643,17 @@ def test_scan_reports_findings_and_exits_1(tmp_path) -> None:
     lines = r.stdout.splitlines()
     assert lines[0] == (f"{bad}: override_instructions (en) at 14-46: ignore … instructions: "
                         "\"ignore all previous instructions\"")
+    # the decoded request matches two families: the core rule and the prompt-reveal one
     assert lines[1].startswith(f"{bad}: exfiltration (en) [decoded from base64] at 0-")
-    assert lines[2] == f"{good}: clean"
-    assert lines[3] == "2 finding(s) in 2 file(s)"
+    assert lines[2].startswith(f"{bad}: prompt_reveal (en) [decoded from base64] at 0-")
+    assert lines[3] == f"{good}: clean"
+    assert lines[4] == "3 finding(s) in 2 file(s)"
 
     r = _cli(["scan", "--json", bad])
     assert r.exit_code == 1
     doc = json.loads(r.stdout)
-    assert doc["findings"] == 2
-    f0, f1 = doc["files"][0]["findings"]
+    assert doc["findings"] == 3
+    f0, f1, _ = doc["files"][0]["findings"]
     assert f0 == {"pattern": "override_instructions", "family": FAMILIES["override_instructions"],
                   "rule": "ignore … instructions", "language": "en", "decoded_from": None,
                   "span": [14, 46], "excerpt": "ignore all previous instructions"}
