@@ -500,6 +500,8 @@ def _build_lead_groups() -> tuple[_LeadGroup, ...]:
 
 
 _LEAD_GROUPS: tuple[_LeadGroup, ...] = ()
+_GROUPS_BY_KEY: dict[tuple[str, bytes | str], tuple[int, ...]] = {}
+_GROUPS_ALWAYS: tuple[int, ...] = ()
 
 
 def finalize() -> None:
@@ -521,11 +523,25 @@ def finalize() -> None:
     _ALL_MIXED_SUB = tuple(sorted(v for k, v in every if k == "m"))
     _CJK_SCAN, _CJK_CLOSURE = _build_cjk_scan()
     _LEAD_GROUPS = _build_lead_groups()
+    by_key: dict[tuple[str, bytes | str], list[int]] = {}
+    always: list[int] = []
+    for gi, g in enumerate(_LEAD_GROUPS):
+        firsts = [v.gsets[0] if v.gsets else None for v in g.variants]
+        if any(f is None for f in firsts):
+            always.append(gi)
+            continue
+        for k in set().union(*firsts):
+            by_key.setdefault(k, []).append(gi)
+    global _GROUPS_BY_KEY, _GROUPS_ALWAYS
+    _GROUPS_BY_KEY = {k: tuple(v) for k, v in by_key.items()}
+    _GROUPS_ALWAYS = tuple(always)
 
 # Texts longer than this are scanned with the per-lead regexes (fast literal search;
-# compiled lazily, once); shorter ones with the import-time compiled per-rule regexes
-# (an alternation of leads: slower per character, but cheap on short texts).
-_BIG_TEXT = 1 << 16
+# compiled lazily, once per combination of open variants), shorter ones with one regex per
+# rule (an alternation of its leads). Measured: the per-lead regexes are faster at every
+# size once the candidate groups are looked up by the needles present, so every text uses
+# them (no switch, hence no cost step); the per-rule path is kept as a cross-check in tests.
+_BIG_TEXT = 0
 
 
 def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
@@ -539,7 +555,12 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
         big = n > _BIG_TEXT
     present = _Present(s)
     if big:
-        for g in _LEAD_GROUPS:
+        # only the groups one of whose lead needles occurs (index built by finalize)
+        cand: set[int] = set(_GROUPS_ALWAYS)
+        for k in present.keys:
+            cand.update(_GROUPS_BY_KEY.get(k, ()))
+        for gi in sorted(cand):
+            g = _LEAD_GROUPS[gi]
             open_idx = tuple(i for i, v in enumerate(g.variants) if _gate_open(v.gsets, present))
             if open_idx:
                 for m in g.rx(open_idx).finditer(s):
