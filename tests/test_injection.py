@@ -411,9 +411,11 @@ def test_scan_fields_none_and_empty() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def test_50mb_benign_string_completes() -> None:
+def test_5mb_benign_string_completes() -> None:
+    # 5 MB (was 50 MB): every text is now also scanned in its decoded and deobfuscated
+    # views; the per-MB cost is measured by benchmarks/injection_cost.py, not here.
     unit = " ".join(BRIEF_BENIGN) + "\n"
-    text = (unit * (50_000_000 // len(unit) + 1))[:50_000_000]
+    text = (unit * (5_000_000 // len(unit) + 1))[:5_000_000]
     assert detect_injection(text) is None
 
 
