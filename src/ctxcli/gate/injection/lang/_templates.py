@@ -69,6 +69,12 @@ def _ok(words) -> bool:  # noqa: ANN001
     return bool(words)
 
 
+def need(*lists) -> list[list[str]]:  # noqa: ANN002
+    """Gate groups: for each word list, one of its words (as a stem) must occur in the text,
+    so a rule whose second keyword is absent never runs."""
+    return [["~" + w for w in words] for words in lists]
+
+
 def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
     """Register every family's rules for one language from its word lists ``d``."""
     ov = d.get("order", "VO")
@@ -77,11 +83,11 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
     if _ok(d.get("ignore")) and _ok(d.get("instr")):
         if ov == "VO":
             _add("override_instructions", "{lead} … instructions",
-                 r"⟨LEAD⟩" + G + r"{0,40}?" + bword(d["instr"], prefix=True),
+                 r"⟨LEAD⟩" + G + r"{0,40}?" + bword(d["instr"], prefix=True), gate=need(d["instr"]),
                  leads=leads(d["ignore"], prefix=d.get("stem", False)), lang=lang, neg=True)
         else:
             _add("override_instructions", "{lead} … ignore",
-                 r"⟨LEAD⟩" + G + r"{0,24}?" + bword(d["ignore"], prefix=True),
+                 r"⟨LEAD⟩" + G + r"{0,24}?" + bword(d["ignore"], prefix=True), gate=need(d["ignore"]),
                  leads=leads(d["instr"], prefix=True), lang=lang, neg=True)
 
     # direct_command: AI … APPROVE … NOW / AI … NOW … APPROVE (addressed to the model)
@@ -89,12 +95,12 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
         ap, ur = bword(d["approve"], prefix=True), bword(d["urgent"], prefix=True)
         _add("direct_command", "{lead} … approve … now",
              r"⟨LEAD⟩" + G + r"{0,60}?(?:" + ap + G + r"{0,40}?" + ur + "|" + ur + G + r"{0,40}?" + ap + ")",
-             leads=leads(d["addr"]), lang=lang, neg=True)
+             gate=need(d["approve"], d["urgent"]), leads=leads(d["addr"]), lang=lang, neg=True)
 
     # role_marker: YOU ARE NOW … ADMIN
     if _ok(d.get("you_now")) and _ok(d.get("roles")):
         _add("role_marker", "{lead} … (role)",
-             r"⟨LEAD⟩" + G + r"{0,40}?" + bword(d["roles"], prefix=True),
+             r"⟨LEAD⟩" + G + r"{0,40}?" + bword(d["roles"], prefix=True), gate=need(d["roles"]),
              leads=leads(d["you_now"]), lang=lang)
 
     # exfiltration: SECRET … <email|url> (sending a credential somewhere)
@@ -113,10 +119,10 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
     if _ok(d.get("reveal")) and _ok(d.get("prompt")):
         pr, rv = bword(d["prompt"], prefix=True), bword(d["reveal"], prefix=True)
         _add("prompt_reveal", "{lead} … system prompt",
-             r"⟨LEAD⟩" + G + r"{0,40}?" + pr,
+             r"⟨LEAD⟩" + G + r"{0,40}?" + pr, gate=need(d["prompt"]),
              leads=leads(d["reveal"], prefix=True), lang=lang, neg=True)
         _add("prompt_reveal", "{lead} … reveal",
-             r"⟨LEAD⟩" + G + r"{0,30}?" + rv,
+             r"⟨LEAD⟩" + G + r"{0,30}?" + rv, gate=need(d["reveal"]),
              leads=leads(d["prompt"], prefix=True), lang=lang, neg=True)
 
     # persona_jailbreak: (you|from now on|enable) … NO RESTRICTIONS / DEVELOPER MODE
@@ -124,10 +130,10 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
         cue = d.get("jb_cue", [])
         if cue:
             _add("persona_jailbreak", "{lead} … developer mode",
-                 r"⟨LEAD⟩" + G + r"{0,50}?" + bword(d["jb"], prefix=True),
+                 r"⟨LEAD⟩" + G + r"{0,50}?" + bword(d["jb"], prefix=True), gate=need(d["jb"]),
                  leads=leads(cue), lang=lang, neg=True)
             _add("persona_jailbreak", "{lead} … (you)",
-                 r"⟨LEAD⟩" + G + r"{0,40}?" + bword(cue),
+                 r"⟨LEAD⟩" + G + r"{0,40}?" + bword(cue), gate=need(cue),
                  leads=leads(d["jb"], prefix=True), lang=lang, neg=True)
     if _ok(d.get("jb_strong")):  # phrases that are jailbreaks on their own
         _add("persona_jailbreak", "{lead} … (jailbreak)", r"⟨LEAD⟩",
@@ -152,21 +158,21 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
     if _ok(d.get("token")) and _ok(d.get("answer")):
         an, tk = bword(d["answer"], prefix=True), bword(d["token"], prefix=True)
         _add("canary_token", "{lead} … answer",
-             r"⟨LEAD⟩" + G + r"{0,60}?" + an,
+             r"⟨LEAD⟩" + G + r"{0,60}?" + an, gate=need(d["answer"]),
              leads=leads(d["token"], prefix=True), lang=lang, neg=True)
         _add("canary_token", "{lead} … token",
-             r"⟨LEAD⟩" + G + r"{0,40}?" + tk,
+             r"⟨LEAD⟩" + G + r"{0,40}?" + tk, gate=need(d["token"]),
              leads=leads(d["answer"], prefix=True), lang=lang, neg=True)
     if _ok(d.get("append")) and _ok(d.get("every_answer")):
         _add("canary_token", "{lead} … every answer",
-             r"⟨LEAD⟩" + G + r"{0,60}?" + bword(d["every_answer"]),
+             r"⟨LEAD⟩" + G + r"{0,60}?" + bword(d["every_answer"]), gate=need(d["every_answer"]),
              leads=leads(d["append"], prefix=True), lang=lang, neg=True)
 
     # fake_reasoning: ASSISTANT'S REASONING: … I WILL / APPROVE
     if _ok(d.get("reasoning")) and _ok(d.get("decide")):
         _add("fake_reasoning", "{lead} … decision",
              r"⟨LEAD⟩" + G + r"{0,15}?:" + GW + r"{0,160}?" + bword(d["decide"], prefix=True),
-             leads=leads(d["reasoning"], prefix=True), lang=lang)
+             gate=need(d["decide"]), leads=leads(d["reasoning"], prefix=True), lang=lang)
 
     # ai_comment: "<!--" / "//" … for the AI:
     if _ok(d.get("to_ai")):
