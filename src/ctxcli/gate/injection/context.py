@@ -59,9 +59,9 @@ def mentioned(s: str, start: int) -> bool:
     if cut is not None:
         before = before[cut:]
     tail = before[-30:]
-    return (_MENTION.search(tail) is not None or any(w in tail for w in ("例如", "比如", "诸如")))\
-        and _FRAMING.search(before) is not None or _NOTE.search(before) is not None\
-        and _MENTION.search(tail) is not None
+    if _MENTION.search(tail) is None:
+        return False
+    return _FRAMING.search(before) is not None or _NOTE.search(before) is not None
 
 
 _SENTENCE_END = regex.compile(r"[.!?;。\n]")

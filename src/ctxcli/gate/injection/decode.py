@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import html
 import re
 import urllib.parse
@@ -119,4 +118,3 @@ def decoded_views(text: str) -> Iterator[tuple[str, str]]:
         # UTF-8 bytes: multi-byte sequences have no ASCII bytes, so only letters change
         yield "rot13", text.encode("utf-8", "surrogatepass").translate(_ROT13).decode("utf-8", "surrogatepass")
     yield "reversed", text[::-1]
-    _ = codecs

@@ -8,10 +8,6 @@ from .lang._templates import G, GW, alt
 
 _SYSTEM = ["system", "système", "systeme", "sistema", "система", "システム", "시스템", "系统",
            "系統"]
-_ROLE_WORDS = ["system", "assistant", "admin", "administrator", "developer", "instructions",
-               "instruction", "sistema", "système", "система", "システム", "시스템", "系统", "ai",
-               "new instructions", "operator", "root"]
-
 # [SISTEMA] / 【システム】 / <SYSTEM> / [СИСТЕМА] …
 _add(
     "role_marker", "[system] … marker (any language)",
@@ -58,4 +54,3 @@ _add(
     r"|(?:^|\n)\s?(?:human|user|assistant|ai)\s?:\s?" + G + r"{0,60}?(?:\n|^)\s?(?:system|assistant)\s?:",
     gate=[("<|", "[", "human", "user", "assistant")], lang="any",
 )
-_ = _ROLE_WORDS
