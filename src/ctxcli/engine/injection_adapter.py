@@ -8,10 +8,19 @@ is reported for the field ``header fields``."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 _SHORT = 300  # characters: a field this short is scanned with the other short fields
 
 
 def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:
+    """(field, pattern id, label) of the first finding, or None. Results are memoised per
+    process: an object met again in a later retrieval round is not scanned twice."""
+    return _scan(tuple(fields))
+
+
+@lru_cache(maxsize=8192)
+def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
     from ..gate.injection import scan_fields
 
     long_fields = [(n, t) for n, t in fields if t and (len(t) > _SHORT or n in ("title", "content"))]
