@@ -19,7 +19,7 @@ def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     return _scan(tuple(fields))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
     from ..gate.injection import scan_fields
 
