@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "cmd_ask",
     "cmd_serve",
     "cmd_scan",
+    "cmd_report",
 )
 
 
