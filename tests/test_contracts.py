@@ -13,10 +13,16 @@ def test_version_prints_both_versions():
     assert r.stdout == f"ctx {__version__} ({BUILDER_VERSION})\n"
 
 
-def test_show_completion_prints_a_bash_script():
-    r = run_cli(["--show-completion", "bash"])
-    assert r.exit_code == 0
-    assert "_ctx_completion" in r.stdout and "complete " in r.stdout
+def test_show_completion_prints_the_script_for_the_calling_shell():
+    """Typer detects the shell from the parent process: run ctx under bash."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ctx = Path(sys.executable).parent / "ctx"
+    r = subprocess.run(["bash", "-c", f"'{ctx}' --show-completion"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "_ctx_completion()" in r.stdout and "_CTX_COMPLETE=complete_bash" in r.stdout
 
 
 # ------------------------------------------------------------------------------ linked trace
