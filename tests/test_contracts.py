@@ -20,7 +20,9 @@ def test_show_completion_prints_the_script_for_the_calling_shell():
     from pathlib import Path
 
     ctx = Path(sys.executable).parent / "ctx"
-    r = subprocess.run(["bash", "-c", f"'{ctx}' --show-completion"], capture_output=True, text=True, timeout=60)
+    # "; exit $?" keeps bash as the parent (a lone command would be exec'd in bash's place)
+    r = subprocess.run(["bash", "-c", f"'{ctx}' --show-completion; exit $?"], capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 0, r.stderr
     assert "_ctx_completion()" in r.stdout and "_CTX_COMPLETE=complete_bash" in r.stdout
 
