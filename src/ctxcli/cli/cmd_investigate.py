@@ -61,6 +61,10 @@ def investigate(
         for sc in scope or []:
             if not SCOPE_RE.match(sc):
                 raise UsageError(f"--scope {sc!r} is not a valid scope")
+        if out is not None:
+            from ..write import check_out_dir
+
+            check_out_dir(out)   # refuse before the work, not after it
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,

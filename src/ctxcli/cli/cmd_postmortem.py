@@ -62,6 +62,10 @@ def replay(
         from ..errors import CheckFailed
         from ..postmortem import replay as pm_replay
 
+        if out is not None:
+            from ..write import check_out_dir
+
+            check_out_dir(out)   # refuse before the rebuild, not after it
         res = pm_replay(pack, db)
         if out is not None:
             from .. import api
