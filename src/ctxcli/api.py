@@ -29,7 +29,18 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
     kw = {"progress": progress} if progress else {}
-    return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None, **kw)
+    db_path = paths.db_path(db)
+    res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+    store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
+    return res
+
+
+def store_key(db: Path, *, create: bool = True) -> bytes | None:
+    """The store secret of ``db`` ($CTX_SECRET or the key file beside it, created when
+    missing unless ``create`` is false): every opaque reference and keyed digest uses it."""
+    from .store.secret import store_key as _key
+
+    return _key(db, create=create)
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
@@ -199,12 +210,17 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
                    variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
 
 
-def store_info(con) -> dict[str, Any]:
+def store_info(con, key: bytes | None = None) -> dict[str, Any]:
+    """The store section of a pack; ``key_id`` names (never reveals) the store secret."""
     from .store.db import store_meta
+    from .util.canon import key_id
 
     meta = store_meta(con)
     srcs = dict(con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
-    return {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    if key is not None:
+        info["key_id"] = key_id(key)
+    return info
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
@@ -217,9 +233,10 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     db, loaded = ensure_store(opts.db)
+    key = store_key(db)
     con = open_reader(db)
     try:
-        res = build(con, pb, pb_hash, req, store_info(con))
+        res = build(con, pb, pb_hash, req, store_info(con, key), key=key)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,

@@ -15,7 +15,8 @@ from .. import BUILDER_VERSION
 from ..answer import answer as answer_mod
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
-from ..util.canon import obj_hash, opaque_ref
+from ..util.canon import obj_hash
+from .disclose import Disclosure
 from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, run_gates
 from .pack import PackState, make_item, pack_round
 from .plan import make_plan
@@ -129,13 +130,16 @@ def budget_for(pb: Playbook, total: int) -> dict[str, int]:
     return {"total": total, **parts}
 
 
-def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> BuildResult:
+def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes) -> BuildResult:
+    """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests of
+    masked text in the outputs are keyed with it."""
     t_all = time.perf_counter()
     timings: dict[str, float] = {}
     trace: list[dict[str, Any]] = []
     tz = req.as_of.tzinfo
     as_of_us = _us(req.as_of)
     scopes = frozenset(req.scopes)
+    disc = Disclosure(key=key, scopes=scopes)
     gated = req.strategy in ("governed", "dynamic")
     max_rounds = 1 if req.strategy != "dynamic" else req.max_rounds
     channels = ("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph")
@@ -222,7 +226,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
             if gated and rej is None:
                 rej = run_gates(o, gctx, CONTENT_GATES)[0]
             vis = rej is None or rej.gate not in WITHHOLDING_GATES
-            cj = {"round": round_no, "ref": o.object_id if vis else opaque_ref(o.tenant_id, o.object_id),
+            cj = {"round": round_no, "ref": o.object_id if vis else disc.ref(o),
                   "withheld": not vis, "channels": c.ranks, "queries": c.queries, "rrf": c.rrf,
                   "supports": list(o.supports) if vis else [], "tokens": o.tokens if vis else None,
                   "object_id": o.object_id, "subject_id": o.subject_id}
@@ -230,7 +234,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
             ev("candidate_retrieved", round=round_no, ref=cj["ref"], withheld=not vis, channels=c.ranks,
                rrf=c.rrf)
             if rej is not None:
-                omissions.append(_omission(o, c, rej, round_no, tz))
+                omissions.append(_omission(o, c, rej, round_no, tz, disc))
                 ev("candidate_rejected", round=round_no, **_trace_rej(omissions[-1]))
             else:
                 eligible.append((o, c))
@@ -239,7 +243,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         t0 = time.perf_counter()
 
         def make(o: Obj, c: Any, _r=round_no) -> dict[str, Any]:
-            return make_item(o, tz=tz, scopes=scopes, round_no=_r, cand=c, count=count)
+            return make_item(o, tz=tz, disclosure=disc, round_no=_r, cand=c, count=count)
 
         def anchored(o: Obj) -> bool:
             return (o.subject_id in anchored_subjects) or bool(set(o.keys) & set(req.business_keys)) \
@@ -254,7 +258,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
                           coverage_first=gated, gates=gated, budget=req.strategy != "full",
                           cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"))
         for o, c, rej in rejs:
-            omissions.append(_omission(o, c, rej, round_no, tz))
+            omissions.append(_omission(o, c, rej, round_no, tz, disc))
             ev("candidate_rejected", round=round_no, **_trace_rej(omissions[-1]))
         for item in state.admitted[before:]:
             ev("evidence_selected", round=round_no, evidence_id=item["evidence_id"], object_id=item["object_id"],
@@ -350,17 +354,12 @@ def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
     return sections, slot_used
 
 
-def _omission(o: Obj, c: Any, rej, round_no: int, tz) -> dict[str, Any]:
-    withheld = rej.gate in WITHHOLDING_GATES
+def _omission(o: Obj, c: Any, rej, round_no: int, tz, disc: Disclosure) -> dict[str, Any]:
     om: dict[str, Any] = {
-        "ref": opaque_ref(o.tenant_id, o.object_id) if withheld else o.object_id,
-        "withheld": withheld, "gate": rej.gate, "reason": rej.reason, "detail": rej.detail, "round": round_no,
+        "withheld": rej.gate in WITHHOLDING_GATES, "gate": rej.gate, "reason": rej.reason, "round": round_no,
         "channels": dict(c.ranks), "rrf": c.rrf,
     }
-    if not withheld:
-        om.update(object_id=o.object_id, source_id=o.source_id, source_version=o.source_version,
-                  title=o.title, object_type=o.object_type, supports=list(o.supports), tokens=o.tokens,
-                  content_hash=o.content_hash, trust_level=o.trust_level)
+    om.update(disc.omission_fields(o, rej))     # ref, detail and what the record may name
     return om
 
 

@@ -160,8 +160,9 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     db_path = paths.db_path(db)
     con = open_reader(db_path)
     try:
-        res = build(con, pb, pb_hash, req, api.store_info(con))
-        diff = compare(lp.data, res.pack)
+        key = api.store_key(db_path)
+        res = build(con, pb, pb_hash, req, api.store_info(con, key), key=key)
+        diff = compare(lp.data, res.pack, key=key)
         purged = _purged(con, lp, diff)
     finally:
         con.close()
