@@ -226,7 +226,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
             if gated and rej is None:
                 rej = run_gates(o, gctx, CONTENT_GATES)[0]
             vis = rej is None or rej.gate not in WITHHOLDING_GATES
-            cj = {"round": round_no, "ref": o.object_id if vis else disc.ref(o),
+            cj = {"round": round_no, "ref": disc.ref(o, withheld=not vis),
                   "withheld": not vis, "channels": c.ranks, "queries": c.queries, "rrf": c.rrf,
                   "supports": list(o.supports) if vis else [], "tokens": o.tokens if vis else None,
                   "object_id": o.object_id, "subject_id": o.subject_id}

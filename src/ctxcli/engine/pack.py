@@ -35,17 +35,18 @@ def evidence_id(o: Obj, shown_hash: str | None = None) -> str:
 
 
 def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[str], int]) -> dict[str, Any]:
-    v = disclosure.item_fields(o, count)
+    """The evidence item of ``o``; ``disclosure`` masks and keys what the subject may not read."""
+    v, transformations, shown_hash = disclosure.view(o, count)
     item = {
-        "evidence_id": evidence_id(o, v["content_hash"]), "object_id": o.object_id, "source_id": o.source_id,
-        "source_version": v["source_version"], "object_type": o.object_type, "subject_id": o.subject_id,
-        "title": v["title"], "locator": v["locator"], "content_hash": v["content_hash"],
+        "evidence_id": evidence_id(o, shown_hash), "object_id": v.object_id, "source_id": o.source_id,
+        "source_version": v.source_version, "object_type": o.object_type, "subject_id": v.subject_id,
+        "title": v.title, "locator": v.locator, "content_hash": shown_hash,
         "valid_from": _iso(o.valid_from_us, tz), "valid_to": _iso(o.valid_to_us, tz),
         "observed_at": _iso(o.observed_us, tz), "trust_level": o.trust_level, "classification": o.classification,
-        "owner_team": o.owner_team, "supports": list(o.supports), "facts": v["facts"], "round": round_no,
+        "owner_team": o.owner_team, "supports": list(o.supports), "facts": v.facts, "round": round_no,
         "channels": dict(cand.ranks), "queries": dict(cand.queries), "rrf": cand.rrf,
-        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v["text"],
-        "text_hash": content_hash(v["text"]), "transformations": v["transformations"], "selected_for": None,
+        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
+        "text_hash": content_hash(v.content), "transformations": transformations, "selected_for": None,
         "tokens": 0,
     }
     item["tokens"] = count(evidence_block(item))

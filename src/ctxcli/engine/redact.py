@@ -1,13 +1,15 @@
 """Redaction: masks a source declares for subjects without a raw-read scope.
 
 The masks apply to every string of an object that can reach an output: its text, title,
-locator, source version and string facts (list items included), for admitted evidence and
+locator, source version, object and subject ids (a Markdown section's heading is part of its
+id, title and locator) and string facts (list items included), for admitted evidence and
 for omission records alike. The digest of the unmasked text is shown only keyed with the
 store secret (``before_hash``), never as a plain hash a subject could test guesses against.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import regex
@@ -15,6 +17,9 @@ import regex
 from ..util.canon import content_hash, sealed_hash
 
 Patterns = list[tuple[str, Any, str]]
+
+# The string fields of an object (engine.gates.Obj) that outputs show.
+MASKED_FIELDS = ("content", "title", "locator", "source_version", "object_id", "subject_id")
 
 
 def applies(o, scopes: frozenset[str]) -> bool:
@@ -26,47 +31,44 @@ def patterns(policy: dict[str, Any]) -> Patterns:
     return [(p["name"], regex.compile(p["regex"]), p["replacement"]) for p in policy["patterns"]]
 
 
-def _apply(text: str, pats: Patterns, counts: dict[str, int]) -> str:
+def mask(text: str, pats: Patterns, counts: dict[str, int] | None = None) -> str:
     for name, rx, repl in pats:
         text, n = rx.subn(repl, text)
-        if n:
+        if n and counts is not None:
             counts[name] = counts.get(name, 0) + n
     return text
 
 
-def mask(text: str, pats: Patterns, counts: dict[str, int] | None = None) -> str:
-    return _apply(text, pats, {} if counts is None else counts)
+def mask_value(v: Any, pats: Patterns, counts: dict[str, int] | None = None) -> Any:
+    """``v`` with every string in it masked (lists and mappings walked, keys kept)."""
+    if isinstance(v, str):
+        return mask(v, pats, counts)
+    if isinstance(v, list):
+        return [mask_value(x, pats, counts) for x in v]
+    if isinstance(v, dict):
+        return {k: mask_value(x, pats, counts) for k, x in v.items()}
+    return v
 
 
-def mask_facts(facts: dict[str, Any], pats: Patterns, counts: dict[str, int]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in facts.items():
-        if isinstance(v, str):
-            out[k] = _apply(v, pats, counts)
-        elif isinstance(v, list):
-            out[k] = [_apply(x, pats, counts) if isinstance(x, str) else x for x in v]
-        else:
-            out[k] = v
-    return out
+def masked_copy(o, pats: Patterns, counts: dict[str, int] | None = None):
+    """A copy of ``o`` with every field of :data:`MASKED_FIELDS` and every fact masked."""
+    changes = {f: mask(getattr(o, f), pats, counts) for f in MASKED_FIELDS if isinstance(getattr(o, f), str)}
+    changes["facts"] = mask_value(dict(o.facts), pats, counts)
+    return dataclasses.replace(o, **changes)
 
 
 def redact(o, policy: dict[str, Any], count: Callable[[str], int], *, key: bytes):
-    """(text, title, facts, locator, source_version, transformation or None) of ``o`` masked
-    under ``policy``; the transformation's ``before_hash`` is keyed with ``key``."""
-    pats = patterns(policy)
+    """(``o`` masked under ``policy``, the transformation or None when nothing matched);
+    the transformation's ``before_hash`` is keyed with ``key``."""
     counts: dict[str, int] = {}
-    text = _apply(o.content, pats, counts)
-    title = _apply(o.title, pats, counts)
-    locator = _apply(o.locator, pats, counts)
-    version = _apply(o.source_version, pats, counts)
-    facts = mask_facts(o.facts, pats, counts)
+    m = masked_copy(o, patterns(policy), counts)
     if not counts:
-        return o.content, o.title, dict(o.facts), o.locator, o.source_version, None
+        return m, None
     tr = {
         "kind": "redaction", "policy_object": policy.get("policy_object"),
         "unless_scopes": list(policy.get("unless_scopes", [])),
         "masked": dict(sorted(counts.items())),
-        "before_hash": sealed_hash(o.content_hash, key=key), "after_hash": content_hash(text),
-        "before_tokens": o.tokens, "after_tokens": count(text),
+        "before_hash": sealed_hash(o.content_hash, key=key), "after_hash": content_hash(m.content),
+        "before_tokens": o.tokens, "after_tokens": count(m.content),
     }
-    return text, title, facts, locator, version, tr
+    return m, tr

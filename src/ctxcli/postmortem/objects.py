@@ -82,32 +82,51 @@ def _ref(tenant: str, object_id: str, key: bytes | None) -> str | None:
 
 
 def explain_object(lp: LoadedPack, object_id: str, db: Path | None = None) -> ObjectExplanation:
+    key = _key(db)
+    x = _from_pack(lp, object_id, object_id, _ref(lp.tenant, object_id, key))
+    return x if x is not None else _from_store(lp, object_id, db, key)
+
+
+def _from_pack(lp: LoadedPack, object_id: str, shown_id: str, ref: str | None) -> ObjectExplanation | None:
+    """The pack's answer for the object it names ``shown_id`` (its id with the source's masks
+    applied, when they apply) or withholds as ``ref``; None when the pack does not name it."""
     pack = lp.data
-    tenant = lp.tenant
     base = {"object_id": object_id, "pack_id": lp.pack_id}
     for e in pack["evidence"]:
-        if e["object_id"] == object_id:
+        if e["object_id"] == shown_id:
             return ObjectExplanation(
                 **base, status="admitted", evidence_id=e.get("evidence_id"), source_id=e.get("source_id"),
                 sentence=f"admitted as {e.get('evidence_id')} in round {e.get('round')}"
                          + (f", selected for {e['selected_for']}" if e.get("selected_for") not in (None, "extra")
                             else " as an extra item")
                          + "".join(_transformation(t) for t in e.get("transformations") or []))
-    ref = _ref(tenant, object_id, _key(db))
     for om in pack["omissions"]:
         if om.get("withheld") and ref is not None and om["ref"] == ref:
             sentence, would = sentences.explain(om, pack)
             return ObjectExplanation(**base, status="withheld", gate=om["gate"], reason=om.get("reason"), ref=ref,
                                      sentence=sentence, needs=sentences.needs(om), would_admit=would)
-        if not om.get("withheld") and om.get("object_id", om["ref"]) == object_id:
+        if not om.get("withheld") and om.get("object_id", om["ref"]) == shown_id:
             sentence, would = sentences.explain(om, pack)
             return ObjectExplanation(**base, status="omitted", gate=om["gate"], reason=om.get("reason"),
                                      source_id=om.get("source_id"), sentence=f"rejected by {om['gate']}: {sentence}",
                                      would_admit=would)
-    return _from_store(lp, object_id, db)
+    return None
 
 
-def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplanation:
+def _masks(con, source_id: str, scopes: set[str]):
+    """The mask patterns ``source_id`` applies for a subject holding ``scopes``, or None."""
+    import orjson
+
+    from ..engine import redact
+
+    row = con.execute("SELECT redaction FROM sources WHERE source_id = ?", [source_id]).fetchone()
+    policy = orjson.loads(row[0]) if row and row[0] else None
+    if not policy or set(policy.get("unless_scopes", [])) & scopes:
+        return None
+    return redact.patterns(policy)
+
+
+def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | None) -> ObjectExplanation:
     from .. import paths
     from ..store.db import open_reader, store_meta
 
@@ -131,16 +150,28 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplan
             doc_id, source_id, otype, subj, supports, keys, rscopes, purposes = row
             w = _withheld(rscopes or [], purposes or [], scopes, purpose)
             if w is not None:
-                return ObjectExplanation(**base, status="withheld", ref=_ref(tenant, object_id, _key(db)),
+                return ObjectExplanation(**base, status="withheld", ref=_ref(tenant, object_id, key),
                                          notes=notes, **w)
+            from ..engine.redact import mask
+
+            pats = _masks(con, source_id, scopes)
+            shown = mask(object_id, pats) if pats else object_id
+            x = _from_pack(lp, object_id, shown, None) if shown != object_id else None
+            if x is not None:       # the pack names it by its masked id
+                return x
             outcomes = query_outcomes(con, lp, doc_id, otype, subj, list(supports or []),
                                        list(keys or []))
+            about = subj or "no entity"
+            if pats:                # nothing the source masks for this subject is echoed from the store
+                about = mask(about, pats)
+                for q in outcomes:
+                    q.outcome = mask(q.outcome, pats)
             return ObjectExplanation(
                 **base, status="not_matched", source_id=source_id, queries=outcomes, notes=notes,
                 searched=searched_with(pack),
-                sentence=f"never a candidate: no channel matched it (it is a {otype} about {subj or 'no entity'}, "
+                sentence=f"never a candidate: no channel matched it (it is a {otype} about {about}, "
                          f"supporting {', '.join(supports or []) or 'no evidence type'})",
-                would_admit=would_match(outcomes, list(supports or [])))
+                would_admit=[mask(w, pats) if pats else w for w in would_match(outcomes, list(supports or []))])
         tomb = con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
                            "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, object_id]).fetchone()
         if tomb is not None:
@@ -156,7 +187,7 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplan
         sid, rec = found
         w = _withheld(rec.get("required_scopes") or [], rec.get("allowed_purposes") or [], scopes, purpose)
         if w is not None:
-            return ObjectExplanation(**base, status="withheld", ref=_ref(tenant, object_id, _key(db)),
+            return ObjectExplanation(**base, status="withheld", ref=_ref(tenant, object_id, key),
                                      notes=notes, **w)
         return ObjectExplanation(**base, status="source_disabled", source_id=sid, notes=notes,
                                  sentence=f"never a candidate: its source {sid} is disabled "
