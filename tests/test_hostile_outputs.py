@@ -227,6 +227,20 @@ def _plain_hashes(db: Path) -> dict[str, str]:
     return out
 
 
+def _plain_snapshot_digests(db: Path) -> dict[str, str]:
+    """The store's plain store and source digests (they digest whole snapshots, masked text included)."""
+    from ctxcli.store.db import open_reader, store_meta
+
+    con = open_reader(db)
+    try:
+        out = {"store": store_meta(con)["store_digest"].split(":")[1]}
+        rows = con.execute("SELECT source_id, digest FROM sources").fetchall()
+        out.update({"source " + s: d.split(":")[-1] for s, d in rows})
+    finally:
+        con.close()
+    return out
+
+
 def _all_outputs(run: Path, tmp: Path, extra: list[list[str]]) -> dict[str, bytes]:
     """Every file of the run folder and the stdout/stderr of every post-mortem command on it."""
     out = {p.name: p.read_bytes() for p in run.iterdir()}
@@ -253,6 +267,7 @@ def test_masks_reach_every_string_and_no_plain_digest_of_masked_text(pii_project
     outputs = _all_outputs(run, tmp_path, objects)
     outputs["investigate"] = r.stdout_bytes + r.stderr_bytes
     plain = _plain_hashes(pii_project / ".ctx" / "ctx.duckdb")
+    plain.update(_plain_snapshot_digests(pii_project / ".ctx" / "ctx.duckdb"))
     for where, blob in outputs.items():
         for oid in ids:                            # the id a caller typed may be echoed back to them
             if where.endswith(("--object " + oid, "--object " + oid + " --json")):

@@ -211,14 +211,18 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
 
 
 def store_info(con, key: bytes | None = None) -> dict[str, Any]:
-    """The store section of a pack; ``key_id`` names (never reveals) the store secret."""
+    """The store section of a pack. With the store secret ``key``, the store and source
+    digests (plain digests of whole snapshots, masked text included) are keyed with it, and
+    ``key_id`` names (never reveals) the secret."""
     from .store.db import store_meta
-    from .util.canon import key_id
+    from .util.canon import key_id, sealed_hash
 
     meta = store_meta(con)
     srcs = dict(con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
     info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
     if key is not None:
+        info["digest"] = sealed_hash(info["digest"], key=key)
+        info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
         info["key_id"] = key_id(key)
     return info
 

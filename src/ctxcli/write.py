@@ -94,10 +94,10 @@ def check_out_dir(out: Path) -> set[str] | None:
     here = out.resolve()
     from . import paths
 
-    for protected, what in ((Path.cwd(), "the working folder"), (paths.root(), "the project root")):
+    for protected, what in ((Path.cwd, "the working folder"), (paths.root, "the project root")):
         try:
-            p = protected.resolve()
-        except OSError:
+            p = protected().resolve()
+        except OSError:     # a working folder that no longer exists protects nothing
             continue
         if here == p or here in p.parents:
             raise refuse(f"is {what}" if here == p else f"contains {what}")

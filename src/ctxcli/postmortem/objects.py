@@ -139,10 +139,16 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
     con = open_reader(paths.db_path(db))
     try:
         notes: list[str] = []
+        from ..util.canon import sealed_hash
+
+        # A pack records the store digest keyed with the secret; without it, no digest is shown.
+        recorded = (pack.get("store") or {}).get("digest")
         digest = store_meta(con).get("store_digest")
-        if digest != (pack.get("store") or {}).get("digest"):
-            notes.append(f"the store has changed since the pack was built (digest {digest}, the pack recorded "
-                         f"{(pack.get('store') or {}).get('digest')}): this answer describes the current store")
+        digest = sealed_hash(digest, key=key) if key is not None and digest else None
+        if digest is None or digest != recorded:
+            notes.append("the store has changed since the pack was built"
+                         + (f" (digest {digest}, the pack recorded {recorded})" if digest else " (or lost its secret)")
+                         + ": this answer describes the current store")
         row = con.execute(
             "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes "
             "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1", [tenant, object_id]).fetchone()
