@@ -489,3 +489,20 @@ def test_a_tombstone_in_a_source_the_subject_may_not_read_is_not_confirmed(store
     assert run_cli(["investigate", "C-102", "--out", tmp_path / "q"]).exit_code == 0
     doc = json.loads(_explain(tmp_path / "q" / "pack.json", "DOC-C102-009")[1])
     assert doc["status"] == "tombstoned" and doc["source_id"] == "claims-documents" and "wrong claim" in doc["sentence"]
+
+
+def test_replay_does_not_date_a_deletion_in_a_source_the_subject_may_no_longer_read(project_copy, tmp_path):
+    assert run_cli(["load"]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "p"]).exit_code == 0
+    tomb = project_copy / "sources" / "claims-documents" / "tombstones.jsonl"
+    tomb.write_text(tomb.read_text() + json.dumps({"object_id": "DOC-C102-001", "tenant_id": "tenant-demo",
+                                                   "deleted_at": "2026-07-20T08:00:00+08:00",
+                                                   "reason": "moved to the SIU archive"}) + "\n")
+    m = project_copy / "manifests" / "sources" / "claims-documents.yaml"
+    m.write_text(m.read_text().replace("required_scopes: [document:read]", "required_scopes: [document:read, siu:read]"))
+    assert run_cli(["load"]).exit_code == 0
+    r = run_cli(["replay", tmp_path / "p" / "pack.json", "--json"])
+    assert r.exit_code == 1, r.stderr
+    purged = {p["object_id"]: p for p in json.loads(r.stdout)["purged"]}
+    assert purged["DOC-C102-001"]["how"] == "gone" and purged["DOC-C102-001"]["deleted_at"] is None
+    assert "2026-07-20" not in r.stdout and "SIU archive" not in r.stdout

@@ -36,7 +36,8 @@ def investigate(
                                                       show_default=False)] = None,
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/).",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/); "
+                                                "only a new or empty folder or a run folder ctx wrote is replaced.",
                                                 show_default=False)] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,

@@ -45,7 +45,8 @@ def replay(
     pack: PackArg,
     *,
     db: DbOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the rebuilt run folder here.",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the rebuilt run folder here (a new or "
+                                                "empty folder, or a run folder ctx wrote).",
                                                 show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
