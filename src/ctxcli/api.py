@@ -67,7 +67,7 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
     finally:
         con.close()
     out = []
-    from .engine.gates import us_to_dt
+    from .util.timeutil import us_to_dt
     from datetime import timezone
 
     for r in rows:
@@ -228,7 +228,7 @@ def store_info(con, key: bytes | None = None) -> dict[str, Any]:
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
-    from .engine.builder import build
+    from .pipeline import investigate as run_pipeline
     from .store.db import open_reader
     from .tokens import warm_up
 
@@ -240,11 +240,40 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     key = store_key(db)
     con = open_reader(db)
     try:
-        res = build(con, pb, pb_hash, req, store_info(con, key), key=key)
+        res = run_pipeline(con, pb, pb_hash, req, store_info(con, key), key=key)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
                              candidates=res.candidates, store_loaded_now=loaded)
+
+
+def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[str], step_budget: int):
+    """One step of an agent (the MCP ``build_context`` tool): the evidence of ``goal_types``
+    not already ``held`` (evidence ids), through the same stages and gates as
+    :func:`investigate`, within ``step_budget`` evidence tokens. Returns an
+    ``engine.builder.Step`` (new items, omissions, covered and missing types, trace)."""
+    from .engine.builder import build_step as engine_step
+    from .store.db import open_reader
+    from .tokens import warm_up
+
+    warm_up()
+    case, _ = read_case(opts.case, opts.cases_dir)
+    pb, _ = read_playbook(case.playbook, opts.playbooks_dir)
+    req = make_request(case, pb, opts)
+    known = [et.type for et in pb.evidence_types]
+    bad = [t for t in goal_types if t not in known]
+    if bad:
+        raise UsageError(f"evidence type {bad[0]!r} is not in playbook {pb.playbook_id} (known: {', '.join(known)})")
+    if step_budget <= 0:
+        raise UsageError(f"step budget {step_budget} leaves no room for evidence")
+    db, _ = ensure_store(opts.db)
+    key = store_key(db)
+    con = open_reader(db)
+    try:
+        return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget,
+                           key=key)
+    finally:
+        con.close()
 
 
 def output_files(res: InvestigateResult) -> dict[str, bytes]:
@@ -270,3 +299,35 @@ def write_outputs(res: InvestigateResult, out: Path | None = None) -> Path:
     out_dir = Path(out) if out is not None else default_out_dir(res)
     write_run_folder(out_dir, output_files(res))
     return out_dir
+
+
+# ---------------------------------------------------------------------------------- model (ctx ask)
+def ask(target: str, **kw: Any):
+    """Build (or read) a pack, ask an OpenAI-compatible model over it, validate the answer and
+    write model.json and model_answer.json beside the deterministic answer. Keywords are those
+    of :class:`ctxcli.answer.ask.AskOptions` (model, endpoint, as_of, variant, out, db, timeout)."""
+    from .answer.ask import AskOptions, run_ask
+
+    return run_ask(AskOptions(target=target, **kw))
+
+
+def validate_answer(pack: Path, answer: Path, db: Path | None = None) -> dict[str, Any]:
+    """Validate a model answer produced elsewhere against a pack; returns the model_answer record."""
+    from .answer.ask import validate_answer_file
+
+    return validate_answer_file(pack, answer, db)
+
+
+def model_config(*, endpoint: str | None = None, model: str | None = None, timeout: float | None = None):
+    """The model endpoint configuration from flags, environment and ctx.toml (never printed: it holds the key)."""
+    from .answer.model import resolve_config
+
+    return resolve_config(endpoint=endpoint, model=model, timeout=timeout)
+
+
+def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: str | None = None,
+                 model: str | None = None) -> dict[str, Any] | None:
+    """Re-validate the recorded model exchange beside a loaded pack; optionally re-ask and diff."""
+    from .answer.ask import replay_model as _replay_model
+
+    return _replay_model(lp, db, re_ask=re_ask, endpoint=endpoint, model=model)

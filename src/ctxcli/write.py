@@ -168,7 +168,3 @@ def _remove_ours(folder: Path, names: set[str]) -> None:
         os.rmdir(folder)
     except OSError:
         pass
-
-
-def pack_bytes(pack: dict[str, Any]) -> bytes:
-    return pretty_bytes(pack)

@@ -21,6 +21,7 @@ from ..models.manifest import DeletionMode, Parser, SourceManifest
 from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
 from ..util.canon import canonical_bytes, content_hash, sha256_hex
 from ..util.pyd import first_error
+from ..util.timeutil import dt_to_us
 from ..util.yamlio import loads_yaml, read_text, read_yaml
 
 MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
@@ -198,7 +199,7 @@ def _tenant(m: SourceManifest, rec_tenant: str | None, disp: str, line: int | No
 def _us(dt) -> int | None:
     if dt is None:
         return None
-    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+    return dt_to_us(dt)
 
 
 _WS = re.compile(r"\s+")

@@ -227,7 +227,7 @@ def _tombstoned(con, lp: LoadedPack, object_id: str, tomb, scopes: set[str], pur
     (then the id is answered as one that does not exist: no deletion time, source or reason)."""
     from datetime import timezone
 
-    from ..engine.gates import us_to_dt
+    from ..util.timeutil import us_to_dt
     from ..util.timeutil import parse_ts
 
     sid, deleted_us, reason = tomb

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import StoreBusyError, StoreError
 from .schema import SCHEMA_VERSION
-
-DEFAULT_DB = Path(".ctx") / "ctx.duckdb"
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("CTX_DB")
-    return Path(env) if env else DEFAULT_DB
 
 
 def fts_extension_path() -> str:
