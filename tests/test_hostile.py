@@ -322,7 +322,7 @@ def check_invariants(run: Run) -> None:
 
     con = open_reader(run.db)
     try:
-        facts = evaluate.store_facts(con, pack, scan=scan_fields)
+        facts = evaluate.store_facts(con, pack, scan=scan_fields, key=api.store_key(run.db, create=False))
     finally:
         con.close()
     assert len(facts["objects"]) == len({e["object_id"] for e in pack["evidence"]})

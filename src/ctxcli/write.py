@@ -156,6 +156,18 @@ def write_run_folder(out: Path, files: dict[str, bytes]) -> None:
         raise
 
 
+def add_to_run_folder(folder: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` into an existing folder, each atomically; when it is a run folder, its
+    marker then lists them too (so ``--out`` may still replace it)."""
+    if RUN_MARKER in files:
+        raise ValueError(f"{RUN_MARKER} is written by add_to_run_folder itself")
+    for name, data in files.items():
+        write_file_atomic(folder / name, data)
+    listed = _marker_files(folder)
+    if listed is not None:
+        write_file_atomic(folder / RUN_MARKER, marker_bytes(sorted(listed | set(files))))
+
+
 def _remove_ours(folder: Path, names: set[str]) -> None:
     """Remove the files ctx wrote, then the folder if that left it empty (a file that
     appeared meanwhile is left where it is, in the hidden ``.old`` folder)."""

@@ -354,7 +354,7 @@ def playbook_for(pack: dict[str, Any], display: str):
 def run_ask(opts: AskOptions) -> AskResult:
     from .. import api
     from ..postmortem.packfile import load_pack
-    from ..write import write_file_atomic, write_run_folder
+    from ..write import add_to_run_folder, write_run_folder
     from .model import resolve_config
 
     cfg = resolve_config(endpoint=opts.endpoint, model=opts.model, timeout=opts.timeout)
@@ -374,8 +374,7 @@ def run_ask(opts: AskOptions) -> AskResult:
         files = record_files(outcome)
         files["trace.jsonl"] = trace_with(trace_raw, outcome.events)
         if out_dir.resolve() == src_dir.resolve():
-            for name, data in files.items():
-                write_file_atomic(out_dir / name, data)
+            add_to_run_folder(out_dir, files)
         else:
             for name in ("answer.json", "answer.md"):
                 if (src_dir / name).is_file():
