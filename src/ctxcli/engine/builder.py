@@ -22,6 +22,7 @@ from typing import Any, Literal
 from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
+from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
 from . import compress as compression
 from .disclose import Disclosure
@@ -33,7 +34,6 @@ from .render import evidence_header, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
 from .trace import Trace
 
-PACK_SCHEMA = "ctx.pack/1"
 Strategy = Literal["full", "topk", "governed", "dynamic"]
 
 

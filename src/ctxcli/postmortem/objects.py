@@ -84,7 +84,13 @@ def _ref(tenant: str, object_id: str, key: bytes | None) -> str | None:
 def explain_object(lp: LoadedPack, object_id: str, db: Path | None = None) -> ObjectExplanation:
     key = _key(db)
     x = _from_pack(lp, object_id, object_id, _ref(lp.tenant, object_id, key))
-    return x if x is not None else _from_store(lp, object_id, db, key)
+    if x is not None:
+        return x
+    from .. import paths
+    from ..store.db import store_errors
+
+    with store_errors(paths.db_path(db)):          # a damaged store: one line, exit 3
+        return _from_store(lp, object_id, db, key)
 
 
 def _from_pack(lp: LoadedPack, object_id: str, shown_id: str, ref: str | None) -> ObjectExplanation | None:
