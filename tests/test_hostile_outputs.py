@@ -42,7 +42,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 # ------------------------------------------------------------------------------ item 1: --out
-RUN_FILES = [".ctx-run", "answer.json", "answer.md", "pack.json", "trace.jsonl"]
+RUN_FILES = [".ctx-run", "answer.json", "answer.md", "pack.json", "run.json", "trace.jsonl"]
 
 
 def _t_file(tmp: Path) -> Path:
