@@ -106,6 +106,7 @@ POLICY = {"unless_scopes": ["pii:read"], "policy_object": "POL-1",
 
 
 def _redacted_item(scopes=frozenset()):
+    from ctxcli.engine.disclose import Disclosure
     from ctxcli.engine.pack import make_item
     from ctxcli.engine.retrieve import Candidate
     from ctxcli.tokens import count
@@ -113,8 +114,8 @@ def _redacted_item(scopes=frozenset()):
     content = f"Call {PHONE} or {PHONE} again; the office line is 13987654321."
     o = obj(content=content, title=f"Call-back {PHONE}", redaction=POLICY,
             facts={"phone": PHONE, "contacts": [f"home {PHONE}", 7, "none"], "amount": 128000})
-    return make_item(o, tz=TZ, scopes=scopes, round_no=1, cand=Candidate(1, {"fulltext": 1}, {"q1": 1}, 0.1),
-                     count=count)
+    return make_item(o, tz=TZ, disclosure=Disclosure(key=b"test-secret", scopes=frozenset(scopes)), round_no=1,
+                     cand=Candidate(1, {"fulltext": 1}, {"q1": 1}, 0.1), count=count)
 
 
 def test_redaction_masks_title_facts_and_every_repeated_match():

@@ -42,7 +42,10 @@ from .conftest import run_cli
 MARK = "SECRETMK"
 TENANT, OTHER = "t-alpha", "t-beta"
 SCOPES = ["case:read", "policy:read", "document:read"]
-DENIALS = ["tenant", "tenant_same_id", "scope", "source_scope", "purpose", "tombstone"]
+DENIALS = ["tenant", "tenant_same_id", "scope", "source_scope", "purpose", "tombstone", "masked"]
+# "masked": the marker sits in a source that masks it for the subject (redaction; issue 12).
+MASKING = {"unless_scopes": ["pii:read"], "policy_object": "POL-MASK",
+           "patterns": [{"name": "marker", "regex": MARK + "[A-Z0-9]+", "replacement": "[MASKED]"}]}
 TYPES = {"case_status": "case_snapshot", "document_status": "received_document", "rule": "rule"}
 WORDS = ("case status open document received rule threshold review claim amount the of and with "
          "for policy record noted filed on per under").split()
@@ -164,6 +167,8 @@ def write_corpus(root: Path, c: Corpus) -> str:
         "h-mail": _manifest("h-mail", tenant=TENANT, trust="untrusted", scopes=["case:read"]),
         "h-siu": _manifest("h-siu", tenant=TENANT, trust="internal", scopes=["case:read", "siu:read"]),
         "h-other": _manifest("h-other", tenant=None, trust="authoritative", scopes=[]),
+        "h-pii": {**_manifest("h-pii", tenant=TENANT, trust="operational", scopes=["document:read"]),
+                  "redaction": MASKING},
     }
     files: dict[str, list[dict[str, Any]]] = {}
 
@@ -205,7 +210,8 @@ def write_corpus(root: Path, c: Corpus) -> str:
     other_ids: set[str] = set()
     for j, d in enumerate(c.denied):
         m = d.marker
-        oid = f"X{j}-{m}" if "id" in d.where else f"X{j}-{cid}"
+        # (a masked marker stays out of ids: the invariants below look admitted objects up by id)
+        oid = f"X{j}-{m}" if "id" in d.where and d.kind != "masked" else f"X{j}-{cid}"
         ttl = f"Denied {d.etype} {m}" if "title" in d.where else f"Record {j} {d.etype.replace('_', ' ')}"
         body = (f"Case status document received rule threshold for {cid}. "
                 + (f"The secret is {m}. " if "content" in d.where else "Nothing to see. "))
@@ -236,6 +242,9 @@ def write_corpus(root: Path, c: Corpus) -> str:
             sid = "h-siu"
         elif d.kind == "purpose":
             kw["allowed_purposes"] = ["audit"]
+        elif d.kind == "masked":
+            sid = "h-pii"
+            kw["locator"] = f"test://{oid}/{m}" if "title" in d.where else f"test://{oid}"
         add(sid, "objects.jsonl", _obj(oid, subject=subject, etype=d.etype, title=ttl, content=body, facts=facts,
                                        keys=[cid], **kw))
         if d.kind == "tombstone":
@@ -313,7 +322,7 @@ def check_invariants(run: Run) -> None:
 
     con = open_reader(run.db)
     try:
-        facts = evaluate.store_facts(con, pack, scan=scan_fields)
+        facts = evaluate.store_facts(con, pack, scan=scan_fields, key=api.store_key(run.db, create=False))
     finally:
         con.close()
     assert len(facts["objects"]) == len({e["object_id"] for e in pack["evidence"]})
@@ -348,6 +357,12 @@ def test_no_denied_content_reaches_any_output(c: Corpus):
         run = load_and_run(root, c, budget=c.budget)
         for name, data in run.files.items():
             assert_no_marker(data, name)
+        con = open_reader(run.db)   # nor a plain digest of text the masks change (only keyed ones)
+        masked = [h.split(":")[1][:12].encode() for (h,) in con.execute(
+            "SELECT content_hash FROM objects WHERE source_id = 'h-pii' AND contains(content, $m)",
+            {"m": MARK}).fetchall()]
+        con.close()
+        assert not [(n, h) for n, data in run.files.items() for h in masked if h in data]
         out = root / "out"
         api.write_outputs(run.res, out)
         for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md"):
@@ -400,7 +415,8 @@ INSTRUCTION_SECTIONS = ("system_instructions", "policy_constraints", "response_c
 @SETTINGS
 @given(c=corpora, attack=attacks)
 def test_injection_at_every_door_changes_no_plan_action_or_instructions(c: Corpus, attack: dict[str, str]):
-    c = dataclasses.replace(c, budget=8000, denied=c.denied[:2], attack={})
+    # (masked objects are visible evidence that can compete with the doors' objects: left out here)
+    c = dataclasses.replace(c, budget=8000, denied=[d for d in c.denied if d.kind != "masked"][:2], attack={})
     with tempfile.TemporaryDirectory(prefix="ctx-hostile-") as tmp:
         clean = load_and_run(Path(tmp) / "clean", c)
         hostile = load_and_run(Path(tmp) / "hostile", dataclasses.replace(c, attack=attack))

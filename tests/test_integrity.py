@@ -89,8 +89,8 @@ def forge_amount(pack: dict, *, text_hash: bool) -> dict:
 # ------------------------------------------------------------------------------ item 8: run.json
 def test_run_folder_records_the_hashes_of_its_files(run, tmp_path):
     folder = run.parent
-    assert sorted(x.name for x in folder.iterdir()) == ["answer.json", "answer.md", "pack.json", "run.json",
-                                                        "trace.jsonl"]
+    assert sorted(x.name for x in folder.iterdir()) == [".ctx-run", "answer.json", "answer.md", "pack.json",
+                                                        "run.json", "trace.jsonl"]
     doc = json.loads((folder / "run.json").read_text())
     pack = json.loads(run.read_text())
     assert doc["schema_version"] == "ctx.run/1"
@@ -383,7 +383,7 @@ def test_no_space_left_during_load_keeps_the_store(project_copy, monkeypatch):
                    f"unchanged)")
     monkeypatch.undo()
     assert db.read_bytes() == before
-    assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb"]
+    assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb", "secret.key"]   # of the good load
 
 
 def test_no_space_on_a_real_tiny_filesystem(project_copy, tmp_path):

@@ -31,12 +31,22 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     kw = {"progress": progress} if progress else {}
     db_path = paths.db_path(db)
     try:
-        return build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+        res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
     except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
         from .errors import StoreUnusableError
 
         raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
                                  f"(the previous store, if any, is unchanged)") from None
+    store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
+    return res
+
+
+def store_key(db: Path, *, create: bool = True) -> bytes | None:
+    """The store secret of ``db`` ($CTX_SECRET or the key file beside it, created when
+    missing unless ``create`` is false): every opaque reference and keyed digest uses it."""
+    from .store.secret import store_key as _key
+
+    return _key(db, create=create)
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
@@ -207,12 +217,21 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
                    variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
 
 
-def store_info(con) -> dict[str, Any]:
+def store_info(con, key: bytes | None = None) -> dict[str, Any]:
+    """The store section of a pack. With the store secret ``key``, the store and source
+    digests (plain digests of whole snapshots, masked text included) are keyed with it, and
+    ``key_id`` names (never reveals) the secret."""
     from .store.db import store_meta
+    from .util.canon import key_id, sealed_hash
 
     meta = store_meta(con)
     srcs = dict(con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
-    return {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    if key is not None:
+        info["digest"] = sealed_hash(info["digest"], key=key)
+        info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
+        info["key_id"] = key_id(key)
+    return info
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
@@ -225,10 +244,11 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     db, loaded = ensure_store(opts.db)
+    key = store_key(db)
     con = open_reader(db)
     try:
         with store_errors(db):
-            res = run_pipeline(con, pb, pb_hash, req, store_info(con))
+            res = run_pipeline(con, pb, pb_hash, req, store_info(con, key), key=key)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
@@ -255,10 +275,12 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     if step_budget <= 0:
         raise UsageError(f"step budget {step_budget} leaves no room for evidence")
     db, _ = ensure_store(opts.db)
+    key = store_key(db)
     con = open_reader(db)
     try:
         with store_errors(db):
-            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
+            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
+                               step_budget=step_budget, key=key)
     finally:
         con.close()
 

@@ -27,9 +27,11 @@ class BuildResult:
     candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
-def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> BuildResult:
+def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *,
+                key: bytes) -> BuildResult:
+    """``key``: the store secret (opaque references and digests of masked text are keyed with it)."""
     t_all = time.perf_counter()
-    built = build(con, pb, pb_hash, req, store)
+    built = build(con, pb, pb_hash, req, store, key=key)
     t0 = time.perf_counter()
     ans = answer_and_record(pb, built.pack, built.trace)
     built.timings["answer"] = time.perf_counter() - t0

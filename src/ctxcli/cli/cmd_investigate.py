@@ -36,7 +36,8 @@ def investigate(
                                                       show_default=False)] = None,
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/).",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/); "
+                                                "only a new or empty folder or a run folder ctx wrote is replaced.",
                                                 show_default=False)] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -64,6 +65,10 @@ def investigate(
                               max_rounds=max_rounds)
         if bad is not None:
             raise UsageError(f"{FLAGS[bad[0]]} {bad[1]}")
+        if out is not None:
+            from ..write import check_out_dir
+
+            check_out_dir(out)   # refuse before the work, not after it
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,

@@ -22,10 +22,10 @@ from typing import Any, Literal
 from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
-from ..util.canon import opaque_ref
 from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
 from . import compress as compression
+from .disclose import Disclosure
 from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, Rejection, run_gates
 from .hydrate import Hydrator, find_replacement
 from .pack import PackState, evidence_id, make_item, pack_round
@@ -102,6 +102,7 @@ class BuildContext:
     required: list[str]
     playbook_types: set[str]
     cover_all: frozenset[str]
+    disclosure: Disclosure              # how objects appear in outputs (masks, keyed digests and refs)
     timings: dict[str, float] = field(default_factory=dict)
 
     def time(self, key: str, t0: float) -> None:
@@ -125,8 +126,10 @@ class BuildState:
     stop_reason: str = "max_rounds_reached"
 
 
-def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None,
+def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
           held: frozenset[str] = frozenset()) -> tuple[BuildContext, BuildState]:
+    """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
+    of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
     as_of_us = dt_to_us(req.as_of)
     hydrator = Hydrator(con, req.tenant_id)
@@ -146,7 +149,8 @@ def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None
         channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
         type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
         playbook_types=set(type_order),
-        cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"))
+        cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
+        disclosure=Disclosure(key=key, scopes=scopes))
     header = count(evidence_header(0))
     packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
                        used=header)
@@ -230,8 +234,9 @@ def gate(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj
         rej = meta_rejection.get(c.doc_id)
         if bc.apply_gates and rej is None:
             rej = run_gates(o, bc.gctx, CONTENT_GATES)[0]
-        if rej is None and evidence_id(o) in st.held:
-            rej = Rejection("duplicate", "already_held", {"evidence_id": evidence_id(o)})
+        eid = evidence_id(o, bc.disclosure.digest(o))     # the id its evidence item would have
+        if rej is None and eid in st.held:
+            rej = Rejection("duplicate", "already_held", {"evidence_id": eid})
         decisions.append(Decision(o, c, rej))
     bc.time("gates", t0)
     return decisions
@@ -248,7 +253,7 @@ def pack(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, 
             or o.object_id in req.business_keys
 
     def make(o: Obj, c: Candidate) -> dict[str, Any]:
-        return make_item(o, tz=req.as_of.tzinfo, scopes=bc.gctx.scopes, round_no=round_no, cand=c, count=count)
+        return make_item(o, tz=req.as_of.tzinfo, disclosure=bc.disclosure, round_no=round_no, cand=c, count=count)
 
     def compress(item: dict[str, Any], o: Obj, remaining: int) -> dict[str, Any] | None:
         return compression.try_compress(item, o, remaining, bc.pb, count)
@@ -311,7 +316,7 @@ def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decisi
     o, c, rej = d.obj, d.cand, d.rejection
     vis = rej is None or rej.gate not in WITHHOLDING_GATES
     st.candidates.append({
-        "round": round_no, "ref": o.object_id if vis else opaque_ref(o.tenant_id, o.object_id), "withheld": not vis,
+        "round": round_no, "ref": bc.disclosure.ref(o, withheld=not vis), "withheld": not vis,
         "channels": c.ranks, "queries": c.queries, "rrf": c.rrf, "supports": list(o.supports) if vis else [],
         "tokens": o.tokens if vis else None, "object_id": o.object_id, "subject_id": o.subject_id})
     bc.trace.emit("candidate_retrieved", round=round_no, ref=st.candidates[-1]["ref"], withheld=not vis,
@@ -322,23 +327,18 @@ def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decisi
 
 def _record_rejection(bc: BuildContext, st: BuildState, round_no: int, o: Obj, c: Candidate,
                       rej: Rejection) -> None:
-    om = _omission(o, c, rej, round_no)
+    om = _omission(o, c, rej, round_no, bc.disclosure)
     st.omissions.append(om)
     bc.trace.emit("candidate_rejected", round=round_no, ref=om["ref"], withheld=om["withheld"], gate=om["gate"],
                   reason=om["reason"], detail=om["detail"])
 
 
-def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int) -> dict[str, Any]:
-    withheld = rej.gate in WITHHOLDING_GATES
+def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int, disc: Disclosure) -> dict[str, Any]:
     om: dict[str, Any] = {
-        "ref": opaque_ref(o.tenant_id, o.object_id) if withheld else o.object_id,
-        "withheld": withheld, "gate": rej.gate, "reason": rej.reason, "detail": rej.detail, "round": round_no,
+        "withheld": rej.gate in WITHHOLDING_GATES, "gate": rej.gate, "reason": rej.reason, "round": round_no,
         "channels": dict(c.ranks), "rrf": c.rrf,
     }
-    if not withheld:
-        om.update(object_id=o.object_id, source_id=o.source_id, source_version=o.source_version,
-                  title=o.title, object_type=o.object_type, supports=list(o.supports), tokens=o.tokens,
-                  content_hash=o.content_hash, trust_level=o.trust_level)
+    om.update(disc.omission_fields(o, rej))     # ref, detail and what the record may name
     return om
 
 
@@ -413,11 +413,11 @@ class Built:
     candidates: list[dict[str, Any]]
 
 
-def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> Built:
+def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes) -> Built:
     """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
-    a stop reason, then assemble."""
+    a stop reason, then assemble (``key``: the store secret, see :func:`start`)."""
     t_all = time.perf_counter()
-    bc, st = start(con, pb, req)
+    bc, st = start(con, pb, req, key=key)
     for round_no in range(1, bc.max_rounds + 1):
         packed = run_round(bc, st, round_no)
         stop = assess(bc, st, round_no, progressed=bool(packed.admitted))
@@ -442,7 +442,7 @@ class Step:
 
 
 def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: list[str],
-               step_budget: int) -> Step:
+               step_budget: int, key: bytes) -> Step:
     """One step of an agent: one round of the same stages for the evidence types it needs
     (``goal_types``, a subset of the playbook's), admitting only items whose evidence id it does
     not already hold (``held``; those are dropped as duplicates, reason ``already_held``) within
@@ -450,7 +450,7 @@ def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: 
     unknown = [t for t in goal_types if t not in {et.type for et in pb.evidence_types}]
     if unknown:
         raise ValueError(f"evidence types not in playbook {pb.playbook_id}: {', '.join(unknown)}")
-    bc, st = start(con, pb, req, evidence_budget=step_budget, held=frozenset(held))
+    bc, st = start(con, pb, req, key=key, evidence_budget=step_budget, held=frozenset(held))
     st.missing_types = [t for t in bc.type_order if t in goal_types]
     run_round(bc, st, 1)
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))

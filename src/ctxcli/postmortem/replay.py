@@ -168,9 +168,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     db_path = paths.db_path(db)
     con = open_reader(db_path)
     try:
+        key = api.store_key(db_path)
         with store_errors(db_path):
-            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con))
-            diff = compare(lp.data, res.pack)
+            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key), key=key)
+            diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:
         con.close()
@@ -193,10 +194,14 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
         tz = parse_ts(lp.request["as_of"]).tzinfo
     except ValueError:
         tz = timezone.utc
+    req = lp.request
+    scopes = set((req.get("subject") or {}).get("scopes") or [])
     for ch in diff.evidence_only_a:
         oid = ch.object_id or ch.key
         row = con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
                           "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, oid]).fetchone()
+        if row is not None and not _may_read_source(con, row[0], scopes, req.get("purpose")):
+            row = None      # a tombstone in a source the subject may not read: no time, source or reason
         if row is not None:
             dt = us_to_dt(row[1], tz)
             out.append(Purged(oid, row[0] or ch.source_id, ch.a.evidence_id, "tombstoned",
@@ -207,3 +212,9 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
         if exists is None:
             out.append(Purged(oid, ch.source_id, ch.a.evidence_id, "gone"))
     return out
+
+
+def _may_read_source(con, source_id: str, scopes: set[str], purpose: str | None) -> bool:
+    src = con.execute("SELECT required_scopes, allowed_purposes FROM sources WHERE source_id = ?",
+                      [source_id]).fetchone()
+    return src is not None and not (set(src[0] or []) - scopes) and purpose in (src[1] or [])
