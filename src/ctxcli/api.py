@@ -15,8 +15,8 @@ from .errors import InputError, StoreError, UnknownCaseError, UsageError
 from .models.case import CaseFile, Subject
 from .models.playbook import Playbook
 from .util.canon import obj_hash
-from .util.pyd import first_error
-from .util.yamlio import read_yaml
+from .util.pyd import input_error
+from .util.yamlio import read_yaml_marked
 
 _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-")
 
@@ -98,14 +98,14 @@ def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, st
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
     disp = _display(path)
-    data = read_yaml(path, display=disp)
+    marks = read_yaml_marked(path, display=disp)
+    data = marks.data
     if not isinstance(data, dict):
         raise InputError("a case file must be a YAML mapping", file=disp)
     try:
         return CaseFile.model_validate(data), disp
     except ValidationError as e:
-        loc, msg = first_error(e)
-        raise InputError(msg, file=disp, field=loc) from None
+        raise input_error(e, file=disp, marks=marks) from None
 
 
 def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[Playbook, str]:
@@ -115,25 +115,29 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
     path = pdir / f"{playbook_id}.yaml"
     if not path.is_file():
-        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)}", field="playbook")
+        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)} (playbooks are read from "
+                         f"the project root {paths.root()}; set CTX_ROOT to the project folder)", field="playbook")
     disp = _display(path)
-    data = read_yaml(path, display=disp)
+    marks = read_yaml_marked(path, display=disp)
+    data = marks.data
     if not isinstance(data, dict):
         raise InputError("a playbook must be a YAML mapping", file=disp)
     try:
         pb = Playbook.model_validate(data)
     except ValidationError as e:
-        loc, msg = first_error(e)
-        raise InputError(msg, file=disp, field=loc) from None
+        raise input_error(e, file=disp, marks=marks) from None
     if pb.playbook_id != playbook_id:
-        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp, field="playbook_id")
+        ln, col = marks.find("playbook_id") or (None, None)
+        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp,
+                         line=ln, column=col, field="playbook_id")
     for where, src in ([(f"facts.{f.name}.expr", f.expr) for f in pb.facts if f.expr]
                        + [(f"claims.{c.id}.when", c.when) for c in pb.claims if c.when]
                        + [(f"decision.rules.{r.id}.when", r.when) for r in pb.decision.rules]):
         try:
             expr.parse(src)
         except expr.ExprError as e:
-            raise InputError(str(e), file=disp, field=where) from None
+            ln, col = marks.find(where) or (None, None)
+            raise InputError(str(e), file=disp, line=ln, column=col, field=where) from None
     return pb, obj_hash(pb.model_dump(mode="json", by_alias=True))
 
 

@@ -20,9 +20,9 @@ from ..errors import InputError
 from ..models.manifest import DeletionMode, Parser, SourceManifest
 from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
 from ..util.canon import canonical_bytes, content_hash, sha256_hex
-from ..util.pyd import first_error
+from ..util.pyd import first_error, input_error
 from ..util.timeutil import dt_to_us
-from ..util.yamlio import loads_yaml, read_text, read_yaml
+from ..util.yamlio import loads_yaml, read_text, read_yaml_marked
 
 MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
 MAX_MARKDOWN_BYTES = 8 * 1024 * 1024  # one Markdown document
@@ -97,17 +97,18 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
     files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))
     for p in files:
         disp = rel(p, root)
-        data = read_yaml(p, display=disp)
+        marks = read_yaml_marked(p, display=disp)
+        data = marks.data
         if not isinstance(data, dict):
             raise InputError("a manifest must be a YAML mapping", file=disp)
         try:
             m = SourceManifest.model_validate(data)
         except ValidationError as e:
-            loc, msg = first_error(e)
-            raise InputError(msg, file=disp, field=loc) from None
+            raise input_error(e, file=disp, marks=marks) from None
         if m.source_id in seen:
+            ln, col = marks.find("source_id") or (None, None)
             raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
-                             file=disp, field="source_id")
+                             file=disp, line=ln, column=col, field="source_id")
         seen[m.source_id] = disp
         out.append((m, disp, canonical_bytes(m.model_dump(mode="json"))))
     if not out:
