@@ -28,6 +28,12 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
+    if (mdir / "playbooks").is_dir():  # the checks of `ctx check` run first: a typo fails loudly
+        from .check import check_paths
+
+        probs = check_paths([mdir / "playbooks"], root=root, manifests_dir=mdir).problems
+        if probs:
+            raise probs[0].error()
     kw = {"progress": progress} if progress else {}
     return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None, **kw)
 
@@ -69,6 +75,18 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
+# ---------------------------------------------------------------------------------- check
+def check(paths: list[Path] | None = None):
+    """Static checks of manifests, playbooks and case files (:mod:`ctxcli.check`)."""
+    from .check import check_paths
+
+    return check_paths([Path(p) for p in paths or []], root=paths_root())
+
+
+def paths_root() -> Path:
+    return paths.root()
+
+
 # ---------------------------------------------------------------------------------- cases
 def _safe_id(value: str, what: str) -> str:
     if not value or not set(value) <= _ID_OK or value.startswith("."):
@@ -86,6 +104,11 @@ def _display(path: Path) -> str:
 
 def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
     """The case file for ``case_id`` (or a path to a case file)."""
+    case, disp, _ = _read_case(case_id, cases_dir)
+    return case, disp
+
+
+def _read_case(case_id: str, cases_dir: Path | None = None):
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
     if p.suffix in (".yaml", ".yml") and p.is_file():
@@ -103,9 +126,22 @@ def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, st
     if not isinstance(data, dict):
         raise InputError("a case file must be a YAML mapping", file=disp)
     try:
-        return CaseFile.model_validate(data), disp
+        return CaseFile.model_validate(data), disp, marks
     except ValidationError as e:
         raise input_error(e, file=disp, marks=marks) from None
+
+
+def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None):
+    """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
+    in a name fails here, loudly, instead of turning a claim unknown at run time."""
+    from .check import case_problems
+
+    case, disp, marks = _read_case(case_id, cases_dir)
+    pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
+    probs = case_problems(case, marks, disp, pb)
+    if probs:
+        raise probs[0].error()
+    return case, pb, pb_hash
 
 
 def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[Playbook, str]:
@@ -138,6 +174,11 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
         except expr.ExprError as e:
             ln, col = marks.find(where) or (None, None)
             raise InputError(str(e), file=disp, line=ln, column=col, field=where) from None
+    from .check import playbook_problems
+
+    probs = playbook_problems(pb, marks, disp)
+    if probs:
+        raise probs[0].error()
     return pb, obj_hash(pb.model_dump(mode="json", by_alias=True))
 
 
@@ -217,8 +258,7 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .tokens import warm_up
 
     warm_up()
-    case, _ = read_case(opts.case, opts.cases_dir)
-    pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
+    case, pb, pb_hash = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     db, loaded = ensure_store(opts.db)
     con = open_reader(db)
@@ -240,8 +280,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     from .tokens import warm_up
 
     warm_up()
-    case, _ = read_case(opts.case, opts.cases_dir)
-    pb, _ = read_playbook(case.playbook, opts.playbooks_dir)
+    case, pb, _ = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     known = [et.type for et in pb.evidence_types]
     bad = [t for t in goal_types if t not in known]

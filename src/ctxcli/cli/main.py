@@ -17,7 +17,7 @@ app = typer.Typer(
 )
 
 
-COMMAND_MODULES = ("cmd_load", "cmd_investigate", "cmd_postmortem", "cmd_render", "cmd_eval", "cmd_ask")
+COMMAND_MODULES = ("cmd_load", "cmd_investigate", "cmd_postmortem", "cmd_render", "cmd_eval", "cmd_ask", "cmd_check")
 
 
 def _register() -> None:
