@@ -180,3 +180,171 @@ def test_check_reports_schema_errors_as_problems(project_copy):
     r = run_cli(["check", project_copy / CASE])
     assert r.exit_code == 1
     assert r.stdout == f"{CASE}:{n}:3: expected.stop: unknown field\n"
+
+
+# ------------------------------------------------------------------ 3. honest gap reasons
+def _investigate(*args):
+    from ctxcli import api
+
+    return api.investigate(api.InvestigateOptions(case="C-102", **dict(args)))
+
+
+def test_missing_type_says_withheld_for_access_with_the_scope_needed(store):
+    res = _investigate(("variant", "restricted"))
+    gaps = {m["type"]: m for m in res.pack["missing"]}
+    pv = gaps["policy_version"]
+    assert pv["reason"] == "withheld_for_access"
+    assert pv["withheld"]["needs_scopes"] == ["policy:read"] and pv["withheld"]["allowed_purposes"] == []
+    assert gaps["document_status"]["withheld"]["needs_scopes"] == ["document:read", "policy:read"]  # aliases: rules
+    assert gaps["claim_amount_signal"]["withheld"]["needs_scopes"] == ["fraud:read", "risk:read"]  # + SIU note
+    # no id, title or content of a withheld object in the gap entries or the rendered gaps
+    from ctxcli.engine.render import gaps_text
+
+    text = gaps_text(res.pack)
+    assert "Missing policy_version (required): " in text
+    assert "withheld for access (" in text and "need scope policy:read)" in text
+    for secret in ("RULE-MCS", "SIG-C102", "DOC-C102", "SIU"):
+        assert secret not in repr(res.pack["missing"]) and secret not in text
+    assert {m["type"]: m["reason"] for m in res.answer["missing_evidence"]}["policy_version"] == "withheld_for_access"
+
+
+def test_other_tenant_objects_never_make_a_type_withheld(store):
+    # tenant-other holds a C-102 rule and signal: with every scope the type is found; the
+    # other tenant's objects are rejected by the tenant gate and hint at nothing
+    res = _investigate()
+    assert res.pack["missing"] == []
+
+
+def test_unknown_claim_names_only_the_missing_inputs(store):
+    # no policy:read: the rules are withheld, the received documents are admitted; the claim
+    # rests on missing_documents (required_documents - received types): only the rule is missing
+    res = _investigate(("scopes", ["case:read", "document:read", "risk:read"]))
+    gaps = {m["type"]: m for m in res.pack["missing"]}
+    assert list(gaps) == ["policy_version", "manual_review_rule"]
+    assert {m["reason"] for m in gaps.values()} == {"withheld_for_access"}
+    assert "document_status" in {t for e in res.pack["evidence"] for t in e["supports"]}
+    claim = {c["claim_id"]: c for c in res.answer["claims"]}["documents_satisfied"]
+    assert claim["status"] == "unknown"
+    assert claim["text"].startswith("Unknown: the pack lacks evidence for policy_version (")
+    assert "document_status" not in claim["text"]
+
+
+# ------------------------------------------------------------------ 4. expression language
+@pytest.mark.parametrize("src, want", [
+    ("round(2.5)", 3), ("round(-2.5)", -3), ("round(1.005, 2)", 1.01), ("round(1234.5678, -2)", 1200),
+    ("round(x, 1)", 0.3), ("17 % 5", 2), ("-7 % 3", 2), ("7.5 % 2", 1.5),
+    ("pct_change(80, 100)", 25.0), ("pct_change(200, 150)", -25.0), ("pct_change(-50, -25)", 50.0),
+    ("round(pct_change(3, 4), 1)", 33.3), ("round(pct_change(revenue_prev, revenue), 1) >= 10", True),
+])
+def test_expression_round_modulo_pct_change(src, want):
+    from ctxcli.answer import expr
+
+    got = expr.evaluate(src, {"x": 0.25, "revenue_prev": 1000, "revenue": 1100})
+    assert got == want and type(got) is type(want)
+
+
+@pytest.mark.parametrize("src, msg", [
+    ("5 % 0", "division by zero"), ("pct_change(0, 1)", "pct_change: the base value is zero"),
+    ("round(1, 1.5)", "round: decimals must be an integer from -12 to 12, got 1.5"),
+    ("round('a')", "round: expected a number, got 'a'"), ("'%s' % 1", "expected a number, got '%s'"),
+])
+def test_expression_errors(src, msg):
+    from ctxcli.answer import expr
+
+    with pytest.raises(expr.ExprError) as e:
+        expr.evaluate(src, {})
+    assert str(e.value) == msg
+
+
+# ------------------------------------------------------------------ 5. case parameters
+PARAMS_PB = """params:
+  threshold: {type: integer, required: true}
+  amount_signal: {type: string, default: CLAIM_AMOUNT}
+  period: {type: string}
+  review_term: {type: string, default: tenure}
+  ruleset: {type: string, default: motor-claim-standard}
+
+path_templates:
+  - id: case_ruleset
+    start: case
+    seeds: ["ruleset:{param.ruleset}"]
+"""
+
+
+def _params_project(proj: Path) -> None:
+    _edit(proj, PB, "path_templates:\n  - id: case_ruleset\n    start: case\n", PARAMS_PB)
+    _edit(proj, PB, "where: {signal: CLAIM_AMOUNT}}\n  - {name: claim_currency",
+          "where: {signal: \"{param.amount_signal}\"}}\n  - {name: claim_currency")
+    _edit(proj, PB, "  - {name: case_status, op: value, from: case_status, fact: status}\n",
+          "  - {name: case_status, op: value, from: case_status, fact: status}\n"
+          "  - {name: above_param_threshold, op: expr, expr: \"claim_amount >= param.threshold\"}\n")
+    _edit(proj, PB, '        terms: ["manual review claim amount policy tenure"]',
+          '        terms: ["manual review claim amount policy {param.review_term}"]')
+    _edit(proj, PB, 'text: "The claim amount is {claim_amount} {claim_currency}."\n    status: fact\n'
+                    '    uses: [claim_amount, claim_currency]',
+          'text: "The claim amount is {claim_amount} {claim_currency} (review period {param.period})."\n'
+          '    status: fact\n    uses: [claim_amount, claim_currency, above_param_threshold]')
+    _edit(proj, CASE, "business_keys: [C-102]\n",
+          "business_keys: [C-102]\nparams: {threshold: 100000, period: \"2026-07\"}\n")
+    _edit(proj, CASE, "variants:\n",
+          "variants:\n  strict:\n    params: {threshold: 200000, amount_signal: POLICY_TENURE_DAYS, "
+          "review_term: threshold}\n")
+
+
+def test_params_reach_where_terms_seeds_expr_and_claim_text(project_copy):
+    from ctxcli import api
+
+    _params_project(project_copy)
+    r = run_cli(["check", project_copy / PB, project_copy / CASE])
+    assert r.exit_code == 0, r.output
+    # C-104 uses the same playbook without the required parameter
+    r = run_cli(["check", project_copy / "examples/cases/C-104.yaml"])
+    assert r.stdout == ("examples/cases/C-104.yaml:3:1: parameter threshold is required by playbook "
+                        "motor-claim-review but not given\n")
+    res = api.investigate(api.InvestigateOptions(case="C-102"))
+    req = res.pack["request"]
+    assert req["params"] == {"amount_signal": "CLAIM_AMOUNT", "period": "2026-07", "review_term": "tenure",
+                             "ruleset": "motor-claim-standard", "threshold": 100000}
+    assert req["seeds"] == ["case:C-102", "ruleset:motor-claim-standard"]          # path-template seed
+    texts = [q["text"] for p in res.pack["rounds"] for q in p["queries"]
+             if q["channel"] == "fulltext" and q["evidence_type"] == "manual_review_rule"]
+    assert texts[0].startswith("manual review claim amount policy tenure")      # full-text term
+    facts = res.answer["derived_facts"]
+    assert facts["claim_amount"]["value"] == 128000                                 # where filter
+    assert facts["above_param_threshold"]["value"] is True                          # expression
+    claim = {c["claim_id"]: c for c in res.answer["claims"]}["claim_amount"]
+    assert claim["text"] == "The claim amount is 128000 CNY (review period 2026-07)."   # claim text
+
+    strict = api.investigate(api.InvestigateOptions(case="C-102", variant="strict"))
+    assert strict.pack["request"]["params"]["threshold"] == 200000
+    assert strict.pack["request"]["params"]["period"] == "2026-07"                  # from the case
+    texts = [q["text"] for p in strict.pack["rounds"] for q in p["queries"]
+             if q["channel"] == "fulltext" and q["evidence_type"] == "manual_review_rule"]
+    assert texts[0].startswith("manual review claim amount policy threshold")
+    sfacts = strict.answer["derived_facts"]
+    assert "claim_amount" not in sfacts        # the where filter now asks for the tenure signal
+    assert {c["claim_id"]: c for c in strict.answer["claims"]}["claim_amount"]["status"] == "unknown"
+
+    # replay uses the recorded params: identical
+    out = api.write_outputs(strict, project_copy / "runs" / "strict")
+    r = run_cli(["replay", out / "pack.json"])
+    assert r.exit_code == 0, r.output
+
+
+def test_params_are_checked(project_copy):
+    _params_project(project_copy)
+    _edit(project_copy, CASE, 'params: {threshold: 100000, period: "2026-07"}',
+          'params: {threshold: "lots", period: "2026-07", store: S-12}')
+    _edit(project_copy, PB, "(review period {param.period})", "(review period {param.perod})")
+    r = run_cli(["check", project_copy / PB, project_copy / CASE])
+    assert r.exit_code == 1
+    n_pb = _line_of(project_copy, PB, "{param.perod}")
+    n_case = _line_of(project_copy, CASE, "threshold: \"lots\"")
+    assert r.stdout.splitlines() == [
+        f"{PB}:{n_pb}:5: claim claim_amount: text uses undeclared parameter param.perod",
+        f"{CASE}:{n_case}:10: parameter threshold: expected integer, got 'lots'",
+        f"{CASE}:{n_case}:48: parameter store is not declared by playbook motor-claim-review "
+        "(declares: amount_signal, period, review_term, ruleset, threshold)",
+    ]
+    r = run_cli(["investigate", "C-102", "--out", project_copy / "runs"])
+    assert _err(r).startswith(f"ctx: error: {PB}:{n_pb}:5: claim claim_amount: text uses undeclared parameter")

@@ -179,7 +179,19 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     probs = playbook_problems(pb, marks, disp)
     if probs:
         raise probs[0].error()
-    return pb, obj_hash(pb.model_dump(mode="json", by_alias=True))
+    return pb, playbook_hash(pb)
+
+
+def playbook_hash(pb: Playbook) -> str:
+    """The hash of a playbook's content. Fields added later (``params``, path-template
+    ``seeds``) count only when used, so the hash of a playbook without them is unchanged."""
+    d = pb.model_dump(mode="json", by_alias=True)
+    if not d["params"]:
+        del d["params"]
+    for t in d["path_templates"]:
+        if not t["seeds"]:
+            del t["seeds"]
+    return obj_hash(d)
 
 
 # ---------------------------------------------------------------------------------- investigate
@@ -198,6 +210,7 @@ class InvestigateOptions:
     db: Path | None = None
     cases_dir: Path | None = None
     playbooks_dir: Path | None = None
+    params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
 
 
 @dataclass
@@ -232,6 +245,9 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     known_at = opts.known_at or (var.known_at if var else None)
     budget = opts.budget or (var.budget if var and var.budget else pb.budget.total_tokens)
     max_rounds = opts.max_rounds or (var.max_rounds if var and var.max_rounds else pb.max_rounds)
+    from .params import case_params
+
+    params = case_params(case, var, pb, opts.params)
     if opts.strategy not in ("full", "topk", "governed", "dynamic"):
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for
@@ -241,7 +257,7 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
+                   variant=opts.variant, strategy=opts.strategy, params=params)  # type: ignore[arg-type]
 
 
 def store_info(con) -> dict[str, Any]:
@@ -291,6 +307,9 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     db, _ = ensure_store(opts.db)
     con = open_reader(db)
     try:
+        from .pipeline import with_params
+
+        pb, req = with_params(pb, req)
         return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
     finally:
         con.close()

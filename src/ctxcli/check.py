@@ -164,6 +164,8 @@ def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> 
 
     for t in pb.path_templates:
         where = f"path_templates.{t.id}"
+        for i, seed in enumerate(t.seeds):
+            names_ok(template_names(seed), set(), f"{where}.seeds.{i}", f"path template {t.id}: seed")
         if vocab.entity_types is not None and t.start not in vocab.entity_types:
             out.append(_at(marks, disp, where + ".start",
                            f"path template {t.id}: no source declares entity type {t.start}"))

@@ -101,7 +101,8 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     strategy = req.get("strategy") or "dynamic"
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
                                   scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
-                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db)
+                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db,
+                                  params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
 
 
 def read_case_and_playbook(lp: LoadedPack):
