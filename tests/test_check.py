@@ -348,3 +348,29 @@ def test_params_are_checked(project_copy):
     ]
     r = run_cli(["investigate", "C-102", "--out", project_copy / "runs"])
     assert _err(r).startswith(f"ctx: error: {PB}:{n_pb}:5: claim claim_amount: text uses undeclared parameter")
+
+
+# ------------------------------------------------------------------ 6. question-aware planning
+def test_salient_terms_of_a_question():
+    from ctxcli.engine.plan import salient_terms
+
+    assert salient_terms('Why did "pool exhaustion" hit payment-api at 10:02 after the release?') == (
+        ["pool", "exhaustion", "payment_api", "payment", "api", "10_02", "10", "02"], ["hit", "release"])
+    # Han text: the same bigram shadow as the index; quoted with CJK quotes
+    assert salient_terms("支付为什么下降？「连接池」") == (["连接", "接池"], ["支付", "付为", "为什", "什么", "么下", "下降"])
+
+
+def test_question_terms_join_fulltext_queries_and_are_recorded(store, tmp_path):
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="C-102"))
+    q = {x["evidence_type"]: x for x in res.pack["rounds"][0]["queries"] if x["channel"] == "fulltext"}
+    # "human" and "review" are in manual_review_rule's judgment; "human" is in no declared term
+    assert "human" in q["manual_review_rule"]["question_terms"]
+    assert "human" in q["manual_review_rule"]["terms"] and q["manual_review_rule"]["text"].endswith(
+        " ".join(q["manual_review_rule"]["question_terms"]))
+    # "satisfy" is in no type's vocabulary: it joins no query
+    assert all("satisfy" not in x.get("question_terms", []) for x in q.values())
+    # the trace's plan event carries the same queries
+    plan1 = [e for e in res.trace if e["event"] == "plan_created"][0]
+    assert plan1["question_terms"][q["manual_review_rule"]["query_id"]] == q["manual_review_rule"]["question_terms"]

@@ -187,7 +187,8 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
     """The queries for the evidence types still missing."""
     target = [t for t in bc.type_order if t in st.missing_types]
     return make_plan(bc.pb, round_no=round_no, target_types=target, seeds=bc.req.seeds,
-                     business_keys=bc.req.business_keys, channels=bc.channels)
+                     business_keys=bc.req.business_keys, channels=bc.channels,
+                     question=bc.req.question)
 
 
 def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
@@ -292,7 +293,9 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
     st.rounds = round_no
     plan = plan_round(bc, st, round_no)
     st.plans.append(plan.to_json())
-    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries))
+    qt = {q.query_id: list(q.question_terms) for q in plan.queries if q.question_terms}
+    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries),
+                  **({"question_terms": qt} if qt else {}))
     found = retrieve(bc, st, plan)
     for run in found.runs:
         q = run.query
