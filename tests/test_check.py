@@ -374,3 +374,15 @@ def test_question_terms_join_fulltext_queries_and_are_recorded(store, tmp_path):
     # the trace's plan event carries the same queries
     plan1 = [e for e in res.trace if e["event"] == "plan_created"][0]
     assert plan1["question_terms"][q["manual_review_rule"]["query_id"]] == q["manual_review_rule"]["question_terms"]
+
+
+# ------------------------------------------------------------------ 7. heading-only preambles
+@pytest.mark.parametrize("body, anchors", [
+    ("# Payment runbook\n\n## Steps\nRestart the pool.\n", ["steps"]),
+    ("# Payment runbook\n\n### Revision\n\n## Steps\nRestart the pool.\n", ["steps"]),
+    ("# Payment runbook\nFor payment-api.\n\n## Steps\nRestart the pool.\n", ["overview", "steps"]),
+])
+def test_heading_only_preamble_is_not_an_object(body, anchors):
+    from ctxcli.load.parse import split_markdown
+
+    assert [a for a, *_ in split_markdown(body, 5)] == anchors

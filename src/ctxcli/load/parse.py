@@ -247,7 +247,8 @@ def anchor(heading: str) -> str:
 
 def split_markdown(body: str, first_line: int) -> list[tuple[str, str, str, int, int]]:
     """(anchor, heading, text, start line, end line) per section; text before the first
-    ``## `` heading is section ``overview`` (dropped when empty). Headings inside fenced code
+    ``## `` heading is section ``overview`` (dropped when empty or only headings, e.g. a
+    ``# Title``). Headings inside fenced code
     blocks are text."""
     sections: list[list[Any]] = [["overview", "Overview", [], first_line, first_line]]
     fence = False
@@ -270,8 +271,8 @@ def split_markdown(body: str, first_line: int) -> list[tuple[str, str, str, int,
     used: dict[str, int] = {}
     for a, h, lines, s, e in sections:
         text = "\n".join(lines).strip()
-        if a == "overview" and not text:
-            continue
+        if a == "overview" and all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.split("\n")):
+            continue   # empty, or only a title: not worth an object (nor its tokens)
         if a in used:
             used[a] += 1
             a = f"{a}-{used[a]}"
