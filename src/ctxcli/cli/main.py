@@ -17,7 +17,16 @@ app = typer.Typer(
 )
 
 
-COMMAND_MODULES = ("cmd_load", "cmd_investigate", "cmd_postmortem", "cmd_render", "cmd_eval", "cmd_ask", "cmd_check")
+COMMAND_MODULES = (
+    "cmd_load",
+    "cmd_investigate",
+    "cmd_postmortem",
+    "cmd_render",
+    "cmd_eval",
+    "cmd_ask",
+    "cmd_serve",
+    "cmd_check",
+)
 
 
 def _register() -> None:
