@@ -386,3 +386,45 @@ def test_heading_only_preamble_is_not_an_object(body, anchors):
     from ctxcli.load.parse import split_markdown
 
     assert [a for a, *_ in split_markdown(body, 5)] == anchors
+
+
+# ------------------------------------------------------------------ 7. section-level facts
+HANDBOOK = "sources/claims-handbook/motor-claims-handbook-2026.md"
+
+
+def test_section_facts_block_overrides_document_facts(project_copy):
+    import duckdb
+
+    text = (project_copy / HANDBOOK).read_text(encoding="utf-8")
+    head = text.index("\n## Scope")
+    # a section of its own: a facts block overriding one document fact and adding one
+    text = (text[:head] + "\n## Exceptions\n\nClaims under 5000 CNY skip the review.\n\n```facts\n"
+            "review_amount_threshold: 5000\nexception: small_claims\n```\n" + text[head:])
+    (project_copy / HANDBOOK).write_text(text, encoding="utf-8")
+    r = run_cli(["load", "--json"])
+    assert r.exit_code == 0, r.output
+    con = duckdb.connect(str(project_copy / ".ctx" / "ctx.duckdb"), read_only=True)
+    rows = dict(con.execute("SELECT object_id, facts FROM objects WHERE object_id LIKE 'HB-MOTOR-CLAIMS-2026#%'"
+                            ).fetchall())
+    content = dict(con.execute("SELECT object_id, content FROM objects").fetchall())
+    con.close()
+    import json
+
+    exc = [k for k in rows if k.endswith("#exceptions")]
+    assert exc, sorted(rows)
+    f_exc = json.loads(rows[exc[0]])
+    other = [json.loads(v) for k, v in rows.items() if not k.endswith("#exceptions")]
+    assert f_exc["exception"] == "small_claims"
+    assert f_exc.get("review_amount_threshold") == 5000
+    assert all("exception" not in f for f in other)
+    assert "```facts" not in content[exc[0]] and content[exc[0]] == "Claims under 5000 CNY skip the review."
+
+
+def test_section_facts_block_error_has_its_line(project_copy):
+    text = (project_copy / HANDBOOK).read_text(encoding="utf-8")
+    head = text.index("\n## Scope")
+    text = text[:head] + "\n## Exceptions\n\nText.\n\n```facts\n- not a mapping\n```\n" + text[head:]
+    (project_copy / HANDBOOK).write_text(text, encoding="utf-8")
+    n = text[: text.index("```facts")].count("\n") + 1
+    r = run_cli(["load"])
+    assert _err(r) == f"ctx: error: {HANDBOOK}:{n}: a facts block must be a YAML mapping"

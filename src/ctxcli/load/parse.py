@@ -239,6 +239,26 @@ def _object_row(m: SourceManifest, rec: ObjectRecord | DocumentFrontMatter, *, o
 
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.S)
+_FACTS_BLOCK = re.compile(r"^```facts[ \t]*\n(.*?)^```[ \t]*$\n?", re.S | re.M)
+
+
+def _section_facts(m: SourceManifest, front, data: dict[str, Any], text: str, body: str, start: int,
+                   first: int, disp: str):
+    """A section's own facts: a fenced ```facts block (a YAML mapping) overrides the document's
+    facts for that section only (``null`` drops one); the block is not part of the content."""
+    blk = _FACTS_BLOCK.search(text)
+    if blk is None:
+        return front, text
+    lines = body.split("\n")
+    line = next((first + i for i in range(max(start - first, 0), len(lines))
+                 if lines[i].startswith("```facts")), start)    # the file line of the ```facts fence
+    sec = loads_yaml(blk.group(1), file=disp, first_line=line + 1)
+    if not isinstance(sec, dict):
+        raise InputError("a facts block must be a YAML mapping", file=disp, line=line)
+    facts = {**(data.get("facts") or {}), **sec}
+    facts = {k: v for k, v in facts.items() if v is not None}
+    sec_front = _validate(DocumentFrontMatter, _remap_valid_time(m, {**data, "facts": facts}, disp, line), disp, line)
+    return sec_front, (text[: blk.start()] + text[blk.end():]).strip()
 _HEAD = re.compile(r"^##[ \t]+(.+?)[ \t#]*$")
 
 
@@ -349,8 +369,9 @@ def _iter_objects(ls: LoadedSource) -> Iterator[dict[str, Any]]:
             first = text[: fm.end()].count("\n") + 1
             for a, heading, sec_text, s, e in split_markdown(body, first):
                 oid = f"{front.doc_id}#{a}"
+                sec_front, sec_text = _section_facts(m, front, data, sec_text, body, s, first, disp)
                 yield (_object_row(
-                    m, front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
+                    m, sec_front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
                     locator=f"{relname}#{a}:L{s}-L{e}", tenant=tenant, version=front.version,
                     supersedes=f"{front.supersedes}#{a}" if front.supersedes else None,
                     registered_hash=None, section=a, doc_ref=front.doc_id, disp=disp, line=s))
