@@ -4,7 +4,7 @@ Query terms come only from the question, the playbook and the case's business ke
 nothing retrieved can change the plan of a later round except through *which declared
 evidence types are still missing*.
 
-Question terms (:func:`salient_terms`): identifiers (``C-102``, ``PAY-4097``, ``2026.1``) and
+Question terms (:func:`salient_terms`): identifiers (``AB-123``, ``ERR_42``, ``2026.1``) and
 quoted phrases join every full-text query; a content word (after stop-word removal; Han text
 through the same bigram shadow function as the index) joins the full-text query of a type
 whose own vocabulary (type name, judgment, declared terms) holds it. Each full-text query
