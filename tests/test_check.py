@@ -428,3 +428,22 @@ def test_section_facts_block_error_has_its_line(project_copy):
     n = text[: text.index("```facts")].count("\n") + 1
     r = run_cli(["load"])
     assert _err(r) == f"ctx: error: {HANDBOOK}:{n}: a facts block must be a YAML mapping"
+
+
+def test_param_on_the_command_line_is_typed_recorded_and_replayed(project_copy):
+    import json
+
+    _params_project(project_copy)
+    out = project_copy / "runs" / "cli"
+    r = run_cli(["investigate", "C-102", "--param", "threshold=200000", "--param", "period=2026-08",
+                 "--out", out, "--json"])
+    assert r.exit_code == 0, r.output
+    pack = json.loads((out / "pack.json").read_text(encoding="utf-8"))
+    assert pack["request"]["params"]["threshold"] == 200000 and pack["request"]["params"]["period"] == "2026-08"
+    ans = json.loads((out / "answer.json").read_text(encoding="utf-8"))
+    assert ans["derived_facts"]["above_param_threshold"]["value"] is False
+    assert run_cli(["replay", out / "pack.json"]).exit_code == 0
+    r = run_cli(["investigate", "C-102", "--param", "threshold=lots", "--out", project_copy / "runs" / "x"])
+    assert _err(r) == "ctx: error: parameter threshold: expected integer, got 'lots'"
+    r = run_cli(["investigate", "C-102", "--param", "Threshold", "--out", project_copy / "runs" / "x"])
+    assert _err(r) == "ctx: error: --param 'Threshold': expected NAME=VALUE with a lower-case NAME"

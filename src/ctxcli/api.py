@@ -219,6 +219,7 @@ class InvestigateOptions:
     cases_dir: Path | None = None
     playbooks_dir: Path | None = None
     params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
+    extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
 
 
 @dataclass
@@ -255,7 +256,7 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     max_rounds = opts.max_rounds or (var.max_rounds if var and var.max_rounds else pb.max_rounds)
     from .params import case_params
 
-    params = case_params(case, var, pb, opts.params)
+    params = case_params(case, var, pb, opts.params, opts.extra_params)
     if opts.strategy not in ("full", "topk", "governed", "dynamic"):
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for

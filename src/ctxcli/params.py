@@ -34,9 +34,10 @@ PARAM_IN_EXPR = re.compile(r"\bparam\.([a-z][a-z0-9_]*)\b")
 PARAM_IN_TEXT = re.compile(r"\{param\.([a-z][a-z0-9_]*)\}")
 
 
-def case_params(case, variant, pb, override: dict[str, Any] | None = None) -> dict[str, Any]:
+def case_params(case, variant, pb, override: dict[str, Any] | None = None,
+                extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The parameter values of a run: the playbook's defaults, then the case's, then the
-    variant's (or ``override``, e.g. the values a pack recorded, for replay). Raises UsageError
+    variant's (or ``override``, e.g. the values a pack recorded, for replay), then ``extra``. Raises UsageError
     when one is undeclared, mistyped or a required one is missing."""
     from .errors import UsageError
 
@@ -48,6 +49,7 @@ def case_params(case, variant, pb, override: dict[str, Any] | None = None) -> di
         values.update(case.params)
         if variant is not None:
             values.update(variant.params)
+    values.update(extra or {})     # --param NAME=VALUE on the command line
     for k, v in sorted(values.items()):
         if k not in declared:
             raise UsageError(f"parameter {k} is not declared by playbook {pb.playbook_id}"
@@ -119,3 +121,21 @@ def resolve(pb, params: dict[str, Any]):
 def template_seeds(pb) -> list[str]:
     """Entity keys the (resolved) playbook's path templates add to the seeds."""
     return sorted({s for t in pb.path_templates for s in t.seeds if "{" not in s})
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` from the command line; the value is read as a YAML scalar (``5`` is an
+    integer, ``true`` a boolean, ``2026-08`` a string)."""
+    from .errors import UsageError
+    from .util.yamlio import loads_yaml
+
+    name, sep, raw = text.partition("=")
+    if not sep or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name):
+        raise UsageError(f"--param {text!r}: expected NAME=VALUE with a lower-case NAME")
+    try:
+        value = loads_yaml(raw, file="--param") if raw.strip() else ""
+    except Exception:
+        value = raw
+    if not isinstance(value, (str, int, float, bool)):
+        value = raw
+    return name, value
