@@ -279,11 +279,11 @@ def m_dir_named_objects(proj: Path) -> None:
 CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("malformed_yaml", m_malformed_yaml, [f"{CORE_MANIFEST}:18: ", "invalid YAML"]),
     ("unknown_key", _edit_manifest("claims-core", lambda t: t + "colour: red\n"),
-     [f"{CORE_MANIFEST}: colour: unknown field"]),
+     [f"{CORE_MANIFEST}:17:1: colour: unknown field"]),
     ("missing_field", _edit_manifest("claims-core", _replace_line("owner_team", None)),
-     [f"{CORE_MANIFEST}: owner_team: missing field"]),
+     [f"{CORE_MANIFEST}:2:1: owner_team: missing field"]),
     ("bad_enum", _edit_manifest("claims-core", _replace_line("trust_level", "trust_level: super")),
-     [f"{CORE_MANIFEST}: trust_level: ", "authoritative"]),
+     [f"{CORE_MANIFEST}:7:1: trust_level: ", "authoritative"]),
     ("not_a_mapping", m_yaml_not_mapping, [f"{CORE_MANIFEST}: ", "mapping"]),
     ("nul_in_yaml", m_nul_in_yaml, [f"{CORE_MANIFEST}:", "invalid YAML"]),
     ("snapshot_dotdot", _edit_manifest("claims-core", _replace_line("snapshot", "snapshot: ../x")),
@@ -295,7 +295,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("snapshot_symlink_out", m_symlink_out, [f"{CORE_MANIFEST}: snapshot: ", "escapes the project root"]),
     ("file_symlink_out", m_file_symlink_out, [f"{CORE_REL}: ", "symlink"]),
     ("source_id_collision", m_collide,
-     ["manifests/sources/claims-core2.yaml: source_id: ", "already registered by", CORE_MANIFEST]),
+     ["manifests/sources/claims-core2.yaml:2:1: source_id: ", "already registered by", CORE_MANIFEST]),
     ("malformed_jsonl", _append_bytes(CORE, b'{"object_id": "X", \n'), [f"{CORE}:7: ", "invalid JSON"]),
     ("jsonl_not_object", _append_bytes(CORE, b'[1, 2]\n'), [f"{CORE}:7: ", "JSON object"]),
     ("naive_timestamp", _edit_record(CORE, 2, _set(observed_at="2026-07-22T18:00:00")),
@@ -353,7 +353,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("yaml_python_tag", _edit_manifest("claims-core", _replace_line("owner_team", "owner_team: !!python/name:os.system ''")),
      [f"{CORE_MANIFEST}:5: ", "invalid YAML"]),
     ("huge_duration", _edit_manifest("claims-core", _replace_line("refresh_sla", "refresh_sla: 99999999999999999w")),
-     [f"{CORE_MANIFEST}: refresh_sla: ", "too long"]),
+     [f"{CORE_MANIFEST}:10:1: refresh_sla: ", "too long"]),
     ("front_matter_unquoted_impossible_date", _front('valid_from: "2026-01-01T00:00:00+08:00"',
                                                      "valid_from: 2026-02-30T00:00:00+08:00"),
      [f"{HANDBOOK}:1: valid_from: ", "2026-02-30"]),
@@ -495,7 +495,7 @@ def test_messages_name_relative_paths_however_the_project_is_reached(good_store,
     _edit_manifest("claims-core", lambda t: t + "colour: red\n")(proj)
     r = run_cli(["load", "--manifests", manifests, "--db", db])
     assert r.exit_code == 2
-    assert_one_line_error(r, [f"ctx: error: {CORE_MANIFEST}: colour: unknown field"])
+    assert_one_line_error(r, [f"ctx: error: {CORE_MANIFEST}:17:1: colour: unknown field"])
     _edit_manifest("claims-core", lambda t: t.replace("colour: red\n", ""))(proj)
     _edit_record(CORE, 2, _set(observed_at="2026-07-22T18:00:00"))(proj)
     r = run_cli(["load", "--manifests", manifests, "--db", db])

@@ -15,8 +15,8 @@ from .errors import InputError, StoreError, UnknownCaseError, UsageError
 from .models.case import CaseFile, Subject
 from .models.playbook import Playbook
 from .util.canon import obj_hash
-from .util.pyd import first_error
-from .util.yamlio import read_yaml
+from .util.pyd import input_error
+from .util.yamlio import read_yaml_marked
 
 _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-")
 
@@ -28,6 +28,12 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
+    if (mdir / "playbooks").is_dir():  # the checks of `ctx check` run first: a typo fails loudly
+        from .check import check_paths
+
+        probs = check_paths([mdir / "playbooks"], root=root, manifests_dir=mdir).problems
+        if probs:
+            raise probs[0].error()
     kw = {"progress": progress} if progress else {}
     db_path = paths.db_path(db)
     try:
@@ -87,6 +93,18 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
+# ---------------------------------------------------------------------------------- check
+def check(paths: list[Path] | None = None):
+    """Static checks of manifests, playbooks and case files (:mod:`ctxcli.check`)."""
+    from .check import check_paths
+
+    return check_paths([Path(p) for p in paths or []], root=paths_root())
+
+
+def paths_root() -> Path:
+    return paths.root()
+
+
 # ---------------------------------------------------------------------------------- cases
 def _safe_id(value: str, what: str) -> str:
     if not value or not set(value) <= _ID_OK or value.startswith("."):
@@ -104,6 +122,11 @@ def _display(path: Path) -> str:
 
 def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
     """The case file for ``case_id`` (or a path to a case file)."""
+    case, disp, _ = _read_case(case_id, cases_dir)
+    return case, disp
+
+
+def _read_case(case_id: str, cases_dir: Path | None = None):
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
     if p.suffix in (".yaml", ".yml") and p.is_file():
@@ -116,14 +139,27 @@ def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, st
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
     disp = _display(path)
-    data = read_yaml(path, display=disp)
+    marks = read_yaml_marked(path, display=disp)
+    data = marks.data
     if not isinstance(data, dict):
         raise InputError("a case file must be a YAML mapping", file=disp)
     try:
-        return CaseFile.model_validate(data), disp
+        return CaseFile.model_validate(data), disp, marks
     except ValidationError as e:
-        loc, msg = first_error(e)
-        raise InputError(msg, file=disp, field=loc) from None
+        raise input_error(e, file=disp, marks=marks) from None
+
+
+def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None):
+    """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
+    in a name fails here, loudly, instead of turning a claim unknown at run time."""
+    from .check import case_problems
+
+    case, disp, marks = _read_case(case_id, cases_dir)
+    pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
+    probs = case_problems(case, marks, disp, pb)
+    if probs:
+        raise probs[0].error()
+    return case, pb, pb_hash
 
 
 def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[Playbook, str]:
@@ -133,26 +169,47 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
     path = pdir / f"{playbook_id}.yaml"
     if not path.is_file():
-        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)}", field="playbook")
+        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)} (playbooks are read from "
+                         f"the project root {paths.root()}; set CTX_ROOT to the project folder)", field="playbook")
     disp = _display(path)
-    data = read_yaml(path, display=disp)
+    marks = read_yaml_marked(path, display=disp)
+    data = marks.data
     if not isinstance(data, dict):
         raise InputError("a playbook must be a YAML mapping", file=disp)
     try:
         pb = Playbook.model_validate(data)
     except ValidationError as e:
-        loc, msg = first_error(e)
-        raise InputError(msg, file=disp, field=loc) from None
+        raise input_error(e, file=disp, marks=marks) from None
     if pb.playbook_id != playbook_id:
-        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp, field="playbook_id")
+        ln, col = marks.find("playbook_id") or (None, None)
+        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp,
+                         line=ln, column=col, field="playbook_id")
     for where, src in ([(f"facts.{f.name}.expr", f.expr) for f in pb.facts if f.expr]
                        + [(f"claims.{c.id}.when", c.when) for c in pb.claims if c.when]
                        + [(f"decision.rules.{r.id}.when", r.when) for r in pb.decision.rules]):
         try:
             expr.parse(src)
         except expr.ExprError as e:
-            raise InputError(str(e), file=disp, field=where) from None
-    return pb, obj_hash(pb.model_dump(mode="json", by_alias=True))
+            ln, col = marks.find(where) or (None, None)
+            raise InputError(str(e), file=disp, line=ln, column=col, field=where) from None
+    from .check import playbook_problems
+
+    probs = playbook_problems(pb, marks, disp)
+    if probs:
+        raise probs[0].error()
+    return pb, playbook_hash(pb)
+
+
+def playbook_hash(pb: Playbook) -> str:
+    """The hash of a playbook's content. Fields added later (``params``, path-template
+    ``seeds``) count only when used, so the hash of a playbook without them is unchanged."""
+    d = pb.model_dump(mode="json", by_alias=True)
+    if not d["params"]:
+        del d["params"]
+    for t in d["path_templates"]:
+        if not t["seeds"]:
+            del t["seeds"]
+    return obj_hash(d)
 
 
 # ---------------------------------------------------------------------------------- investigate
@@ -171,6 +228,8 @@ class InvestigateOptions:
     db: Path | None = None
     cases_dir: Path | None = None
     playbooks_dir: Path | None = None
+    params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
+    extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
 
 
 @dataclass
@@ -205,6 +264,9 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     known_at = opts.known_at or (var.known_at if var else None)
     budget = opts.budget or (var.budget if var and var.budget else pb.budget.total_tokens)
     max_rounds = opts.max_rounds or (var.max_rounds if var and var.max_rounds else pb.max_rounds)
+    from .params import case_params
+
+    params = case_params(case, var, pb, opts.params, opts.extra_params)
     if opts.strategy not in ("full", "topk", "governed", "dynamic"):
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for
@@ -214,7 +276,7 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
+                   variant=opts.variant, strategy=opts.strategy, params=params)  # type: ignore[arg-type]
 
 
 def store_info(con, key: bytes | None = None) -> dict[str, Any]:
@@ -240,8 +302,7 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .tokens import warm_up
 
     warm_up()
-    case, _ = read_case(opts.case, opts.cases_dir)
-    pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
+    case, pb, pb_hash = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     db, loaded = ensure_store(opts.db)
     key = store_key(db)
@@ -265,8 +326,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     from .tokens import warm_up
 
     warm_up()
-    case, _ = read_case(opts.case, opts.cases_dir)
-    pb, _ = read_playbook(case.playbook, opts.playbooks_dir)
+    case, pb, _ = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     known = [et.type for et in pb.evidence_types]
     bad = [t for t in goal_types if t not in known]
@@ -278,6 +338,9 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     key = store_key(db)
     con = open_reader(db)
     try:
+        from .pipeline import with_params
+
+        pb, req = with_params(pb, req)
         with store_errors(db):
             return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)

@@ -36,6 +36,9 @@ def investigate(
                                                       show_default=False)] = None,
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", help="A case parameter NAME=VALUE the "
+                                                       "playbook declares; repeat. Overrides the case's.",
+                                                       show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/); "
                                                 "only a new or empty folder or a run folder ctx wrote is replaced.",
                                                 show_default=False)] = None,
@@ -60,6 +63,7 @@ def investigate(
         from .. import api
         from ..errors import UsageError
         from ..models.request import FLAGS, request_problem
+        from ..params import parse_param
 
         bad = request_problem(subject=subject, scopes=list(scope) if scope else None, budget=budget,
                               max_rounds=max_rounds)
@@ -72,7 +76,8 @@ def investigate(
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,
-            budget=budget, max_rounds=max_rounds, variant=variant, db=db)
+            budget=budget, max_rounds=max_rounds, variant=variant, db=db,
+            extra_params=dict(parse_param(p) for p in param) if param else None)
         if sign:
             from ..runfolder import signing_key
 

@@ -53,14 +53,18 @@ class Request:
     business_keys: list[str]
     variant: str | None = None
     strategy: Strategy = "dynamic"
+    params: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
-                "purpose": self.purpose, "as_of": self.as_of.isoformat(),
-                "known_at": self.known_at.isoformat() if self.known_at else None,
-                "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes))},
-                "budget": self.budget, "max_rounds": self.max_rounds, "seeds": self.seeds,
-                "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
+        d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
+             "purpose": self.purpose, "as_of": self.as_of.isoformat(),
+             "known_at": self.known_at.isoformat() if self.known_at else None,
+             "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes))},
+             "budget": self.budget, "max_rounds": self.max_rounds, "seeds": self.seeds,
+             "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
+        if self.params:   # recorded only when the case has any: other packs keep their bytes
+            d["params"] = dict(sorted(self.params.items()))
+        return d
 
 
 def playbook_json(pb: Playbook, pb_hash: str) -> dict[str, Any]:
@@ -124,6 +128,9 @@ class BuildState:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     rounds: int = 0
     stop_reason: str = "max_rounds_reached"
+    # evidence type -> what withheld candidates (scope / purpose gates, same tenant only) would
+    # need: {"count", "scopes", "purposes"}; reported on the missing type, never their content
+    withheld_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
@@ -184,7 +191,8 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
     """The queries for the evidence types still missing."""
     target = [t for t in bc.type_order if t in st.missing_types]
     return make_plan(bc.pb, round_no=round_no, target_types=target, seeds=bc.req.seeds,
-                     business_keys=bc.req.business_keys, channels=bc.channels)
+                     business_keys=bc.req.business_keys, channels=bc.channels,
+                     question=bc.req.question)
 
 
 def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
@@ -290,7 +298,9 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
     st.rounds = round_no
     plan = plan_round(bc, st, round_no)
     st.plans.append(plan.to_json())
-    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries))
+    qt = {q.query_id: list(q.question_terms) for q in plan.queries if q.question_terms}
+    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries),
+                  **({"question_terms": qt} if qt else {}))
     found = retrieve(bc, st, plan)
     for run in found.runs:
         q = run.query
@@ -329,6 +339,14 @@ def _record_rejection(bc: BuildContext, st: BuildState, round_no: int, o: Obj, c
                       rej: Rejection) -> None:
     om = _omission(o, c, rej, round_no, bc.disclosure)
     st.omissions.append(om)
+    if rej.gate in ("scope", "purpose"):   # another tenant's objects are never hinted at
+        for t in o.supports:
+            w = st.withheld_types.setdefault(t, {"count": 0, "scopes": set(), "purposes": set()})
+            w["count"] += 1
+            if rej.gate == "scope":
+                w["scopes"].update(rej.detail.get("needs", []))
+            else:
+                w["purposes"].update(rej.detail.get("allowed", []))
     bc.trace.emit("candidate_rejected", round=round_no, ref=om["ref"], withheld=om["withheld"], gate=om["gate"],
                   reason=om["reason"], detail=om["detail"])
 
@@ -352,10 +370,19 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
     for t in bc.type_order:
         if t in st.packed.covered:
             continue
+        gates = sorted({o["gate"] for o in st.omissions if not o["withheld"] and t in o.get("supports", [])},
+                       key=GATE_ORDER.index)
+        w = st.withheld_types.get(t)
         reason = "over_budget" if t in st.packed.over_budget_types else (
-            "rejected_by_gates" if any(t in o.get("supports", []) for o in st.omissions if not o["withheld"])
-            else "not_found")
-        missing.append({"type": t, "judgment": judg[t].judgment, "required": judg[t].required, "reason": reason})
+            "withheld_for_access" if w else "rejected_by_gates" if gates else "not_found")
+        entry: dict[str, Any] = {"type": t, "judgment": judg[t].judgment, "required": judg[t].required,
+                                 "reason": reason}
+        if gates and reason != "over_budget":
+            entry["rejected_by"] = gates
+        if w:
+            entry["withheld"] = {"count": w["count"], "needs_scopes": sorted(w["scopes"]),
+                                 "allowed_purposes": sorted(w["purposes"])}
+        missing.append(entry)
 
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
     allocation = bc.allocation

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from .manifest import Ident, Scope
-from .playbook import FactName
+from .playbook import FactName, ParamValue
 from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN
 
 
@@ -44,6 +44,7 @@ class Variant(C):
     purpose: Ident | None = None
     budget: int | None = Field(None, ge=BUDGET_MIN, le=BUDGET_MAX)      # the limits of --budget, --max-rounds
     max_rounds: int | None = Field(None, ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
+    params: dict[FactName, ParamValue] = Field(default_factory=dict, description="Overrides the case's params.")
     expected: Expected | None = None
 
     @field_validator("as_of", "known_at", mode="before")
@@ -64,6 +65,8 @@ class CaseFile(C):
     subject: Subject
     seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from.")
     business_keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(default_factory=list)
+    params: dict[FactName, ParamValue] = Field(default_factory=dict,
+                                               description="Values of the playbook's declared params.")
     expected: Expected | None = None
     variants: dict[Ident, Variant] = Field(default_factory=dict)
 

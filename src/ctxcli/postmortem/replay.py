@@ -109,7 +109,8 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
         raise PackError(f"refused: {bad[1]} (the command line refuses it too)", file=lp.display, field=where)
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
                                   scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
-                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db)
+                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db,
+                                  params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
 
 
 def read_case_and_playbook(lp: LoadedPack):
