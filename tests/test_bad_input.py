@@ -365,6 +365,16 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
 ]
 
 
+# Issue 12 (items 10 and 16): a tombstone may delete only its own source's objects; huge
+# integers, duplicate JSON keys and manifests symlinked out of the project are refused.
+TOMBS = "sources/claims-documents/tombstones.jsonl"
+CASES += [
+    ("tombstone_other_source", _append_bytes(TOMBS, b'{"object_id": "RULE-MCS-2026.1", "tenant_id": "tenant-demo", '
+                                                    b'"deleted_at": "2026-07-09T10:15:00+08:00", "reason": "x"}\n'),
+     [f"{TOMBS}:2: object_id: ", "'RULE-MCS-2026.1'", "source 'claims-rules'", "only delete its own objects"]),
+]
+
+
 @pytest.fixture
 def good_store(project_copy: Path) -> tuple[Path, Path]:
     db = project_copy / ".ctx" / "ctx.duckdb"

@@ -25,11 +25,16 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
          progress=None):
     from .load.build import build_store
+    from .store.db import writer_lock
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
     kw = {"progress": progress} if progress else {}
-    return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None, **kw)
+    db_path = paths.db_path(db)
+    if db_path.is_dir():
+        raise UsageError(f"--db {db_path} is a folder, not a store file")
+    with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
+        return build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:

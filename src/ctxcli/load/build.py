@@ -195,7 +195,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             per[e["source_id"]]["entities"] += 1
 
     # Objects, in batches: token counts and the full-text shadow text.
-    objs: dict[tuple[str, str], tuple[int, str, int | None]] = {}    # -> (doc id, file, line)
+    objs: dict[tuple[str, str], tuple[int, str, int | None, str]] = {}    # -> (doc id, file, line, source)
     sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
     batch: list[dict[str, Any]] = []
 
@@ -211,11 +211,11 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
         for o in ls.iter_objects():
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
-                _, f, ln = objs[k]
+                _, f, ln, _ = objs[k]
                 raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
                                  file=o["_file"], line=o["_line"], field="object_id")
             o["doc_id"] = len(objs) + 1
-            objs[k] = (o["doc_id"], o["_file"], o["_line"])
+            objs[k] = (o["doc_id"], o["_file"], o["_line"], o["source_id"])
             if o["supersedes"]:
                 sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
             batch.append(o)
@@ -229,6 +229,12 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
     for ls in loaded:
         for t in ls.iter_tombstones():
             k = (t["tenant_id"], t["object_id"])
+            if k in objs and objs[k][3] != t["source_id"]:
+                # A source deletes only its own objects: a tombstone line elsewhere must not
+                # remove another source's rule or case snapshot.
+                raise InputError(f"tombstone names {t['object_id']!r}, an object of source {objs[k][3]!r}; "
+                                 f"a source may only delete its own objects", file=t["_file"], line=t["_line"],
+                                 field="object_id")
             per[t["source_id"]]["tombstones"] += 1
             if k not in removed:
                 removed.add(k)
@@ -272,7 +278,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": []}
 
 
-def _families(objs: dict[tuple[str, str], tuple[int, str, int | None]], sup: list[tuple[int, str, str]],
+def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup: list[tuple[int, str, str]],
               removed: set[int]) -> list[tuple[int, int]]:
     """(doc id, family) for every object in a supersession chain; a family is numbered by its
     smallest doc id, so numbering is deterministic."""

@@ -73,7 +73,8 @@ class LoadedSource:
         for line, data in _iter_jsonl(p, disp):
             rec = _validate(TombstoneRecord, data, disp, line)
             yield {"tenant_id": _tenant(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
-                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason}
+                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason,
+                   "_file": disp, "_line": line}
 
 
 def rel(path: Path, root: Path) -> str:
