@@ -3,6 +3,7 @@ programs call them directly. Nothing here prints or exits: errors are CtxError s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -93,12 +94,12 @@ def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, st
     """The case file for ``case_id`` (or a path to a case file)."""
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
-    if p.suffix in (".yaml", ".yml") and p.is_file():
-        path = p
+    if p.suffix in (".yaml", ".yml") and os.path.lexists(p):
+        path = p     # a FIFO or folder is reported by read_yaml ("not a regular file")
     else:
         _safe_id(case_id, "case")
         path = cdir / f"{case_id}.yaml"
-        if not path.is_file():
+        if not os.path.lexists(path):
             known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
@@ -119,9 +120,12 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     _safe_id(playbook_id, "playbook")
     pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
     path = pdir / f"{playbook_id}.yaml"
-    if not path.is_file():
+    if not os.path.lexists(path):   # a FIFO or folder is reported by read_yaml ("not a regular file")
         raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)}", field="playbook")
     disp = _display(path)
+    real_root = Path(os.path.realpath(pdir)).parent.parent    # the folder holding manifests/playbooks
+    if real_root not in Path(os.path.realpath(path)).parents:
+        raise InputError("playbook is a symlink that leads outside the project root", file=disp)
     data = read_yaml(path, display=disp)
     if not isinstance(data, dict):
         raise InputError("a playbook must be a YAML mapping", file=disp)

@@ -137,10 +137,14 @@ def read_pack(path: Path) -> dict[str, Any]:
         raise PackError(f"{path}: is a folder, not a pack file (pass …/pack.json)") from None
     except OSError as e:
         raise PackError(f"{path}: cannot read: {e.strerror or e}") from None
+    from ..util import jsonstrict
+
     try:
-        p = orjson.loads(raw)
+        p = jsonstrict.loads(raw)
     except orjson.JSONDecodeError as e:
         raise PackError(f"{path}: not JSON ({e})") from None
+    except jsonstrict.StrictJSONError as e:   # a duplicate key or an integer beyond 64 bits
+        raise PackError(f"{path}: not a pack: {e}") from None
     if not isinstance(p, dict):
         raise PackError(f"{path}: not a ctx pack (a JSON object is expected)")
     sv = p.get("schema_version")
