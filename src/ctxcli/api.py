@@ -154,6 +154,7 @@ class InvestigateOptions:
     known_at: datetime | None = None
     subject_id: str | None = None
     scopes: list[str] | None = None
+    clearance: str | None = None
     purpose: str | None = None
     budget: int | None = None
     max_rounds: int | None = None
@@ -188,6 +189,18 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     sid = opts.subject_id or subject.id
     scopes = opts.scopes if opts.scopes is not None else (
         list(subject.scopes) if opts.subject_id is None or opts.subject_id == subject.id else [])
+    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+
+    # The clearance goes with the subject: the case's (or variant's) subject keeps its own,
+    # another subject named with --subject gets the default unless --clearance is given.
+    if opts.clearance is not None:
+        if opts.clearance not in CLEARANCE_LEVELS:
+            raise UsageError(f"--clearance {opts.clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
+        clearance = opts.clearance
+    elif opts.subject_id is None or opts.subject_id == subject.id:
+        clearance = subject.clearance.value
+    else:
+        clearance = DEFAULT_CLEARANCE
     purpose = opts.purpose or (var.purpose if var and var.purpose else case.purpose)
     if purpose not in pb.purposes:
         raise UsageError(f"purpose {purpose!r} is not served by playbook {pb.playbook_id} "
@@ -205,7 +218,7 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy)  # type: ignore[arg-type]
+                   variant=opts.variant, strategy=opts.strategy, clearance=clearance)  # type: ignore[arg-type]
 
 
 def store_info(con) -> dict[str, Any]:

@@ -13,10 +13,11 @@ import orjson
 
 from .. import BUILDER_VERSION
 from ..answer import answer as answer_mod
+from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
 from ..util.canon import obj_hash, opaque_ref
-from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, run_gates
+from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, run_gates
 from .pack import PackState, make_item, pack_round
 from .plan import make_plan
 from .render import evidence_header, section_texts
@@ -48,9 +49,12 @@ _OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS c
 _CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
 _SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
 
+# Each version's source (for its classification) comes from the objects row of the same family.
 _VERSIONS_SQL = """
-SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
-FROM versions WHERE tenant_id = $tenant AND family IN ({fams}) ORDER BY family, object_id
+SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
+       v.allowed_purposes, o.source_id
+FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
+WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
 """
 
 
@@ -70,12 +74,13 @@ class Request:
     business_keys: list[str]
     variant: str | None = None
     strategy: Strategy = "dynamic"
+    clearance: str = DEFAULT_CLEARANCE
 
     def to_json(self) -> dict[str, Any]:
         return {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
                 "purpose": self.purpose, "as_of": self.as_of.isoformat(),
                 "known_at": self.known_at.isoformat() if self.known_at else None,
-                "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes))},
+                "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes)), "clearance": self.clearance},
                 "budget": self.budget, "max_rounds": self.max_rounds, "seeds": self.seeds,
                 "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
 
@@ -147,11 +152,12 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
     src_cols = {r[0]: tuple(r[1:]) for r in con.execute(_SOURCES_SQL).fetchall()}
 
     def replacement(o: Obj) -> dict[str, Any] | None:
-        return _find_replacement(families.get(o.family, []), o, req, as_of_us, scopes)
+        return _find_replacement(families.get(o.family, []), o, req, as_of_us, scopes, src_cols)
 
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
                        as_of_us=as_of_us, known_at_us=_us(req.known_at) if req.known_at else None,
-                       replacement=replacement)
+                       replacement=replacement, clearance=req.clearance)
+    access = Access(scopes=scopes, purpose=req.purpose, clearance=req.clearance)
     budget = budget_for(pb, req.budget)
     state = PackState(budget=budget["evidence"], used=count(evidence_header(0)))
     header_tokens = state.used
@@ -175,7 +181,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) 
         plans.append(plan.to_json())
         ev("plan_created", round=round_no, target_types=target, queries=len(plan.queries))
         t0 = time.perf_counter()
-        runs = run_plan(con, plan, pb, tenant=req.tenant_id, as_of_us=as_of_us) if plan.queries else []
+        runs = run_plan(con, plan, pb, tenant=req.tenant_id, as_of_us=as_of_us, access=access) if plan.queries else []
         for q, run in zip(plan.queries, runs):
             timings[f"channel.{q.channel}"] = timings.get(f"channel.{q.channel}", 0.0) + run.seconds
             ev("retrieval_executed", round=round_no, query_id=q.query_id, channel=q.channel,
@@ -370,7 +376,7 @@ def _trace_rej(om: dict[str, Any]) -> dict[str, Any]:
 
 
 def _find_replacement(members: list[tuple], o: Obj, req: Request, as_of_us: int,
-                      scopes: frozenset[str]) -> dict[str, Any] | None:
+                      scopes: frozenset[str], sources: dict[str, tuple]) -> dict[str, Any] | None:
     """The visible version valid at as_of along the supersession chain, if any: forward
     (what replaced an expired object) or backward (what a not-yet-valid one will replace)."""
     by_id = {m[0]: m for m in members}
@@ -383,8 +389,9 @@ def _find_replacement(members: list[tuple], o: Obj, req: Request, as_of_us: int,
         m = by_sup.get(cur) if forward else by_id.get(cur)
         if m is None:
             return None
-        oid, sup, ver, vf, vt, rs, ap = m
-        if set(rs or []) - scopes or req.purpose not in (ap or []):
+        oid, sup, ver, vf, vt, rs, ap, sid = m
+        if set(rs or []) - scopes or req.purpose not in (ap or []) or sid not in sources \
+                or clearance_rank(sources[sid][1]) > clearance_rank(req.clearance):
             return None
         if (vf is None or vf <= as_of_us) and (vt is None or vt > as_of_us):
             return {"object_id": oid, "version": ver}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.playbook import Playbook
+from .gates import Access
 from .plan import Plan, Query
 
 RRF_K = 60
@@ -74,6 +75,14 @@ MAX_POSTINGS = 200_000
 RARE_SHARE = 0.05
 COMMON_SHARE = 0.5
 
+# Every edge is authorised before it is walked, so a withheld edge never reaches a path and the
+# fan-out cap counts authorised edges only. An edge passes when (1) it is the tenant's and valid
+# at as_of; (2) the source that registered it, and the source of the entity it leads to, pass
+# the subject's scope, classification and purpose ($readable: sources all of whose objects the
+# subject could see); (3) the object that attests it, if it names one, would pass the scope,
+# classification, purpose and validity gates: its scopes, purposes and validity are copied onto
+# the relation at load (ev_*), its source's classification is checked through $cleared. A seed
+# entity starts a walk only when its source is in $readable.
 _WALK = """
 WITH RECURSIVE
 steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
@@ -82,6 +91,7 @@ walk(tid, depth, node, path, rels) AS (
   SELECT s.tid, 0, e.entity_id, [e.entity_id], []::VARCHAR[]
   FROM starts s JOIN entities e ON e.entity_type = s.start_type
   WHERE e.tenant_id = $tenant AND e.entity_key IN ({seeds})
+    AND list_contains(CAST($readable AS VARCHAR[]), e.source_id)
   UNION ALL
   SELECT w.tid, w.depth + 1, r.dst, list_append(w.path, r.dst), list_append(w.rels, r.relation_id)
   FROM walk w
@@ -90,6 +100,14 @@ walk(tid, depth, node, path, rels) AS (
   WHERE r.tenant_id = $tenant AND w.depth < $max_hops
     AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof)
     AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
+    AND list_contains(CAST($readable AS VARCHAR[]), r.source_id)
+    AND list_contains(CAST($readable AS VARCHAR[]), r.dst_source_id)
+    AND (r.evidence_object_id IS NULL OR (
+      list_contains(CAST($cleared AS VARCHAR[]), r.ev_source_id)
+      AND list_has_all(CAST($scopes AS VARCHAR[]), r.ev_required_scopes)
+      AND list_contains(r.ev_allowed_purposes, $purpose)
+      AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof)
+      AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)))
     AND NOT list_contains(w.path, r.dst)
   QUALIFY row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst) <= $fanout
 )
@@ -138,9 +156,10 @@ def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple
     return ", ".join(out)
 
 
-def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> list[QueryRun]:
+def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access) -> list[QueryRun]:
     """Run every query of the plan: one SQL statement per channel. Returns one QueryRun per
-    query, in plan order; a channel's elapsed time is shared evenly by its queries."""
+    query, in plan order; a channel's elapsed time is shared evenly by its queries. The graph
+    walk follows only edges ``access`` authorises (see _WALK)."""
     runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
     by_ch: dict[str, list[Query]] = {}
     for q in plan.queries:
@@ -171,7 +190,8 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}
         used = sorted({tid for q in qs for tid in q.templates})
-        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap}
+        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap,
+                  **_walk_access(con, access)}
         steps = [(tid, i, s.edge, s.to) for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
         sql = _WALK.format(
             steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
@@ -205,6 +225,19 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
                 run.detail[doc] = {"depth": depth, "template": tid, "entity_path": path, "relations": rels}
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
+
+
+def _walk_access(con, access: Access) -> dict[str, Any]:
+    """The subject's access as parameters of _WALK (the sources table is small: read whole)."""
+    readable, cleared = [], []
+    for sid, scopes, purposes, level in con.execute(
+            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources ORDER BY source_id"
+    ).fetchall():
+        if access.cleared(level):
+            cleared.append(sid)
+        if access.source_ok(scopes, purposes, level):
+            readable.append(sid)
+    return {"readable": readable, "cleared": cleared, "scopes": sorted(access.scopes), "purpose": access.purpose}
 
 
 def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:

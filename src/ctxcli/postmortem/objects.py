@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import opaque_ref
 from . import sentences
 from .packfile import LoadedPack
@@ -94,6 +95,7 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplan
     tenant = lp.tenant
     req = pack["request"]
     scopes = set(req["subject"].get("scopes", []))
+    clearance = req["subject"].get("clearance", DEFAULT_CLEARANCE)
     purpose = req["purpose"]
     base = {"object_id": object_id, "pack_id": lp.pack_id}
     con = open_reader(paths.db_path(db))
@@ -104,11 +106,12 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplan
             notes.append(f"the store has changed since the pack was built (digest {digest}, the pack recorded "
                          f"{(pack.get('store') or {}).get('digest')}): this answer describes the current store")
         row = con.execute(
-            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes "
+            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
+            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
             "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1", [tenant, object_id]).fetchone()
         if row is not None:
-            doc_id, source_id, otype, subj, supports, keys, rscopes, purposes = row
-            w = _withheld(rscopes or [], purposes or [], scopes, purpose)
+            doc_id, source_id, otype, subj, supports, keys, rscopes, purposes, level = row
+            w = _withheld(rscopes or [], purposes or [], scopes, purpose, level=level, clearance=clearance)
             if w is not None:
                 return ObjectExplanation(**base, status="withheld", ref=opaque_ref(tenant, object_id), notes=notes,
                                          **w)
@@ -142,7 +145,8 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplan
             return ObjectExplanation(**base, status="other_tenant", notes=notes,
                                      sentence="withheld: it belongs to another tenant",
                                      would_admit=["nothing: another tenant's objects are never admitted"])
-        w = _withheld(rec.get("required_scopes") or [], rec.get("allowed_purposes") or [], scopes, purpose)
+        w = _withheld(rec.get("required_scopes") or [], rec.get("allowed_purposes") or [], scopes, purpose,
+                      level=rec.get("_classification"), clearance=clearance)
         if w is not None:
             return ObjectExplanation(**base, status="withheld", ref=opaque_ref(tenant, object_id), notes=notes,
                                      **w)
@@ -155,7 +159,9 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplan
                                       f"disabled source")
 
 
-def _withheld(rscopes: list[str], purposes: list[str], scopes: set[str], purpose: str) -> dict[str, Any] | None:
+def _withheld(rscopes: list[str], purposes: list[str], scopes: set[str], purpose: str, *,
+              level: str | None = None, clearance: str = DEFAULT_CLEARANCE) -> dict[str, Any] | None:
+    """The withholding gate that rejects an object (in gate order), or None."""
     missing = sorted(set(rscopes) - scopes)
     if missing:
         word = "scope" if len(missing) == 1 else "scopes"
@@ -163,6 +169,10 @@ def _withheld(rscopes: list[str], purposes: list[str], scopes: set[str], purpose
                 "sentence": f"withheld: needs {word} {', '.join(missing)}, "
                             f"subject has {', '.join(sorted(scopes)) or 'none'}",
                 "would_admit": [f"granting {word} {', '.join(missing)} to the subject"]}
+    if level is not None and clearance_rank(level) > clearance_rank(clearance):
+        return {"gate": "classification", "needs": {"clearance": level},
+                "sentence": f"withheld: needs clearance {level}, subject has {clearance}",
+                "would_admit": [f"clearing the subject for {level} (--clearance {level})"]}
     if purpose not in purposes:
         return {"gate": "purpose", "needs": {"purposes": sorted(purposes)},
                 "sentence": f"withheld: purpose {purpose} is not allowed, it needs purpose "
@@ -186,9 +196,12 @@ def _tombstoned(con, lp: LoadedPack, object_id: str, tomb, scopes: set[str], pur
         tz = timezone.utc
     when = us_to_dt(deleted_us, tz)
     sentence = f"never a candidate: tombstoned on {when.isoformat() if when else 'an unknown date'} in source {sid}"
-    src = con.execute("SELECT required_scopes, allowed_purposes FROM sources WHERE source_id = ?", [sid]).fetchone()
+    src = con.execute("SELECT required_scopes, allowed_purposes, classification FROM sources WHERE source_id = ?",
+                      [sid]).fetchone()
+    clearance = lp.request["subject"].get("clearance", DEFAULT_CLEARANCE)
     # The deletion reason is shown only to a subject who may read the source it was deleted from.
-    if reason and src is not None and _withheld(src[0] or [], src[1] or [], scopes, purpose) is None:
+    if reason and src is not None and _withheld(src[0] or [], src[1] or [], scopes, purpose, level=src[2],
+                                                clearance=clearance) is None:
         sentence += f" (reason: {reason})"
     return ObjectExplanation(object_id=object_id, pack_id=lp.pack_id, status="tombstoned", source_id=sid,
                              sentence=sentence, notes=notes,
@@ -216,5 +229,5 @@ def _in_disabled_source(disabled: list[str], object_id: str) -> tuple[str, dict[
             continue
         for o in ls.iter_objects():
             if o["object_id"] == object_id:
-                return m.source_id, o
+                return m.source_id, {**o, "_classification": m.classification.value}
     return None

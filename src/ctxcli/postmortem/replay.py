@@ -99,8 +99,15 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     if not isinstance(subj.get("id"), str) or not isinstance(scopes, list):
         raise PackError("not a pack: request.subject needs id and scopes", file=lp.display, field="request.subject")
     strategy = req.get("strategy") or "dynamic"
+    from ..models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+
+    clearance = subj.get("clearance", DEFAULT_CLEARANCE)   # packs before clearances: the default
+    if clearance not in CLEARANCE_LEVELS:
+        raise PackError(f"not a pack: request.subject.clearance {clearance!r} is not one of "
+                        f"{', '.join(CLEARANCE_LEVELS)}", file=lp.display, field="request.subject.clearance")
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
-                                  scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
+                                  scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
+                                  budget=req["budget"],
                                   max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db)
 
 

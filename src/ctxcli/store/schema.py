@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 STEPS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -39,6 +39,10 @@ CREATE TABLE relations(
 CREATE TABLE tombstones(
     tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, deleted_at_us BIGINT, reason VARCHAR);
 """),
+    # After the load, relations is rebuilt sorted by (src, rel_type, dst) with six more columns
+    # for the authorised graph walk (schema 3): ev_required_scopes, ev_allowed_purposes,
+    # ev_valid_from_us, ev_valid_to_us and ev_source_id of the attesting object (NULL when the
+    # relation names none), and dst_source_id, the source that registered the entity it leads to.
     # Side tables derived from objects after they are inserted (see load/build.py):
     # object_keys(tenant_id, key, kind, doc_id) sorted by key, for exact lookups by subject
     # entity ('s'), business key ('k') and object id ('o'); versions(family, …) holds only the
