@@ -178,8 +178,8 @@ def explain_omissions(
     With --object ID, explain one object: admitted, omitted (and why), or never a candidate —
     no channel matched it (the full-text terms, structured keys and graph paths that ran are
     shown), it belongs to another tenant, it was tombstoned, its source is disabled, or it does
-    not exist. For objects the pack's subject could not see, only the scope or purpose they need
-    is shown.
+    not exist. For objects the pack's subject could not see, only the scope, clearance or
+    purpose they need is shown.
 
     Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
     """

@@ -2,8 +2,8 @@
 
 The pack is asked first (evidence; an omission by object id, or by the opaque ref of a
 withheld one), then the store. For an object the pack's subject could not see (another
-tenant, a missing scope or purpose) the answer says only that, and which scope or purpose it
-needs: never a title, content, fact, type or source.
+tenant, a missing scope, clearance or purpose) the answer says only that, and which scope,
+clearance or purpose it needs: never a title, content, fact, type or source.
 """
 
 from __future__ import annotations
