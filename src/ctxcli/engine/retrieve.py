@@ -77,12 +77,12 @@ COMMON_SHARE = 0.5
 
 # Every edge is authorised before it is walked, so a withheld edge never reaches a path and the
 # fan-out cap counts authorised edges only. An edge passes when (1) it is the tenant's and valid
-# at as_of; (2) the source that registered it, and the source of the entity it leads to, pass
-# the subject's scope, classification and purpose ($readable: sources all of whose objects the
-# subject could see); (3) the object that attests it, if it names one, would pass the scope,
-# classification, purpose and validity gates: its scopes, purposes and validity are copied onto
-# the relation at load (ev_*), its source's classification is checked through $cleared. A seed
-# entity starts a walk only when its source is in $readable.
+# at as_of; (2) the source that registered it and the source of the entity it leads to pass the
+# subject's scope, classification and purpose; (3) the object that attests it, if it names one,
+# would pass the scope, classification, purpose and validity gates. (2) and the non-temporal
+# part of (3) are decided per relation_access row in Python (_walk_access → $access_ok); the
+# attesting object's validity is checked here. A seed entity starts a walk only when its source
+# passes (2) ($readable).
 _WALK = """
 WITH RECURSIVE
 steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
@@ -100,14 +100,9 @@ walk(tid, depth, node, path, rels) AS (
   WHERE r.tenant_id = $tenant AND w.depth < $max_hops
     AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof)
     AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
-    AND list_contains(CAST($readable AS VARCHAR[]), r.source_id)
-    AND list_contains(CAST($readable AS VARCHAR[]), r.dst_source_id)
-    AND (r.evidence_object_id IS NULL OR (
-      list_contains(CAST($cleared AS VARCHAR[]), r.ev_source_id)
-      AND list_has_all(CAST($scopes AS VARCHAR[]), r.ev_required_scopes)
-      AND list_contains(r.ev_allowed_purposes, $purpose)
-      AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof)
-      AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)))
+    AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
+    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof)
+    AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
     AND NOT list_contains(w.path, r.dst)
   QUALIFY row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst) <= $fanout
 )
@@ -228,16 +223,23 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
 
 
 def _walk_access(con, access: Access) -> dict[str, Any]:
-    """The subject's access as parameters of _WALK (the sources table is small: read whole)."""
-    readable, cleared = [], []
+    """The subject's access as parameters of _WALK: the sources it may read ($readable) and the
+    relation_access rows it is authorised for ($access_ok). Both tables are small (one row per
+    source, one per distinct access combination of the relations): read whole."""
+    readable, cleared = set(), set()
     for sid, scopes, purposes, level in con.execute(
-            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources ORDER BY source_id"
-    ).fetchall():
+            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources").fetchall():
         if access.cleared(level):
-            cleared.append(sid)
+            cleared.add(sid)
         if access.source_ok(scopes, purposes, level):
-            readable.append(sid)
-    return {"readable": readable, "cleared": cleared, "scopes": sorted(access.scopes), "purpose": access.purpose}
+            readable.add(sid)
+    ok = [aid for aid, sid, dst_sid, attested, ev_sid, ev_scopes, ev_purposes in con.execute(
+        "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, ev_allowed_purposes "
+        "FROM relation_access ORDER BY access_id").fetchall()
+        if sid in readable and dst_sid in readable
+        and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
+                              and access.purpose in (ev_purposes or [])))]
+    return {"readable": sorted(readable), "access_ok": ok}
 
 
 def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:

@@ -326,15 +326,24 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     # Candidates are fetched by doc id (a few dozen random rows): an ART index turns that into
     # point reads instead of decompressing every vector that holds one of them.
     con.execute("CREATE INDEX objects_doc_id ON objects(doc_id)")
-    # Each relation carries what the graph walk needs to authorise it without a join to objects
-    # (store/schema.py): its attesting object's scopes, purposes, validity and source, and the
-    # source of the entity it leads to.
-    con.execute("CREATE TABLE relations_sorted AS SELECT r.*, o.required_scopes AS ev_required_scopes, "
-                "o.allowed_purposes AS ev_allowed_purposes, o.valid_from_us AS ev_valid_from_us, "
-                "o.valid_to_us AS ev_valid_to_us, o.source_id AS ev_source_id, d.source_id AS dst_source_id "
+    # What the graph walk needs to authorise an edge (store/schema.py): each distinct
+    # combination of its source, its target entity's source and its attesting object's source,
+    # scopes and purposes becomes one relation_access row; the relation keeps that row's id and
+    # the attesting object's validity, so the walk reads two small columns, not lists.
+    con.execute("CREATE TEMP TABLE rel_acc AS SELECT r.*, d.source_id AS dst_source_id, "
+                "r.evidence_object_id IS NOT NULL AS attested, o.source_id AS ev_source_id, "
+                "o.required_scopes AS ev_required_scopes, o.allowed_purposes AS ev_allowed_purposes, "
+                "o.valid_from_us AS ev_valid_from_us, o.valid_to_us AS ev_valid_to_us "
                 "FROM relations r LEFT JOIN objects o ON o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id "
-                "LEFT JOIN entities d ON d.entity_id = r.dst "
-                "ORDER BY r.src, r.rel_type, r.dst, r.relation_id")
+                "LEFT JOIN entities d ON d.entity_id = r.dst")
+    con.execute("CREATE TEMP TABLE rel_acc2 AS SELECT *, dense_rank() OVER (ORDER BY source_id, dst_source_id, "
+                "attested, ev_source_id, ev_required_scopes, ev_allowed_purposes)::INTEGER AS access_id FROM rel_acc")
+    con.execute("INSERT INTO relation_access SELECT DISTINCT access_id, source_id, dst_source_id, attested, "
+                "ev_source_id, ev_required_scopes, ev_allowed_purposes FROM rel_acc2 ORDER BY access_id")
+    con.execute(f"CREATE TABLE relations_sorted AS SELECT {', '.join(REL_COLS)}, access_id, ev_valid_from_us, "
+                "ev_valid_to_us FROM rel_acc2 ORDER BY src, rel_type, dst, relation_id")
+    con.execute("DROP TABLE rel_acc")
+    con.execute("DROP TABLE rel_acc2")
     con.execute("DROP TABLE relations")
     con.execute("ALTER TABLE relations_sorted RENAME TO relations")
     con.execute("INSERT INTO object_keys SELECT tenant_id, key, kind, doc_id FROM ("
