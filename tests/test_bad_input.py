@@ -635,3 +635,30 @@ def test_pack_json_with_a_duplicate_key_or_huge_integer_is_refused(good_store, t
         r = run_cli(cmd)
         assert r.exit_code == 2, (cmd, r.exit_code, r.stderr)
         assert_one_line_error(r, [f"{p}: not a pack: {want}"])
+
+
+@pytest.mark.parametrize("text,result", [
+    (b'{"a": "say \\":\\" twice", "b": {"c": 1}}', {"a": 'say ":" twice', "b": {"c": 1}}),   # not a duplicate
+    (b'{"a": 18446744073709551615, "b": -9223372036854775808}', {"a": 2**64 - 1, "b": -(2**63)}),  # exact
+    (b'{"a": 1e300, "b": [1.5, -2.5e19]}', {"a": 1e300, "b": [1.5, -2.5e19]}),  # floats stay floats
+    (b'{"a": {"b": 1}, "c": {"b": 2}}', {"a": {"b": 1}, "c": {"b": 2}}),       # same key, other objects
+])
+def test_strict_json_keeps_what_is_exact(text, result):
+    from ctxcli.util import jsonstrict
+
+    assert jsonstrict.loads(text) == result
+
+
+@pytest.mark.parametrize("text,message", [
+    (b'{"a": 1, "a": 1}', "duplicate key 'a'"),
+    (b'{"x": [{"k": 1, "k": 2}]}', "duplicate key 'k'"),
+    (b'{"a": -9223372036854775809}', "integer -9223372036854775809 is outside the 64-bit range"),
+    (b'{"a": [18446744073709551616]}', "integer 18446744073709551616 is outside the 64-bit range"),
+    (b'{"a": ' + b"9" * 100 + b"}", "integer of more than 60 digits is outside the 64-bit range"),
+])
+def test_strict_json_refuses_what_orjson_would_change(text, message):
+    from ctxcli.util import jsonstrict
+
+    with pytest.raises(jsonstrict.StrictJSONError) as e:
+        jsonstrict.loads(text)
+    assert str(e.value).startswith(message), str(e.value)
