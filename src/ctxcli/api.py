@@ -271,3 +271,35 @@ def write_outputs(res: InvestigateResult, out: Path | None = None) -> Path:
     out_dir = Path(out) if out is not None else default_out_dir(res)
     write_run_folder(out_dir, output_files(res))
     return out_dir
+
+
+# ---------------------------------------------------------------------------------- model (ctx ask)
+def ask(target: str, **kw: Any):
+    """Build (or read) a pack, ask an OpenAI-compatible model over it, validate the answer and
+    write model.json and model_answer.json beside the deterministic answer. Keywords are those
+    of :class:`ctxcli.answer.ask.AskOptions` (model, endpoint, as_of, variant, out, db, timeout)."""
+    from .answer.ask import AskOptions, run_ask
+
+    return run_ask(AskOptions(target=target, **kw))
+
+
+def validate_answer(pack: Path, answer: Path, db: Path | None = None) -> dict[str, Any]:
+    """Validate a model answer produced elsewhere against a pack; returns the model_answer record."""
+    from .answer.ask import validate_answer_file
+
+    return validate_answer_file(pack, answer, db)
+
+
+def model_config(*, endpoint: str | None = None, model: str | None = None, timeout: float | None = None):
+    """The model endpoint configuration from flags, environment and ctx.toml (never printed: it holds the key)."""
+    from .answer.model import resolve_config
+
+    return resolve_config(endpoint=endpoint, model=model, timeout=timeout)
+
+
+def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: str | None = None,
+                 model: str | None = None) -> dict[str, Any] | None:
+    """Re-validate the recorded model exchange beside a loaded pack; optionally re-ask and diff."""
+    from .answer.ask import replay_model as _replay_model
+
+    return _replay_model(lp, db, re_ask=re_ask, endpoint=endpoint, model=model)

@@ -84,3 +84,15 @@ def one_line(text: str, limit: int = 400) -> str:
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s
+
+
+class ModelEndpointError(CtxError):
+    """The model endpoint is unreachable, timed out, or answered an HTTP error or non-JSON; exit code 4."""
+
+    exit_code = 4
+
+
+class ModelAuthError(CtxError):
+    """The model endpoint refused the credentials (HTTP 401/403); exit code 5."""
+
+    exit_code = 5
