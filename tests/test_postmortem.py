@@ -6,7 +6,6 @@ private project copy that a test edits and reloads.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -257,8 +256,6 @@ def test_explain_omissions_c102_validity_and_order(c102):
         assert s not in out and s not in json.dumps(doc)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ctxcli.gate.injection") is None,
-                    reason="the untrusted-instruction detector (ctxcli.gate.injection) has not landed yet")
 def test_explain_omissions_c102_untrusted_email(c102):
     r = run_cli(["explain-omissions", c102, "--gate", "injection", "--json"])
     assert r.exit_code == 0

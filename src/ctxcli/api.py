@@ -62,7 +62,7 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
     finally:
         con.close()
     out = []
-    from .engine.gates import us_to_dt
+    from .util.timeutil import us_to_dt
     from datetime import timezone
 
     for r in rows:
@@ -230,7 +230,7 @@ def store_info(con) -> dict[str, Any]:
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
-    from .engine.builder import build
+    from .pipeline import investigate as run_pipeline
     from .store.db import open_reader
     from .tokens import warm_up
 
@@ -241,11 +241,38 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     db, loaded = ensure_store(opts.db)
     con = open_reader(db)
     try:
-        res = build(con, pb, pb_hash, req, store_info(con))
+        res = run_pipeline(con, pb, pb_hash, req, store_info(con))
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
                              candidates=res.candidates, store_loaded_now=loaded)
+
+
+def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[str], step_budget: int):
+    """One step of an agent (the MCP ``build_context`` tool): the evidence of ``goal_types``
+    not already ``held`` (evidence ids), through the same stages and gates as
+    :func:`investigate`, within ``step_budget`` evidence tokens. Returns an
+    ``engine.builder.Step`` (new items, omissions, covered and missing types, trace)."""
+    from .engine.builder import build_step as engine_step
+    from .store.db import open_reader
+    from .tokens import warm_up
+
+    warm_up()
+    case, _ = read_case(opts.case, opts.cases_dir)
+    pb, _ = read_playbook(case.playbook, opts.playbooks_dir)
+    req = make_request(case, pb, opts)
+    known = [et.type for et in pb.evidence_types]
+    bad = [t for t in goal_types if t not in known]
+    if bad:
+        raise UsageError(f"evidence type {bad[0]!r} is not in playbook {pb.playbook_id} (known: {', '.join(known)})")
+    if step_budget <= 0:
+        raise UsageError(f"step budget {step_budget} leaves no room for evidence")
+    db, _ = ensure_store(opts.db)
+    con = open_reader(db)
+    try:
+        return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
+    finally:
+        con.close()
 
 
 def output_files(res: InvestigateResult) -> dict[str, bytes]:

@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from .errors import UsageError
 from .models.case import Expected
+from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
 STRATEGIES = ("full", "topk", "governed", "dynamic")
@@ -58,7 +59,7 @@ def _us(value: str | datetime | None) -> int | None:
     if value is None:
         return None
     dt = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+    return dt_to_us(dt)
 
 
 def _obj_facts(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:

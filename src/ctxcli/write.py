@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .util.canon import canonical_bytes, pretty_bytes
+from .util.canon import canonical_bytes
 
 
 def trace_bytes(trace: list[dict[str, Any]]) -> bytes:
@@ -66,6 +66,3 @@ def write_run_folder(out: Path, files: dict[str, bytes]) -> None:
         shutil.rmtree(staging, ignore_errors=True)
         raise
 
-
-def pack_bytes(pack: dict[str, Any]) -> bytes:
-    return pretty_bytes(pack)

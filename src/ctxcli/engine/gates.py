@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import content_hash
+from ..util.timeutil import us_to_dt
 
 GATE_ORDER = ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time", "freshness",
               "integrity", "injection", "duplicate", "relevance", "budget"]
@@ -98,14 +99,6 @@ class Access:
         (records may add scopes or narrow purposes; the walk checks those per object)."""
         return (set(required_scopes or []) <= self.scopes and self.purpose in (allowed_purposes or [])
                 and self.cleared(classification))
-
-
-def us_to_dt(us: int | None, tz) -> datetime | None:
-    if us is None:
-        return None
-    from datetime import timezone
-
-    return (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=us)).astimezone(tz)
 
 
 def g_tenant(o: Obj, c: GateContext) -> Rejection | None:

@@ -22,6 +22,7 @@ from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, Re
 from ..util.canon import canonical_bytes, content_hash, sha256_hex
 from ..util import jsonstrict
 from ..util.pyd import first_error
+from ..util.timeutil import dt_to_us
 from ..util.yamlio import loads_yaml, read_text, read_yaml
 
 MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
@@ -205,7 +206,7 @@ def _tenant(m: SourceManifest, rec_tenant: str | None, disp: str, line: int | No
 def _us(dt) -> int | None:
     if dt is None:
         return None
-    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+    return dt_to_us(dt)
 
 
 _WS = re.compile(r"\s+")

@@ -186,7 +186,7 @@ def _tombstoned(con, lp: LoadedPack, object_id: str, tomb, scopes: set[str], pur
                 notes: list[str]) -> ObjectExplanation:
     from datetime import timezone
 
-    from ..engine.gates import us_to_dt
+    from ..util.timeutil import us_to_dt
     from ..util.timeutil import parse_ts
 
     sid, deleted_us, reason = tomb

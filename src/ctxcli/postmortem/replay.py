@@ -157,7 +157,7 @@ def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
 
 def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from .. import api, paths
-    from ..engine.builder import build
+    from ..pipeline import investigate as run_pipeline
     from ..store.db import open_reader
     from ..util.canon import pretty_bytes
 
@@ -167,7 +167,7 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     db_path = paths.db_path(db)
     con = open_reader(db_path)
     try:
-        res = build(con, pb, pb_hash, req, api.store_info(con))
+        res = run_pipeline(con, pb, pb_hash, req, api.store_info(con))
         diff = compare(lp.data, res.pack)
         purged = _purged(con, lp, diff)
     finally:
@@ -180,7 +180,7 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
     """Cited evidence whose object has been deleted from the store since."""
     from datetime import timezone
 
-    from ..engine.gates import us_to_dt
+    from ..util.timeutil import us_to_dt
     from ..util.timeutil import parse_ts
 
     out: list[Purged] = []

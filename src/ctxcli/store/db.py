@@ -10,13 +10,6 @@ from typing import Iterator
 from ..errors import StoreBusyError, StoreError, UsageError
 from .schema import SCHEMA_VERSION
 
-DEFAULT_DB = Path(".ctx") / "ctx.duckdb"
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("CTX_DB")
-    return Path(env) if env else DEFAULT_DB
-
 
 def fts_extension_path() -> str:
     import duckdb_extension_fts
