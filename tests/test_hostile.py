@@ -690,3 +690,29 @@ def test_clearance_defaults_and_bad_values(project_copy, tmp_path):
     assert r.stderr == ("ctx: error: --clearance 'top-secret' is not one of public, internal, confidential, "
                         "restricted\n")
     assert not (tmp_path / "x").exists()
+
+
+def test_the_replacement_hint_names_only_a_version_the_clearance_allows():
+    """An expired object's replacement is named only when the subject may see it: a newer
+    version in a restricted source is not hinted at to a subject cleared for internal."""
+    from ctxcli.engine.hydrate import find_replacement
+
+    old = dataclasses.replace(_obj_stub(), object_id="R-1", valid_to_us=100, family=1)
+    sources = {"rules": ("authoritative", "internal"), "vault": ("authoritative", "restricted")}
+    members = [("R-1", None, "v1", None, 100, [], ["review"], "rules"),
+               ("R-2", "R-1", "v2", 100, None, [], ["review"], "vault")]
+    kw = dict(purpose="review", as_of_us=200, scopes=frozenset())
+    assert find_replacement(members, old, clearance="internal", sources=sources, **kw) is None
+    assert find_replacement(members, old, clearance="restricted", sources=sources, **kw) == {
+        "object_id": "R-2", "version": "v2"}
+
+
+def _obj_stub():
+    from ctxcli.engine.gates import Obj
+
+    return Obj(doc_id=1, object_id="X", tenant_id=TENANT, source_id="rules", source_version="v1",
+               object_type="rule", subject_id=None, title="t", content="c", locator="l", valid_from_us=None,
+               valid_to_us=None, observed_us=0, required_scopes=[], allowed_purposes=["review"], supports=[],
+               facts={}, keys=[], content_hash="", dedup_hash="", supersedes=None, tokens=1, section=None,
+               doc_ref=None, trust_level="authoritative", classification="internal", max_age_s=None,
+               redaction=None, owner_team="o")
