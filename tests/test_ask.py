@@ -157,7 +157,7 @@ def test_api_key_never_reaches_a_file_stdout_or_stderr(store, serve, tmp_path, m
     assert srv.requests()[-1]["auth_ok"] is True          # the key was sent, in the header
     files = sorted(p for p in (tmp_path / "run").rglob("*") if p.is_file())
     assert {p.name for p in files} == {"pack.json", "trace.jsonl", "answer.json", "answer.md", "model.json",
-                                      "model_answer.json"}
+                                      "model_answer.json", "run.json"}
     for p in files:
         assert KEY.encode() not in p.read_bytes(), p.name
         assert KEY[8:].encode() not in p.read_bytes(), p.name
@@ -422,6 +422,36 @@ def test_ask_over_an_existing_pack(store, serve, tmp_path):
     assert r.exit_code == 2 and "tampered" in r.stderr and len(srv.requests()) == n
 
 
+def test_ask_over_a_signed_run_keeps_it_signed_and_verifiable(store, serve, tmp_path, monkeypatch):
+    ans, _ = faithful()
+    monkeypatch.setenv("CTX_SIGNING_KEY", "s" * 48)
+    assert run_cli(["investigate", "C-102", "--sign", "--out", tmp_path / "run"]).exit_code == 0
+    srv = serve({"responses": [reply(ans)]})
+    r = run_cli(["ask", tmp_path / "run" / "pack.json", "--endpoint", srv.url, "--model", "m"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert "signature" in doc and {"model.json", "model_answer.json", "trace.jsonl"} <= set(doc["files"])
+    srv.stop()
+    r = run_cli(["replay", tmp_path / "run" / "pack.json"])
+    assert r.exit_code == 0, r.stderr
+    # the recording is covered by the signature too
+    rec = tmp_path / "run" / "model.json"
+    rec.write_text(rec.read_text().replace('"m"', '"other-model"', 1))
+    _restamp(rec)
+    r = run_cli(["replay", tmp_path / "run" / "pack.json"])
+    assert r.exit_code == 2 and "run.json: bad signature" in r.stderr
+
+
+def _restamp(path):
+    """Record an edited file's new hash in its run folder's run.json, as a forger could."""
+    import hashlib
+
+    run_json = path.parent / "run.json"
+    doc = json.loads(run_json.read_text())
+    doc["files"][path.name] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    run_json.write_text(json.dumps(doc))
+
+
 def test_replay_revalidates_offline_and_re_asks(store, serve, tmp_path):
     ans, pack = faithful()
     srv = serve({"responses": [reply(ans)]})
@@ -437,6 +467,11 @@ def test_replay_revalidates_offline_and_re_asks(store, serve, tmp_path):
     bad["claims"][3]["text"] = "The claim amount is 812000 CNY."
     rec["response"]["content"] = json.dumps(bad)
     rec_path.write_text(json.dumps(rec))
+    # run.json records model.json's hash: the edit is tampering, exit 2
+    r = run_cli(["replay", tmp_path / "run" / "pack.json"])
+    assert r.exit_code == 2 and f"{rec_path}: tampered: the file hashes to" in r.stderr
+    # a forger who also rewrites run.json (unsigned): the offline re-validation still notices
+    _restamp(rec_path)
     r = run_cli(["replay", tmp_path / "run" / "pack.json", "--json"])
     assert r.exit_code == 1
     m = json.loads(r.stdout)["model"]
@@ -445,6 +480,7 @@ def test_replay_revalidates_offline_and_re_asks(store, serve, tmp_path):
     # --re-ask: a new answer from the (restarted) server, diffed against the recorded one
     rec["response"]["content"] = json.dumps(ans)
     rec_path.write_text(json.dumps(rec))
+    _restamp(rec_path)
     changed = {**ans, "verdict": "partial", "claims": ans["claims"][:5]}
     srv2 = serve({"responses": [reply(changed)]})
     r = run_cli(["replay", tmp_path / "run" / "pack.json", "--re-ask", "--endpoint", srv2.url])

@@ -195,7 +195,7 @@ BAD_PACKS = [
 
 
 @pytest.mark.parametrize("name,content,fragment", BAD_PACKS, ids=[b[0] for b in BAD_PACKS])
-@pytest.mark.parametrize("cmd", ["replay", "explain-omissions", "diff"])
+@pytest.mark.parametrize("cmd", ["replay", "explain-omissions", "diff", "render"])
 def test_bad_pack_is_one_line_exit_2(store, tmp_path, name, content, fragment, cmd):
     p = tmp_path / "pack.json"
     if content is not None:

@@ -35,7 +35,13 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
-        return build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+        try:
+            return build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+        except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
+            from .errors import StoreUnusableError
+
+            raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
+                                     f"(the previous store, if any, is unchanged)") from None
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
@@ -51,14 +57,15 @@ def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
 
 
 def sources(db: Path | None = None) -> list[dict[str, Any]]:
-    from .store.db import open_reader
+    from .store.db import open_reader, store_errors
 
     con = open_reader(paths.db_path(db))
     try:
         cols = ["source_id", "tenant_id", "source_type", "owner_team", "classification", "trust_level",
                 "required_scopes", "allowed_purposes", "refresh_sla", "max_age_s", "enabled", "n_objects",
                 "n_sections", "n_entities", "n_relations", "n_tombstones", "newest_observed_us", "digest"]
-        rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+        with store_errors(paths.db_path(db)):
+            rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
     finally:
         con.close()
     out = []
@@ -231,7 +238,7 @@ def store_info(con) -> dict[str, Any]:
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .pipeline import investigate as run_pipeline
-    from .store.db import open_reader
+    from .store.db import open_reader, store_errors
     from .tokens import warm_up
 
     warm_up()
@@ -241,7 +248,8 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     db, loaded = ensure_store(opts.db)
     con = open_reader(db)
     try:
-        res = run_pipeline(con, pb, pb_hash, req, store_info(con))
+        with store_errors(db):
+            res = run_pipeline(con, pb, pb_hash, req, store_info(con))
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
@@ -254,7 +262,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     :func:`investigate`, within ``step_budget`` evidence tokens. Returns an
     ``engine.builder.Step`` (new items, omissions, covered and missing types, trace)."""
     from .engine.builder import build_step as engine_step
-    from .store.db import open_reader
+    from .store.db import open_reader, store_errors
     from .tokens import warm_up
 
     warm_up()
@@ -270,19 +278,26 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     db, _ = ensure_store(opts.db)
     con = open_reader(db)
     try:
-        return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
+        with store_errors(db):
+            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
     finally:
         con.close()
 
 
-def output_files(res: InvestigateResult) -> dict[str, bytes]:
+def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, bytes]:
+    """The files of a run folder: pack.json, trace.jsonl, answer.json, answer.md and run.json
+    (their hashes; signed with ``$CTX_SIGNING_KEY`` when ``sign``)."""
     from .answer.markdown import answer_markdown
+    from .runfolder import RUN_FILE, run_manifest, signing_key
     from .util.canon import pretty_bytes
     from .write import trace_bytes
 
-    return {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
-            "answer.json": pretty_bytes(res.answer),
-            "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    key = signing_key(required=True) if sign else None
+    files = {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
+             "answer.json": pretty_bytes(res.answer),
+             "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    files[RUN_FILE] = run_manifest(files, res.pack, key)
+    return files
 
 
 def default_out_dir(res: InvestigateResult) -> Path:
@@ -292,12 +307,80 @@ def default_out_dir(res: InvestigateResult) -> Path:
     return paths.root() / "runs" / f"{name}-{res.pack['pack_id'][3:11]}"
 
 
-def write_outputs(res: InvestigateResult, out: Path | None = None) -> Path:
+def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool = False) -> Path:
     from .write import write_run_folder
 
     out_dir = Path(out) if out is not None else default_out_dir(res)
-    write_run_folder(out_dir, output_files(res))
+    write_run_folder(out_dir, output_files(res, sign=sign))
     return out_dir
+
+
+# ---------------------------------------------------------------------------------- render
+@dataclass
+class RenderResult:
+    """A pack's model-visible context, rendered again and counted section by section."""
+
+    format: str                          # markdown | messages
+    data: bytes                          # the rendering
+    sections: list[dict[str, Any]]       # section, slot, trust, tokens, recorded_tokens
+    total_tokens: int
+    drift: list[str]                     # differences from the pack's recorded counts
+
+    @property
+    def matches_pack(self) -> bool:
+        return not self.drift
+
+
+def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
+    """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render
+    its model-visible context and count every section against the counts it records."""
+    from .engine.render import render_markdown, render_messages, section_texts
+    from .errors import PackError
+    from .postmortem.packfile import load_pack
+    from .tokens import count, encoding as get_encoding
+    from .util.canon import pretty_bytes
+
+    if fmt not in ("markdown", "messages"):
+        raise UsageError(f"--format: unknown format {fmt!r} (known: markdown, messages)")
+    lp = load_pack(pack_path)
+    p = lp.data
+    enc = encoding or p.get("encoding") or "cl100k_base"
+    get_encoding(enc)                     # unknown encoding: one-line UsageError, exit 2
+    if p.get("encoding") and enc != p["encoding"]:
+        raise UsageError(f"--encoding: the pack was counted with {p['encoding']}; counts in {enc} cannot be "
+                         f"checked against it")
+    try:
+        secs = section_texts(p)
+        recorded = p["slots"]["sections"]
+        recorded_total = p["slots"]["total_tokens"]
+        messages = render_messages(p)
+        data = render_markdown(p).encode("utf-8") if fmt == "markdown" else pretty_bytes(messages)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+        raise PackError(f"not a complete ctx pack ({type(e).__name__}: {e})", file=lp.display) from None
+    sections = []
+    drift: list[str] = []
+    rec_by_pos = list(recorded) if isinstance(recorded, list) else []
+    for i, (name, slot, trust, text) in enumerate(secs):
+        n = count(text, enc)
+        rec = rec_by_pos[i] if i < len(rec_by_pos) and isinstance(rec_by_pos[i], dict) else {}
+        rn = rec.get("tokens")
+        if rec.get("section") != name:
+            drift.append(f"section {i + 1} is {name}, the pack records {rec.get('section')!r}")
+        elif rn != n:
+            drift.append(f"section {name} has {n} tokens, the pack records {rn}")
+        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n, "recorded_tokens": rn})
+    if len(rec_by_pos) != len(secs):
+        drift.append(f"the pack records {len(rec_by_pos)} sections, the renderer has {len(secs)}")
+    if fmt == "markdown":
+        total = count(data.decode("utf-8"), enc)
+    else:
+        total = sum(count(m["content"], enc) for m in messages)
+    if total != recorded_total:
+        drift.append(f"the rendering has {total} tokens, the pack records {recorded_total}")
+    if sum(s["tokens"] for s in sections) != total:
+        drift.append(f"the sections sum to {sum(s['tokens'] for s in sections)} tokens but the whole "
+                     f"rendering has {total}")
+    return RenderResult(format=fmt, data=data, sections=sections, total_tokens=total, drift=drift)
 
 
 # ---------------------------------------------------------------------------------- model (ctx ask)

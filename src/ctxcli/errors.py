@@ -5,7 +5,7 @@ with ``err.exit_code``. Library code raises these and never prints or exits.
 
 Exit codes: 0 ok; 1 the investigation or check failed (replay drift, eval below
 threshold, packs differ); 2 bad input or usage; 3 store busy (another process holds
-the write lock; retry).
+the write lock; retry) or unusable (damaged, disk full, read-only folder).
 """
 
 from __future__ import annotations
@@ -55,6 +55,16 @@ class StoreBusyError(CtxError):
     """Another process holds the store's write lock; retry shortly."""
 
     exit_code = 3
+
+
+class StoreUnusableError(StoreError):
+    """The store is damaged (corrupt, truncated) or cannot be written (disk full, read-only folder); exit 3."""
+
+    exit_code = 3
+
+
+class OutputError(CtxError):
+    """An output file or run folder cannot be written (a folder in the way, disk full, read-only)."""
 
 
 class PackError(CtxError):

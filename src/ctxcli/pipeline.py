@@ -13,7 +13,7 @@ from .answer import answer as answer_mod
 from .engine.builder import Request, build
 from .engine.trace import Trace
 from .models.playbook import Playbook
-from .util.canon import obj_hash
+from .util.packid import seal as seal_pack
 
 ANSWER_SCHEMA = "ctx.answer/1"
 
@@ -57,6 +57,4 @@ def seal(pack: dict[str, Any], ans: dict[str, Any]) -> None:
     pack["answer"] = {"verdict": ans["verdict"], "recommended_action": ans["recommended_action"]["action"],
                       "claims": [{"claim_id": c["claim_id"], "status": c["status"], "facts": c["facts"],
                                   "evidence": c["evidence"]} for c in ans["claims"]]}
-    h = obj_hash(pack)
-    pack["content_hash"] = h
-    pack["pack_id"] = "pk-" + h.split(":")[1][:16]
+    seal_pack(pack)

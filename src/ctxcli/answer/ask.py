@@ -373,14 +373,22 @@ def run_ask(opts: AskOptions) -> AskResult:
         trace_raw = trace_path.read_bytes() if trace_path.is_file() else b""
         files = record_files(outcome)
         files["trace.jsonl"] = trace_with(trace_raw, outcome.events)
+        # run.json records the hashes of the run's files, the new ones included (re-signed when
+        # the run was signed: load_pack has just verified it with the key)
+        from ..runfolder import RUN_FILE, run_manifest, signing_key
+
+        kept = {name: (src_dir / name).read_bytes() for name in ("answer.json", "answer.md")
+                if (src_dir / name).is_file()}
+        key = signing_key(required=True) if lp.run is not None and lp.run.signed else None
+        manifest = run_manifest({**kept, **files}, lp.data, key)
         if out_dir.resolve() == src_dir.resolve():
             for name, data in files.items():
                 write_file_atomic(out_dir / name, data)
+            write_file_atomic(out_dir / RUN_FILE, manifest)
         else:
-            for name in ("answer.json", "answer.md"):
-                if (src_dir / name).is_file():
-                    files[name] = (src_dir / name).read_bytes()
+            files.update(kept)
             files["pack.json"] = lp.raw
+            files[RUN_FILE] = manifest
             write_run_folder(out_dir, files)
         det = {}
         if (src_dir / "answer.json").is_file():
@@ -398,6 +406,9 @@ def run_ask(opts: AskOptions) -> AskResult:
     files = api.output_files(res)
     files["trace.jsonl"] = trace_with(files["trace.jsonl"], outcome.events)
     files.update(record_files(outcome))
+    from ..runfolder import RUN_FILE, run_manifest
+
+    files[RUN_FILE] = run_manifest(files, res.pack)      # the hashes of the files as written
     out_dir = Path(opts.out) if opts.out is not None else api.default_out_dir(res)
     write_run_folder(out_dir, files)
     return AskResult(pack=res.pack, answer=res.answer, outcome=outcome, out_dir=out_dir, from_pack=False,

@@ -74,9 +74,10 @@ def ask(
             _human(ma, res.outcome.model_record)
             from .console import console, safe
 
-            files = ["model.json", "model_answer.json", "trace.jsonl"]
+            files = ["model.json", "model_answer.json", "trace.jsonl", "run.json"]
             if not res.from_pack:
-                files = ["pack.json", "trace.jsonl", "answer.json", "answer.md", "model.json", "model_answer.json"]
+                files = ["pack.json", "trace.jsonl", "answer.json", "answer.md", "model.json", "model_answer.json",
+                         "run.json"]
             for name in files:
                 console().print(f"wrote {safe(res.out_dir / name)}")
         if ma["status"] == "rejected":

@@ -58,11 +58,14 @@ def replay(
     """Verify a pack, rebuild it from its recorded request against the current store (or --db),
     and report `identical` (exit 0) or `drifted` with every difference itemised (exit 1).
 
-    A pack whose content no longer matches its hash was edited by hand: it is reported as
-    tampered and nothing in it is used (exit 2). Cited evidence whose object has since been
-    deleted is reported as purged, without its content. A run folder written by `ctx ask`
-    also has its recorded model exchange re-validated offline (no model call); --re-ask asks
-    the model again and diffs the answers. A different validation or answer is drift (exit 1).
+    A pack whose content no longer matches its hash, whose evidence text no longer matches
+    its text_hash, or whose run folder no longer matches its run.json (an edited answer, a
+    deleted or forged trace event, a bad signature) is reported as tampered, naming the file,
+    and nothing in it is used (exit 2). The same request limits as `ctx investigate` apply.
+    Cited evidence whose object has since been deleted is reported as purged, without its
+    content. A run folder written by `ctx ask` also has its recorded model exchange
+    re-validated offline (no model call); --re-ask asks the model again and diffs the
+    answers. A different validation or answer is drift (exit 1).
 
     Example: ctx replay runs/C-102-1a2b3c4d/pack.json
     """

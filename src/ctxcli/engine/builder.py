@@ -24,6 +24,7 @@ from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
 from ..util.canon import opaque_ref
+from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
 from . import compress as compression
 from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
@@ -35,7 +36,6 @@ from .render import evidence_header, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
 from .trace import Trace
 
-PACK_SCHEMA = "ctx.pack/1"
 Strategy = Literal["full", "topk", "governed", "dynamic"]
 
 

@@ -121,6 +121,8 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
 
 
 def resolve_snapshot(m: SourceManifest, disp: str, root: Path, sources_dir: Path | None) -> Path:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in m.snapshot):
+        raise InputError("snapshot path contains a control character (a NUL byte?)", file=disp, field="snapshot")
     raw = Path(m.snapshot)
     if raw.is_absolute() or ".." in raw.parts:
         raise InputError("snapshot path must stay inside the project root", file=disp, field="snapshot")
