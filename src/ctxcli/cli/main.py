@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "cmd_eval",
     "cmd_ask",
     "cmd_serve",
+    "cmd_scan",
+    "cmd_report",
 )
 
 

@@ -1,0 +1,67 @@
+"""ctx report: one self-contained HTML page per run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import emit_json, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+
+
+def report(
+    run: Annotated[Path, typer.Argument(help="A run folder written by `ctx investigate`, or its pack.json.",
+                                        show_default=False)],
+    *,
+    compare: Annotated[Optional[Path], typer.Option("--compare", help="Another run folder or pack.json: show "
+                                                    "the `ctx diff` of this run against it, side by side.",
+                                                    show_default=False, metavar="OTHER")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="The HTML file to write (default: report.html "
+                                                "beside the pack). An existing file is replaced only if ctx "
+                                                "report wrote it.", show_default=False,
+                                                metavar="FILE.html")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (file written, pack id, size, "
+                                          "sha256, notes) instead of one line.")] = False,
+) -> None:
+    """Write one self-contained HTML page for a run: verdict, action and claims with their
+    epistemic status; every cited evidence id linked to its evidence card (source, trust,
+    locator, validity, observed time, tokens, transformations, the text as packed); the token
+    budget by slot and evidence type; omissions by gate in gate order with the facts that
+    decided them and what would have admitted them; the retrieval of each round; the trace as
+    a timeline; with --compare, the `ctx diff` against another run side by side.
+
+    The pack is verified first (a tampered pack is refused, exit 2); trace.jsonl and
+    answer.json beside it are shown only when they belong to it. The page has no script and
+    loads nothing (no network, no fonts); withheld objects appear only as opaque references.
+    The same run always gives the same bytes.
+
+    Example: ctx report runs/default --compare runs/restricted/pack.json --out runs/default/report.html
+    """
+    with handle_errors():
+        from ..report import load_run, pack_path, render, write_report
+        from ..util.canon import sha256_hex
+
+        a = load_run(run)
+        b = load_run(compare) if compare is not None else None
+        target = Path(out) if out is not None else pack_path(run).parent / "report.html"
+        page = render(a, b).encode("utf-8")
+        write_report(target, page, "--out" if out is not None else "report")
+        doc = {"out": str(target), "pack_id": a.lp.pack_id, "compare": b.lp.pack_id if b else None,
+               "bytes": len(page), "sha256": "sha256:" + sha256_hex(page), "notes": a.notes}
+        if as_json:
+            emit_json(doc)
+            return
+        from .console import console, safe
+
+        c = console()
+        what = f"{len(a.pack['evidence'])} evidence, {len(a.pack['omissions'])} omissions"
+        if b is not None:
+            what += f", compared with {b.lp.pack_id}"
+        c.print(f"wrote {safe(target)}: {safe(a.lp.pack_id)} ({what}; {len(page) // 1024} KB)")
+        for n in a.notes:
+            c.print("note: " + safe(n))

@@ -1,0 +1,168 @@
+"""Reading a run for the report: the verified pack, and the files beside it that belong to it.
+
+The pack is read by :func:`ctxcli.postmortem.load_pack` (shape, schema and content hash), so a
+tampered pack is refused before anything is shown. ``trace.jsonl`` and ``answer.json`` beside
+the pack are used only when they agree with the pack (the trace's queries, selections and
+counts; the answer's pack id, verdict, action and claims); otherwise the page says why they
+are not shown. A model answer (``model_answer.json``, with ``model.json``, the recorded exchange,
+when present) is shown when it names the pack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..postmortem import LoadedPack, load_pack
+
+MAX_SIDE_FILE_BYTES = 256 * 1024 * 1024
+MODEL_ANSWER, MODEL_RECORD = "model_answer.json", "model.json"
+
+
+@dataclass
+class Run:
+    """A verified pack and the run files that belong to it."""
+
+    lp: LoadedPack
+    trace: list[dict[str, Any]] | None = None
+    answer: dict[str, Any] | None = None
+    model: dict[str, Any] | None = None           # model_answer.json: the answer and its validation
+    model_record: dict[str, Any] | None = None    # model.json: the recorded exchange
+    model_file: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pack(self) -> dict[str, Any]:
+        return self.lp.data
+
+
+def pack_path(path: Path | str) -> Path:
+    """RUN_DIR or PACK: the pack file a report is about."""
+    p = Path(path)
+    if p.is_dir():
+        inner = p / "pack.json"
+        if not inner.exists():
+            raise UsageError(f"{path}: a folder without pack.json (give a run folder or a pack.json)")
+        return inner
+    return p
+
+
+def load_run(path: Path | str) -> Run:
+    """Load a run folder or a pack file; raise PackError (exit 2) for a bad or tampered pack."""
+    lp = load_pack(pack_path(path))
+    run = Run(lp)
+    folder = lp.path.parent
+    trace, why = _read_trace(folder / "trace.jsonl", lp.data)
+    if trace is not None:
+        run.trace = trace
+    elif why:
+        run.notes.append(f"trace.jsonl is not shown: {why}")
+    answer, why = _read_answer(folder / "answer.json", lp.data)
+    if answer is not None:
+        run.answer = answer
+    elif why:
+        run.notes.append(f"answer.json is not shown (the pack's own answer is): {why}")
+    for name in (MODEL_ANSWER, MODEL_RECORD):
+        doc, why = _read_json(folder / name)
+        if doc is None and why is None:
+            continue
+        if not isinstance(doc, dict):
+            run.notes.append(f"{name} is not shown: {why or 'not a JSON object'}")
+            continue
+        if doc.get("pack_id") != lp.pack_id:
+            run.notes.append(f"{name} is not shown: it answers pack {doc.get('pack_id')}, not {lp.pack_id}")
+            continue
+        if name == MODEL_ANSWER:
+            run.model, run.model_file = doc, name
+        else:
+            run.model_record = doc
+    return run
+
+
+def _read_bytes(p: Path) -> tuple[bytes | None, str | None]:
+    """(bytes, None), or (None, why) when the file is unusable, or (None, None) when absent."""
+    if not p.exists():
+        return None, None
+    if not p.is_file():
+        return None, "not a regular file"
+    try:
+        if p.stat().st_size > MAX_SIDE_FILE_BYTES:
+            return None, "too large"
+        return p.read_bytes(), None
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+
+
+def _read_json(p: Path) -> tuple[Any, str | None]:
+    import orjson
+
+    raw, why = _read_bytes(p)
+    if raw is None:
+        return None, why
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        return None, "not valid JSON"
+
+
+def _read_trace(p: Path, pack: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | None]:
+    import orjson
+
+    raw, why = _read_bytes(p)
+    if raw is None:
+        return None, why
+    events: list[dict[str, Any]] = []
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            ev = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None, f"line {n} is not JSON"
+        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
+            return None, f"line {n} is not a trace event"
+        events.append(ev)
+    if [e.get("seq") for e in events] != list(range(1, len(events) + 1)):
+        return None, "its events are not numbered 1, 2, 3 …"
+    return (events, None) if _trace_matches(events, pack) else (None, "it belongs to another pack")
+
+
+def _trace_matches(events: list[dict[str, Any]], pack: dict[str, Any]) -> bool:
+    """The trace's queries, selections and final counts are the pack's."""
+    recorded = {(r.get("round"), q.get("query_id")): q for r in pack["rounds"] if isinstance(r, dict)
+                for q in r.get("queries", []) if isinstance(q, dict)}
+    ran = {(e.get("round"), e.get("query_id")): e.get("query") for e in events if e["event"] == "retrieval_executed"}
+    if ran != recorded:
+        return False
+    selected = [e.get("evidence_id") for e in events if e["event"] == "evidence_selected"]
+    if sorted(selected) != sorted(str(x.get("evidence_id")) for x in pack["evidence"]):
+        return False
+    built = [e for e in events if e["event"] == "pack_built"]
+    return len(built) == 1 and built[0].get("evidence") == len(pack["evidence"]) \
+        and built[0].get("omissions") == len(pack["omissions"])
+
+
+def _claim_core(claims: Any) -> list[Any]:
+    if not isinstance(claims, list):
+        return []
+    return [{k: c.get(k) for k in ("claim_id", "status", "facts", "evidence")} if isinstance(c, dict) else c
+            for c in claims]
+
+
+def _read_answer(p: Path, pack: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    doc, why = _read_json(p)
+    if doc is None:
+        return None, why
+    if not isinstance(doc, dict):
+        return None, "not a JSON object"
+    if doc.get("pack_id") != pack["pack_id"]:
+        return None, f"it answers pack {doc.get('pack_id')}, not {pack['pack_id']}"
+    a = pack["answer"]
+    act = doc.get("recommended_action")
+    act = act.get("action") if isinstance(act, dict) else act
+    if doc.get("verdict") != a.get("verdict") or act != a.get("recommended_action") \
+            or _claim_core(doc.get("claims")) != _claim_core(a.get("claims")):
+        return None, "its verdict, action or claims differ from the pack's"
+    return doc, None

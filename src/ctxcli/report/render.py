@@ -1,0 +1,55 @@
+"""The page: Jinja2 templates (package data) with autoescaping on for every template.
+
+Every string from a source is untrusted: autoescaping makes markup text, and ``finalize``
+makes control and bidirectional-override characters visible escapes before escaping, so a
+title cannot reorder or hide what is printed around it. The page has no script, and its
+Content-Security-Policy forbids scripts and every network fetch.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from . import view
+from .loader import Run
+
+GENERATOR = "ctx report 1"
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def _visible(value: Any) -> Any:
+    from markupsafe import Markup
+
+    if not isinstance(value, str) or isinstance(value, Markup):   # Markup: the templates' own output
+        return value
+    out = []
+    for ch in value:
+        o = ord(ch)
+        if ch in "\n\t":
+            out.append(ch)
+        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        elif o in (0x2028, 0x2029, 0x200E, 0x200F, 0xFEFF) or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@lru_cache(maxsize=1)
+def _env():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("ctxcli.report", "templates"), autoescape=True,
+                      undefined=StrictUndefined, finalize=_visible, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True)
+    env.filters["show"] = view.show
+    env.filters["short"] = view.short
+    return env
+
+
+def render(run: Run, other: Run | None = None) -> str:
+    """The report page for ``run`` (compared with ``other`` when given), as a string."""
+    env = _env()
+    return env.get_template("report.html.j2").render(v=view.build(run, other), csp=CSP, generator=GENERATOR)
