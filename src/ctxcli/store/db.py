@@ -57,7 +57,8 @@ def writer_lock(db: Path) -> Iterator[None]:
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as e:
-        raise StoreUnusableError(f"cannot open the store's lock file {lock_path}: {e.strerror}") from None
+        raise StoreUnusableError(f"cannot write the store {db}: {e.strerror} (its lock file {lock_path.name}; "
+                                 f"the previous store, if any, is unchanged)") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
