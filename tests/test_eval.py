@@ -248,7 +248,7 @@ playbook: motor-claim-review
 question: Does claim C-104 have to be reviewed by a human?
 purpose: claim_review
 as_of: "2026-07-23T12:00:00+08:00"
-subject: {{id: investigator-01, scopes: [case:read, policy:read, document:read, risk:read]}}
+subject: {{id: investigator-01, scopes: [case:read, policy:read, document:read, risk:read], clearance: confidential}}
 seeds: [case:C-104]
 business_keys: [C-104]
 expected:

@@ -3,6 +3,7 @@ programs call them directly. Nothing here prints or exits: errors are CtxError s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
          progress=None):
     from .load.build import build_store
+    from .store.db import writer_lock
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
@@ -36,14 +38,17 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
             raise probs[0].error()
     kw = {"progress": progress} if progress else {}
     db_path = paths.db_path(db)
-    try:
-        res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
-    except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
-        from .errors import StoreUnusableError
+    if db_path.is_dir():
+        raise UsageError(f"--db {db_path} is a folder, not a store file")
+    with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
+        try:
+            res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+        except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
+            from .errors import StoreUnusableError
 
-        raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
-                                 f"(the previous store, if any, is unchanged)") from None
-    store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
+            raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
+                                     f"(the previous store, if any, is unchanged)") from None
+        store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
     return res
 
 
@@ -129,12 +134,12 @@ def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, st
 def _read_case(case_id: str, cases_dir: Path | None = None):
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
-    if p.suffix in (".yaml", ".yml") and p.is_file():
-        path = p
+    if p.suffix in (".yaml", ".yml") and os.path.lexists(p):
+        path = p     # a FIFO or folder is reported by read_yaml ("not a regular file")
     else:
         _safe_id(case_id, "case")
         path = cdir / f"{case_id}.yaml"
-        if not path.is_file():
+        if not os.path.lexists(path):
             known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
@@ -168,10 +173,13 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     _safe_id(playbook_id, "playbook")
     pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
     path = pdir / f"{playbook_id}.yaml"
-    if not path.is_file():
+    if not os.path.lexists(path):   # a FIFO or folder is reported by read_yaml ("not a regular file")
         raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)} (playbooks are read from "
                          f"the project root {paths.root()}; set CTX_ROOT to the project folder)", field="playbook")
     disp = _display(path)
+    real_root = Path(os.path.realpath(pdir)).parent.parent    # the folder holding manifests/playbooks
+    if real_root not in Path(os.path.realpath(path)).parents:
+        raise InputError("playbook is a symlink that leads outside the project root", file=disp)
     marks = read_yaml_marked(path, display=disp)
     data = marks.data
     if not isinstance(data, dict):
@@ -220,6 +228,7 @@ class InvestigateOptions:
     known_at: datetime | None = None
     subject_id: str | None = None
     scopes: list[str] | None = None
+    clearance: str | None = None
     purpose: str | None = None
     budget: int | None = None
     max_rounds: int | None = None
@@ -256,6 +265,18 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     sid = opts.subject_id or subject.id
     scopes = opts.scopes if opts.scopes is not None else (
         list(subject.scopes) if opts.subject_id is None or opts.subject_id == subject.id else [])
+    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+
+    # The clearance goes with the subject: the case's (or variant's) subject keeps its own,
+    # another subject named with --subject gets the default unless --clearance is given.
+    if opts.clearance is not None:
+        if opts.clearance not in CLEARANCE_LEVELS:
+            raise UsageError(f"--clearance {opts.clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
+        clearance = opts.clearance
+    elif opts.subject_id is None or opts.subject_id == subject.id:
+        clearance = subject.clearance.value
+    else:
+        clearance = DEFAULT_CLEARANCE
     purpose = opts.purpose or (var.purpose if var and var.purpose else case.purpose)
     if purpose not in pb.purposes:
         raise UsageError(f"purpose {purpose!r} is not served by playbook {pb.playbook_id} "
@@ -276,7 +297,8 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy, params=params)  # type: ignore[arg-type]
+                   variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
+                   clearance=clearance)
 
 
 def store_info(con, key: bytes | None = None) -> dict[str, Any]:

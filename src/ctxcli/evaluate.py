@@ -93,9 +93,17 @@ def retriever_metrics(candidates: list[dict[str, Any]], exp: Expected) -> dict[s
 
 
 # ------------------------------------------------------------------------------ builder
+def _over_clearance(f: dict[str, Any], request: dict[str, Any]) -> bool:
+    from .models.manifest import DEFAULT_CLEARANCE, clearance_rank
+
+    level = f.get("classification")
+    clearance = request.get("subject", {}).get("clearance", DEFAULT_CLEARANCE)
+    return level is not None and clearance_rank(level) > clearance_rank(clearance)
+
+
 def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[str, Any]) -> list[str]:
     """Why an admitted item is not a valid source for this request, judged from the store,
-    not from the gates: other_tenant, missing_scope, purpose_not_allowed, not_yet_valid,
+    not from the gates: other_tenant, missing_scope, clearance_too_low, purpose_not_allowed, not_yet_valid,
     expired, not_yet_known, stale, hash_mismatch, injection, not_in_store."""
     f = _obj_facts(facts).get(item["object_id"])
     if f is None:
@@ -106,6 +114,8 @@ def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[s
         out.append("other_tenant")
     if set(f.get("required_scopes") or []) - scopes:
         out.append("missing_scope")
+    if _over_clearance(f, request):
+        out.append("clearance_too_low")
     if request.get("purpose") not in (f.get("allowed_purposes") or []):
         out.append("purpose_not_allowed")
     as_of = _us(request.get("as_of"))
@@ -275,6 +285,8 @@ def safety_metrics(pack: dict[str, Any], exp: Expected, facts: dict[str, Any]) -
             why.append("other_tenant")
         if need := sorted(set(f.get("required_scopes") or []) - scopes):
             why.append("missing_scope:" + ",".join(need))
+        if _over_clearance(f, req):
+            why.append("clearance_too_low")
         if req.get("purpose") not in (f.get("allowed_purposes") or []):
             why.append("purpose_not_allowed")
         if why:
@@ -384,7 +396,7 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
 _FACTS_SQL = """
 SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
        o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
-       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes
+       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
 FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
 WHERE list_contains($ids, o.object_id)
 ORDER BY o.object_id, o.tenant_id
@@ -459,7 +471,7 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
             "required_scopes": sorted(set(r[6] or []) | set(r[15] or [])),
             "allowed_purposes": sorted(r[7] if r[7] is not None else (r[16] or [])),
             "content_hash": shown(r), "dedup_hash": r[9], "integrity_ok": content_hash(r[11] or "") == r[8],
-            "trust_level": r[13], "max_age_s": r[14], "injection": inj}
+            "trust_level": r[13], "max_age_s": r[14], "injection": inj, "classification": r[17]}
     tomb = []
     if ids:
         tomb = [x[0] for x in con.execute(

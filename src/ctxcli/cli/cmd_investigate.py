@@ -28,6 +28,10 @@ def investigate(
     scope: Annotated[Optional[list[str]], typer.Option("--scope", help="A scope of the subject; repeat. Given "
                                                        "with --subject, replaces the case's scopes.",
                                                        show_default=False)] = None,
+    clearance: Annotated[Optional[str], typer.Option("--clearance", help="Highest source classification the "
+                                                     "subject may read: public, internal, confidential or "
+                                                     "restricted (default: the case subject's; internal for "
+                                                     "another --subject).", show_default=False)] = None,
     purpose: Annotated[Optional[str], typer.Option("--purpose", help="Purpose of use (must be served by the "
                                                    "playbook).", show_default=False)] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", help="Total token budget of the model call, 64 to "
@@ -75,8 +79,8 @@ def investigate(
             check_out_dir(out)   # refuse before the work, not after it
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
-            subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,
-            budget=budget, max_rounds=max_rounds, variant=variant, db=db,
+            subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
+            purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db,
             extra_params=dict(parse_param(p) for p in param) if param else None)
         if sign:
             from ..runfolder import signing_key

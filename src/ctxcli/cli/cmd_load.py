@@ -32,7 +32,8 @@ def load(
 
     The new store is built beside the old one and swapped in only on success; any bad
     record is a one-line error naming file, line and field (exit 2), and the old store
-    stays as it was.
+    stays as it was. One load at a time: while another load holds the store's writer lock
+    (<store>.lock), a second one exits 3 without touching anything.
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """

@@ -231,9 +231,9 @@ def explain_omissions(
     With --object ID, explain one object: admitted, omitted (and why), or never a candidate —
     no channel matched it (the full-text terms, structured keys and graph paths that ran are
     shown), it was tombstoned, its source is disabled, or it is not found. For objects the pack's
-    subject could not see, only the scope or purpose they need is shown; an id of another tenant,
-    or a tombstone in a source the subject may not read, is answered exactly like an id that
-    exists nowhere.
+    subject could not see, only the scope, clearance or purpose they need is shown; an id of
+    another tenant, or a tombstone in a source the subject may not read, is answered exactly
+    like an id that exists nowhere.
 
     Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
     """

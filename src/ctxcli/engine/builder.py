@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from ..models.manifest import DEFAULT_CLEARANCE
 from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
@@ -26,7 +27,8 @@ from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
 from . import compress as compression
 from .disclose import Disclosure
-from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, Rejection, run_gates
+from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
+                    run_gates)
 from .hydrate import Hydrator, find_replacement
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
@@ -53,13 +55,14 @@ class Request:
     business_keys: list[str]
     variant: str | None = None
     strategy: Strategy = "dynamic"
+    clearance: str = DEFAULT_CLEARANCE
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
              "purpose": self.purpose, "as_of": self.as_of.isoformat(),
              "known_at": self.known_at.isoformat() if self.known_at else None,
-             "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes))},
+             "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes)), "clearance": self.clearance},
              "budget": self.budget, "max_rounds": self.max_rounds, "seeds": self.seeds,
              "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
         if self.params:   # recorded only when the case has any: other packs keep their bytes
@@ -142,11 +145,12 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     hydrator = Hydrator(con, req.tenant_id)
 
     def replacement(o: Obj) -> dict[str, Any] | None:
-        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes)
+        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes,
+                                clearance=req.clearance, sources=hydrator.sources)
 
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
                        as_of_us=as_of_us, known_at_us=dt_to_us(req.known_at) if req.known_at else None,
-                       replacement=replacement)
+                       replacement=replacement, clearance=req.clearance)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     bc = BuildContext(
@@ -198,7 +202,9 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
 def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     """Run the plan's queries and fuse their rankings; keep the candidates not seen before."""
     t0 = time.perf_counter()
-    runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us) if plan.queries else []
+    access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
+    runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us,
+                    access=access) if plan.queries else []
     for run in runs:
         key = f"channel.{run.query.channel}"
         bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds

@@ -178,7 +178,7 @@ def gaps_text(pack: dict[str, Any]) -> str:
         shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
         lines.append(f"- Excluded by {gate}: {shown}.")
     for gate in sorted(counted, key=order.index):
-        if gate in ("tenant", "scope", "purpose"):
+        if gate in ("tenant", "scope", "classification", "purpose"):
             lines.append(f"- Withheld by {gate}: {counted[gate]} item(s) the subject may not see.")
         elif gate == "relevance":
             lines.append(f"- Not used by relevance: {counted[gate]} item(s) not linked to this case.")

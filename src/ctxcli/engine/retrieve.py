@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.playbook import Playbook
+from .gates import Access
 from .plan import Plan, Query
 
 RRF_K = 60
@@ -74,6 +75,14 @@ MAX_POSTINGS = 200_000
 RARE_SHARE = 0.05
 COMMON_SHARE = 0.5
 
+# Every edge is authorised before it is walked, so a withheld edge never reaches a path and the
+# fan-out cap counts authorised edges only. An edge passes when (1) it is the tenant's and valid
+# at as_of; (2) the source that registered it and the source of the entity it leads to pass the
+# subject's scope, classification and purpose; (3) the object that attests it, if it names one,
+# would pass the scope, classification, purpose and validity gates. (2) and the non-temporal
+# part of (3) are decided per relation_access row in Python (_walk_access → $access_ok); the
+# attesting object's validity is checked here. A seed entity starts a walk only when its source
+# passes (2) ($readable).
 _WALK = """
 WITH RECURSIVE
 steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
@@ -82,6 +91,7 @@ walk(tid, depth, node, path, rels) AS (
   SELECT s.tid, 0, e.entity_id, [e.entity_id], []::VARCHAR[]
   FROM starts s JOIN entities e ON e.entity_type = s.start_type
   WHERE e.tenant_id = $tenant AND e.entity_key IN ({seeds})
+    AND list_contains(CAST($readable AS VARCHAR[]), e.source_id)
   UNION ALL
   SELECT w.tid, w.depth + 1, r.dst, list_append(w.path, r.dst), list_append(w.rels, r.relation_id)
   FROM walk w
@@ -90,6 +100,9 @@ walk(tid, depth, node, path, rels) AS (
   WHERE r.tenant_id = $tenant AND w.depth < $max_hops
     AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof)
     AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
+    AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
+    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof)
+    AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
     AND NOT list_contains(w.path, r.dst)
   QUALIFY row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst) <= $fanout
 )
@@ -138,9 +151,10 @@ def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple
     return ", ".join(out)
 
 
-def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> list[QueryRun]:
+def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access) -> list[QueryRun]:
     """Run every query of the plan: one SQL statement per channel. Returns one QueryRun per
-    query, in plan order; a channel's elapsed time is shared evenly by its queries."""
+    query, in plan order; a channel's elapsed time is shared evenly by its queries. The graph
+    walk follows only edges ``access`` authorises (see _WALK)."""
     runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
     by_ch: dict[str, list[Query]] = {}
     for q in plan.queries:
@@ -171,7 +185,8 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}
         used = sorted({tid for q in qs for tid in q.templates})
-        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap}
+        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap,
+                  **_walk_access(con, access)}
         steps = [(tid, i, s.edge, s.to) for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
         sql = _WALK.format(
             steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
@@ -205,6 +220,26 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
                 run.detail[doc] = {"depth": depth, "template": tid, "entity_path": path, "relations": rels}
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
+
+
+def _walk_access(con, access: Access) -> dict[str, Any]:
+    """The subject's access as parameters of _WALK: the sources it may read ($readable) and the
+    relation_access rows it is authorised for ($access_ok). Both tables are small (one row per
+    source, one per distinct access combination of the relations): read whole."""
+    readable, cleared = set(), set()
+    for sid, scopes, purposes, level in con.execute(
+            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources").fetchall():
+        if access.cleared(level):
+            cleared.add(sid)
+        if access.source_ok(scopes, purposes, level):
+            readable.add(sid)
+    ok = [aid for aid, sid, dst_sid, attested, ev_sid, ev_scopes, ev_purposes in con.execute(
+        "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, ev_allowed_purposes "
+        "FROM relation_access ORDER BY access_id").fetchall()
+        if sid in readable and dst_sid in readable
+        and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
+                              and access.purpose in (ev_purposes or [])))]
+    return {"readable": sorted(readable), "access_ok": ok}
 
 
 def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:

@@ -198,7 +198,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             per[e["source_id"]]["entities"] += 1
 
     # Objects, in batches: token counts and the full-text shadow text.
-    objs: dict[tuple[str, str], tuple[int, str, int | None]] = {}    # -> (doc id, file, line)
+    objs: dict[tuple[str, str], tuple[int, str, int | None, str]] = {}    # -> (doc id, file, line, source)
     sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
     batch: list[dict[str, Any]] = []
 
@@ -214,11 +214,11 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
         for o in ls.iter_objects():
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
-                _, f, ln = objs[k]
+                _, f, ln, _ = objs[k]
                 raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
                                  file=o["_file"], line=o["_line"], field="object_id")
             o["doc_id"] = len(objs) + 1
-            objs[k] = (o["doc_id"], o["_file"], o["_line"])
+            objs[k] = (o["doc_id"], o["_file"], o["_line"], o["source_id"])
             if o["supersedes"]:
                 sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
             batch.append(o)
@@ -232,6 +232,12 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
     for ls in loaded:
         for t in ls.iter_tombstones():
             k = (t["tenant_id"], t["object_id"])
+            if k in objs and objs[k][3] != t["source_id"]:
+                # A source deletes only its own objects: a tombstone line elsewhere must not
+                # remove another source's rule or case snapshot.
+                raise InputError(f"tombstone names {t['object_id']!r}, an object of source {objs[k][3]!r}; "
+                                 f"a source may only delete its own objects", file=t["_file"], line=t["_line"],
+                                 field="object_id")
             per[t["source_id"]]["tombstones"] += 1
             if k not in removed:
                 removed.add(k)
@@ -275,7 +281,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": []}
 
 
-def _families(objs: dict[tuple[str, str], tuple[int, str, int | None]], sup: list[tuple[int, str, str]],
+def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup: list[tuple[int, str, str]],
               removed: set[int]) -> list[tuple[int, int]]:
     """(doc id, family) for every object in a supersession chain; a family is numbered by its
     smallest doc id, so numbering is deterministic."""
@@ -323,7 +329,24 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     # Candidates are fetched by doc id (a few dozen random rows): an ART index turns that into
     # point reads instead of decompressing every vector that holds one of them.
     con.execute("CREATE INDEX objects_doc_id ON objects(doc_id)")
-    con.execute("CREATE TABLE relations_sorted AS SELECT * FROM relations ORDER BY src, rel_type, dst, relation_id")
+    # What the graph walk needs to authorise an edge (store/schema.py): each distinct
+    # combination of its source, its target entity's source and its attesting object's source,
+    # scopes and purposes becomes one relation_access row; the relation keeps that row's id and
+    # the attesting object's validity, so the walk reads two small columns, not lists.
+    con.execute("CREATE TEMP TABLE rel_acc AS SELECT r.*, d.source_id AS dst_source_id, "
+                "r.evidence_object_id IS NOT NULL AS attested, o.source_id AS ev_source_id, "
+                "o.required_scopes AS ev_required_scopes, o.allowed_purposes AS ev_allowed_purposes, "
+                "o.valid_from_us AS ev_valid_from_us, o.valid_to_us AS ev_valid_to_us "
+                "FROM relations r LEFT JOIN objects o ON o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id "
+                "LEFT JOIN entities d ON d.entity_id = r.dst")
+    con.execute("CREATE TEMP TABLE rel_acc2 AS SELECT *, dense_rank() OVER (ORDER BY source_id, dst_source_id, "
+                "attested, ev_source_id, ev_required_scopes, ev_allowed_purposes)::INTEGER AS access_id FROM rel_acc")
+    con.execute("INSERT INTO relation_access SELECT DISTINCT access_id, source_id, dst_source_id, attested, "
+                "ev_source_id, ev_required_scopes, ev_allowed_purposes FROM rel_acc2 ORDER BY access_id")
+    con.execute(f"CREATE TABLE relations_sorted AS SELECT {', '.join(REL_COLS)}, access_id, ev_valid_from_us, "
+                "ev_valid_to_us FROM rel_acc2 ORDER BY src, rel_type, dst, relation_id")
+    con.execute("DROP TABLE rel_acc")
+    con.execute("DROP TABLE rel_acc2")
     con.execute("DROP TABLE relations")
     con.execute("ALTER TABLE relations_sorted RENAME TO relations")
     con.execute("INSERT INTO object_keys SELECT tenant_id, key, kind, doc_id FROM ("

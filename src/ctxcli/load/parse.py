@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..models.manifest import DeletionMode, Parser, SourceManifest
 from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
 from ..util.canon import canonical_bytes, content_hash, sha256_hex
+from ..util import jsonstrict
 from ..util.pyd import first_error, input_error
 from ..util.timeutil import dt_to_us
 from ..util.yamlio import loads_yaml, read_text, read_yaml_marked
@@ -74,7 +75,8 @@ class LoadedSource:
         for line, data in _iter_jsonl(p, disp):
             rec = _validate(TombstoneRecord, data, disp, line)
             yield {"tenant_id": _tenant(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
-                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason}
+                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason,
+                   "_file": disp, "_line": line}
 
 
 def rel(path: Path, root: Path) -> str:
@@ -95,8 +97,11 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
     files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))
+    real_root = Path(os.path.realpath(root))
     for p in files:
         disp = rel(p, root)
+        if not _inside(p, real_root):   # the rule of snapshot files: no symlink out of the project
+            raise InputError("manifest is a symlink that leads outside the project root", file=disp)
         marks = read_yaml_marked(p, display=disp)
         data = marks.data
         if not isinstance(data, dict):
@@ -160,9 +165,11 @@ def _iter_jsonl(path: Path, disp: str) -> Iterator[tuple[int, dict[str, Any]]]:
             except UnicodeDecodeError as e:
                 raise InputError(f"not valid UTF-8 (byte {e.start} of the line)", file=disp, line=lineno) from None
             try:
-                obj = orjson.loads(raw)
+                obj = jsonstrict.loads(raw)
             except orjson.JSONDecodeError as e:
                 raise InputError(f"invalid JSON: {str(e).split(':')[0]}", file=disp, line=lineno) from None
+            except jsonstrict.StrictJSONError as e:   # a duplicate key, an integer beyond 64 bits
+                raise InputError(f"invalid JSON: {e}", file=disp, line=lineno) from None
             if not isinstance(obj, dict):
                 raise InputError("each line must be a JSON object", file=disp, line=lineno)
             yield lineno, obj

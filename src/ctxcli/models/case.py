@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from .manifest import Ident, Scope
+from .manifest import Classification, Ident, Scope
 from .playbook import FactName, ParamValue
 from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN
 
@@ -20,6 +20,9 @@ class C(BaseModel):
 class Subject(C):
     id: Ident
     scopes: list[Scope] = Field(default_factory=list)
+    clearance: Classification = Field(
+        Classification.internal, description="Highest source classification the subject may read "
+        "(public < internal < confidential < restricted).")
 
 
 class Expected(C):

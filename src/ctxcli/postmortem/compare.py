@@ -15,7 +15,7 @@ from typing import Any
 from ..util.canon import canonical_bytes, opaque_ref
 
 REQUEST_FIELDS = ["case_id", "tenant_id", "variant", "question", "purpose", "as_of", "known_at", "subject.id",
-                  "subject.scopes", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
+                  "subject.scopes", "subject.clearance", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
 VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.playbook_id", "playbook.version",
                   "playbook.hash"]
 ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",

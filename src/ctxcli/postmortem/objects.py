@@ -2,10 +2,10 @@
 
 The pack is asked first (evidence; an omission by object id, or by the opaque ref of a
 withheld one), then the store. For an object of the pack's tenant that its subject could not
-see (a missing scope or purpose) the answer says only that, and which scope or purpose it
-needs: never a title, content, fact, type or source. An id of another tenant, and a
-tombstone in a source the subject may not read, get the very answer an id that exists
-nowhere gets: no output tells them apart.
+see (a missing scope, clearance or purpose) the answer says only that, and which scope,
+clearance or purpose it needs: never a title, content, fact, type or source. An id of another
+tenant, and a tombstone in a source the subject may not read, get the very answer an id that
+exists nowhere gets: no output tells them apart.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import opaque_ref
 from . import sentences
 from .packfile import LoadedPack
@@ -140,6 +141,7 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
     tenant = lp.tenant
     req = pack["request"]
     scopes = set(req["subject"].get("scopes", []))
+    clearance = req["subject"].get("clearance", DEFAULT_CLEARANCE)
     purpose = req["purpose"]
     base = {"object_id": object_id, "pack_id": lp.pack_id}
     con = open_reader(paths.db_path(db))
@@ -156,11 +158,12 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
                          + (f" (digest {digest}, the pack recorded {recorded})" if digest else " (or lost its secret)")
                          + ": this answer describes the current store")
         row = con.execute(
-            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes "
+            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
+            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
             "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1", [tenant, object_id]).fetchone()
         if row is not None:
-            doc_id, source_id, otype, subj, supports, keys, rscopes, purposes = row
-            w = _withheld(rscopes or [], purposes or [], scopes, purpose)
+            doc_id, source_id, otype, subj, supports, keys, rscopes, purposes, level = row
+            w = _withheld(rscopes or [], purposes or [], scopes, purpose, level=level, clearance=clearance)
             if w is not None:
                 return ObjectExplanation(**base, status="withheld", ref=_ref(tenant, object_id, key),
                                          notes=notes, **w)
@@ -197,7 +200,8 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
     found = _in_disabled_source(disabled, tenant, object_id)
     if found is not None:
         sid, rec = found
-        w = _withheld(rec.get("required_scopes") or [], rec.get("allowed_purposes") or [], scopes, purpose)
+        w = _withheld(rec.get("required_scopes") or [], rec.get("allowed_purposes") or [], scopes, purpose,
+                      level=rec.get("_classification"), clearance=clearance)
         if w is not None:
             return ObjectExplanation(**base, status="withheld", ref=_ref(tenant, object_id, key),
                                      notes=notes, **w)
@@ -210,7 +214,9 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
                                       f"in the store, its tombstones or a disabled source")
 
 
-def _withheld(rscopes: list[str], purposes: list[str], scopes: set[str], purpose: str) -> dict[str, Any] | None:
+def _withheld(rscopes: list[str], purposes: list[str], scopes: set[str], purpose: str, *,
+              level: str | None = None, clearance: str = DEFAULT_CLEARANCE) -> dict[str, Any] | None:
+    """The withholding gate that rejects an object (in gate order), or None."""
     missing = sorted(set(rscopes) - scopes)
     if missing:
         word = "scope" if len(missing) == 1 else "scopes"
@@ -218,6 +224,10 @@ def _withheld(rscopes: list[str], purposes: list[str], scopes: set[str], purpose
                 "sentence": f"withheld: needs {word} {', '.join(missing)}, "
                             f"subject has {', '.join(sorted(scopes)) or 'none'}",
                 "would_admit": [f"granting {word} {', '.join(missing)} to the subject"]}
+    if level is not None and clearance_rank(level) > clearance_rank(clearance):
+        return {"gate": "classification", "needs": {"clearance": level},
+                "sentence": f"withheld: needs clearance {level}, subject has {clearance}",
+                "would_admit": [f"clearing the subject for {level} (--clearance {level})"]}
     if purpose not in purposes:
         return {"gate": "purpose", "needs": {"purposes": sorted(purposes)},
                 "sentence": f"withheld: purpose {purpose} is not allowed, it needs purpose "
@@ -237,8 +247,11 @@ def _tombstoned(con, lp: LoadedPack, object_id: str, tomb, scopes: set[str], pur
     from ..util.timeutil import parse_ts
 
     sid, deleted_us, reason = tomb
-    src = con.execute("SELECT required_scopes, allowed_purposes FROM sources WHERE source_id = ?", [sid]).fetchone()
-    if src is None or _withheld(src[0] or [], src[1] or [], scopes, purpose) is not None:
+    src = con.execute("SELECT required_scopes, allowed_purposes, classification FROM sources WHERE source_id = ?",
+                      [sid]).fetchone()
+    clearance = lp.request["subject"].get("clearance", DEFAULT_CLEARANCE)
+    if src is None or _withheld(src[0] or [], src[1] or [], scopes, purpose, level=src[2],
+                                clearance=clearance) is not None:
         return None
     try:
         tz = parse_ts(lp.request["as_of"]).tzinfo
@@ -274,5 +287,5 @@ def _in_disabled_source(disabled: list[str], tenant: str, object_id: str) -> tup
             continue
         for o in ls.iter_objects():
             if o["object_id"] == object_id and o["tenant_id"] == tenant:
-                return m.source_id, o
+                return m.source_id, {**o, "_classification": m.classification.value}
     return None

@@ -107,9 +107,17 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     if bad is not None:
         where = {"subject": "request.subject.id", "scopes": "request.subject.scopes"}.get(bad[0], f"request.{bad[0]}")
         raise PackError(f"refused: {bad[1]} (the command line refuses it too)", file=lp.display, field=where)
+
+    from ..models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+
+    clearance = subj.get("clearance", DEFAULT_CLEARANCE)   # packs before clearances: the default
+    if clearance not in CLEARANCE_LEVELS:
+        raise PackError(f"refused: {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)} (the command line "
+                        f"refuses it too)", file=lp.display, field="request.subject.clearance")
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
-                                  scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
-                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db,
+                                  scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
+                                  budget=req["budget"], max_rounds=req["max_rounds"], variant=req.get("variant"),
+                                  strategy=strategy, db=db,
                                   params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
 
 

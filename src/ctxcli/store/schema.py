@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 STEPS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -39,6 +39,10 @@ CREATE TABLE relations(
 CREATE TABLE tombstones(
     tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, deleted_at_us BIGINT, reason VARCHAR);
 """),
+    # After the load, relations is rebuilt sorted by (src, rel_type, dst) with three more
+    # columns for the authorised graph walk (schema 3): access_id (a relation_access row) and
+    # ev_valid_from_us / ev_valid_to_us, the validity of its attesting object (NULL when it
+    # names none).
     # Side tables derived from objects after they are inserted (see load/build.py):
     # object_keys(tenant_id, key, kind, doc_id) sorted by key, for exact lookups by subject
     # entity ('s'), business key ('k') and object id ('o'); versions(family, …) holds only the
@@ -48,5 +52,12 @@ CREATE TABLE object_keys(tenant_id VARCHAR, key VARCHAR, kind VARCHAR, doc_id IN
 CREATE TABLE versions(family BIGINT, tenant_id VARCHAR, object_id VARCHAR, supersedes VARCHAR,
     source_version VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT, required_scopes VARCHAR[],
     allowed_purposes VARCHAR[]);
+"""),
+    # One row per distinct access combination of the relations: the source that registered
+    # the relation, the source of the entity it leads to, whether it names an attesting object,
+    # and that object's source, scopes and purposes. The walk authorises combinations, not rows.
+    ("0003_relation_access", """
+CREATE TABLE relation_access(access_id INTEGER, source_id VARCHAR, dst_source_id VARCHAR, attested BOOLEAN,
+    ev_source_id VARCHAR, ev_required_scopes VARCHAR[], ev_allowed_purposes VARCHAR[]);
 """),
 ]

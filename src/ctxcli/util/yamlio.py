@@ -157,6 +157,8 @@ def read_text(path: Path, *, display: str, limit: int) -> str:
         st = path.stat()
     except OSError as e:
         raise InputError(f"cannot read file: {e.strerror}", file=display) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("not a regular file: a folder", file=display)
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
         raise InputError("not a regular file", file=display)
     size = st.st_size
