@@ -17,11 +17,9 @@ import orjson
 
 from .. import BUILDER_VERSION
 from ..errors import InputError, StoreError, UsageError
-from ..store.db import fts_extension_path
 from ..store.schema import SCHEMA_VERSION, STEPS
-from ..tokens import count_batch
 from ..util.canon import canonical_bytes, sha256_hex
-from . import fts_text
+from .derive import BATCH, Deriver
 from .parse import LoadedSource, parse_source, read_manifests
 
 Progress = Callable[[str, int, int], None]
@@ -194,35 +192,38 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             w_ent.write(e)
             per[e["source_id"]]["entities"] += 1
 
-    # Objects, in batches: token counts and the full-text shadow text.
+    # Objects, in batches: token counts and the full-text shadow text, in worker processes.
     objs: dict[tuple[str, str], tuple[int, str, int | None]] = {}    # -> (doc id, file, line)
     sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
     batch: list[dict[str, Any]] = []
 
-    def flush() -> None:
-        for o, n in zip(batch, count_batch([o["content"] for o in batch])):
-            o["tokens"] = n
-            o["fts_text"] = fts_text.shadow_text(o["title"], o["content"], " ".join(o["keys"]))
+    def written(done: list[dict[str, Any]]) -> None:
+        for o in done:
             w_obj.write(o)
         progress("index", len(objs), len(objs))
-        batch.clear()
 
-    for ls in loaded:
-        for o in ls.iter_objects():
-            k = (o["tenant_id"], o["object_id"])
-            if k in objs:
-                _, f, ln = objs[k]
-                raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
-                                 file=o["_file"], line=o["_line"], field="object_id")
-            o["doc_id"] = len(objs) + 1
-            objs[k] = (o["doc_id"], o["_file"], o["_line"])
-            if o["supersedes"]:
-                sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
-            batch.append(o)
-            if len(batch) >= 2048:
-                flush()
-    if batch:
-        flush()
+    deriver = Deriver(written)
+    try:
+        for ls in loaded:
+            for o in ls.iter_objects():
+                k = (o["tenant_id"], o["object_id"])
+                if k in objs:
+                    _, f, ln = objs[k]
+                    raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
+                                     file=o["_file"], line=o["_line"], field="object_id")
+                o["doc_id"] = len(objs) + 1
+                objs[k] = (o["doc_id"], o["_file"], o["_line"])
+                if o["supersedes"]:
+                    sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
+                batch.append(o)
+                if len(batch) >= BATCH:
+                    deriver.add(batch)
+                    batch = []
+        if batch:
+            deriver.add(batch)
+        deriver.close()
+    finally:
+        deriver.shutdown()
 
     # Tombstones: the deleted objects leave objects, the index and the graph.
     removed: set[tuple[str, str]] = set()
@@ -297,7 +298,6 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None]], sup: lis
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
                  progress: Progress) -> None:
-    con.execute(f"LOAD '{fts_extension_path()}'")
     con.execute("BEGIN")
     for i, (name, ddl) in enumerate(STEPS, 1):
         for stmt in ddl.split(";"):
@@ -341,23 +341,56 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
-    con.execute("COMMIT")
     progress("fts", 0, 1)
-    if total:
-        con.execute("PRAGMA create_fts_index('objects', 'doc_id', 'fts_text', stemmer='none', "
-                    "stopwords='none', ignore='[^\\p{L}\\p{N}_]+', strip_accents=0, lower=1)")
-        con.execute("CREATE TABLE postings AS SELECT t.termid, d.name AS doc_id, count(*)::INTEGER AS tf, "
-                    "any_value(d.len)::INTEGER AS dl "
-                    "FROM fts_main_objects.terms t JOIN fts_main_objects.docs d ON d.docid = t.docid "
-                    "GROUP BY ALL ORDER BY t.termid, d.name")
-    else:
-        con.execute("CREATE SCHEMA fts_main_objects")
-        con.execute("CREATE TABLE fts_main_objects.dict(termid BIGINT, term VARCHAR, df BIGINT)")
-        con.execute("CREATE TABLE fts_main_objects.docs(docid BIGINT, name INTEGER, len BIGINT)")
-        con.execute("CREATE TABLE fts_main_objects.stats(num_docs BIGINT, avgdl DOUBLE)")
-        con.execute("CREATE TABLE postings(termid BIGINT, doc_id INTEGER, tf INTEGER, dl INTEGER)")
+    _write_fulltext(con)
+    con.execute("COMMIT")
     progress("fts", 1, 1)
     con.execute("CHECKPOINT")
+
+
+# Full-text tables, per tenant, from the shadow text (terms separated by single spaces).
+# Scores are Okapi BM25 over the tenant's own documents: N, avgdl and df never count another
+# tenant's objects. Built in SQL: no Python per posting.
+_FULLTEXT = [
+    """CREATE TEMP TABLE docinfo AS
+       SELECT o.doc_id, o.tenant_id, CASE WHEN o.fts_text = '' THEN 0
+              ELSE len(string_split(o.fts_text, ' ')) END::INTEGER AS dl
+       FROM objects o""",
+    """INSERT INTO tenants SELECT (row_number() OVER (ORDER BY tenant_id))::INTEGER, tenant_id, count(*), avg(dl)
+       FROM docinfo GROUP BY tenant_id ORDER BY tenant_id""",
+    """INSERT INTO support_bits SELECT evidence_type, (row_number() OVER (ORDER BY evidence_type) - 1)::INTEGER
+       FROM (SELECT DISTINCT unnest(supports) AS evidence_type FROM objects) ORDER BY evidence_type""",
+    """CREATE TEMP TABLE docmask AS
+       SELECT d.doc_id, t.tenant_no, d.dl, coalesce(m.mask, 0::UBIGINT) AS mask
+       FROM docinfo d JOIN tenants t ON t.tenant_id = d.tenant_id
+       LEFT JOIN (SELECT s.doc_id, bit_or(1::UBIGINT << least(b.bit, {maxbit})) AS mask
+                  FROM (SELECT doc_id, unnest(supports) AS evidence_type FROM objects) s
+                  JOIN support_bits b ON b.evidence_type = s.evidence_type GROUP BY s.doc_id) m
+         ON m.doc_id = d.doc_id""",
+    """CREATE TEMP TABLE tf AS
+       SELECT doc_id, term, count(*)::INTEGER AS tf
+       FROM (SELECT doc_id, unnest(string_split(fts_text, ' ')) AS term FROM objects WHERE fts_text <> '')
+       GROUP BY doc_id, term""",
+    """CREATE TEMP TABLE dict AS
+       SELECT term, (row_number() OVER (ORDER BY term))::INTEGER AS termid FROM (SELECT DISTINCT term FROM tf)""",
+    """INSERT INTO postings
+       SELECT m.tenant_no, d.termid, tf.doc_id, tf.tf, m.dl, m.mask
+       FROM tf JOIN dict d ON d.term = tf.term JOIN docmask m ON m.doc_id = tf.doc_id
+       ORDER BY m.tenant_no, d.termid, tf.doc_id""",
+    """INSERT INTO term_stats
+       SELECT p.tenant_no, d.term, p.termid, p.df
+       FROM (SELECT tenant_no, termid, count(*) AS df FROM postings GROUP BY tenant_no, termid) p
+       JOIN dict d ON d.termid = p.termid
+       ORDER BY p.tenant_no, d.term""",
+    "DROP TABLE tf", "DROP TABLE dict", "DROP TABLE docmask", "DROP TABLE docinfo",
+]
+
+
+def _write_fulltext(con) -> None:
+    from ..store import schema
+
+    for stmt in _FULLTEXT:
+        con.execute(stmt.replace("{maxbit}", str(schema.MASK_BITS)))
 
 
 def _us(dt) -> int | None:

@@ -8,7 +8,8 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -48,5 +49,20 @@ CREATE TABLE object_keys(tenant_id VARCHAR, key VARCHAR, kind VARCHAR, doc_id IN
 CREATE TABLE versions(family BIGINT, tenant_id VARCHAR, object_id VARCHAR, supersedes VARCHAR,
     source_version VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT, required_scopes VARCHAR[],
     allowed_purposes VARCHAR[]);
+"""),
+    # Full text, per tenant (load/build.py builds these in SQL from objects.fts_text):
+    # tenants(tenant_no, …) holds each tenant's document count and average length;
+    # term_stats(tenant_no, term, termid, df), sorted by (tenant_no, term), the tenant's
+    # document frequency of each term (termid is one id per term across tenants);
+    # postings(tenant_no, termid, doc_id, tf, dl, supports), sorted by (tenant_no, termid, doc_id),
+    # carries everything BM25 needs, so a query reads only its terms' postings of its tenant and
+    # joins nothing; supports is a bit mask over support_bits (bit 63 is shared by every type
+    # past the 63rd, which the query then checks against objects.supports).
+    ("0003_tenant_bm25", """
+CREATE TABLE tenants(tenant_no INTEGER, tenant_id VARCHAR, num_docs BIGINT, avgdl DOUBLE);
+CREATE TABLE term_stats(tenant_no INTEGER, term VARCHAR, termid INTEGER, df BIGINT);
+CREATE TABLE postings(tenant_no INTEGER, termid INTEGER, doc_id INTEGER, tf INTEGER, dl INTEGER,
+    supports UBIGINT);
+CREATE TABLE support_bits(evidence_type VARCHAR, bit INTEGER);
 """),
 ]
