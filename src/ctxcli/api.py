@@ -23,13 +23,14 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 
 # ---------------------------------------------------------------------------------- load
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
-         progress=None):
+         progress=None, incremental: bool = True):
     from .load.build import build_store
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
     kw = {"progress": progress} if progress else {}
-    return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None, **kw)
+    return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None,
+                       incremental=incremental, **kw)
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:

@@ -2,8 +2,10 @@
 in a pool of worker processes so that they run on every core while the main process keeps
 reading and validating records.
 
-Workers are spawned (not forked: the loading process may hold threads) and import only this
-module, the tokenizer and the shadow-text function. Small loads never start a pool.
+Workers are forked on Linux once the parent has loaded the encoding (so they inherit it and
+no lock can be held by a half-finished load at fork time); the loading process has opened no
+DuckDB connection yet. Spawned workers would re-run the caller's main module, so elsewhere
+(and for small loads) everything runs in this process.
 """
 
 from __future__ import annotations
@@ -18,47 +20,69 @@ Item = tuple[str, str, str]          # title, content, keys joined by spaces
 BATCH = 1024
 
 
-def derive(items: list[Item]) -> list[tuple[int, str]]:
-    """(token count of the content, shadow text of title + content + keys) for each item."""
+Derived = tuple[int, str, list[str], list[int]]
+
+
+def derive(items: list[Item]) -> list[Derived]:
+    """For each item: token count of the content, shadow text of title + content + keys, and
+    the shadow text's distinct terms (first-seen order) with their frequencies."""
     from ..tokens import encoding
 
     enc = encoding()
-    return [(len(enc.encode_ordinary(c)), fts_text.shadow_text(t, c, k)) for t, c, k in items]
-
-
-def _init() -> None:
-    from ..tokens import encoding
-
-    encoding()
+    out = []
+    for t, c, k in items:
+        ts = [x for f in (t, c, k) for x in fts_text.terms(f)]
+        tf: dict[str, int] = {}
+        for x in ts:
+            tf[x] = tf.get(x, 0) + 1
+        out.append((len(enc.encode_ordinary(c)), " ".join(ts), list(tf), list(tf.values())))
+    return out
 
 
 def workers() -> int:
+    """Worker processes: $CTX_LOAD_WORKERS, else one per core (at most 4); 1 where fork is
+    unavailable."""
+    import multiprocessing
+    import sys
+
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
     env = os.environ.get("CTX_LOAD_WORKERS")
     if env and env.isdigit():
-        return int(env)
+        return max(1, int(env))
     return min(os.cpu_count() or 1, 4)
+
+
+def start_pool():
+    """A pool of forked workers (the encoding loaded first, so they inherit it), or None when
+    this machine or platform runs everything in this process."""
+    n = workers()
+    if n <= 1:
+        return None
+    import multiprocessing
+
+    from ..tokens import encoding
+
+    encoding()
+    return multiprocessing.get_context("fork").Pool(n)
 
 
 class Deriver:
     """Feed batches of objects with ``add``; ``done`` is called with each batch, in order, once
-    its values are set (``tokens``, ``fts_text``). The pool starts with the second batch; with
-    one worker (or one batch) everything runs in this process."""
+    its values are set (``tokens``, ``fts_text``, ``terms``, ``tfs``). Without a pool, or for
+    the first batch (a small load never waits for a worker), it runs in this process."""
 
-    def __init__(self, done: Callable[[list[dict[str, Any]]], None]) -> None:
+    def __init__(self, done: Callable[[list[dict[str, Any]]], None], pool=None) -> None:
         self.done = done
-        self.pool = None
+        self.pool = pool
         self.pending: deque = deque()
         self.batches = 0
-        self.n = workers()
+        self.n = getattr(pool, "_processes", 1) if pool is not None else 1
 
     def add(self, batch: list[dict[str, Any]]) -> None:
         items = [(o["title"], o["content"], " ".join(o["keys"])) for o in batch]
         self.batches += 1
-        if self.pool is None and self.n > 1 and self.batches > 1:
-            import multiprocessing
-
-            self.pool = multiprocessing.get_context("spawn").Pool(self.n, initializer=_init)
-        if self.pool is None:
+        if self.pool is None or self.batches == 1:
             self._finish(batch, derive(items))
             return
         self.pending.append((batch, self.pool.apply_async(derive, (items,))))
@@ -66,19 +90,12 @@ class Deriver:
             b, r = self.pending.popleft()
             self._finish(b, r.get())
 
-    def _finish(self, batch: list[dict[str, Any]], values: list[tuple[int, str]]) -> None:
-        for o, (n, text) in zip(batch, values):
-            o["tokens"], o["fts_text"] = n, text
+    def _finish(self, batch: list[dict[str, Any]], values: list[Derived]) -> None:
+        for o, (n, text, terms, tfs) in zip(batch, values):
+            o["tokens"], o["fts_text"], o["terms"], o["tfs"] = n, text, terms, tfs
         self.done(batch)
 
     def close(self) -> None:
         while self.pending:
             b, r = self.pending.popleft()
             self._finish(b, r.get())
-        self.shutdown()
-
-    def shutdown(self) -> None:
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
-            self.pool = None

@@ -1,8 +1,8 @@
 """The store's schema, as ordered, named steps recorded in the store.
 
-ctx rebuilds the whole store from sources on every load, so an old store is never
-migrated in place: a reader that finds an older or newer schema fails with a message
-telling the user to run ``ctx load``. The steps are still recorded, so a store says
+ctx builds a new store on every load (reusing unchanged sources' rows only from a store of
+the same schema), so an old store is never migrated in place: a reader that finds an older or
+newer schema fails with a message telling the user to run ``ctx load``. The steps are still recorded, so a store says
 exactly which schema it carries.
 """
 
@@ -64,5 +64,20 @@ CREATE TABLE term_stats(tenant_no INTEGER, term VARCHAR, termid INTEGER, df BIGI
 CREATE TABLE postings(tenant_no INTEGER, termid INTEGER, doc_id INTEGER, tf INTEGER, dl INTEGER,
     supports UBIGINT);
 CREATE TABLE support_bits(evidence_type VARCHAR, bit INTEGER);
+"""),
+    # What an incremental load needs to reuse a source's rows exactly (load/reuse.py), and no
+    # content of a deleted object: each source's first doc / entity id and record counts, every
+    # tombstone line, the ids of the objects tombstones deleted, and the relations dropped
+    # because their evidence was deleted (identifiers only).
+    ("0004_incremental_load", """
+CREATE TABLE source_loads(source_id VARCHAR, first_doc INTEGER, objects_parsed BIGINT, first_entity BIGINT,
+    entities BIGINT);
+CREATE TABLE source_tombstones(source_id VARCHAR, seq INTEGER, tenant_id VARCHAR, object_id VARCHAR,
+    deleted_at_us BIGINT, reason VARCHAR);
+CREATE TABLE removed_objects(tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, doc_id INTEGER);
+CREATE TABLE dropped_relations(
+    tenant_id VARCHAR, relation_id VARCHAR, src BIGINT, dst BIGINT, rel_type VARCHAR,
+    src_type VARCHAR, dst_type VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT,
+    evidence_object_id VARCHAR, source_id VARCHAR, source_version VARCHAR, confidence DOUBLE);
 """),
 ]
