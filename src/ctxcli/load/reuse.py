@@ -45,8 +45,8 @@ class Prior:
 def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> Prior | None:
     """What the live store at ``db`` holds for the sources whose digest is unchanged; None
     when there is no usable store (missing, another schema or builder, unreadable)."""
-    if not db.is_file():
-        return None
+    if not db.is_file() or Path(str(db) + ".wal").exists():
+        return None             # no store, or a killed writer's log: its rows are not trusted
     import duckdb
 
     try:
