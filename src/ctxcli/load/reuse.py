@@ -40,6 +40,8 @@ class PriorSource:
 class Prior:
     path: Path
     sources: dict[str, PriorSource] = field(default_factory=dict)
+    store_digest: str = ""
+    summaries: list[tuple] = field(default_factory=list)     # the sources table's counts, in load order
 
 
 def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> Prior | None:
@@ -59,7 +61,11 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> 
             return None
         old = dict(con.execute("SELECT source_id, digest FROM sources WHERE enabled").fetchall())
         same = sorted(s for s, d in digests.items() if old.get(s) == d)
-        prior = Prior(db)
+        prior = Prior(db, store_digest=meta.get("store_digest", ""))
+        prior.summaries = con.execute(
+            "SELECT s.source_id, s.enabled, s.n_objects, s.n_sections, s.n_entities, s.n_relations, s.n_tombstones, "
+            "s.n_dropped, s.digest FROM sources s JOIN source_loads l ON l.source_id = s.source_id "
+            "ORDER BY l.first_entity, l.first_doc, s.source_id").fetchall()
         if not same:
             return prior
         loads = {r[0]: r[1:] for r in con.execute(
