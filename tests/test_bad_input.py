@@ -290,6 +290,8 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
      [f"{CORE_MANIFEST}: snapshot: ", "inside the project root"]),
     ("snapshot_absolute", _edit_manifest("claims-core", _replace_line("snapshot", "snapshot: /etc")),
      [f"{CORE_MANIFEST}: snapshot: ", "inside the project root"]),
+    ("snapshot_nul_byte", _edit_manifest("claims-core", _replace_line("snapshot", 'snapshot: "sources/claims\\0-core"')),
+     [f"{CORE_MANIFEST}: snapshot: ", "control character (a NUL byte?)"]),
     ("snapshot_symlink_out", m_symlink_out, [f"{CORE_MANIFEST}: snapshot: ", "escapes the project root"]),
     ("file_symlink_out", m_file_symlink_out, [f"{CORE_REL}: ", "symlink"]),
     ("source_id_collision", m_collide,

@@ -22,7 +22,7 @@ from ctxcli.store.db import open_reader, store_meta
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rename semantics")
 
 CTX = [sys.executable, "-c", "from ctxcli.cli.main import run; run()"]
-OUT_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md")
+OUT_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json")
 
 
 def _env(proj: Path, db: Path) -> dict[str, str]:

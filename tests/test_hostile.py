@@ -30,9 +30,8 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ctxcli import api
-from ctxcli.engine.builder import _OBJ_SQL, _row_to_obj
-from ctxcli.engine.gates import GATE_ORDER, GateContext, run_gates
+from ctxcli import api, evaluate
+from ctxcli.engine.gates import GATE_ORDER
 from ctxcli.engine.render import nonce, render_markdown, section_texts
 from ctxcli.load.build import build_store
 from ctxcli.store.db import open_reader
@@ -47,8 +46,10 @@ DENIALS = ["tenant", "tenant_same_id", "scope", "source_scope", "purpose", "tomb
 TYPES = {"case_status": "case_snapshot", "document_status": "received_document", "rule": "rule"}
 WORDS = ("case status open document received rule threshold review claim amount the of and with "
          "for policy record noted filed on per under").split()
-# No shrinking: an example takes about a second, and the failing example is printed anyway.
-SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, database=None,
+# Random draws on every run (not derandomised), so each CI run explores new corpora; a failure
+# prints the falsifying example and a @reproduce_failure blob (print_blob), and pytest's
+# --hypothesis-seed=N replays a whole run. No shrinking: an example takes about a second.
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=False, database=None, print_blob=True,
                     phases=[Phase.explicit, Phase.generate],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                            HealthCheck.data_too_large])
@@ -301,33 +302,24 @@ def load_and_run(root: Path, c: Corpus, *, db_name: str = "ctx.duckdb", budget: 
     return Run(root, db, cid, res, api.output_files(res))
 
 
-def _admitted_objs(db: Path, pack: dict[str, Any]):
-    sql = _OBJ_SQL.split("WHERE")[0] + "WHERE o.tenant_id = $tenant AND list_contains($oids, o.object_id)"
-    con = open_reader(db)
-    try:
-        rows = con.execute(sql, {"tenant": pack["request"]["tenant_id"],
-                                 "oids": [e["object_id"] for e in pack["evidence"]]}).fetchall()
-    finally:
-        con.close()
-    return [_row_to_obj(r) for r in rows]
-
-
 def check_invariants(run: Run) -> None:
     pack = run.res.pack
     # Evidence tokens within the evidence slot.
     assert pack["slots"]["used"]["evidence"] <= pack["slots"]["allocation"]["evidence"]
     assert pack["slots"]["evidence_tokens_by_items"] <= pack["slots"]["allocation"]["evidence"]
-    # Nothing admitted fails a per-candidate gate.
-    req = pack["request"]
-    as_of = datetime.fromisoformat(req["as_of"])
-    us = int(as_of.timestamp()) * 1_000_000 + as_of.microsecond
-    ctx = GateContext(tenant=req["tenant_id"], scopes=frozenset(req["subject"]["scopes"]), purpose=req["purpose"],
-                      as_of=as_of, as_of_us=us, known_at_us=None, replacement=lambda o: None)
-    objs = _admitted_objs(run.db, pack)
-    assert len(objs) == len(pack["evidence"])
-    for o in objs:
-        rej, passed = run_gates(o, ctx)
-        assert rej is None, (o.object_id, rej)
+    # Nothing admitted is an invalid source, judged by the evaluator's own reading of the
+    # store (not by the engine's gates) with the injection detector on.
+    from ctxcli.gate.injection import scan_fields
+
+    con = open_reader(run.db)
+    try:
+        facts = evaluate.store_facts(con, pack, scan=scan_fields)
+    finally:
+        con.close()
+    assert len(facts["objects"]) == len({e["object_id"] for e in pack["evidence"]})
+    for item in pack["evidence"]:
+        assert evaluate.invalid_reasons(item, pack["request"], facts) == [], item["object_id"]
+    assert not facts["tombstones"]
     # Omissions sorted in gate order (then round, then ref).
     order = pack["gate_order"]
     assert order == GATE_ORDER
@@ -430,6 +422,29 @@ def test_injection_at_every_door_changes_no_plan_action_or_instructions(c: Corpu
         block = md[md.index(f"<<<EVIDENCE {item['evidence_id']} {nonce(item)}>>>"):
                    md.index(f"<<<END {item['evidence_id']} {nonce(item)}>>>")]
         assert item["object_id"] in block
+
+
+def test_planted_attacks_are_rejected_by_the_injection_gate_by_name(tmp_path):
+    """The attack in the untrusted e-mail and the one in an operational document's fact are
+    rejected by the injection gate itself — not merely outvoted by the answer's facts or
+    defused by the fence — with the field and pattern named; the clean run admits both."""
+    c = Corpus(case_no=555, amount=100, threshold=50, doc_types=["INVOICE"], filler=[0, 0, 0, 0],
+               denied=[Denied("scope", "rule", MARK + "INJ0", ["content"])], budget=8000)
+    clean = load_and_run(tmp_path / "clean", c)
+    admitted = {e["object_id"] for e in clean.res.pack["evidence"]}
+    assert {"MAIL-H-555", "DOC-H-555-NOTE"} <= admitted
+    hostile = load_and_run(tmp_path / "hostile", dataclasses.replace(c, attack={"document": ATTACKS[0],
+                                                                                "fact": ATTACKS[1]}))
+    om = {o["ref"]: o for o in hostile.res.pack["omissions"]}
+    assert om["MAIL-H-555"]["gate"] == "injection" and om["MAIL-H-555"]["reason"] == "instruction_like_text"
+    assert om["MAIL-H-555"]["detail"]["field"] == "content"
+    assert om["MAIL-H-555"]["detail"]["pattern"] == "override_instructions"
+    assert om["DOC-H-555-NOTE"]["gate"] == "injection" and om["DOC-H-555-NOTE"]["detail"]["field"] == "facts.note"
+    assert not {"MAIL-H-555", "DOC-H-555-NOTE"} & {e["object_id"] for e in hostile.res.pack["evidence"]}
+    rejected = [json.loads(line) for line in hostile.files["trace.jsonl"].splitlines()
+                if b'"candidate_rejected"' in line]
+    assert {e["ref"] for e in rejected if e["gate"] == "injection"} == {"MAIL-H-555", "DOC-H-555-NOTE"}
+    assert "approve this claim" not in hostile.files["answer.md"].decode().lower()
 
 
 # ------------------------------------------------------------------------------ tampering

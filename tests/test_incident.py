@@ -18,20 +18,11 @@ CASE = "INC-2026-0723"
 
 @pytest.fixture(scope="module")
 def runs(bundled_store):
-    import os
-
-    old = os.environ.get("CTX_DB")
-    os.environ["CTX_DB"] = str(bundled_store)
-    os.environ["CTX_ROOT"] = str(REPO)
-    try:
-        out = {v: api.investigate(api.InvestigateOptions(case=CASE, variant=v))
-               for v in (None, "drafts-conflict", "tiny-budget", "raw-reader")}
-    finally:
-        if old is None:
-            os.environ.pop("CTX_DB", None)
-        else:
-            os.environ["CTX_DB"] = old
-    return out
+    with pytest.MonkeyPatch.context() as mp:      # restores CTX_DB and CTX_ROOT afterwards
+        mp.setenv("CTX_DB", str(bundled_store))
+        mp.setenv("CTX_ROOT", str(REPO))
+        return {v: api.investigate(api.InvestigateOptions(case=CASE, variant=v))
+                for v in (None, "drafts-conflict", "tiny-budget", "raw-reader")}
 
 
 def ids(res):

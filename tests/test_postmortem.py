@@ -6,7 +6,6 @@ private project copy that a test edits and reloads.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -196,7 +195,7 @@ BAD_PACKS = [
 
 
 @pytest.mark.parametrize("name,content,fragment", BAD_PACKS, ids=[b[0] for b in BAD_PACKS])
-@pytest.mark.parametrize("cmd", ["replay", "explain-omissions", "diff"])
+@pytest.mark.parametrize("cmd", ["replay", "explain-omissions", "diff", "render"])
 def test_bad_pack_is_one_line_exit_2(store, tmp_path, name, content, fragment, cmd):
     p = tmp_path / "pack.json"
     if content is not None:
@@ -257,8 +256,6 @@ def test_explain_omissions_c102_validity_and_order(c102):
         assert s not in out and s not in json.dumps(doc)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ctxcli.gate.injection") is None,
-                    reason="the untrusted-instruction detector (ctxcli.gate.injection) has not landed yet")
 def test_explain_omissions_c102_untrusted_email(c102):
     r = run_cli(["explain-omissions", c102, "--gate", "injection", "--json"])
     assert r.exit_code == 0

@@ -29,8 +29,15 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
     kw = {"progress": progress} if progress else {}
-    return build_store(mdir, paths.db_path(db), root=root, sources_dir=Path(sources) if sources else None,
-                       incremental=incremental, **kw)
+    db_path = paths.db_path(db)
+    try:
+        return build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None,
+                           incremental=incremental, **kw)
+    except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
+        from .errors import StoreUnusableError
+
+        raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
+                                 f"(the previous store, if any, is unchanged)") from None
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
@@ -46,18 +53,19 @@ def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
 
 
 def sources(db: Path | None = None) -> list[dict[str, Any]]:
-    from .store.db import open_reader
+    from .store.db import open_reader, store_errors
 
     con = open_reader(paths.db_path(db))
     try:
         cols = ["source_id", "tenant_id", "source_type", "owner_team", "classification", "trust_level",
                 "required_scopes", "allowed_purposes", "refresh_sla", "max_age_s", "enabled", "n_objects",
                 "n_sections", "n_entities", "n_relations", "n_tombstones", "newest_observed_us", "digest"]
-        rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+        with store_errors(paths.db_path(db)):
+            rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
     finally:
         con.close()
     out = []
-    from .engine.gates import us_to_dt
+    from .util.timeutil import us_to_dt
     from datetime import timezone
 
     for r in rows:
@@ -209,8 +217,8 @@ def store_info(con) -> dict[str, Any]:
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
-    from .engine.builder import build
-    from .store.db import open_reader
+    from .pipeline import investigate as run_pipeline
+    from .store.db import open_reader, store_errors
     from .tokens import warm_up
 
     warm_up()
@@ -220,21 +228,56 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     db, loaded = ensure_store(opts.db)
     con = open_reader(db)
     try:
-        res = build(con, pb, pb_hash, req, store_info(con))
+        with store_errors(db):
+            res = run_pipeline(con, pb, pb_hash, req, store_info(con))
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
                              candidates=res.candidates, store_loaded_now=loaded)
 
 
-def output_files(res: InvestigateResult) -> dict[str, bytes]:
+def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[str], step_budget: int):
+    """One step of an agent (the MCP ``build_context`` tool): the evidence of ``goal_types``
+    not already ``held`` (evidence ids), through the same stages and gates as
+    :func:`investigate`, within ``step_budget`` evidence tokens. Returns an
+    ``engine.builder.Step`` (new items, omissions, covered and missing types, trace)."""
+    from .engine.builder import build_step as engine_step
+    from .store.db import open_reader, store_errors
+    from .tokens import warm_up
+
+    warm_up()
+    case, _ = read_case(opts.case, opts.cases_dir)
+    pb, _ = read_playbook(case.playbook, opts.playbooks_dir)
+    req = make_request(case, pb, opts)
+    known = [et.type for et in pb.evidence_types]
+    bad = [t for t in goal_types if t not in known]
+    if bad:
+        raise UsageError(f"evidence type {bad[0]!r} is not in playbook {pb.playbook_id} (known: {', '.join(known)})")
+    if step_budget <= 0:
+        raise UsageError(f"step budget {step_budget} leaves no room for evidence")
+    db, _ = ensure_store(opts.db)
+    con = open_reader(db)
+    try:
+        with store_errors(db):
+            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
+    finally:
+        con.close()
+
+
+def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, bytes]:
+    """The files of a run folder: pack.json, trace.jsonl, answer.json, answer.md and run.json
+    (their hashes; signed with ``$CTX_SIGNING_KEY`` when ``sign``)."""
     from .answer.markdown import answer_markdown
+    from .runfolder import RUN_FILE, run_manifest, signing_key
     from .util.canon import pretty_bytes
     from .write import trace_bytes
 
-    return {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
-            "answer.json": pretty_bytes(res.answer),
-            "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    key = signing_key(required=True) if sign else None
+    files = {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
+             "answer.json": pretty_bytes(res.answer),
+             "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    files[RUN_FILE] = run_manifest(files, res.pack, key)
+    return files
 
 
 def default_out_dir(res: InvestigateResult) -> Path:
@@ -244,9 +287,109 @@ def default_out_dir(res: InvestigateResult) -> Path:
     return paths.root() / "runs" / f"{name}-{res.pack['pack_id'][3:11]}"
 
 
-def write_outputs(res: InvestigateResult, out: Path | None = None) -> Path:
+def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool = False) -> Path:
     from .write import write_run_folder
 
     out_dir = Path(out) if out is not None else default_out_dir(res)
-    write_run_folder(out_dir, output_files(res))
+    write_run_folder(out_dir, output_files(res, sign=sign))
     return out_dir
+
+
+# ---------------------------------------------------------------------------------- render
+@dataclass
+class RenderResult:
+    """A pack's model-visible context, rendered again and counted section by section."""
+
+    format: str                          # markdown | messages
+    data: bytes                          # the rendering
+    sections: list[dict[str, Any]]       # section, slot, trust, tokens, recorded_tokens
+    total_tokens: int
+    drift: list[str]                     # differences from the pack's recorded counts
+
+    @property
+    def matches_pack(self) -> bool:
+        return not self.drift
+
+
+def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
+    """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render
+    its model-visible context and count every section against the counts it records."""
+    from .engine.render import render_markdown, render_messages, section_texts
+    from .errors import PackError
+    from .postmortem.packfile import load_pack
+    from .tokens import count, encoding as get_encoding
+    from .util.canon import pretty_bytes
+
+    if fmt not in ("markdown", "messages"):
+        raise UsageError(f"--format: unknown format {fmt!r} (known: markdown, messages)")
+    lp = load_pack(pack_path)
+    p = lp.data
+    enc = encoding or p.get("encoding") or "cl100k_base"
+    get_encoding(enc)                     # unknown encoding: one-line UsageError, exit 2
+    if p.get("encoding") and enc != p["encoding"]:
+        raise UsageError(f"--encoding: the pack was counted with {p['encoding']}; counts in {enc} cannot be "
+                         f"checked against it")
+    try:
+        secs = section_texts(p)
+        recorded = p["slots"]["sections"]
+        recorded_total = p["slots"]["total_tokens"]
+        messages = render_messages(p)
+        data = render_markdown(p).encode("utf-8") if fmt == "markdown" else pretty_bytes(messages)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+        raise PackError(f"not a complete ctx pack ({type(e).__name__}: {e})", file=lp.display) from None
+    sections = []
+    drift: list[str] = []
+    rec_by_pos = list(recorded) if isinstance(recorded, list) else []
+    for i, (name, slot, trust, text) in enumerate(secs):
+        n = count(text, enc)
+        rec = rec_by_pos[i] if i < len(rec_by_pos) and isinstance(rec_by_pos[i], dict) else {}
+        rn = rec.get("tokens")
+        if rec.get("section") != name:
+            drift.append(f"section {i + 1} is {name}, the pack records {rec.get('section')!r}")
+        elif rn != n:
+            drift.append(f"section {name} has {n} tokens, the pack records {rn}")
+        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n, "recorded_tokens": rn})
+    if len(rec_by_pos) != len(secs):
+        drift.append(f"the pack records {len(rec_by_pos)} sections, the renderer has {len(secs)}")
+    if fmt == "markdown":
+        total = count(data.decode("utf-8"), enc)
+    else:
+        total = sum(count(m["content"], enc) for m in messages)
+    if total != recorded_total:
+        drift.append(f"the rendering has {total} tokens, the pack records {recorded_total}")
+    if sum(s["tokens"] for s in sections) != total:
+        drift.append(f"the sections sum to {sum(s['tokens'] for s in sections)} tokens but the whole "
+                     f"rendering has {total}")
+    return RenderResult(format=fmt, data=data, sections=sections, total_tokens=total, drift=drift)
+
+
+# ---------------------------------------------------------------------------------- model (ctx ask)
+def ask(target: str, **kw: Any):
+    """Build (or read) a pack, ask an OpenAI-compatible model over it, validate the answer and
+    write model.json and model_answer.json beside the deterministic answer. Keywords are those
+    of :class:`ctxcli.answer.ask.AskOptions` (model, endpoint, as_of, variant, out, db, timeout)."""
+    from .answer.ask import AskOptions, run_ask
+
+    return run_ask(AskOptions(target=target, **kw))
+
+
+def validate_answer(pack: Path, answer: Path, db: Path | None = None) -> dict[str, Any]:
+    """Validate a model answer produced elsewhere against a pack; returns the model_answer record."""
+    from .answer.ask import validate_answer_file
+
+    return validate_answer_file(pack, answer, db)
+
+
+def model_config(*, endpoint: str | None = None, model: str | None = None, timeout: float | None = None):
+    """The model endpoint configuration from flags, environment and ctx.toml (never printed: it holds the key)."""
+    from .answer.model import resolve_config
+
+    return resolve_config(endpoint=endpoint, model=model, timeout=timeout)
+
+
+def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: str | None = None,
+                 model: str | None = None) -> dict[str, Any] | None:
+    """Re-validate the recorded model exchange beside a loaded pack; optionally re-ask and diff."""
+    from .answer.ask import replay_model as _replay_model
+
+    return _replay_model(lp, db, re_ask=re_ask, endpoint=endpoint, model=model)

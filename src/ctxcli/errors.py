@@ -5,7 +5,7 @@ with ``err.exit_code``. Library code raises these and never prints or exits.
 
 Exit codes: 0 ok; 1 the investigation or check failed (replay drift, eval below
 threshold, packs differ); 2 bad input or usage; 3 store busy (another process holds
-the write lock; retry).
+the write lock; retry) or unusable (damaged, disk full, read-only folder).
 """
 
 from __future__ import annotations
@@ -57,6 +57,16 @@ class StoreBusyError(CtxError):
     exit_code = 3
 
 
+class StoreUnusableError(StoreError):
+    """The store is damaged (corrupt, truncated) or cannot be written (disk full, read-only folder); exit 3."""
+
+    exit_code = 3
+
+
+class OutputError(CtxError):
+    """An output file or run folder cannot be written (a folder in the way, disk full, read-only)."""
+
+
 class PackError(CtxError):
     """A pack file is missing, not a pack, of an unknown schema or tampered with."""
 
@@ -84,3 +94,15 @@ def one_line(text: str, limit: int = 400) -> str:
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s
+
+
+class ModelEndpointError(CtxError):
+    """The model endpoint is unreachable, timed out, or answered an HTTP error or non-JSON; exit code 4."""
+
+    exit_code = 4
+
+
+class ModelAuthError(CtxError):
+    """The model endpoint refused the credentials (HTTP 401/403); exit code 5."""
+
+    exit_code = 5

@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from .errors import UsageError
 from .models.case import Expected
+from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
 STRATEGIES = ("full", "topk", "governed", "dynamic")
@@ -58,7 +59,7 @@ def _us(value: str | datetime | None) -> int | None:
     if value is None:
         return None
     dt = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+    return dt_to_us(dt)
 
 
 def _obj_facts(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -466,6 +467,8 @@ class EvalOptions:
     strategies: tuple[str, ...] = ("dynamic",)
     thresholds: Thresholds = field(default_factory=Thresholds)
     db: Path | None = None
+    answerer: str = "deterministic"    # or "model": also ask the configured model (ctxcli.answer.ask)
+    model: Any = None                  # a ModelConfig when answerer is "model"
 
 
 @dataclass
@@ -475,6 +478,7 @@ class EvalReport:
     thresholds: Thresholds
     injection_detector: bool
     store_loaded_now: bool = False
+    answerer: str = "deterministic"
 
     @property
     def gated_failures(self) -> list[dict[str, Any]]:
@@ -500,7 +504,13 @@ class EvalReport:
             "summary": self.summary(),
             "exit_code": self.exit_code,
             "gated_failures": [run_name(r) for r in self.gated_failures],
-        }
+        } | ({"answerer": self.answerer, "model_summary": self.model_summary()} if self.answerer == "model" else {})
+
+    def model_summary(self) -> dict[str, dict[str, Any]]:
+        from .answer.ask import aggregate as model_aggregate
+
+        return {s: model_aggregate([r["model"] for r in self.runs if r["strategy"] == s and "model" in r])
+                for s in self.strategies}
 
 
 def run_name(r: dict[str, Any]) -> str:
@@ -620,5 +630,9 @@ def run(opts: EvalOptions) -> EvalReport:
                 runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
                              "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
                              "expectations_stated": sorted(exp.model_fields_set), **s})
+                if opts.answerer == "model":
+                    from .answer.ask import eval_run
+
+                    runs[-1]["model"] = eval_run(res.pack, res.answer, opts.model, db)
     return EvalReport(runs=runs, strategies=tuple(opts.strategies), thresholds=opts.thresholds,
-                      injection_detector=scan is not None, store_loaded_now=loaded)
+                      injection_detector=scan is not None, store_loaded_now=loaded, answerer=opts.answerer)

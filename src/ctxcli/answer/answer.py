@@ -36,7 +36,8 @@ def _items(evidence: list[dict[str, Any]], etype: str, where: dict[str, Any]) ->
     return [e for e in evidence if etype in e["supports"] and all(e["facts"].get(k) == v for k, v in where.items())]
 
 
-def _ev(*lists: list[str]) -> list[str]:
+def _merge_ids(*lists: list[str]) -> list[str]:
+    """The sorted union of lists of evidence ids."""
     return sorted({x for lst in lists for x in lst})
 
 
@@ -46,113 +47,122 @@ def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
     were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated."""
     f = Facts()
     covered = {t for e in evidence for t in e["supports"]} - missing_types
-    needs: dict[str, list[str]] = {}
-
-    def dep(*names: str | None) -> tuple[list[str], list[str] | None]:
-        """(evidence ids, None) when all bound, else (needed types, missing marker)."""
-        ev: list[str] = []
-        miss: list[str] = []
-        for n in names:
-            if n is None:
-                continue
-            if n in f.bound:
-                ev += f.bound[n].evidence
-            else:
-                miss += needs.get(n, [])
-        return ev, (miss if any(n is not None and n not in f.bound for n in names) else None)
-
+    needs: dict[str, list[str]] = {}          # fact -> the evidence types it rests on
     for d in pb.facts:
         if d.op in ("value", "collect", "mapping"):
             needs[d.name] = [d.from_]
-            if d.from_ in missing_types:
+            if d.from_ in missing_types or (d.op != "value" and d.from_ not in covered):
                 f.unbound[d.name] = [d.from_]
                 continue
             items = _items(evidence, d.from_, d.where)
-            if d.op == "value":
-                groups: dict[bytes, Bound] = {}
-                for e in items:
-                    if d.fact in e["facts"] and e["facts"][d.fact] is not None:
-                        v = e["facts"][d.fact]
-                        groups.setdefault(_key(v), Bound(v, [])).evidence.append(e["evidence_id"])
-                vals = sorted(groups.values(), key=lambda b: _key(b.value))
-                for b in vals:
-                    b.evidence.sort()
-                if len(vals) == 1:
-                    f.bound[d.name] = vals[0]
-                elif len(vals) > 1:
-                    f.conflicts[d.name] = vals
-                else:
-                    f.unbound[d.name] = [d.from_]
-            elif d.op == "collect":
-                if d.from_ not in covered:
-                    f.unbound[d.name] = [d.from_]
-                    continue
-                vals_set: dict[bytes, Any] = {}
-                ev = []
-                for e in items:
-                    v = e["facts"].get(d.fact)
-                    if v is None:
-                        continue
-                    for x in (v if isinstance(v, list) else [v]):
-                        vals_set[_key(x)] = x
-                    ev.append(e["evidence_id"])
-                f.bound[d.name] = Bound([vals_set[k] for k in sorted(vals_set)], sorted(ev))
-            else:
-                if d.from_ not in covered:
-                    f.unbound[d.name] = [d.from_]
-                    continue
-                mp: dict[str, Any] = {}
-                ev = []
-                clash = None
-                for e in items:
-                    k, v = e["facts"].get(d.key), e["facts"].get(d.value)
-                    if k is None or v is None:
-                        continue
-                    if isinstance(k, list):
-                        continue
-                    if k in mp and mp[k] != v:
-                        clash = k
-                    mp[str(k)] = v
-                    ev.append(e["evidence_id"])
-                if clash is not None:
-                    f.conflicts[d.name] = [Bound({clash: mp[clash]}, sorted(ev))]
-                else:
-                    f.bound[d.name] = Bound(dict(sorted(mp.items())), sorted(ev))
-            continue
-        if d.op in ("map", "difference", "intersection"):
-            a, b = (d.input, d.mapping) if d.op == "map" else (d.left, d.right)
-            ev, miss = dep(a, b)
-            needs[d.name] = needs.get(a, []) + needs.get(b, [])
-            if miss is not None or a in f.conflicts or b in f.conflicts:
-                f.unbound[d.name] = sorted(set(needs[d.name]))
-                continue
-            av, bv = f.bound[a].value, f.bound[b].value
-            av = av if isinstance(av, list) else [av]
-            if d.op == "map":
-                mp = bv if isinstance(bv, dict) else {}
-                out = sorted({str(mp.get(str(x), x)) for x in av})
-            else:
-                bl = set(map(str, bv if isinstance(bv, list) else [bv]))
-                out = sorted({str(x) for x in av if (str(x) in bl) == (d.op == "intersection")})
-            f.bound[d.name] = Bound(out, _ev(ev))
-            continue
-        # expr
-        refs = sorted(expr.names(d.expr))
-        needs[d.name] = sorted({t for r in refs for t in needs.get(r, [])})
-        env = dict(env0)
-        env.update({k: b.value for k, b in f.bound.items()})
-        try:
-            v = expr.evaluate(d.expr, env)
-        except expr.Unknown:
-            f.unbound[d.name] = needs[d.name]
-            continue
-        except expr.ExprError:
-            f.unbound[d.name] = needs[d.name]
-            continue
-        ev = [e for r in refs if r in f.bound for e in f.bound[r].evidence]
-        f.bound[d.name] = Bound(v, _ev(ev))
+            {"value": _bind_value, "collect": _bind_collect, "mapping": _bind_mapping}[d.op](f, d, items)
+        elif d.op in ("map", "difference", "intersection"):
+            _bind_combination(f, d, needs)
+        else:
+            _bind_expr(f, d, needs, env0)
     f.unbound = {k: v for k, v in f.unbound.items() if k not in f.conflicts}
     return f
+
+
+def _bind_value(f: Facts, d, items: list[dict[str, Any]]) -> None:
+    """One value: bound when every item agrees, a conflict when they do not."""
+    groups: dict[bytes, Bound] = {}
+    for e in items:
+        if d.fact in e["facts"] and e["facts"][d.fact] is not None:
+            v = e["facts"][d.fact]
+            groups.setdefault(_key(v), Bound(v, [])).evidence.append(e["evidence_id"])
+    vals = sorted(groups.values(), key=lambda b: _key(b.value))
+    for b in vals:
+        b.evidence.sort()
+    if len(vals) == 1:
+        f.bound[d.name] = vals[0]
+    elif len(vals) > 1:
+        f.conflicts[d.name] = vals
+    else:
+        f.unbound[d.name] = [d.from_]
+
+
+def _bind_collect(f: Facts, d, items: list[dict[str, Any]]) -> None:
+    """Every distinct value of the fact across the items (lists flattened)."""
+    vals_set: dict[bytes, Any] = {}
+    ids = []
+    for e in items:
+        v = e["facts"].get(d.fact)
+        if v is None:
+            continue
+        for x in (v if isinstance(v, list) else [v]):
+            vals_set[_key(x)] = x
+        ids.append(e["evidence_id"])
+    f.bound[d.name] = Bound([vals_set[k] for k in sorted(vals_set)], sorted(ids))
+
+
+def _bind_mapping(f: Facts, d, items: list[dict[str, Any]]) -> None:
+    """A key -> value mapping from the items; a key with two values is a conflict."""
+    mp: dict[str, Any] = {}
+    ids = []
+    clash = None
+    for e in items:
+        k, v = e["facts"].get(d.key), e["facts"].get(d.value)
+        if k is None or v is None:
+            continue
+        if isinstance(k, list):
+            continue
+        if k in mp and mp[k] != v:
+            clash = k
+        mp[str(k)] = v
+        ids.append(e["evidence_id"])
+    if clash is not None:
+        f.conflicts[d.name] = [Bound({clash: mp[clash]}, sorted(ids))]
+    else:
+        f.bound[d.name] = Bound(dict(sorted(mp.items())), sorted(ids))
+
+
+def _inputs(f: Facts, needs: dict[str, list[str]], *names: str | None) -> tuple[list[str], list[str] | None]:
+    """(evidence ids, None) when all bound, else (ids so far, the evidence types still needed)."""
+    ids: list[str] = []
+    miss: list[str] = []
+    for n in names:
+        if n is None:
+            continue
+        if n in f.bound:
+            ids += f.bound[n].evidence
+        else:
+            miss += needs.get(n, [])
+    return ids, (miss if any(n is not None and n not in f.bound for n in names) else None)
+
+
+def _bind_combination(f: Facts, d, needs: dict[str, list[str]]) -> None:
+    """map (a value through a mapping), difference or intersection of two bound facts."""
+    a, b = (d.input, d.mapping) if d.op == "map" else (d.left, d.right)
+    ids, miss = _inputs(f, needs, a, b)
+    needs[d.name] = needs.get(a, []) + needs.get(b, [])
+    if miss is not None or a in f.conflicts or b in f.conflicts:
+        f.unbound[d.name] = sorted(set(needs[d.name]))
+        return
+    av, bv = f.bound[a].value, f.bound[b].value
+    av = av if isinstance(av, list) else [av]
+    if d.op == "map":
+        mp = bv if isinstance(bv, dict) else {}
+        out = sorted({str(mp.get(str(x), x)) for x in av})
+    else:
+        bl = set(map(str, bv if isinstance(bv, list) else [bv]))
+        out = sorted({str(x) for x in av if (str(x) in bl) == (d.op == "intersection")})
+    f.bound[d.name] = Bound(out, _merge_ids(ids))
+
+
+def _bind_expr(f: Facts, d, needs: dict[str, list[str]], env0: dict[str, Any]) -> None:
+    """An expression over bound facts; unbound when a name it uses is unknown or it fails."""
+    refs = sorted(expr.names(d.expr))
+    needs[d.name] = sorted({t for r in refs for t in needs.get(r, [])})
+    env = dict(env0)
+    env.update({k: b.value for k, b in f.bound.items()})
+    try:
+        v = expr.evaluate(d.expr, env)
+    except (expr.Unknown, expr.ExprError):
+        f.unbound[d.name] = needs[d.name]
+        return
+    ids = [e for r in refs if r in f.bound for e in f.bound[r].evidence]
+    f.bound[d.name] = Bound(v, _merge_ids(ids))
 
 
 def fmt(v: Any) -> str:
@@ -183,91 +193,102 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
     values = dict(env0)
     values.update({k: b.value for k, b in f.bound.items()})
     judg = {et.type: et.judgment for et in pb.evidence_types}
-    claims = []
-    for c in pb.claims:
-        conflicted = [u for u in c.uses if u in f.conflicts]
-        missing = [u for u in c.uses if u not in f.bound and u not in f.conflicts]
-        when_refs = sorted(expr.names(c.when)) if c.when else []
-        claim: dict[str, Any] = {"claim_id": c.id}
-        if conflicted:
-            ev = _ev(*[b.evidence for u in conflicted for b in f.conflicts[u]])
-            vals = "; ".join(f"{u}: " + " vs ".join(f"{fmt(b.value)} [{', '.join(b.evidence)}]" for b in f.conflicts[u])
-                             for u in conflicted)
-            claim.update(status="unknown", text=f"Conflicting evidence — {vals}.", facts={}, evidence=ev)
-        elif missing:
-            types = sorted({t for u in missing for t in f.unbound.get(u, [])})
-            why = "; ".join(f"{t} ({judg.get(t, t).rstrip('. ')})" for t in types) or ", ".join(missing)
-            claim.update(status="unknown", text=f"Unknown: the pack lacks evidence for {why}.", facts={}, evidence=[])
-        else:
-            ev = [e for u in c.uses for e in f.bound[u].evidence]
-            text = c.text
-            if c.when:
-                try:
-                    holds = bool(expr.evaluate(c.when, values))
-                    ev += [e for r in when_refs if r in f.bound for e in f.bound[r].evidence]
-                except (expr.Unknown, expr.ExprError):
-                    holds = None
-                if holds is None:
-                    claim.update(status="unknown", text=f"Unknown: cannot evaluate {c.when!r} from the pack.",
-                                 facts={}, evidence=[])
-                    claims.append(claim)
-                    continue
-                claim["condition"] = {"when": c.when, "holds": holds}
-                if not holds:
-                    text = c.else_text or f"Not the case: {c.when}."
-            claim.update(status=c.status, text=_text(text, values),
-                         facts={u: f.bound[u].value for u in c.uses}, evidence=_ev(ev))
-        if c.competing and claim["status"] != "unknown":
-            comp = []
-            for u in c.competing:
-                if u in f.bound and f.bound[u].value not in (None, [], {}):
-                    comp.append({"fact": u, "value": f.bound[u].value, "evidence": f.bound[u].evidence})
-            claim["competing"] = comp
-            if comp:
-                claim["text"] += " Competing explanation(s): " + "; ".join(
-                    f"{fmt(x['value'])} [{', '.join(x['evidence'])}]" for x in comp) + "."
-        claims.append(claim)
-
+    claims = [_claim(c, f, values, judg) for c in pb.claims]
     missing = pack["missing"]
-    required_missing = [m for m in missing if m["required"]]
-    if required_missing:
-        verdict = "insufficient_evidence"
-    elif f.conflicts:
-        verdict = "conflicting_evidence"
-    elif missing:
-        verdict = "partial"
-    else:
-        verdict = "complete"
-
-    if verdict == "insufficient_evidence":
-        action = {"action": pb.decision.on_insufficient, "rule_id": None,
-                  "reason": "required evidence is missing: " + ", ".join(m["type"] for m in required_missing),
-                  "evidence": []}
-    elif verdict == "conflicting_evidence":
-        action = {"action": pb.decision.on_conflict, "rule_id": None,
-                  "reason": "evidence conflicts on " + ", ".join(sorted(f.conflicts)),
-                  "evidence": _ev(*[b.evidence for bs in f.conflicts.values() for b in bs])}
-    else:
-        action = None
-        undetermined = []
-        for r in pb.decision.rules:
-            try:
-                if expr.evaluate(r.when, values):
-                    refs = sorted(expr.names(r.when))
-                    action = {"action": r.action, "rule_id": r.id,
-                              "reason": r.explanation or f"rule {r.id}: {r.when}",
-                              "evidence": _ev([e for x in refs if x in f.bound for e in f.bound[x].evidence])}
-                    break
-            except (expr.Unknown, expr.ExprError):
-                undetermined.append(r.id)
-        if action is None:
-            action = {"action": pb.decision.default_action, "rule_id": None,
-                      "reason": "no decision rule applies" + (
-                          f" (undetermined: {', '.join(undetermined)})" if undetermined else ""),
-                      "evidence": []}
-
+    verdict = _verdict(missing, f)
+    action = _action(pb, verdict, missing, f, values)
     conflicts = [{"fact": k, "values": [{"value": b.value, "evidence": b.evidence} for b in bs]}
                  for k, bs in sorted(f.conflicts.items())]
+    return {
+        "verdict": verdict, "summary": _summary(verdict, claims, action, missing, conflicts), "claims": claims,
+        "conflicts": conflicts,
+        "missing_evidence": [{"type": m["type"], "judgment": m["judgment"], "required": m["required"],
+                              "reason": m["reason"]} for m in missing],
+        "recommended_action": action, "side_effect": "none",
+        "derived_facts": {k: {"value": b.value, "evidence": b.evidence} for k, b in sorted(f.bound.items())},
+    }
+
+
+def _claim(c, f: Facts, values: dict[str, Any], judg: dict[str, str]) -> dict[str, Any]:
+    """One claim of the playbook: stated with its status, unknown (and why), or conflicting."""
+    conflicted = [u for u in c.uses if u in f.conflicts]
+    missing = [u for u in c.uses if u not in f.bound and u not in f.conflicts]
+    claim: dict[str, Any] = {"claim_id": c.id}
+    if conflicted:
+        ids = _merge_ids(*[b.evidence for u in conflicted for b in f.conflicts[u]])
+        vals = "; ".join(f"{u}: " + " vs ".join(f"{fmt(b.value)} [{', '.join(b.evidence)}]" for b in f.conflicts[u])
+                         for u in conflicted)
+        claim.update(status="unknown", text=f"Conflicting evidence — {vals}.", facts={}, evidence=ids)
+    elif missing:
+        types = sorted({t for u in missing for t in f.unbound.get(u, [])})
+        why = "; ".join(f"{t} ({judg.get(t, t).rstrip('. ')})" for t in types) or ", ".join(missing)
+        claim.update(status="unknown", text=f"Unknown: the pack lacks evidence for {why}.", facts={}, evidence=[])
+    else:
+        ids = [e for u in c.uses for e in f.bound[u].evidence]
+        text = c.text
+        if c.when:
+            when_refs = sorted(expr.names(c.when))
+            try:
+                holds = bool(expr.evaluate(c.when, values))
+                ids += [e for r in when_refs if r in f.bound for e in f.bound[r].evidence]
+            except (expr.Unknown, expr.ExprError):
+                claim.update(status="unknown", text=f"Unknown: cannot evaluate {c.when!r} from the pack.",
+                             facts={}, evidence=[])
+                return claim
+            claim["condition"] = {"when": c.when, "holds": holds}
+            if not holds:
+                text = c.else_text or f"Not the case: {c.when}."
+        claim.update(status=c.status, text=_text(text, values),
+                     facts={u: f.bound[u].value for u in c.uses}, evidence=_merge_ids(ids))
+    if c.competing and claim["status"] != "unknown":
+        comp = []
+        for u in c.competing:
+            if u in f.bound and f.bound[u].value not in (None, [], {}):
+                comp.append({"fact": u, "value": f.bound[u].value, "evidence": f.bound[u].evidence})
+        claim["competing"] = comp
+        if comp:
+            claim["text"] += " Competing explanation(s): " + "; ".join(
+                f"{fmt(x['value'])} [{', '.join(x['evidence'])}]" for x in comp) + "."
+    return claim
+
+
+def _verdict(missing: list[dict[str, Any]], f: Facts) -> str:
+    if any(m["required"] for m in missing):
+        return "insufficient_evidence"
+    if f.conflicts:
+        return "conflicting_evidence"
+    return "partial" if missing else "complete"
+
+
+def _action(pb: Playbook, verdict: str, missing: list[dict[str, Any]], f: Facts,
+            values: dict[str, Any]) -> dict[str, Any]:
+    """The recommended action: fixed for insufficient or conflicting evidence, else the first
+    decision rule that holds, else the default."""
+    if verdict == "insufficient_evidence":
+        return {"action": pb.decision.on_insufficient, "rule_id": None,
+                "reason": "required evidence is missing: " + ", ".join(m["type"] for m in missing if m["required"]),
+                "evidence": []}
+    if verdict == "conflicting_evidence":
+        return {"action": pb.decision.on_conflict, "rule_id": None,
+                "reason": "evidence conflicts on " + ", ".join(sorted(f.conflicts)),
+                "evidence": _merge_ids(*[b.evidence for bs in f.conflicts.values() for b in bs])}
+    undetermined = []
+    for r in pb.decision.rules:
+        try:
+            if expr.evaluate(r.when, values):
+                refs = sorted(expr.names(r.when))
+                return {"action": r.action, "rule_id": r.id, "reason": r.explanation or f"rule {r.id}: {r.when}",
+                        "evidence": _merge_ids([e for x in refs if x in f.bound for e in f.bound[x].evidence])}
+        except (expr.Unknown, expr.ExprError):
+            undetermined.append(r.id)
+    return {"action": pb.decision.default_action, "rule_id": None,
+            "reason": "no decision rule applies" + (
+                f" (undetermined: {', '.join(undetermined)})" if undetermined else ""),
+            "evidence": []}
+
+
+def _summary(verdict: str, claims: list[dict[str, Any]], action: dict[str, Any], missing: list[dict[str, Any]],
+             conflicts: list[dict[str, Any]]) -> str:
     n_status: dict[str, int] = {}
     for c in claims:
         n_status[c["status"]] = n_status.get(c["status"], 0) + 1
@@ -278,13 +299,7 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
         summary += " Missing evidence: " + ", ".join(m["type"] for m in missing) + "."
     if conflicts:
         summary += " Conflicts: " + ", ".join(c["fact"] for c in conflicts) + "."
-    return {
-        "verdict": verdict, "summary": summary, "claims": claims, "conflicts": conflicts,
-        "missing_evidence": [{"type": m["type"], "judgment": m["judgment"], "required": m["required"],
-                              "reason": m["reason"]} for m in missing],
-        "recommended_action": action, "side_effect": "none",
-        "derived_facts": {k: {"value": b.value, "evidence": b.evidence} for k, b in sorted(f.bound.items())},
-    }
+    return summary
 
 
 def validate(ans: dict[str, Any], pack: dict[str, Any]) -> dict[str, Any]:

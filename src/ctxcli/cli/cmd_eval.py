@@ -30,6 +30,15 @@ def eval_cases(
                                             "(ACL, injection, purged, must_not_cite) per run.")] = 0,
     out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON report to this file "
                                                 "(atomically).", show_default=False)] = None,
+    answerer: Annotated[str, typer.Option("--answerer", help="deterministic (the playbook's answer), or model: "
+                                          "also ask an OpenAI-compatible model per run and score its answer "
+                                          "(citation precision, claim faithfulness, agreement, latency, tokens).")
+                        ] = "deterministic",
+    endpoint: Annotated[Optional[str], typer.Option("--endpoint", help="Model endpoint for --answerer model "
+                                                    "(else $CTX_MODEL_ENDPOINT or ctx.toml).",
+                                                    show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model name for --answerer model (else "
+                                                 "$CTX_MODEL or ctx.toml).", show_default=False)] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -39,7 +48,9 @@ def eval_cases(
 
     Exit 1 when a run of a gated strategy (governed, dynamic) is below a threshold; runs of
     full and topk are reported but never fail the exit code (they admit what the gates would
-    reject, by design). Exit 2 for bad input.
+    reject, by design). Exit 2 for bad input. With --answerer model, each run's pack is also
+    sent to the model and its answer validated (docs/model.md); model metrics are reported and
+    do not change the exit code; an unreachable endpoint exits 4, refused credentials 5.
 
     Example: ctx eval --strategy all
     """
@@ -56,7 +67,17 @@ def eval_cases(
         if out is not None and out.is_dir():
             raise UsageError(f"--out: {out} is a folder; give a file name")
         th = E.Thresholds(min_recall=min_recall, max_invalid_rate=max_invalid_rate, max_safety=max_safety)
-        rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db))
+        if answerer not in ("deterministic", "model"):
+            raise UsageError(f"--answerer: {answerer!r} is not deterministic or model")
+        mcfg = None
+        if answerer == "model":
+            from .. import api
+
+            mcfg = api.model_config(endpoint=endpoint, model=model)
+        elif endpoint or model:
+            raise UsageError("--endpoint and --model need --answerer model")
+        rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db,
+                                  answerer=answerer, model=mcfg))
         doc = rep.to_json()
         if rep.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
@@ -71,6 +92,8 @@ def eval_cases(
             _ablation(rep, doc)
         else:
             _single(rep, doc)
+        if answerer == "model" and not as_json:
+            _model_table(rep, doc)
         if rep.exit_code:
             failing = [E.run_name(r) for r in rep.gated_failures]
             n_gated = sum(1 for r in rep.runs if r["gated"])
@@ -188,3 +211,28 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
         c.print(f"{len(ungated)} full/topk run(s) failed, as expected (they bypass the gates); "
                 "see --json for their diagnoses")
     _notes(c, rep)
+
+
+def _model_table(rep, doc: dict[str, Any]) -> None:
+    from .. import evaluate as E
+    from .console import console, safe, table
+
+    c = console()
+    t = table("ctx eval · model answers (answer layer)",
+              ["run", "status", "citation precision", "claim faithfulness", "verdict", "action", "facts stated",
+               "latency ms", "tokens in/out", "violations"])
+    t.columns[0].no_wrap = True
+    for r in rep.runs:
+        m = r.get("model")
+        if not m:
+            continue
+        t.add_row(safe(E.run_name(r)), m["status"], _f(m["citation_precision"]), _f(m["claim_faithfulness"]),
+                  "agrees" if m["verdict_agrees"] else "differs", "agrees" if m["action_agrees"] else "differs",
+                  f"{m['facts_stated']}/{m['facts']}", f"{m['latency_ms']:.0f}",
+                  f"{_n(m['prompt_tokens'])}/{_n(m['completion_tokens'])}", safe(", ".join(m["violations"])) or "-")
+    c.print(t)
+    for s, a in doc["model_summary"].items():
+        c.print(f"model answers ({s}): {a['accepted']} accepted, {a['accepted_with_warnings']} with warnings, "
+                f"{a['rejected']} rejected of {a['runs']} · citation precision {_f(a['citation_precision'])} · "
+                f"claim faithfulness {_f(a['claim_faithfulness'])} · verdict agreement {_f(a['verdict_agreement'])} "
+                f"· fact agreement {_f(a['fact_agreement'])} · latency p50 {a['latency_ms_p50']} ms")

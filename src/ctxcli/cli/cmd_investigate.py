@@ -30,9 +30,9 @@ def investigate(
                                                        show_default=False)] = None,
     purpose: Annotated[Optional[str], typer.Option("--purpose", help="Purpose of use (must be served by the "
                                                    "playbook).", show_default=False)] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=64, max=2_000_000, help="Total token budget of the model call "
-                                                  "(default: the playbook's).", show_default=False)] = None,
-    max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, max=5, help="Most retrieval rounds.",
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Total token budget of the model call, 64 to "
+                                                  "2000000 (default: the playbook's).", show_default=False)] = None,
+    max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", help="Most retrieval rounds, 1 to 5.",
                                                       show_default=False)] = None,
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
@@ -41,9 +41,13 @@ def investigate(
     db: DbOpt = None,
     as_json: JsonOpt = False,
     profile: Annotated[bool, typer.Option("--profile", help="Print stage timings to stderr.")] = False,
+    sign: Annotated[bool, typer.Option("--sign", help="Sign the run folder (run.json) with HMAC-SHA256 keyed by "
+                                       "$CTX_SIGNING_KEY; replay, render and explain-omissions then verify it.")]
+    = False,
 ) -> None:
     """Build a governed Context Pack for a case, answer from it alone, and write pack.json,
-    trace.jsonl, answer.json and answer.md.
+    trace.jsonl, answer.json, answer.md and run.json (the hashes of the others; signed with
+    --sign).
 
     Without a store, the bundled example data is loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case, purpose the
@@ -54,19 +58,22 @@ def investigate(
     with handle_errors():
         from .. import api
         from ..errors import UsageError
-        from ..models.manifest import SCOPE_RE, IDENT_RE
+        from ..models.request import FLAGS, request_problem
 
-        if subject is not None and not IDENT_RE.match(subject):
-            raise UsageError(f"--subject {subject!r} is not a valid id")
-        for sc in scope or []:
-            if not SCOPE_RE.match(sc):
-                raise UsageError(f"--scope {sc!r} is not a valid scope")
+        bad = request_problem(subject=subject, scopes=list(scope) if scope else None, budget=budget,
+                              max_rounds=max_rounds)
+        if bad is not None:
+            raise UsageError(f"{FLAGS[bad[0]]} {bad[1]}")
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,
             budget=budget, max_rounds=max_rounds, variant=variant, db=db)
+        if sign:
+            from ..runfolder import signing_key
+
+            signing_key(required=True)        # a missing key fails before any work
         res = api.investigate(opts)
-        out_dir = api.write_outputs(res, out)
+        out_dir = api.write_outputs(res, out, sign=sign)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
         if profile:
@@ -99,5 +106,5 @@ def _human(res, out_dir: Path) -> None:
     c.print(f"evidence {len(p['evidence'])} items, {p['slots']['used']['evidence']}/"
             f"{p['slots']['allocation']['evidence']} evidence tokens · rejected by gate: {gates} · "
             f"stop: {p['state']['stop_reason']}")
-    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md"):
+    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json"):
         c.print(f"wrote {safe(out_dir / name)}")

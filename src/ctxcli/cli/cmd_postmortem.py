@@ -47,14 +47,25 @@ def replay(
     db: DbOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Also write the rebuilt run folder here.",
                                                 show_default=False)] = None,
+    re_ask: Annotated[bool, typer.Option("--re-ask", help="With a recorded model exchange (model.json): ask the "
+                                         "model again and diff its answer against the recorded one.")] = False,
+    endpoint: Annotated[Optional[str], typer.Option("--endpoint", help="Endpoint for --re-ask (default: the "
+                                                    "recorded one).", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model for --re-ask (default: the recorded one).",
+                                                 show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a pack, rebuild it from its recorded request against the current store (or --db),
     and report `identical` (exit 0) or `drifted` with every difference itemised (exit 1).
 
-    A pack whose content no longer matches its hash was edited by hand: it is reported as
-    tampered and nothing in it is used (exit 2). Cited evidence whose object has since been
-    deleted is reported as purged, without its content.
+    A pack whose content no longer matches its hash, whose evidence text no longer matches
+    its text_hash, or whose run folder no longer matches its run.json (an edited answer, a
+    deleted or forged trace event, a bad signature) is reported as tampered, naming the file,
+    and nothing in it is used (exit 2). The same request limits as `ctx investigate` apply.
+    Cited evidence whose object has since been deleted is reported as purged, without its
+    content. A run folder written by `ctx ask` also has its recorded model exchange
+    re-validated offline (no model call); --re-ask asks the model again and diffs the
+    answers. A different validation or answer is drift (exit 1).
 
     Example: ctx replay runs/C-102-1a2b3c4d/pack.json
     """
@@ -63,17 +74,51 @@ def replay(
         from ..postmortem import replay as pm_replay
 
         res = pm_replay(pack, db)
+        from .. import api as _api
+
+        mres = _api.replay_model(res.pack, db, re_ask=re_ask, endpoint=endpoint, model=model)
         if out is not None:
             from .. import api
 
             api.write_outputs(api.InvestigateResult(pack=res.rebuilt, answer=res.answer, trace=res.trace,
                                                     case=res.case), out)
         if as_json:
-            emit_json(res.to_json())
+            doc = res.to_json()
+            if mres is not None:
+                doc["model"] = mres
+            emit_json(doc)
         else:
             _replay_human(res)
-        if not res.identical:
+            if mres is not None:
+                _model_replay_human(mres)
+        if not res.identical or (mres is not None and not mres["identical"]):
             raise typer.Exit(CheckFailed.exit_code)
+
+
+def _model_replay_human(m: dict[str, Any]) -> None:
+    from .console import console, safe
+
+    c = console()
+    if m["revalidated_as_recorded"]:
+        c.print(f"model exchange ({safe(m['model'])}): re-validated offline: [bold]{m['status']}[/bold], "
+                "as recorded")
+    else:
+        why = []
+        if not m["same_pack"]:
+            why.append("recorded for another pack")
+        if not m["same_request"]:
+            why.append("the messages rendered from the pack differ from the recorded request")
+        if m["recorded"] != m["revalidated"]:
+            why.append(f"validation was {m['recorded']['status'] if m['recorded'] else 'not recorded'}, "
+                       f"now {m['revalidated']['status']} ({', '.join(m['revalidated']['violations']) or 'no violations'})")
+        c.print(f"model exchange ({safe(m['model'])}): re-validated offline: [bold]{m['status']}[/bold]"
+                + (f" — {safe('; '.join(why))}" if why else ""))
+    ra = m.get("re_ask")
+    if ra:
+        c.print(f"re-asked {safe(ra['model'])} at {safe(ra['endpoint'])}: {ra['status']}, "
+                + ("same answer" if ra["same_answer"] else f"{len(ra['differences'])} difference(s)"))
+        for d in ra["differences"]:
+            c.print(f"  {safe(d)}")
 
 
 def _replay_human(res) -> None:

@@ -17,7 +17,15 @@ app = typer.Typer(
 )
 
 
-COMMAND_MODULES = ("cmd_load", "cmd_investigate", "cmd_postmortem", "cmd_render", "cmd_eval")
+COMMAND_MODULES = (
+    "cmd_load",
+    "cmd_investigate",
+    "cmd_postmortem",
+    "cmd_render",
+    "cmd_eval",
+    "cmd_ask",
+    "cmd_serve",
+)
 
 
 def _register() -> None:

@@ -1,5 +1,15 @@
-"""The pipeline of one investigation: plan → retrieve → gate → pack, round by round, then
-answer. Returns the pack (a plain dict, ready for canonical JSON), the answer and the trace.
+"""The context builder: stages over a small build context, round by round —
+
+    plan a round → retrieve → hydrate → gate → pack → assess (stop reason)
+
+— then assemble the pack. Each stage returns what it kept and what it dropped (with the
+gate and reason), and the trace events are emitted from those results, in that order.
+Answering and sealing the pack happen above the engine (``ctxcli.pipeline``), so the
+engine never imports the answer layer.
+
+The same stages serve one investigation (:func:`build`) and one step of an agent
+(:func:`build_step`: given the evidence types a step needs and the evidence ids it already
+holds, only new admitted items within the step's budget).
 """
 
 from __future__ import annotations
@@ -9,49 +19,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-import orjson
-
 from .. import BUILDER_VERSION
-from ..answer import answer as answer_mod
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
-from ..util.canon import obj_hash, opaque_ref
-from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, run_gates
-from .pack import PackState, make_item, pack_round
-from .plan import make_plan
+from ..util.canon import opaque_ref
+from ..util.packid import PACK_SCHEMA
+from ..util.timeutil import dt_to_us
+from . import compress as compression
+from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, Rejection, run_gates
+from .hydrate import Hydrator, find_replacement
+from .pack import PackState, evidence_id, make_item, pack_round
+from .plan import Plan, make_plan
 from .render import evidence_header, section_texts
-from .retrieve import fuse, in_list, run_plan
+from .retrieve import Candidate, QueryRun, fuse, run_plan
+from .trace import Trace
 
-PACK_SCHEMA = "ctx.pack/1"
-ANSWER_SCHEMA = "ctx.answer/1"
 Strategy = Literal["full", "topk", "governed", "dynamic"]
-
-_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
-       o.title, o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
-       o.section, o.doc_ref"""
-_SOURCE_COLS = "s.trust_level, s.classification, s.max_age_s, s.redaction, s.owner_team"
-
-# The whole row, joined with its source (used by tests and tools that read objects directly).
-_OBJ_SQL = f"""
-SELECT {_OBJ_COLS}, {_SOURCE_COLS}, o.family
-FROM objects o JOIN sources s ON s.source_id = o.source_id
-WHERE o.tenant_id = $tenant AND o.doc_id IN ({{ids}})
-"""
-
-# The builder fetches candidates by doc id alone, so the ART index on doc_id serves them as
-# point reads: first the metadata (no content column), then the content of the candidates
-# that pass the metadata gates. The doc ids come from retrieval statements that filter by
-# tenant in SQL; the fetched rows are checked again (tenant gate) before anything is used.
-_OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS content,")
-                 + ", o.family FROM objects o WHERE o.doc_id IN ({ids})")
-_CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
-_SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
-
-_VERSIONS_SQL = """
-SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
-FROM versions WHERE tenant_id = $tenant AND family IN ({fams}) ORDER BY family, object_id
-"""
 
 
 @dataclass
@@ -80,35 +63,6 @@ class Request:
                 "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
 
 
-@dataclass
-class BuildResult:
-    pack: dict[str, Any]
-    answer: dict[str, Any]
-    trace: list[dict[str, Any]]
-    timings: dict[str, float] = field(default_factory=dict)
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _us(dt: datetime) -> int:
-    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
-
-
-def _meta_row_to_obj(r: tuple, src: dict[str, tuple]) -> Obj:
-    """A row of _OBJ_META_SQL (object columns, family) with its source's columns spliced in."""
-    return _row_to_obj(tuple(r[:24]) + src[r[3]] + (r[24],))
-
-
-def _row_to_obj(r: tuple) -> Obj:
-    return Obj(
-        doc_id=r[0], object_id=r[1], tenant_id=r[2], source_id=r[3], source_version=r[4], object_type=r[5],
-        subject_id=r[6], title=r[7], content=r[8], locator=r[9], valid_from_us=r[10], valid_to_us=r[11],
-        observed_us=r[12], required_scopes=list(r[13] or []), allowed_purposes=list(r[14] or []),
-        supports=list(r[15] or []), facts=orjson.loads(r[16]) if r[16] else {}, keys=list(r[17] or []),
-        content_hash=r[18], dedup_hash=r[19], supersedes=r[20], tokens=r[21], section=r[22], doc_ref=r[23],
-        trust_level=r[24], classification=r[25], max_age_s=r[26],
-        redaction=orjson.loads(r[27]) if r[27] else None, owner_team=r[28], family=r[29])
-
-
 def playbook_json(pb: Playbook, pb_hash: str) -> dict[str, Any]:
     return {"playbook_id": pb.playbook_id, "version": pb.version, "hash": pb_hash,
             "instructions": pb.instructions, "policy_constraints": pb.policy_constraints,
@@ -116,11 +70,11 @@ def playbook_json(pb: Playbook, pb_hash: str) -> dict[str, Any]:
 
 
 def budget_for(pb: Playbook, total: int) -> dict[str, int]:
+    """The slot allocation (tokens per slot) for a total budget."""
     b = pb.budget
     if total == b.total_tokens:
-        ev = b.evidence
         return {"total": total, "response_reserve": b.response_reserve, "instructions": b.instructions,
-                "goal_state": b.goal_state, "tools": b.tools, "evidence": ev}
+                "goal_state": b.goal_state, "tools": b.tools, "evidence": b.evidence}
     # A different total keeps the fixed-size slots (their texts do not shrink), scales the
     # response reserve with the total, and gives the remainder to evidence.
     parts = {"response_reserve": int(b.response_reserve * total / b.total_tokens), "instructions": b.instructions,
@@ -129,228 +83,252 @@ def budget_for(pb: Playbook, total: int) -> dict[str, int]:
     return {"total": total, **parts}
 
 
-def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> BuildResult:
-    t_all = time.perf_counter()
-    timings: dict[str, float] = {}
-    trace: list[dict[str, Any]] = []
-    tz = req.as_of.tzinfo
-    as_of_us = _us(req.as_of)
+# ------------------------------------------------------------------------------ context
+@dataclass
+class BuildContext:
+    """What stays fixed during one build."""
+
+    con: Any
+    pb: Playbook
+    req: Request
+    gctx: GateContext
+    hydrator: Hydrator
+    trace: Trace
+    allocation: dict[str, int]          # tokens per slot
+    apply_gates: bool                   # governed and dynamic strategies
+    max_rounds: int
+    channels: tuple[str, ...]
+    type_order: list[str]
+    required: list[str]
+    playbook_types: set[str]
+    cover_all: frozenset[str]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def time(self, key: str, t0: float) -> None:
+        self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0
+
+
+@dataclass
+class BuildState:
+    """What the rounds gather."""
+
+    packed: PackState
+    header_tokens: int
+    missing_types: list[str]
+    anchored_subjects: set[str]
+    seen: set[int] = field(default_factory=set)
+    held: frozenset[str] = frozenset()          # evidence ids the caller already holds (per-step builds)
+    omissions: list[dict[str, Any]] = field(default_factory=list)
+    plans: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    rounds: int = 0
+    stop_reason: str = "max_rounds_reached"
+
+
+def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None,
+          held: frozenset[str] = frozenset()) -> tuple[BuildContext, BuildState]:
     scopes = frozenset(req.scopes)
-    gated = req.strategy in ("governed", "dynamic")
-    max_rounds = 1 if req.strategy != "dynamic" else req.max_rounds
-    channels = ("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph")
-
-    def ev(kind: str, **kw: Any) -> None:
-        trace.append({"seq": len(trace) + 1, "event": kind, **kw})
-
-    families: dict[int, list[tuple]] = {}
-    src_cols = {r[0]: tuple(r[1:]) for r in con.execute(_SOURCES_SQL).fetchall()}
+    as_of_us = dt_to_us(req.as_of)
+    hydrator = Hydrator(con, req.tenant_id)
 
     def replacement(o: Obj) -> dict[str, Any] | None:
-        return _find_replacement(families.get(o.family, []), o, req, as_of_us, scopes)
+        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes)
 
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
-                       as_of_us=as_of_us, known_at_us=_us(req.known_at) if req.known_at else None,
+                       as_of_us=as_of_us, known_at_us=dt_to_us(req.known_at) if req.known_at else None,
                        replacement=replacement)
-    budget = budget_for(pb, req.budget)
-    state = PackState(budget=budget["evidence"], used=count(evidence_header(0)))
-    header_tokens = state.used
-    playbook_types = {et.type for et in pb.evidence_types}
+    allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
-    required = [et.type for et in pb.evidence_types if et.required]
-    seen: set[int] = set()
-    anchored_subjects: set[str] = set(req.seeds)
-    omissions: list[dict[str, Any]] = []
-    plans: list[dict[str, Any]] = []
-    all_cands: list[dict[str, Any]] = []
-    stop_reason = "max_rounds_reached"
-    missing_types = list(type_order)
-    rounds_run = 0
+    bc = BuildContext(
+        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=Trace(), allocation=allocation,
+        apply_gates=req.strategy in ("governed", "dynamic"),
+        max_rounds=1 if req.strategy != "dynamic" else req.max_rounds,
+        channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
+        type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
+        playbook_types=set(type_order),
+        cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"))
+    header = count(evidence_header(0))
+    packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
+                       used=header)
+    st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
+                    anchored_subjects=set(req.seeds), held=held)
+    return bc, st
 
-    for round_no in range(1, max_rounds + 1):
-        rounds_run = round_no
-        target = [t for t in type_order if t in missing_types]
-        plan = make_plan(pb, round_no=round_no, target_types=target, seeds=req.seeds,
-                         business_keys=req.business_keys, channels=channels)
-        plans.append(plan.to_json())
-        ev("plan_created", round=round_no, target_types=target, queries=len(plan.queries))
-        t0 = time.perf_counter()
-        runs = run_plan(con, plan, pb, tenant=req.tenant_id, as_of_us=as_of_us) if plan.queries else []
-        for q, run in zip(plan.queries, runs):
-            timings[f"channel.{q.channel}"] = timings.get(f"channel.{q.channel}", 0.0) + run.seconds
-            ev("retrieval_executed", round=round_no, query_id=q.query_id, channel=q.channel,
-               evidence_type=q.evidence_type, query=q.to_json(),
-               filters={"tenant_id": req.tenant_id, "as_of": req.as_of.isoformat(), "supports": q.evidence_type},
-               hits=len(run.hits))
-        timings["retrieve"] = timings.get("retrieve", 0.0) + time.perf_counter() - t0
-        if req.strategy == "topk":
-            for run in runs:
-                run.hits = run.hits[: pb.candidate_limit]
-        cands = fuse(runs)
-        new = [c for c in cands if c.doc_id not in seen]
-        seen.update(c.doc_id for c in new)
-        t0 = time.perf_counter()
-        params: dict[str, Any] = {}
-        sql = _OBJ_META_SQL.format(ids=in_list(sorted(c.doc_id for c in new), "d", params))
-        rows = con.execute(sql, params).fetchall() if new else []
-        objs = {r[0]: _meta_row_to_obj(r, src_cols) for r in rows}
-        fams = sorted({o.family for o in objs.values() if o.family is not None} - set(families))
-        if fams:
-            params = {"tenant": req.tenant_id}
-            for r in con.execute(_VERSIONS_SQL.format(fams=in_list(fams, "f", params)), params).fetchall():
-                families.setdefault(r[0], []).append(r[1:])
-        graph_docs = {d for run in runs if run.query.channel in ("graph", "structured") for d in run.hits}
-        for d in graph_docs:
-            if d in objs and objs[d].subject_id:
-                anchored_subjects.add(objs[d].subject_id)
-        eligible: list[tuple[Obj, Any]] = []
-        decided: dict[int, Any] = {}
-        if gated:
-            for c in new:
-                if c.doc_id in objs:
-                    decided[c.doc_id] = run_gates(objs[c.doc_id], gctx, META_GATES)[0]
-        need = sorted(d for d in objs if decided.get(d) is None)
-        if need:
-            params = {}
-            for d, text in con.execute(_CONTENT_SQL.format(ids=in_list(need, "c", params)), params).fetchall():
-                objs[d].content = text
-        for c in new:
-            o = objs.get(c.doc_id)
-            if o is None:   # not in this tenant: cannot happen, the SQL filters by tenant
-                continue
-            rej = decided.get(c.doc_id)
-            if gated and rej is None:
-                rej = run_gates(o, gctx, CONTENT_GATES)[0]
-            vis = rej is None or rej.gate not in WITHHOLDING_GATES
-            cj = {"round": round_no, "ref": o.object_id if vis else opaque_ref(o.tenant_id, o.object_id),
-                  "withheld": not vis, "channels": c.ranks, "queries": c.queries, "rrf": c.rrf,
-                  "supports": list(o.supports) if vis else [], "tokens": o.tokens if vis else None,
-                  "object_id": o.object_id, "subject_id": o.subject_id}
-            all_cands.append(cj)
-            ev("candidate_retrieved", round=round_no, ref=cj["ref"], withheld=not vis, channels=c.ranks,
-               rrf=c.rrf)
-            if rej is not None:
-                omissions.append(_omission(o, c, rej, round_no, tz))
-                ev("candidate_rejected", round=round_no, **_trace_rej(omissions[-1]))
-            else:
-                eligible.append((o, c))
-        timings["gates"] = timings.get("gates", 0.0) + time.perf_counter() - t0
 
-        t0 = time.perf_counter()
+# ------------------------------------------------------------------------------ stage results
+@dataclass
+class Retrieved:
+    runs: list[QueryRun]
+    fresh: list[Candidate]              # fused candidates not seen in an earlier round, in fused order
 
-        def make(o: Obj, c: Any, _r=round_no) -> dict[str, Any]:
-            return make_item(o, tz=tz, scopes=scopes, round_no=_r, cand=c, count=count)
 
-        def anchored(o: Obj) -> bool:
-            return (o.subject_id in anchored_subjects) or bool(set(o.keys) & set(req.business_keys)) \
-                or o.object_id in req.business_keys
+@dataclass
+class Decision:
+    obj: Obj
+    cand: Candidate
+    rejection: Rejection | None         # None: kept
 
-        from .compress import try_compress
 
-        before = len(state.admitted)
-        rejs = pack_round(eligible, state=state, type_order=type_order, target=target,
-                          playbook_types=playbook_types, anchored=anchored, make=make,
-                          compress=(lambda item, o, rem: try_compress(item, o, rem, pb, count)) if gated else None,
-                          coverage_first=gated, gates=gated, budget=req.strategy != "full",
-                          cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"))
-        for o, c, rej in rejs:
-            omissions.append(_omission(o, c, rej, round_no, tz))
-            ev("candidate_rejected", round=round_no, **_trace_rej(omissions[-1]))
-        for item in state.admitted[before:]:
-            ev("evidence_selected", round=round_no, evidence_id=item["evidence_id"], object_id=item["object_id"],
-               selected_for=item["selected_for"], tokens=item["tokens"],
-               transformations=[t["kind"] for t in item["transformations"]])
-        timings["pack"] = timings.get("pack", 0.0) + time.perf_counter() - t0
+@dataclass
+class Packed:
+    admitted: list[dict[str, Any]]
+    dropped: list[tuple[Obj, Candidate, Rejection]]
 
-        missing_types = [t for t in type_order if t not in state.covered]
-        req_missing = [t for t in missing_types if t in required]
-        progress = len(state.admitted) > before
-        ev("sufficiency_assessed", round=round_no, covered=sorted(state.covered), missing=missing_types,
-           required_missing=req_missing, evidence_tokens=state.used, evidence_budget=state.budget)
-        if not req_missing:
-            stop_reason = "evidence_sufficient"
-            break
-        if req_missing and all(t in state.over_budget_types for t in req_missing):
-            stop_reason = "budget_exhausted"
-            break
-        if round_no > 1 and not progress:
-            stop_reason = "no_progress"
-            break
-        if round_no == max_rounds:
-            stop_reason = "max_rounds_reached"
 
-    judg = {et.type: et for et in pb.evidence_types}
-    missing = []
-    for t in type_order:
-        if t in state.covered:
-            continue
-        reason = "over_budget" if t in state.over_budget_types else (
-            "rejected_by_gates" if any(t in o.get("supports", []) for o in omissions if not o["withheld"])
-            else "not_found")
-        missing.append({"type": t, "judgment": judg[t].judgment, "required": judg[t].required, "reason": reason})
+# ------------------------------------------------------------------------------ stages
+def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
+    """The queries for the evidence types still missing."""
+    target = [t for t in bc.type_order if t in st.missing_types]
+    return make_plan(bc.pb, round_no=round_no, target_types=target, seeds=bc.req.seeds,
+                     business_keys=bc.req.business_keys, channels=bc.channels)
 
-    omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
-    pack: dict[str, Any] = {
-        "schema_version": PACK_SCHEMA,
-        "builder_version": BUILDER_VERSION,
-        "encoding": ENCODING,
-        "request": req.to_json(),
-        "playbook": playbook_json(pb, pb_hash),
-        "store": store,
-        "gate_order": GATE_ORDER,
-        "rounds": plans,
-        "budget": budget,
-        "evidence": state.admitted,
-        "omissions": omissions,
-        "missing": missing,
-        "state": {"rounds": rounds_run, "stop_reason": stop_reason, "gaps": "full"},
-    }
+
+def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
+    """Run the plan's queries and fuse their rankings; keep the candidates not seen before."""
     t0 = time.perf_counter()
-    sections, slot_used = _count_sections(pack)
-    if slot_used["goal_state"] > budget["goal_state"]:
-        pack["state"]["gaps"] = "compact"
-        sections, slot_used = _count_sections(pack)
-    evidence_sum = header_tokens + sum(i["tokens"] for i in state.admitted)
-    pack["slots"] = {
-        "allocation": budget,
-        "used": slot_used,
-        "sections": sections,
-        "total_tokens": sum(s["tokens"] for s in sections),
-        "evidence_tokens_by_items": evidence_sum,
-        "within_budget": {s: slot_used[s] <= budget[s] for s in slot_used},
-    }
-    ans = answer_mod.answer(pb, pack)
-    ev("pack_built", evidence=len(state.admitted), omissions=len(omissions), total_tokens=pack["slots"]["total_tokens"],
-       stop_reason=stop_reason)
-    for c in ans["claims"]:
-        ev("claim_generated", claim_id=c["claim_id"], status=c["status"], evidence=c["evidence"])
-    validation = answer_mod.validate(ans, pack)
-    ans["validation"] = validation
-    ev("answer_validated", verdict=ans["verdict"], action=ans["recommended_action"]["action"], **validation)
-    timings["answer"] = time.perf_counter() - t0
-    pack["answer"] = {"verdict": ans["verdict"], "recommended_action": ans["recommended_action"]["action"],
-                      "claims": [{"claim_id": c["claim_id"], "status": c["status"], "facts": c["facts"],
-                                  "evidence": c["evidence"]} for c in ans["claims"]]}
-    h = obj_hash(pack)
-    pack["content_hash"] = h
-    pack["pack_id"] = "pk-" + h.split(":")[1][:16]
-    ans = {"schema_version": ANSWER_SCHEMA, "pack_id": pack["pack_id"], "case_id": req.case_id,
-           "variant": req.variant, **ans}
-    timings["total"] = time.perf_counter() - t_all
-    return BuildResult(pack=pack, answer=ans, trace=trace, timings=timings, candidates=all_cands)
+    runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us) if plan.queries else []
+    for run in runs:
+        key = f"channel.{run.query.channel}"
+        bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds
+    bc.time("retrieve", t0)
+    if bc.req.strategy == "topk":
+        for run in runs:
+            run.hits = run.hits[: bc.pb.candidate_limit]
+    fresh = [c for c in fuse(runs) if c.doc_id not in st.seen]
+    st.seen.update(c.doc_id for c in fresh)
+    return Retrieved(runs, fresh)
 
 
-def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    sections = []
-    slot_used = {s: 0 for s in ("instructions", "goal_state", "tools", "evidence")}
-    for name, slot, trust, text in section_texts(pack):
-        n = count(text)
-        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n})
-        slot_used[slot] += n
-    return sections, slot_used
+def hydrate(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[int, Obj]:
+    """The fresh candidates' objects (metadata only); the subjects reached by the graph and
+    structured channels become anchors of the case."""
+    t0 = time.perf_counter()
+    objs = bc.hydrator.metadata([c.doc_id for c in found.fresh])
+    linked = {d for run in found.runs if run.query.channel in ("graph", "structured") for d in run.hits}
+    for d in linked:
+        if d in objs and objs[d].subject_id:
+            st.anchored_subjects.add(objs[d].subject_id)
+    bc.time("hydrate", t0)
+    return objs
 
 
-def _omission(o: Obj, c: Any, rej, round_no: int, tz) -> dict[str, Any]:
+def gate(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj]) -> list[Decision]:
+    """The per-candidate gates, in fused order: the metadata gates first, then (for those that
+    pass) the content is read and the content gates run. Ungated strategies keep everything."""
+    t0 = time.perf_counter()
+    meta_rejection: dict[int, Rejection | None] = {}
+    if bc.apply_gates:
+        for c in found.fresh:
+            if c.doc_id in objs:
+                meta_rejection[c.doc_id] = run_gates(objs[c.doc_id], bc.gctx, META_GATES)[0]
+    bc.hydrator.fill_content(objs, sorted(d for d in objs if meta_rejection.get(d) is None))
+    decisions = []
+    for c in found.fresh:
+        o = objs.get(c.doc_id)
+        if o is None:   # a doc id retrieval returned but the store no longer holds: nothing to gate
+            continue
+        rej = meta_rejection.get(c.doc_id)
+        if bc.apply_gates and rej is None:
+            rej = run_gates(o, bc.gctx, CONTENT_GATES)[0]
+        if rej is None and evidence_id(o) in st.held:
+            rej = Rejection("duplicate", "already_held", {"evidence_id": evidence_id(o)})
+        decisions.append(Decision(o, c, rej))
+    bc.time("gates", t0)
+    return decisions
+
+
+def pack(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, Candidate]],
+         target: list[str]) -> Packed:
+    """Coverage-first admission into the evidence slot (duplicate, relevance and budget gates)."""
+    t0 = time.perf_counter()
+    req = bc.req
+
+    def anchored(o: Obj) -> bool:
+        return (o.subject_id in st.anchored_subjects) or bool(set(o.keys) & set(req.business_keys)) \
+            or o.object_id in req.business_keys
+
+    def make(o: Obj, c: Candidate) -> dict[str, Any]:
+        return make_item(o, tz=req.as_of.tzinfo, scopes=bc.gctx.scopes, round_no=round_no, cand=c, count=count)
+
+    def compress(item: dict[str, Any], o: Obj, remaining: int) -> dict[str, Any] | None:
+        return compression.try_compress(item, o, remaining, bc.pb, count)
+
+    before = len(st.packed.admitted)
+    dropped = pack_round(kept, state=st.packed, type_order=bc.type_order, target=target,
+                         playbook_types=bc.playbook_types, anchored=anchored, make=make,
+                         compress=compress if bc.apply_gates else None, coverage_first=bc.apply_gates,
+                         apply_gates=bc.apply_gates, enforce_budget=req.strategy != "full",
+                         cover_all=bc.cover_all)
+    bc.time("pack", t0)
+    return Packed(st.packed.admitted[before:], dropped)
+
+
+def assess(bc: BuildContext, st: BuildState, round_no: int, progressed: bool) -> str | None:
+    """Which types are still missing, and whether to stop (the stop reason) or plan another round."""
+    st.missing_types = [t for t in bc.type_order if t not in st.packed.covered]
+    req_missing = [t for t in st.missing_types if t in bc.required]
+    bc.trace.emit("sufficiency_assessed", round=round_no, covered=sorted(st.packed.covered),
+                  missing=st.missing_types, required_missing=req_missing, evidence_tokens=st.packed.used,
+                  evidence_budget=st.packed.budget)
+    if not req_missing:
+        return "evidence_sufficient"
+    if all(t in st.packed.over_budget_types for t in req_missing):
+        return "budget_exhausted"
+    if round_no > 1 and not progressed:
+        return "no_progress"
+    return None
+
+
+# ------------------------------------------------------------------------------ one round
+def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
+    """plan → retrieve → hydrate → gate → pack for one round, with its trace events."""
+    st.rounds = round_no
+    plan = plan_round(bc, st, round_no)
+    st.plans.append(plan.to_json())
+    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries))
+    found = retrieve(bc, st, plan)
+    for run in found.runs:
+        q = run.query
+        bc.trace.emit("retrieval_executed", round=round_no, query_id=q.query_id, channel=q.channel,
+                      evidence_type=q.evidence_type, query=q.to_json(),
+                      filters={"tenant_id": bc.req.tenant_id, "as_of": bc.req.as_of.isoformat(),
+                               "supports": q.evidence_type}, hits=len(run.hits))
+    objs = hydrate(bc, st, found)
+    decisions = gate(bc, st, found, objs)
+    for d in decisions:
+        _record_candidate(bc, st, round_no, d)
+    packed = pack(bc, st, round_no, [(d.obj, d.cand) for d in decisions if d.rejection is None], plan.target_types)
+    for o, c, rej in packed.dropped:
+        _record_rejection(bc, st, round_no, o, c, rej)
+    for item in packed.admitted:
+        bc.trace.emit("evidence_selected", round=round_no, evidence_id=item["evidence_id"],
+                      object_id=item["object_id"], selected_for=item["selected_for"], tokens=item["tokens"],
+                      transformations=[t["kind"] for t in item["transformations"]])
+    return packed
+
+
+def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decision) -> None:
+    o, c, rej = d.obj, d.cand, d.rejection
+    vis = rej is None or rej.gate not in WITHHOLDING_GATES
+    st.candidates.append({
+        "round": round_no, "ref": o.object_id if vis else opaque_ref(o.tenant_id, o.object_id), "withheld": not vis,
+        "channels": c.ranks, "queries": c.queries, "rrf": c.rrf, "supports": list(o.supports) if vis else [],
+        "tokens": o.tokens if vis else None, "object_id": o.object_id, "subject_id": o.subject_id})
+    bc.trace.emit("candidate_retrieved", round=round_no, ref=st.candidates[-1]["ref"], withheld=not vis,
+                  channels=c.ranks, rrf=c.rrf)
+    if rej is not None:
+        _record_rejection(bc, st, round_no, o, c, rej)
+
+
+def _record_rejection(bc: BuildContext, st: BuildState, round_no: int, o: Obj, c: Candidate,
+                      rej: Rejection) -> None:
+    om = _omission(o, c, rej, round_no)
+    st.omissions.append(om)
+    bc.trace.emit("candidate_rejected", round=round_no, ref=om["ref"], withheld=om["withheld"], gate=om["gate"],
+                  reason=om["reason"], detail=om["detail"])
+
+
+def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int) -> dict[str, Any]:
     withheld = rej.gate in WITHHOLDING_GATES
     om: dict[str, Any] = {
         "ref": opaque_ref(o.tenant_id, o.object_id) if withheld else o.object_id,
@@ -364,29 +342,119 @@ def _omission(o: Obj, c: Any, rej, round_no: int, tz) -> dict[str, Any]:
     return om
 
 
-def _trace_rej(om: dict[str, Any]) -> dict[str, Any]:
-    return {"ref": om["ref"], "withheld": om["withheld"], "gate": om["gate"], "reason": om["reason"],
-            "detail": om["detail"]}
+# ------------------------------------------------------------------------------ assemble
+def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any]) -> dict[str, Any]:
+    """The pack without its answer and seal: request, plans, evidence, omissions (in gate
+    order), what is missing and why, and the token count of every section."""
+    t0 = time.perf_counter()
+    judg = {et.type: et for et in bc.pb.evidence_types}
+    missing = []
+    for t in bc.type_order:
+        if t in st.packed.covered:
+            continue
+        reason = "over_budget" if t in st.packed.over_budget_types else (
+            "rejected_by_gates" if any(t in o.get("supports", []) for o in st.omissions if not o["withheld"])
+            else "not_found")
+        missing.append({"type": t, "judgment": judg[t].judgment, "required": judg[t].required, "reason": reason})
+
+    st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
+    allocation = bc.allocation
+    pack: dict[str, Any] = {
+        "schema_version": PACK_SCHEMA,
+        "builder_version": BUILDER_VERSION,
+        "encoding": ENCODING,
+        "request": bc.req.to_json(),
+        "playbook": playbook_json(bc.pb, pb_hash),
+        "store": store,
+        "gate_order": GATE_ORDER,
+        "rounds": st.plans,
+        "budget": allocation,
+        "evidence": st.packed.admitted,
+        "omissions": st.omissions,
+        "missing": missing,
+        "state": {"rounds": st.rounds, "stop_reason": st.stop_reason, "gaps": "full"},
+    }
+    sections, slot_used = _count_sections(pack)
+    if slot_used["goal_state"] > allocation["goal_state"]:
+        pack["state"]["gaps"] = "compact"
+        sections, slot_used = _count_sections(pack)
+    pack["slots"] = {
+        "allocation": allocation,
+        "used": slot_used,
+        "sections": sections,
+        "total_tokens": sum(s["tokens"] for s in sections),
+        "evidence_tokens_by_items": st.header_tokens + sum(i["tokens"] for i in st.packed.admitted),
+        "within_budget": {s: slot_used[s] <= allocation[s] for s in slot_used},
+    }
+    bc.trace.emit("pack_built", evidence=len(st.packed.admitted), omissions=len(st.omissions),
+                  total_tokens=pack["slots"]["total_tokens"], stop_reason=st.stop_reason)
+    bc.time("assemble", t0)
+    return pack
 
 
-def _find_replacement(members: list[tuple], o: Obj, req: Request, as_of_us: int,
-                      scopes: frozenset[str]) -> dict[str, Any] | None:
-    """The visible version valid at as_of along the supersession chain, if any: forward
-    (what replaced an expired object) or backward (what a not-yet-valid one will replace)."""
-    by_id = {m[0]: m for m in members}
-    by_sup = {m[1]: m for m in sorted(members) if m[1] is not None}
-    forward = o.valid_to_us is not None and o.valid_to_us <= as_of_us
-    cur = o.object_id if forward else o.supersedes
-    for _ in range(50):
-        if cur is None:
-            return None
-        m = by_sup.get(cur) if forward else by_id.get(cur)
-        if m is None:
-            return None
-        oid, sup, ver, vf, vt, rs, ap = m
-        if set(rs or []) - scopes or req.purpose not in (ap or []):
-            return None
-        if (vf is None or vf <= as_of_us) and (vt is None or vt > as_of_us):
-            return {"object_id": oid, "version": ver}
-        cur = oid if forward else sup
-    return None
+def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    sections = []
+    slot_used = {s: 0 for s in ("instructions", "goal_state", "tools", "evidence")}
+    for name, slot, trust, text in section_texts(pack):
+        n = count(text)
+        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n})
+        slot_used[slot] += n
+    return sections, slot_used
+
+
+# ------------------------------------------------------------------------------ the builds
+@dataclass
+class Built:
+    """A pack before its answer and seal, with the trace so far."""
+
+    pack: dict[str, Any]
+    trace: Trace
+    timings: dict[str, float]
+    candidates: list[dict[str, Any]]
+
+
+def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> Built:
+    """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
+    a stop reason, then assemble."""
+    t_all = time.perf_counter()
+    bc, st = start(con, pb, req)
+    for round_no in range(1, bc.max_rounds + 1):
+        packed = run_round(bc, st, round_no)
+        stop = assess(bc, st, round_no, progressed=bool(packed.admitted))
+        if stop is not None:
+            st.stop_reason = stop
+            break
+    pack_doc = assemble(bc, st, pb_hash, store)
+    bc.timings["build"] = time.perf_counter() - t_all
+    return Built(pack_doc, bc.trace, bc.timings, st.candidates)
+
+
+@dataclass
+class Step:
+    """One agent step: the new items admitted for the step's goal, what was dropped, the trace."""
+
+    evidence: list[dict[str, Any]]
+    omissions: list[dict[str, Any]]
+    covered: list[str]
+    missing: list[str]
+    tokens: int
+    trace: list[dict[str, Any]]
+
+
+def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: list[str],
+               step_budget: int) -> Step:
+    """One step of an agent: one round of the same stages for the evidence types it needs
+    (``goal_types``, a subset of the playbook's), admitting only items whose evidence id it does
+    not already hold (``held``; those are dropped as duplicates, reason ``already_held``) within
+    ``step_budget`` evidence tokens (the evidence-section header is not charged)."""
+    unknown = [t for t in goal_types if t not in {et.type for et in pb.evidence_types}]
+    if unknown:
+        raise ValueError(f"evidence types not in playbook {pb.playbook_id}: {', '.join(unknown)}")
+    bc, st = start(con, pb, req, evidence_budget=step_budget, held=frozenset(held))
+    st.missing_types = [t for t in bc.type_order if t in goal_types]
+    run_round(bc, st, 1)
+    st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
+    return Step(evidence=st.packed.admitted, omissions=st.omissions,
+                covered=[t for t in bc.type_order if t in st.packed.covered and t in goal_types],
+                missing=[t for t in bc.type_order if t in goal_types and t not in st.packed.covered],
+                tokens=st.packed.used - st.header_tokens, trace=bc.trace.events)

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from ..util.canon import content_hash
+from ..util.timeutil import us_to_dt
 
 GATE_ORDER = ["tenant", "scope", "purpose", "validity", "knowledge_time", "freshness", "integrity",
               "injection", "duplicate", "relevance", "budget"]
@@ -76,14 +77,6 @@ class GateContext:
     as_of_us: int
     known_at_us: int | None
     replacement: Callable[[Obj], dict[str, Any] | None]
-
-
-def us_to_dt(us: int | None, tz) -> datetime | None:
-    if us is None:
-        return None
-    from datetime import timezone
-
-    return (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=us)).astimezone(tz)
 
 
 def g_tenant(o: Obj, c: GateContext) -> Rejection | None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..util.canon import content_hash, sha256_hex
-from .gates import Obj, Rejection, us_to_dt
+from ..util.timeutil import us_to_dt
+from .gates import Obj, Rejection
 from .render import evidence_block
 
 
@@ -63,33 +64,35 @@ def _iso(us: int | None, tz) -> str | None:
 def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order: list[str], target: list[str],
                playbook_types: set[str], anchored: Callable[[Obj], bool], make: Callable[[Obj, Any], dict[str, Any]],
                compress: Callable[[dict[str, Any], Obj, int], dict[str, Any] | None] | None,
-               coverage_first: bool = True, gates: bool = True,
-               budget: bool = True, cover_all: frozenset[str] = frozenset()) -> list[tuple[Obj, Any, Rejection]]:
+               coverage_first: bool = True, apply_gates: bool = True,
+               enforce_budget: bool = True,
+               cover_all: frozenset[str] = frozenset()) -> list[tuple[Obj, Any, Rejection]]:
     """Admit from ``eligible`` (already past the per-candidate gates, in fused order).
-    Returns the packer's rejections; admitted items are appended to ``state.admitted``."""
+    ``apply_gates``: run the duplicate and relevance gates; ``enforce_budget``: run the budget
+    gate. Returns the packer's rejections; admitted items are appended to ``state.admitted``."""
     rejections: list[tuple[Obj, Any, Rejection]] = []
-    decided: set[int] = set()
+    considered: set[int] = set()          # doc ids admitted or rejected in this round
 
     def consider(o: Obj, cand, selected_for: str | None) -> bool:
-        if gates:
+        if apply_gates:
             if o.dedup_hash in state.dedup:
                 rejections.append((o, cand, Rejection("duplicate", "same_content_as_admitted", {
                     "duplicate_of": state.dedup[o.dedup_hash]})))
-                decided.add(o.doc_id)
+                considered.add(o.doc_id)
                 return False
             if not set(o.supports) & playbook_types:
                 rejections.append((o, cand, Rejection("relevance", "supports_no_declared_type", {
                     "supports": list(o.supports)})))
-                decided.add(o.doc_id)
+                considered.add(o.doc_id)
                 return False
             if not anchored(o):
                 rejections.append((o, cand, Rejection("relevance", "not_linked_to_case", {
                     "subject_id": o.subject_id, "found_by": sorted(cand.ranks)})))
-                decided.add(o.doc_id)
+                considered.add(o.doc_id)
                 return False
         item = make(o, cand)
         remaining = state.budget - state.used
-        if budget and item["tokens"] > remaining:
+        if enforce_budget and item["tokens"] > remaining:
             small = compress(item, o, remaining) if (compress and selected_for) else None
             if small is None:
                 rejections.append((o, cand, Rejection("budget", "over_budget", {
@@ -97,7 +100,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                     "for_type": selected_for})))
                 if selected_for:
                     state.over_budget_types.add(selected_for)
-                decided.add(o.doc_id)
+                considered.add(o.doc_id)
                 return False
             item = small
         item["selected_for"] = selected_for or "extra"
@@ -105,7 +108,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
         state.used += item["tokens"]
         state.dedup[o.dedup_hash] = item["evidence_id"]
         state.covered.update(set(o.supports) & playbook_types)
-        decided.add(o.doc_id)
+        considered.add(o.doc_id)
         return True
 
     if coverage_first:
@@ -114,7 +117,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
             if t not in target or t in state.covered:
                 continue
             for o, cand in eligible:
-                if o.doc_id in decided or t not in o.supports:
+                if o.doc_id in considered or t not in o.supports:
                     continue
                 if consider(o, cand, t):
                     state.over_budget_types.discard(t)
@@ -125,10 +128,10 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
             if t not in cover_all or t not in target:
                 continue
             for o, cand in eligible:
-                if o.doc_id not in decided and t in o.supports:
+                if o.doc_id not in considered and t in o.supports:
                     consider(o, cand, t)
         state.covered -= (cover_all & state.over_budget_types)
     for o, cand in eligible:
-        if o.doc_id not in decided:
+        if o.doc_id not in considered:
             consider(o, cand, None)
     return rejections

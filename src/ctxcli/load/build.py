@@ -204,7 +204,10 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         except OSError:
             pass
     except duckdb.Error as e:
-        raise StoreError(f"could not build the store: {str(e).splitlines()[0]}") from None
+        from ..errors import StoreUnusableError     # disk full, read-only folder: exit 3
+
+        raise StoreUnusableError(f"could not build the store {db_path}: {str(e).splitlines()[0]} "
+                                 f"(the previous store, if any, is unchanged)") from None
     finally:
         for p in (staging, staging + ".wal"):
             if os.path.exists(p):

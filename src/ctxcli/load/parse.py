@@ -21,6 +21,7 @@ from ..models.manifest import DeletionMode, Parser, SourceManifest
 from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
 from ..util.canon import canonical_bytes, content_hash, sha256_hex
 from ..util.pyd import first_error
+from ..util.timeutil import dt_to_us
 from ..util.yamlio import loads_yaml, read_text, read_yaml
 
 MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
@@ -115,6 +116,8 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
 
 
 def resolve_snapshot(m: SourceManifest, disp: str, root: Path, sources_dir: Path | None) -> Path:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in m.snapshot):
+        raise InputError("snapshot path contains a control character (a NUL byte?)", file=disp, field="snapshot")
     raw = Path(m.snapshot)
     if raw.is_absolute() or ".." in raw.parts:
         raise InputError("snapshot path must stay inside the project root", file=disp, field="snapshot")
@@ -198,7 +201,7 @@ def _tenant(m: SourceManifest, rec_tenant: str | None, disp: str, line: int | No
 def _us(dt) -> int | None:
     if dt is None:
         return None
-    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
+    return dt_to_us(dt)
 
 
 _WS = re.compile(r"\s+")

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from .manifest import Ident, Scope
 from .playbook import FactName
+from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN
 
 
 class C(BaseModel):
@@ -41,8 +42,8 @@ class Variant(C):
     known_at: datetime | None = None
     subject: Subject | None = None
     purpose: Ident | None = None
-    budget: int | None = Field(None, ge=64)
-    max_rounds: int | None = Field(None, ge=1, le=5)
+    budget: int | None = Field(None, ge=BUDGET_MIN, le=BUDGET_MAX)      # the limits of --budget, --max-rounds
+    max_rounds: int | None = Field(None, ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
     expected: Expected | None = None
 
     @field_validator("as_of", "known_at", mode="before")

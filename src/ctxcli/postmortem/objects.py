@@ -83,7 +83,11 @@ def explain_object(lp: LoadedPack, object_id: str, db: Path | None = None) -> Ob
             return ObjectExplanation(**base, status="omitted", gate=om["gate"], reason=om.get("reason"),
                                      source_id=om.get("source_id"), sentence=f"rejected by {om['gate']}: {sentence}",
                                      would_admit=would)
-    return _from_store(lp, object_id, db)
+    from .. import paths
+    from ..store.db import store_errors
+
+    with store_errors(paths.db_path(db)):          # a damaged store: one line, exit 3
+        return _from_store(lp, object_id, db)
 
 
 def _from_store(lp: LoadedPack, object_id: str, db: Path | None) -> ObjectExplanation:
@@ -176,7 +180,7 @@ def _tombstoned(con, lp: LoadedPack, object_id: str, tomb, scopes: set[str], pur
                 notes: list[str]) -> ObjectExplanation:
     from datetime import timezone
 
-    from ..engine.gates import us_to_dt
+    from ..util.timeutil import us_to_dt
     from ..util.timeutil import parse_ts
 
     sid, deleted_us, reason = tomb

@@ -1,9 +1,16 @@
 """Reading a pack file and proving it is the pack ctx wrote.
 
-Everything a post-mortem says rests on the pack, so a pack is read in one place: it must be
-a JSON object of the known schema with the sections every pack has, and its content hash
-(over the pack without ``content_hash`` and ``pack_id``) must match the recorded hash and
-id. A pack edited by hand is *tampered* and nothing in it is used.
+Everything a post-mortem says rests on the pack, so a pack is read in one place, by
+replay, explain-omissions, diff and render alike: it must be a regular file of at most
+256 MB (never a FIFO or a device), a JSON object of the known schema with the sections every
+pack has; its content hash (over the pack without ``content_hash`` and ``pack_id``) must
+match the recorded hash and id, and every evidence item's text must match its
+``text_hash``. When the pack is the ``pack.json`` of a run folder, the folder's ``run.json``
+is checked too (the hashes of the trace and answer files, and the signature when there is
+one: :mod:`ctxcli.runfolder`). A pack edited by hand is *tampered* and nothing in it is used.
+
+These hashes are checksums, not signatures: whoever can edit a pack can recompute them.
+Only a signed run (``ctx investigate --sign``) proves who wrote it.
 """
 
 from __future__ import annotations
@@ -13,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackError
-
-PACK_SCHEMAS = ("ctx.pack/1",)
+from ..util.packid import PACK_SCHEMAS, pack_hash, pack_id_for
 
 # section -> expected JSON type
 _REQUIRED: dict[str, type] = {
@@ -34,6 +40,7 @@ class LoadedPack:
     path: Path
     data: dict[str, Any]
     raw: bytes
+    run: Any = None             # runfolder.RunCheck when the pack's run folder was verified
 
     @property
     def pack_id(self) -> str:
@@ -56,31 +63,22 @@ class LoadedPack:
         return str(self.path)
 
 
-def pack_hash(data: dict[str, Any]) -> str:
-    """The content hash a pack should record: over everything but ``content_hash`` and ``pack_id``."""
-    from ..util.canon import obj_hash
-
-    return obj_hash({k: v for k, v in data.items() if k not in ("content_hash", "pack_id")})
-
-
-def pack_id_for(h: str) -> str:
-    return "pk-" + h.split(":", 1)[-1][:16]
+__all__ = ["LoadedPack", "PACK_SCHEMAS", "check_pack", "load_pack", "pack_hash", "pack_id_for"]
 
 
 def load_pack(path: Path | str) -> LoadedPack:
-    """Read, check and verify a pack file; raise :class:`PackError` (exit 2) otherwise."""
+    """Read, check and verify a pack file (and its run folder); raise :class:`PackError` (exit 2) otherwise."""
+    from ..runfolder import verify_run_folder
+    from ..util.safeio import NotReadable, read_regular
+
     p = Path(path)
     disp = str(path)
-    if not p.exists():
-        raise PackError("no such file", file=disp)
-    if not p.is_file():
-        raise PackError("not a pack: not a file", file=disp)
     try:
-        if p.stat().st_size > MAX_PACK_BYTES:
-            raise PackError(f"not a pack: larger than {MAX_PACK_BYTES // (1024 * 1024)} MB", file=disp)
-        raw = p.read_bytes()
-    except OSError as e:
-        raise PackError(f"cannot read the pack: {e.strerror or e}", file=disp) from None
+        raw = read_regular(p, MAX_PACK_BYTES)
+    except NotReadable as e:
+        msg = str(e)
+        raise PackError(msg if msg == "no such file" or msg.startswith("cannot") else f"not a pack: {msg}",
+                        file=disp) from None
     import orjson
 
     try:
@@ -88,7 +86,8 @@ def load_pack(path: Path | str) -> LoadedPack:
     except orjson.JSONDecodeError as e:
         raise PackError(f"not a pack: not valid JSON ({str(e).splitlines()[0]})", file=disp) from None
     check_pack(data, disp)
-    return LoadedPack(path=p, data=data, raw=raw)
+    run = verify_run_folder(p, data)
+    return LoadedPack(path=p, data=data, raw=raw, run=run)
 
 
 def check_pack(data: Any, disp: str) -> None:
@@ -117,9 +116,19 @@ def check_pack(data: Any, disp: str) -> None:
         if not isinstance(req.get(key), typ):
             raise PackError(f"not a pack: request.{key} is missing or a JSON {_kind(req.get(key))}",
                             file=disp, field=f"request.{key}")
+    from ..util.canon import content_hash
+
     for i, item in enumerate(data["evidence"]):
         if not isinstance(item, dict) or not isinstance(item.get("object_id"), str):
             raise PackError("not a pack: an evidence item without object_id", file=disp, field=f"evidence[{i}]")
+        text, th = item.get("text"), item.get("text_hash")
+        if not isinstance(text, str) or not isinstance(th, str):
+            raise PackError("not a pack: an evidence item without text or text_hash", file=disp,
+                            field=f"evidence[{i}]")
+        if content_hash(text) != th:
+            raise PackError(f"tampered: the text of evidence {item.get('evidence_id')} ({item['object_id']}) "
+                            f"hashes to {content_hash(text)[:19]}…, but it records text_hash {th[:19]}…",
+                            file=disp, field=f"evidence[{i}].text")
     for i, om in enumerate(data["omissions"]):
         if not isinstance(om, dict) or not isinstance(om.get("ref"), str) or not isinstance(om.get("gate"), str):
             raise PackError("not a pack: an omission without ref or gate", file=disp, field=f"omissions[{i}]")

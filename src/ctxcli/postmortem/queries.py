@@ -95,14 +95,14 @@ def query_outcomes(con, lp: LoadedPack, doc_id: int, otype: str, subj: str | Non
     The queries of each round that look for a type the object supports are run again without
     a limit, so "ranked below the limit" is told apart from "not matched at all"."""
     from ..engine.plan import Plan, Query
-    from ..util.timeutil import parse_ts
+    from ..util.timeutil import dt_to_us, parse_ts
 
     pack = lp.data
     hits = _trace_hits(lp)
     pb = _playbook(pack)
     try:
         as_of = parse_ts(pack["request"]["as_of"])
-        as_of_us: int | None = int(as_of.timestamp()) * 1_000_000 + as_of.microsecond
+        as_of_us: int | None = dt_to_us(as_of)
     except ValueError:
         as_of_us = None
     out: list[QueryOutcome] = []
@@ -146,13 +146,7 @@ def _unlimited_ranks(con, plan, queries, pb, tenant: str, as_of_us: int | None,
     if not runnable:
         return {}
     big = replace(plan, candidate_limit=1_000_000, queries=runnable)
-    try:
-        if hasattr(retrieve, "run_plan"):
-            runs = retrieve.run_plan(con, big, pb, tenant=tenant, as_of_us=as_of_us)
-        else:  # the per-query form of the retrieval API
-            runs = [retrieve.run_query(con, q, big, pb, tenant=tenant, as_of_us=as_of_us) for q in runnable]
-    except Exception:  # the store or the engine changed shape: fall back to the recorded facts
-        return {}
+    runs = retrieve.run_plan(con, big, pb, tenant=tenant, as_of_us=as_of_us)
     out: dict[str, int | None] = {}
     for run in runs:
         hits = list(run.hits)

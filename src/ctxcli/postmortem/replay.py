@@ -99,6 +99,14 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     if not isinstance(subj.get("id"), str) or not isinstance(scopes, list):
         raise PackError("not a pack: request.subject needs id and scopes", file=lp.display, field="request.subject")
     strategy = req.get("strategy") or "dynamic"
+    # the same limits as the command line's flags: a pack cannot ask for more than a user could
+    from ..models.request import request_problem
+
+    bad = request_problem(subject=subj["id"], scopes=scopes, budget=req["budget"], max_rounds=req["max_rounds"],
+                          strategy=strategy)
+    if bad is not None:
+        where = {"subject": "request.subject.id", "scopes": "request.subject.scopes"}.get(bad[0], f"request.{bad[0]}")
+        raise PackError(f"refused: {bad[1]} (the command line refuses it too)", file=lp.display, field=where)
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
                                   scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
                                   max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db)
@@ -150,8 +158,8 @@ def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
 
 def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from .. import api, paths
-    from ..engine.builder import build
-    from ..store.db import open_reader
+    from ..pipeline import investigate as run_pipeline
+    from ..store.db import open_reader, store_errors
     from ..util.canon import pretty_bytes
 
     case, pb, pb_hash = read_case_and_playbook(lp)
@@ -160,9 +168,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     db_path = paths.db_path(db)
     con = open_reader(db_path)
     try:
-        res = build(con, pb, pb_hash, req, api.store_info(con))
-        diff = compare(lp.data, res.pack)
-        purged = _purged(con, lp, diff)
+        with store_errors(db_path):
+            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con))
+            diff = compare(lp.data, res.pack)
+            purged = _purged(con, lp, diff)
     finally:
         con.close()
     return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
@@ -173,7 +182,7 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
     """Cited evidence whose object has been deleted from the store since."""
     from datetime import timezone
 
-    from ..engine.gates import us_to_dt
+    from ..util.timeutil import us_to_dt
     from ..util.timeutil import parse_ts
 
     out: list[Purged] = []

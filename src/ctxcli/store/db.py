@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from ..errors import StoreBusyError, StoreError
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..errors import StoreBusyError, StoreError, StoreUnusableError
 from .schema import SCHEMA_VERSION
-
-DEFAULT_DB = Path(".ctx") / "ctx.duckdb"
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("CTX_DB")
-    return Path(env) if env else DEFAULT_DB
 
 
 def fts_extension_path() -> str:
@@ -39,7 +34,8 @@ def lockdown(con) -> None:
 
 
 def _busy(e: Exception) -> bool:
-    return "lock" in str(e).lower()
+    msg = str(e).lower()      # not just "lock": "Corrupt database file … in block at …" is damage
+    return "could not set lock" in msg or "conflicting lock" in msg
 
 
 def open_reader(db: Path):
@@ -53,19 +49,43 @@ def open_reader(db: Path):
     except duckdb.Error as e:
         if _busy(e):
             raise StoreBusyError(f"store {db} is busy (another process holds it for writing); retry") from None
-        raise StoreError(f"cannot open store {db}: {str(e).splitlines()[0]}") from None
+        raise StoreUnusableError(f"cannot open store {db}: {_first_line(e)}; rebuild it with `ctx load`") from None
     try:
         lockdown(con)
         row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    except duckdb.Error:
+    except duckdb.CatalogException:
         con.close()
         raise StoreError(f"{db} is not a ctx store (no schema record); run `ctx load` to rebuild it") from None
-    version = int(row[0]) if row else 0
+    except duckdb.Error as e:
+        con.close()
+        raise StoreUnusableError(f"store {db} is damaged: {_first_line(e)}; rebuild it with `ctx load`") from None
+    try:
+        version = int(row[0]) if row else 0
+    except (TypeError, ValueError):
+        version = 0
     if version != SCHEMA_VERSION:
         con.close()
         raise StoreError(f"store {db} has schema version {version}, this ctx needs {SCHEMA_VERSION}; "
                          f"run `ctx load` to rebuild it")
     return con
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).splitlines() or [type(e).__name__])[0]
+
+
+@contextmanager
+def store_errors(db: Path | str) -> Iterator[None]:
+    """Turn a DuckDB failure while reading the store (a corrupt block, a truncated or overwritten
+    file) into one line, exit 3. Errors in ctx's own SQL (parser, binder) stay bugs."""
+    import duckdb
+
+    try:
+        yield
+    except (duckdb.ParserException, duckdb.BinderException):
+        raise
+    except duckdb.Error as e:
+        raise StoreUnusableError(f"store {db} is damaged: {_first_line(e)}; rebuild it with `ctx load`") from None
 
 
 def store_meta(con) -> dict[str, str]:

@@ -9,6 +9,7 @@ _DUR = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _MIN_UTC = datetime(2, 1, 1, tzinfo=timezone.utc)
 _MAX_UTC = datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def parse_ts(value: object, *, what: str = "timestamp") -> datetime:
@@ -37,23 +38,16 @@ def parse_ts(value: object, *, what: str = "timestamp") -> datetime:
     return dt
 
 
-def to_utc(dt: datetime) -> datetime:
-    return dt.astimezone(timezone.utc)
+def dt_to_us(dt: datetime) -> int:
+    """Microseconds since the Unix epoch (the store's time unit) of an aware timestamp."""
+    return int(dt.timestamp()) * 1_000_000 + dt.microsecond
 
 
-def iso(dt: datetime | None) -> str | None:
-    """Canonical text form used in every output: UTC, seconds precision, 'Z'."""
-    if dt is None:
+def us_to_dt(us: int | None, tz) -> datetime | None:
+    """The stored microseconds as a timestamp in ``tz`` (None stays None)."""
+    if us is None:
         return None
-    u = dt.astimezone(timezone.utc)
-    if u.microsecond:
-        return u.isoformat().replace("+00:00", "Z")
-    return u.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def iso_local(dt: datetime) -> str:
-    """The timestamp in its own offset, as the user wrote it (for requests)."""
-    return dt.isoformat()
+    return (_EPOCH + timedelta(microseconds=us)).astimezone(tz)
 
 
 def parse_duration(value: object, *, what: str = "duration") -> timedelta:

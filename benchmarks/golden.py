@@ -1,0 +1,78 @@
+"""Record or compare the output files of every bundled run, for proving that a refactor
+changes no byte.
+
+Every case in examples/cases/ (the base case and each variant) runs through each strategy
+(full, topk, governed, dynamic) against a fresh store of the bundled data, and its four
+files (pack.json, trace.jsonl, answer.json, answer.md) are written under
+``DIR/<case>[-<variant>]-<strategy>/``.
+
+    python benchmarks/golden.py record /tmp/golden-base     # before the change
+    python benchmarks/golden.py check /tmp/golden-base      # after: exit 1 on any difference
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STRATEGIES = ("full", "topk", "governed", "dynamic")
+
+
+def runs(db: Path) -> dict[str, dict[str, bytes]]:
+    from ctxcli import api
+    from ctxcli.models.case import CaseFile
+    from ctxcli.util.yamlio import read_yaml
+
+    out: dict[str, dict[str, bytes]] = {}
+    for f in sorted((REPO / "examples" / "cases").glob("*.yaml")):
+        case = CaseFile.model_validate(read_yaml(f, display=f.name))
+        for variant in [None, *case.variants]:
+            for strategy in STRATEGIES:
+                res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
+                name = case.case_id + (f"-{variant}" if variant else "") + f"-{strategy}"
+                out[name] = api.output_files(res)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in ("record", "check"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, target = argv[0], Path(argv[1])
+    import os
+
+    os.environ["CTX_ROOT"] = str(REPO)
+    from ctxcli.load.build import build_store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "ctx.duckdb"
+        build_store(REPO / "manifests", db, root=REPO)
+        got = runs(db)
+    if mode == "record":
+        for name, files in got.items():
+            (target / name).mkdir(parents=True, exist_ok=True)
+            for fn, data in files.items():
+                (target / name / fn).write_bytes(data)
+        print(f"recorded {len(got)} runs ({sum(len(f) for f in got.values())} files) in {target}")
+        return 0
+    diffs = []
+    expected = sorted(p.name for p in target.iterdir() if p.is_dir())
+    if expected != sorted(got):
+        diffs.append(f"run names differ: missing {sorted(set(expected) - set(got))}, "
+                     f"new {sorted(set(got) - set(expected))}")
+    for name, files in sorted(got.items()):
+        for fn, data in sorted(files.items()):
+            p = target / name / fn
+            if not p.is_file() or p.read_bytes() != data:
+                diffs.append(f"{name}/{fn}")
+    for d in diffs:
+        print("DIFFERS:", d)
+    n = sum(len(f) for f in got.values())
+    print(f"{len(got)} runs, {n} files: {'all byte-identical' if not diffs else f'{len(diffs)} differ'}")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,303 @@
+"""The answer validator: every claim of a model answer checked against the pack.
+
+Rules (codes as written to ``model_answer.json``; see docs/model.md):
+
+violations (any one makes the answer ``rejected``)
+  schema                      the answer is not the documented JSON shape
+  cites_withheld              a cited id is an opaque ``wh-…`` reference of a withheld object
+  cites_omitted               a cited id is an object the gates omitted (injection, validity …)
+  cites_unknown               a cited id is neither evidence of the pack nor an omission
+  uncited_claim               a fact, inference or hypothesis cites no evidence
+  unsupported_value           a number, date, identifier or version in the claim is not in the
+                              evidence it cites (after normalisation), nor a derived fact of it
+  fact_without_trusted_source a ``fact`` cites no item whose trust level may support facts
+  verdict_not_in_vocabulary   the verdict is not one of ctx's verdicts
+  action_not_in_vocabulary    the action is not one of the playbook's actions
+  instruction_like_text       the injection detector fires on the answer's text
+  rejected_text               a run of words from an omitted (not withheld) object's text or
+                              title, absent from everything the model was shown
+
+warnings (the answer is ``accepted_with_warnings``)
+  verdict_disagrees           the verdict differs from the deterministic answer's
+  action_disagrees            the action differs from the deterministic answer's
+
+Nothing of a withheld object is ever read: its opaque reference is all the pack holds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .schema import STATUSES, VERDICTS
+
+FACT_GRADE = ("authoritative", "operational", "internal")
+SHINGLE = 6
+
+_EV_ID = re.compile(r"\b(?:ev-[0-9a-f]{10}|wh-[0-9a-f]{16})\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SLASH_DATE = re.compile(r"\b(\d{4})/(\d{1,2})/(\d{1,2})\b")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/+#-]*[A-Za-z0-9]|[0-9]")
+_PARTS = re.compile(r"[-_/:.+#tT]")
+_NUM = re.compile(r"^\d+(?:\.\d+)?$")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# ---------------------------------------------------------------------------------- values
+def _prep(text: str) -> str:
+    text = _THOUSANDS.sub("", text)
+    return _SLASH_DATE.sub(lambda m: f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}", text)
+
+
+def norm(tok: str) -> str:
+    """One value in comparable form: lower case, ``v1.2`` = ``1.2``, ``007`` = ``7``, ``12.0`` = ``12``."""
+    t = tok.lower()
+    if len(t) > 1 and t[0] == "v" and t[1].isdigit():
+        t = t[1:]
+    if _NUM.match(t):
+        if "." in t:
+            t = t.rstrip("0").rstrip(".")
+        t = t.lstrip("0") or "0"
+    return t
+
+
+def values_in(text: str) -> list[str]:
+    """Numbers, dates, identifiers and versions in ``text`` (tokens holding a digit), in order."""
+    out = []
+    for m in _TOKEN.finditer(_prep(_EV_ID.sub(" ", text))):
+        if any(ch.isdigit() for ch in m.group()):
+            out.append(m.group())
+    return out
+
+
+def haystack(texts: list[str]) -> set[str]:
+    """Every value of ``texts`` and its parts (``2026-07-02`` gives ``2026``, ``7``, ``2`` too)."""
+    out: set[str] = set()
+    for text in texts:
+        for m in _TOKEN.finditer(_prep(text)):
+            tok = m.group()
+            out.add(norm(tok))
+            for part in _PARTS.split(tok):
+                if part:
+                    out.add(norm(part))
+    return out
+
+
+def _supported(tok: str, hay: set[str]) -> bool:
+    n = norm(tok)
+    if n in hay:
+        return True
+    # a compound value inside a longer one: "12:00" in "2026-07-23T12:00:00+08:00", "2026-07" in a date
+    if len(n) >= 4 and _PARTS.search(n) and any(n in h for h in hay if len(h) > len(n)):
+        return True
+    parts = [p for p in re.split(r"-", tok) if p]
+    # "12-day", "30-day": a compound of a value and plain words holds when each value does
+    if len(parts) > 1 and any(p.isalpha() for p in parts):
+        return all(p.isalpha() or norm(p) in hay for p in parts)
+    return False
+
+
+def _flatten(v: Any) -> list[str]:
+    if isinstance(v, bool) or v is None:
+        return []
+    if isinstance(v, dict):
+        return [s for k, x in v.items() for s in [str(k), *_flatten(x)]]
+    if isinstance(v, list):
+        return [s for x in v for s in _flatten(x)]
+    if isinstance(v, float) and v.is_integer():
+        return [str(int(v))]
+    return [str(v)]
+
+
+def _item_texts(item: dict[str, Any]) -> list[str]:
+    keys = ("evidence_id", "object_id", "source_id", "source_version", "locator", "title", "text",
+            "valid_from", "valid_to", "observed_at", "subject_id")
+    return [str(item[k]) for k in keys if item.get(k)] + _flatten(item.get("facts") or {})
+
+
+# ---------------------------------------------------------------------------------- words
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def shingles(text: str, n: int = SHINGLE) -> set[tuple[str, ...]]:
+    ws = _words(text)
+    return {tuple(ws[i:i + n]) for i in range(len(ws) - n + 1)}
+
+
+# ---------------------------------------------------------------------------------- validator
+def _viol(code: str, message: str, claim: int | None = None, **extra: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"code": code, "message": message}
+    if claim is not None:
+        d["claim"] = claim
+    d.update(extra)
+    return d
+
+
+def status_for(violations: list, warnings: list) -> str:
+    """The documented policy: any violation rejects; only warnings accept with warnings."""
+    if violations:
+        return "rejected"
+    return "accepted_with_warnings" if warnings else "accepted"
+
+
+def check_shape(ans: Any) -> list[dict[str, Any]]:
+    """Schema violations of a parsed answer (an empty list when the shape is right)."""
+    if not isinstance(ans, dict):
+        return [_viol("schema", "the answer is not a JSON object")]
+    out = []
+    for key in ("verdict", "recommended_action"):
+        if not isinstance(ans.get(key), str):
+            out.append(_viol("schema", f"{key} is missing or not a string", field=key))
+    if "summary" in ans and not isinstance(ans["summary"], str):
+        out.append(_viol("schema", "summary is not a string", field="summary"))
+    claims = ans.get("claims")
+    if not isinstance(claims, list):
+        out.append(_viol("schema", "claims is missing or not a list", field="claims"))
+        return out
+    for i, c in enumerate(claims):
+        if not isinstance(c, dict):
+            out.append(_viol("schema", "a claim is not an object", i))
+            continue
+        if not isinstance(c.get("text"), str) or not c["text"].strip():
+            out.append(_viol("schema", "claim text is missing or empty", i, field="text"))
+        if c.get("status") not in STATUSES:
+            out.append(_viol("schema", f"claim status must be one of {', '.join(STATUSES)}", i, field="status"))
+        ev = c.get("evidence", [])
+        if not isinstance(ev, list) or not all(isinstance(x, str) for x in ev):
+            out.append(_viol("schema", "claim evidence is not a list of ids", i, field="evidence"))
+    return out
+
+
+def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
+             rejected_texts: dict[str, str] | None = None, shown_text: str = "",
+             scan=None) -> dict[str, Any]:
+    """Check ``ans`` (a parsed model answer) against ``pack``.
+
+    ``action_vocab`` is the playbook's action vocabulary; ``rejected_texts`` maps omitted, not
+    withheld, object ids to their stored text (read by the caller, checked against the pack's
+    content hash); ``shown_text`` is everything the model was shown (the request messages), so
+    words it legitimately saw are never flagged as rejected text; ``scan`` is the injection
+    detector (text -> match or None). Returns the validation record: status, violations,
+    warnings, per-claim results and the counts the eval uses."""
+    violations = check_shape(ans)
+    warnings: list[dict[str, Any]] = []
+    if violations:
+        return _result(violations, warnings, [], ans)
+    by_id = {e["evidence_id"]: e for e in pack["evidence"]}
+    omitted: dict[str, dict[str, Any]] = {}
+    for o in pack["omissions"]:
+        omitted[o["ref"]] = o
+        if o.get("object_id"):
+            omitted.setdefault(o["object_id"], o)
+    withheld = {o["ref"] for o in pack["omissions"] if o.get("withheld")}
+    # derived facts: the facts the deterministic answer bound to evidence (hash-protected in the pack)
+    derived = [(set(c.get("evidence") or []), c.get("facts") or {})
+               for c in (pack.get("answer") or {}).get("claims") or [] if isinstance(c, dict)]
+    req = pack["request"]
+    req_texts = [str(req.get(k)) for k in ("case_id", "tenant_id", "as_of", "known_at") if req.get(k)]
+    req_texts += [str(k) for k in req.get("business_keys") or []]
+
+    rejected_sh: list[tuple[str, str, int, set]] = []
+    for o in pack["omissions"]:
+        if o.get("withheld") or not o.get("object_id") or o["gate"] == "duplicate":
+            continue
+        for t in (o.get("title") or "", (rejected_texts or {}).get(o["object_id"], "")):
+            n = min(SHINGLE, len(_words(t)))
+            if n < 4:
+                continue
+            sh = shingles(t, n) - shingles(shown_text, n)
+            if sh:
+                rejected_sh.append((o["object_id"], o["gate"], n, sh))
+
+    claims_out = []
+    for i, c in enumerate(ans["claims"]):
+        cv: list[dict[str, Any]] = []
+        text = c["text"]
+        cited = list(dict.fromkeys(list(c.get("evidence") or []) + _EV_ID.findall(text)))
+        good = []
+        for cid in cited:
+            if cid in by_id:
+                good.append(cid)
+            elif cid in withheld or cid.startswith("wh-"):
+                cv.append(_viol("cites_withheld", f"cites {cid}, an object withheld from the subject", i, id=cid))
+            elif cid in omitted:
+                cv.append(_viol("cites_omitted", f"cites {cid}, omitted by the {omitted[cid]['gate']} gate "
+                                f"({omitted[cid]['reason']})", i, id=cid, gate=omitted[cid]["gate"]))
+            else:
+                cv.append(_viol("cites_unknown", f"cites {cid}, which is not in the pack", i, id=cid))
+        status = c["status"]
+        if status != "unknown" and not good and not cv:
+            cv.append(_viol("uncited_claim", f"a {status} claim cites no evidence", i))
+        texts = [t for cid in good for t in _item_texts(by_id[cid])] + req_texts
+        gs = set(good)
+        for ev_set, facts in derived:
+            if ev_set and ev_set <= gs:
+                texts += _flatten(facts)
+                texts += [str(len(v)) for v in facts.values() if isinstance(v, (list, dict))]   # counts
+        hay = haystack(texts)
+        unsupported = [v for v in values_in(text) if not _supported(v, hay)]
+        for v in dict.fromkeys(unsupported):
+            cv.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
+        if status == "fact" and good and not any(by_id[x].get("trust_level") in FACT_GRADE for x in good):
+            levels = sorted({by_id[x].get("trust_level") or "unknown" for x in good})
+            cv.append(_viol("fact_without_trusted_source", f"a fact rests only on {', '.join(levels)} evidence",
+                            i, trust_levels=levels))
+        cv += _text_checks(text, i, scan, rejected_sh)
+        violations += cv
+        claims_out.append({"claim": i, "status": status, "cited": cited, "in_pack": good,
+                           "ok": not cv, "values_checked": len(values_in(text))})
+
+    if ans["verdict"] not in VERDICTS:
+        violations.append(_viol("verdict_not_in_vocabulary", f"verdict {ans['verdict']!r} is not one of "
+                                f"{', '.join(VERDICTS)}", value=ans["verdict"]))
+    if ans["recommended_action"] not in action_vocab:
+        violations.append(_viol("action_not_in_vocabulary", f"action {ans['recommended_action']!r} is not one of "
+                                f"the playbook's ({', '.join(action_vocab)})", value=ans["recommended_action"]))
+    violations += _text_checks(ans.get("summary") or "", None, scan, rejected_sh)
+    det = pack.get("answer") or {}
+    det_verdict = det.get("verdict")
+    det_action = det.get("recommended_action")
+    det_action = det_action.get("action") if isinstance(det_action, dict) else det_action
+    if det_verdict and ans["verdict"] != det_verdict:
+        warnings.append(_viol("verdict_disagrees", f"verdict {ans['verdict']!r} differs from the deterministic "
+                              f"{det_verdict!r}", model=ans["verdict"], deterministic=det_verdict))
+    if det_action and ans["recommended_action"] != det_action:
+        warnings.append(_viol("action_disagrees", f"action {ans['recommended_action']!r} differs from the "
+                              f"deterministic {det_action!r}", model=ans["recommended_action"],
+                              deterministic=det_action))
+    return _result(violations, warnings, claims_out, ans)
+
+
+def _text_checks(text: str, i: int | None, scan, rejected_sh) -> list[dict[str, Any]]:
+    out = []
+    if not text:
+        return out
+    if scan is not None:
+        hit = scan(text)
+        if hit is not None:
+            out.append(_viol("instruction_like_text", f"the detector matched {hit.pattern} ({hit.label})", i,
+                             pattern=hit.pattern))
+    seen: set[str] = set()
+    for oid, gate, n, sh in rejected_sh:
+        k = len(shingles(text, n) & sh)
+        if k and oid not in seen:
+            seen.add(oid)
+            out.append(_viol("rejected_text", f"repeats words of {oid}, omitted by the {gate} gate", i,
+                             object_id=oid, gate=gate, shingles=k))
+    return out
+
+
+def _result(violations, warnings, claims, ans) -> dict[str, Any]:
+    n_claims = len(claims)
+    pairs = sum(len(c["cited"]) for c in claims)
+    good_pairs = sum(len(c["in_pack"]) for c in claims if c["ok"])
+    return {
+        "status": status_for(violations, warnings),
+        "violations": violations,
+        "warnings": warnings,
+        "claims": claims,
+        "counts": {"claims": n_claims, "claims_ok": sum(1 for c in claims if c["ok"]),
+                   "citations": pairs, "citations_supported": good_pairs,
+                   "violations": len(violations), "warnings": len(warnings)},
+    }

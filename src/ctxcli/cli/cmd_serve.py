@@ -1,0 +1,64 @@
+"""ctx serve: the MCP server for agents."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .cmd_load import DbOpt
+from .common import handle_errors
+
+
+class Transport(str, Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+def serve(
+    *,
+    transport: Annotated[Transport, typer.Option("--transport", help="stdio (an agent starts ctx as a "
+                                                 "subprocess) or http (streamable HTTP at /mcp).")] = Transport.stdio,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on with --transport http.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port with --transport http.")] = 8765,
+    db: DbOpt = None,
+    subject: Annotated[Optional[str], typer.Option("--subject", help="Fixed subject id for every call (default: "
+                                                   "each case's own subject).", show_default=False)] = None,
+    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="A scope of the fixed subject; repeat.",
+                                                       show_default=False)] = None,
+    purpose: Annotated[Optional[str], typer.Option("--purpose", help="Fixed purpose of use (default: each "
+                                                   "case's purpose).", show_default=False)] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", help="YAML file with subject, scopes, purpose, "
+                                                   "db, runs_dir, audit_log (flags win).", show_default=False)] = None,
+    runs: Annotated[Optional[Path], typer.Option("--runs", help="Folder for the run folders the server writes "
+                                                 "(default: runs/serve/).", show_default=False)] = None,
+    audit_log: Annotated[Optional[Path], typer.Option("--audit-log", help="JSON-lines audit log of every tool "
+                                                      "call (default: <runs>/audit.jsonl).",
+                                                      show_default=False)] = None,
+) -> None:
+    """Serve ctx to agents over the Model Context Protocol, read-only over the store.
+
+    Tools: investigate, build_context (one agent step), explain_omission, replay, diff, render.
+    Resources: ctx://packs (the packs this server wrote), ctx://packs/{pack_id} and its /trace,
+    /answer and /messages. The subject, scopes and purpose are fixed here, never by a tool
+    argument; every call is appended to the audit log. The store must exist (`ctx load`):
+    exit 2 for bad flags or no store, 3 when the store is busy or unusable.
+
+    Example: ctx serve --transport stdio --subject investigator-01 --scope case:read --scope policy:read
+    """
+    with handle_errors():
+        from .. import paths
+        from ..serve import load_config
+        from ..serve.server import serve as run_server
+        from ..store.db import open_reader
+
+        cfg = load_config(db=paths.db_path(db), runs_dir=runs, audit_log=audit_log, subject_id=subject,
+                          scopes=list(scope) if scope else None, purpose=purpose, config_file=config)
+        open_reader(cfg.db).close()          # fail now, with one line, if the store is missing or broken
+        run_server(cfg, transport=transport.value, host=host, port=port)

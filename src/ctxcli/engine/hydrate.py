@@ -1,0 +1,109 @@
+"""Hydrate: read the candidates that retrieval found from the store, as :class:`Obj` rows
+with their source's governance columns — metadata first, content only for the candidates
+that pass the metadata gates — and the version chains that name an expired object's
+replacement.
+
+Candidates are read by doc id alone, so the ART index on doc_id serves them as point reads.
+The statements do not filter by tenant: the doc ids come from retrieval statements that do,
+and every row read here is checked again by the tenant gate before anything is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .gates import Obj
+from .retrieve import in_list
+
+_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
+       o.title, o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
+       o.section, o.doc_ref"""
+
+_OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS content,")
+                 + ", o.family FROM objects o WHERE o.doc_id IN ({ids})")
+_CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
+_SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
+
+_VERSIONS_SQL = """
+SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
+FROM versions WHERE tenant_id = $tenant AND family IN ({fams}) ORDER BY family, object_id
+"""
+
+# A version row: (object_id, supersedes, source_version, valid_from_us, valid_to_us,
+# required_scopes, allowed_purposes).
+Version = tuple
+
+
+def row_to_obj(r: tuple) -> Obj:
+    """A row of object columns (_OBJ_COLS), source columns and family."""
+    return Obj(
+        doc_id=r[0], object_id=r[1], tenant_id=r[2], source_id=r[3], source_version=r[4], object_type=r[5],
+        subject_id=r[6], title=r[7], content=r[8], locator=r[9], valid_from_us=r[10], valid_to_us=r[11],
+        observed_us=r[12], required_scopes=list(r[13] or []), allowed_purposes=list(r[14] or []),
+        supports=list(r[15] or []), facts=orjson.loads(r[16]) if r[16] else {}, keys=list(r[17] or []),
+        content_hash=r[18], dedup_hash=r[19], supersedes=r[20], tokens=r[21], section=r[22], doc_ref=r[23],
+        trust_level=r[24], classification=r[25], max_age_s=r[26],
+        redaction=orjson.loads(r[27]) if r[27] else None, owner_team=r[28], family=r[29])
+
+
+class Hydrator:
+    """Reads objects for one build; caches the sources table and the version chains read so far."""
+
+    def __init__(self, con, tenant: str) -> None:
+        self.con = con
+        self.tenant = tenant
+        self.sources = {r[0]: tuple(r[1:]) for r in con.execute(_SOURCES_SQL).fetchall()}
+        self.families: dict[int, list[Version]] = {}
+
+    def metadata(self, doc_ids: list[int]) -> dict[int, Obj]:
+        """Every object of ``doc_ids`` without its content (``content`` is None), and the
+        version chains of their families."""
+        if not doc_ids:
+            return {}
+        params: dict[str, Any] = {}
+        sql = _OBJ_META_SQL.format(ids=in_list(sorted(doc_ids), "d", params))
+        objs = {r[0]: row_to_obj(tuple(r[:24]) + self.sources[r[3]] + (r[24],))
+                for r in self.con.execute(sql, params).fetchall()}
+        self._read_versions(sorted({o.family for o in objs.values() if o.family is not None} - set(self.families)))
+        return objs
+
+    def fill_content(self, objs: dict[int, Obj], doc_ids: list[int]) -> None:
+        """Read the content of ``doc_ids`` into their objects."""
+        if not doc_ids:
+            return
+        params: dict[str, Any] = {}
+        for d, text in self.con.execute(_CONTENT_SQL.format(ids=in_list(doc_ids, "c", params)), params).fetchall():
+            objs[d].content = text
+
+    def _read_versions(self, fams: list[int]) -> None:
+        if not fams:
+            return
+        params: dict[str, Any] = {"tenant": self.tenant}
+        for r in self.con.execute(_VERSIONS_SQL.format(fams=in_list(fams, "f", params)), params).fetchall():
+            self.families.setdefault(r[0], []).append(r[1:])
+
+
+def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int,
+                     scopes: frozenset[str]) -> dict[str, Any] | None:
+    """The visible version valid at as_of along the supersession chain, if any: forward
+    (what replaced an expired object) or backward (what a not-yet-valid one will replace)."""
+    by_id = {m[0]: m for m in members}
+    by_sup = {m[1]: m for m in sorted(members) if m[1] is not None}
+    forward = o.valid_to_us is not None and o.valid_to_us <= as_of_us
+    cur = o.object_id if forward else o.supersedes
+    for _ in range(50):
+        if cur is None:
+            return None
+        m = by_sup.get(cur) if forward else by_id.get(cur)
+        if m is None:
+            return None
+        oid, sup, ver, vf, vt, rs, ap = m
+        if set(rs or []) - scopes or purpose not in (ap or []):
+            return None
+        if (vf is None or vf <= as_of_us) and (vt is None or vt > as_of_us):
+            return {"object_id": oid, "version": ver}
+        cur = oid if forward else sup
+    return None

@@ -1,0 +1,87 @@
+"""What a ``ctx serve`` process is allowed to do, fixed when it starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, UsageError
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """The server's fixed identity and folders.
+
+    ``subject_id``/``scopes``/``purpose`` replace whatever a case file or variant declares; left
+    unset, each case's own subject and purpose are used (as ``ctx investigate CASE`` does), and
+    variants that declare another subject or purpose are refused.
+    """
+
+    db: Path
+    runs_dir: Path
+    audit_log: Path
+    subject_id: str | None = None
+    scopes: tuple[str, ...] | None = None
+    purpose: str | None = None
+    cases_dir: Path | None = None
+    playbooks_dir: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {"subject": self.subject_id, "scopes": list(self.scopes) if self.scopes is not None else None,
+                "purpose": self.purpose, "runs_dir": str(self.runs_dir), "audit_log": str(self.audit_log)}
+
+
+_CONFIG_KEYS = {"subject", "scopes", "purpose", "db", "runs_dir", "audit_log"}
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A YAML mapping with any of: subject, scopes (list), purpose, db, runs_dir, audit_log."""
+    from ..util.yamlio import read_yaml
+
+    data = read_yaml(Path(path), display=str(path))
+    if not isinstance(data, dict):
+        raise InputError("a serve config must be a YAML mapping", file=str(path))
+    unknown = sorted(set(data) - _CONFIG_KEYS)
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_CONFIG_KEYS))})",
+                         file=str(path), field=unknown[0])
+    scopes = data.get("scopes")
+    if scopes is not None and (not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes)):
+        raise InputError("scopes must be a list of strings", file=str(path), field="scopes")
+    for k in ("subject", "purpose", "db", "runs_dir", "audit_log"):
+        if data.get(k) is not None and not isinstance(data[k], str):
+            raise InputError(f"{k} must be a string", file=str(path), field=k)
+    return data
+
+
+def load_config(*, db: Path, runs_dir: Path | None, audit_log: Path | None, subject_id: str | None,
+                scopes: list[str] | None, purpose: str | None, config_file: Path | None = None) -> ServeConfig:
+    """Flags win over the config file; the config file wins over defaults."""
+    from ..models.manifest import IDENT_RE, SCOPE_RE
+
+    conf: dict[str, Any] = read_config_file(config_file) if config_file is not None else {}
+    subject_id = subject_id if subject_id is not None else conf.get("subject")
+    scopes = scopes if scopes is not None else conf.get("scopes")
+    purpose = purpose if purpose is not None else conf.get("purpose")
+    if subject_id is not None and not IDENT_RE.match(subject_id):
+        raise UsageError(f"--subject {subject_id!r} is not a valid id")
+    for sc in scopes or []:
+        if not SCOPE_RE.match(sc):
+            raise UsageError(f"--scope {sc!r} is not a valid scope")
+    if scopes is not None and subject_id is None:
+        raise UsageError("--scope needs --subject: the scopes belong to a fixed subject")
+    if subject_id is not None and scopes is None:
+        scopes = []
+    if purpose is not None and not IDENT_RE.match(purpose):
+        raise UsageError(f"--purpose {purpose!r} is not a valid purpose")
+    runs = Path(runs_dir) if runs_dir is not None else Path(conf["runs_dir"]) if conf.get("runs_dir") else None
+    if runs is None:
+        from .. import paths
+
+        runs = paths.root() / "runs" / "serve"
+    audit = Path(audit_log) if audit_log is not None else (
+        Path(conf["audit_log"]) if conf.get("audit_log") else runs / "audit.jsonl")
+    return ServeConfig(db=db, runs_dir=runs, audit_log=audit, subject_id=subject_id,
+                       scopes=tuple(sorted(set(scopes))) if scopes is not None else None, purpose=purpose)

@@ -1,0 +1,180 @@
+"""The tools of ``ctx serve`` as plain functions over the library API.
+
+Each takes the server's :class:`ServeConfig` and the tool's arguments, and returns a
+JSON-ready dict or raises a :class:`~ctxcli.errors.CtxError` with the same one-line message
+the CLI prints. Nothing here knows about MCP; :mod:`ctxcli.serve.server` wires these in.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .config import ServeConfig
+
+PACK_ID_RE = re.compile(r"^pk-[0-9a-f]{8,64}$")
+RUN_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md")
+
+
+def _time(value: str | None, field: str) -> datetime | None:
+    if value is None:
+        return None
+    from ..util.timeutil import parse_ts
+
+    try:
+        return parse_ts(value, what=field)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | None, variant: str | None,
+             budget: int | None):
+    """InvestigateOptions with the subject and purpose fixed by the server, never by the caller."""
+    from .. import api
+
+    c, _ = api.read_case(case, cfg.cases_dir)
+    if variant is not None:
+        var = c.variants.get(variant)
+        if var is not None and cfg.subject_id is None and (var.subject is not None or var.purpose is not None):
+            raise UsageError(f"variant {variant!r} of case {c.case_id} declares its own subject or purpose; this "
+                             f"server's subject is fixed by its configuration (start it with --subject to choose)")
+    if budget is not None and not 64 <= budget <= 2_000_000:
+        raise UsageError(f"budget {budget} is out of range (64 to 2000000)")
+    return api.InvestigateOptions(
+        case=case, as_of=_time(as_of, "as_of"), known_at=_time(known_at, "known_at"),
+        subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
+        purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db, cases_dir=cfg.cases_dir,
+        playbooks_dir=cfg.playbooks_dir)
+
+
+def run_dir(cfg: ServeConfig, pack_id: str) -> Path:
+    if not isinstance(pack_id, str) or not PACK_ID_RE.match(pack_id):
+        raise UsageError(f"pack_id {pack_id!r} is not a pack id (pk-…)")
+    d = cfg.runs_dir / pack_id
+    if not (d / "pack.json").is_file():
+        raise UsageError(f"unknown pack {pack_id}: this server has written no run folder for it")
+    return d
+
+
+def list_packs(cfg: ServeConfig) -> list[str]:
+    if not cfg.runs_dir.is_dir():
+        return []
+    return sorted(p.name for p in cfg.runs_dir.iterdir()
+                  if PACK_ID_RE.match(p.name) and (p / "pack.json").is_file())
+
+
+def _write(cfg: ServeConfig, res) -> Path:
+    from .. import api
+
+    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"])
+
+
+def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"claim_id": c["claim_id"], "status": c["status"], "text": c["text"], "evidence": list(c["evidence"])}
+            for c in answer["claims"]]
+
+
+def investigate(cfg: ServeConfig, *, case: str, as_of: str | None = None, known_at: str | None = None,
+                variant: str | None = None, budget: int | None = None,
+                include_messages: bool = False) -> dict[str, Any]:
+    from .. import api
+
+    res = api.investigate(_options(cfg, case, as_of, known_at, variant, budget))
+    d = _write(cfg, res)
+    pid = res.pack["pack_id"]
+    out: dict[str, Any] = {
+        "pack_id": pid, "content_hash": res.pack["content_hash"], "case_id": res.pack["request"]["case_id"],
+        "verdict": res.answer["verdict"], "action": res.answer["recommended_action"]["action"],
+        "claims": _claims(res.answer),
+        "missing_types": [{"type": m["type"], "reason": m["reason"]} for m in res.answer["missing_evidence"]],
+        "stop_reason": res.pack["state"]["stop_reason"],
+        "resources": {"pack": f"ctx://packs/{pid}", "trace": f"ctx://packs/{pid}/trace",
+                      "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
+    }
+    if include_messages:
+        import orjson
+
+        out["messages"] = orjson.loads(api.render_pack(d / "pack.json", "messages").data)
+    return out
+
+
+def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[str] | None = None,
+                  step_budget: int | None = None, as_of: str | None = None, known_at: str | None = None,
+                  variant: str | None = None) -> dict[str, Any]:
+    """One agent step: the newly admitted evidence of the types the step needs.
+
+    Runs one round of the same stages and gates as ``investigate`` (``api.build_step``) for
+    ``types`` only; items whose evidence id is in ``held`` are dropped as duplicates
+    (``already_held``) and the rest are packed within ``step_budget`` evidence tokens
+    (default: the playbook's evidence allocation). Omissions are reported as in a pack:
+    withheld ones only as opaque references with what they need.
+    """
+    from .. import api
+
+    if not types:
+        raise UsageError("types: name at least one evidence type the step needs")
+    opts = _options(cfg, case, as_of, known_at, variant, None)
+    if step_budget is None:
+        from ..engine.builder import budget_for
+
+        c, _ = api.read_case(case, cfg.cases_dir)
+        pb, _ = api.read_playbook(c.playbook, cfg.playbooks_dir)
+        step_budget = budget_for(pb, pb.budget.total_tokens)["evidence"]
+    step = api.build_step(opts, goal_types=list(types), held=list(held or []), step_budget=step_budget)
+    items = [{"evidence_id": ev["evidence_id"], "object_id": ev["object_id"], "type": ev["selected_for"],
+              "source_id": ev["source_id"], "title": ev["title"], "locator": ev["locator"],
+              "observed_at": ev["observed_at"], "tokens": ev["tokens"], "text": ev["text"]}
+             for ev in step.evidence]
+    return {"types": list(types), "step_budget": step_budget, "items": items, "tokens": step.tokens,
+            "covered_types": step.covered, "missing_types": step.missing,
+            "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
+                          for o in step.omissions],
+            "trace_events": len(step.trace)}
+
+
+def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = None,
+                     gate: str | None = None) -> dict[str, Any]:
+    from ..postmortem import explain_object, explain_omissions, load_pack
+
+    if object_id is not None and gate is not None:
+        raise UsageError("gate and object_id cannot be combined")
+    lp = load_pack(run_dir(cfg, pack_id) / "pack.json")
+    if object_id is not None:
+        return explain_object(lp, object_id, cfg.db).to_json()
+    return explain_omissions(lp, gate).to_json()
+
+
+def replay(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
+    from ..postmortem import replay as pm_replay
+
+    return pm_replay(run_dir(cfg, pack_id) / "pack.json", cfg.db).to_json()
+
+
+def diff(cfg: ServeConfig, *, pack_a: str, pack_b: str) -> dict[str, Any]:
+    from ..postmortem import diff as pm_diff
+
+    d = pm_diff(run_dir(cfg, pack_a) / "pack.json", run_dir(cfg, pack_b) / "pack.json")
+    return {"a": pack_a, "b": pack_b, **d.to_json()}
+
+
+def render(cfg: ServeConfig, *, pack_id: str, format: str = "messages") -> dict[str, Any]:
+    from .. import api
+
+    r = api.render_pack(run_dir(cfg, pack_id) / "pack.json", format)
+    return {"pack_id": pack_id, "format": r.format, "total_tokens": r.total_tokens, "sections": r.sections,
+            "matches_pack": r.matches_pack, "text": r.data.decode("utf-8")}
+
+
+def read_run_file(cfg: ServeConfig, pack_id: str, name: str) -> str:
+    d = run_dir(cfg, pack_id)
+    if name == "messages":
+        from .. import api
+
+        return api.render_pack(d / "pack.json", "messages").data.decode("utf-8")
+    from ..postmortem import load_pack
+
+    load_pack(d / "pack.json")                 # verified before anything of the folder is served
+    return (d / name).read_text(encoding="utf-8")

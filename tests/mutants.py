@@ -1,0 +1,187 @@
+"""Planted bugs that the test suite must catch.
+
+Each mutant is one exact text replacement in one source file. For every mutant this script
+applies it to a temporary copy of the repository, runs the tests chosen for it there (with
+the copy's ``src`` first on ``PYTHONPATH``), and records whether at least one test failed
+("caught") or all passed ("SURVIVED"). Exit 0 when every mutant is caught, 1 when one
+survives, 2 when a mutant no longer applies (its old text is not in the file exactly once:
+the code moved, so the list needs updating).
+
+    python -m tests.mutants                  # every mutant, its own test selection (~3 min)
+    python -m tests.mutants --full           # every mutant against the whole suite (slow)
+    python -m tests.mutants -k rrf -k redact # mutants whose name contains a word
+    python -m tests.mutants --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "pyproject.toml", "README.md")
+
+B = "tests/test_boundaries.py"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str               # relative to the repository root
+    old: str                # must occur exactly once
+    new: str
+    tests: tuple[str, ...]  # test files or node ids
+
+
+MUTANTS: list[Mutant] = [
+    # --- the survivors of the issue-13 experiment -------------------------------------------
+    Mutant("validity-end-inclusive", "src/ctxcli/engine/gates.py",
+           "late = o.valid_to_us is not None and o.valid_to_us <= c.as_of_us",
+           "late = o.valid_to_us is not None and o.valid_to_us < c.as_of_us", (B,)),
+    Mutant("rrf-k-1", "src/ctxcli/engine/retrieve.py", "RRF_K = 60", "RRF_K = 1", (B,)),
+    Mutant("redact-title-skipped", "src/ctxcli/engine/redact.py",
+           "title = _apply(o.title, pats, counts)", "title = o.title", (B,)),
+    Mutant("redact-facts-skipped", "src/ctxcli/engine/redact.py",
+           "facts[k] = _apply(v, pats, counts)", "facts[k] = v", (B,)),
+    Mutant("injection-gate-off", "src/ctxcli/engine/gates.py",
+           'if o.trust_level == "authoritative":\n        return None\n    from .injection_adapter import scan',
+           'if True:\n        return None\n    from .injection_adapter import scan',
+           ("tests/test_hostile.py::test_planted_attacks_are_rejected_by_the_injection_gate_by_name",)),
+    Mutant("defang-identity", "src/ctxcli/engine/render.py",
+           'return _FENCE_LIKE.sub(lambda m: "\\\\" + m.group(1) + "<<<", text)', "return text",
+           ("tests/test_render.py::test_fence_like_lines_inside_evidence_are_escaped",)),
+    Mutant("budget-exact-fit-rejected", "src/ctxcli/engine/pack.py",
+           'if enforce_budget and item["tokens"] > remaining:', 'if enforce_budget and item["tokens"] >= remaining:',
+           (B,)),
+    Mutant("fulltext-tenant-predicate-dropped", "src/ctxcli/engine/retrieve.py",
+           "WHERE o.tenant_id = $tenant AND list_contains(o.supports, s.etype))",
+           "WHERE $tenant IS NOT NULL AND list_contains(o.supports, s.etype))", (B,)),
+    # --- boundaries the issue asked for -----------------------------------------------------
+    Mutant("validity-start-exclusive", "src/ctxcli/engine/gates.py",
+           "early = o.valid_from_us is not None and o.valid_from_us > c.as_of_us",
+           "early = o.valid_from_us is not None and o.valid_from_us >= c.as_of_us", (B,)),
+    Mutant("freshness-at-max-age-stale", "src/ctxcli/engine/gates.py",
+           "c.as_of_us - o.observed_us > o.max_age_s * 1_000_000",
+           "c.as_of_us - o.observed_us >= o.max_age_s * 1_000_000", (B,)),
+    # --- a few more -------------------------------------------------------------------------
+    Mutant("redact-first-match-only", "src/ctxcli/engine/redact.py",
+           "text, n = rx.subn(repl, text)", "text, n = rx.subn(repl, text, count=1)", (B,)),
+    Mutant("structured-tenant-predicate-dropped", "src/ctxcli/engine/retrieve.py",
+           "WHERE k.key IN ({allkeys}) AND k.tenant_id = $tenant",
+           "WHERE k.key IN ({allkeys}) AND $tenant IS NOT NULL", (B,)),
+    Mutant("scope-gate-off", "src/ctxcli/engine/gates.py",
+           "missing = sorted(set(o.required_scopes) - c.scopes)", "missing = []",
+           ("tests/test_investigate.py::test_restricted_subject_is_insufficient_and_leaks_nothing",)),
+    Mutant("integrity-gate-off", "src/ctxcli/engine/gates.py",
+           "if actual != o.content_hash:", "if False:",
+           ("tests/test_hostile.py::test_tampered_content_is_rejected_at_the_integrity_gate",)),
+    Mutant("duplicate-gate-off", "src/ctxcli/engine/pack.py",
+           "if o.dedup_hash in state.dedup:", "if False:",
+           (B,)),
+    Mutant("knowledge-time-off", "src/ctxcli/engine/gates.py",
+           "if c.known_at_us is not None and o.observed_us > c.known_at_us:", "if False:",
+           ("tests/test_investigate.py::test_known_at_excludes_objects_observed_later",)),
+    Mutant("compression-off", "src/ctxcli/engine/compress.py",
+           "def try_compress(item: dict[str, Any], o, remaining: int, pb, count: Callable[[str], int])"
+           " -> dict[str, Any] | None:\n",
+           "def try_compress(item: dict[str, Any], o, remaining: int, pb, count: Callable[[str], int])"
+           " -> dict[str, Any] | None:\n    return None\n", ("tests/test_compress.py",)),
+    Mutant("held-evidence-readmitted", "src/ctxcli/engine/builder.py",
+           "if rej is None and evidence_id(o) in st.held:", "if False:",
+           (B + "::test_one_agent_step_is_the_first_round_of_the_same_stages",)),
+    Mutant("coverage-first-off", "src/ctxcli/engine/builder.py",
+           "coverage_first=bc.apply_gates,", "coverage_first=False,",
+           ("tests/test_investigate.py::test_tight_budget_admits_one_item_per_required_type_before_extras",)),
+    Mutant("control-chars-raw", "src/ctxcli/engine/render.py",
+           'return _CTRL.sub(lambda m: "\\\\x%02x"', 'return text or _CTRL.sub(lambda m: "\\\\x%02x"',
+           ("tests/test_render.py::test_control_characters_in_evidence_are_shown_as_escapes",)),
+]
+
+
+def make_copy(dst: Path) -> None:
+    for name in COPY:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dst / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", "*.pyc"))
+        elif src.exists():
+            shutil.copy2(src, dst / name)
+
+
+def apply(root: Path, m: Mutant) -> str:
+    """Apply ``m`` in place; return the original text of the file."""
+    p = root / m.file
+    text = p.read_text(encoding="utf-8")
+    n = text.count(m.old)
+    if n != 1:
+        raise LookupError(f"{m.name}: old text found {n} times in {m.file}")
+    p.write_text(text.replace(m.old, m.new), encoding="utf-8")
+    return text
+
+
+def run_tests(root: Path, args: list[str], timeout: float) -> tuple[bool, str]:
+    """(all passed, last lines of output)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env["PYTHONPATH"] = str(root / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args]
+    try:
+        r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout:.0f} s (counted as caught)"
+    tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:])
+    return r.returncode == 0, tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__.split("\n\n")[0])
+    ap.add_argument("-k", action="append", default=[], help="only mutants whose name contains this word")
+    ap.add_argument("--full", action="store_true", help="run the whole suite for every mutant")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
+    a = ap.parse_args(argv)
+    chosen = [m for m in MUTANTS if not a.k or any(w in m.name for w in a.k)]
+    if a.list:
+        for m in chosen:
+            print(f"{m.name:40} {m.file}  [{' '.join(m.tests)}]")
+        return 0
+    stale, survived = [], []
+    with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp:
+        root = Path(tmp)
+        make_copy(root)
+        # The unmutated copy must pass its selections, or a "caught" would mean nothing.
+        sel = ["tests"] if a.full else sorted({t for m in chosen for t in m.tests})
+        ok, tail = run_tests(root, sel, a.timeout * 2)
+        if not ok:
+            print(f"the unmutated copy fails its tests; fix that first:\n{tail}")
+            return 1
+        for m in chosen:
+            t0 = time.perf_counter()
+            try:
+                original = apply(root, m)
+            except LookupError as e:
+                stale.append(m.name)
+                print(f"STALE     {e}")
+                continue
+            try:
+                ok, tail = run_tests(root, ["tests"] if a.full else list(m.tests), a.timeout)
+            finally:
+                (root / m.file).write_text(original, encoding="utf-8")
+            verdict = "SURVIVED" if ok else "caught"
+            if ok:
+                survived.append(m.name)
+            print(f"{verdict:9} {m.name:40} {time.perf_counter() - t0:6.1f} s  {tail.splitlines()[-1] if tail else ''}")
+    print(f"{len(chosen)} mutants: {len(chosen) - len(survived) - len(stale)} caught, {len(survived)} survived"
+          + (f", {len(stale)} stale" if stale else "") + (f": {', '.join(survived)}" if survived else ""))
+    return 2 if stale else (1 if survived else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""ctx serve, driven by the MCP SDK's own client: over stdio (a real subprocess) and over
+streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from .conftest import REPO, run_cli
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK (package `mcp`) is a runtime dependency of ctx serve")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+
+def _env(store: Path) -> dict[str, str]:
+    return {"CTX_ROOT": str(REPO), "CTX_DB": str(store), "NO_COLOR": "1",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+
+
+def _params(store: Path, runs: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "ctxcli.cli.main", "serve", "--runs", str(runs), *extra],
+                                 env=_env(store), cwd=str(REPO))
+
+
+def _call(server, calls):
+    """Run tool calls / resource reads in one session; returns their results in order."""
+    async def main():
+        out = []
+        async with Client(server, read_timeout_seconds=120) as c:
+            for kind, name, args in calls:
+                if kind == "tool":
+                    out.append(await c.call_tool(name, args))
+                elif kind == "read":
+                    out.append(await c.read_resource(name))
+                elif kind == "list_tools":
+                    out.append(await c.list_tools())
+                elif kind == "list_templates":
+                    out.append(await c.list_resource_templates())
+        return out
+
+    return anyio.run(main)
+
+
+def _structured(res) -> dict:
+    assert not res.is_error, res.content[0].text
+    sc = res.structured_content
+    return sc.get("result", sc)
+
+
+def _error_text(res) -> str:
+    assert res.is_error
+    return res.content[0].text
+
+
+def _all_text(results) -> str:
+    parts = []
+    for r in results:
+        if hasattr(r, "content"):
+            parts += [getattr(c, "text", "") for c in r.content]
+            if getattr(r, "structured_content", None):
+                parts.append(json.dumps(r.structured_content, ensure_ascii=False))
+        if hasattr(r, "contents"):
+            parts += [getattr(c, "text", "") for c in r.contents]
+    return "\n".join(parts)
+
+
+def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_path):
+    (lt,) = _call(_params(store, tmp_path / "runs"), [("list_tools", None, None)])
+    names = sorted(t.name for t in lt.tools)
+    assert names == ["build_context", "diff", "explain_omission", "investigate", "render", "replay"]
+    for t in lt.tools:
+        props = set(t.input_schema.get("properties", {}))
+        assert not props & {"subject", "scopes", "scope", "purpose", "tenant", "tenant_id"}, t.name
+    inv = next(t for t in lt.tools if t.name == "investigate")
+    assert inv.input_schema["required"] == ["case"]
+    assert inv.input_schema["properties"]["budget"]["anyOf"][0]["type"] == "integer"
+
+
+def test_investigate_matches_cli_pack_and_resources_serve_the_run(store, tmp_path):
+    runs = tmp_path / "runs"
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "cli", "--json"])
+    assert r.exit_code == 0, r.output
+    cli_pack = json.loads((tmp_path / "cli" / "pack.json").read_text())
+
+    inv, = _call(_params(store, runs), [("tool", "investigate", {"case": "C-102"})])
+    res = _structured(inv)
+    assert res["pack_id"] == cli_pack["pack_id"]
+    assert res["content_hash"] == cli_pack["content_hash"]
+    assert res["verdict"] == json.loads((tmp_path / "cli" / "answer.json").read_text())["verdict"]
+    assert res["resources"]["pack"] == f"ctx://packs/{res['pack_id']}"
+    assert all(c["evidence"] for c in res["claims"] if c["status"] == "fact")
+    # the server wrote the same bytes as the CLI
+    for name in ("pack.json", "trace.jsonl", "answer.json"):
+        assert (runs / res["pack_id"] / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+
+    pid = res["pack_id"]
+    reads = _call(_params(store, runs), [("read", f"ctx://packs/{pid}", None),
+                                         ("read", f"ctx://packs/{pid}/trace", None),
+                                         ("read", f"ctx://packs/{pid}/answer", None),
+                                         ("read", "ctx://packs", None),
+                                         ("tool", "render", {"pack_id": pid, "format": "messages"}),
+                                         ("tool", "replay", {"pack_id": pid}),
+                                         ("tool", "explain_omission", {"pack_id": pid, "gate": "validity"}),
+                                         ("tool", "diff", {"pack_a": pid, "pack_b": pid})])
+    assert json.loads(reads[0].contents[0].text)["pack_id"] == pid
+    assert reads[1].contents[0].text == (runs / pid / "trace.jsonl").read_text()
+    assert json.loads(reads[2].contents[0].text)["verdict"] == res["verdict"]
+    assert json.loads(reads[3].contents[0].text) == {"packs": [pid]}
+    rendered = _structured(reads[4])
+    cli_render = run_cli(["render", tmp_path / "cli" / "pack.json", "--format", "messages"])
+    assert rendered["text"] == cli_render.stdout
+    assert rendered["matches_pack"] is True
+    assert _structured(reads[5])["status"] == "identical"
+    omissions = _structured(reads[6])
+    assert [g["gate"] for g in omissions["gates"]] == ["validity"]
+    assert {o["object_id"] for o in omissions["gates"][0]["omissions"]} >= {"RULE-MCS-2025.4"}
+    assert _structured(reads[7])["same"] is True
+
+    audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
+    assert [a["tool"] for a in audit] == ["investigate", "render", "replay", "explain_omission", "diff"]
+    assert {a["status"] for a in audit} == {"ok"}
+    assert all(a["pack_id"] == pid for a in audit)
+    assert all(len(a["arguments_sha256"]) == 64 for a in audit)
+
+
+def test_identity_arguments_refused_and_server_keeps_serving(store, tmp_path):
+    runs = tmp_path / "runs"
+    results = _call(_params(store, runs, "--subject", "investigator-02", "--scope", "case:read"), [
+        ("tool", "investigate", {"case": "C-102", "scopes": ["fraud:read", "pii:read"]}),
+        ("tool", "investigate", {"case": "C-102", "subject": "admin"}),
+        ("tool", "investigate", {"case": "C-102", "tenant_id": "tenant-other"}),
+        ("tool", "investigate", {"case": "no-such-case"}),
+        ("tool", "investigate", {"case": "C-102", "as_of": "2026-07-23T12:00:00"}),
+        ("tool", "investigate", {"case": "C-102", "budget": "lots"}),
+        ("tool", "replay", {"pack_id": "../../etc/passwd"}),
+        ("tool", "explain_omission", {"pack_id": "pk-0123456789abcdef"}),
+        ("tool", "build_context", {"case": "C-102", "types": ["no_such_type"]}),
+        ("tool", "investigate", {"case": "C-102"}),
+    ])
+    e = [_error_text(r) for r in results[:9]]
+    assert "argument 'scopes' is not accepted: the subject, its scopes and purpose are fixed" in e[0]
+    assert "argument 'subject' is not accepted" in e[1]
+    assert "argument 'tenant_id' is not accepted" in e[2]
+    assert "unknown case 'no-such-case'" in e[3]
+    assert "as_of" in e[4] and "offset" in e[4]
+    assert "budget" in e[5]
+    assert "is not a pack id" in e[6]
+    assert "unknown pack pk-0123456789abcdef" in e[7]
+    assert "evidence type 'no_such_type' is not in playbook motor-claim-review" in e[8]
+    assert all("Traceback" not in x for x in e)
+    last = _structured(results[9])               # still serving, with the configured subject
+    pack = json.loads((runs / last["pack_id"] / "pack.json").read_text())
+    assert pack["request"]["subject"] == {"id": "investigator-02", "scopes": ["case:read"]}
+    audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
+    assert [a["status"] for a in audit] == ["refused"] * 3 + ["error"] * 6 + ["ok"]
+
+
+def test_variant_with_its_own_subject_refused_without_fixed_subject(store, tmp_path):
+    from ctxcli import api
+
+    case, _ = api.read_case("C-102")
+    var = next((n for n, v in case.variants.items() if v.subject is not None), None)
+    if var is None:
+        pytest.fail("C-102 has no variant with its own subject; this test needs one")
+    (r,) = _call(_params(store, tmp_path / "runs"), [("tool", "investigate", {"case": "C-102", "variant": var})])
+    assert "declares its own subject or purpose" in _error_text(r)
+
+
+def test_restricted_server_never_returns_withheld_content(store, tmp_path):
+    full = run_cli(["investigate", "C-102", "--out", tmp_path / "full", "--json"])
+    assert full.exit_code == 0
+    full_pack = json.loads((tmp_path / "full" / "pack.json").read_text())
+    runs = tmp_path / "runs"
+    params = _params(store, runs, "--subject", "auditor-09", "--scope", "case:read")
+    first = _call(params, [("tool", "investigate", {"case": "C-102", "include_messages": True})])
+    pid = _structured(first[0])["pack_id"]
+    pack = json.loads((runs / pid / "pack.json").read_text())
+    admitted = {e["object_id"] for e in pack["evidence"]}
+    withheld = [e for e in full_pack["evidence"] if e["object_id"] not in admitted]
+    assert withheld, "the restricted subject should lose evidence"
+    types = sorted({e["selected_for"] for e in full_pack["evidence"]})
+    rest = _call(params, [
+        ("tool", "build_context", {"case": "C-102", "types": types}),
+        ("tool", "render", {"pack_id": pid, "format": "markdown"}),
+        ("tool", "explain_omission", {"pack_id": pid}),
+        *[("tool", "explain_omission", {"pack_id": pid, "object_id": e["object_id"]}) for e in withheld],
+        ("read", f"ctx://packs/{pid}", None), ("read", f"ctx://packs/{pid}/trace", None),
+        ("read", f"ctx://packs/{pid}/answer", None), ("read", f"ctx://packs/{pid}/messages", None),
+    ])
+    text = _all_text(first + rest)
+    for e in withheld:
+        assert e["text"][:60] not in text, e["object_id"]
+        assert e["title"] not in text, e["object_id"]
+
+
+def test_build_context_returns_only_new_items_within_the_step_budget(store, tmp_path):
+    runs = tmp_path / "runs"
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "cli"])
+    assert r.exit_code == 0
+    pack = json.loads((tmp_path / "cli" / "pack.json").read_text())
+    by_type: dict[str, list[dict]] = {}
+    for ev in pack["evidence"]:
+        by_type.setdefault(ev["selected_for"], []).append(ev)
+    t, items = max(by_type.items(), key=lambda kv: len(kv[1]))
+    assert len(items) >= 2, "needs an evidence type with two admitted items"
+    (first,) = _call(_params(store, runs), [("tool", "build_context", {"case": "C-102", "types": [t]})])
+    a = _structured(first)
+    # same gates as investigate: the step admits the same items of that type, with the same ids and text
+    by_id = {e["evidence_id"]: e for e in items}
+    assert sorted(i["evidence_id"] for i in a["items"]) == sorted(by_id)
+    assert all(i["text"] == by_id[i["evidence_id"]]["text"] for i in a["items"])
+    assert a["tokens"] == sum(e["tokens"] for e in items)
+    assert a["covered_types"] == [t] and a["missing_types"] == []
+    ids = [i["evidence_id"] for i in a["items"]]
+    second, third = _call(_params(store, runs), [
+        ("tool", "build_context", {"case": "C-102", "types": [t], "held": [ids[0]]}),
+        ("tool", "build_context", {"case": "C-102", "types": [t], "step_budget": a["items"][0]["tokens"]}),
+    ])
+    b, c = _structured(second), _structured(third)
+    # what the agent holds is not sent again, and says why
+    assert [i["evidence_id"] for i in b["items"]] == ids[1:]
+    held = [o for o in b["omissions"] if o["reason"] == "already_held"]
+    assert [o["gate"] for o in held] == ["duplicate"]
+    # a step budget that fits one item
+    assert [i["evidence_id"] for i in c["items"]] == ids[:1]
+    assert c["tokens"] == a["items"][0]["tokens"] == c["step_budget"]
+    assert any(o["gate"] == "budget" for o in c["omissions"])
+
+
+def test_serve_without_store_is_one_line_exit_2(tmp_path):
+    r = run_cli(["serve", "--db", tmp_path / "none.duckdb"])
+    assert r.exit_code == 2
+    assert r.stderr.strip().startswith("ctx: error: no store at")
+    r = run_cli(["serve", "--scope", "case:read"])
+    assert r.exit_code == 2 and "--scope needs --subject" in r.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_http_transport_on_loopback(store, tmp_path):
+    port = _free_port()
+    env = {**os.environ, **_env(store)}
+    proc = subprocess.Popen([sys.executable, "-m", "ctxcli.cli.main", "serve", "--transport", "http", "--host",
+                             "127.0.0.1", "--port", str(port), "--runs", str(tmp_path / "runs")],
+                            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                time.sleep(0.2)
+        lt, inv = _call(f"http://127.0.0.1:{port}/mcp", [("list_tools", None, None),
+                                                         ("tool", "investigate", {"case": "C-102"})])
+        assert "build_context" in {t.name for t in lt.tools}
+        assert _structured(inv)["verdict"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
