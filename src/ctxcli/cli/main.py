@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "cmd_eval",
     "cmd_ask",
     "cmd_serve",
+    "cmd_scan",
 )
 
 

@@ -139,6 +139,9 @@ def g_integrity(o: Obj, c: GateContext) -> Rejection | None:
 
 
 def injection_fields(o: Obj) -> list[tuple[str, str]]:
+    """Every string of the object that the evidence block renders to the model: title,
+    content, facts (names and string values), and the header fields (locator,
+    source_version, object_id, object_type, source_id, section, supports)."""
     fields = [("title", o.title), ("content", o.content)]
     for k in sorted(o.facts):
         v = o.facts[k]
@@ -146,6 +149,10 @@ def injection_fields(o: Obj) -> list[tuple[str, str]]:
             fields.append((f"facts.{k}", v))
         elif isinstance(v, list):
             fields.extend((f"facts.{k}[{i}]", x) for i, x in enumerate(v) if isinstance(x, str))
+    fields.append(("facts (names)", "\n".join(sorted(o.facts))))
+    fields += [("locator", o.locator), ("source_version", o.source_version), ("object_id", o.object_id),
+               ("object_type", o.object_type), ("source_id", o.source_id), ("section", o.section or "")]
+    fields.extend((f"supports[{i}]", x) for i, x in enumerate(o.supports))
     return fields
 
 

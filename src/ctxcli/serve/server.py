@@ -99,7 +99,7 @@ def build_server(cfg: ServeConfig):
 
     @srv.tool()
     def investigate(
-        case: Annotated[str, Field(description="Case id, e.g. C-102")],
+        case: Annotated[str, Field(description="Case id: the name of a case file under examples/cases/")],
         as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset")] = None,
         known_at: Annotated[str | None, Field(description="Only objects observed by this time")] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,

@@ -1,0 +1,55 @@
+"""ctx scan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import emit_json, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)
+
+
+def scan(
+    files: Annotated[list[Path], typer.Argument(help="Text files to check (UTF-8; e-mails, tickets, wiki "
+                                                "pages, snapshot JSONL ...).", show_default=False)],
+    *,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON document: one entry per file with "
+                                          "its findings.")] = False,
+) -> None:
+    """Check files for untrusted instructions (prompt injection) before registering them.
+
+    Runs the same detector as the injection gate: the text itself, a deobfuscated view
+    (markup, spaced-out letters, look-alike letters, leetspeak) and decoded encoded spans
+    (base64, base32, hex, percent, \\u escapes, rot13, reversed). Each finding names its
+    pattern id (family), language, what it was decoded from and its span in that view.
+    Exit 1 when anything is found, 0 when every file is clean, 2 when a file cannot be
+    read.
+
+    Example: ctx scan sources/emails.jsonl sources/wiki/runbook.md --json
+    """
+    with handle_errors():
+        from ..gate.scan_files import scan_files
+
+        res = scan_files(list(files))
+        n = sum(len(r["findings"]) for r in res)
+        if as_json:
+            emit_json({"files": res, "findings": n})
+        else:
+            from .console import console, safe
+
+            c = console()
+            for r in res:
+                if not r["findings"]:
+                    c.print(f"{safe(r['file'])}: clean")
+                for f in r["findings"]:
+                    via = safe(f" [decoded from {f['decoded_from']}]") if f["decoded_from"] else ""
+                    c.print(f"{safe(r['file'])}: {f['pattern']} ({f['language']}){via} "
+                            f"at {f['span'][0]}-{f['span'][1]}: {safe(f['rule'])}: \"{safe(f['excerpt'])}\"")
+            c.print(f"{n} finding(s) in {len(res)} file(s)")
+        if n:
+            raise typer.Exit(1)

@@ -1,0 +1,81 @@
+"""Untrusted-instruction (prompt-injection) detector for non-authoritative text.
+
+Retrieved documents (e-mails, wiki pages, tickets, ...) are *data*. When their text tries
+to instruct the model -- override its rules, fake a system or turn marker, order it to
+approve or pay, reveal its prompt, call a tool, send data to an address, append a token,
+or pass off an order as the assistant's own reasoning -- the context builder rejects
+them. This package is that gate.
+
+Layout
+------
+* :mod:`.normalize` -- the normal form every rule runs on (NFKC, case-folded, invisible
+  characters removed, whitespace collapsed).
+* :mod:`.views` -- the deobfuscated view (markup, spaced letters, confusables, leetspeak).
+* :mod:`.decode` -- encoded spans (base64, base32, hex, percent, ``\\u`` escapes, HTML
+  entities) and whole-text transforms (rot13, reversed), decoded with bounded depth/size.
+* :mod:`.engine` -- the rule DSL and the linear matcher; :mod:`.rules_core` (English and
+  Chinese core rules), :mod:`.markers` (language-independent markers) and :mod:`.lang`
+  (one word-list module per language + shared templates) register the rules.
+* :mod:`.context` -- negation and quotation filters; :mod:`.detector` -- views → findings.
+* :mod:`.families` -- the stable pattern ids (one per family).
+
+Offsets of :func:`detect_injection` index ``normalize_for_scan(text)`` when the match is
+in the text itself (``decoded_from == ""``), otherwise the decoded/deobfuscated view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import engine, rules_core  # noqa: F401,I001  (rules register on import, in this order)
+from . import markers  # noqa: F401,E402,I001
+from . import lang  # noqa: F401,E402,I001
+from .detector import Finding, scan_text
+from .families import FAMILIES, PATTERN_IDS
+from .lang import LANGUAGES
+from .normalize import normalize_for_scan
+
+engine.finalize()
+
+__all__ = [
+    "FAMILIES", "Finding", "InjectionMatch", "LANGUAGES", "PATTERN_IDS", "detect_injection",
+    "normalize_for_scan", "scan_fields", "scan_text",
+]
+
+
+@dataclass(frozen=True)
+class InjectionMatch:
+    """One detected untrusted instruction (the first one of a text).
+
+    ``pattern`` is the family id; ``label`` a short description with an ellipsis (with
+    ``[via]`` appended when found in a decoded view); ``start``/``end`` index the view
+    (``normalize_for_scan(text)`` when ``decoded_from`` is empty)."""
+
+    pattern: str
+    label: str
+    start: int
+    end: int
+    lang: str = ""
+    decoded_from: str = ""
+
+
+def detect_injection(text: str) -> InjectionMatch | None:
+    """First finding (lowest start in the text itself; then derived views), or None."""
+    hits = scan_text(text, first_only=True)
+    if not hits:
+        return None
+    f = hits[0]
+    label = f.label if not f.decoded_from else f"{f.label} [{f.decoded_from}]"
+    return InjectionMatch(f.pattern, label, f.start, f.end, f.lang, f.decoded_from)
+
+
+def scan_fields(fields: list[tuple[str, str]]) -> tuple[str, InjectionMatch] | None:
+    """fields = [(field_name, text), ...]; the first field (in the given order) with a
+    finding, as ``(field_name, match)``; None when no field has one."""
+    for name, text in fields:
+        if not text:
+            continue
+        m = detect_injection(text)
+        if m is not None:
+            return name, m
+    return None

@@ -1,0 +1,120 @@
+"""Encoded spans and whole-text transforms whose decoded text is scanned too.
+
+:func:`decoded_views` yields ``(kind, text)`` pairs for one (raw) text:
+
+* spans of base64 (standard and URL-safe), base32 and hex that decode to mostly
+  printable UTF-8 text;
+* the text with percent-encoding, ``\\uXXXX`` / ``\\xXX`` escapes or HTML character
+  references decoded (when it has any);
+* the whole text in rot13 (when it has ASCII letters) and reversed.
+
+Bounds: a span is decoded only when it is 16..262,144 characters long; at most
+:data:`MAX_SPANS` spans per text; the caller limits the depth (a decoded text is itself
+decoded again, at most ``MAX_DEPTH`` times) and the total decoded size."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+import urllib.parse
+from typing import Iterator
+
+import regex
+
+MAX_DEPTH = 2
+MAX_SPANS = 64
+MAX_DECODED_TOTAL = 4 << 20  # characters per scanned text, all depths together
+
+# stdlib re: plain character-class runs, found by advancing over the text once
+_B64 = re.compile(r"[A-Za-z0-9+/_\-]{16,262144}={0,2}")
+_B32 = re.compile(r"[A-Z2-7]{16,262144}={0,6}")
+_HEX = re.compile(r"[0-9A-Fa-f]{16,262144}")
+_PCT = regex.compile(r"%[0-9A-Fa-f]{2}")
+_ESC = regex.compile(r"\\u\{?([0-9A-Fa-f]{4,6})\}?|\\x([0-9A-Fa-f]{2})|\\U([0-9A-Fa-f]{8})")
+_ROT13 = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
+_HAS_LATIN = regex.compile(r"[A-Za-z]{4}")
+
+
+def _printable(t: str) -> bool:
+    if not t:
+        return False
+    bad = sum(1 for c in t if not (c.isprintable() or c in "\n\r\t"))
+    letters = sum(1 for c in t if c.isalpha())
+    return bad <= len(t) // 20 and letters >= len(t) // 3
+
+
+def _text(b: bytes) -> str | None:
+    try:
+        t = b.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return t if _printable(t) else None
+
+
+def _b64(span: str) -> str | None:
+    if span.isalpha() and (span.islower() or span.isupper()):
+        return None  # a long word, not base64
+    s = span.rstrip("=")
+    if len(s) % 4 == 1:
+        return None
+    s += "=" * (-len(s) % 4)
+    try:
+        if "-" in s or "_" in s:
+            return _text(base64.urlsafe_b64decode(s))
+        return _text(base64.b64decode(s, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _b32(span: str) -> str | None:
+    s = span.rstrip("=")
+    s += "=" * (-len(s) % 8)
+    try:
+        return _text(base64.b32decode(s))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _esc(m: "regex.Match[str]") -> str:
+    h = m.group(1) or m.group(2) or m.group(3)
+    try:
+        return chr(int(h, 16))
+    except (ValueError, OverflowError):
+        return m.group()
+
+
+def decoded_views(text: str) -> Iterator[tuple[str, str]]:
+    n = 0
+    if len(text) >= 16:
+        for kind, rx, dec in (("hex", _HEX, lambda s: _text(binascii.unhexlify(s))),
+                              ("base32", _B32, _b32), ("base64", _B64, _b64)):
+            for m in rx.finditer(text):
+                span = m.group()
+                if kind == "hex" and len(span) % 2:
+                    continue
+                if kind == "base64" and _HEX.fullmatch(span):
+                    continue
+                out = dec(span)
+                if out:
+                    yield kind, out
+                    n += 1
+                    if n >= MAX_SPANS:
+                        return
+    if "%" in text and _PCT.search(text) is not None:
+        out = urllib.parse.unquote(text.replace("+", " "), errors="replace")
+        if out != text:
+            yield "percent", out
+    if "\\" in text and _ESC.search(text) is not None:
+        yield "escapes", _ESC.sub(_esc, text)
+    if "&" in text and ";" in text:
+        out = html.unescape(text)
+        if out != text:
+            yield "html_entities", out
+    if _HAS_LATIN.search(text) is not None:
+        # UTF-8 bytes: multi-byte sequences have no ASCII bytes, so only letters change
+        yield "rot13", text.encode("utf-8", "surrogatepass").translate(_ROT13).decode("utf-8", "surrogatepass")
+    yield "reversed", text[::-1]
