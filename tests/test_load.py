@@ -8,7 +8,7 @@ from .conftest import REPO, run_cli
 
 def _ft(con, text, tenant="tenant-demo"):
     rows = con.execute(
-        "SELECT o.object_id FROM postings p JOIN fts_main_objects.dict d ON d.termid = p.termid "
+        "SELECT o.object_id FROM postings p JOIN term_stats d ON d.termid = p.termid AND d.tenant_no = p.tenant_no "
         "JOIN objects o ON o.doc_id = p.doc_id WHERE list_contains(?, d.term) AND o.tenant_id = ? "
         "GROUP BY o.object_id HAVING count(DISTINCT d.term) = len(?) ORDER BY o.object_id",
         [query_terms(text), tenant, query_terms(text)]).fetchall()

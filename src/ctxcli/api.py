@@ -24,7 +24,7 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 
 # ---------------------------------------------------------------------------------- load
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
-         progress=None):
+         progress=None, incremental: bool = True):
     from .load.build import build_store
     from .store.db import writer_lock
 
@@ -42,7 +42,8 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
         raise UsageError(f"--db {db_path} is a folder, not a store file")
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
         try:
-            res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+            res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None,
+                              incremental=incremental, **kw)
         except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
             from .errors import StoreUnusableError
 
