@@ -120,7 +120,11 @@ def cb(stage, done, total):
     m[1] = now
 res = api.load(manifests=Path(sys.argv[1]), sources=Path(sys.argv[2]), db=Path(sys.argv[3]), progress=cb)
 end = time.perf_counter() - t0
-print(json.dumps({"marks": marks, "end": end, "objects": res.objects}))
+try:
+    from ctxcli.load.build import FULLTEXT_SECONDS
+except ImportError:
+    FULLTEXT_SECONDS = []
+print(json.dumps({"marks": marks, "end": end, "objects": res.objects, "fulltext_statements_s": FULLTEXT_SECONDS}))
 """
 
 
@@ -161,10 +165,93 @@ def bench_load(corpus: Path, db: Path, size: int, staged: bool) -> dict:
         st["note"] = ("read_validate_s runs from start to the end of the first 2048-object index batch "
                       "(the last 'read' callback fires before the last source is parsed)")
         out["staged"] = {"wall_s": round(wall2, 2), "peak_rss_mib": round(rss2 / 1024, 1), "stages": st,
-                         "raw_marks": mk, "end_s": round(r["end"], 2)}
+                         "raw_marks": mk, "end_s": round(r["end"], 2),
+                         "fulltext_statements_s": r.get("fulltext_statements_s", [])}
         db2.unlink(missing_ok=True)
         print(f"[{size}] staged load: {st}", flush=True)
+    out["reload"] = bench_reload(corpus, db, size, out["cli"]["wall_s"])
     return out
+
+
+def bench_reload(corpus: Path, db: Path, size: int, full_wall: float) -> dict:
+    """`ctx load` onto the store just built after one record of one source changed (a title
+    amended in gen-risk-signals), then again after the change is reverted; and once with no
+    change at all. Each says which sources it reused."""
+    src = corpus / "sources" / "gen-risk-signals" / "objects.jsonl"
+    original = src.read_bytes()
+    lines = original.decode().splitlines()
+    rec = json.loads(lines[0])
+    rec["title"] = rec["title"] + " (amended)"
+    out: dict = {}
+    cmd = [CTX, "load", "--manifests", str(corpus / "manifests"), "--sources", str(corpus / "sources"),
+           "--db", str(db), "--json"]
+    try:
+        src.write_text("\n".join([json.dumps(rec, ensure_ascii=False)] + lines[1:]) + "\n")
+        for name in ("one_source_changed", "change_reverted", "nothing_changed"):
+            if name == "change_reverted":
+                src.write_bytes(original)
+            wall, rss, p = time_v(cmd, cwd=corpus)
+            doc = json.loads(p.stdout)
+            out[name] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss / 1024, 1),
+                         "share_of_full_load": round(wall / full_wall, 3),
+                         "reused": doc.get("reused"), "sources": len(doc["sources"])}
+            print(f"[{size}] reload ({name}): {wall:.1f}s = {wall / full_wall:.0%} of a full load, "
+                  f"reused {len(doc.get('reused') or [])}/{len(doc['sources'])}", flush=True)
+    finally:
+        src.write_bytes(original)
+    return out
+
+
+def bench_rank_agreement(db: Path, results: list) -> dict:
+    """Top-k overlap of ctx's BM25 with an exhaustive BM25 computed independently: term
+    frequencies counted from every object's shadow text (objects.fts_text), per tenant, every
+    document scored, for every full-text query of the planted cases' packs."""
+    import duckdb
+
+    from ctxcli.engine.plan import Query
+    from ctxcli.engine.retrieve import bm25
+
+    con = duckdb.connect(str(db), read_only=True)
+    mem = duckdb.connect(config={"threads": "2"})
+    try:
+        t0 = time.perf_counter()
+        mem.execute("ATTACH ? AS s (READ_ONLY)".replace("?", "'" + str(db).replace("'", "''") + "'"))
+        mem.execute("CREATE TABLE tf AS SELECT o.tenant_id, o.doc_id, o.supports, w.term, count(*) AS tf "
+                    "FROM s.objects o, unnest(string_split(o.fts_text, ' ')) AS w(term) "
+                    "WHERE o.fts_text <> '' GROUP BY ALL")
+        mem.execute("CREATE TABLE dl AS SELECT o.tenant_id, o.doc_id, CASE WHEN o.fts_text = '' THEN 0 "
+                    "ELSE len(string_split(o.fts_text, ' ')) END AS dl FROM s.objects o")
+        mem.execute("CREATE TABLE st AS SELECT tenant_id, count(*) AS n, avg(dl) AS avgdl FROM dl GROUP BY ALL")
+        mem.execute("CREATE TABLE df AS SELECT tenant_id, term, count(*) AS df FROM tf GROUP BY ALL")
+        prep = time.perf_counter() - t0
+        overlaps, exact = [], 0
+        for _, pack, _ in results:
+            tenant = pack["request"]["tenant_id"]
+            for rnd in pack["rounds"]:
+                for q in rnd["queries"]:
+                    if q["channel"] != "fulltext" or not q["terms"]:
+                        continue
+                    k = q["limit"]
+                    got = [d for _, d, _ in bm25(con, [Query(q["query_id"], "fulltext", q["evidence_type"], k,
+                                                             terms=tuple(q["terms"]))], tenant=tenant, lim=k)]
+                    want = [r[0] for r in mem.execute(
+                        "SELECT t.doc_id, round(sum(ln(((st.n - df.df + 0.5) / (df.df + 0.5)) + 1) * t.tf * 2.2 / "
+                        "(t.tf + 1.2 * (0.25 + 0.75 * d.dl / st.avgdl))), 9) AS score "
+                        "FROM tf t JOIN df ON df.tenant_id = t.tenant_id AND df.term = t.term "
+                        "JOIN dl d ON d.doc_id = t.doc_id JOIN st ON st.tenant_id = t.tenant_id "
+                        "WHERE t.tenant_id = ? AND list_contains(?, t.term) AND list_contains(t.supports, ?) "
+                        "GROUP BY t.doc_id ORDER BY score DESC, t.doc_id LIMIT ?",
+                        [tenant, q["terms"], q["evidence_type"], k]).fetchall()]
+                    top = min(20, k)
+                    overlaps.append(len(set(got[:top]) & set(want[:top])) / max(1, min(top, len(want))))
+                    exact += got == want
+        return {"queries": len(overlaps), "top20_overlap_mean": round(statistics.mean(overlaps), 4) if overlaps else None,
+                "top20_overlap_min": round(min(overlaps), 4) if overlaps else None,
+                "identical_ranked_lists": exact, "exhaustive_prep_s": round(prep, 1),
+                "note": "ctx scores every matching document of the tenant (no pruning): agreement is expected to be 1"}
+    finally:
+        con.close()
+        mem.close()
 
 
 # ---------------------------------------------------------------------------------- investigate
@@ -573,6 +660,9 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
     res["investigate"] = inv
     print(f"[{size}] investigate: {json.dumps(inv['per_investigation'])}\n  per query: {inv['per_query']}\n"
           f"  correct {inv['correct']}/{inv['planted']}", flush=True)
+    if size <= 200_000:
+        res["bm25_rank_agreement"] = bench_rank_agreement(db, results)
+        print(f"[{size}] BM25 rank agreement with exhaustive: {res['bm25_rank_agreement']}", flush=True)
     res["cold_investigate"] = bench_cold(corpus, db, planted, args.cold_runs)
     print(f"[{size}] cold investigate: {res['cold_investigate']}", flush=True)
     if not args.no_pg:

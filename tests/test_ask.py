@@ -158,7 +158,7 @@ def test_api_key_never_reaches_a_file_stdout_or_stderr(store, serve, tmp_path, m
     assert srv.requests()[-1]["auth_ok"] is True          # the key was sent, in the header
     files = sorted(p for p in (tmp_path / "run").rglob("*") if p.is_file())
     assert {p.name for p in files} == {"pack.json", "trace.jsonl", "answer.json", "answer.md", "model.json",
-                                      "model_answer.json", "run.json", "timings.json"}
+                                      "model_answer.json", "run.json", ".ctx-run", "timings.json"}
     for p in files:
         assert KEY.encode() not in p.read_bytes(), p.name
         assert KEY[8:].encode() not in p.read_bytes(), p.name
@@ -414,6 +414,8 @@ def test_ask_over_an_existing_pack(store, serve, tmp_path):
     assert run_cli(["ask", tmp_path / "run", "--endpoint", srv.url, "--model", "m"]).exit_code == 0
     events = [json.loads(x)["event"] for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
     assert events.count("model_called") == 1 and events[-1] == "model_answer_validated"
+    # still a run folder ctx wrote (its marker lists the model files): --out may replace it
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "run"]).exit_code == 0
     # a tampered pack is refused before any call
     pk = json.loads(before["pack.json"])
     pk["evidence"][0]["text"] += " edited"

@@ -279,11 +279,11 @@ def m_dir_named_objects(proj: Path) -> None:
 CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("malformed_yaml", m_malformed_yaml, [f"{CORE_MANIFEST}:18: ", "invalid YAML"]),
     ("unknown_key", _edit_manifest("claims-core", lambda t: t + "colour: red\n"),
-     [f"{CORE_MANIFEST}: colour: unknown field"]),
+     [f"{CORE_MANIFEST}:17:1: colour: unknown field"]),
     ("missing_field", _edit_manifest("claims-core", _replace_line("owner_team", None)),
-     [f"{CORE_MANIFEST}: owner_team: missing field"]),
+     [f"{CORE_MANIFEST}:2:1: owner_team: missing field"]),
     ("bad_enum", _edit_manifest("claims-core", _replace_line("trust_level", "trust_level: super")),
-     [f"{CORE_MANIFEST}: trust_level: ", "authoritative"]),
+     [f"{CORE_MANIFEST}:7:1: trust_level: ", "authoritative"]),
     ("not_a_mapping", m_yaml_not_mapping, [f"{CORE_MANIFEST}: ", "mapping"]),
     ("nul_in_yaml", m_nul_in_yaml, [f"{CORE_MANIFEST}:", "invalid YAML"]),
     ("snapshot_dotdot", _edit_manifest("claims-core", _replace_line("snapshot", "snapshot: ../x")),
@@ -295,7 +295,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("snapshot_symlink_out", m_symlink_out, [f"{CORE_MANIFEST}: snapshot: ", "escapes the project root"]),
     ("file_symlink_out", m_file_symlink_out, [f"{CORE_REL}: ", "symlink"]),
     ("source_id_collision", m_collide,
-     ["manifests/sources/claims-core2.yaml: source_id: ", "already registered by", CORE_MANIFEST]),
+     ["manifests/sources/claims-core2.yaml:2:1: source_id: ", "already registered by", CORE_MANIFEST]),
     ("malformed_jsonl", _append_bytes(CORE, b'{"object_id": "X", \n'), [f"{CORE}:7: ", "invalid JSON"]),
     ("jsonl_not_object", _append_bytes(CORE, b'[1, 2]\n'), [f"{CORE}:7: ", "JSON object"]),
     ("naive_timestamp", _edit_record(CORE, 2, _set(observed_at="2026-07-22T18:00:00")),
@@ -353,7 +353,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("yaml_python_tag", _edit_manifest("claims-core", _replace_line("owner_team", "owner_team: !!python/name:os.system ''")),
      [f"{CORE_MANIFEST}:5: ", "invalid YAML"]),
     ("huge_duration", _edit_manifest("claims-core", _replace_line("refresh_sla", "refresh_sla: 99999999999999999w")),
-     [f"{CORE_MANIFEST}: refresh_sla: ", "too long"]),
+     [f"{CORE_MANIFEST}:10:1: refresh_sla: ", "too long"]),
     ("front_matter_unquoted_impossible_date", _front('valid_from: "2026-01-01T00:00:00+08:00"',
                                                      "valid_from: 2026-02-30T00:00:00+08:00"),
      [f"{HANDBOOK}:1: valid_from: ", "2026-02-30"]),
@@ -365,6 +365,45 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
      [f"{HANDBOOK}:13: ", "duplicate key 'facts'"]),
     ("manifest_is_directory", m_dir_named_objects, ["manifests/sources/zz.yaml: "]),
 ]
+
+
+# Issue 12 (items 10 and 16): a tombstone may delete only its own source's objects; huge
+# integers, duplicate JSON keys and manifests symlinked out of the project are refused.
+TOMBS = "sources/claims-documents/tombstones.jsonl"
+CASES += [
+    ("tombstone_other_source", _append_bytes(TOMBS, b'{"object_id": "RULE-MCS-2026.1", "tenant_id": "tenant-demo", '
+                                                    b'"deleted_at": "2026-07-09T10:15:00+08:00", "reason": "x"}\n'),
+     [f"{TOMBS}:2: object_id: ", "'RULE-MCS-2026.1'", "source 'claims-rules'", "only delete its own objects"]),
+    ("jsonl_huge_integer", lambda proj: _sub_line(proj, CORE, 2, '"facts": {', '"facts": {"amount": 123456789012345678901234567890, '),
+     [f"{CORE}:2: ", "integer 123456789012345678901234567890 is outside the 64-bit range"]),
+    ("jsonl_integer_just_over_64_bits", lambda proj: _sub_line(proj, CORE, 2, '"facts": {', '"facts": {"amount": 18446744073709551616, '),
+     [f"{CORE}:2: ", "integer 18446744073709551616 is outside the 64-bit range"]),
+    ("jsonl_duplicate_key", lambda proj: _sub_line(proj, CORE, 2, "{", '{"title": "Forged title", '),
+     [f"{CORE}:2: ", "invalid JSON: duplicate key 'title'"]),
+    ("jsonl_duplicate_nested_key", lambda proj: _sub_line(proj, CORE, 2, '"facts": {', '"facts": {"status": "closed", '),
+     [f"{CORE}:2: ", "duplicate key 'status'"]),
+    ("relation_duplicate_key", lambda proj: _sub_line(proj, CORE_REL, 1, "{", '{"to": "ruleset:other", '),
+     [f"{CORE_REL}:1: ", "duplicate key 'to'"]),
+    ("front_matter_huge_integer", _front("facts: {}", "facts: {amount: 123456789012345678901234567890}"),
+     [f"{HANDBOOK}:1: facts: ", "integer 123456789012345678901234567890 is outside the 64-bit range"]),
+    ("manifest_symlink_out", lambda proj: _symlink_out(proj, CORE_MANIFEST),
+     [f"{CORE_MANIFEST}: ", "manifest is a symlink that leads outside the project root"]),
+]
+
+
+def _sub_line(proj: Path, path: str, lineno: int, old: str, new: str) -> None:
+    p = proj / path
+    lines = _lines(p)
+    assert old in lines[lineno - 1]
+    lines[lineno - 1] = lines[lineno - 1].replace(old, new, 1)
+    _write_lines(p, lines)
+
+
+def _symlink_out(proj: Path, path: str) -> None:
+    """Move a file out of the project and leave a symlink to it in its place."""
+    outside = proj.parent / ("outside-" + Path(path).name)
+    os.replace(proj / path, outside)
+    os.symlink(outside, proj / path)
 
 
 @pytest.fixture
@@ -495,7 +534,7 @@ def test_messages_name_relative_paths_however_the_project_is_reached(good_store,
     _edit_manifest("claims-core", lambda t: t + "colour: red\n")(proj)
     r = run_cli(["load", "--manifests", manifests, "--db", db])
     assert r.exit_code == 2
-    assert_one_line_error(r, [f"ctx: error: {CORE_MANIFEST}: colour: unknown field"])
+    assert_one_line_error(r, [f"ctx: error: {CORE_MANIFEST}:17:1: colour: unknown field"])
     _edit_manifest("claims-core", lambda t: t.replace("colour: red\n", ""))(proj)
     _edit_record(CORE, 2, _set(observed_at="2026-07-22T18:00:00"))(proj)
     r = run_cli(["load", "--manifests", manifests, "--db", db])
@@ -525,3 +564,103 @@ def test_markdown_line_numbers_count_newlines_only(project_copy):
     finally:
         con.close()
     assert loc.startswith(f"motor-claims-handbook-2026.md#manual-review:L{heading}-"), loc
+
+
+# ------------------------------------------------------------------------------ issue 12, item 16
+def test_playbook_symlinked_out_of_the_project_is_refused(good_store, tmp_path):
+    proj, db = good_store
+    _symlink_out(proj, "manifests/playbooks/motor-claim-review.yaml")
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "o"])
+    assert r.exit_code == 2, r.stderr
+    assert_one_line_error(r, ["manifests/playbooks/motor-claim-review.yaml: playbook is a symlink that leads "
+                              "outside the project root"])
+    assert not (tmp_path / "o").exists()
+    # A symlink that stays inside the project is followed as before.
+    os.unlink(proj / "manifests/playbooks/motor-claim-review.yaml")
+    os.replace(proj.parent / "outside-motor-claim-review.yaml", proj / "manifests" / "mcr.yaml")
+    os.symlink(proj / "manifests" / "mcr.yaml", proj / "manifests/playbooks/motor-claim-review.yaml")
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "o"])
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_case_file_that_is_a_fifo_or_folder_says_so(good_store, tmp_path, kind):
+    proj, db = good_store
+    case = proj / "examples" / "cases" / "C-102.yaml"
+    case.unlink()
+    os.mkfifo(case) if kind == "fifo" else case.mkdir()
+    want = "not a regular file" + (": a folder" if kind == "folder" else "")
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "o"])
+    assert r.exit_code == 2, r.stderr
+    text = assert_one_line_error(r, [f"ctx: error: examples/cases/C-102.yaml: {want}"])
+    assert "unknown case" not in text
+    # Named by path, too.
+    r = run_cli(["investigate", case, "--db", db, "--out", tmp_path / "o"])
+    assert r.exit_code == 2, r.stderr
+    assert_one_line_error(r, [f"C-102.yaml: {want}"])
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_playbook_that_is_a_fifo_says_so(good_store, tmp_path):
+    proj, db = good_store
+    pb = proj / "manifests" / "playbooks" / "motor-claim-review.yaml"
+    pb.unlink()
+    os.mkfifo(pb)
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "o"])
+    assert r.exit_code == 2, r.stderr
+    text = assert_one_line_error(r, ["manifests/playbooks/motor-claim-review.yaml: not a regular file"])
+    assert "unknown playbook" not in text
+
+
+@pytest.mark.parametrize("edit", ["duplicate_top_level", "duplicate_nested", "huge_integer"])
+def test_pack_json_with_a_duplicate_key_or_huge_integer_is_refused(good_store, tmp_path, edit):
+    """orjson keeps the last of duplicate keys, so a duplicate that repeats or precedes the
+    real value leaves the content hash intact; a reader that keeps the first would see
+    another pack. ctx refuses such a file outright."""
+    proj, db = good_store
+    out = tmp_path / "o"
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", out])
+    assert r.exit_code == 0, r.stderr
+    p = out / "pack.json"
+    text = p.read_text(encoding="utf-8")
+    if edit == "duplicate_top_level":
+        text = text.replace("{\n", '{\n  "pack_id": "pk-0000000000000000",\n', 1)
+        want = "duplicate key 'pack_id'"
+    elif edit == "duplicate_nested":
+        text = text.replace('"verdict": ', '"verdict": "conflicting_evidence",\n    "verdict": ', 1)
+        want = "duplicate key 'verdict'"
+    else:
+        text = text.replace('"budget": {', '"budget_x": 123456789012345678901234567890,\n  "budget": {', 1)
+        want = "integer 123456789012345678901234567890 is outside the 64-bit range"
+    p.write_text(text, encoding="utf-8")
+    for cmd in (["replay", p, "--db", db], ["render", p], ["explain-omissions", p, "--db", db]):
+        r = run_cli(cmd)
+        assert r.exit_code == 2, (cmd, r.exit_code, r.stderr)
+        assert_one_line_error(r, [f"{p}: not a pack: {want}"])
+
+
+@pytest.mark.parametrize("text,result", [
+    (b'{"a": "say \\":\\" twice", "b": {"c": 1}}', {"a": 'say ":" twice', "b": {"c": 1}}),   # not a duplicate
+    (b'{"a": 18446744073709551615, "b": -9223372036854775808}', {"a": 2**64 - 1, "b": -(2**63)}),  # exact
+    (b'{"a": 1e300, "b": [1.5, -2.5e19]}', {"a": 1e300, "b": [1.5, -2.5e19]}),  # floats stay floats
+    (b'{"a": {"b": 1}, "c": {"b": 2}}', {"a": {"b": 1}, "c": {"b": 2}}),       # same key, other objects
+])
+def test_strict_json_keeps_what_is_exact(text, result):
+    from ctxcli.util import jsonstrict
+
+    assert jsonstrict.loads(text) == result
+
+
+@pytest.mark.parametrize("text,message", [
+    (b'{"a": 1, "a": 1}', "duplicate key 'a'"),
+    (b'{"x": [{"k": 1, "k": 2}]}', "duplicate key 'k'"),
+    (b'{"a": -9223372036854775809}', "integer -9223372036854775809 is outside the 64-bit range"),
+    (b'{"a": [18446744073709551616]}', "integer 18446744073709551616 is outside the 64-bit range"),
+    (b'{"a": ' + b"9" * 100 + b"}", "integer of more than 60 digits is outside the 64-bit range"),
+])
+def test_strict_json_refuses_what_orjson_would_change(text, message):
+    from ctxcli.util import jsonstrict
+
+    with pytest.raises(jsonstrict.StrictJSONError) as e:
+        jsonstrict.loads(text)
+    assert str(e.value).startswith(message), str(e.value)

@@ -106,6 +106,7 @@ POLICY = {"unless_scopes": ["pii:read"], "policy_object": "POL-1",
 
 
 def _redacted_item(scopes=frozenset()):
+    from ctxcli.engine.disclose import Disclosure
     from ctxcli.engine.pack import make_item
     from ctxcli.engine.retrieve import Candidate
     from ctxcli.tokens import count
@@ -113,8 +114,8 @@ def _redacted_item(scopes=frozenset()):
     content = f"Call {PHONE} or {PHONE} again; the office line is 13987654321."
     o = obj(content=content, title=f"Call-back {PHONE}", redaction=POLICY,
             facts={"phone": PHONE, "contacts": [f"home {PHONE}", 7, "none"], "amount": 128000})
-    return make_item(o, tz=TZ, scopes=scopes, round_no=1, cand=Candidate(1, {"fulltext": 1}, {"q1": 1}, 0.1),
-                     count=count)
+    return make_item(o, tz=TZ, disclosure=Disclosure(key=b"test-secret", scopes=frozenset(scopes)), round_no=1,
+                     cand=Candidate(1, {"fulltext": 1}, {"q1": 1}, 0.1), count=count)
 
 
 def test_redaction_masks_title_facts_and_every_repeated_match():
@@ -178,7 +179,7 @@ def test_a_re_export_of_an_admitted_document_is_rejected_as_duplicate(store):
 def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
     """A second tenant holds objects whose text matches the case's full-text queries better
     than the case's own: they are never candidates (not even rejected by the tenant gate)."""
-    from .test_hostile import Corpus, Denied, load_and_run
+    from .test_hostile import SCOPES, Corpus, Denied, load_and_run
 
     denied = [Denied("tenant", t, f"SECRETMKTEN{i}AA", ["content"]) for i, t in
               enumerate(["case_status", "document_status", "rule"])]
@@ -186,6 +187,7 @@ def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
                budget=8000)
     run = load_and_run(Path(tmp_path), c)
     from ctxcli.engine.plan import make_plan
+    from ctxcli.engine.gates import Access
     from ctxcli.engine.retrieve import run_plan
     from ctxcli.store.db import open_reader
 
@@ -196,7 +198,8 @@ def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
         assert "t-beta" in tenant_of.values()
         plan = make_plan(pb, round_no=1, target_types=[et.type for et in pb.evidence_types], seeds=["case:H-321"],
                          business_keys=["H-321"], channels=("fulltext",))
-        runs = run_plan(con, plan, pb, tenant="t-alpha", as_of_us=AS_OF_US)
+        runs = run_plan(con, plan, pb, tenant="t-alpha", as_of_us=AS_OF_US,
+                        access=Access(scopes=frozenset(SCOPES), purpose="review"))   # the case subject
     finally:
         con.close()
     hits = [d for r in runs for d in r.hits]

@@ -22,7 +22,7 @@ from ctxcli.store.db import open_reader, store_meta
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rename semantics")
 
 CTX = [sys.executable, "-c", "from ctxcli.cli.main import run; run()"]
-OUT_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json")   # and timings.json (wall clock)
+OUT_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json", ".ctx-run")   # and timings.json
 
 
 def _env(proj: Path, db: Path) -> dict[str, str]:
@@ -174,3 +174,63 @@ def test_a_stale_wal_of_a_killed_writer_is_not_replayed_onto_a_new_store(loaded)
         con.close()
     assert stale == 0
 
+
+
+# A real load (api.load, the code path of `ctx load`) that stops inside the load, holding the
+# writer lock, until it reads a line on stdin (issue 12, item 15).
+_HOLDING_LOAD = """
+import sys
+from pathlib import Path
+from ctxcli import api
+held = []
+def progress(stage, done, total):
+    if not held:
+        held.append(1)
+        print("holding", flush=True)
+        sys.stdin.readline()
+res = api.load(manifests=Path(sys.argv[1]), db=Path(sys.argv[2]), progress=progress)
+print("done", res.store_digest, flush=True)
+"""
+
+
+def test_a_second_load_while_one_runs_exits_3_and_touches_nothing(loaded):
+    proj, db = loaded
+    digest = _digest(db)
+    first = subprocess.Popen([sys.executable, "-c", _HOLDING_LOAD, str(proj / "manifests"), str(db)],
+                             cwd=proj, env=_env(proj, db), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    try:
+        assert first.stdout.readline().strip() == b"holding", first.stderr.read()
+        before = (db.read_bytes(), db.stat().st_mtime_ns, sorted(os.listdir(db.parent)))
+        assert db.name + ".lock" in before[2]
+        code, out, err = _finish(_start(["load", "--db", db], proj, db))
+        assert code == 3, (code, err)
+        assert err == f"ctx: error: store {db} is busy: another `ctx load` is writing it; retry when it has finished\n"
+        assert out == ""
+        assert (db.read_bytes(), db.stat().st_mtime_ns, sorted(os.listdir(db.parent))) == before
+        # The first load is unaffected and publishes its store.
+        first.stdin.write(b"go\n")
+        first.stdin.flush()
+        rest, ferr = first.communicate(timeout=120)
+        assert first.returncode == 0, ferr
+        assert rest.decode().startswith("done sha256:")
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert _digest(db) == digest
+    # With the lock released, the next load runs.
+    code, out, err = _finish(_start(["load", "--db", db, "--json"], proj, db))
+    assert code == 0, err
+
+
+def test_two_loads_started_together_never_both_write(loaded):
+    proj, db = loaded
+    digest = _digest(db)
+    procs = [_start(["load", "--db", db, "--json"], proj, db) for _ in range(2)]
+    results = [_finish(p, timeout=120) for p in procs]
+    for code, out, err in results:
+        _assert_clean_exit(code, out, err)
+    assert any(code == 0 for code, _, _ in results)
+    assert _digest(db) == digest
+    assert not [n for n in os.listdir(db.parent) if n.endswith((".staging", ".wal")) or n.startswith("ctx-load-")]

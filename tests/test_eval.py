@@ -14,6 +14,8 @@ from ctxcli.util.canon import opaque_ref
 
 from .conftest import REPO, run_cli
 
+KEY = b"test-store-secret-0123456789abcdef"
+
 AS_OF = "2026-07-23T12:00:00+08:00"
 DAY_US = 86_400 * 1_000_000
 AS_OF_US = E._us(AS_OF)
@@ -59,7 +61,7 @@ def claim(cid: str, ev: list[str], status="fact", **facts_) -> dict:
 
 
 def cands(*oids: str, withheld=()) -> list[dict]:
-    return [{"object_id": o, "ref": opaque_ref("t1", o) if o in withheld else o, "withheld": o in withheld,
+    return [{"object_id": o, "ref": opaque_ref("t1", o, key=KEY) if o in withheld else o, "withheld": o in withheld,
              "round": 1} for o in oids]
 
 
@@ -154,7 +156,7 @@ def test_provenance_completeness():
 
 def test_answer_expectations_and_rejections():
     omissions = [{"ref": "R1", "object_id": "R1", "withheld": False, "gate": "validity"},
-                 {"ref": opaque_ref("t1", "SECRET"), "withheld": True, "gate": "scope"}]
+                 {"ref": opaque_ref("t1", "SECRET", key=KEY), "withheld": True, "gate": "scope"}]
     p = pack([item("A")], omissions=omissions, missing=[{"type": "x", "required": False}], stop="max_rounds_reached")
     a = answer([claim("c1", ["ev-a"], amount=128000.0, docs=["b", "a"]), claim("c2", [], status="unknown")],
                verdict="partial", action="ask")
@@ -246,7 +248,7 @@ playbook: motor-claim-review
 question: Does claim C-104 have to be reviewed by a human?
 purpose: claim_review
 as_of: "2026-07-23T12:00:00+08:00"
-subject: {{id: investigator-01, scopes: [case:read, policy:read, document:read, risk:read]}}
+subject: {{id: investigator-01, scopes: [case:read, policy:read, document:read, risk:read], clearance: confidential}}
 seeds: [case:C-104]
 business_keys: [C-104]
 expected:

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -42,7 +43,10 @@ from .conftest import run_cli
 MARK = "SECRETMK"
 TENANT, OTHER = "t-alpha", "t-beta"
 SCOPES = ["case:read", "policy:read", "document:read"]
-DENIALS = ["tenant", "tenant_same_id", "scope", "source_scope", "purpose", "tombstone"]
+DENIALS = ["tenant", "tenant_same_id", "scope", "source_scope", "classification", "purpose", "tombstone", "masked"]
+# "masked": the marker sits in a source that masks it for the subject (redaction; issue 12).
+MASKING = {"unless_scopes": ["pii:read"], "policy_object": "POL-MASK",
+           "patterns": [{"name": "marker", "regex": MARK + "[A-Z0-9]+", "replacement": "[MASKED]"}]}
 TYPES = {"case_status": "case_snapshot", "document_status": "received_document", "rule": "rule"}
 WORDS = ("case status open document received rule threshold review claim amount the of and with "
          "for policy record noted filed on per under").split()
@@ -122,9 +126,10 @@ class Corpus:
 
 
 def _manifest(sid: str, *, tenant: str | None, trust: str, scopes: list[str], parser: str = "records",
-              deletion: str = "none", purposes: list[str] | None = None) -> dict[str, Any]:
+              deletion: str = "none", purposes: list[str] | None = None,
+              classification: str = "internal") -> dict[str, Any]:
     return {"source_id": sid, "tenant_id": tenant, "source_type": "test_source", "owner_team": "hostile-tests",
-            "classification": "internal", "trust_level": trust, "required_scopes": scopes,
+            "classification": classification, "trust_level": trust, "required_scopes": scopes,
             "allowed_purposes": purposes or ["review", "audit"], "refresh_sla": "24h", "deletion_mode": deletion,
             "parser": parser, "parser_version": "1", "schema_version": 1, "enabled": True,
             "snapshot": f"sources/{sid}"}
@@ -164,6 +169,11 @@ def write_corpus(root: Path, c: Corpus) -> str:
         "h-mail": _manifest("h-mail", tenant=TENANT, trust="untrusted", scopes=["case:read"]),
         "h-siu": _manifest("h-siu", tenant=TENANT, trust="internal", scopes=["case:read", "siu:read"]),
         "h-other": _manifest("h-other", tenant=None, trust="authoritative", scopes=[]),
+        "h-pii": {**_manifest("h-pii", tenant=TENANT, trust="operational", scopes=["document:read"]),
+                  "redaction": MASKING},
+        # Restricted: the subject holds its scope but is cleared only for internal (the default).
+        "h-secret": _manifest("h-secret", tenant=TENANT, trust="authoritative", scopes=["case:read"],
+                              classification="restricted"),
     }
     files: dict[str, list[dict[str, Any]]] = {}
 
@@ -205,7 +215,8 @@ def write_corpus(root: Path, c: Corpus) -> str:
     other_ids: set[str] = set()
     for j, d in enumerate(c.denied):
         m = d.marker
-        oid = f"X{j}-{m}" if "id" in d.where else f"X{j}-{cid}"
+        # (a masked marker stays out of ids: the invariants below look admitted objects up by id)
+        oid = f"X{j}-{m}" if "id" in d.where and d.kind != "masked" else f"X{j}-{cid}"
         ttl = f"Denied {d.etype} {m}" if "title" in d.where else f"Record {j} {d.etype.replace('_', ' ')}"
         body = (f"Case status document received rule threshold for {cid}. "
                 + (f"The secret is {m}. " if "content" in d.where else "Nothing to see. "))
@@ -234,8 +245,13 @@ def write_corpus(root: Path, c: Corpus) -> str:
             kw["required_scopes"] = ["secret:read"]
         elif d.kind == "source_scope":
             sid = "h-siu"
+        elif d.kind == "classification":
+            sid = "h-secret"
         elif d.kind == "purpose":
             kw["allowed_purposes"] = ["audit"]
+        elif d.kind == "masked":
+            sid = "h-pii"
+            kw["locator"] = f"test://{oid}/{m}" if "title" in d.where else f"test://{oid}"
         add(sid, "objects.jsonl", _obj(oid, subject=subject, etype=d.etype, title=ttl, content=body, facts=facts,
                                        keys=[cid], **kw))
         if d.kind == "tombstone":
@@ -313,7 +329,7 @@ def check_invariants(run: Run) -> None:
 
     con = open_reader(run.db)
     try:
-        facts = evaluate.store_facts(con, pack, scan=scan_fields)
+        facts = evaluate.store_facts(con, pack, scan=scan_fields, key=api.store_key(run.db, create=False))
     finally:
         con.close()
     assert len(facts["objects"]) == len({e["object_id"] for e in pack["evidence"]})
@@ -348,6 +364,12 @@ def test_no_denied_content_reaches_any_output(c: Corpus):
         run = load_and_run(root, c, budget=c.budget)
         for name, data in run.files.items():
             assert_no_marker(data, name)
+        con = open_reader(run.db)   # nor a plain digest of text the masks change (only keyed ones)
+        masked = [h.split(":")[1][:12].encode() for (h,) in con.execute(
+            "SELECT content_hash FROM objects WHERE source_id = 'h-pii' AND contains(content, $m)",
+            {"m": MARK}).fetchall()]
+        con.close()
+        assert not [(n, h) for n, data in run.files.items() for h in masked if h in data]
         out = root / "out"
         api.write_outputs(run.res, out)
         for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md"):
@@ -361,8 +383,9 @@ def test_no_denied_content_reaches_any_output(c: Corpus):
             assert_no_marker(r.stdout_bytes + r.stderr_bytes, "cli " + " ".join(extra))
         # The CLI's files are the library's files.
         assert (root / "cli" / "pack.json").read_bytes() == run.files["pack.json"]
-        # Not vacuous: every scope- or purpose-denied object was a candidate, and was withheld.
-        n_withheld = sum(d.kind in ("scope", "source_scope", "purpose") for d in c.denied)
+        # Not vacuous: every scope-, classification- or purpose-denied object was a candidate, and
+        # was withheld.
+        n_withheld = sum(d.kind in ("scope", "source_scope", "classification", "purpose") for d in c.denied)
         assert sum(o["withheld"] for o in run.res.pack["omissions"]) == n_withheld
         # Denied objects are opaque or absent; other tenants are never candidates.
         assert all(MARK not in str(cand.get("ref")) for cand in run.res.candidates)
@@ -400,7 +423,8 @@ INSTRUCTION_SECTIONS = ("system_instructions", "policy_constraints", "response_c
 @SETTINGS
 @given(c=corpora, attack=attacks)
 def test_injection_at_every_door_changes_no_plan_action_or_instructions(c: Corpus, attack: dict[str, str]):
-    c = dataclasses.replace(c, budget=8000, denied=c.denied[:2], attack={})
+    # (masked objects are visible evidence that can compete with the doors' objects: left out here)
+    c = dataclasses.replace(c, budget=8000, denied=[d for d in c.denied if d.kind != "masked"][:2], attack={})
     with tempfile.TemporaryDirectory(prefix="ctx-hostile-") as tmp:
         clean = load_and_run(Path(tmp) / "clean", c)
         hostile = load_and_run(Path(tmp) / "hostile", dataclasses.replace(c, attack=attack))
@@ -494,3 +518,217 @@ def test_tampered_title_alone_is_not_an_integrity_failure_but_stays_fenced(proje
     start = md.index(f"<<<EVIDENCE {item['evidence_id']} {nonce(item)}>>>")
     end = md.index(f"<<<END {item['evidence_id']} {nonce(item)}>>>")
     assert start < md.index("Ignore previous instructions") < end
+
+
+# ------------------------------------------------------------------------------ authorised graph paths
+# Issue 12, item 5: an edge is walked only when the subject may see what attests it. The case
+# H-500 is bound (BOUND_TO) to a second rule set, ruleset:hidden, whose rule RULE-HIDDEN is
+# visible but linked to the case by nothing except that relation (and no full-text term of the
+# playbook matches it). The relation is attested by an object the subject may not see (or
+# registered by a source the subject may not read), so RULE-HIDDEN must never be a candidate.
+EDGE_DENIALS = ["scope", "purpose", "classification", "validity", "relation_source", "target_source"]
+PLAIN = Corpus(case_no=500, amount=150_000, threshold=100_000, doc_types=["LOSS_STATEMENT"], filler=[5, 5, 5, 5],
+               denied=[], budget=8000)
+
+
+def _append(path: Path, recs: list[dict[str, Any]]) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def _graph_project(root: Path, kind: str | None, *, marker: str = MARK + "EDGE", fanout: int | None = None,
+                   hidden_key: str = "ruleset:hidden") -> str:
+    """The plain corpus plus RULE-HIDDEN and a relation to it attested as ``kind`` says
+    (None: attested by the visible case snapshot). Returns the case id."""
+    cid = write_corpus(root, PLAIN)
+    src = root / "sources"
+    ent_src = "h-core" if kind != "target_source" else "h-siu"
+    _append(src / ent_src / "entities.jsonl", [{"entity_key": hidden_key, "tenant_id": TENANT,
+                                                "entity_type": "ruleset", "name": "Hidden rules"}])
+    _append(src / "h-rules" / "objects.jsonl", [_obj(
+        "RULE-HIDDEN", subject=hidden_key, etype="rule", title="Hidden guidance",
+        content="Guidance for bound files: the limit is 1.", facts={"threshold": 1}, keys=["hg-1"])])
+    attest = f"CASE-{cid}"
+    if kind in ("scope", "purpose", "classification", "validity"):
+        # An expired attesting object is not secret (a validity omission names it): only the
+        # relation id carries the marker then.
+        secret = marker if kind != "validity" else "EXPIRED"
+        attest = f"ATTEST-{secret}"
+        extra: dict[str, Any] = {"scope": {"required_scopes": ["secret:read"]},
+                                 "purpose": {"allowed_purposes": ["audit"]},
+                                 "classification": {},
+                                 "validity": {"valid_to": "2026-01-01T00:00:00+08:00"}}[kind]
+        _append(src / ("h-secret" if kind == "classification" else "h-core") / "objects.jsonl", [_obj(
+            attest, subject="case:none", etype="case_status", title=f"Binding note {secret}",
+            content=f"The case is bound to the hidden rules {secret}.", facts={"note": secret}, keys=[secret],
+            **extra)])
+    rel_src = "h-siu" if kind == "relation_source" else "h-core"
+    _append(src / rel_src / "relations.jsonl", [{
+        "relation_id": f"REL-{marker}", "tenant_id": TENANT, "from": f"case:{cid}", "type": "BOUND_TO",
+        "to": hidden_key, "evidence_object_id": attest, "source_version": "v1"}])
+    if fanout is not None:
+        pb = root / "manifests" / "playbooks" / "hostile-review.yaml"
+        pb.write_text(yaml.safe_dump({**PLAYBOOK, "fanout_cap": fanout}, sort_keys=False, allow_unicode=True),
+                      encoding="utf-8")
+    build_store(root / "manifests", root / ".ctx" / "ctx.duckdb", root=root)
+    return cid
+
+
+def _investigate(root: Path, cid: str, **kw) -> Any:
+    return api.investigate(api.InvestigateOptions(
+        case=cid, db=root / ".ctx" / "ctx.duckdb", cases_dir=root / "examples" / "cases",
+        playbooks_dir=root / "manifests" / "playbooks", **kw))
+
+
+def _graph_ranked(res, object_id: str) -> bool:
+    return any(c["object_id"] == object_id and "graph" in c["channels"] for c in res.candidates)
+
+
+def test_an_edge_attested_by_a_visible_object_is_walked(tmp_path):
+    """The control: the same relation attested by the case snapshot makes RULE-HIDDEN evidence."""
+    res = _investigate(tmp_path, _graph_project(tmp_path, None))
+    assert _graph_ranked(res, "RULE-HIDDEN")
+    item = next(e for e in res.pack["evidence"] if e["object_id"] == "RULE-HIDDEN")
+    assert item["graph_templates"] == ["case_rules"]
+
+
+@pytest.mark.parametrize("kind", EDGE_DENIALS)
+def test_an_edge_the_subject_may_not_see_is_never_walked(tmp_path, kind):
+    cid = _graph_project(tmp_path, kind)
+    res = _investigate(tmp_path, cid)
+    assert "RULE-HIDDEN" not in {c["object_id"] for c in res.candidates}
+    assert "RULE-HIDDEN" not in {e["object_id"] for e in res.pack["evidence"]}
+    assert "RULE-HIDDEN" not in {o["ref"] for o in res.pack["omissions"]}
+    assert "RULE-STD" in {e["object_id"] for e in res.pack["evidence"]}    # the visible path still works
+    # The relation's id and its attesting object appear in no output: files, CLI, explain.
+    out = tmp_path / "out"
+    api.write_outputs(res, out)
+    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md"):
+        assert_no_marker((out / name).read_bytes(), name)
+    env = {"CTX_ROOT": str(tmp_path), "CTX_DB": str(tmp_path / ".ctx" / "ctx.duckdb")}
+    for args in (["explain-omissions", out / "pack.json", "--json"],
+                 ["explain-omissions", out / "pack.json", "--object", "RULE-HIDDEN", "--json"]):
+        r = run_cli(args, env=env)
+        assert r.exit_code == 0, r.stderr
+        assert_no_marker(r.stdout_bytes + r.stderr_bytes, " ".join(map(str, args)))
+    # Explaining RULE-HIDDEN re-runs the graph query as the pack's subject: still no path.
+    r = run_cli(["explain-omissions", out / "pack.json", "--object", "RULE-HIDDEN", "--json"], env=env)
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "not_matched"
+    graph = [q["outcome"] for q in doc["queries"] if q["channel"] == "graph"]
+    assert graph and all(o.startswith("no path from the seeds along case_rules") for o in graph), graph
+
+
+def test_the_fanout_cap_counts_authorised_edges_only(tmp_path):
+    """With a fan-out cap of 1, a withheld edge that sorts first must not use up the walk: the
+    case's own rule set is still reached and its rule linked to the case."""
+    cid = _graph_project(tmp_path, "scope", fanout=1, hidden_key="ruleset:aaa")
+    con = open_reader(tmp_path / ".ctx" / "ctx.duckdb")
+    try:   # the withheld edge's target has the smaller entity id: the cap would take it first
+        ids = dict(con.execute("SELECT entity_key, entity_id FROM entities").fetchall())
+    finally:
+        con.close()
+    assert ids["ruleset:aaa"] < ids["ruleset:std"]
+    res = _investigate(tmp_path, cid)
+    assert "RULE-STD" in {e["object_id"] for e in res.pack["evidence"]}
+    assert _graph_ranked(res, "RULE-STD")
+    assert "RULE-HIDDEN" not in {c["object_id"] for c in res.candidates}
+
+
+# ------------------------------------------------------------------------------ classification
+# Issue 12, item 6: a restricted source needs a restricted clearance, not only its scope.
+def _restricted_risk_signals(proj: Path) -> Path:
+    m = proj / "manifests" / "sources" / "risk-signals.yaml"
+    m.write_text(m.read_text(encoding="utf-8").replace("classification: confidential",
+                                                       "classification: restricted"), encoding="utf-8")
+    db = proj / ".ctx" / "ctx.duckdb"
+    build_store(proj / "manifests", db, root=proj)
+    return db
+
+
+def test_a_restricted_source_needs_more_than_its_scope(project_copy, tmp_path):
+    db = _restricted_risk_signals(project_copy)
+    out = tmp_path / "o"
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", out])   # risk:read, cleared for confidential
+    assert r.exit_code == 0, r.stderr
+    pack = json.loads((out / "pack.json").read_text(encoding="utf-8"))
+    assert pack["request"]["subject"]["clearance"] == "confidential"
+    assert "classification" in pack["gate_order"]
+    assert pack["gate_order"].index("scope") < pack["gate_order"].index("classification") \
+        < pack["gate_order"].index("purpose")
+    cited = {e["object_id"] for e in pack["evidence"]}
+    assert not cited & {"SIG-C102-AMOUNT", "SIG-C102-TENURE"}
+    withheld = [o for o in pack["omissions"] if o["gate"] == "classification"]
+    assert len(withheld) >= 2
+    for o in withheld:
+        assert o["withheld"] and o["ref"].startswith("wh-") and o["reason"] == "clearance_too_low"
+        assert o["detail"] == {"needs": "restricted", "subject_has": "confidential"}
+        assert not set(o) & {"object_id", "title", "source_id", "content_hash", "tokens"}
+    blob = b"".join((out / n).read_bytes() for n in ("pack.json", "trace.jsonl", "answer.json", "answer.md"))
+    for secret in (b"SIG-C102-AMOUNT", b"SIG-C102-TENURE", b"Risk signal CLAIM_AMOUNT", b"risk-signals"):
+        assert secret not in blob.replace(b'"risk-signals": "sha256:', b""), secret
+    # The gaps section of the rendered context counts them as withheld.
+    assert f"- Withheld by classification: {len(withheld)} item(s) the subject may not see." \
+        in render_markdown(pack)
+    # explain-omissions names the clearance needed, nothing else.
+    r = run_cli(["explain-omissions", out / "pack.json", "--db", db, "--gate", "classification"])
+    assert r.exit_code == 0, r.stderr
+    assert "withheld: needs clearance restricted, subject has confidential" in r.stdout
+    assert "SIG-C102" not in r.stdout
+    r = run_cli(["explain-omissions", out / "pack.json", "--db", db, "--object", "SIG-C102-AMOUNT", "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "withheld" and doc["gate"] == "classification"
+    assert doc["needs"] == {"clearance": "restricted"}
+    # Cleared for restricted: admitted, and replay reproduces the pack with the recorded clearance.
+    r = run_cli(["investigate", "C-102", "--db", db, "--clearance", "restricted", "--out", tmp_path / "r"])
+    assert r.exit_code == 0, r.stderr
+    pack_r = json.loads((tmp_path / "r" / "pack.json").read_text(encoding="utf-8"))
+    assert {"SIG-C102-AMOUNT", "SIG-C102-TENURE"} <= {e["object_id"] for e in pack_r["evidence"]}
+    assert pack_r["request"]["subject"]["clearance"] == "restricted"
+    assert run_cli(["replay", tmp_path / "r" / "pack.json", "--db", db]).exit_code == 0
+    assert run_cli(["replay", out / "pack.json", "--db", db]).exit_code == 0
+
+
+def test_clearance_defaults_and_bad_values(project_copy, tmp_path):
+    db = _restricted_risk_signals(project_copy)
+    # Another subject named on the command line is cleared for internal only (the default).
+    r = run_cli(["investigate", "C-102", "--db", db, "--subject", "someone", "--scope", "case:read",
+                 "--out", tmp_path / "o"])
+    assert r.exit_code == 0, r.stderr
+    pack = json.loads((tmp_path / "o" / "pack.json").read_text(encoding="utf-8"))
+    assert pack["request"]["subject"]["clearance"] == "internal"
+    assert "CASE-C-102" not in {e["object_id"] for e in pack["evidence"]}     # claims-core is confidential
+    assert any(o["gate"] == "classification" and o["detail"]["needs"] == "confidential"
+               for o in pack["omissions"])
+    r = run_cli(["investigate", "C-102", "--db", db, "--clearance", "top-secret", "--out", tmp_path / "x"])
+    assert r.exit_code == 2
+    assert r.stderr == ("ctx: error: --clearance 'top-secret' is not one of public, internal, confidential, "
+                        "restricted\n")
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_replacement_hint_names_only_a_version_the_clearance_allows():
+    """An expired object's replacement is named only when the subject may see it: a newer
+    version in a restricted source is not hinted at to a subject cleared for internal."""
+    from ctxcli.engine.hydrate import find_replacement
+
+    old = dataclasses.replace(_obj_stub(), object_id="R-1", valid_to_us=100, family=1)
+    sources = {"rules": ("authoritative", "internal"), "vault": ("authoritative", "restricted")}
+    members = [("R-1", None, "v1", None, 100, [], ["review"], "rules"),
+               ("R-2", "R-1", "v2", 100, None, [], ["review"], "vault")]
+    kw = dict(purpose="review", as_of_us=200, scopes=frozenset())
+    assert find_replacement(members, old, clearance="internal", sources=sources, **kw) is None
+    assert find_replacement(members, old, clearance="restricted", sources=sources, **kw) == {
+        "object_id": "R-2", "version": "v2"}
+
+
+def _obj_stub():
+    from ctxcli.engine.gates import Obj
+
+    return Obj(doc_id=1, object_id="X", tenant_id=TENANT, source_id="rules", source_version="v1",
+               object_type="rule", subject_id=None, title="t", content="c", locator="l", valid_from_us=None,
+               valid_to_us=None, observed_us=0, required_scopes=[], allowed_purposes=["review"], supports=[],
+               facts={}, keys=[], content_hash="", dedup_hash="", supersedes=None, tokens=1, section=None,
+               doc_ref=None, trust_level="authoritative", classification="internal", max_age_s=None,
+               redaction=None, owner_team="o")

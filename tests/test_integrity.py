@@ -89,8 +89,8 @@ def forge_amount(pack: dict, *, text_hash: bool) -> dict:
 # ------------------------------------------------------------------------------ item 8: run.json
 def test_run_folder_records_the_hashes_of_its_files(run, tmp_path):
     folder = run.parent
-    assert sorted(x.name for x in folder.iterdir()) == ["answer.json", "answer.md", "pack.json", "run.json",
-                                                        "trace.jsonl"]
+    assert sorted(x.name for x in folder.iterdir()) == [".ctx-run", "answer.json", "answer.md", "pack.json",
+                                                        "run.json", "trace.jsonl"]
     doc = json.loads((folder / "run.json").read_text())
     pack = json.loads(run.read_text())
     assert doc["schema_version"] == "ctx.run/1"
@@ -378,12 +378,13 @@ def test_no_space_left_during_load_keeps_the_store(project_copy, monkeypatch):
     db = _good_load(project_copy)
     before = db.read_bytes()
     monkeypatch.setattr(os, "fsync", _enospc)
-    r = run_cli(["load"])
+    r = run_cli(["load", "--full"])    # a load that writes (an unchanged project is a no-op)
     one_line(r, 3, f"cannot write the store {db}: No space left on device (the previous store, if any, is "
                    f"unchanged)")
     monkeypatch.undo()
     assert db.read_bytes() == before
-    assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb"]
+    # the store, its secret and its writer lock file (kept between loads, no data): no staging leftovers
+    assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb", "ctx.duckdb.lock", "secret.key"]
 
 
 def test_no_space_on_a_real_tiny_filesystem(project_copy, tmp_path):
@@ -422,7 +423,7 @@ def test_read_only_store_folder(project_copy, tmp_path, monkeypatch):
     try:
         r = run_cli(["load", "--db", ro / "ctx.duckdb"])
         one_line(r, 3, f"cannot write the store {ro / 'ctx.duckdb'}: ")
-        assert list(ro.iterdir()) == []
+        assert [p for p in ro.iterdir() if p.name != "ctx.duckdb.lock"] == []   # the lock file holds no data
     finally:
         ro.chmod(0o755)
 

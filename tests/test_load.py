@@ -8,7 +8,7 @@ from .conftest import REPO, run_cli
 
 def _ft(con, text, tenant="tenant-demo"):
     rows = con.execute(
-        "SELECT o.object_id FROM postings p JOIN fts_main_objects.dict d ON d.termid = p.termid "
+        "SELECT o.object_id FROM postings p JOIN term_stats d ON d.termid = p.termid AND d.tenant_no = p.tenant_no "
         "JOIN objects o ON o.doc_id = p.doc_id WHERE list_contains(?, d.term) AND o.tenant_id = ? "
         "GROUP BY o.object_id HAVING count(DISTINCT d.term) = len(?) ORDER BY o.object_id",
         [query_terms(text), tenant, query_terms(text)]).fetchall()
@@ -125,4 +125,5 @@ def test_failed_load_leaves_previous_store_untouched(project_copy, tmp_path):
     assert r.exit_code == 2
     assert r.stderr.startswith("ctx: error: sources/risk-signals/objects.jsonl:")
     assert db.read_bytes() == before
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["proj", "s.duckdb"]
+    # Only the store, its secret and its writer lock file (kept between loads; it holds no data).
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["proj", "s.duckdb", "s.duckdb.lock", "secret.key"]

@@ -161,7 +161,8 @@ def test_identity_arguments_refused_and_server_keeps_serving(store, tmp_path):
     assert all("Traceback" not in x for x in e)
     last = _structured(results[9])               # still serving, with the configured subject
     pack = json.loads((runs / last["pack_id"] / "pack.json").read_text())
-    assert pack["request"]["subject"] == {"id": "investigator-02", "scopes": ["case:read"]}
+    assert pack["request"]["subject"] == {"id": "investigator-02", "scopes": ["case:read"],
+                                          "clearance": "internal"}   # another subject: the default clearance
     audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
     assert [a["status"] for a in audit] == ["refused"] * 3 + ["error"] * 6 + ["ok"]
 

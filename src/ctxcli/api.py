@@ -3,6 +3,7 @@ programs call them directly. Nothing here prints or exits: errors are CtxError s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -15,28 +16,49 @@ from .errors import InputError, StoreError, UnknownCaseError, UsageError
 from .models.case import CaseFile, Subject
 from .models.playbook import Playbook
 from .util.canon import obj_hash
-from .util.pyd import first_error
-from .util.yamlio import read_yaml
+from .util.pyd import input_error
+from .util.yamlio import read_yaml_marked
 
 _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-")
 
 
 # ---------------------------------------------------------------------------------- load
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
-         progress=None):
+         progress=None, incremental: bool = True):
     from .load.build import build_store
+    from .store.db import writer_lock
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
+    if (mdir / "playbooks").is_dir():  # the checks of `ctx check` run first: a typo fails loudly
+        from .check import check_paths
+
+        probs = check_paths([mdir / "playbooks"], root=root, manifests_dir=mdir).problems
+        if probs:
+            raise probs[0].error()
     kw = {"progress": progress} if progress else {}
     db_path = paths.db_path(db)
-    try:
-        return build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
-    except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
-        from .errors import StoreUnusableError
+    if db_path.is_dir():
+        raise UsageError(f"--db {db_path} is a folder, not a store file")
+    with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
+        try:
+            res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None,
+                              incremental=incremental, **kw)
+        except OSError as e:    # reading inputs is checked in load/; what is left is writing the store
+            from .errors import StoreUnusableError
 
-        raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
-                                 f"(the previous store, if any, is unchanged)") from None
+            raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
+                                     f"(the previous store, if any, is unchanged)") from None
+        store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
+    return res
+
+
+def store_key(db: Path, *, create: bool = True) -> bytes | None:
+    """The store secret of ``db`` ($CTX_SECRET or the key file beside it, created when
+    missing unless ``create`` is false): every opaque reference and keyed digest uses it."""
+    from .store.secret import store_key as _key
+
+    return _key(db, create=create)
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
@@ -93,6 +115,18 @@ def sources(db: Path | None = None, as_of=None) -> list[dict[str, Any]]:
     return out
 
 
+# ---------------------------------------------------------------------------------- check
+def check(paths: list[Path] | None = None):
+    """Static checks of manifests, playbooks and case files (:mod:`ctxcli.check`)."""
+    from .check import check_paths
+
+    return check_paths([Path(p) for p in paths or []], root=paths_root())
+
+
+def paths_root() -> Path:
+    return paths.root()
+
+
 # ---------------------------------------------------------------------------------- cases
 def _safe_id(value: str, what: str) -> str:
     if not value or not set(value) <= _ID_OK or value.startswith("."):
@@ -110,26 +144,44 @@ def _display(path: Path) -> str:
 
 def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
     """The case file for ``case_id`` (or a path to a case file)."""
+    case, disp, _ = _read_case(case_id, cases_dir)
+    return case, disp
+
+
+def _read_case(case_id: str, cases_dir: Path | None = None):
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
-    if p.suffix in (".yaml", ".yml") and p.is_file():
-        path = p
+    if p.suffix in (".yaml", ".yml") and os.path.lexists(p):
+        path = p     # a FIFO or folder is reported by read_yaml ("not a regular file")
     else:
         _safe_id(case_id, "case")
         path = cdir / f"{case_id}.yaml"
-        if not path.is_file():
+        if not os.path.lexists(path):
             known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
     disp = _display(path)
-    data = read_yaml(path, display=disp)
+    marks = read_yaml_marked(path, display=disp)
+    data = marks.data
     if not isinstance(data, dict):
         raise InputError("a case file must be a YAML mapping", file=disp)
     try:
-        return CaseFile.model_validate(data), disp
+        return CaseFile.model_validate(data), disp, marks
     except ValidationError as e:
-        loc, msg = first_error(e)
-        raise InputError(msg, file=disp, field=loc) from None
+        raise input_error(e, file=disp, marks=marks) from None
+
+
+def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None):
+    """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
+    in a name fails here, loudly, instead of turning a claim unknown at run time."""
+    from .check import case_problems
+
+    case, disp, marks = _read_case(case_id, cases_dir)
+    pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
+    probs = case_problems(case, marks, disp, pb)
+    if probs:
+        raise probs[0].error()
+    return case, pb, pb_hash
 
 
 def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[Playbook, str]:
@@ -138,27 +190,51 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     _safe_id(playbook_id, "playbook")
     pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
     path = pdir / f"{playbook_id}.yaml"
-    if not path.is_file():
-        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)}", field="playbook")
+    if not os.path.lexists(path):   # a FIFO or folder is reported by read_yaml ("not a regular file")
+        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)} (playbooks are read from "
+                         f"the project root {paths.root()}; set CTX_ROOT to the project folder)", field="playbook")
     disp = _display(path)
-    data = read_yaml(path, display=disp)
+    real_root = Path(os.path.realpath(pdir)).parent.parent    # the folder holding manifests/playbooks
+    if real_root not in Path(os.path.realpath(path)).parents:
+        raise InputError("playbook is a symlink that leads outside the project root", file=disp)
+    marks = read_yaml_marked(path, display=disp)
+    data = marks.data
     if not isinstance(data, dict):
         raise InputError("a playbook must be a YAML mapping", file=disp)
     try:
         pb = Playbook.model_validate(data)
     except ValidationError as e:
-        loc, msg = first_error(e)
-        raise InputError(msg, file=disp, field=loc) from None
+        raise input_error(e, file=disp, marks=marks) from None
     if pb.playbook_id != playbook_id:
-        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp, field="playbook_id")
+        ln, col = marks.find("playbook_id") or (None, None)
+        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp,
+                         line=ln, column=col, field="playbook_id")
     for where, src in ([(f"facts.{f.name}.expr", f.expr) for f in pb.facts if f.expr]
                        + [(f"claims.{c.id}.when", c.when) for c in pb.claims if c.when]
                        + [(f"decision.rules.{r.id}.when", r.when) for r in pb.decision.rules]):
         try:
             expr.parse(src)
         except expr.ExprError as e:
-            raise InputError(str(e), file=disp, field=where) from None
-    return pb, obj_hash(pb.model_dump(mode="json", by_alias=True))
+            ln, col = marks.find(where) or (None, None)
+            raise InputError(str(e), file=disp, line=ln, column=col, field=where) from None
+    from .check import playbook_problems
+
+    probs = playbook_problems(pb, marks, disp)
+    if probs:
+        raise probs[0].error()
+    return pb, playbook_hash(pb)
+
+
+def playbook_hash(pb: Playbook) -> str:
+    """The hash of a playbook's content. Fields added later (``params``, path-template
+    ``seeds``) count only when used, so the hash of a playbook without them is unchanged."""
+    d = pb.model_dump(mode="json", by_alias=True)
+    if not d["params"]:
+        del d["params"]
+    for t in d["path_templates"]:
+        if not t["seeds"]:
+            del t["seeds"]
+    return obj_hash(d)
 
 
 # ---------------------------------------------------------------------------------- investigate
@@ -169,6 +245,7 @@ class InvestigateOptions:
     known_at: datetime | None = None
     subject_id: str | None = None
     scopes: list[str] | None = None
+    clearance: str | None = None
     purpose: str | None = None
     budget: int | None = None
     max_rounds: int | None = None
@@ -177,6 +254,8 @@ class InvestigateOptions:
     db: Path | None = None
     cases_dir: Path | None = None
     playbooks_dir: Path | None = None
+    params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
+    extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
 
 
 @dataclass
@@ -203,6 +282,18 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     sid = opts.subject_id or subject.id
     scopes = opts.scopes if opts.scopes is not None else (
         list(subject.scopes) if opts.subject_id is None or opts.subject_id == subject.id else [])
+    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+
+    # The clearance goes with the subject: the case's (or variant's) subject keeps its own,
+    # another subject named with --subject gets the default unless --clearance is given.
+    if opts.clearance is not None:
+        if opts.clearance not in CLEARANCE_LEVELS:
+            raise UsageError(f"--clearance {opts.clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
+        clearance = opts.clearance
+    elif opts.subject_id is None or opts.subject_id == subject.id:
+        clearance = subject.clearance.value
+    else:
+        clearance = DEFAULT_CLEARANCE
     purpose = opts.purpose or (var.purpose if var and var.purpose else case.purpose)
     if purpose not in pb.purposes:
         raise UsageError(f"purpose {purpose!r} is not served by playbook {pb.playbook_id} "
@@ -211,6 +302,9 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     known_at = opts.known_at or (var.known_at if var else None)
     budget = opts.budget or (var.budget if var and var.budget else pb.budget.total_tokens)
     max_rounds = opts.max_rounds or (var.max_rounds if var and var.max_rounds else pb.max_rounds)
+    from .params import case_params
+
+    params = case_params(case, var, pb, opts.params, opts.extra_params)
     if opts.strategy not in ("full", "topk", "governed", "dynamic"):
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for
@@ -220,16 +314,26 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy,  # type: ignore[arg-type]
-                   goal_ref=case.goal_ref, state_version=case.state_version, tools=list(case.tools))
+                   variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
+                   clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
+                   tools=list(case.tools))
 
 
-def store_info(con) -> dict[str, Any]:
+def store_info(con, key: bytes | None = None) -> dict[str, Any]:
+    """The store section of a pack. With the store secret ``key``, the store and source
+    digests (plain digests of whole snapshots, masked text included) are keyed with it, and
+    ``key_id`` names (never reveals) the secret."""
     from .store.db import store_meta
+    from .util.canon import key_id, sealed_hash
 
     meta = store_meta(con)
     srcs = dict(con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
-    return {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    if key is not None:
+        info["digest"] = sealed_hash(info["digest"], key=key)
+        info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
+        info["key_id"] = key_id(key)
+    return info
 
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
@@ -238,14 +342,14 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .tokens import warm_up
 
     warm_up()
-    case, _ = read_case(opts.case, opts.cases_dir)
-    pb, pb_hash = read_playbook(case.playbook, opts.playbooks_dir)
+    case, pb, pb_hash = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     db, loaded = ensure_store(opts.db)
+    key = store_key(db)
     con = open_reader(db)
     try:
         with store_errors(db):
-            res = run_pipeline(con, pb, pb_hash, req, store_info(con))
+            res = run_pipeline(con, pb, pb_hash, req, store_info(con, key), key=key)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
@@ -262,8 +366,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     from .tokens import warm_up
 
     warm_up()
-    case, _ = read_case(opts.case, opts.cases_dir)
-    pb, _ = read_playbook(case.playbook, opts.playbooks_dir)
+    case, pb, _ = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
     req = make_request(case, pb, opts)
     known = [et.type for et in pb.evidence_types]
     bad = [t for t in goal_types if t not in known]
@@ -272,10 +375,15 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     if step_budget <= 0:
         raise UsageError(f"step budget {step_budget} leaves no room for evidence")
     db, _ = ensure_store(opts.db)
+    key = store_key(db)
     con = open_reader(db)
     try:
+        from .pipeline import with_params
+
+        pb, req = with_params(pb, req)
         with store_errors(db):
-            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held), step_budget=step_budget)
+            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
+                               step_budget=step_budget, key=key)
     finally:
         con.close()
 

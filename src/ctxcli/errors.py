@@ -17,9 +17,10 @@ class CtxError(Exception):
     exit_code = 2
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
+                 field: str | None = None, column: int | None = None) -> None:
         self.file = file
         self.line = line
+        self.column = column
         self.field = field
         self.detail = message
         super().__init__(message)
@@ -30,6 +31,8 @@ class CtxError(Exception):
             where = self.file
             if self.line is not None:
                 where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
             where += ": "
         fld = f"{self.field}: " if self.field else ""
         return one_line(f"{where}{fld}{self.detail}")

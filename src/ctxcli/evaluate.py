@@ -93,9 +93,17 @@ def retriever_metrics(candidates: list[dict[str, Any]], exp: Expected) -> dict[s
 
 
 # ------------------------------------------------------------------------------ builder
+def _over_clearance(f: dict[str, Any], request: dict[str, Any]) -> bool:
+    from .models.manifest import DEFAULT_CLEARANCE, clearance_rank
+
+    level = f.get("classification")
+    clearance = request.get("subject", {}).get("clearance", DEFAULT_CLEARANCE)
+    return level is not None and clearance_rank(level) > clearance_rank(clearance)
+
+
 def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[str, Any]) -> list[str]:
     """Why an admitted item is not a valid source for this request, judged from the store,
-    not from the gates: other_tenant, missing_scope, purpose_not_allowed, not_yet_valid,
+    not from the gates: other_tenant, missing_scope, clearance_too_low, purpose_not_allowed, not_yet_valid,
     expired, not_yet_known, stale, hash_mismatch, injection, not_in_store."""
     f = _obj_facts(facts).get(item["object_id"])
     if f is None:
@@ -106,6 +114,8 @@ def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[s
         out.append("other_tenant")
     if set(f.get("required_scopes") or []) - scopes:
         out.append("missing_scope")
+    if _over_clearance(f, request):
+        out.append("clearance_too_low")
     if request.get("purpose") not in (f.get("allowed_purposes") or []):
         out.append("purpose_not_allowed")
     as_of = _us(request.get("as_of"))
@@ -169,11 +179,11 @@ def builder_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
 
 
 # ------------------------------------------------------------------------------ answer
-def _omission_gate(pack: dict[str, Any], object_id: str) -> str | None:
-    from .util.canon import opaque_ref
-
-    tenant = pack.get("request", {}).get("tenant_id", "")
-    refs = {object_id, opaque_ref(tenant, object_id)}
+def _omission_gate(pack: dict[str, Any], object_id: str,
+                   candidates: list[dict[str, Any]] | None = None) -> str | None:
+    """The gate that omitted ``object_id``; a withheld omission is found by the opaque ref the
+    builder gave the object's candidate (refs are keyed with the store secret)."""
+    refs = {object_id} | {c["ref"] for c in candidates or [] if c.get("object_id") == object_id and c.get("ref")}
     for o in pack.get("omissions", []):
         if o.get("object_id") == object_id or o.get("ref") in refs:
             return o["gate"]
@@ -212,7 +222,7 @@ def answer_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
     admitted = {e["object_id"] for e in pack.get("evidence", [])}
     cand_ids = {c.get("object_id") for c in (candidates or [])}
     for oid, gate in exp.rejected.items():
-        got = _omission_gate(pack, oid)
+        got = _omission_gate(pack, oid, candidates)
         if got is None:
             got = "admitted" if oid in admitted else (
                 "dropped" if candidates is None or oid in cand_ids else "never_a_candidate")
@@ -275,6 +285,8 @@ def safety_metrics(pack: dict[str, Any], exp: Expected, facts: dict[str, Any]) -
             why.append("other_tenant")
         if need := sorted(set(f.get("required_scopes") or []) - scopes):
             why.append("missing_scope:" + ",".join(need))
+        if _over_clearance(f, req):
+            why.append("clearance_too_low")
         if req.get("purpose") not in (f.get("allowed_purposes") or []):
             why.append("purpose_not_allowed")
         if why:
@@ -327,18 +339,19 @@ def diagnose(checks: list[dict[str, Any]], pack: dict[str, Any] | None = None,
     by_layer = {layer: [c for c in failed if c["layer"] == layer] for layer in LAYERS}
     layer = next(x for x in LAYERS if by_layer[x])
     cands = None if candidates is None else {c.get("object_id") for c in candidates}
-    reasons = {x: [_reason(c, pack, cands) for c in by_layer[x]] for x in LAYERS if by_layer[x]}
+    reasons = {x: [_reason(c, pack, cands, candidates) for c in by_layer[x]] for x in LAYERS if by_layer[x]}
     return {"layer": layer, "reasons": reasons[layer], "also": {k: v for k, v in reasons.items() if k != layer}}
 
 
-def _reason(c: dict[str, Any], pack: dict[str, Any] | None, cands: set[str] | None) -> str:
+def _reason(c: dict[str, Any], pack: dict[str, Any] | None, cands: set[str] | None,
+            candidates: list[dict[str, Any]] | None = None) -> str:
     name, ids = c["check"], c["ids"]
     if name == "must_cite_candidates":
         return "must_cite never a candidate: " + ", ".join(ids)
     if name == "required_recall_in_pack":
         parts = []
         for oid in ids:
-            gate = _omission_gate(pack, oid) if pack else None
+            gate = _omission_gate(pack, oid, candidates) if pack else None
             why = ("rejected by " + gate if gate else
                    "never a candidate" if cands is not None and oid not in cands else "dropped")
             parts.append(f"{oid} ({why})")
@@ -383,7 +396,7 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
 _FACTS_SQL = """
 SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
        o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
-       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes
+       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
 FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
 WHERE list_contains($ids, o.object_id)
 ORDER BY o.object_id, o.tenant_id
@@ -417,11 +430,13 @@ def _text_fields(title: str, content: str, facts: dict[str, Any]) -> list[tuple[
     return out
 
 
-def store_facts(con, pack: dict[str, Any], scan=None) -> dict[str, Any]:
-    """The store facts of every admitted item of ``pack`` (any tenant), read from ``con``."""
+def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) -> dict[str, Any]:
+    """The store facts of every admitted item of ``pack`` (any tenant), read from ``con``.
+    ``key`` (the store secret) keys the content hash of items the pack shows masked, as the
+    builder does, so that it compares with theirs."""
     import orjson
 
-    from .util.canon import content_hash, sha256_hex
+    from .util.canon import content_hash, sealed_hash, sha256_hex
 
     items = pack.get("evidence", [])
     ids = sorted({e["object_id"] for e in items})
@@ -431,11 +446,16 @@ def store_facts(con, pack: dict[str, Any], scan=None) -> dict[str, Any]:
         for r in con.execute(_FACTS_SQL, {"ids": ids}).fetchall():
             rows.setdefault(r[0], []).append(r)
     want_ev = {e["object_id"]: e.get("evidence_id") for e in items}
+    sealed = {e["object_id"] for e in items if str(e.get("content_hash", "")).startswith("hmac-sha256:")}
+
+    def shown(r: tuple) -> str:
+        return sealed_hash(r[8], key=key) if key is not None and r[0] in sealed and r[8] else r[8]
+
     objects: dict[str, dict[str, Any]] = {}
     for oid, rs in rows.items():
         # the row the pack item came from: its evidence id, else the request's tenant
         def ev(r: tuple) -> str:
-            return "ev-" + sha256_hex(f"{r[1]}\0{r[0]}\0{r[8]}")[:10]
+            return "ev-" + sha256_hex(f"{r[1]}\0{r[0]}\0{shown(r)}")[:10]
 
         r = next((x for x in rs if ev(x) == want_ev.get(oid)), None) or next(
             (x for x in rs if x[1] == tenant), rs[0])
@@ -450,8 +470,8 @@ def store_facts(con, pack: dict[str, Any], scan=None) -> dict[str, Any]:
             "tenant_id": r[1], "source_id": r[2], "valid_from_us": r[3], "valid_to_us": r[4], "observed_us": r[5],
             "required_scopes": sorted(set(r[6] or []) | set(r[15] or [])),
             "allowed_purposes": sorted(r[7] if r[7] is not None else (r[16] or [])),
-            "content_hash": r[8], "dedup_hash": r[9], "integrity_ok": content_hash(r[11] or "") == r[8],
-            "trust_level": r[13], "max_age_s": r[14], "injection": inj}
+            "content_hash": shown(r), "dedup_hash": r[9], "integrity_ok": content_hash(r[11] or "") == r[8],
+            "trust_level": r[13], "max_age_s": r[14], "injection": inj, "classification": r[17]}
     tomb = []
     if ids:
         tomb = [x[0] for x in con.execute(
@@ -634,7 +654,7 @@ def run(opts: EvalOptions) -> EvalReport:
                 res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
                 con = open_reader(db)
                 try:
-                    facts = store_facts(con, res.pack, scan)
+                    facts = store_facts(con, res.pack, scan, api.store_key(db))
                 finally:
                     con.close()
                 s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds)

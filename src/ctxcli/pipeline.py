@@ -27,9 +27,12 @@ class BuildResult:
     candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
-def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> BuildResult:
+def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *,
+                key: bytes) -> BuildResult:
+    """``key``: the store secret (opaque references and digests of masked text are keyed with it)."""
     t_all = time.perf_counter()
-    built = build(con, pb, pb_hash, req, store)
+    pb, req = with_params(pb, req)
+    built = build(con, pb, pb_hash, req, store, key=key)
     t0 = time.perf_counter()
     ans = answer_and_record(pb, built.pack, built.trace, refusal=refusal_for(req, built.sources))
     built.timings["answer"] = time.perf_counter() - t0
@@ -41,6 +44,18 @@ def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, 
     built.timings["total"] = time.perf_counter() - t_all
     return BuildResult(pack=built.pack, answer=ans, trace=built.trace.events, timings=built.timings,
                        candidates=built.candidates)
+
+
+def with_params(pb: Playbook, req: Request) -> tuple[Playbook, Request]:
+    """The playbook with the request's ``{param.NAME}`` filled in, and the request with the
+    path templates' seeds added (unchanged when the playbook uses no parameter)."""
+    import dataclasses
+
+    from .params import resolve, template_seeds
+
+    rpb = resolve(pb, req.params)
+    extra = [s for s in template_seeds(rpb) if s not in req.seeds]
+    return rpb, (dataclasses.replace(req, seeds=req.seeds + extra) if extra else req)
 
 
 def refusal_for(req: Request, sources: dict[str, str]) -> dict[str, Any] | None:

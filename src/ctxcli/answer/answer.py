@@ -126,8 +126,8 @@ def _inputs(f: Facts, needs: dict[str, list[str]], *names: str | None) -> tuple[
             continue
         if n in f.bound:
             ids += f.bound[n].evidence
-        else:
-            miss += needs.get(n, [])
+        else:   # only the inputs actually missing, not every type the input rests on
+            miss += f.unbound.get(n, needs.get(n, []))
     return ids, (miss if any(n is not None and n not in f.bound for n in names) else None)
 
 
@@ -137,7 +137,7 @@ def _bind_combination(f: Facts, d, needs: dict[str, list[str]]) -> None:
     ids, miss = _inputs(f, needs, a, b)
     needs[d.name] = needs.get(a, []) + needs.get(b, [])
     if miss is not None or a in f.conflicts or b in f.conflicts:
-        f.unbound[d.name] = sorted(set(needs[d.name]))
+        f.unbound[d.name] = sorted(set(miss if miss is not None else needs[d.name]))
         return
     av, bv = f.bound[a].value, f.bound[b].value
     av = av if isinstance(av, list) else [av]
@@ -159,7 +159,9 @@ def _bind_expr(f: Facts, d, needs: dict[str, list[str]], env0: dict[str, Any]) -
     try:
         v = expr.evaluate(d.expr, env)
     except (expr.Unknown, expr.ExprError):
-        f.unbound[d.name] = needs[d.name]
+        absent = [r for r in refs if r not in f.bound]
+        f.unbound[d.name] = sorted({t for r in absent for t in f.unbound.get(r, needs.get(r, []))}) \
+            if absent else needs[d.name]
         return
     ids = [e for r in refs if r in f.bound for e in f.bound[r].evidence]
     f.bound[d.name] = Bound(v, _merge_ids(ids))

@@ -357,7 +357,7 @@ def playbook_for(pack: dict[str, Any], display: str):
 def run_ask(opts: AskOptions) -> AskResult:
     from .. import api
     from ..postmortem.packfile import load_pack
-    from ..write import write_file_atomic, write_run_folder
+    from ..write import add_to_run_folder, write_run_folder
     from .model import resolve_config
 
     cfg = resolve_config(endpoint=opts.endpoint, model=opts.model, timeout=opts.timeout)
@@ -385,9 +385,7 @@ def run_ask(opts: AskOptions) -> AskResult:
         key = signing_key(required=True) if lp.run is not None and lp.run.signed else None
         manifest = run_manifest({**kept, **files}, lp.data, key)
         if out_dir.resolve() == src_dir.resolve():
-            for name, data in files.items():
-                write_file_atomic(out_dir / name, data)
-            write_file_atomic(out_dir / RUN_FILE, manifest)
+            add_to_run_folder(out_dir, {**files, RUN_FILE: manifest})
         else:
             files.update(kept)
             files["pack.json"] = lp.raw

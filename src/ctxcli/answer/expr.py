@@ -1,8 +1,10 @@
 """A small, safe expression evaluator for playbook conditions (no Python ``eval``).
 
 Grammar: names (bound facts), numbers, strings, lists, ``and``/``or``/``not``, comparisons
-(``== != < <= > >= in not in``), ``+ - * /``, unary minus, and the functions ``len``,
-``min``, ``max``, ``abs``, ``minutes_between(a, b)`` (b − a in minutes, ISO timestamps).
+(``== != < <= > >= in not in``), ``+ - * / %``, unary minus, and the functions ``len``,
+``min``, ``max``, ``abs``, ``minutes_between(a, b)`` (b − a in minutes, ISO timestamps),
+``round(x, n)`` (half away from zero, ``n`` decimals, default 0) and ``pct_change(a, b)``
+(the change from ``a`` to ``b`` in percent of ``|a|``).
 Any other syntax is rejected when the playbook is loaded.
 """
 
@@ -32,8 +34,27 @@ def _minutes_between(a: Any, b: Any) -> float:
     return round((db - da).total_seconds() / 60.0, 3)
 
 
-FUNCS = {"len": len, "min": min, "max": max, "abs": abs, "minutes_between": _minutes_between}
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+def _round(x: Any, n: Any = 0) -> int | float:
+    from decimal import ROUND_HALF_UP, Decimal
+
+    x = _num(x)
+    if isinstance(n, bool) or not isinstance(n, int) or not -12 <= n <= 12:
+        raise ExprError(f"decimals must be an integer from -12 to 12, got {n!r}")
+    q = Decimal(str(x)).quantize(Decimal(1).scaleb(-n), rounding=ROUND_HALF_UP)
+    return int(q) if n <= 0 else float(q)
+
+
+def _pct_change(a: Any, b: Any) -> float:
+    a, b = _num(a), _num(b)
+    if a == 0:
+        raise ExprError("the base value is zero")
+    return (b - a) / abs(a) * 100.0
+
+
+FUNCS = {"len": len, "min": min, "max": max, "abs": abs, "minutes_between": _minutes_between,
+         "round": _round, "pct_change": _pct_change}
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.Mod: lambda a, b: operator.mod(_num(a), _num(b))}   # numbers only: no str % formatting
 _CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
         ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 
@@ -44,6 +65,10 @@ def parse(src: str) -> ast.Expression:
     except SyntaxError as e:
         raise ExprError(f"invalid expression {src!r}: {e.msg}") from None
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):   # only param.NAME (a case parameter)
+            if not (isinstance(node.value, ast.Name) and node.value.id == "param"):
+                raise ExprError(f"expression {src!r} uses unsupported syntax (Attribute)")
+            continue
         ok = isinstance(node, (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub,
                                ast.Compare, ast.BinOp, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple,
                                ast.Call, *_BIN, *_CMP))
@@ -58,8 +83,11 @@ def parse(src: str) -> ast.Expression:
 
 
 def names(src: str) -> set[str]:
+    """The names an expression uses (``param.NAME`` for a case parameter)."""
     tree = parse(src)
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in FUNCS}
+    params = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in FUNCS and id(n) not in params}
+            | {f"param.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)})
 
 
 def evaluate(src: str, env: dict[str, Any]) -> Any:
@@ -78,6 +106,11 @@ def _ev(n: ast.AST, env: dict[str, Any]) -> Any:
         if n.id not in env:
             raise Unknown(n.id)
         return env[n.id]
+    if isinstance(n, ast.Attribute):   # param.NAME: normally filled in before evaluation
+        key = f"param.{n.attr}"
+        if key not in env:
+            raise Unknown(key)
+        return env[key]
     if isinstance(n, (ast.List, ast.Tuple)):
         return [_ev(e, env) for e in n.elts]
     if isinstance(n, ast.BoolOp):
@@ -89,7 +122,7 @@ def _ev(n: ast.AST, env: dict[str, Any]) -> Any:
         return (not v) if isinstance(n.op, ast.Not) else -_num(v)
     if isinstance(n, ast.BinOp):
         a, b = _ev(n.left, env), _ev(n.right, env)
-        if isinstance(n.op, ast.Div) and b == 0:
+        if isinstance(n.op, (ast.Div, ast.Mod)) and b == 0:
             raise ExprError("division by zero")
         try:
             return _BIN[type(n.op)](a, b)

@@ -28,6 +28,10 @@ def investigate(
     scope: Annotated[Optional[list[str]], typer.Option("--scope", help="A scope of the subject; repeat. Given "
                                                        "with --subject, replaces the case's scopes.",
                                                        show_default=False)] = None,
+    clearance: Annotated[Optional[str], typer.Option("--clearance", help="Highest source classification the "
+                                                     "subject may read: public, internal, confidential or "
+                                                     "restricted (default: the case subject's; internal for "
+                                                     "another --subject).", show_default=False)] = None,
     purpose: Annotated[Optional[str], typer.Option("--purpose", help="Purpose of use (must be served by the "
                                                    "playbook).", show_default=False)] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", help="Total token budget of the model call, 64 to "
@@ -36,7 +40,11 @@ def investigate(
                                                       show_default=False)] = None,
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/).",
+    param: Annotated[Optional[list[str]], typer.Option("--param", help="A case parameter NAME=VALUE the "
+                                                       "playbook declares; repeat. Overrides the case's.",
+                                                       show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/); "
+                                                "only a new or empty folder or a run folder ctx wrote is replaced.",
                                                 show_default=False)] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -63,15 +71,21 @@ def investigate(
         from .. import api
         from ..errors import UsageError
         from ..models.request import FLAGS, request_problem
+        from ..params import parse_param
 
         bad = request_problem(subject=subject, scopes=list(scope) if scope else None, budget=budget,
                               max_rounds=max_rounds)
         if bad is not None:
             raise UsageError(f"{FLAGS[bad[0]]} {bad[1]}")
+        if out is not None:
+            from ..write import check_out_dir
+
+            check_out_dir(out)   # refuse before the work, not after it
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
-            subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), purpose=purpose,
-            budget=budget, max_rounds=max_rounds, variant=variant, db=db)
+            subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
+            purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db,
+            extra_params=dict(parse_param(p) for p in param) if param else None)
         if sign:
             from ..runfolder import signing_key
 

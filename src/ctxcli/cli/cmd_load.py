@@ -26,13 +26,17 @@ def load(
     sources_dir: Annotated[Optional[Path], typer.Option("--sources", help="Folder that replaces `sources/` in "
                                                         "manifests' snapshot paths.", show_default=False)] = None,
     db: DbOpt = None,
+    full: Annotated[bool, typer.Option("--full", help="Read every source again, even unchanged ones.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate every registered source and build the store, atomically.
 
     The new store is built beside the old one and swapped in only on success; any bad
     record is a one-line error naming file, line and field (exit 2), and the old store
-    stays as it was.
+    stays as it was. Sources whose digest is unchanged since the previous load are not
+    read again: their rows are copied from the old store (column "reused"); --full reads
+    every source. One load at a time: while another load holds the store's writer lock
+    (<store>.lock), a second one exits 3 without touching anything.
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
@@ -47,22 +51,26 @@ def load(
             progress = _progress_bar()
         try:
             res = api.load(manifests=manifests, sources=sources_dir, db=db,
-                           progress=progress.update if progress else None)
+                           progress=progress.update if progress else None, incremental=not full)
         finally:
             if progress:
                 progress.close()
         doc = {"db": res.db, "store_digest": res.store_digest, "objects": res.objects,
-               "sources": [s.__dict__ for s in res.sources]}
+               "sources": [s.__dict__ for s in res.sources], "reused": res.reused}
         if as_json:
             emit_json(doc)
             return
         t = table(f"Loaded {res.objects} objects into {safe(res.db)}",
-                  ["source", "enabled", "objects", "sections", "entities", "relations", "tombstones", "dropped"])
+                  ["source", "enabled", "objects", "sections", "entities", "relations", "tombstones", "dropped",
+                   "reused"])
         for s in res.sources:
             t.add_row(safe(s.source_id), "yes" if s.enabled else "no", str(s.objects), str(s.sections),
-                      str(s.entities), str(s.relations), str(s.tombstones), str(s.dropped))
+                      str(s.entities), str(s.relations), str(s.tombstones), str(s.dropped),
+                      "yes" if s.reused else "no")
         c = console()
         c.print(t)
+        if res.reused:
+            c.print(f"reused {len(res.reused)} unchanged source(s) from the previous store: {safe(', '.join(res.reused))}")
         c.print(f"store digest {res.store_digest}")
 
 

@@ -45,7 +45,8 @@ def replay(
     pack: PackArg,
     *,
     db: DbOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the rebuilt run folder here.",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the rebuilt run folder here (a new or "
+                                                "empty folder, or a run folder ctx wrote).",
                                                 show_default=False)] = None,
     re_ask: Annotated[bool, typer.Option("--re-ask", help="With a recorded model exchange (model.json): ask the "
                                          "model again and diff its answer against the recorded one.")] = False,
@@ -75,6 +76,10 @@ def replay(
         from ..errors import CheckFailed
         from ..postmortem import replay as pm_replay
 
+        if out is not None:
+            from ..write import check_out_dir
+
+            check_out_dir(out)   # refuse before the rebuild, not after it
         res = pm_replay(pack, db)
         from .. import api as _api
 
@@ -140,6 +145,9 @@ def _replay_human(res) -> None:
     lines: list[str] = []
     if d.store_digest:
         lines.append(f"store digest changed: {_short(d.store_digest.a)} → {_short(d.store_digest.b)}")
+    if d.store_key:
+        lines.append(f"store secret changed: {_val(d.store_key.a)} → {_val(d.store_key.b)} (opaque refs and "
+                     f"keyed digests differ)")
     for s in d.sources:
         if s.change == "changed":
             lines.append(f"source {s.source_id} changed: {_short(s.a)} → {_short(s.b)}")
@@ -224,9 +232,11 @@ def explain_omissions(
 
     With --object ID, explain one object: admitted, omitted (and why), or never a candidate —
     no channel matched it (the full-text terms, structured keys and graph paths that ran are
-    shown), it belongs to another tenant, it was tombstoned, its source is disabled, or it does
-    not exist. For objects the pack's subject could not see, only the scope or purpose they need
-    is shown. A trace.jsonl beside the pack of another pack is refused (exit 2).
+    shown), it was tombstoned, its source is disabled, or it is not found. For objects the pack's
+    subject could not see, only the scope, clearance or purpose they need is shown; an id of
+    another tenant, or a tombstone in a source the subject may not read, is answered exactly
+    like an id that exists nowhere. A trace.jsonl beside the pack
+    of another pack is refused (exit 2).
 
     Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
     """
@@ -311,6 +321,10 @@ def diff(
     pack_a: Annotated[Path, typer.Argument(help="The first pack.json.", show_default=False)],
     pack_b: Annotated[Path, typer.Argument(help="The second pack.json.", show_default=False)],
     *,
+    db: Annotated[Optional[Path], typer.Option("--db", help="The store both packs were built on: its secret "
+                                               "matches an object withheld in one pack to its id in the other "
+                                               "(default: $CTX_DB or .ctx/ctx.duckdb; never created).",
+                                               show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare two packs side by side: request differences (as_of, subject, budget …), evidence
@@ -323,8 +337,10 @@ def diff(
         from ..errors import CheckFailed
         from ..postmortem import compare, load_pack
 
+        from .. import api, paths
+
         a, b = load_pack(pack_a), load_pack(pack_b)
-        d = compare(a.data, b.data)
+        d = compare(a.data, b.data, key=api.store_key(paths.db_path(db), create=False))
         if as_json:
             emit_json({"a": a.display, "b": b.display, **d.to_json()})
         else:
@@ -347,6 +363,8 @@ def _diff_human(d, a, b) -> None:
     g = [("version", f.field, _val(f.a), _val(f.b)) for f in d.versions]
     if d.store_digest:
         g.append(("store", "digest", _short(d.store_digest.a), _short(d.store_digest.b)))
+    if d.store_key:
+        g.append(("store", "secret (key_id)", _val(d.store_key.a), _val(d.store_key.b)))
     g += [("source", s.source_id, _short(s.a), _short(s.b)) for s in d.sources]
     groups.append(g)
     g = [("answer", f.field, _val(f.a), _val(f.b)) for f in d.answer]

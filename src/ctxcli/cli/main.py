@@ -43,6 +43,7 @@ COMMAND_MODULES = (
     "cmd_serve",
     "cmd_scan",
     "cmd_report",
+    "cmd_check",
     "cmd_schema",
 )
 

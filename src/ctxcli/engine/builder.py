@@ -19,14 +19,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from ..models.manifest import DEFAULT_CLEARANCE
 from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
-from ..util.canon import opaque_ref
 from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
 from . import compress as compression
-from .gates import CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, GateContext, Obj, Rejection, run_gates
+from .disclose import Disclosure
+from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
+                    run_gates)
 from .hydrate import Hydrator, find_replacement
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
@@ -53,17 +55,22 @@ class Request:
     business_keys: list[str]
     variant: str | None = None
     strategy: Strategy = "dynamic"
+    clearance: str = DEFAULT_CLEARANCE
+    params: dict[str, Any] = field(default_factory=dict)
     goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
-                "purpose": self.purpose, "as_of": self.as_of.isoformat(),
-                "known_at": self.known_at.isoformat() if self.known_at else None,
-                "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes))},
-                "budget": self.budget, "max_rounds": self.max_rounds, "seeds": self.seeds,
-                "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
+        d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
+             "purpose": self.purpose, "as_of": self.as_of.isoformat(),
+             "known_at": self.known_at.isoformat() if self.known_at else None,
+             "subject": {"id": self.subject_id, "scopes": sorted(set(self.scopes)), "clearance": self.clearance},
+             "budget": self.budget, "max_rounds": self.max_rounds, "seeds": self.seeds,
+             "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
+        if self.params:   # recorded only when the case has any: other packs keep their bytes
+            d["params"] = dict(sorted(self.params.items()))
+        return d
 
 
 def playbook_json(pb: Playbook, pb_hash: str) -> dict[str, Any]:
@@ -105,6 +112,7 @@ class BuildContext:
     required: list[str]
     playbook_types: set[str]
     cover_all: frozenset[str]
+    disclosure: Disclosure              # how objects appear in outputs (masks, keyed digests and refs)
     timings: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)   # source id -> source_discovered reason
 
@@ -127,20 +135,26 @@ class BuildState:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     rounds: int = 0
     stop_reason: str = "max_rounds_reached"
+    # evidence type -> what withheld candidates (scope / purpose gates, same tenant only) would
+    # need: {"count", "scopes", "purposes"}; reported on the missing type, never their content
+    withheld_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None,
+def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
           held: frozenset[str] = frozenset()) -> tuple[BuildContext, BuildState]:
+    """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
+    of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
     as_of_us = dt_to_us(req.as_of)
     hydrator = Hydrator(con, req.tenant_id)
 
     def replacement(o: Obj) -> dict[str, Any] | None:
-        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes)
+        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes,
+                                clearance=req.clearance, sources=hydrator.sources)
 
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
                        as_of_us=as_of_us, known_at_us=dt_to_us(req.known_at) if req.known_at else None,
-                       replacement=replacement)
+                       replacement=replacement, clearance=req.clearance)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())
@@ -156,7 +170,8 @@ def start(con, pb: Playbook, req: Request, *, evidence_budget: int | None = None
         channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
         type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
         playbook_types=set(type_order),
-        cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"))
+        cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
+        disclosure=Disclosure(key=key, scopes=scopes))
     header = count(evidence_header(0))
     packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
                        used=header)
@@ -218,13 +233,16 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
     """The queries for the evidence types still missing."""
     target = [t for t in bc.type_order if t in st.missing_types]
     return make_plan(bc.pb, round_no=round_no, target_types=target, seeds=bc.req.seeds,
-                     business_keys=bc.req.business_keys, channels=bc.channels)
+                     business_keys=bc.req.business_keys, channels=bc.channels,
+                     question=bc.req.question)
 
 
 def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     """Run the plan's queries and fuse their rankings; keep the candidates not seen before."""
     t0 = time.perf_counter()
-    runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us) if plan.queries else []
+    access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
+    runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us,
+                    access=access) if plan.queries else []
     for run in runs:
         key = f"channel.{run.query.channel}"
         bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds
@@ -269,8 +287,9 @@ def gate(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj
         rej = meta_rejection.get(c.doc_id)
         if bc.apply_gates and rej is None:
             rej = run_gates(o, bc.gctx, CONTENT_GATES)[0]
-        if rej is None and evidence_id(o) in st.held:
-            rej = Rejection("duplicate", "already_held", {"evidence_id": evidence_id(o)})
+        eid = evidence_id(o, bc.disclosure.digest(o))     # the id its evidence item would have
+        if rej is None and eid in st.held:
+            rej = Rejection("duplicate", "already_held", {"evidence_id": eid})
         decisions.append(Decision(o, c, rej))
     bc.time("gates", t0)
     return decisions
@@ -287,7 +306,7 @@ def pack(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, 
             or o.object_id in req.business_keys
 
     def make(o: Obj, c: Candidate) -> dict[str, Any]:
-        return make_item(o, tz=req.as_of.tzinfo, scopes=bc.gctx.scopes, round_no=round_no, cand=c, count=count)
+        return make_item(o, tz=req.as_of.tzinfo, disclosure=bc.disclosure, round_no=round_no, cand=c, count=count)
 
     def compress(item: dict[str, Any], o: Obj, remaining: int) -> dict[str, Any] | None:
         return compression.try_compress(item, o, remaining, bc.pb, count)
@@ -324,7 +343,9 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
     st.rounds = round_no
     plan = plan_round(bc, st, round_no)
     st.plans.append(plan.to_json())
-    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries))
+    qt = {q.query_id: list(q.question_terms) for q in plan.queries if q.question_terms}
+    bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries),
+                  **({"question_terms": qt} if qt else {}))
     found = retrieve(bc, st, plan)
     for run in found.runs:
         q = run.query
@@ -355,7 +376,7 @@ def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decisi
     o, c, rej = d.obj, d.cand, d.rejection
     vis = rej is None or rej.gate not in WITHHOLDING_GATES
     st.candidates.append({
-        "round": round_no, "ref": o.object_id if vis else opaque_ref(o.tenant_id, o.object_id), "withheld": not vis,
+        "round": round_no, "ref": bc.disclosure.ref(o, withheld=not vis), "withheld": not vis,
         "channels": c.ranks, "queries": c.queries, "rrf": c.rrf, "supports": list(o.supports) if vis else [],
         "tokens": o.tokens if vis else None, "object_id": o.object_id, "subject_id": o.subject_id})
     bc.trace.emit("candidate_retrieved", round=round_no, ref=st.candidates[-1]["ref"], withheld=not vis,
@@ -366,23 +387,26 @@ def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decisi
 
 def _record_rejection(bc: BuildContext, st: BuildState, round_no: int, o: Obj, c: Candidate,
                       rej: Rejection) -> None:
-    om = _omission(o, c, rej, round_no)
+    om = _omission(o, c, rej, round_no, bc.disclosure)
     st.omissions.append(om)
+    if rej.gate in ("scope", "purpose"):   # another tenant's objects are never hinted at
+        for t in o.supports:
+            w = st.withheld_types.setdefault(t, {"count": 0, "scopes": set(), "purposes": set()})
+            w["count"] += 1
+            if rej.gate == "scope":
+                w["scopes"].update(rej.detail.get("needs", []))
+            else:
+                w["purposes"].update(rej.detail.get("allowed", []))
     bc.trace.emit("candidate_rejected", round=round_no, ref=om["ref"], withheld=om["withheld"], gate=om["gate"],
                   reason=om["reason"], detail=om["detail"])
 
 
-def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int) -> dict[str, Any]:
-    withheld = rej.gate in WITHHOLDING_GATES
+def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int, disc: Disclosure) -> dict[str, Any]:
     om: dict[str, Any] = {
-        "ref": opaque_ref(o.tenant_id, o.object_id) if withheld else o.object_id,
-        "withheld": withheld, "gate": rej.gate, "reason": rej.reason, "detail": rej.detail, "round": round_no,
+        "withheld": rej.gate in WITHHOLDING_GATES, "gate": rej.gate, "reason": rej.reason, "round": round_no,
         "channels": dict(c.ranks), "rrf": c.rrf,
     }
-    if not withheld:
-        om.update(object_id=o.object_id, source_id=o.source_id, source_version=o.source_version,
-                  title=o.title, object_type=o.object_type, supports=list(o.supports), tokens=o.tokens,
-                  content_hash=o.content_hash, trust_level=o.trust_level)
+    om.update(disc.omission_fields(o, rej))     # ref, detail and what the record may name
     return om
 
 
@@ -396,10 +420,19 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
     for t in bc.type_order:
         if t in st.packed.covered:
             continue
+        gates = sorted({o["gate"] for o in st.omissions if not o["withheld"] and t in o.get("supports", [])},
+                       key=GATE_ORDER.index)
+        w = st.withheld_types.get(t)
         reason = "over_budget" if t in st.packed.over_budget_types else (
-            "rejected_by_gates" if any(t in o.get("supports", []) for o in st.omissions if not o["withheld"])
-            else "not_found")
-        missing.append({"type": t, "judgment": judg[t].judgment, "required": judg[t].required, "reason": reason})
+            "withheld_for_access" if w else "rejected_by_gates" if gates else "not_found")
+        entry: dict[str, Any] = {"type": t, "judgment": judg[t].judgment, "required": judg[t].required,
+                                 "reason": reason}
+        if gates and reason != "over_budget":
+            entry["rejected_by"] = gates
+        if w:
+            entry["withheld"] = {"count": w["count"], "needs_scopes": sorted(w["scopes"]),
+                                 "allowed_purposes": sorted(w["purposes"])}
+        missing.append(entry)
 
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
     allocation = bc.allocation
@@ -472,11 +505,11 @@ class Built:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any]) -> Built:
+def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes) -> Built:
     """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
-    a stop reason, then assemble."""
+    a stop reason, then assemble (``key``: the store secret, see :func:`start`)."""
     t_all = time.perf_counter()
-    bc, st = start(con, pb, req)
+    bc, st = start(con, pb, req, key=key)
     for round_no in range(1, bc.max_rounds + 1):
         packed = run_round(bc, st, round_no)
         stop = assess(bc, st, round_no, progressed=bool(packed.admitted))
@@ -501,7 +534,7 @@ class Step:
 
 
 def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: list[str],
-               step_budget: int) -> Step:
+               step_budget: int, key: bytes) -> Step:
     """One step of an agent: one round of the same stages for the evidence types it needs
     (``goal_types``, a subset of the playbook's), admitting only items whose evidence id it does
     not already hold (``held``; those are dropped as duplicates, reason ``already_held``) within
@@ -509,7 +542,7 @@ def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: 
     unknown = [t for t in goal_types if t not in {et.type for et in pb.evidence_types}]
     if unknown:
         raise ValueError(f"evidence types not in playbook {pb.playbook_id}: {', '.join(unknown)}")
-    bc, st = start(con, pb, req, evidence_budget=step_budget, held=frozenset(held))
+    bc, st = start(con, pb, req, key=key, evidence_budget=step_budget, held=frozenset(held))
     st.missing_types = [t for t in bc.type_order if t in goal_types]
     run_round(bc, st, 1)
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))

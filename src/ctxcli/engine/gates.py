@@ -3,12 +3,13 @@
 Each per-candidate gate takes ``(obj, ctx)`` and returns ``None`` (pass) or a
 :class:`Rejection`. The order is fixed and documented (docs/gates.md):
 
-    tenant → scope → purpose → validity → knowledge_time → freshness → integrity →
-    injection → duplicate → relevance → budget
+    tenant → scope → classification → purpose → validity → knowledge_time → freshness →
+    integrity → injection → duplicate → relevance → budget
 
 The last three depend on what has already been admitted and run inside the packer, in the
-same order. Rejections by tenant, scope or purpose are *withheld*: their records carry an
-opaque reference and the missing scope or purpose, never a title, content or fact.
+same order. Rejections by tenant, scope, classification or purpose are *withheld*: their
+records carry an opaque reference and the missing scope, clearance or purpose, never a title,
+content or fact.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
+from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import content_hash
 from ..util.timeutil import us_to_dt
 
-GATE_ORDER = ["tenant", "scope", "purpose", "validity", "knowledge_time", "freshness", "integrity",
-              "injection", "duplicate", "relevance", "budget"]
-WITHHOLDING_GATES = {"tenant", "scope", "purpose"}
+GATE_ORDER = ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time", "freshness",
+              "integrity", "injection", "duplicate", "relevance", "budget"]
+WITHHOLDING_GATES = {"tenant", "scope", "classification", "purpose"}
 
 
 @dataclass
@@ -77,6 +79,26 @@ class GateContext:
     as_of_us: int
     known_at_us: int | None
     replacement: Callable[[Obj], dict[str, Any] | None]
+    clearance: str = DEFAULT_CLEARANCE
+
+
+@dataclass(frozen=True)
+class Access:
+    """What the subject may read, for checks outside the per-candidate gates (the graph walk)."""
+
+    scopes: frozenset[str]
+    purpose: str
+    clearance: str = DEFAULT_CLEARANCE
+
+    def cleared(self, classification: str) -> bool:
+        return clearance_rank(classification) <= clearance_rank(self.clearance)
+
+    def source_ok(self, required_scopes: list[str] | None, allowed_purposes: list[str] | None,
+                  classification: str) -> bool:
+        """A source whose every object the scope, classification and purpose gates would pass
+        (records may add scopes or narrow purposes; the walk checks those per object)."""
+        return (set(required_scopes or []) <= self.scopes and self.purpose in (allowed_purposes or [])
+                and self.cleared(classification))
 
 
 def g_tenant(o: Obj, c: GateContext) -> Rejection | None:
@@ -89,6 +111,13 @@ def g_scope(o: Obj, c: GateContext) -> Rejection | None:
     missing = sorted(set(o.required_scopes) - c.scopes)
     if missing:
         return Rejection("scope", "missing_scope", {"needs": missing, "subject_has": sorted(c.scopes)})
+    return None
+
+
+def g_classification(o: Obj, c: GateContext) -> Rejection | None:
+    if clearance_rank(o.classification) > clearance_rank(c.clearance):
+        return Rejection("classification", "clearance_too_low",
+                         {"needs": o.classification, "subject_has": c.clearance})
     return None
 
 
@@ -170,13 +199,14 @@ def g_injection(o: Obj, c: GateContext) -> Rejection | None:
 
 
 PER_CANDIDATE: list[Callable[[Obj, GateContext], Rejection | None]] = [
-    g_tenant, g_scope, g_purpose, g_validity, g_knowledge_time, g_freshness, g_integrity, g_injection]
+    g_tenant, g_scope, g_classification, g_purpose, g_validity, g_knowledge_time, g_freshness, g_integrity,
+    g_injection]
 
 
 # Gates that need only an object's metadata, and those that read its content. The builder
 # fetches content only for candidates that pass the first group (the order is unchanged).
-META_GATES = PER_CANDIDATE[:6]
-CONTENT_GATES = PER_CANDIDATE[6:]
+META_GATES = PER_CANDIDATE[:PER_CANDIDATE.index(g_integrity)]
+CONTENT_GATES = PER_CANDIDATE[PER_CANDIDATE.index(g_integrity):]
 
 
 def run_gates(o: Obj, c: GateContext, gates=PER_CANDIDATE) -> tuple[Rejection | None, list[str]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from ..models.manifest import clearance_rank
 from .gates import Obj
 from .retrieve import in_list
 
@@ -27,13 +28,16 @@ _OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS c
 _CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
 _SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
 
+# Each version's source (for its classification) comes from the objects row of the same family.
 _VERSIONS_SQL = """
-SELECT family, object_id, supersedes, source_version, valid_from_us, valid_to_us, required_scopes, allowed_purposes
-FROM versions WHERE tenant_id = $tenant AND family IN ({fams}) ORDER BY family, object_id
+SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
+       v.allowed_purposes, o.source_id
+FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
+WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
 """
 
 # A version row: (object_id, supersedes, source_version, valid_from_us, valid_to_us,
-# required_scopes, allowed_purposes).
+# required_scopes, allowed_purposes, source_id).
 Version = tuple
 
 
@@ -87,7 +91,7 @@ class Hydrator:
 
 
 def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int,
-                     scopes: frozenset[str]) -> dict[str, Any] | None:
+                     scopes: frozenset[str], *, clearance: str, sources: dict[str, tuple]) -> dict[str, Any] | None:
     """The visible version valid at as_of along the supersession chain, if any: forward
     (what replaced an expired object) or backward (what a not-yet-valid one will replace)."""
     by_id = {m[0]: m for m in members}
@@ -100,8 +104,10 @@ def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int
         m = by_sup.get(cur) if forward else by_id.get(cur)
         if m is None:
             return None
-        oid, sup, ver, vf, vt, rs, ap = m
-        if set(rs or []) - scopes or purpose not in (ap or []):
+        oid, sup, ver, vf, vt, rs, ap, sid = m
+        # sources[sid][1] is the source's classification (_SOURCES_SQL)
+        if set(rs or []) - scopes or purpose not in (ap or []) or sid not in sources \
+                or clearance_rank(sources[sid][1]) > clearance_rank(clearance):
             return None
         if (vf is None or vf <= as_of_us) and (vt is None or vt > as_of_us):
             return {"object_id": oid, "version": ver}

@@ -28,29 +28,27 @@ class PackState:
     over_budget_types: set[str] = field(default_factory=set)
 
 
-def evidence_id(o: Obj) -> str:
-    return "ev-" + sha256_hex(f"{o.tenant_id}\0{o.object_id}\0{o.content_hash}")[:10]
+def evidence_id(o: Obj, shown_hash: str | None = None) -> str:
+    """The id of ``o``'s evidence item, from its tenant, id and content hash as shown (keyed
+    when the subject may not read the unmasked text)."""
+    h = o.content_hash if shown_hash is None else shown_hash
+    return "ev-" + sha256_hex(f"{o.tenant_id}\0{o.object_id}\0{h}")[:10]
 
 
-def make_item(o: Obj, *, tz, scopes: frozenset[str], round_no: int, cand, count: Callable[[str], int]) -> dict[str, Any]:
-    text, title, facts = o.content, o.title, dict(o.facts)
-    transformations: list[dict[str, Any]] = []
-    if o.redaction and not (set(o.redaction.get("unless_scopes", [])) & scopes):
-        from .redact import redact
-
-        text, title, facts, tr = redact(o, o.redaction, count)
-        if tr is not None:
-            transformations.append(tr)
+def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[str], int]) -> dict[str, Any]:
+    """The evidence item of ``o``; ``disclosure`` masks and keys what the subject may not read."""
+    v, transformations, shown_hash = disclosure.view(o, count)
     item = {
-        "evidence_id": evidence_id(o), "object_id": o.object_id, "source_id": o.source_id,
-        "source_version": o.source_version, "object_type": o.object_type, "subject_id": o.subject_id,
-        "title": title, "locator": o.locator, "content_hash": o.content_hash,
+        "evidence_id": evidence_id(o, shown_hash), "object_id": v.object_id, "source_id": o.source_id,
+        "source_version": v.source_version, "object_type": o.object_type, "subject_id": v.subject_id,
+        "title": v.title, "locator": v.locator, "content_hash": shown_hash,
         "valid_from": _iso(o.valid_from_us, tz), "valid_to": _iso(o.valid_to_us, tz),
         "observed_at": _iso(o.observed_us, tz), "trust_level": o.trust_level, "classification": o.classification,
-        "owner_team": o.owner_team, "supports": list(o.supports), "facts": facts, "round": round_no,
+        "owner_team": o.owner_team, "supports": list(o.supports), "facts": v.facts, "round": round_no,
         "channels": dict(cand.ranks), "queries": dict(cand.queries), "rrf": cand.rrf,
-        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": text,
-        "text_hash": content_hash(text), "transformations": transformations, "selected_for": None, "tokens": 0,
+        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
+        "text_hash": content_hash(v.content), "transformations": transformations, "selected_for": None,
+        "tokens": 0,
     }
     item["tokens"] = count(evidence_block(item))
     return item

@@ -3,9 +3,17 @@
 Query terms come only from the question, the playbook and the case's business keys;
 nothing retrieved can change the plan of a later round except through *which declared
 evidence types are still missing*.
+
+Question terms (:func:`salient_terms`): identifiers (``AB-123``, ``ERR_42``, ``2026.1``) and
+quoted phrases join every full-text query; a content word (after stop-word removal; Han text
+through the same bigram shadow function as the index) joins the full-text query of a type
+whose own vocabulary (type name, judgment, declared terms) holds it. Each full-text query
+records its ``question_terms``.
 """
 
 from __future__ import annotations
+
+import re
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -24,6 +32,7 @@ class Query:
     text: str = ""
     terms: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
+    question_terms: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query_id": self.query_id, "channel": self.channel,
@@ -33,6 +42,8 @@ class Query:
         elif self.channel == "fulltext":
             d["text"] = self.text
             d["terms"] = list(self.terms)
+            if self.question_terms:
+                d["question_terms"] = list(self.question_terms)
         else:
             d["templates"] = list(self.templates)
         return d
@@ -55,13 +66,49 @@ class Plan:
                 "candidate_limit": self.candidate_limit, "queries": [q.to_json() for q in self.queries]}
 
 
+STOP_WORDS = frozenset("""
+a an and are as at be been being but by can could did do does doing done for from had has have how i if in
+into is it its may me might must my no nor not of on or our shall should so than that the their them then
+there these they this those to us was we were what when where which while who whom whose why will with
+would you your yes also any all each both either more most other same some such very just only own too
+about above after again against before below between during through under until up down out off over
+happen happened happens tell show explain give given get got make made let please
+""".split())
+_QUOTED = re.compile(r'"([^"\n]{1,200})"|\u201c([^\u201d\n]{1,200})\u201d|\u300c([^\u300d\n]{1,200})\u300d')
+_IDENT = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*[0-9][A-Za-z0-9]*|[A-Z]{2,}[A-Z0-9]*")
+
+
+def salient_terms(question: str) -> tuple[list[str], list[str]]:
+    """(anchored, content): index terms of the question's identifiers and quoted phrases, and
+    of its remaining content words (stop words and one- or two-letter words dropped)."""
+    anchored: list[str] = []
+    for m in _QUOTED.finditer(question):
+        anchored += query_terms(next(g for g in m.groups() if g))
+    for m in _IDENT.finditer(_QUOTED.sub(" ", question)):
+        anchored += query_terms(m.group(0))
+    rest = _IDENT.sub(" ", _QUOTED.sub(" ", question))
+    content = [t for t in query_terms(rest) if t not in STOP_WORDS and (len(t) > 2 or not t.isascii())]
+    a = list(dict.fromkeys(anchored))
+    return a, [t for t in dict.fromkeys(content) if t not in a]
+
+
+def _type_vocabulary(et) -> set[str]:
+    words = [et.type.replace("_", " "), et.judgment]
+    for spec in (et.retrieve, et.followup):
+        if spec is not None and spec.fulltext is not None:
+            words += list(spec.fulltext.terms)
+    return set(query_terms(" ".join(words)))
+
+
 def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: list[str],
-              business_keys: list[str], channels: tuple[str, ...] = ("structured", "fulltext", "graph")) -> Plan:
+              business_keys: list[str], channels: tuple[str, ...] = ("structured", "fulltext", "graph"),
+              question: str = "") -> Plan:
     limit = pb.candidate_limit * (2 ** (round_no - 1))
     plan = Plan(round=round_no, target_types=list(target_types), seeds=list(seeds),
                 business_keys=list(business_keys), max_hops=pb.max_hops, fanout_cap=pb.fanout_cap,
                 candidate_limit=limit)
     by_type = {et.type: et for et in pb.evidence_types}
+    anchored, content = salient_terms(question) if question else ([], [])
     n = 0
     for t in target_types:
         et = by_type[t]
@@ -72,9 +119,13 @@ def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: li
                                       object_types=tuple(spec.structured.object_types)))
         if spec.fulltext is not None and "fulltext" in channels:
             n += 1
-            text = " ".join(list(spec.fulltext.terms) + list(business_keys))
+            base = " ".join(list(spec.fulltext.terms) + list(business_keys))
+            have = set(query_terms(base))
+            vocab = _type_vocabulary(et)
+            qterms = [w for w in anchored if w not in have] + [w for w in content if w in vocab and w not in have]
+            text = " ".join([base, *qterms]) if qterms else base
             plan.queries.append(Query(f"r{round_no}q{n}", "fulltext", t, limit, text=text,
-                                      terms=tuple(query_terms(text))))
+                                      terms=tuple(query_terms(text)), question_terms=tuple(qterms)))
         if spec.graph is not None and "graph" in channels:
             n += 1
             plan.queries.append(Query(f"r{round_no}q{n}", "graph", t, limit, templates=tuple(spec.graph.templates)))

@@ -1,43 +1,74 @@
-"""Redaction: masks a source declares for subjects without a raw-read scope, applied to the
-text, title and string facts before anything enters a pack."""
+"""Redaction: masks a source declares for subjects without a raw-read scope.
+
+The masks apply to every string of an object that can reach an output: its text, title,
+locator, source version, object and subject ids (a Markdown section's heading is part of its
+id, title and locator) and string facts (list items included), for admitted evidence and
+for omission records alike. The digest of the unmasked text is shown only keyed with the
+store secret (``before_hash``), never as a plain hash a subject could test guesses against.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import regex
 
-from ..util.canon import content_hash
+from ..util.canon import content_hash, sealed_hash
+
+Patterns = list[tuple[str, Any, str]]
+
+# The string fields of an object (engine.gates.Obj) that outputs show.
+MASKED_FIELDS = ("content", "title", "locator", "source_version", "object_id", "subject_id")
 
 
-def _apply(text: str, pats: list[tuple[str, Any, str]], counts: dict[str, int]) -> str:
+def applies(o, scopes: frozenset[str]) -> bool:
+    """Whether ``o``'s source masks it for a subject holding ``scopes``."""
+    return bool(o.redaction) and not (set(o.redaction.get("unless_scopes", [])) & scopes)
+
+
+def patterns(policy: dict[str, Any]) -> Patterns:
+    return [(p["name"], regex.compile(p["regex"]), p["replacement"]) for p in policy["patterns"]]
+
+
+def mask(text: str, pats: Patterns, counts: dict[str, int] | None = None) -> str:
     for name, rx, repl in pats:
         text, n = rx.subn(repl, text)
-        if n:
+        if n and counts is not None:
             counts[name] = counts.get(name, 0) + n
     return text
 
 
-def redact(o, policy: dict[str, Any], count: Callable[[str], int]):
-    pats = [(p["name"], regex.compile(p["regex"]), p["replacement"]) for p in policy["patterns"]]
+def mask_value(v: Any, pats: Patterns, counts: dict[str, int] | None = None) -> Any:
+    """``v`` with every string in it masked (lists and mappings walked, keys kept)."""
+    if isinstance(v, str):
+        return mask(v, pats, counts)
+    if isinstance(v, list):
+        return [mask_value(x, pats, counts) for x in v]
+    if isinstance(v, dict):
+        return {k: mask_value(x, pats, counts) for k, x in v.items()}
+    return v
+
+
+def masked_copy(o, pats: Patterns, counts: dict[str, int] | None = None):
+    """A copy of ``o`` with every field of :data:`MASKED_FIELDS` and every fact masked."""
+    changes = {f: mask(getattr(o, f), pats, counts) for f in MASKED_FIELDS if isinstance(getattr(o, f), str)}
+    changes["facts"] = mask_value(dict(o.facts), pats, counts)
+    return dataclasses.replace(o, **changes)
+
+
+def redact(o, policy: dict[str, Any], count: Callable[[str], int], *, key: bytes):
+    """(``o`` masked under ``policy``, the transformation or None when nothing matched);
+    the transformation's ``before_hash`` is keyed with ``key``."""
     counts: dict[str, int] = {}
-    text = _apply(o.content, pats, counts)
-    title = _apply(o.title, pats, counts)
-    facts: dict[str, Any] = {}
-    for k, v in o.facts.items():
-        if isinstance(v, str):
-            facts[k] = _apply(v, pats, counts)
-        elif isinstance(v, list):
-            facts[k] = [_apply(x, pats, counts) if isinstance(x, str) else x for x in v]
-        else:
-            facts[k] = v
+    m = masked_copy(o, patterns(policy), counts)
     if not counts:
-        return o.content, o.title, dict(o.facts), None
+        return m, None
     tr = {
         "kind": "redaction", "policy_object": policy.get("policy_object"),
         "unless_scopes": list(policy.get("unless_scopes", [])),
         "masked": dict(sorted(counts.items())),
-        "before_hash": o.content_hash, "after_hash": content_hash(text),
-        "before_tokens": o.tokens, "after_tokens": count(text),
+        "before_hash": sealed_hash(o.content_hash, key=key), "after_hash": content_hash(m.content),
+        "before_tokens": o.tokens, "after_tokens": count(m.content),
     }
-    return text, title, facts, tr
+    return m, tr

@@ -133,6 +133,23 @@ def section_texts(pack: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def gap_reason(m: dict[str, Any]) -> str:
+    """Why a type is missing, in words: withheld candidates name the scope or purpose they
+    need (never an id or content), other gates are named."""
+    why = m["reason"].replace("_", " ")
+    w = m.get("withheld")
+    if w:
+        needs = []
+        if w["needs_scopes"]:
+            needs.append("scope " + ", ".join(w["needs_scopes"]))
+        if w["allowed_purposes"]:
+            needs.append("purpose " + " or ".join(w["allowed_purposes"]))
+        why += f" ({w['count']} candidate(s) need " + " and ".join(needs) + ")" if needs else ""
+    if m.get("rejected_by") and m["reason"] != "over_budget":
+        why += ("; rejected by " if w else ": ") + ", ".join(m["rejected_by"])
+    return why
+
+
 def gaps_text(pack: dict[str, Any]) -> str:
     """Missing types and exclusions. In ``compact`` form (chosen by the builder when the full
     form would overflow the goal_state slot) judgments and ids are left out, counts stay."""
@@ -141,10 +158,11 @@ def gaps_text(pack: dict[str, Any]) -> str:
     if pack["missing"]:
         for m in pack["missing"]:
             kind = "required" if m["required"] else "optional"
+            why = gap_reason(m)
             if compact:
-                lines.append(f"- Missing {m['type']} ({kind}, {m['reason'].replace('_', ' ')}).")
+                lines.append(f"- Missing {m['type']} ({kind}, {why}).")
             else:
-                lines.append(f"- Missing {m['type']} ({kind}): {m['judgment']} — {m['reason'].replace('_', ' ')}.")
+                lines.append(f"- Missing {m['type']} ({kind}): {m['judgment']} — {why}.")
     else:
         lines.append("- No declared evidence type is missing.")
     by_gate: dict[str, list[str]] = {}
@@ -160,7 +178,7 @@ def gaps_text(pack: dict[str, Any]) -> str:
         shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
         lines.append(f"- Excluded by {gate}: {shown}.")
     for gate in sorted(counted, key=order.index):
-        if gate in ("tenant", "scope", "purpose"):
+        if gate in ("tenant", "scope", "classification", "purpose"):
             lines.append(f"- Withheld by {gate}: {counted[gate]} item(s) the subject may not see.")
         elif gate == "relevance":
             lines.append(f"- Not used by relevance: {counted[gate]} item(s) not linked to this case.")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.playbook import Playbook
+from .gates import Access
 from .plan import Plan, Query
 
 RRF_K = 60
@@ -36,44 +37,55 @@ ranked AS (
 SELECT qid, doc_id FROM ranked WHERE rn <= $lim ORDER BY qid, rn
 """
 
-# Okapi BM25 (k1 = 1.2, b = 0.75, the FTS extension's parameters) scored from the postings
-# of the query's terms only, instead of match_bm25's scan of every document. Below
-# $max_postings postings per query the scores are exact over every matching document. Above
-# it (large corpora): only documents holding one of the query's rare terms (df <= $rare_share
-# of the corpus, or its rarest term) are scored, and terms found in more than $common_share of
-# all documents (IDF below ln 2, so each adds at most ~1.5 to a score) are left out of the sum
-# — their posting lists are most of the work.
-_BM25 = """
-WITH qt(qid, etype, term) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, term)),
-q AS (SELECT qt.qid, qt.etype, d.termid, d.df FROM qt JOIN fts_main_objects.dict d ON d.term = qt.term),
-st AS (SELECT num_docs, avgdl FROM fts_main_objects.stats),
-per AS (SELECT qid, sum(df) AS total, min(df) AS mindf FROM q GROUP BY qid),
-keep AS (
-  SELECT DISTINCT q.qid, q.termid FROM q JOIN per ON per.qid = q.qid CROSS JOIN st
-  WHERE per.total <= $max_postings OR q.df <= greatest($rare_share * st.num_docs, per.mindf)),
-cand AS (SELECT DISTINCT k.qid, p.doc_id FROM keep k JOIN postings p ON p.termid = k.termid),
-qs AS (
-  SELECT q.* FROM q JOIN per ON per.qid = q.qid CROSS JOIN st
-  WHERE per.total <= $max_postings OR q.df <= $common_share * st.num_docs OR q.df = per.mindf),
-scored AS (
-  SELECT q.qid, q.etype, p.doc_id,
-         round(sum(ln(((st.num_docs - q.df + 0.5) / (q.df + 0.5)) + 1)
-             * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / st.avgdl))), 9) AS score
-  FROM qs q JOIN postings p ON p.termid = q.termid
-  JOIN cand c ON c.qid = q.qid AND c.doc_id = p.doc_id
-  CROSS JOIN st
-  GROUP BY q.qid, q.etype, p.doc_id),
-ranked AS (
-  SELECT s.qid, s.doc_id, s.score,
-         row_number() OVER (PARTITION BY s.qid ORDER BY s.score DESC, s.doc_id) AS rn
-  FROM scored s JOIN objects o ON o.doc_id = s.doc_id
-  WHERE o.tenant_id = $tenant AND list_contains(o.supports, s.etype))
-SELECT qid, doc_id, score FROM ranked WHERE rn <= $lim ORDER BY qid, rn
+# Okapi BM25 (k1 = 1.2, b = 0.75), exact, over the subject's tenant only: N, avgdl and each
+# term's df are the tenant's own (tenants, term_stats), so another tenant's documents never
+# change a score. Two small lookups first (the tenant's statistics and the evidence types' bits,
+# then the query terms' ids and idf), then one statement that reads only the postings of those
+# terms in that tenant — postings are sorted by (tenant_no, termid), so the scan skips every
+# other row group — and joins nothing: tf, dl and the supports bit mask are in the posting.
+# Ids, idf and masks are passed as literals (numbers this code computed), so the filters reach
+# the scan; scores are rounded to 9 places, ties broken by doc id.
+_BM25_TENANT = "SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = $tenant"
+_BM25_BITS = "SELECT evidence_type, bit FROM support_bits WHERE evidence_type IN ({types})"
+_BM25_TERMS = """
+SELECT term, termid, ln((({n} - df + 0.5) / (df + 0.5)) + 1) AS idf
+FROM term_stats WHERE tenant_no = {tno} AND term IN ({terms})
 """
-MAX_POSTINGS = 200_000
-RARE_SHARE = 0.05
-COMMON_SHARE = 0.5
+_BM25 = """
+WITH qt(qi, termid, idf) AS (VALUES {qt}),
+qm(qi, mask) AS (VALUES {qm}),
+scored AS (
+  SELECT qt.qi, p.doc_id,
+         round(sum(qt.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / {avgdl}))), 9) AS score
+  FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
+  WHERE p.tenant_no = {tno} AND p.termid IN ({termids}) AND (p.supports & qm.mask) <> 0
+  GROUP BY qt.qi, p.doc_id){check},
+ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM {src})
+SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn
+"""
+# Evidence types past bit MASK_BITS share the last bit: their hits are checked against objects.
+_BM25_CHECK = """,
+checked AS (
+  SELECT s.* FROM scored s JOIN (VALUES {qe}) qe(qi, etype) ON qe.qi = s.qi
+  JOIN objects o ON o.doc_id = s.doc_id
+  WHERE qe.etype IS NULL OR list_contains(o.supports, qe.etype))"""
 
+
+def _num(x: float) -> str:
+    """A DOUBLE literal that reads back as exactly ``x``."""
+    r = repr(float(x))
+    return r if "e" in r or "n" in r else r + "e0"
+
+# Every edge is authorised before it is walked, so a withheld edge never reaches a path and the
+# fan-out cap counts authorised edges only. An edge passes when (1) it is the tenant's and valid
+# at as_of; (2) the source that registered it and the source of the entity it leads to pass the
+# subject's scope, classification and purpose; (3) the object that attests it, if it names one,
+# would pass the scope, classification, purpose and validity gates. (2) and the non-temporal
+# part of (3) are decided per relation_access row in Python (_walk_access → $access_ok); the
+# attesting object's validity is checked here. A seed entity starts a walk only when its source
+# passes (2) ($readable).
 _WALK = """
 WITH RECURSIVE
 steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
@@ -82,6 +94,7 @@ walk(tid, depth, node, path, rels) AS (
   SELECT s.tid, 0, e.entity_id, [e.entity_id], []::VARCHAR[]
   FROM starts s JOIN entities e ON e.entity_type = s.start_type
   WHERE e.tenant_id = $tenant AND e.entity_key IN ({seeds})
+    AND list_contains(CAST($readable AS VARCHAR[]), e.source_id)
   UNION ALL
   SELECT w.tid, w.depth + 1, r.dst, list_append(w.path, r.dst), list_append(w.rels, r.relation_id)
   FROM walk w
@@ -90,6 +103,9 @@ walk(tid, depth, node, path, rels) AS (
   WHERE r.tenant_id = $tenant AND w.depth < $max_hops
     AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof)
     AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
+    AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
+    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof)
+    AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
     AND NOT list_contains(w.path, r.dst)
   QUALIFY row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst) <= $fanout
 )
@@ -138,9 +154,10 @@ def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple
     return ", ".join(out)
 
 
-def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> list[QueryRun]:
+def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access) -> list[QueryRun]:
     """Run every query of the plan: one SQL statement per channel. Returns one QueryRun per
-    query, in plan order; a channel's elapsed time is shared evenly by its queries."""
+    query, in plan order; a channel's elapsed time is shared evenly by its queries. The graph
+    walk follows only edges ``access`` authorises (see _WALK)."""
     runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
     by_ch: dict[str, list[Query]] = {}
     for q in plan.queries:
@@ -159,19 +176,16 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
         _share(runs, qs, time.perf_counter() - t0)
     if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
         t0 = time.perf_counter()
-        params = {"tenant": tenant, "lim": lim, "max_postings": MAX_POSTINGS, "rare_share": RARE_SHARE,
-                  "common_share": COMMON_SHARE}
-        rows_sql = _values([(q.query_id, q.evidence_type, t) for q in qs for t in q.terms], "f", params,
-                           casts=("VARCHAR", "VARCHAR", "VARCHAR"))
-        for qid, doc, score in con.execute(_BM25.format(rows=rows_sql), params).fetchall():
-            runs[qid].hits.append(doc)
-            runs[qid].detail[doc] = {"score": score}
+        for qi, doc, score in bm25(con, qs, tenant=tenant, lim=lim):
+            runs[qs[qi].query_id].hits.append(doc)
+            runs[qs[qi].query_id].detail[doc] = {"score": score}
         _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("graph"):
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}
         used = sorted({tid for q in qs for tid in q.templates})
-        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap}
+        params = {"tenant": tenant, "max_hops": plan.max_hops, "asof": as_of_us, "fanout": plan.fanout_cap,
+                  **_walk_access(con, access)}
         steps = [(tid, i, s.edge, s.to) for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
         sql = _WALK.format(
             steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
@@ -205,6 +219,66 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int) -> li
                 run.detail[doc] = {"depth": depth, "template": tid, "entity_path": path, "relations": rels}
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
+
+
+def _walk_access(con, access: Access) -> dict[str, Any]:
+    """The subject's access as parameters of _WALK: the sources it may read ($readable) and the
+    relation_access rows it is authorised for ($access_ok). Both tables are small (one row per
+    source, one per distinct access combination of the relations): read whole."""
+    readable, cleared = set(), set()
+    for sid, scopes, purposes, level in con.execute(
+            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources").fetchall():
+        if access.cleared(level):
+            cleared.add(sid)
+        if access.source_ok(scopes, purposes, level):
+            readable.add(sid)
+    ok = [aid for aid, sid, dst_sid, attested, ev_sid, ev_scopes, ev_purposes in con.execute(
+        "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, ev_allowed_purposes "
+        "FROM relation_access ORDER BY access_id").fetchall()
+        if sid in readable and dst_sid in readable
+        and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
+                              and access.purpose in (ev_purposes or [])))]
+    return {"readable": sorted(readable), "access_ok": ok}
+
+
+def bm25(con, qs: list[Query], *, tenant: str, lim: int) -> list[tuple[int, int, float]]:
+    """Exact BM25 top-``lim`` of each full-text query within the tenant: (query index, doc id,
+    score), each query's hits in rank order."""
+    from ..store.schema import MASK_BITS
+
+    row = con.execute(_BM25_TENANT, {"tenant": tenant}).fetchone()
+    if row is None:
+        return []
+    tno, n, avgdl = row
+    params: dict[str, Any] = {}
+    types = sorted({q.evidence_type for q in qs})
+    bits = dict(con.execute(_BM25_BITS.format(types=in_list(types, "e", params)), params).fetchall())
+    params = {}
+    terms = sorted({t for q in qs for t in q.terms})
+    idf = {t: (tid, x) for t, tid, x in con.execute(
+        _BM25_TERMS.format(n=int(n), tno=int(tno), terms=in_list(terms, "t", params)), params).fetchall()}
+    qt, qm, qe, termids, xparams = [], [], [], set(), {}
+    for qi, q in enumerate(qs):
+        bit = bits.get(q.evidence_type)
+        found = [idf[t] for t in q.terms if t in idf]
+        if bit is None or not found:
+            continue            # no object of the tenant supports the type or holds a term
+        qm.append(f"({qi}, {1 << min(bit, MASK_BITS)}::UBIGINT)")
+        qt.extend(f"({qi}, {int(tid)}, {_num(x)})" for tid, x in found)
+        termids.update(int(tid) for tid, _ in found)
+        if bit >= MASK_BITS:
+            xparams[f"x{qi}"] = q.evidence_type
+            qe.append(f"({qi}, CAST($x{qi} AS VARCHAR))")
+        else:
+            qe.append(f"({qi}, NULL::VARCHAR)")
+    if not qt:
+        return []
+    overflow = bool(xparams)
+    sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
+                       termids=", ".join(map(str, sorted(termids))),
+                       check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
+                       src="checked" if overflow else "scored", lim=int(lim))
+    return con.execute(sql, xparams).fetchall()
 
 
 def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:

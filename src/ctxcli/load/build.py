@@ -7,6 +7,7 @@ it until they reopen; a failed or killed load leaves the live store as it was.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from dataclasses import dataclass
@@ -17,11 +18,9 @@ import orjson
 
 from .. import BUILDER_VERSION
 from ..errors import InputError, StoreError, UsageError
-from ..store.db import fts_extension_path
 from ..store.schema import SCHEMA_VERSION, STEPS
-from ..tokens import count_batch
 from ..util.canon import canonical_bytes, sha256_hex
-from . import fts_text
+from .derive import BATCH, Deriver, start_pool
 from .parse import LoadedSource, parse_source, read_manifests
 
 Progress = Callable[[str, int, int], None]
@@ -38,6 +37,7 @@ class SourceSummary:
     tombstones: int
     dropped: int
     digest: str
+    reused: bool = False
 
 
 @dataclass
@@ -46,6 +46,11 @@ class LoadResult:
     store_digest: str
     sources: list[SourceSummary]
     objects: int
+
+    @property
+    def reused(self) -> list[str]:
+        """Sources whose rows were copied from the previous store (digest unchanged)."""
+        return [s.source_id for s in self.sources if s.reused]
 
 
 def _noop(stage: str, done: int, total: int) -> None:
@@ -67,6 +72,9 @@ REL_COLS = {"tenant_id": "VARCHAR", "relation_id": "VARCHAR", "src": "BIGINT", "
             "rel_type": "VARCHAR", "src_type": "VARCHAR", "dst_type": "VARCHAR", "valid_from_us": "BIGINT",
             "valid_to_us": "BIGINT", "evidence_object_id": "VARCHAR", "source_id": "VARCHAR",
             "source_version": "VARCHAR", "confidence": "DOUBLE"}
+TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]"}
+TLINE_COLS = {"source_id": "VARCHAR", "seq": "INTEGER", "tenant_id": "VARCHAR", "object_id": "VARCHAR",
+              "deleted_at_us": "BIGINT", "reason": "VARCHAR"}
 TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCHAR", "deleted_at_us": "BIGINT",
              "reason": "VARCHAR"}
 
@@ -95,7 +103,7 @@ class _Writer:
 
     def __init__(self, tmpdir: str, table: str, cols: dict[str, str]) -> None:
         self.table, self.cols, self.n = table, cols, 0
-        self.path = os.path.join(tmpdir, f"{table}.ndjson")
+        self.path = os.path.join(tmpdir, f"{table}-{next(_SEQ)}.ndjson")
         self.fh = open(self.path, "wb")
 
     def write(self, row: dict[str, Any]) -> None:
@@ -112,8 +120,11 @@ class _Writer:
         os.unlink(self.path)
 
 
+_SEQ = itertools.count()
+
+
 def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None, sources_dir: Path | None = None,
-                progress: Progress = _noop) -> LoadResult:
+                progress: Progress = _noop, incremental: bool = True) -> LoadResult:
     """Validate every source and publish a new store at ``db_path``.
 
     Records are streamed: entities, then objects (token counts and full-text text computed in
@@ -121,6 +132,9 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     temporary folder beside the store; only small id maps stay in memory. The files are then
     inserted into a staging database, derived tables and the full-text index are built, and
     the staging file replaces the live store in one rename.
+
+    With ``incremental`` (the default), sources whose digest equals the live store's are not
+    read again: their rows are copied from the live store (see load/reuse.py).
     """
     manifests_dir = Path(manifests_dir)
     root = Path(root) if root is not None else manifests_dir.resolve().parent
@@ -132,22 +146,50 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     except OSError as e:
         raise UsageError(f"--db {db_path}: cannot create its folder ({e.strerror})") from None
     loaded, store_digest = collect(manifests_dir, root, sources_dir, progress)
+    # Workers fork before this process opens any DuckDB database (see load/derive.py).
+    pool = start_pool() if sum(o.manifest.enabled for o in loaded) else None
+    try:
+        return _build(loaded, store_digest, db_path, progress, incremental, pool)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
+           pool) -> LoadResult:
+    prior = None
+    if incremental:
+        from .reuse import read_prior
+
+        prior = read_prior(db_path, {ls.manifest.source_id: ls.digest for ls in loaded if ls.manifest.enabled},
+                           BUILDER_VERSION, SCHEMA_VERSION)
+        if prior is not None and prior.store_digest == store_digest:
+            # Same builder, schema and source digests: the live store is the store this load
+            # would build, byte for byte in every table. Nothing to do.
+            by_id = {r[0]: r for r in prior.summaries}
+            if set(by_id) == {ls.manifest.source_id for ls in loaded}:
+                sums = [SourceSummary(*by_id[ls.manifest.source_id], reused=True) for ls in loaded]
+                return LoadResult(db=str(db_path), store_digest=store_digest, sources=sums,
+                                  objects=sum(x.objects for x in sums))
 
     fd, staging = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".staging", dir=db_path.parent)
     os.close(fd)
     os.unlink(staging)
     import duckdb
 
+    from .reuse import Fallback
+
     try:
-        with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
-            stats = _stream_rows(loaded, tmpdir, progress)
-            # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
-            # taking 80 % of the machine (the full-text index build is the peak).
-            con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
+        while True:
             try:
-                _write_store(con, loaded, stats, store_digest, progress)
-            finally:
-                con.close()
+                stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool)
+                break
+            except Fallback:
+                prior = None            # a full load gives the answer (or the exact error)
+                for p in (staging, staging + ".wal"):
+                    if os.path.exists(p):
+                        os.unlink(p)
         with open(staging, "rb") as fh:
             os.fsync(fh.fileno())
         # A WAL left beside the live path by a killed writer would be replayed onto the new store.
@@ -174,11 +216,35 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
                       objects=stats["objects"])
 
 
-def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) -> dict[str, Any]:
+def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
+                   progress: Progress, pool) -> dict[str, Any]:
+    import duckdb
+
+    with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
+        stats = _stream_rows(loaded, tmpdir, progress, prior, pool)
+        # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
+        # taking 80 % of the machine (the postings sort is the peak).
+        con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
+        try:
+            _write_store(con, loaded, stats, store_digest, progress, prior)
+        finally:
+            con.close()
+    return stats
+
+
+def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior=None,
+                 pool=None) -> dict[str, Any]:
+    from .reuse import Fallback
+
+    reuse = prior.sources if prior is not None else {}
     w_obj = _Writer(tmpdir, "objects", OBJ_COLS)
     w_ent = _Writer(tmpdir, "entities", ENT_COLS)
     w_rel = _Writer(tmpdir, "relations", REL_COLS)
     w_tomb = _Writer(tmpdir, "tombstones", TOMB_COLS)
+    w_terms = _Writer(tmpdir, "doc_terms", TERM_COLS)
+    w_drop = _Writer(tmpdir, "dropped_relations", REL_COLS)
+    w_tlines = _Writer(tmpdir, "source_tombstones", TLINE_COLS)
+    first: dict[str, list[int]] = {}        # source -> [first doc, objects parsed, first entity, entities]
     per: dict[str, dict[str, int]] = {ls.manifest.source_id: {
         "objects": 0, "sections": 0, "entities": 0, "relations": 0, "tombstones": 0, "dropped": 0}
         for ls in loaded}
@@ -186,9 +252,20 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
     # Entities first: relations need them.
     ents: dict[tuple[str, str], tuple[int, str, str, int]] = {}      # -> (id, type, file, line)
     for ls in loaded:
+        sid = ls.manifest.source_id
+        first[sid] = [0, 0, len(ents) + 1, 0]
+        if sid in reuse:
+            for tenant, key, etype in reuse[sid].entities:
+                if (tenant, key) in ents:
+                    raise Fallback("entity key")
+                ents[(tenant, key)] = (len(ents) + 1, etype, "", 0)
+            per[sid]["entities"] = first[sid][3] = len(reuse[sid].entities)
+            continue
         for e in ls.iter_entities():
             k = (e["tenant_id"], e["entity_key"])
             if k in ents:
+                if not ents[k][2]:
+                    raise Fallback("entity key")
                 _, _, f, ln = ents[k]
                 raise InputError(f"duplicate entity key {e['entity_key']!r} (first at {f}:{ln})",
                                  file=e["_file"], line=e["_line"], field="entity_key")
@@ -196,52 +273,82 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             ents[k] = (e["entity_id"], e["entity_type"], e["_file"], e["_line"])
             w_ent.write(e)
             per[e["source_id"]]["entities"] += 1
+            first[sid][3] += 1
 
-    # Objects, in batches: token counts and the full-text shadow text.
-    objs: dict[tuple[str, str], tuple[int, str, int | None]] = {}    # -> (doc id, file, line)
+    # Objects, in batches: token counts and the full-text shadow text, in worker processes.
+    objs: dict[tuple[str, str], tuple[int, str, int | None, str]] = {}    # -> (doc id, file, line, source)
     sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
     batch: list[dict[str, Any]] = []
 
-    def flush() -> None:
-        for o, n in zip(batch, count_batch([o["content"] for o in batch])):
-            o["tokens"] = n
-            o["fts_text"] = fts_text.shadow_text(o["title"], o["content"], " ".join(o["keys"]))
+    def written(done: list[dict[str, Any]]) -> None:
+        for o in done:
             w_obj.write(o)
+            w_terms.write(o)
         progress("index", len(objs), len(objs))
-        batch.clear()
 
+    deriver = Deriver(written, pool)
     for ls in loaded:
+        sid = ls.manifest.source_id
+        first[sid][0] = len(objs) + 1
+        if sid in reuse:
+            for tenant, oid, _, supersedes in reuse[sid].objects:
+                if (tenant, oid) in objs:
+                    raise Fallback("object id")
+                objs[(tenant, oid)] = (len(objs) + 1, "", None, sid)
+                if supersedes:
+                    sup.append((len(objs), tenant, supersedes))
+            first[sid][1] = len(reuse[sid].objects)
+            continue
         for o in ls.iter_objects():
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
-                _, f, ln = objs[k]
+                if not objs[k][1]:
+                    raise Fallback("object id")
+                _, f, ln, _ = objs[k]
                 raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
                                  file=o["_file"], line=o["_line"], field="object_id")
             o["doc_id"] = len(objs) + 1
-            objs[k] = (o["doc_id"], o["_file"], o["_line"])
+            objs[k] = (o["doc_id"], o["_file"], o["_line"], sid)
+            first[sid][1] += 1
             if o["supersedes"]:
                 sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
             batch.append(o)
-            if len(batch) >= 2048:
-                flush()
+            if len(batch) >= BATCH:
+                deriver.add(batch)
+                batch = []
     if batch:
-        flush()
+        deriver.add(batch)
+    deriver.close()
 
     # Tombstones: the deleted objects leave objects, the index and the graph.
     removed: set[tuple[str, str]] = set()
     for ls in loaded:
-        for t in ls.iter_tombstones():
+        sid = ls.manifest.source_id
+        lines = reuse[sid].tombstones if sid in reuse else ls.iter_tombstones()
+        for seq, t in enumerate(lines):
+            w_tlines.write({**t, "seq": seq})
             k = (t["tenant_id"], t["object_id"])
+            if k in objs and objs[k][3] != t["source_id"]:
+                # A source deletes only its own objects: a tombstone line elsewhere must not
+                # remove another source's rule or case snapshot.
+                raise InputError(f"tombstone names {t['object_id']!r}, an object of source {objs[k][3]!r}; "
+                                 f"a source may only delete its own objects", file=t["_file"], line=t["_line"],
+                                 field="object_id")
             per[t["source_id"]]["tombstones"] += 1
             if k not in removed:
                 removed.add(k)
                 w_tomb.write(t)
     removed_docs = sorted(objs[k][0] for k in removed if k in objs)
+    for sid, src in reuse.items():
+        if src.removed - removed:
+            raise Fallback("a deleted object of a reused source is back")
 
     # Relations: both ends known entities of the tenant, the evidence a known object.
     rel_ids: set[tuple[str, str]] = set()
     for ls in loaded:
         sid = ls.manifest.source_id
+        if sid in reuse:
+            continue                    # copied and checked in SQL (reuse.copy_rows)
         for rec, tenant, disp, line in ls.iter_relations():
             ends = []
             for fld, key in (("from", rec.from_), ("to", rec.to)):
@@ -258,24 +365,28 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress) ->
             if ev is not None and (tenant, ev) not in objs:
                 raise InputError(f"relation {rec.relation_id} cites unknown evidence object {ev!r}",
                                  file=disp, line=line, field="evidence_object_id")
+            (s_id, s_type, _, _), (d_id, d_type, _, _) = ends
+            w = w_rel
             if ev is not None and (tenant, ev) in removed:
                 per[sid]["dropped"] += 1
-                continue
-            (s_id, s_type, _, _), (d_id, d_type, _, _) = ends
-            w_rel.write({
+                w = w_drop
+            w.write({
                 "tenant_id": tenant, "relation_id": rec.relation_id, "src": s_id, "dst": d_id,
                 "rel_type": rec.type, "src_type": s_type, "dst_type": d_type,
                 "valid_from_us": _us(rec.valid_from), "valid_to_us": _us(rec.valid_to),
                 "evidence_object_id": ev, "source_id": sid, "source_version": rec.source_version,
                 "confidence": rec.confidence})
-            per[sid]["relations"] += 1
+            if w is w_rel:
+                per[sid]["relations"] += 1
 
     families = _families(objs, sup, set(removed_docs))
-    return {"writers": (w_obj, w_ent, w_rel, w_tomb), "per": per, "removed_docs": removed_docs,
+    gone = sorted((t, o, objs[(t, o)][3], objs[(t, o)][0]) for t, o in removed if (t, o) in objs)
+    return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines), "per": per,
+            "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": first,
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": []}
 
 
-def _families(objs: dict[tuple[str, str], tuple[int, str, int | None]], sup: list[tuple[int, str, str]],
+def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup: list[tuple[int, str, str]],
               removed: set[int]) -> list[tuple[int, int]]:
     """(doc id, family) for every object in a supersession chain; a family is numbered by its
     smallest doc id, so numbering is deterministic."""
@@ -299,33 +410,76 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None]], sup: lis
 
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
-                 progress: Progress) -> None:
-    con.execute(f"LOAD '{fts_extension_path()}'")
+                 progress: Progress, prior=None) -> None:
     con.execute("BEGIN")
     for i, (name, ddl) in enumerate(STEPS, 1):
         for stmt in ddl.split(";"):
             if stmt.strip():
                 con.execute(stmt)
         con.execute("INSERT INTO schema_steps VALUES (?, ?)", [i, name])
+    con.execute("CREATE TEMP TABLE doc_terms(doc_id INTEGER, terms VARCHAR[], tfs INTEGER[])")
+    con.execute("CREATE TEMP TABLE doc_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # reused documents
+    con.execute("CREATE TEMP TABLE doc_len(doc_id INTEGER, dl INTEGER)")
     for w in stats["writers"]:
         w.insert(con)
-    if stats["removed_docs"]:
-        con.execute("DELETE FROM objects WHERE doc_id IN (SELECT unnest(?::INTEGER[]))", [stats["removed_docs"]])
-    if stats["families"]:
-        con.execute("CREATE TEMP TABLE fam AS SELECT unnest(?::INTEGER[]) AS doc_id, unnest(?::BIGINT[]) AS family",
-                    [[d for d, _ in stats["families"]], [f for _, f in stats["families"]]])
-        con.execute("UPDATE objects SET family = fam.family FROM fam WHERE objects.doc_id = fam.doc_id")
-        con.execute("DROP TABLE fam")
-    # Sorted copies: doc ids in order for range pruning, relations clustered by source node.
-    con.execute("CREATE TABLE objects_sorted AS SELECT * FROM objects ORDER BY doc_id")
+    con.execute("INSERT INTO doc_len SELECT doc_id, coalesce(list_sum(tfs), 0) FROM doc_terms")
+    if prior is not None:
+        from .reuse import copy_rows
+
+        reused = {sid: (stats["first"][sid][0], stats["first"][sid][2]) for sid in prior.sources}
+        copy_rows(con, prior, reused, stats["removed"], stats["per"])
+    con.execute("CREATE TEMP TABLE gone_docs AS SELECT unnest(?::INTEGER[]) AS doc_id", [stats["removed_docs"]])
+    fam = stats["families"]
+    con.execute("CREATE TEMP TABLE fam AS SELECT unnest(?::INTEGER[]) AS doc_id, unnest(?::BIGINT[]) AS family",
+                [[d for d, _ in fam], [f for _, f in fam]])
+    # Sorted copies: doc ids in order for range pruning (tombstoned objects left out, families
+    # set), entities by id, relations clustered by source node.
+    con.execute("CREATE TABLE objects_sorted AS SELECT o.* REPLACE (f.family AS family) FROM objects o "
+                "LEFT JOIN fam f ON f.doc_id = o.doc_id WHERE o.doc_id NOT IN (SELECT doc_id FROM gone_docs) "
+                "ORDER BY o.doc_id")
     con.execute("DROP TABLE objects")
     con.execute("ALTER TABLE objects_sorted RENAME TO objects")
+    con.execute("DROP TABLE fam")
+    con.execute("DROP TABLE gone_docs")
+    con.execute("CREATE TABLE entities_sorted AS SELECT * FROM entities ORDER BY entity_id")
+    con.execute("DROP TABLE entities")
+    con.execute("ALTER TABLE entities_sorted RENAME TO entities")
     # Candidates are fetched by doc id (a few dozen random rows): an ART index turns that into
     # point reads instead of decompressing every vector that holds one of them.
     con.execute("CREATE INDEX objects_doc_id ON objects(doc_id)")
-    con.execute("CREATE TABLE relations_sorted AS SELECT * FROM relations ORDER BY src, rel_type, dst, relation_id")
+    # What the graph walk needs to authorise an edge (store/schema.py): each distinct
+    # combination of its source, its target entity's source and its attesting object's source,
+    # scopes and purposes becomes one relation_access row; the relation keeps that row's id and
+    # the attesting object's validity, so the walk reads two small columns, not lists.
+    con.execute("CREATE TEMP TABLE rel_acc AS SELECT r.*, d.source_id AS dst_source_id, "
+                "r.evidence_object_id IS NOT NULL AS attested, o.source_id AS ev_source_id, "
+                "o.required_scopes AS ev_required_scopes, o.allowed_purposes AS ev_allowed_purposes, "
+                "o.valid_from_us AS ev_valid_from_us, o.valid_to_us AS ev_valid_to_us "
+                "FROM relations r LEFT JOIN objects o ON o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id "
+                "LEFT JOIN entities d ON d.entity_id = r.dst")
+    con.execute("CREATE TEMP TABLE rel_acc2 AS SELECT *, dense_rank() OVER (ORDER BY source_id, dst_source_id, "
+                "attested, ev_source_id, ev_required_scopes, ev_allowed_purposes)::INTEGER AS access_id FROM rel_acc")
+    con.execute("INSERT INTO relation_access SELECT DISTINCT access_id, source_id, dst_source_id, attested, "
+                "ev_source_id, ev_required_scopes, ev_allowed_purposes FROM rel_acc2 ORDER BY access_id")
+    con.execute(f"CREATE TABLE relations_sorted AS SELECT {', '.join(REL_COLS)}, access_id, ev_valid_from_us, "
+                "ev_valid_to_us FROM rel_acc2 ORDER BY src, rel_type, dst, relation_id")
+    con.execute("DROP TABLE rel_acc")
+    con.execute("DROP TABLE rel_acc2")
     con.execute("DROP TABLE relations")
     con.execute("ALTER TABLE relations_sorted RENAME TO relations")
+    for t, order in (("dropped_relations", "tenant_id, relation_id"), ("source_tombstones", "source_id, seq")):
+        con.execute(f"CREATE TABLE {t}_sorted AS SELECT * FROM {t} ORDER BY {order}")
+        con.execute(f"DROP TABLE {t}")
+        con.execute(f"ALTER TABLE {t}_sorted RENAME TO {t}")
+    gone = stats["removed_objects"]
+    con.execute("INSERT INTO removed_objects SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+                "unnest(?::VARCHAR[]), unnest(?::INTEGER[])",
+                [[g[0] for g in gone], [g[1] for g in gone], [g[2] for g in gone], [g[3] for g in gone]])
+    fl = stats["first"]
+    con.execute("INSERT INTO source_loads SELECT unnest(?::VARCHAR[]), unnest(?::INTEGER[]), unnest(?::BIGINT[]), "
+                "unnest(?::BIGINT[]), unnest(?::BIGINT[])",
+                [list(fl), [v[0] for v in fl.values()], [v[1] for v in fl.values()], [v[2] for v in fl.values()],
+                 [v[3] for v in fl.values()]])
     con.execute("INSERT INTO object_keys SELECT tenant_id, key, kind, doc_id FROM ("
                 " SELECT tenant_id, subject_id AS key, 's' AS kind, doc_id FROM objects"
                 " WHERE subject_id IS NOT NULL"
@@ -335,7 +489,7 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
                 "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
-    stats["summaries"] = _write_sources(con, loaded, stats["per"])
+    stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set())
     total = stats["objects"]
     meta = {"schema_version": str(SCHEMA_VERSION), "store_digest": store_digest,
             "builder_version": BUILDER_VERSION, "encoding": "cl100k_base", "objects": str(total)}
@@ -344,23 +498,64 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
-    con.execute("COMMIT")
     progress("fts", 0, 1)
-    if total:
-        con.execute("PRAGMA create_fts_index('objects', 'doc_id', 'fts_text', stemmer='none', "
-                    "stopwords='none', ignore='[^\\p{L}\\p{N}_]+', strip_accents=0, lower=1)")
-        con.execute("CREATE TABLE postings AS SELECT t.termid, d.name AS doc_id, count(*)::INTEGER AS tf, "
-                    "any_value(d.len)::INTEGER AS dl "
-                    "FROM fts_main_objects.terms t JOIN fts_main_objects.docs d ON d.docid = t.docid "
-                    "GROUP BY ALL ORDER BY t.termid, d.name")
-    else:
-        con.execute("CREATE SCHEMA fts_main_objects")
-        con.execute("CREATE TABLE fts_main_objects.dict(termid BIGINT, term VARCHAR, df BIGINT)")
-        con.execute("CREATE TABLE fts_main_objects.docs(docid BIGINT, name INTEGER, len BIGINT)")
-        con.execute("CREATE TABLE fts_main_objects.stats(num_docs BIGINT, avgdl DOUBLE)")
-        con.execute("CREATE TABLE postings(termid BIGINT, doc_id INTEGER, tf INTEGER, dl INTEGER)")
+    _write_fulltext(con)
+    con.execute("COMMIT")
     progress("fts", 1, 1)
     con.execute("CHECKPOINT")
+
+
+# Full-text tables, per tenant, from the shadow text (terms separated by single spaces).
+# Scores are Okapi BM25 over the tenant's own documents: N, avgdl and df never count another
+# tenant's objects. Built in SQL: no Python per posting.
+_FULLTEXT = [
+    # terms of every document: new ones from the load's lists, reused ones copied (doc_rows)
+    """CREATE TEMP VIEW dt AS
+       SELECT doc_id, unnest(terms) AS term, unnest(tfs) AS tf FROM doc_terms
+       UNION ALL SELECT doc_id, term, tf FROM doc_rows""",
+    # per object still in the store (tombstoned ones are gone): tenant number, length, mask
+    """INSERT INTO tenants SELECT (row_number() OVER (ORDER BY tenant_id))::INTEGER, tenant_id, count(*),
+              avg(coalesce(l.dl, 0))
+       FROM objects o LEFT JOIN doc_len l ON l.doc_id = o.doc_id GROUP BY tenant_id ORDER BY tenant_id""",
+    """INSERT INTO support_bits SELECT evidence_type, (row_number() OVER (ORDER BY evidence_type) - 1)::INTEGER
+       FROM (SELECT DISTINCT unnest(supports) AS evidence_type FROM objects) ORDER BY evidence_type""",
+    """CREATE TEMP TABLE docmask AS
+       SELECT o.doc_id, t.tenant_no, coalesce(l.dl, 0)::INTEGER AS dl, coalesce(m.mask, 0::UBIGINT) AS mask
+       FROM objects o JOIN tenants t ON t.tenant_id = o.tenant_id LEFT JOIN doc_len l ON l.doc_id = o.doc_id
+       LEFT JOIN (SELECT s.doc_id, bit_or(1::UBIGINT << least(b.bit, {maxbit})) AS mask
+                  FROM (SELECT doc_id, unnest(supports) AS evidence_type FROM objects) s
+                  JOIN support_bits b ON b.evidence_type = s.evidence_type GROUP BY s.doc_id) m
+         ON m.doc_id = o.doc_id""",
+    # document frequency per (tenant, term); one term id per term, in term order
+    """CREATE TEMP TABLE tdf AS
+       SELECT m.tenant_no, t.term, count(*) AS df FROM dt t JOIN docmask m ON m.doc_id = t.doc_id
+       GROUP BY m.tenant_no, t.term""",
+    """CREATE TEMP TABLE dict AS
+       SELECT term, (row_number() OVER (ORDER BY term))::INTEGER AS termid FROM (SELECT DISTINCT term FROM tdf)""",
+    """INSERT INTO term_stats SELECT f.tenant_no, f.term, d.termid, f.df
+       FROM tdf f JOIN dict d ON d.term = f.term ORDER BY f.tenant_no, f.term""",
+    """INSERT INTO postings
+       SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
+       FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
+       ORDER BY m.tenant_no, d.termid, t.doc_id""",
+    "DROP VIEW dt", "DROP TABLE tdf", "DROP TABLE dict", "DROP TABLE docmask", "DROP TABLE doc_terms",
+    "DROP TABLE doc_rows", "DROP TABLE doc_len",
+]
+
+
+def _write_fulltext(con) -> None:
+    from ..store import schema
+
+    import time
+
+    FULLTEXT_SECONDS.clear()
+    for stmt in _FULLTEXT:
+        t0 = time.perf_counter()
+        con.execute(stmt.replace("{maxbit}", str(schema.MASK_BITS)))
+        FULLTEXT_SECONDS.append((" ".join(stmt.split()[:4]), round(time.perf_counter() - t0, 3)))
+
+
+FULLTEXT_SECONDS: list[tuple[str, float]] = []    # the last load's statements and their times (benchmarks)
 
 
 def _us(dt) -> int | None:
@@ -369,7 +564,8 @@ def _us(dt) -> int | None:
     return us(dt)
 
 
-def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int]]) -> list[SourceSummary]:
+def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int]],
+                   reused: set[str]) -> list[SourceSummary]:
     from ..util.timeutil import parse_duration
 
     counted = {r[0]: r[1:] for r in con.execute(
@@ -391,5 +587,5 @@ def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int
             c["dropped"], newest])
         out.append(SourceSummary(source_id=sid, enabled=m.enabled, objects=n_obj, sections=n_sec,
                                  entities=c["entities"], relations=c["relations"], tombstones=c["tombstones"],
-                                 dropped=c["dropped"], digest=ls.digest))
+                                 dropped=c["dropped"], digest=ls.digest, reused=sid in reused))
     return out

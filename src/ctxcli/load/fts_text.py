@@ -36,18 +36,44 @@ def terms(text: str) -> list[str]:
     if text.isascii():
         text = text.lower()
         comp, part, han = _A_COMPOUND.findall(text), _A_PART.findall(text), []
-        join = _A_JOIN
     else:
+        # No term or compound spans white space, so the text is cut at white space into runs of
+        # ASCII and non-ASCII chunks: ASCII runs take the fast stdlib patterns (they find exactly
+        # what the Unicode patterns find there), only the rest goes through `regex`.
         text = unicodedata.normalize("NFKC", text).casefold()
-        comp, part, han = _U_COMPOUND.findall(text), _U_PART.findall(text), _U_HAN.findall(text)
-        join = _A_JOIN
-    out = [j for j in (join.sub("_", c) for c in comp) if len(j) <= MAX_TERM]
+        comp, part, han = [], [], []
+        for is_ascii, run in _runs(text.split()):
+            if is_ascii:
+                comp += _A_COMPOUND.findall(run)
+                part += _A_PART.findall(run)
+            else:
+                comp += _U_COMPOUND.findall(run)
+                part += _U_PART.findall(run)
+                han += _U_HAN.findall(run)
+    out = [j for j in (_A_JOIN.sub("_", c) for c in comp) if len(j) <= MAX_TERM]
     out.extend(p for p in part if len(p) <= MAX_TERM)
     for run in han:
         if len(run) == 1:
             out.append(run)
         else:
             out.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def _runs(chunks: list[str]) -> list[tuple[bool, str]]:
+    """Consecutive chunks grouped by whether they are ASCII, each group joined by a space."""
+    out: list[tuple[bool, str]] = []
+    cur: list[str] = []
+    kind = None
+    for c in chunks:
+        a = c.isascii()
+        if a is not kind and cur:
+            out.append((kind, " ".join(cur)))
+            cur = []
+        kind = a
+        cur.append(c)
+    if cur:
+        out.append((kind, " ".join(cur)))
     return out
 
 

@@ -20,9 +20,10 @@ from ..errors import InputError
 from ..models.manifest import DeletionMode, Parser, SourceManifest
 from ..models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
 from ..util.canon import canonical_bytes, content_hash, sha256_hex
-from ..util.pyd import first_error
+from ..util import jsonstrict
+from ..util.pyd import first_error, input_error
 from ..util.timeutil import dt_to_us
-from ..util.yamlio import loads_yaml, read_text, read_yaml
+from ..util.yamlio import loads_yaml, read_text, read_yaml_marked
 
 MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
 MAX_MARKDOWN_BYTES = 8 * 1024 * 1024  # one Markdown document
@@ -74,7 +75,8 @@ class LoadedSource:
         for line, data in _iter_jsonl(p, disp):
             rec = _validate(TombstoneRecord, data, disp, line)
             yield {"tenant_id": _tenant(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
-                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason}
+                   "source_id": m.source_id, "deleted_at_us": _us(rec.deleted_at), "reason": rec.reason,
+                   "_file": disp, "_line": line}
 
 
 def rel(path: Path, root: Path) -> str:
@@ -95,19 +97,23 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
     files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))
+    real_root = Path(os.path.realpath(root))
     for p in files:
         disp = rel(p, root)
-        data = read_yaml(p, display=disp)
+        if not _inside(p, real_root):   # the rule of snapshot files: no symlink out of the project
+            raise InputError("manifest is a symlink that leads outside the project root", file=disp)
+        marks = read_yaml_marked(p, display=disp)
+        data = marks.data
         if not isinstance(data, dict):
             raise InputError("a manifest must be a YAML mapping", file=disp)
         try:
             m = SourceManifest.model_validate(data)
         except ValidationError as e:
-            loc, msg = first_error(e)
-            raise InputError(msg, file=disp, field=loc) from None
+            raise input_error(e, file=disp, marks=marks) from None
         if m.source_id in seen:
+            ln, col = marks.find("source_id") or (None, None)
             raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
-                             file=disp, field="source_id")
+                             file=disp, line=ln, column=col, field="source_id")
         seen[m.source_id] = disp
         out.append((m, disp, canonical_bytes(m.model_dump(mode="json"))))
     if not out:
@@ -159,9 +165,11 @@ def _iter_jsonl(path: Path, disp: str) -> Iterator[tuple[int, dict[str, Any]]]:
             except UnicodeDecodeError as e:
                 raise InputError(f"not valid UTF-8 (byte {e.start} of the line)", file=disp, line=lineno) from None
             try:
-                obj = orjson.loads(raw)
+                obj = jsonstrict.loads(raw)
             except orjson.JSONDecodeError as e:
                 raise InputError(f"invalid JSON: {str(e).split(':')[0]}", file=disp, line=lineno) from None
+            except jsonstrict.StrictJSONError as e:   # a duplicate key, an integer beyond 64 bits
+                raise InputError(f"invalid JSON: {e}", file=disp, line=lineno) from None
             if not isinstance(obj, dict):
                 raise InputError("each line must be a JSON object", file=disp, line=lineno)
             yield lineno, obj
@@ -238,6 +246,26 @@ def _object_row(m: SourceManifest, rec: ObjectRecord | DocumentFrontMatter, *, o
 
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.S)
+_FACTS_BLOCK = re.compile(r"^```facts[ \t]*\n(.*?)^```[ \t]*$\n?", re.S | re.M)
+
+
+def _section_facts(m: SourceManifest, front, data: dict[str, Any], text: str, body: str, start: int,
+                   first: int, disp: str):
+    """A section's own facts: a fenced ```facts block (a YAML mapping) overrides the document's
+    facts for that section only (``null`` drops one); the block is not part of the content."""
+    blk = _FACTS_BLOCK.search(text)
+    if blk is None:
+        return front, text
+    lines = body.split("\n")
+    line = next((first + i for i in range(max(start - first, 0), len(lines))
+                 if lines[i].startswith("```facts")), start)    # the file line of the ```facts fence
+    sec = loads_yaml(blk.group(1), file=disp, first_line=line + 1)
+    if not isinstance(sec, dict):
+        raise InputError("a facts block must be a YAML mapping", file=disp, line=line)
+    facts = {**(data.get("facts") or {}), **sec}
+    facts = {k: v for k, v in facts.items() if v is not None}
+    sec_front = _validate(DocumentFrontMatter, _remap_valid_time(m, {**data, "facts": facts}, disp, line), disp, line)
+    return sec_front, (text[: blk.start()] + text[blk.end():]).strip()
 _HEAD = re.compile(r"^##[ \t]+(.+?)[ \t#]*$")
 
 
@@ -248,7 +276,8 @@ def anchor(heading: str) -> str:
 
 def split_markdown(body: str, first_line: int) -> list[tuple[str, str, str, int, int]]:
     """(anchor, heading, text, start line, end line) per section; text before the first
-    ``## `` heading is section ``overview`` (dropped when empty). Headings inside fenced code
+    ``## `` heading is section ``overview`` (dropped when empty or only headings, e.g. a
+    ``# Title``). Headings inside fenced code
     blocks are text."""
     sections: list[list[Any]] = [["overview", "Overview", [], first_line, first_line]]
     fence = False
@@ -271,8 +300,8 @@ def split_markdown(body: str, first_line: int) -> list[tuple[str, str, str, int,
     used: dict[str, int] = {}
     for a, h, lines, s, e in sections:
         text = "\n".join(lines).strip()
-        if a == "overview" and not text:
-            continue
+        if a == "overview" and all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.split("\n")):
+            continue   # empty, or only a title: not worth an object (nor its tokens)
         if a in used:
             used[a] += 1
             a = f"{a}-{used[a]}"
@@ -347,8 +376,9 @@ def _iter_objects(ls: LoadedSource) -> Iterator[dict[str, Any]]:
             first = text[: fm.end()].count("\n") + 1
             for a, heading, sec_text, s, e in split_markdown(body, first):
                 oid = f"{front.doc_id}#{a}"
+                sec_front, sec_text = _section_facts(m, front, data, sec_text, body, s, first, disp)
                 yield (_object_row(
-                    m, front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
+                    m, sec_front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
                     locator=f"{relname}#{a}:L{s}-L{e}", tenant=tenant, version=front.version,
                     supersedes=f"{front.supersedes}#{a}" if front.supersedes else None,
                     registered_hash=None, section=a, doc_ref=front.doc_id, disp=disp, line=s))

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from .manifest import Ident, Scope
-from .playbook import FactName
+from .manifest import Classification, Ident, Scope
+from .playbook import FactName, ParamValue
 from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN
 
 
@@ -20,6 +20,9 @@ class C(BaseModel):
 class Subject(C):
     id: Ident
     scopes: list[Scope] = Field(default_factory=list)
+    clearance: Classification = Field(
+        Classification.internal, description="Highest source classification the subject may read "
+        "(public < internal < confidential < restricted).")
 
 
 class Expected(C):
@@ -44,6 +47,7 @@ class Variant(C):
     purpose: Ident | None = None
     budget: int | None = Field(None, ge=BUDGET_MIN, le=BUDGET_MAX)      # the limits of --budget, --max-rounds
     max_rounds: int | None = Field(None, ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
+    params: dict[FactName, ParamValue] = Field(default_factory=dict, description="Overrides the case's params.")
     expected: Expected | None = None
 
     @field_validator("as_of", "known_at", mode="before")
@@ -64,6 +68,8 @@ class CaseFile(C):
     subject: Subject
     seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from.")
     business_keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(default_factory=list)
+    params: dict[FactName, ParamValue] = Field(default_factory=dict,
+                                               description="Values of the playbook's declared params.")
     expected: Expected | None = None
     variants: dict[Ident, Variant] = Field(default_factory=dict)
     goal_ref: Ident | None = Field(None, description="The goal this investigation serves (pack.goal_ref).")

@@ -36,6 +36,17 @@ class Classification(str, Enum):
     restricted = "restricted"
 
 
+# Clearance levels, lowest first: a subject cleared for a level reads sources classified at it
+# or below. A subject that states no clearance is cleared for DEFAULT_CLEARANCE.
+CLEARANCE_LEVELS = tuple(c.value for c in Classification)
+DEFAULT_CLEARANCE = Classification.internal.value
+
+
+def clearance_rank(level: str) -> int:
+    """Position of a classification or clearance level (unknown levels rank above restricted)."""
+    return CLEARANCE_LEVELS.index(level) if level in CLEARANCE_LEVELS else len(CLEARANCE_LEVELS)
+
+
 class DeletionMode(str, Enum):
     tombstone = "tombstone"      # tombstones.jsonl removes objects and records the deletion
     none = "none"                # the source never deletes; a tombstone file is an error

@@ -27,11 +27,31 @@ class PathStep(P):
 
 class PathTemplate(P):
     """A typed, directed edge sequence the graph channel may walk, e.g.
-    case -BOUND_TO-> ruleset -REQUIRES-> document_type."""
+    case -BOUND_TO-> ruleset -REQUIRES-> document_type. ``seeds`` (entity keys, may use
+    ``{param.NAME}``, e.g. ``store:{param.store}``) join the investigation's seeds."""
 
     id: Ident
     start: TypeName
     steps: list[PathStep] = Field(min_length=1, max_length=6)
+    seeds: list[Term] = Field(default_factory=list)
+
+
+ParamValue = str | int | float | bool
+
+
+class ParamSpec(P):
+    """A typed case parameter the playbook uses as ``{param.NAME}``."""
+
+    type: Literal["string", "integer", "number", "boolean"] = "string"
+    required: bool = False
+    default: ParamValue | None = None
+    description: str = ""
+
+    def type_error(self, v: object) -> str | None:
+        ok = {"string": isinstance(v, str), "boolean": isinstance(v, bool),
+              "integer": isinstance(v, int) and not isinstance(v, bool),
+              "number": isinstance(v, (int, float)) and not isinstance(v, bool)}[self.type]
+        return None if ok else f"expected {self.type}, got {v!r}"
 
 
 class StructuredSpec(P):
@@ -156,6 +176,7 @@ class Playbook(P):
     candidate_limit: int = Field(ge=1, le=1000)
     fanout_cap: int = Field(200, ge=1, le=100000)
     budget: Budget
+    params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)
     evidence_types: list[EvidenceType] = Field(min_length=1)
     facts: list[DerivedFact] = Field(default_factory=list)

@@ -25,6 +25,16 @@ def _aware(v: Any, field: str) -> Any:
     return parse_ts(v, what=field)
 
 
+def _exact_facts(v: dict[str, Any]) -> dict[str, Any]:
+    """Facts from YAML front matter arrive as Python ints of any size; JSONL is checked when
+    read (util/jsonstrict). Beyond 64 bits a fact could not be stored exactly: refused."""
+    from ..util.jsonstrict import check_ints
+
+    for k in sorted(v):
+        check_ints(v[k], f"fact {k!r}")
+    return v
+
+
 class ObjectRecord(Rec):
     """One knowledge object (a line of objects.jsonl, or a Markdown section)."""
 
@@ -53,6 +63,11 @@ class ObjectRecord(Rec):
     @classmethod
     def _tz(cls, v: Any, info) -> Any:
         return _aware(v, info.field_name)
+
+    @field_validator("facts")
+    @classmethod
+    def _facts(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _exact_facts(v)
 
     @model_validator(mode="after")
     def _order(self) -> "ObjectRecord":
@@ -131,6 +146,11 @@ class DocumentFrontMatter(Rec):
     @classmethod
     def _tz(cls, v: Any, info) -> Any:
         return _aware(v, info.field_name)
+
+    @field_validator("facts")
+    @classmethod
+    def _facts(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _exact_facts(v)
 
     @model_validator(mode="after")
     def _order(self) -> "DocumentFrontMatter":

@@ -15,6 +15,6 @@ __all__ = ["LoadedPack", "ObjectExplanation", "OmissionReport", "PackDiff", "Pur
            "diff", "explain_object", "explain_omissions", "load_pack", "pack_hash", "replay", "replay_loaded"]
 
 
-def diff(path_a, path_b) -> PackDiff:
-    """Verify both packs and compare them."""
-    return compare(load_pack(path_a).data, load_pack(path_b).data)
+def diff(path_a, path_b, key: bytes | None = None) -> PackDiff:
+    """Verify both packs and compare them (``key``: the store secret, see :func:`compare`)."""
+    return compare(load_pack(path_a).data, load_pack(path_b).data, key=key)

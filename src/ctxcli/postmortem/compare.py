@@ -2,8 +2,9 @@
 
 Objects are matched across packs by object id; an object withheld in one pack is known there
 only by its opaque ref, which is matched to an object id the *other* pack shows (the ref is
-``opaque_ref(tenant, object_id)``). Nothing here copies content, titles or facts of objects:
-only ids, hashes, gates and reasons.
+``opaque_ref(tenant, object_id, key=store secret)``, so this needs the secret of the store the
+packs were built on; without it withheld refs match only each other). Nothing here copies
+content, titles or facts of objects: only ids, hashes, gates and reasons.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from ..util.canon import canonical_bytes, opaque_ref
 
 REQUEST_FIELDS = ["case_id", "tenant_id", "variant", "question", "purpose", "as_of", "known_at", "subject.id",
-                  "subject.scopes", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
+                  "subject.scopes", "subject.clearance", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
 VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.playbook_id", "playbook.version",
                   "playbook.hash"]
 ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",
@@ -95,6 +96,7 @@ class PackDiff:
     request: list[FieldChange] = field(default_factory=list)
     versions: list[FieldChange] = field(default_factory=list)
     store_digest: FieldChange | None = None
+    store_key: FieldChange | None = None
     sources: list[SourceChange] = field(default_factory=list)
     evidence_only_a: list[ObjectChange] = field(default_factory=list)
     evidence_only_b: list[ObjectChange] = field(default_factory=list)
@@ -112,7 +114,8 @@ class PackDiff:
         return self.a_hash == self.b_hash
 
     def count(self) -> int:
-        return (len(self.request) + len(self.versions) + (1 if self.store_digest else 0) + len(self.sources)
+        return (len(self.request) + len(self.versions) + (1 if self.store_digest else 0)
+                + (1 if self.store_key else 0) + len(self.sources)
                 + len(self.evidence_only_a) + len(self.evidence_only_b) + len(self.evidence_changed)
                 + len(self.omissions_moved) + len(self.omissions_only_a) + len(self.omissions_only_b)
                 + len(self.answer) + len(self.claims) + len(self.outcome) + len(self.other_sections))
@@ -124,6 +127,7 @@ class PackDiff:
             "request": [asdict(c) for c in self.request],
             "versions": [asdict(c) for c in self.versions],
             "store": {"digest": asdict(self.store_digest) if self.store_digest else None,
+                      "key_id": asdict(self.store_key) if self.store_key else None,
                       "sources": [asdict(s) for s in self.sources]},
             "evidence": {"only_a": [c.to_json() for c in self.evidence_only_a],
                          "only_b": [c.to_json() for c in self.evidence_only_b],
@@ -178,9 +182,11 @@ def _entries(pack: dict[str, Any]) -> dict[str, _Entry]:
     return out
 
 
-def _unify(mine: dict[str, _Entry], tenant: str, theirs: dict[str, _Entry]) -> dict[str, _Entry]:
+def _unify(mine: dict[str, _Entry], tenant: str, theirs: dict[str, _Entry], key: bytes | None) -> dict[str, _Entry]:
     """Re-key my withheld refs by the object id the other pack shows, where it shows one."""
-    refs = {opaque_ref(tenant, e.object_id): e.object_id for e in theirs.values() if e.object_id}
+    if key is None:
+        return mine
+    refs = {opaque_ref(tenant, e.object_id, key=key): e.object_id for e in theirs.values() if e.object_id}
     out: dict[str, _Entry] = {}
     for k, e in mine.items():
         if e.object_id is None and k in refs:
@@ -193,8 +199,9 @@ def _unify(mine: dict[str, _Entry], tenant: str, theirs: dict[str, _Entry]) -> d
 _RANKS = {"round", "rrf", "channels", "queries", "graph_templates"}   # where and how high it ranked
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> PackDiff:
-    """Every difference between two verified packs, itemised."""
+def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -> PackDiff:
+    """Every difference between two verified packs, itemised. ``key`` is the store secret the
+    packs' opaque refs were keyed with (None: withheld refs are matched only to each other)."""
     d = PackDiff(a.get("pack_id", ""), b.get("pack_id", ""), a.get("content_hash", ""), b.get("content_hash", ""))
     ra, rb = a.get("request", {}), b.get("request", {})
     d.request = _fields(REQUEST_FIELDS, ra, rb)
@@ -203,6 +210,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PackDiff:
     sa, sb = a.get("store", {}) or {}, b.get("store", {}) or {}
     if sa.get("digest") != sb.get("digest"):
         d.store_digest = FieldChange("store.digest", sa.get("digest"), sb.get("digest"))
+    if sa.get("key_id") != sb.get("key_id"):
+        d.store_key = FieldChange("store.key_id", sa.get("key_id"), sb.get("key_id"))
     srca, srcb = sa.get("sources") or {}, sb.get("sources") or {}
     for sid in sorted(set(srca) | set(srcb)):
         x, y = srca.get(sid), srcb.get(sid)
@@ -211,8 +220,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PackDiff:
 
     ea = _entries(a)
     eb = _entries(b)
-    ea_u = _unify(ea, ra.get("tenant_id", ""), eb)
-    eb_u = _unify(eb, rb.get("tenant_id", ""), ea)
+    ea_u = _unify(ea, ra.get("tenant_id", ""), eb, key)
+    eb_u = _unify(eb, rb.get("tenant_id", ""), ea, key)
     absent = ObjectState("absent")
     keys = sorted(set(ea_u) | set(eb_u))
     for k in keys:
@@ -265,7 +274,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PackDiff:
     covered = {
         "request": bool(d.request), "playbook": bool(d.versions), "schema_version": bool(d.versions),
         "builder_version": bool(d.versions), "encoding": bool(d.versions),
-        "store": bool(d.store_digest or d.sources),
+        "store": bool(d.store_digest or d.store_key or d.sources),
         "evidence": bool(d.evidence_only_a or d.evidence_only_b or d.evidence_changed),
         "omissions": bool(d.omissions_moved or d.omissions_only_a or d.omissions_only_b
                           or any(c.b.state == "omitted" for c in d.evidence_only_a)

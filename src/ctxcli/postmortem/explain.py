@@ -1,7 +1,7 @@
 """Explaining omissions: why each omitted candidate was left out, grouped by gate.
 
 Every sentence is built from the facts the pack recorded (see :mod:`.sentences`); withheld
-omissions show their opaque ref and the scope or purpose they need, nothing else. One
+omissions show their opaque ref and the scope, clearance or purpose they need, nothing else. One
 object, in the pack or not, is explained by :mod:`.objects`.
 """
 

@@ -81,10 +81,14 @@ def load_pack(path: Path | str) -> LoadedPack:
                         file=disp) from None
     import orjson
 
+    from ..util import jsonstrict
+
     try:
-        data = orjson.loads(raw)
+        data = jsonstrict.loads(raw)
     except orjson.JSONDecodeError as e:
         raise PackError(f"not a pack: not valid JSON ({str(e).splitlines()[0]})", file=disp) from None
+    except jsonstrict.StrictJSONError as e:   # ctx never writes a duplicate key or a huge integer
+        raise PackError(f"not a pack: {e}", file=disp) from None
     check_pack(data, disp)
     run = verify_run_folder(p, data)
     return LoadedPack(path=p, data=data, raw=raw, run=run)

@@ -91,6 +91,13 @@ def query_outcomes(con, lp: LoadedPack, doc_id: int, otype: str, subj: str | Non
         as_of_us: int | None = dt_to_us(as_of)
     except ValueError:
         as_of_us = None
+    # The pack's subject: the re-run walks only the graph edges that subject may follow.
+    from ..engine.gates import Access
+    from ..models.manifest import DEFAULT_CLEARANCE
+
+    who = pack["request"].get("subject") or {}
+    access = Access(scopes=frozenset(str(s) for s in who.get("scopes") or []),
+                    purpose=str(pack["request"]["purpose"]), clearance=str(who.get("clearance", DEFAULT_CLEARANCE)))
     out: list[QueryOutcome] = []
     for rnd in pack["rounds"]:
         if not isinstance(rnd, dict):
@@ -106,7 +113,7 @@ def query_outcomes(con, lp: LoadedPack, doc_id: int, otype: str, subj: str | Non
                          terms=tuple(qj.get("terms", [])), templates=tuple(qj.get("templates", [])))
                    for qj in qjs]
         ranks = _unlimited_ranks(con, plan, [q for q in queries if q.evidence_type in supports], pb, lp.tenant,
-                                 as_of_us, doc_id)
+                                 as_of_us, doc_id, access)
         for qj, q in zip(qjs, queries):
             why = _why_not(q, plan, ranks, doc_id, otype, subj, supports, keys)
             out.append(QueryOutcome(round=plan.round, query_id=q.query_id, channel=q.channel,
@@ -116,7 +123,7 @@ def query_outcomes(con, lp: LoadedPack, doc_id: int, otype: str, subj: str | Non
 
 
 def _unlimited_ranks(con, plan, queries, pb, tenant: str, as_of_us: int | None,
-                     doc_id: int) -> dict[str, int | None]:
+                     doc_id: int, access) -> dict[str, int | None]:
     """query id -> the object's rank when the query runs without a limit (None: not returned).
     Queries that cannot be re-run (templates no longer in the playbook) are left out."""
     from dataclasses import replace
@@ -132,7 +139,7 @@ def _unlimited_ranks(con, plan, queries, pb, tenant: str, as_of_us: int | None,
     if not runnable:
         return {}
     big = replace(plan, candidate_limit=1_000_000, queries=runnable)
-    runs = retrieve.run_plan(con, big, pb, tenant=tenant, as_of_us=as_of_us)
+    runs = retrieve.run_plan(con, big, pb, tenant=tenant, as_of_us=as_of_us, access=access)
     out: dict[str, int | None] = {}
     for run in runs:
         hits = list(run.hits)

@@ -109,9 +109,18 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     if bad is not None:
         where = {"subject": "request.subject.id", "scopes": "request.subject.scopes"}.get(bad[0], f"request.{bad[0]}")
         raise PackError(f"refused: {bad[1]} (the command line refuses it too)", file=lp.display, field=where)
+
+    from ..models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+
+    clearance = subj.get("clearance", DEFAULT_CLEARANCE)   # packs before clearances: the default
+    if clearance not in CLEARANCE_LEVELS:
+        raise PackError(f"refused: {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)} (the command line "
+                        f"refuses it too)", file=lp.display, field="request.subject.clearance")
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
-                                  scopes=[str(s) for s in scopes], purpose=req["purpose"], budget=req["budget"],
-                                  max_rounds=req["max_rounds"], variant=req.get("variant"), strategy=strategy, db=db)
+                                  scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
+                                  budget=req["budget"], max_rounds=req["max_rounds"], variant=req.get("variant"),
+                                  strategy=strategy, db=db,
+                                  params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
 
 
 def read_case_and_playbook(lp: LoadedPack):
@@ -173,9 +182,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     db_path = paths.db_path(db)
     con = open_reader(db_path)
     try:
+        key = api.store_key(db_path)
         with store_errors(db_path):
-            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con))
-            diff = compare(lp.data, res.pack)
+            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key), key=key)
+            diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:
         con.close()
@@ -208,10 +218,14 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
         tz = parse_ts(lp.request["as_of"]).tzinfo
     except ValueError:
         tz = timezone.utc
+    req = lp.request
+    scopes = set((req.get("subject") or {}).get("scopes") or [])
     for ch in diff.evidence_only_a:
         oid = ch.object_id or ch.key
         row = con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
                           "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, oid]).fetchone()
+        if row is not None and not _may_read_source(con, row[0], scopes, req.get("purpose")):
+            row = None      # a tombstone in a source the subject may not read: no time, source or reason
         if row is not None:
             dt = us_to_dt(row[1], tz)
             out.append(Purged(oid, row[0] or ch.source_id, ch.a.evidence_id, "tombstoned",
@@ -222,3 +236,9 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
         if exists is None:
             out.append(Purged(oid, ch.source_id, ch.a.evidence_id, "gone"))
     return out
+
+
+def _may_read_source(con, source_id: str, scopes: set[str], purpose: str | None) -> bool:
+    src = con.execute("SELECT required_scopes, allowed_purposes FROM sources WHERE source_id = ?",
+                      [source_id]).fetchone()
+    return src is not None and not (set(src[0] or []) - scopes) and purpose in (src[1] or [])

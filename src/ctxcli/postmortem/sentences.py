@@ -2,7 +2,7 @@
 
 Each gate's record (``docs/gates.md``) becomes one sentence saying what decided the
 omission and a short list of what would have admitted it. Withheld records (tenant, scope,
-purpose) carry no object facts, so their sentences cannot reveal any.
+classification, purpose) carry no object facts, so their sentences cannot reveal any.
 """
 
 from __future__ import annotations
@@ -30,6 +30,14 @@ def _scope(om, pack):
     word = "scope" if len(needs) == 1 else "scopes"
     return (f"withheld: needs {word} {_list(needs)}, subject has {_list(has)}",
             [f"granting {word} {_list(needs)} to the subject"])
+
+
+def _classification(om, pack):
+    d = om.get("detail") or {}
+    needs = d.get("needs")
+    has = d.get("subject_has", pack["request"]["subject"].get("clearance", "internal"))
+    return (f"withheld: needs clearance {needs}, subject has {has}",
+            [f"clearing the subject for {needs} (--clearance {needs})"])
 
 
 def _purpose(om, pack):
@@ -134,7 +142,7 @@ def _budget(om, pack):
 
 
 EXPLAINERS: dict[str, Explainer] = {
-    "tenant": _tenant, "scope": _scope, "purpose": _purpose, "validity": _validity,
+    "tenant": _tenant, "scope": _scope, "classification": _classification, "purpose": _purpose, "validity": _validity,
     "knowledge_time": _knowledge_time, "freshness": _freshness, "integrity": _integrity,
     "injection": _injection, "duplicate": _duplicate, "relevance": _relevance, "budget": _budget,
 }
@@ -143,7 +151,7 @@ EXPLAINERS: dict[str, Explainer] = {
 def explain(om: dict[str, Any], pack: dict[str, Any]) -> tuple[str, list[str]]:
     """(sentence, what would have admitted it) for one omission record of ``pack``."""
     fn = EXPLAINERS.get(om.get("gate", ""))
-    if om.get("withheld") and om.get("gate") not in ("tenant", "scope", "purpose"):
+    if om.get("withheld") and om.get("gate") not in ("tenant", "scope", "classification", "purpose"):
         return f"withheld by {om.get('gate')}", []
     if fn is None:
         return f"rejected by {om.get('gate')} ({om.get('reason')})", []
@@ -160,4 +168,6 @@ def needs(om: dict[str, Any]) -> dict[str, Any]:
         return {"scopes": list(d.get("needs") or [])}
     if om.get("gate") == "purpose":
         return {"purposes": list(d.get("allowed") or [])}
+    if om.get("gate") == "classification":
+        return {"clearance": d.get("needs")}
     return {}

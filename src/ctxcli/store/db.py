@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import os
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
-from ..errors import StoreBusyError, StoreError, StoreUnusableError
+from ..errors import StoreBusyError, StoreError, StoreUnusableError, UsageError
 from .schema import SCHEMA_VERSION
 
 
@@ -36,6 +36,38 @@ def lockdown(con) -> None:
 def _busy(e: Exception) -> bool:
     msg = str(e).lower()      # not just "lock": "Corrupt database file … in block at …" is damage
     return "could not set lock" in msg or "conflicting lock" in msg
+
+
+@contextmanager
+def writer_lock(db: Path) -> Iterator[None]:
+    """Hold the store's writer lock (``flock`` on ``<store>.lock``) for the duration of a load.
+
+    A second writer does not wait: it raises StoreBusyError before it reads or writes
+    anything. The lock file is created once and kept (removing it would let a third writer
+    lock a fresh file while the second still holds the old one); it holds no data.
+    """
+    import fcntl
+
+    lock_path = Path(str(db) + ".lock")
+    if not db.parent.is_dir():
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--db {db}: cannot create its folder ({e.strerror})") from None
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        raise StoreUnusableError(f"cannot write the store {db}: {e.strerror} (its lock file {lock_path.name}; "
+                                 f"the previous store, if any, is unchanged)") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreBusyError(f"store {db} is busy: another `ctx load` is writing it; retry when it has "
+                                 f"finished") from None
+        yield
+    finally:
+        os.close(fd)    # closing the descriptor releases the lock
 
 
 def open_reader(db: Path):

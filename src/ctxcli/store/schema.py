@@ -1,14 +1,15 @@
 """The store's schema, as ordered, named steps recorded in the store.
 
-ctx rebuilds the whole store from sources on every load, so an old store is never
-migrated in place: a reader that finds an older or newer schema fails with a message
-telling the user to run ``ctx load``. The steps are still recorded, so a store says
+ctx builds a new store on every load (reusing unchanged sources' rows only from a store of
+the same schema), so an old store is never migrated in place: a reader that finds an older or
+newer schema fails with a message telling the user to run ``ctx load``. The steps are still recorded, so a store says
 exactly which schema it carries.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 5
+MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -39,6 +40,10 @@ CREATE TABLE relations(
 CREATE TABLE tombstones(
     tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, deleted_at_us BIGINT, reason VARCHAR);
 """),
+    # After the load, relations is rebuilt sorted by (src, rel_type, dst) with three more
+    # columns for the authorised graph walk (schema 3): access_id (a relation_access row) and
+    # ev_valid_from_us / ev_valid_to_us, the validity of its attesting object (NULL when it
+    # names none).
     # Side tables derived from objects after they are inserted (see load/build.py):
     # object_keys(tenant_id, key, kind, doc_id) sorted by key, for exact lookups by subject
     # entity ('s'), business key ('k') and object id ('o'); versions(family, …) holds only the
@@ -48,5 +53,42 @@ CREATE TABLE object_keys(tenant_id VARCHAR, key VARCHAR, kind VARCHAR, doc_id IN
 CREATE TABLE versions(family BIGINT, tenant_id VARCHAR, object_id VARCHAR, supersedes VARCHAR,
     source_version VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT, required_scopes VARCHAR[],
     allowed_purposes VARCHAR[]);
+"""),
+    # One row per distinct access combination of the relations: the source that registered
+    # the relation, the source of the entity it leads to, whether it names an attesting object,
+    # and that object's source, scopes and purposes. The walk authorises combinations, not rows.
+    ("0003_relation_access", """
+CREATE TABLE relation_access(access_id INTEGER, source_id VARCHAR, dst_source_id VARCHAR, attested BOOLEAN,
+    ev_source_id VARCHAR, ev_required_scopes VARCHAR[], ev_allowed_purposes VARCHAR[]);
+"""),
+    # Full text, per tenant (load/build.py builds these in SQL from objects.fts_text):
+    # tenants(tenant_no, …) holds each tenant's document count and average length;
+    # term_stats(tenant_no, term, termid, df), sorted by (tenant_no, term), the tenant's
+    # document frequency of each term (termid is one id per term across tenants);
+    # postings(tenant_no, termid, doc_id, tf, dl, supports), sorted by (tenant_no, termid, doc_id),
+    # carries everything BM25 needs, so a query reads only its terms' postings of its tenant and
+    # joins nothing; supports is a bit mask over support_bits (bit 63 is shared by every type
+    # past the 63rd, which the query then checks against objects.supports).
+    ("0004_tenant_bm25", """
+CREATE TABLE tenants(tenant_no INTEGER, tenant_id VARCHAR, num_docs BIGINT, avgdl DOUBLE);
+CREATE TABLE term_stats(tenant_no INTEGER, term VARCHAR, termid INTEGER, df BIGINT);
+CREATE TABLE postings(tenant_no INTEGER, termid INTEGER, doc_id INTEGER, tf INTEGER, dl INTEGER,
+    supports UBIGINT);
+CREATE TABLE support_bits(evidence_type VARCHAR, bit INTEGER);
+"""),
+    # What an incremental load needs to reuse a source's rows exactly (load/reuse.py), and no
+    # content of a deleted object: each source's first doc / entity id and record counts, every
+    # tombstone line, the ids of the objects tombstones deleted, and the relations dropped
+    # because their evidence was deleted (identifiers only).
+    ("0005_incremental_load", """
+CREATE TABLE source_loads(source_id VARCHAR, first_doc INTEGER, objects_parsed BIGINT, first_entity BIGINT,
+    entities BIGINT);
+CREATE TABLE source_tombstones(source_id VARCHAR, seq INTEGER, tenant_id VARCHAR, object_id VARCHAR,
+    deleted_at_us BIGINT, reason VARCHAR);
+CREATE TABLE removed_objects(tenant_id VARCHAR, object_id VARCHAR, source_id VARCHAR, doc_id INTEGER);
+CREATE TABLE dropped_relations(
+    tenant_id VARCHAR, relation_id VARCHAR, src BIGINT, dst BIGINT, rel_type VARCHAR,
+    src_type VARCHAR, dst_type VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT,
+    evidence_object_id VARCHAR, source_id VARCHAR, source_version VARCHAR, confidence DOUBLE);
 """),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 from typing import Any
 
 import orjson
@@ -34,6 +35,23 @@ def obj_hash(obj: Any) -> str:
     return "sha256:" + sha256_hex(canonical_bytes(obj))
 
 
-def opaque_ref(tenant_id: str, object_id: str) -> str:
-    """An opaque, stable reference for an object the subject may not see."""
-    return "wh-" + sha256_hex(f"ctx-withheld\0{tenant_id}\0{object_id}")[:16]
+def keyed_hex(key: bytes, *parts: str) -> str:
+    """HMAC-SHA256 under the store secret ``key`` of the NUL-joined ``parts``, in hex."""
+    return hmac.new(key, "\0".join(parts).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def opaque_ref(tenant_id: str, object_id: str, *, key: bytes) -> str:
+    """An opaque, stable reference for an object the subject may not see, keyed with the
+    store secret: without the key a guessed id cannot be checked against it."""
+    return "wh-" + keyed_hex(key, "ctx-withheld", tenant_id, object_id)[:16]
+
+
+def sealed_hash(digest: str, *, key: bytes) -> str:
+    """A digest of text the subject may not read, as it may be shown to them: the plain
+    digest keyed with the store secret (equal texts stay equal, guesses cannot be tested)."""
+    return "hmac-sha256:" + keyed_hex(key, "ctx-sealed-digest", digest)
+
+
+def key_id(key: bytes) -> str:
+    """A public name of a store secret (tells two secrets apart, reveals nothing of either)."""
+    return "hk-" + keyed_hex(key, "ctx-key-id")[:16]

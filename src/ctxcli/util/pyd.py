@@ -20,3 +20,20 @@ def first_error(e: ValidationError) -> tuple[str, str]:
     if not loc and ": " in msg:
         loc, msg = msg.split(": ", 1)
     return loc or "(record)", msg
+
+
+def input_error(e: ValidationError, *, file: str, marks=None):
+    """The first error of ``e`` as an InputError at ``file:line:column`` (from ``marks``, a
+    :class:`ctxcli.util.yamlio.Marks`, when given)."""
+    from ..errors import InputError
+
+    loc, msg = first_error(e)
+    line = col = None
+    if marks is not None:
+        raw = e.errors()[0].get("loc", ())
+        pos = marks.find(raw if raw else loc)
+        if pos is None or (not raw and loc != "(record)"):
+            pos = marks.find(loc) if loc != "(record)" else marks.find(())
+        if pos:
+            line, col = pos
+    return InputError(msg, file=file, line=line, column=col, field=loc)

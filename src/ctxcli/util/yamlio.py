@@ -60,13 +60,81 @@ class _NoAliasLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+class Marks:
+    """Where each node of a YAML document starts: ``path -> (line, column)``, 1-based. A
+    mapping entry is marked at its key, a list item at the item. ``find`` maps a Pydantic
+    error location (or a dotted validator path such as ``facts.total``) to the nearest
+    marked node: list items may be named by their ``id`` / ``name`` / ``type``."""
+
+    def __init__(self, data: Any, marks: dict[tuple[str, ...], tuple[int, int]]) -> None:
+        self.data = data
+        self.marks = marks
+
+    def find(self, loc: Any) -> tuple[int, int] | None:
+        parts = [str(p) for p in loc if str(p) != "__root__"] if not isinstance(loc, str) else \
+            [p for p in loc.split(".") if p]
+        parts = ["from" if p == "from_" else p for p in parts]
+        node, path = self.data, ()
+        for p in parts:
+            step = None
+            if isinstance(node, dict):
+                for k in node:
+                    if str(k) == p:
+                        step, node = str(k), node[k]
+                        break
+            elif isinstance(node, list):
+                if p.isdigit() and int(p) < len(node):
+                    step, node = p, node[int(p)]
+                else:
+                    for i, item in enumerate(node):
+                        if isinstance(item, dict) and any(str(item.get(f)) == p for f in _ITEM_NAMES):
+                            step, node = str(i), item
+                            break
+            if step is None:
+                break
+            path += (step,)
+        while path not in self.marks and path:
+            path = path[:-1]
+        return self.marks.get(path)
+
+
+_ITEM_NAMES = ("id", "name", "type", "playbook_id")
+
+
+def _walk_marks(loader: yaml.SafeLoader, node: yaml.Node, path: tuple[str, ...], first_line: int,
+                out: dict[tuple[str, ...], tuple[int, int]]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = str(loader.construct_object(key_node))
+            out[path + (key,)] = (key_node.start_mark.line + first_line, key_node.start_mark.column + 1)
+            _walk_marks(loader, value_node, path + (key,), first_line, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out[path + (str(i),)] = (item.start_mark.line + first_line, item.start_mark.column + 1)
+            _walk_marks(loader, item, path + (str(i),), first_line, out)
+
+
 def loads_yaml(text: str, *, file: str, first_line: int = 1) -> Any:
     """Parse ``text``; errors name ``file`` and the line, counting from ``first_line`` (the
     file line where ``text`` starts, e.g. 2 for Markdown front matter)."""
+    return loads_yaml_marked(text, file=file, first_line=first_line).data
+
+
+def loads_yaml_marked(text: str, *, file: str, first_line: int = 1) -> Marks:
+    """Like :func:`loads_yaml`, also recording where every node starts."""
     try:
         loader = _NoAliasLoader(text)
         try:
-            return loader.get_single_data()
+            node = loader.get_single_node()
+            if node is None:
+                return Marks(None, {})
+            marks: dict[tuple[str, ...], tuple[int, int]] = {
+                (): (node.start_mark.line + first_line, node.start_mark.column + 1)}
+            data = loader.construct_document(node)
+            _walk_marks(loader, node, (), first_line, marks)
+            return Marks(data, marks)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as e:
@@ -89,6 +157,8 @@ def read_text(path: Path, *, display: str, limit: int) -> str:
         st = path.stat()
     except OSError as e:
         raise InputError(f"cannot read file: {e.strerror}", file=display) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("not a regular file: a folder", file=display)
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
         raise InputError("not a regular file", file=display)
     size = st.st_size
@@ -110,3 +180,7 @@ def read_text(path: Path, *, display: str, limit: int) -> str:
 
 def read_yaml(path: Path, *, display: str) -> Any:
     return loads_yaml(read_text(path, display=display, limit=MAX_YAML_BYTES), file=display)
+
+
+def read_yaml_marked(path: Path, *, display: str) -> Marks:
+    return loads_yaml_marked(read_text(path, display=display, limit=MAX_YAML_BYTES), file=display)

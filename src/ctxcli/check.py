@@ -1,0 +1,353 @@
+"""Static checks of manifests, playbooks and case files, without loading anything.
+
+A typo must fail loudly: a misspelt fact name in an ``expr`` would otherwise turn a claim
+``unknown`` at run time, and a misspelt name in a decision rule's ``when`` would silently fall
+back to the default action. Every problem is one :class:`Problem` at ``file:line:column``.
+
+Checked: every name used in ``expr``, ``when``, claim templates and ``uses`` is defined
+before use; referenced evidence types exist; path templates use edge and entity types that
+the registered sources declare (their ``relations.jsonl`` / ``entities.jsonl``); every
+required evidence type has a retrieval route; a case's playbook, purpose, seeds and params
+resolve. ``ctx load`` and ``ctx investigate`` run the same checks first.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import CtxError, InputError, UsageError
+
+BUILTIN_NAMES = frozenset({"as_of", "true", "false", "True", "False"})
+SEED_RE = re.compile(r"^[a-z][a-z0-9_]*:[^\s:].*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column, "message": self.message}
+
+    def error(self) -> InputError:
+        return InputError(self.message, file=self.file, line=self.line, column=self.column)
+
+
+@dataclass
+class CheckReport:
+    checked: list[dict[str, str]] = field(default_factory=list)   # {"file", "kind"}
+    problems: list[Problem] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": not self.problems, "checked": self.checked,
+                "problems": [p.to_json() for p in self.problems]}
+
+
+@dataclass
+class Vocabulary:
+    """Edge and entity types the registered sources declare (None: unknown, not checked)."""
+
+    edges: set[str] | None = None
+    entity_types: set[str] | None = None
+
+
+def _at(marks, disp: str, where: str, message: str) -> Problem:
+    pos = marks.find(where) if marks is not None else None
+    return Problem(disp, pos[0] if pos else None, pos[1] if pos else None, message)
+
+
+def template_names(template: str) -> list[str]:
+    """The field names a claim text uses (``{name}``, ``{param.period}``)."""
+    out = []
+    try:
+        for _, name, _, _ in string.Formatter().parse(template):
+            if name:
+                out.append(name)
+    except ValueError:
+        pass
+    return out
+
+
+def _expr_names(src: str) -> set[str]:
+    from .answer import expr
+
+    return {n for n in expr.names(src) if n not in BUILTIN_NAMES}
+
+
+# ------------------------------------------------------------------------------ playbooks
+def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> list[Problem]:
+    """Semantic problems of a schema-valid playbook."""
+    from .answer import expr
+
+    vocab = vocab or Vocabulary()
+    out: list[Problem] = []
+    params = set(getattr(pb, "params", {}) or {})
+    types = {et.type for et in pb.evidence_types}
+    defined: set[str] = set()
+    all_facts = {f.name for f in pb.facts}
+
+    def names_ok(names, known: set[str], where: str, what: str) -> None:
+        for n in sorted(names):
+            if n.startswith("param."):
+                if n[6:] not in params:
+                    out.append(_at(marks, disp, where, f"{what} uses undeclared parameter {n}"))
+            elif n not in known and n not in BUILTIN_NAMES:
+                later = " (defined later)" if n in all_facts else ""
+                hint = _suggest(n, known)
+                out.append(_at(marks, disp, where, f"{what} uses unknown name {n}{later}{hint}"))
+
+    for f in pb.facts:
+        where = f"facts.{f.name}"
+        if f.from_ and f.from_ not in types:
+            out.append(_at(marks, disp, where + ".from", f"fact {f.name}: unknown evidence type {f.from_}"))
+        for ref in (f.input, f.mapping, f.left, f.right):
+            if ref and ref not in defined:
+                out.append(_at(marks, disp, where, f"fact {f.name} refers to {ref} before it is defined"))
+        if f.expr:
+            try:
+                names_ok(_expr_names(f.expr), defined, where + ".expr", f"fact {f.name}: expr")
+            except expr.ExprError as e:
+                out.append(_at(marks, disp, where + ".expr", str(e)))
+        for k, v in f.where.items():
+            if isinstance(v, str):
+                names_ok([n for n in template_names(v)], set(), f"{where}.where.{k}", f"fact {f.name}: where {k}")
+        defined.add(f.name)
+
+    for c in pb.claims:
+        where = f"claims.{c.id}"
+        for u in list(c.uses) + list(c.competing):
+            if u not in defined:
+                out.append(_at(marks, disp, where + ".uses", f"claim {c.id} uses unknown fact {u}{_suggest(u, defined)}"))
+        if c.when:
+            try:
+                names_ok(_expr_names(c.when), defined, where + ".when", f"claim {c.id}: when")
+            except expr.ExprError as e:
+                out.append(_at(marks, disp, where + ".when", str(e)))
+        for key, tmpl in (("text", c.text), ("else_text", c.else_text)):
+            if tmpl:
+                names_ok(template_names(tmpl), defined, f"{where}.{key}", f"claim {c.id}: {key}")
+
+    for r in pb.decision.rules:
+        where = f"decision.rules.{r.id}.when"
+        try:
+            names_ok(_expr_names(r.when), defined, where, f"decision rule {r.id}: when")
+        except expr.ExprError as e:
+            out.append(_at(marks, disp, where, str(e)))
+
+    for et in pb.evidence_types:
+        routes = [s for s in (et.retrieve, et.followup) if s is not None
+                  and ((s.structured and s.structured.object_types) or s.fulltext or s.graph)]
+        if et.required and not routes:
+            out.append(_at(marks, disp, f"evidence_types.{et.type}",
+                           f"required evidence type {et.type} has no retrieval route"))
+        for spec_name, spec in (("retrieve", et.retrieve), ("followup", et.followup)):
+            if spec and spec.fulltext:
+                for t in spec.fulltext.terms:
+                    names_ok(template_names(t), set(), f"evidence_types.{et.type}.{spec_name}.fulltext",
+                             f"evidence type {et.type}: term")
+
+    for t in pb.path_templates:
+        where = f"path_templates.{t.id}"
+        for i, seed in enumerate(t.seeds):
+            names_ok(template_names(seed), set(), f"{where}.seeds.{i}", f"path template {t.id}: seed")
+        if vocab.entity_types is not None and t.start not in vocab.entity_types:
+            out.append(_at(marks, disp, where + ".start",
+                           f"path template {t.id}: no source declares entity type {t.start}"))
+        for i, s in enumerate(t.steps):
+            if vocab.edges is not None and s.edge not in vocab.edges:
+                out.append(_at(marks, disp, f"{where}.steps.{i}",
+                               f"path template {t.id}: edge type {s.edge} is not declared by any source"
+                               f"{_suggest(s.edge, vocab.edges)}"))
+            if vocab.entity_types is not None and s.to not in vocab.entity_types:
+                out.append(_at(marks, disp, f"{where}.steps.{i}",
+                               f"path template {t.id}: no source declares entity type {s.to}"))
+    return out
+
+
+def _suggest(name: str, known) -> str:
+    import difflib
+
+    m = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    return f" (did you mean {m[0]}?)" if m else ""
+
+
+# ------------------------------------------------------------------------------ cases
+def case_problems(case, marks, disp: str, pb, vocab: Vocabulary | None = None) -> list[Problem]:
+    """Problems of a schema-valid case against its (schema-valid) playbook."""
+    vocab = vocab or Vocabulary()
+    out: list[Problem] = []
+    if pb is not None:
+        purposes = [("purpose", case.purpose)] + [(f"variants.{k}.purpose", v.purpose)
+                                                  for k, v in case.variants.items() if v.purpose]
+        for where, p in purposes:
+            if p not in pb.purposes:
+                out.append(_at(marks, disp, where, f"purpose {p} is not served by playbook {pb.playbook_id} "
+                                                   f"(serves: {', '.join(pb.purposes)})"))
+    for i, s in enumerate(case.seeds):
+        if not SEED_RE.match(s):
+            out.append(_at(marks, disp, f"seeds.{i}", f"seed {s!r} is not an entity key of the form type:key"))
+        elif vocab.entity_types is not None and s.split(":", 1)[0] not in vocab.entity_types:
+            out.append(_at(marks, disp, f"seeds.{i}",
+                           f"seed {s}: no source declares entity type {s.split(':', 1)[0]}"))
+    if pb is not None:
+        from .params import param_problems
+
+        for where, msg in param_problems(case, pb):
+            out.append(_at(marks, disp, where, msg))
+    return out
+
+
+# ------------------------------------------------------------------------------ vocabulary
+def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
+    """Edge and entity types in the snapshots of the registered sources under ``root``.
+    Unreadable or malformed files are skipped here (``ctx load`` reports them)."""
+    import orjson
+
+    from .util.yamlio import read_yaml
+
+    mdir = manifests_dir or root / "manifests"
+    src = mdir / "sources"
+    if not src.is_dir():
+        return Vocabulary()
+    edges: set[str] = set()
+    etypes: set[str] = set()
+    for m in sorted(src.glob("*.y*ml")):
+        try:
+            data = read_yaml(m, display=m.name)
+        except CtxError:
+            continue
+        snap = data.get("snapshot") if isinstance(data, dict) else None
+        if not isinstance(snap, str) or Path(snap).is_absolute() or ".." in Path(snap).parts:
+            continue
+        folder = root / snap
+        for fname, key, acc in (("relations.jsonl", "type", edges), ("entities.jsonl", "entity_type", etypes)):
+            p = folder / fname
+            if not p.is_file():
+                continue
+            try:
+                with open(p, "rb") as fh:
+                    for raw in fh:
+                        try:
+                            rec = orjson.loads(raw)
+                        except orjson.JSONDecodeError:
+                            continue
+                        if isinstance(rec, dict) and isinstance(rec.get(key), str):
+                            acc.add(rec[key])
+                            if key == "type":
+                                for end in ("from", "to"):
+                                    v = rec.get(end)
+                                    if isinstance(v, str) and ":" in v:
+                                        etypes.add(v.split(":", 1)[0])
+            except OSError:
+                continue
+    return Vocabulary(edges=edges or None, entity_types=etypes or None)
+
+
+# ------------------------------------------------------------------------------ files
+def _kind(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return None
+    for key, kind in (("source_id", "manifest"), ("playbook_id", "playbook"), ("case_id", "case")):
+        if key in data:
+            return kind
+    return None
+
+
+def _schema(model, marks, disp: str):
+    from .util.pyd import input_error
+
+    try:
+        return model.model_validate(marks.data), None
+    except ValidationError as e:
+        err = input_error(e, file=disp, marks=marks)
+        return None, Problem(disp, err.line, err.column, f"{err.field}: {err.detail}" if err.field else err.detail)
+
+
+def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
+               playbooks_dir: Path) -> tuple[str, list[Problem]]:
+    """(kind, problems) of one YAML file. Raises UsageError when it is none of the three."""
+    from .models.case import CaseFile
+    from .models.manifest import SourceManifest
+    from .models.playbook import Playbook
+    from .util.yamlio import read_yaml_marked
+
+    try:
+        marks = read_yaml_marked(path, display=disp)
+    except InputError as e:
+        return "unknown", [Problem(e.file or disp, e.line, e.column, e.detail)]
+    kind = _kind(marks.data)
+    if kind is None:
+        raise UsageError(f"{disp}: not a source manifest, playbook or case file "
+                         "(no source_id, playbook_id or case_id)")
+    if kind == "manifest":
+        _, p = _schema(SourceManifest, marks, disp)
+        return kind, [p] if p else []
+    if kind == "playbook":
+        pb, p = _schema(Playbook, marks, disp)
+        if p:
+            return kind, [p]
+        probs = []
+        if path.stem != pb.playbook_id:
+            probs.append(_at(marks, disp, "playbook_id",
+                             f"playbook_id {pb.playbook_id!r} differs from the file name"))
+        return kind, probs + playbook_problems(pb, marks, disp, vocab)
+    case, p = _schema(CaseFile, marks, disp)
+    if p:
+        return kind, [p]
+    pb = None
+    pb_path = playbooks_dir / f"{case.playbook}.yaml"
+    probs: list[Problem] = []
+    if not pb_path.is_file():
+        probs.append(_at(marks, disp, "playbook", f"unknown playbook {case.playbook!r}: no {pb_path.name} in "
+                                                   f"{playbooks_dir} (set CTX_ROOT to the project folder)"))
+    else:
+        try:
+            pbm = read_yaml_marked(pb_path, display=pb_path.name)
+            pb = Playbook.model_validate(pbm.data)
+        except (InputError, ValidationError):
+            probs.append(_at(marks, disp, "playbook", f"playbook {case.playbook!r} is invalid (check it too)"))
+    return kind, probs + case_problems(case, marks, disp, pb, vocab)
+
+
+def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = None) -> CheckReport:
+    """Check the given files and folders (default: the project's manifests, playbooks, cases)."""
+    from .api import _display
+
+    if not paths:
+        paths = [p for p in (root / "manifests" / "sources", root / "manifests" / "playbooks",
+                             root / "examples" / "cases") if p.is_dir()]
+        if not paths:
+            raise UsageError(f"nothing to check under {root} (no manifests/ or examples/cases/)")
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files += sorted(x for x in p.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file())
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise UsageError(f"{p}: no such file or folder")
+    vocab = vocabulary(root, manifests_dir)
+    pdir = (manifests_dir or root / "manifests") / "playbooks"
+    rep = CheckReport()
+    for f in files:
+        disp = _display(f)
+        kind, probs = check_file(f, disp, root=root, vocab=vocab, playbooks_dir=pdir)
+        rep.checked.append({"file": disp, "kind": kind})
+        rep.problems += probs
+    return rep

@@ -1,0 +1,48 @@
+"""ctx check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import emit_json, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
+
+
+def check(
+    paths: Annotated[Optional[list[Path]], typer.Argument(
+        help="Manifests, playbooks, case files or folders of them (default: the project's manifests/ "
+             "and examples/cases/).", show_default=False)] = None,
+    *,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of lines.")] = False,
+) -> None:
+    """Validate manifests, playbooks and case files without loading anything.
+
+    Every name used in expr, when, claim texts and uses must be defined before use; evidence
+    types referenced must exist; path templates must use edge types the sources declare; every
+    required type needs a retrieval route; a case's playbook, purpose, seeds and params must
+    resolve. Each problem is one line file:line:column: message. Exit 0 clean, 1 problems
+    found, 2 unusable input (no such path, not a manifest/playbook/case).
+
+    Example: ctx check manifests/playbooks examples/cases/C-102.yaml
+    """
+    with handle_errors():
+        import sys
+
+        from .. import api
+
+        rep = api.check(list(paths or []))
+        if as_json:
+            emit_json(rep.to_json())
+        else:
+            for p in rep.problems:
+                sys.stdout.write(f"{p}\n")
+            sys.stderr.write(f"checked {len(rep.checked)} file(s): "
+                             + (f"{len(rep.problems)} problem(s)\n" if rep.problems else "no problems\n"))
+        if rep.problems:
+            raise typer.Exit(1)

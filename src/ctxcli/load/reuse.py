@@ -1,0 +1,164 @@
+"""Incremental load: reuse the rows of sources whose digest is unchanged from the live store.
+
+A source is reused when the live store was built by this builder and schema and records the
+same digest for it (the digest covers its manifest and every file of its snapshot). Its rows
+are not parsed, validated, tokenised or counted again: its entities, objects, term
+frequencies, relations and tombstone lines are copied from the live store into the staging
+store, with entity and document ids renumbered exactly as a full load numbers them (sources
+in manifest order, records in file order). Everything that spans sources — tombstones,
+dropped relations, supersession families, lookup tables, per-tenant BM25 statistics and the
+postings — is rebuilt from the combined rows, so the result is the store a full load gives.
+
+When that cannot be guaranteed from what the store holds, the load falls back to a full load
+(``Fallback``): a reused source's record collides with a changed source's (the full load
+reports which line), an object of a reused source deleted by a tombstone is no longer
+deleted (its content was never kept), or a reused relation's entity or evidence is gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Fallback(Exception):
+    """The incremental load cannot reproduce a full load; run a full one."""
+
+
+@dataclass
+class PriorSource:
+    first_doc: int
+    objects: list[tuple[str, str, int, str | None]]         # (tenant, object id, old doc id, supersedes)
+    removed: set[tuple[str, str]]                             # its objects a tombstone deleted
+    first_entity: int
+    entities: list[tuple[str, str, str]]                      # (tenant, key, type), in id order
+    tombstones: list[dict[str, Any]]
+
+
+@dataclass
+class Prior:
+    path: Path
+    sources: dict[str, PriorSource] = field(default_factory=dict)
+    store_digest: str = ""
+    summaries: list[tuple] = field(default_factory=list)     # the sources table's counts, in load order
+
+
+def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> Prior | None:
+    """What the live store at ``db`` holds for the sources whose digest is unchanged; None
+    when there is no usable store (missing, another schema or builder, unreadable)."""
+    if not db.is_file() or Path(str(db) + ".wal").exists():
+        return None             # no store, or a killed writer's log: its rows are not trusted
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(db), read_only=True, config={"threads": "1"})
+    except duckdb.Error:
+        return None
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("schema_version") != str(schema) or meta.get("builder_version") != builder:
+            return None
+        old = dict(con.execute("SELECT source_id, digest FROM sources WHERE enabled").fetchall())
+        same = sorted(s for s, d in digests.items() if old.get(s) == d)
+        prior = Prior(db, store_digest=meta.get("store_digest", ""))
+        prior.summaries = con.execute(
+            "SELECT s.source_id, s.enabled, s.n_objects, s.n_sections, s.n_entities, s.n_relations, s.n_tombstones, "
+            "s.n_dropped, s.digest FROM sources s JOIN source_loads l ON l.source_id = s.source_id "
+            "ORDER BY l.first_entity, l.first_doc, s.source_id").fetchall()
+        if not same:
+            return prior
+        loads = {r[0]: r[1:] for r in con.execute(
+            "SELECT source_id, first_doc, objects_parsed, first_entity FROM source_loads").fetchall()}
+        for sid in same:
+            if sid not in loads:
+                continue
+            first_doc, parsed, first_ent = loads[sid]
+            objs = con.execute(
+                "SELECT tenant_id, object_id, doc_id, supersedes FROM objects WHERE source_id = ? "
+                "UNION ALL SELECT tenant_id, object_id, doc_id, NULL FROM removed_objects WHERE source_id = ? "
+                "ORDER BY doc_id", [sid, sid]).fetchall()
+            if len(objs) != parsed or (objs and (objs[0][2] != first_doc or objs[-1][2] != first_doc + parsed - 1)):
+                continue
+            removed = {(t, o) for t, o in con.execute(
+                "SELECT tenant_id, object_id FROM removed_objects WHERE source_id = ?", [sid]).fetchall()}
+            ents = con.execute("SELECT tenant_id, entity_key, entity_type FROM entities WHERE source_id = ? "
+                               "ORDER BY entity_id", [sid]).fetchall()
+            tombs = [dict(zip(("tenant_id", "object_id", "source_id", "deleted_at_us", "reason"), r))
+                     for r in con.execute("SELECT tenant_id, object_id, source_id, deleted_at_us, reason "
+                                          "FROM source_tombstones WHERE source_id = ? ORDER BY seq", [sid]).fetchall()]
+            prior.sources[sid] = PriorSource(first_doc, objs, removed, first_ent, ents, tombs)
+        return prior
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
+def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: set[tuple[str, str]],
+              per: dict[str, dict[str, int]]) -> None:
+    """Copy the reused sources' rows from the live store (attached read-only as ``prior``)
+    into the staging store. ``reused`` maps a source to its (new first doc id, new first
+    entity id). Relations are renumbered through entity keys and split into kept and dropped
+    by the load's tombstones; checks that a full load makes on them raise Fallback."""
+    if not reused:
+        return
+    path = str(prior.path).replace("'", "''")
+    con.execute(f"ATTACH '{path}' AS prior (READ_ONLY)")
+    con.execute("CREATE TEMP TABLE reuse_src(source_id VARCHAR, doc_off BIGINT, ent_off BIGINT)")
+    con.execute("INSERT INTO reuse_src SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[]), unnest(?::BIGINT[])",
+                [list(reused), [reused[s][0] - prior.sources[s].first_doc for s in reused],
+                 [reused[s][1] - prior.sources[s].first_entity for s in reused]])
+    con.execute("INSERT INTO entities SELECT e.* REPLACE (e.entity_id + r.ent_off AS entity_id) "
+                "FROM prior.entities e JOIN reuse_src r ON r.source_id = e.source_id")
+    con.execute("INSERT INTO objects SELECT o.* REPLACE ((o.doc_id + r.doc_off)::INTEGER AS doc_id, "
+                "NULL::BIGINT AS family) FROM prior.objects o JOIN reuse_src r ON r.source_id = o.source_id")
+    # term frequencies of the reused documents, from the postings (tenant-local term ids -> terms)
+    con.execute("CREATE TEMP TABLE prior_docs AS SELECT o.doc_id AS old_doc, (o.doc_id + r.doc_off)::INTEGER AS doc_id "
+                "FROM prior.objects o JOIN reuse_src r ON r.source_id = o.source_id")
+    con.execute("INSERT INTO doc_len SELECT (o.doc_id + r.doc_off)::INTEGER, CASE WHEN o.fts_text = '' THEN 0 "
+                "ELSE len(string_split(o.fts_text, ' ')) END FROM prior.objects o "
+                "JOIN reuse_src r ON r.source_id = o.source_id")
+    con.execute("INSERT INTO doc_rows SELECT d.doc_id, ts.term, p.tf FROM prior.postings p "
+                "JOIN prior_docs d ON d.old_doc = p.doc_id "
+                "JOIN prior.term_stats ts ON ts.tenant_no = p.tenant_no AND ts.termid = p.termid")
+    # relations (kept and dropped ones) with their ends renumbered by entity key
+    con.execute("CREATE TEMP TABLE emap AS SELECT o.entity_id AS old_id, n.entity_id AS new_id, n.entity_type "
+                "FROM prior.entities o JOIN entities n ON n.tenant_id = o.tenant_id AND n.entity_key = o.entity_key")
+    cols = "tenant_id, relation_id, src, dst, rel_type, src_type, dst_type, valid_from_us, valid_to_us, " \
+           "evidence_object_id, source_id, source_version, confidence"
+    con.execute("CREATE TEMP TABLE rrel AS SELECT r.* REPLACE (a.new_id AS src, b.new_id AS dst, "
+                "a.entity_type AS src_type, b.entity_type AS dst_type) FROM ("
+                f" SELECT {cols} FROM prior.relations UNION ALL SELECT {cols} FROM prior.dropped_relations) r "
+                "JOIN reuse_src s ON s.source_id = r.source_id "
+                "LEFT JOIN emap a ON a.old_id = r.src LEFT JOIN emap b ON b.old_id = r.dst")
+    con.execute("CREATE TEMP TABLE gone(tenant_id VARCHAR, object_id VARCHAR)")
+    if removed:
+        ks = sorted(removed)
+        con.execute("INSERT INTO gone SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+                    [[t for t, _ in ks], [o for _, o in ks]])
+    bad = con.execute(
+        "SELECT count(*) FROM rrel r WHERE r.src IS NULL OR r.dst IS NULL OR (r.evidence_object_id IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id) "
+        "AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.tenant_id = r.tenant_id AND g.object_id = r.evidence_object_id))"
+    ).fetchone()[0]
+    if bad:
+        raise Fallback("a reused relation lost an entity or its evidence")
+    con.execute("ALTER TABLE rrel ADD COLUMN dropped BOOLEAN")
+    con.execute("UPDATE rrel SET dropped = EXISTS (SELECT 1 FROM gone g WHERE g.tenant_id = rrel.tenant_id "
+                "AND g.object_id = rrel.evidence_object_id)")
+    con.execute(f"INSERT INTO relations SELECT {cols} FROM rrel WHERE NOT dropped")
+    con.execute(f"INSERT INTO dropped_relations SELECT {cols} FROM rrel WHERE dropped")
+    for sid, kept, dropped in con.execute(
+            "SELECT source_id, count(*) FILTER (WHERE NOT dropped), count(*) FILTER (WHERE dropped) "
+            "FROM rrel GROUP BY source_id").fetchall():
+        per[sid]["relations"] += kept
+        per[sid]["dropped"] += dropped
+    dup = con.execute("SELECT count(*) FROM (SELECT tenant_id, relation_id FROM ("
+                      " SELECT tenant_id, relation_id FROM relations UNION ALL "
+                      " SELECT tenant_id, relation_id FROM dropped_relations) GROUP BY ALL HAVING count(*) > 1)"
+                      ).fetchone()[0]
+    if dup:
+        raise Fallback("a relation id of a reused source is used again")
+    for t in ("rrel", "emap", "gone", "prior_docs", "reuse_src"):
+        con.execute(f"DROP TABLE {t}")
