@@ -23,6 +23,7 @@ class Closed(BaseModel):
 class Subject(Closed):
     id: str
     scopes: list[str]
+    clearance: str | None = None
 
 
 class PackRequest(Closed):
@@ -117,7 +118,7 @@ class Missing(BaseModel):
     type: str
     judgment: str
     required: bool
-    reason: Literal["over_budget", "rejected_by_gates", "not_found"]
+    reason: str = Field(description="over_budget, rejected_by_gates, not_found, withheld_for_access, …")
 
 
 class PackState(Closed):
@@ -146,6 +147,7 @@ class PackStore(Closed):
     digest: str
     schema_version: int
     sources: dict[str, str]
+    key_id: str | None = Field(None, description="id of the store secret that keys opaque refs and digests")
 
 
 class PackClaim(Closed):
@@ -297,6 +299,7 @@ class PlanCreated(Event):
     round: int
     target_types: list[str]
     queries: int
+    question_terms: dict[str, list[str]] | None = Field(None, description="query id -> terms taken from the question")
 
 
 class RetrievalExecuted(Event):
