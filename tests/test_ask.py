@@ -137,8 +137,9 @@ def test_faithful_answer_is_accepted_and_deterministic_files_are_unchanged(store
     extra = [json.loads(x) for x in trace[len(det_trace):].splitlines()]
     assert [e["event"] for e in extra] == ["model_called", "model_answer_validated"]
     assert extra[0]["messages_hash"] == rec["request"]["messages_hash"] == obj_hash(msgs)
+    link = {"run": json.loads(det_trace.splitlines()[0])["run"], "pack_id": pack["pack_id"]}
     assert extra[1] == {"event": "model_answer_validated", "status": "accepted", "violations": [], "warnings": [],
-                        "claims": 6, "claims_ok": 6, "seq": extra[0]["seq"] + 1}
+                        "claims": 6, "claims_ok": 6, "seq": extra[0]["seq"] + 1, **link}
     # postmortem commands keep working on a run folder with a model answer
     assert run_cli(["diff", tmp_path / "run" / "pack.json", tmp_path / "det" / "pack.json"]).exit_code == 0
     r3 = run_cli(["explain-omissions", tmp_path / "run" / "pack.json", "--object", "MAIL-7781"])
@@ -157,7 +158,7 @@ def test_api_key_never_reaches_a_file_stdout_or_stderr(store, serve, tmp_path, m
     assert srv.requests()[-1]["auth_ok"] is True          # the key was sent, in the header
     files = sorted(p for p in (tmp_path / "run").rglob("*") if p.is_file())
     assert {p.name for p in files} == {"pack.json", "trace.jsonl", "answer.json", "answer.md", "model.json",
-                                      "model_answer.json", "run.json", ".ctx-run"}
+                                      "model_answer.json", "run.json", ".ctx-run", "timings.json"}
     for p in files:
         assert KEY.encode() not in p.read_bytes(), p.name
         assert KEY[8:].encode() not in p.read_bytes(), p.name

@@ -30,10 +30,20 @@ def _one_line_exit_2(r, *fragments: str) -> str:
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (relative path -> bytes), symlinks as their target."""
+    """Every file under ``folder`` (relative path -> bytes), symlinks as their target; not
+    timings.json (wall clock)."""
     out: dict[str, bytes] = {}
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).as_posix()
+        if rel == "timings.json":
+            continue
+        if rel == ".ctx-run":       # the marker lists timings.json when the run wrote one
+            import json
+
+            doc = json.loads(p.read_bytes())
+            doc["files"] = [f for f in doc.get("files", []) if f != "timings.json"]
+            out[rel] = json.dumps(doc, sort_keys=True).encode()
+            continue
         if p.is_symlink():
             out[rel] = b"-> " + os.readlink(p).encode()
         elif p.is_file():
@@ -139,9 +149,10 @@ def test_out_replaces_missing_empty_and_its_own_run_folder(store, tmp_path):
     # missing
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "a"])
     assert r.exit_code == 0, r.stderr
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == RUN_FILES
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(RUN_FILES + ["timings.json"])
     marker = json.loads((tmp_path / "a" / ".ctx-run").read_text())
-    assert marker["schema_version"] == "ctx.run/1" and marker["files"] == RUN_FILES[1:]
+    assert marker["schema_version"] == "ctx.run/1"
+    assert [f for f in marker["files"] if f != "timings.json"] == RUN_FILES[1:]
     first = _tree(tmp_path / "a")
     # its own run folder, replaced by an identical one (byte for byte, marker included)
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "a"])

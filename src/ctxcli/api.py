@@ -73,9 +73,20 @@ def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
     return p, True
 
 
-def sources(db: Path | None = None) -> list[dict[str, Any]]:
-    from .store.db import open_reader, store_errors
+def sources(db: Path | None = None, as_of=None) -> list[dict[str, Any]]:
+    """The source registry, each source with its snapshot age at ``as_of`` (default: now)
+    against its refresh SLA (``freshness``: engine/freshness.py)."""
+    from datetime import datetime as _dt, timezone as _tz
 
+    from .engine.freshness import source_ages
+    from .store.db import open_reader, store_errors
+    from .util.timeutil import dt_to_us
+
+    from .engine.freshness import source_ages
+    from .store.db import open_reader
+    from .util.timeutil import dt_to_us
+
+    as_of = as_of or _dt.now(_tz.utc)
     con = open_reader(paths.db_path(db))
     try:
         cols = ["source_id", "tenant_id", "source_type", "owner_team", "classification", "trust_level",
@@ -83,6 +94,7 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
                 "n_sections", "n_entities", "n_relations", "n_tombstones", "newest_observed_us", "digest"]
         with store_errors(paths.db_path(db)):
             rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+            ages = {a["source_id"]: a for a in source_ages(con, None, dt_to_us(as_of), as_of.tzinfo)}
     finally:
         con.close()
     out = []
@@ -95,6 +107,10 @@ def sources(db: Path | None = None) -> list[dict[str, Any]]:
         d["allowed_purposes"] = list(d["allowed_purposes"] or [])
         nu = d.pop("newest_observed_us")
         d["newest_observed_at"] = us_to_dt(nu, timezone.utc).isoformat() if nu is not None else None
+        a = ages[d["source_id"]]
+        d["freshness"] = {"as_of": as_of.isoformat(), "snapshot_observed_at": a["snapshot_observed_at"],
+                          "age_s": a["age_s"], "age": a["age"], "refresh_sla_s": a["refresh_sla_s"],
+                          "stale": a["stale"]}
         out.append(d)
     return out
 
@@ -299,7 +315,8 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
                    variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
-                   clearance=clearance)
+                   clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
+                   tools=list(case.tools))
 
 
 def store_info(con, key: bytes | None = None) -> dict[str, Any]:
@@ -384,7 +401,24 @@ def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, byt
              "answer.json": pretty_bytes(res.answer),
              "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
     files[RUN_FILE] = run_manifest(files, res.pack, key)
+    if res.timings:     # wall clock: not in run.json, ignored by replay and diff
+        files["timings.json"] = timings_bytes(res)
     return files
+
+
+TIMINGS_SCHEMA = "ctx.timings/1"
+
+
+def timings_bytes(res: InvestigateResult) -> bytes:
+    """timings.json: wall-clock seconds per stage, channel and query (``query.<query_id>`` is the
+    latency of that ``retrieval_executed`` event). The only run file that differs between two
+    runs of the same inputs; run.json does not list it, and replay and diff ignore it."""
+    from .engine.trace import request_hash, run_id_for
+    from .util.canon import pretty_bytes
+
+    return pretty_bytes({"schema_version": TIMINGS_SCHEMA, "pack_id": res.pack["pack_id"],
+                         "run": run_id_for(request_hash(res.pack["request"])),
+                         "seconds": {k: round(v, 6) for k, v in sorted(res.timings.items())}})
 
 
 def default_out_dir(res: InvestigateResult) -> Path:

@@ -579,7 +579,18 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "pack_tokens_mean": _r(tot("builder", "pack_tokens") / len(runs)) if runs else None,
         "evidence_tokens_mean": _r(tot("builder", "evidence_tokens") / len(runs)) if runs else None,
         "token_efficiency": _ratio(tot("builder", "must_cite_tokens"), tot("builder", "evidence_tokens")),
+        "latency_ms_p50": _pct([r["cost"]["latency_ms"] for r in runs if "cost" in r], 50),
+        "latency_ms_p95": _pct([r["cost"]["latency_ms"] for r in runs if "cost" in r], 95),
+        "pack_tokens_total": tot("builder", "pack_tokens"),
     }
+
+
+def _pct(xs: list[float], p: int) -> float | None:
+    """The p-th percentile (nearest rank) of a case's build latencies (wall clock: differs per run)."""
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[max(0, -(-p * len(xs) // 100) - 1)]
 
 
 def case_files(paths_in: Iterable[Path]) -> list[Path]:
@@ -649,7 +660,10 @@ def run(opts: EvalOptions) -> EvalReport:
                 s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds)
                 runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
                              "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
-                             "expectations_stated": sorted(exp.model_fields_set), **s})
+                             "expectations_stated": sorted(exp.model_fields_set), **s,
+                             "cost": {"latency_ms": round(res.timings.get("total", 0.0) * 1000, 1),
+                                      "pack_tokens": s["metrics"]["builder"]["pack_tokens"],
+                                      "evidence_tokens": s["metrics"]["builder"]["evidence_tokens"]}})
                 if opts.answerer == "model":
                     from .answer.ask import eval_run
 

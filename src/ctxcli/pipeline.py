@@ -34,11 +34,13 @@ def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, 
     pb, req = with_params(pb, req)
     built = build(con, pb, pb_hash, req, store, key=key)
     t0 = time.perf_counter()
-    ans = answer_and_record(pb, built.pack, built.trace)
+    ans = answer_and_record(pb, built.pack, built.trace, refusal=refusal_for(req, built.sources))
     built.timings["answer"] = time.perf_counter() - t0
     seal(built.pack, ans)
+    built.trace.emit("pack_sealed", pack_id=built.pack["pack_id"], content_hash=built.pack["content_hash"])
+    built.trace.link(built.pack["pack_id"])
     ans = {"schema_version": ANSWER_SCHEMA, "pack_id": built.pack["pack_id"], "case_id": req.case_id,
-           "variant": req.variant, **ans}
+           "variant": req.variant, **ans, "stale_sources": built.pack["stale_sources"]}
     built.timings["total"] = time.perf_counter() - t_all
     return BuildResult(pack=built.pack, answer=ans, trace=built.trace.events, timings=built.timings,
                        candidates=built.candidates)
@@ -56,9 +58,60 @@ def with_params(pb: Playbook, req: Request) -> tuple[Playbook, Request]:
     return rpb, (dataclasses.replace(req, seeds=req.seeds + extra) if extra else req)
 
 
-def answer_and_record(pb: Playbook, pack: dict[str, Any], trace: Trace) -> dict[str, Any]:
-    """The deterministic answer from the pack, validated against it, with its trace events."""
+def refusal_for(req: Request, sources: dict[str, str]) -> dict[str, Any] | None:
+    """Why the request is not allowed at all, or None: a subject with no scope, or a purpose
+    that no enabled source of the tenant allows (``sources``: the ``source_discovered``
+    reasons). Gates still decide per object; this is the request-level refusal."""
+    if not req.scopes:
+        return {"reason": "subject_has_no_scope", "subject": req.subject_id}
+    enabled = [r for r in sources.values() if r != "disabled"]
+    if all(r == "purpose_not_allowed" for r in enabled):
+        return {"reason": "purpose_not_allowed_by_any_source", "purpose": req.purpose}
+    return None
+
+
+TRUSTED = ("authoritative", "operational")
+
+
+def confidence(claim: dict[str, Any], pack: dict[str, Any]) -> dict[str, Any]:
+    """A claim's confidence from its evidence, never a number (docs/pipeline.md):
+
+    - ``none``: the claim is unknown (its facts are missing or conflicting);
+    - ``high``: a fact whose every cited item comes from an authoritative or operational source;
+    - ``medium``: a fact citing a less trusted source, or an inference (derived by the
+      playbook's rules) whose cited items are all authoritative or operational;
+    - ``low``: a hypothesis, or an inference citing a less trusted source.
+
+    The basis lists the trust levels and the number of distinct sources cited (agreement)."""
+    items = {i["evidence_id"]: i for i in pack["evidence"]}
+    cited = [items[e] for e in claim["evidence"] if e in items]
+    trust = sorted({i["trust_level"] for i in cited})
+    trusted = bool(cited) and all(t in TRUSTED for t in trust)
+    status = claim["status"]
+    if status == "unknown":
+        level = "none"
+    elif status == "fact":
+        level = "high" if trusted else "medium"
+    elif status == "inference":
+        level = "medium" if trusted else "low"
+    else:
+        level = "low"
+    return {"level": level, "status": status, "trust_levels": trust,
+            "sources": len({i["source_id"] for i in cited})}
+
+
+def answer_and_record(pb: Playbook, pack: dict[str, Any], trace: Trace,
+                      refusal: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The deterministic answer from the pack, validated against it, with its trace events.
+    A refused request gets verdict ``refused``, its reason, no claims and action ``none``."""
     ans = answer_mod.answer(pb, pack)
+    if refusal is not None:
+        ans.update(verdict="refused", refusal=refusal, claims=[], conflicts=[],
+                   summary=f"Refused: {refusal['reason'].replace('_', ' ')}.",
+                   recommended_action={"action": "none", "rule_id": None, "evidence": [],
+                                       "reason": f"the request is not allowed ({refusal['reason']})"})
+    for c in ans["claims"]:
+        c["confidence"] = confidence(c, pack)
     for c in ans["claims"]:
         trace.emit("claim_generated", claim_id=c["claim_id"], status=c["status"], evidence=c["evidence"])
     validation = answer_mod.validate(ans, pack)

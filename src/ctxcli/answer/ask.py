@@ -157,6 +157,7 @@ def trace_with(trace_raw: bytes, events: list[dict[str, Any]]) -> bytes:
     lines = [ln for ln in trace_raw.splitlines() if ln.strip()]
     kept = []
     seq = 0
+    link: dict[str, Any] = {}   # the run and pack id the build events carry (engine.trace)
     for ln in lines:
         try:
             e = orjson.loads(ln)
@@ -168,10 +169,12 @@ def trace_with(trace_raw: bytes, events: list[dict[str, Any]]) -> bytes:
         kept.append(ln)
         if isinstance(e, dict) and isinstance(e.get("seq"), int):
             seq = max(seq, e["seq"])
+        if isinstance(e, dict) and not link:
+            link = {k: e[k] for k in ("run", "pack_id") if k in e}
     out = [ln + b"\n" for ln in kept]
     for e in events:
         seq += 1
-        out.append(canonical_bytes({**e, "seq": seq}) + b"\n")
+        out.append(canonical_bytes({**e, **link, "seq": seq}) + b"\n")
     return b"".join(out)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERDICTS = ("complete", "partial", "conflicting_evidence", "insufficient_evidence")
+VERDICTS = ("complete", "partial", "conflicting_evidence", "insufficient_evidence", "refused")
 STATUSES = ("fact", "inference", "hypothesis", "unknown")
 MODEL_ANSWER_SCHEMA = "ctx.model_answer/1"
 

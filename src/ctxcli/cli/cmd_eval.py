@@ -105,6 +105,10 @@ def _f(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f} ms"
+
+
 def _n(x: int | None) -> str:
     return "n/a" if x is None else str(x)
 
@@ -117,7 +121,7 @@ def _single(rep, doc: dict[str, Any]) -> None:
     gated = "gated" if s in ("governed", "dynamic") else "not gated: failures do not set the exit code"
     t = table(f"ctx eval · strategy {s} ({gated})",
               ["run", "result", "layer", "retr. recall", "pack recall", "prec.", "dup.", "invalid", "safety",
-               "verdict", "action", "tokens"])
+               "verdict", "action", "tokens", "ms"])
     for col in (t.columns[0], t.columns[9]):
         col.no_wrap = True
     for r in rep.runs:
@@ -129,13 +133,14 @@ def _single(rep, doc: dict[str, Any]) -> None:
                   _f(m["builder"]["duplicate_rate"]), _f(m["builder"]["invalid_source_rate"]),
                   str(m["safety"]["violations"]), _ok(a["verdict_ok"], a["verdict"]),
                   "-" if a["action_ok"] is None else ("✓" if a["action_ok"] else "✗ " + safe(a["action"])),
-                  str(m["builder"]["pack_tokens"]))
+                  str(m["builder"]["pack_tokens"]), f"{r['cost']['latency_ms']:.0f}" if "cost" in r else "-")
     c.print(t)
     _failures(c, rep.runs)
     agg = doc["summary"][s]
     c.print(f"{s}: {agg['passed']}/{agg['runs']} runs passed · required recall in pack "
             f"{_f(agg['required_recall'])} · invalid-source rate {_f(agg['invalid_source_rate'])} · "
-            f"safety violations {agg['safety_violations']}")
+            f"safety violations {agg['safety_violations']} · build latency p50 {_ms(agg['latency_ms_p50'])}, "
+            f"p95 {_ms(agg['latency_ms_p95'])} · {agg['pack_tokens_total']} pack tokens")
     _notes(c, rep)
 
 

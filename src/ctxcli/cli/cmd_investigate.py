@@ -52,10 +52,14 @@ def investigate(
     sign: Annotated[bool, typer.Option("--sign", help="Sign the run folder (run.json) with HMAC-SHA256 keyed by "
                                        "$CTX_SIGNING_KEY; replay, render and explain-omissions then verify it.")]
     = False,
+    otel_out: Annotated[Optional[Path], typer.Option("--otel-out", help="Also write the run as OTLP/JSON spans "
+                                                     "(one per stage and per retrieval) to this file; needs the "
+                                                     "otel extra.", show_default=False)] = None,
 ) -> None:
     """Build a governed Context Pack for a case, answer from it alone, and write pack.json,
     trace.jsonl, answer.json, answer.md and run.json (the hashes of the others; signed with
-    --sign).
+    --sign), all byte-identical for the same inputs, and timings.json (wall-clock latencies,
+    which replay and diff ignore).
 
     Without a store, the bundled example data is loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case, purpose the
@@ -88,6 +92,11 @@ def investigate(
             signing_key(required=True)        # a missing key fails before any work
         res = api.investigate(opts)
         out_dir = api.write_outputs(res, out, sign=sign)
+        if otel_out is not None:
+            from ..otel import otlp_json
+            from ..write import write_file_atomic
+
+            write_file_atomic(otel_out, otlp_json(res.pack, res.trace, res.timings))
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
         if profile:
@@ -120,5 +129,5 @@ def _human(res, out_dir: Path) -> None:
     c.print(f"evidence {len(p['evidence'])} items, {p['slots']['used']['evidence']}/"
             f"{p['slots']['allocation']['evidence']} evidence tokens · rejected by gate: {gates} · "
             f"stop: {p['state']['stop_reason']}")
-    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json"):
+    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json", "timings.json"):
         c.print(f"wrote {safe(out_dir / name)}")

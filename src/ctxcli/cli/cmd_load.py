@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import emit_json, handle_errors
+from .common import emit_json, handle_errors, parse_time
 
 DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Store file (default: $CTX_DB or .ctx/ctx.duckdb).",
                                                 show_default=False)]
@@ -91,9 +91,13 @@ class _progress_bar:
         self.p.stop()
 
 
-def sources(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
+            as_of: Annotated[Optional[str], typer.Option("--as-of", help="Measure snapshot ages at this time "
+                                                         "(ISO 8601 with offset; default: now).",
+                                                         show_default=False)] = None) -> None:
     """Show the source registry: owner, classification, trust, scopes, purposes, objects,
-    newest observation and whether each source is enabled.
+    newest observation, snapshot age at --as-of against the source's refresh SLA (stale when
+    older), and whether each source is enabled.
 
     Example: ctx sources --json
     """
@@ -101,18 +105,21 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
         from .. import api
         from .console import console, safe, table
 
+        when = parse_time(as_of, "--as-of")
         db_path, loaded = api.ensure_store(db)
-        rows = api.sources(db_path)
+        rows = api.sources(db_path, when)
         if as_json:
             emit_json({"sources": rows})
             return
         if loaded:
             console(stderr=True).print("no store found: loaded the bundled example data first")
         t = table("Registered sources", ["source", "tenant", "owner", "class.", "trust", "scopes", "purposes",
-                                         "objects", "newest observed", "enabled"])
+                                         "objects", "newest observed", "age / SLA", "enabled"])
         for r in rows:
             t.add_row(safe(r["source_id"]), safe(r["tenant_id"] or "per record"), safe(r["owner_team"]),
                       r["classification"], r["trust_level"], safe(", ".join(r["required_scopes"])),
                       safe(", ".join(r["allowed_purposes"])), str(r["n_objects"]),
-                      safe(r["newest_observed_at"] or "-"), "yes" if r["enabled"] else "no")
+                      safe(r["newest_observed_at"] or "-"),
+                      f"{r['freshness']['age'] or 'none'} / {safe(r['refresh_sla'])}"
+                      + (" stale" if r["freshness"]["stale"] else ""), "yes" if r["enabled"] else "no")
         console().print(t)

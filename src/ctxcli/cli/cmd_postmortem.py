@@ -67,6 +67,8 @@ def replay(
     content. A run folder written by `ctx ask` also has its recorded model exchange
     re-validated offline (no model call); --re-ask asks the model again and diffs the
     answers. A different validation or answer is drift (exit 1).
+    A trace.jsonl beside the pack must be the pack's (every event names its pack id and run):
+    a trace of another pack is refused (exit 2); the rebuilt trace is compared with it.
 
     Example: ctx replay runs/C-102-1a2b3c4d/pack.json
     """
@@ -233,7 +235,8 @@ def explain_omissions(
     shown), it was tombstoned, its source is disabled, or it is not found. For objects the pack's
     subject could not see, only the scope, clearance or purpose they need is shown; an id of
     another tenant, or a tombstone in a source the subject may not read, is answered exactly
-    like an id that exists nowhere.
+    like an id that exists nowhere. A trace.jsonl beside the pack
+    of another pack is refused (exit 2).
 
     Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
     """
@@ -243,7 +246,10 @@ def explain_omissions(
 
         if gate is not None and object_id is not None:
             raise UsageError("--gate and --object cannot be combined")
+        from ..postmortem.packfile import read_linked_trace
+
         lp = load_pack(pack)
+        read_linked_trace(lp)       # a trace.jsonl beside the pack must be this pack's (exit 2 otherwise)
         if object_id is not None:
             x = explain_object(lp, object_id, db)
             if as_json:

@@ -11,10 +11,26 @@ app = typer.Typer(
     help="ctx builds governed, replayable Context Packs: what a model may see for an investigation, and why.\n\n"
          "Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import BUILDER_VERSION, __version__
+
+        typer.echo(f"ctx {__version__} ({BUILDER_VERSION})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                       help="Print the ctx version and builder version, then exit.")) -> None:
+    """ctx builds governed, replayable Context Packs: what a model may see for an investigation, and why.
+
+    Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00"""
 
 
 COMMAND_MODULES = (
@@ -28,6 +44,7 @@ COMMAND_MODULES = (
     "cmd_scan",
     "cmd_report",
     "cmd_check",
+    "cmd_schema",
 )
 
 

@@ -34,7 +34,7 @@ from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
 from .render import evidence_header, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
-from .trace import Trace
+from .trace import Trace, request_hash, run_id_for
 
 Strategy = Literal["full", "topk", "governed", "dynamic"]
 
@@ -57,6 +57,9 @@ class Request:
     strategy: Strategy = "dynamic"
     clearance: str = DEFAULT_CLEARANCE
     params: dict[str, Any] = field(default_factory=dict)
+    goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
+    state_version: str | None = None
+    tools: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
@@ -111,6 +114,7 @@ class BuildContext:
     cover_all: frozenset[str]
     disclosure: Disclosure              # how objects appear in outputs (masks, keyed digests and refs)
     timings: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)   # source id -> source_discovered reason
 
     def time(self, key: str, t0: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0
@@ -153,8 +157,14 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
                        replacement=replacement, clearance=req.clearance)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
+    req_hash = request_hash(req.to_json())
+    trace = Trace(run=run_id_for(req_hash))
+    trace.emit("run_started", request_hash=req_hash, builder_version=BUILDER_VERSION, case_id=req.case_id,
+               variant=req.variant, strategy=req.strategy, playbook={"playbook_id": pb.playbook_id,
+                                                                     "version": pb.version})
+    sources = discover_sources(con, req, trace)
     bc = BuildContext(
-        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=Trace(), allocation=allocation,
+        con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation, sources=sources,
         apply_gates=req.strategy in ("governed", "dynamic"),
         max_rounds=1 if req.strategy != "dynamic" else req.max_rounds,
         channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
@@ -168,6 +178,34 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
                     anchored_subjects=set(req.seeds), held=held)
     return bc, st
+
+
+def discover_sources(con, req: Request, trace: Trace) -> dict[str, str]:
+    """One ``source_discovered`` event per source of the request's tenant, in source id order:
+    whether retrieval may consider it (``considered``) and, if not, why (``disabled``,
+    ``purpose_not_allowed`` with the allowed purposes, ``scope_missing`` with the scopes the
+    subject lacks). Source ids and their scope/purpose requirements are registry configuration
+    (``ctx sources`` shows them), never object content; other tenants' sources are not listed
+    at all (docs/security.md); per-record-tenant sources are listed. Object-level rules still
+    apply per candidate at the gates."""
+    rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes FROM sources "
+                       "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id", [req.tenant_id]).fetchall()
+    held = set(req.scopes)
+    out: dict[str, str] = {}
+    for source_id, enabled, scopes, purposes in rows:
+        lacking = sorted(set(scopes or []) - held)
+        if not enabled:
+            trace.emit("source_discovered", source_id=source_id, considered=False, reason="disabled")
+        elif purposes and req.purpose not in purposes:
+            trace.emit("source_discovered", source_id=source_id, considered=False, reason="purpose_not_allowed",
+                       allowed_purposes=sorted(purposes))
+        elif lacking:
+            trace.emit("source_discovered", source_id=source_id, considered=False, reason="scope_missing",
+                       needs_scopes=lacking)
+        else:
+            trace.emit("source_discovered", source_id=source_id, considered=True, reason="allowed")
+        out[source_id] = trace.events[-1]["reason"]
+    return out
 
 
 # ------------------------------------------------------------------------------ stage results
@@ -208,6 +246,7 @@ def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     for run in runs:
         key = f"channel.{run.query.channel}"
         bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds
+        bc.timings[f"query.{run.query.query_id}"] = run.seconds     # retrieval latency (timings.json)
     bc.time("retrieve", t0)
     if bc.req.strategy == "topk":
         for run in runs:
@@ -325,6 +364,11 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
         bc.trace.emit("evidence_selected", round=round_no, evidence_id=item["evidence_id"],
                       object_id=item["object_id"], selected_for=item["selected_for"], tokens=item["tokens"],
                       transformations=[t["kind"] for t in item["transformations"]])
+        for t in item["transformations"]:
+            bc.trace.emit("evidence_transformed", round=round_no, evidence_id=item["evidence_id"],
+                          object_id=item["object_id"], kind=t["kind"], method=t.get("method"),
+                          before_hash=t.get("before_hash"), after_hash=t.get("after_hash"),
+                          before_tokens=t.get("before_tokens"), after_tokens=t.get("after_tokens"))
     return packed
 
 
@@ -406,6 +450,10 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "omissions": st.omissions,
         "missing": missing,
         "state": {"rounds": st.rounds, "stop_reason": st.stop_reason, "gaps": "full"},
+        "goal_ref": bc.req.goal_ref,
+        "state_version": bc.req.state_version,
+        "tools": list(bc.req.tools),
+        "stale_sources": _stale_sources(bc),
     }
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
@@ -423,6 +471,16 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
                   total_tokens=pack["slots"]["total_tokens"], stop_reason=st.stop_reason)
     bc.time("assemble", t0)
     return pack
+
+
+def _stale_sources(bc: BuildContext) -> list[dict[str, Any]]:
+    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of
+    (engine/freshness.py)."""
+    from .freshness import source_ages
+
+    ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo)
+    return [{k: v for k, v in a.items() if k != "stale"} for a in ages
+            if a["stale"] and bc.sources.get(a["source_id"]) == "allowed"]
 
 
 def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -444,6 +502,7 @@ class Built:
     trace: Trace
     timings: dict[str, float]
     candidates: list[dict[str, Any]]
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes) -> Built:
@@ -459,7 +518,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
             break
     pack_doc = assemble(bc, st, pb_hash, store)
     bc.timings["build"] = time.perf_counter() - t_all
-    return Built(pack_doc, bc.trace, bc.timings, st.candidates)
+    return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)
 
 
 @dataclass

@@ -28,7 +28,7 @@ class Subject(C):
 class Expected(C):
     must_cite: list[Ident] = Field(default_factory=list)
     must_not_cite: list[Ident] = Field(default_factory=list)
-    verdict: Literal["complete", "partial", "insufficient_evidence", "conflicting_evidence"] | None = None
+    verdict: Literal["complete", "partial", "insufficient_evidence", "conflicting_evidence", "refused"] | None = None
     action: Ident | None = None
     claims: dict[Ident, dict[FactName, Any]] = Field(default_factory=dict)
     claim_status: dict[Ident, Literal["fact", "inference", "hypothesis", "unknown"]] = Field(default_factory=dict)
@@ -72,6 +72,10 @@ class CaseFile(C):
                                                description="Values of the playbook's declared params.")
     expected: Expected | None = None
     variants: dict[Ident, Variant] = Field(default_factory=dict)
+    goal_ref: Ident | None = Field(None, description="The goal this investigation serves (pack.goal_ref).")
+    state_version: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = Field(
+        None, description="Version of the caller's task state the pack was built for (pack.state_version).")
+    tools: list[Ident] = Field(default_factory=list, description="Tools the caller may use (pack.tools).")
 
     @field_validator("as_of", mode="before")
     @classmethod

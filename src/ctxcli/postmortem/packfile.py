@@ -152,3 +152,48 @@ def _kind(v: Any) -> str:
     if isinstance(v, dict):
         return "object"
     return type(v).__name__
+
+
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+
+
+def read_linked_trace(lp: LoadedPack, path: Path | None = None) -> list[dict[str, Any]] | None:
+    """The trace beside the pack (``trace.jsonl``), proven to be this pack's: every event must
+    carry the pack's ``pack_id`` and the run id of its request (``run-`` + request hash).
+    None when there is no trace file; :class:`PackError` (exit 2) for a trace of another pack
+    or run, or one that does not parse."""
+    import orjson
+
+    from ..engine.trace import request_hash, run_id_for
+
+    p = Path(path) if path is not None else lp.path.parent / "trace.jsonl"
+    if not p.is_file():
+        return None
+    disp = str(p)
+    try:
+        if p.stat().st_size > MAX_TRACE_BYTES:
+            raise PackError(f"not a trace: larger than {MAX_TRACE_BYTES // (1024 * 1024)} MB", file=disp)
+        raw = p.read_bytes()
+    except OSError as e:
+        raise PackError(f"cannot read the trace: {e.strerror or e}", file=disp) from None
+    run = run_id_for(request_hash(lp.request))
+    events: list[dict[str, Any]] = []
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            ev = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise PackError("not a trace: not valid JSON", file=disp, line=n) from None
+        if not isinstance(ev, dict):
+            raise PackError(f"not a trace: a JSON {_kind(ev)}, not an event", file=disp, line=n)
+        pid = ev.get("pack_id")
+        if pid != lp.pack_id:
+            why = f"belongs to pack {pid}" if isinstance(pid, str) else "names no pack (not linked)"
+            raise PackError(f"trace of another pack: event {ev.get('seq')} {why}, not {lp.pack_id}",
+                            file=disp, line=n)
+        if ev.get("run") != run:
+            raise PackError(f"trace of another run: event {ev.get('seq')} has run {ev.get('run')}, "
+                            f"but the pack's request is run {run}", file=disp, line=n)
+        events.append(ev)
+    return events

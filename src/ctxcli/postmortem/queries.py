@@ -2,7 +2,7 @@
 
 The queries of each round that look for a type the object supports are run again without a
 limit, so "ranked below the limit" is told apart from "not matched at all"; the hit counts
-come from ``trace.jsonl`` beside the pack when that trace belongs to the pack.
+come from the pack's linked ``trace.jsonl`` beside it (every event names the pack id).
 """
 
 from __future__ import annotations
@@ -26,28 +26,14 @@ class QueryOutcome:
 
 
 def _trace_hits(lp: LoadedPack) -> dict[tuple[int, str], int]:
-    """Hit counts per (round, query id) from trace.jsonl beside the pack, when it matches the pack."""
-    import orjson
+    """Hit counts per (round, query id) from the pack's linked trace (``trace.jsonl`` beside it;
+    a trace of another pack is refused by :func:`read_linked_trace`)."""
+    from .packfile import read_linked_trace
 
-    p = lp.path.parent / "trace.jsonl"
     out: dict[tuple[int, str], int] = {}
-    recorded = {(r.get("round"), q.get("query_id")): q for r in lp.data["rounds"] if isinstance(r, dict)
-                for q in r.get("queries", []) if isinstance(q, dict)}
-    try:
-        with open(p, "rb") as fh:
-            for line in fh:
-                try:
-                    ev = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    return {}
-                if not isinstance(ev, dict) or ev.get("event") != "retrieval_executed":
-                    continue
-                key = (ev.get("round"), ev.get("query_id"))
-                if recorded.get(key) != ev.get("query") or not isinstance(ev.get("hits"), int):
-                    return {}   # a trace of another pack: ignore it
-                out[key] = ev["hits"]
-    except OSError:
-        return {}
+    for ev in read_linked_trace(lp) or []:
+        if ev.get("event") == "retrieval_executed" and isinstance(ev.get("hits"), int):
+            out[(ev.get("round"), ev.get("query_id"))] = ev["hits"]
     return out
 
 

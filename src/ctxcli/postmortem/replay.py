@@ -44,6 +44,7 @@ class ReplayResult:
     db: str
     purged: list[Purged] = field(default_factory=list)
     case: Any = None            # the case file the rebuild used (models.case.CaseFile)
+    trace_identical: bool | None = None     # the linked trace beside the pack vs the rebuilt one; None: no trace
 
     @property
     def identical(self) -> bool:
@@ -64,6 +65,7 @@ class ReplayResult:
             "rebuilt_pack_id": self.rebuilt["pack_id"],
             "rebuilt_content_hash": self.rebuilt["content_hash"],
             "byte_identical": self.byte_identical,
+            "trace_identical": self.trace_identical,
             "db": self.db,
             "store": {"recorded": self.pack.data["store"].get("digest"), "current": self.rebuilt["store"].get("digest"),
                       "sources_changed": [asdict(s) for s in d.sources]},
@@ -171,6 +173,9 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from ..store.db import open_reader, store_errors
     from ..util.canon import pretty_bytes
 
+    from .packfile import read_linked_trace
+
+    recorded_trace = read_linked_trace(lp)      # a trace of another pack stops here (exit 2)
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
     req = api.make_request(case, pb, opts)
@@ -185,7 +190,17 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     finally:
         con.close()
     return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
-                        byte_identical=pretty_bytes(res.pack) == lp.raw, db=str(db_path), purged=purged, case=case)
+                        byte_identical=pretty_bytes(res.pack) == lp.raw, db=str(db_path), purged=purged, case=case,
+                        trace_identical=_same_trace(recorded_trace, res.trace))
+
+
+def _same_trace(recorded: list[dict[str, Any]] | None, rebuilt: list[dict[str, Any]]) -> bool | None:
+    """The recorded build events (up to ``pack_sealed``; model events appended by ``ctx ask``
+    follow it) against the rebuilt trace."""
+    if recorded is None:
+        return None
+    n = next((i + 1 for i, e in enumerate(recorded) if e.get("event") == "pack_sealed"), len(recorded))
+    return recorded[:n] == rebuilt
 
 
 def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:

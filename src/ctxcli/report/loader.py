@@ -130,7 +130,10 @@ def _read_trace(p: Path, pack: dict[str, Any]) -> tuple[list[dict[str, Any]] | N
 
 
 def _trace_matches(events: list[dict[str, Any]], pack: dict[str, Any]) -> bool:
-    """The trace's queries, selections and final counts are the pack's."""
+    """The trace names the pack (every event's ``pack_id``, engine/trace.py), and its queries,
+    selections and final counts are the pack's."""
+    if any(e.get("pack_id") != pack["pack_id"] for e in events):
+        return False
     recorded = {(r.get("round"), q.get("query_id")): q for r in pack["rounds"] if isinstance(r, dict)
                 for q in r.get("queries", []) if isinstance(q, dict)}
     ran = {(e.get("round"), e.get("query_id")): e.get("query") for e in events if e["event"] == "retrieval_executed"}

@@ -1,0 +1,425 @@
+"""The published shapes of the files a run writes: pack.json, answer.json, timings.json and
+every trace event. They are the source of the JSON Schemas in ``ctxcli/schemas/`` (see
+``ctxcli.schemas``); ctx builds these files as plain dicts, and tests validate what it writes
+against the schemas. Top-level sections and every trace event forbid unknown fields, so a new
+field is a schema change; nested parts whose shape belongs to a playbook (facts, details) are
+open objects."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Hash = str
+JSON = dict[str, Any]
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------------------ pack.json
+class Subject(Closed):
+    id: str
+    scopes: list[str]
+    clearance: str | None = None
+
+
+class PackRequest(Closed):
+    case_id: str
+    tenant_id: str
+    question: str
+    purpose: str
+    as_of: str = Field(description="ISO 8601 with offset")
+    known_at: str | None
+    subject: Subject
+    budget: int
+    max_rounds: int
+    seeds: list[str]
+    business_keys: list[str]
+    variant: str | None
+    strategy: Literal["full", "topk", "governed", "dynamic"]
+
+
+class Transformation(BaseModel):
+    kind: Literal["redaction", "compression"]
+    before_hash: Hash | None = None
+    after_hash: Hash | None = None
+
+
+class EvidenceItem(Closed):
+    evidence_id: str
+    object_id: str
+    source_id: str
+    source_version: str | None
+    object_type: str
+    subject_id: str | None
+    title: str
+    locator: str | None
+    content_hash: Hash
+    valid_from: str | None
+    valid_to: str | None
+    observed_at: str | None
+    trust_level: str
+    classification: str | None
+    owner_team: str | None
+    supports: list[str]
+    facts: JSON
+    round: int
+    channels: dict[str, int]
+    queries: dict[str, int]
+    rrf: float
+    graph_templates: list[str]
+    content_tokens: int
+    text: str
+    text_hash: Hash
+    transformations: list[Transformation]
+    selected_for: str | None
+    tokens: int
+
+
+class WithheldOmission(Closed):
+    """Rejected by the tenant, scope or purpose gate: an opaque reference and no content."""
+
+    ref: str = Field(pattern=r"^wh-[0-9a-f]{16}$")
+    withheld: Literal[True]
+    gate: Literal["tenant", "scope", "purpose"]
+    reason: str
+    detail: JSON
+    round: int
+    channels: dict[str, int]
+    rrf: float
+
+
+class VisibleOmission(Closed):
+    ref: str
+    withheld: Literal[False]
+    gate: str
+    reason: str
+    detail: JSON
+    round: int
+    channels: dict[str, int]
+    rrf: float
+    object_id: str
+    source_id: str
+    source_version: str | None
+    title: str
+    object_type: str
+    supports: list[str]
+    tokens: int
+    content_hash: Hash
+    trust_level: str
+
+
+class Missing(BaseModel):
+    model_config = ConfigDict(extra="allow")   # the answer layer may add gap details
+
+    type: str
+    judgment: str
+    required: bool
+    reason: str = Field(description="over_budget, rejected_by_gates, not_found, withheld_for_access, …")
+
+
+class PackState(Closed):
+    rounds: int
+    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted"]
+    gaps: Literal["full", "compact"]
+
+
+class Section(Closed):
+    section: str
+    slot: Literal["instructions", "goal_state", "tools", "evidence"]
+    trust: str
+    tokens: int
+
+
+class Slots(Closed):
+    allocation: dict[str, int]
+    used: dict[str, int]
+    sections: list[Section]
+    total_tokens: int
+    evidence_tokens_by_items: int
+    within_budget: dict[str, bool]
+
+
+class PackStore(Closed):
+    digest: str
+    schema_version: int
+    sources: dict[str, str]
+    key_id: str | None = Field(None, description="id of the store secret that keys opaque refs and digests")
+
+
+class PackClaim(Closed):
+    claim_id: str
+    status: Literal["fact", "inference", "hypothesis", "unknown"]
+    facts: JSON
+    evidence: list[str]
+
+
+class PackAnswer(Closed):
+    verdict: str
+    recommended_action: str
+    claims: list[PackClaim]
+
+
+class StaleSource(Closed):
+    """A source retrieval considered whose snapshot is older than its refresh SLA at as_of."""
+
+    source_id: str
+    refresh_sla: str
+    refresh_sla_s: int
+    snapshot_observed_at: str | None = Field(description="newest observation not after as_of; null: none")
+    age_s: int | None
+    age: str | None
+
+
+class Pack(Closed):
+    """pack.json (``ctx.pack/1``)."""
+
+    schema_version: Literal["ctx.pack/1"]
+    builder_version: str
+    encoding: str
+    request: PackRequest
+    playbook: JSON
+    store: PackStore
+    gate_order: list[str]
+    rounds: list[JSON]
+    budget: dict[str, int]
+    evidence: list[EvidenceItem]
+    omissions: list[Union[WithheldOmission, VisibleOmission]]
+    missing: list[Missing]
+    state: PackState
+    slots: Slots
+    answer: PackAnswer
+    goal_ref: str | None = Field(description="the case's goal_ref; null when it has none")
+    state_version: str | None = Field(description="the case's state_version; null when it has none")
+    tools: list[str] = Field(description="the case's tools; empty when it has none")
+    stale_sources: list[StaleSource]
+    content_hash: Hash
+    pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+
+
+# ------------------------------------------------------------------------------ answer.json
+class AnswerClaim(BaseModel):
+    model_config = ConfigDict(extra="allow")   # the answer layer may add fields per claim
+
+    claim_id: str
+    status: Literal["fact", "inference", "hypothesis", "unknown"]
+    facts: JSON
+    evidence: list[str]
+    text: str
+    condition: JSON | None = Field(None, description="the claim's `when` and whether it holds")
+    competing: list[JSON] | None = Field(None, description="competing explanations with their evidence")
+    confidence: Confidence
+
+
+class Confidence(Closed):
+    """Defined from the evidence, never a number (docs/pipeline.md, "Claim confidence")."""
+
+    level: Literal["high", "medium", "low", "none"]
+    status: Literal["fact", "inference", "hypothesis", "unknown"]
+    trust_levels: list[str]
+    sources: int = Field(ge=0, description="distinct sources cited")
+
+
+class Refusal(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    reason: Literal["subject_has_no_scope", "purpose_not_allowed_by_any_source"]
+
+
+class Action(Closed):
+    action: str
+    rule_id: str | None
+    reason: str
+    evidence: list[str]
+
+
+class Answer(BaseModel):
+    """answer.json (``ctx.answer/1``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: Literal["ctx.answer/1"]
+    pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+    case_id: str
+    variant: str | None
+    verdict: str
+    summary: str
+    claims: list[AnswerClaim]
+    recommended_action: Action
+    side_effect: Literal["none"]
+    derived_facts: dict[str, JSON]
+    conflicts: list[JSON]
+    missing_evidence: list[JSON]
+    validation: JSON
+    refusal: Refusal | None = Field(None, description="present when verdict is refused")
+    stale_sources: list[StaleSource]
+
+
+# ------------------------------------------------------------------------------ timings.json
+class Timings(Closed):
+    """timings.json (``ctx.timings/1``): wall-clock seconds; ignored by replay and diff."""
+
+    schema_version: Literal["ctx.timings/1"]
+    pack_id: str
+    run: str
+    seconds: dict[str, float]
+
+
+# ------------------------------------------------------------------------------ trace events
+class Event(Closed):
+    seq: int = Field(ge=1)
+    run: str = Field(pattern=r"^run-[0-9a-f]{16}$")
+    pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+
+
+class RunStarted(Event):
+    event: Literal["run_started"]
+    request_hash: Hash
+    builder_version: str
+    case_id: str
+    variant: str | None
+    strategy: str
+    playbook: JSON
+
+
+class SourceDiscovered(Event):
+    event: Literal["source_discovered"]
+    source_id: str
+    considered: bool
+    reason: Literal["allowed", "disabled", "purpose_not_allowed", "scope_missing"]
+    allowed_purposes: list[str] | None = None
+    needs_scopes: list[str] | None = None
+
+
+class PlanCreated(Event):
+    event: Literal["plan_created"]
+    round: int
+    target_types: list[str]
+    queries: int
+    question_terms: dict[str, list[str]] | None = Field(None, description="query id -> terms taken from the question")
+
+
+class RetrievalExecuted(Event):
+    event: Literal["retrieval_executed"]
+    round: int
+    query_id: str
+    channel: Literal["structured", "fulltext", "graph"]
+    evidence_type: str
+    query: JSON
+    filters: JSON
+    hits: int
+
+
+class CandidateRetrieved(Event):
+    event: Literal["candidate_retrieved"]
+    round: int
+    ref: str
+    withheld: bool
+    channels: dict[str, int]
+    rrf: float
+
+
+class CandidateRejected(Event):
+    event: Literal["candidate_rejected"]
+    round: int
+    ref: str
+    withheld: bool
+    gate: str
+    reason: str
+    detail: JSON
+
+
+class EvidenceSelected(Event):
+    event: Literal["evidence_selected"]
+    round: int
+    evidence_id: str
+    object_id: str
+    selected_for: str | None
+    tokens: int
+    transformations: list[str]
+
+
+class EvidenceTransformed(Event):
+    event: Literal["evidence_transformed"]
+    round: int
+    evidence_id: str
+    object_id: str
+    kind: Literal["redaction", "compression"]
+    method: str | None
+    before_hash: Hash | None
+    after_hash: Hash | None
+    before_tokens: int | None
+    after_tokens: int | None
+
+
+class SufficiencyAssessed(Event):
+    event: Literal["sufficiency_assessed"]
+    round: int
+    covered: list[str]
+    missing: list[str]
+    required_missing: list[str]
+    evidence_tokens: int
+    evidence_budget: int
+
+
+class PackBuilt(Event):
+    event: Literal["pack_built"]
+    evidence: int
+    omissions: int
+    total_tokens: int
+    stop_reason: str
+
+
+class ClaimGenerated(Event):
+    event: Literal["claim_generated"]
+    claim_id: str
+    status: str
+    evidence: list[str]
+
+
+class AnswerValidated(BaseModel):
+    model_config = ConfigDict(extra="allow")   # the validator's checks, by name
+
+    seq: int = Field(ge=1)
+    run: str = Field(pattern=r"^run-[0-9a-f]{16}$")
+    pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+    event: Literal["answer_validated"]
+    verdict: str
+    action: str
+
+
+class PackSealed(Event):
+    event: Literal["pack_sealed"]
+    content_hash: Hash
+
+
+class ModelCalled(BaseModel):
+    """Appended by ``ctx ask`` (docs/model.md)."""
+
+    model_config = ConfigDict(extra="allow")
+    seq: int = Field(ge=1)
+    run: str = Field(pattern=r"^run-[0-9a-f]{16}$")
+    pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+    event: Literal["model_called"]
+
+
+class ModelAnswerValidated(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    seq: int = Field(ge=1)
+    run: str = Field(pattern=r"^run-[0-9a-f]{16}$")
+    pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+    event: Literal["model_answer_validated"]
+    status: str
+
+
+TRACE_EVENTS: dict[str, type[BaseModel]] = {
+    "run_started": RunStarted, "source_discovered": SourceDiscovered, "plan_created": PlanCreated,
+    "retrieval_executed": RetrievalExecuted, "candidate_retrieved": CandidateRetrieved,
+    "candidate_rejected": CandidateRejected, "evidence_selected": EvidenceSelected,
+    "evidence_transformed": EvidenceTransformed, "sufficiency_assessed": SufficiencyAssessed,
+    "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
+    "pack_sealed": PackSealed, "model_called": ModelCalled, "model_answer_validated": ModelAnswerValidated,
+}

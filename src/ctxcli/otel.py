@@ -1,0 +1,138 @@
+"""OpenTelemetry export of one run: OTLP/JSON spans built with the OpenTelemetry SDK's own
+classes (``TracerProvider``, ``InMemorySpanExporter``) and encoded by its OTLP encoder
+(``opentelemetry.exporter.otlp.proto.common``), then written as the protobuf JSON mapping of
+an ``ExportTraceServiceRequest`` — what an OTLP/HTTP JSON collector accepts.
+
+Spans: one root ``ctx.investigate`` span, one per stage (retrieve, hydrate, gates, pack,
+assemble, answer: the stage's total time over all rounds, laid end to end, since stages of
+different rounds interleave) and one per retrieval query under ``retrieve``. Attribute names
+follow the GenAI semantic conventions where one exists (``gen_ai.operation.name``,
+``gen_ai.usage.input_tokens`` for the model-visible pack tokens); the rest are ``ctx.*``. The
+trace id is derived from the pack id, so a run's spans can be found from its pack. Durations
+are wall clock (from the run's timings); the optional ``otel`` extra installs the SDK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+from .errors import UsageError
+
+STAGES = ("retrieve", "hydrate", "gates", "pack", "assemble", "answer")
+
+
+def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[str, float],
+              *, end_ns: int | None = None) -> bytes:
+    try:
+        from google.protobuf.json_format import MessageToDict
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from opentelemetry.sdk.trace.id_generator import IdGenerator
+        from opentelemetry.trace import set_span_in_context
+    except ImportError:
+        raise UsageError("--otel-out needs the OpenTelemetry SDK: pip install 'ctxcli[otel]'") from None
+
+    from . import BUILDER_VERSION, __version__
+
+    digest = hashlib.sha256(pack["pack_id"].encode()).digest()
+
+    class PackIds(IdGenerator):
+        """Trace id from the pack id; span ids counted from it."""
+
+        def __init__(self) -> None:
+            self.n = int.from_bytes(digest[16:24], "big") & ((1 << 62) - 1)
+
+        def generate_trace_id(self) -> int:
+            return int.from_bytes(digest[:16], "big") or 1
+
+        def generate_span_id(self) -> int:
+            self.n += 1
+            return self.n
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "ctx", "service.version": __version__}),
+                              id_generator=PackIds())
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("ctxcli", BUILDER_VERSION)
+    ns = lambda s: int(s * 1e9)   # noqa: E731
+    end = end_ns if end_ns is not None else time.time_ns()
+    total = ns(timings.get("total", sum(timings.get(s, 0.0) for s in STAGES)))
+    start = end - total
+    req = pack["request"]
+    root = tracer.start_span("ctx.investigate", start_time=start, attributes={
+        "gen_ai.usage.input_tokens": pack["slots"]["total_tokens"],
+        "ctx.pack_id": pack["pack_id"], "ctx.case_id": req["case_id"], "ctx.variant": req["variant"] or "",
+        "ctx.strategy": req["strategy"], "ctx.purpose": req["purpose"], "ctx.builder_version": BUILDER_VERSION,
+        "ctx.verdict": pack["answer"]["verdict"], "ctx.evidence": len(pack["evidence"]),
+        "ctx.omissions": len(pack["omissions"]), "ctx.stop_reason": pack["state"]["stop_reason"]})
+    ctx = set_span_in_context(root)
+    queries = [e for e in trace if e.get("event") == "retrieval_executed"]
+    t = start
+    for stage in STAGES:
+        d = ns(timings.get(stage, 0.0))
+        span = tracer.start_span(f"ctx.{stage}", context=ctx, start_time=t, attributes={"ctx.stage": stage})
+        if stage == "retrieve":
+            q_ctx = set_span_in_context(span)
+            qt = t
+            for q in queries:
+                qd = ns(timings.get(f"query.{q['query_id']}", 0.0))
+                qs = tracer.start_span(f"ctx.retrieval {q['channel']}", context=q_ctx, start_time=qt, attributes={
+                    "gen_ai.operation.name": "retrieval", "ctx.query_id": q["query_id"], "ctx.round": q["round"],
+                    "ctx.channel": q["channel"], "ctx.evidence_type": q["evidence_type"], "ctx.hits": q["hits"]})
+                qs.end(end_time=qt + qd)
+                qt += qd
+        span.end(end_time=t + d)
+        t += d
+    root.end(end_time=max(end, t))
+    provider.shutdown()
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: (s.start_time, s.name))
+    doc = MessageToDict(encode_spans(spans))
+    _ids(doc, _b64_to_hex)
+    import json
+
+    return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _b64_to_hex(v: str) -> str:
+    import base64
+
+    return base64.b64decode(v).hex()
+
+
+def _hex_to_b64(v: str) -> str:
+    import base64
+
+    return base64.b64encode(bytes.fromhex(v)).decode()
+
+
+def _ids(node: Any, conv) -> None:
+    """OTLP/JSON writes trace and span ids as hex, where protobuf's JSON mapping uses base64."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ID_KEYS and isinstance(v, str):
+                node[k] = conv(v)
+            else:
+                _ids(v, conv)
+    elif isinstance(node, list):
+        for x in node:
+            _ids(x, conv)
+
+
+def load_otlp_json(data: bytes):
+    """An OTLP/JSON file back into the SDK's protobuf ``ExportTraceServiceRequest``."""
+    import json
+
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    doc = json.loads(data)
+    _ids(doc, _hex_to_b64)
+    return ParseDict(doc, ExportTraceServiceRequest())

@@ -1,0 +1,3 @@
+from . import write_all
+
+print("\n".join(write_all()))
