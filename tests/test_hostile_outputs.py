@@ -310,7 +310,8 @@ def test_masks_reach_every_string_and_no_plain_digest_of_masked_text(pii_project
     # A subject who may read the raw text gets it, with the plain hash.
     raw = tmp_path / "raw"
     r = run_cli(["investigate", "C-102", "--subject", "auditor-9", "--scope", "case:read", "--scope", "policy:read",
-                 "--scope", "document:read", "--scope", "risk:read", "--scope", "pii:read", "--out", raw])
+                 "--scope", "document:read", "--scope", "risk:read", "--scope", "pii:read", "--clearance", "confidential",
+                 "--out", raw])
     assert r.exit_code == 0, r.stderr
     blob = (raw / "pack.json").read_bytes()
     for field in ("admitted.title", "admitted.locator", "admitted.fact", "duplicate.title", "relevance.title"):

@@ -90,7 +90,7 @@ def forge_amount(pack: dict, *, text_hash: bool) -> dict:
 def test_run_folder_records_the_hashes_of_its_files(run, tmp_path):
     folder = run.parent
     assert sorted(x.name for x in folder.iterdir()) == [".ctx-run", "answer.json", "answer.md", "pack.json",
-                                                        "run.json", "trace.jsonl"]
+                                                        "run.json", "timings.json", "trace.jsonl"]
     doc = json.loads((folder / "run.json").read_text())
     pack = json.loads(run.read_text())
     assert doc["schema_version"] == "ctx.run/1"
@@ -121,7 +121,7 @@ def _answer_md_action(folder: Path) -> None:
 def _trace_drop_first(folder: Path) -> None:
     p = folder / "trace.jsonl"
     lines = p.read_bytes().splitlines(keepends=True)
-    assert json.loads(lines[0])["event"] == "plan_created"
+    assert json.loads(lines[0])["event"] == "run_started"
     p.write_bytes(b"".join(lines[1:]))
 
 

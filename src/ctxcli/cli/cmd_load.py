@@ -96,8 +96,8 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
                                                          "(ISO 8601 with offset; default: now).",
                                                          show_default=False)] = None) -> None:
     """Show the source registry: owner, classification, trust, scopes, purposes, objects,
-    newest observation, snapshot age at --as-of against the source's refresh SLA (stale when
-    older), and whether each source is enabled.
+    snapshot age at --as-of against the source's refresh SLA (stale when older), and whether
+    each source is enabled (--json adds the newest observation time and digests).
 
     Example: ctx sources --json
     """
@@ -114,12 +114,11 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
         if loaded:
             console(stderr=True).print("no store found: loaded the bundled example data first")
         t = table("Registered sources", ["source", "tenant", "owner", "class.", "trust", "scopes", "purposes",
-                                         "objects", "newest observed", "age / SLA", "enabled"])
+                                         "objects", "age / SLA", "enabled"])
         for r in rows:
             t.add_row(safe(r["source_id"]), safe(r["tenant_id"] or "per record"), safe(r["owner_team"]),
                       r["classification"], r["trust_level"], safe(", ".join(r["required_scopes"])),
                       safe(", ".join(r["allowed_purposes"])), str(r["n_objects"]),
-                      safe(r["newest_observed_at"] or "-"),
                       f"{r['freshness']['age'] or 'none'} / {safe(r['refresh_sla'])}"
                       + (" stale" if r["freshness"]["stale"] else ""), "yes" if r["enabled"] else "no")
         console().print(t)

@@ -162,7 +162,7 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     trace.emit("run_started", request_hash=req_hash, builder_version=BUILDER_VERSION, case_id=req.case_id,
                variant=req.variant, strategy=req.strategy, playbook={"playbook_id": pb.playbook_id,
                                                                      "version": pb.version})
-    sources = discover_sources(con, req, trace)
+    sources = discover_sources(con, req, trace, key=key)
     bc = BuildContext(
         con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation, sources=sources,
         apply_gates=req.strategy in ("governed", "dynamic"),
@@ -180,21 +180,30 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     return bc, st
 
 
-def discover_sources(con, req: Request, trace: Trace) -> dict[str, str]:
+def discover_sources(con, req: Request, trace: Trace, *, key: bytes) -> dict[str, str]:
     """One ``source_discovered`` event per source of the request's tenant, in source id order:
     whether retrieval may consider it (``considered``) and, if not, why (``disabled``,
     ``purpose_not_allowed`` with the allowed purposes, ``scope_missing`` with the scopes the
     subject lacks). Source ids and their scope/purpose requirements are registry configuration
     (``ctx sources`` shows them), never object content; other tenants' sources are not listed
-    at all (docs/security.md); per-record-tenant sources are listed. Object-level rules still
-    apply per candidate at the gates."""
-    rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes FROM sources "
+    at all (docs/security.md); per-record-tenant sources are listed. A source classified above
+    the subject's clearance is not named: its ``source_id`` is an opaque reference keyed with the
+    store secret, with the clearance it needs (``clearance_insufficient``), as the
+    classification gate does for objects. Object-level rules still apply per candidate at the
+    gates."""
+    from ..models.manifest import clearance_rank
+    from ..util.canon import opaque_ref
+
+    rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
                        "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id", [req.tenant_id]).fetchall()
     held = set(req.scopes)
     out: dict[str, str] = {}
-    for source_id, enabled, scopes, purposes in rows:
+    for source_id, enabled, scopes, purposes, level in rows:
         lacking = sorted(set(scopes or []) - held)
-        if not enabled:
+        if level and clearance_rank(level) > clearance_rank(req.clearance):
+            trace.emit("source_discovered", source_id=opaque_ref(req.tenant_id, "source:" + source_id, key=key),
+                       considered=False, reason="clearance_insufficient", needs_clearance=level)
+        elif not enabled:
             trace.emit("source_discovered", source_id=source_id, considered=False, reason="disabled")
         elif purposes and req.purpose not in purposes:
             trace.emit("source_discovered", source_id=source_id, considered=False, reason="purpose_not_allowed",

@@ -289,9 +289,10 @@ class SourceDiscovered(Event):
     event: Literal["source_discovered"]
     source_id: str
     considered: bool
-    reason: Literal["allowed", "disabled", "purpose_not_allowed", "scope_missing"]
+    reason: Literal["allowed", "disabled", "purpose_not_allowed", "scope_missing", "clearance_insufficient"]
     allowed_purposes: list[str] | None = None
     needs_scopes: list[str] | None = None
+    needs_clearance: str | None = None
 
 
 class PlanCreated(Event):
