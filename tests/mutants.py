@@ -61,8 +61,8 @@ MUTANTS: list[Mutant] = [
            'if enforce_budget and item["tokens"] > remaining:', 'if enforce_budget and item["tokens"] >= remaining:',
            (B,)),
     Mutant("fulltext-tenant-predicate-dropped", "src/ctxcli/engine/retrieve.py",
-           "WHERE o.tenant_id = $tenant AND list_contains(o.supports, s.etype))",
-           "WHERE $tenant IS NOT NULL AND list_contains(o.supports, s.etype))", (B,)),
+           "WHERE p.tenant_no = {tno} AND p.termid IN ({termids})",
+           "WHERE {tno} IS NOT NULL AND p.termid IN ({termids})", (B,)),
     # --- boundaries the issue asked for -----------------------------------------------------
     Mutant("validity-start-exclusive", "src/ctxcli/engine/gates.py",
            "early = o.valid_from_us is not None and o.valid_from_us > c.as_of_us",
