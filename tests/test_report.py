@@ -203,9 +203,12 @@ def test_trace_or_answer_of_another_run_is_refused_or_not_shown(runs, tmp_path):
     shutil.copy(runs["c104"] / "answer.json", loose / "answer.json")
     r = run_cli(["report", loose / "c102.json"])
     assert r.exit_code == 0, r.stderr
-    assert "note: trace.jsonl is not shown: it belongs to another pack" in r.stdout
+    other = json.loads((runs["c104"] / "pack.json").read_text())["pack_id"]
+    mine = json.loads((runs["default"] / "pack.json").read_text())["pack_id"]
+    note = f"trace.jsonl is not shown: trace of another pack: event 1 belongs to pack {other}, not {mine}"
+    assert "note: " + note in r.stdout
     page = (loose / "report.html").read_text()
-    assert "trace.jsonl is not shown: it belongs to another pack" in page
+    assert note in page
     assert "answer.json is not shown (the pack&#39;s own answer is): it answers pack " in page
     assert "No trace: trace.jsonl beside the pack is missing or does not belong to it." in page
     assert "C-104" not in page.split('<section id="trace">')[1]

@@ -54,7 +54,7 @@ def load_run(path: Path | str) -> Run:
     lp = load_pack(pack_path(path))
     run = Run(lp)
     folder = lp.path.parent
-    trace, why = _read_trace(folder / "trace.jsonl", lp.data)
+    trace, why = _read_trace(folder / "trace.jsonl", lp)
     if trace is not None:
         run.trace = trace
     elif why:
@@ -107,33 +107,31 @@ def _read_json(p: Path) -> tuple[Any, str | None]:
         return None, "not valid JSON"
 
 
-def _read_trace(p: Path, pack: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | None]:
-    import orjson
+def _read_trace(p: Path, lp: LoadedPack) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """The run's trace through the one linked-trace reader (postmortem/packfile.py), then
+    checked against the pack: numbered events, and the queries and selections it records."""
+    from ..errors import PackError
+    from ..postmortem.packfile import read_linked_trace
 
-    raw, why = _read_bytes(p)
-    if raw is None:
-        return None, why
-    events: list[dict[str, Any]] = []
-    for n, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            ev = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            return None, f"line {n} is not JSON"
-        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
-            return None, f"line {n} is not a trace event"
-        events.append(ev)
+    if p.exists() and not p.is_file():
+        return None, "not a regular file"
+    try:
+        events = read_linked_trace(lp, p)
+    except PackError as e:
+        return None, e.detail
+    if events is None:
+        return None, None
+    bad = next((n for n, e in enumerate(events, 1) if not isinstance(e.get("event"), str)), None)
+    if bad is not None:
+        return None, f"event {bad} is not a trace event"
     if [e.get("seq") for e in events] != list(range(1, len(events) + 1)):
         return None, "its events are not numbered 1, 2, 3 …"
-    return (events, None) if _trace_matches(events, pack) else (None, "it belongs to another pack")
+    return (events, None) if _trace_matches(events, lp.data) else (None, "it belongs to another pack")
 
 
 def _trace_matches(events: list[dict[str, Any]], pack: dict[str, Any]) -> bool:
     """The trace names the pack (every event's ``pack_id``, engine/trace.py), and its queries,
-    selections and final counts are the pack's."""
-    if any(e.get("pack_id") != pack["pack_id"] for e in events):
-        return False
+    selections and final counts are the pack's (the pack link is checked by the reader)."""
     recorded = {(r.get("round"), q.get("query_id")): q for r in pack["rounds"] if isinstance(r, dict)
                 for q in r.get("queries", []) if isinstance(q, dict)}
     ran = {(e.get("round"), e.get("query_id")): e.get("query") for e in events if e["event"] == "retrieval_executed"}
