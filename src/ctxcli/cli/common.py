@@ -10,7 +10,7 @@ from typing import Iterator
 
 import typer
 
-from ..errors import CtxError, UsageError, one_line
+from ..errors import CtxError, one_line
 
 
 @contextmanager
@@ -35,14 +35,9 @@ def handle_errors() -> Iterator[None]:
 
 
 def parse_time(value: str | None, option: str) -> datetime | None:
-    if value is None:
-        return None
-    from ..util.timeutil import parse_ts
+    from ..util.timeutil import parse_option_time
 
-    try:
-        return parse_ts(value, what=option)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    return parse_option_time(value, option)
 
 
 def emit_json(obj) -> None:

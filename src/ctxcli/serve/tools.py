@@ -8,26 +8,15 @@ the CLI prints. Nothing here knows about MCP; :mod:`ctxcli.serve.server` wires t
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..util.timeutil import parse_option_time
 from .config import ServeConfig
 
 PACK_ID_RE = re.compile(r"^pk-[0-9a-f]{8,64}$")
 RUN_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md")
-
-
-def _time(value: str | None, field: str) -> datetime | None:
-    if value is None:
-        return None
-    from ..util.timeutil import parse_ts
-
-    try:
-        return parse_ts(value, what=field)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
 
 
 def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | None, variant: str | None,
@@ -44,7 +33,7 @@ def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | Non
     if budget is not None and not 64 <= budget <= 2_000_000:
         raise UsageError(f"budget {budget} is out of range (64 to 2000000)")
     return api.InvestigateOptions(
-        case=case, as_of=_time(as_of, "as_of"), known_at=_time(known_at, "known_at"),
+        case=case, as_of=parse_option_time(as_of, "as_of"), known_at=parse_option_time(known_at, "known_at"),
         subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
         purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db, cases_dir=cfg.cases_dir,
         playbooks_dir=cfg.playbooks_dir)

@@ -12,6 +12,19 @@ _MAX_UTC = datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+def parse_option_time(value: str | None, option: str) -> datetime | None:
+    """A user-given time (a CLI flag or a tool argument): None stays None; a value without a
+    zone offset is a one-line UsageError naming ``option``."""
+    if value is None:
+        return None
+    from ..errors import UsageError
+
+    try:
+        return parse_ts(value, what=option)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def parse_ts(value: object, *, what: str = "timestamp") -> datetime:
     """Parse an ISO-8601 timestamp that carries a zone offset; raise ValueError otherwise."""
     if isinstance(value, datetime):
