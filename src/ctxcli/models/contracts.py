@@ -40,6 +40,10 @@ class PackRequest(Closed):
     business_keys: list[str]
     variant: str | None
     strategy: Literal["full", "topk", "governed", "dynamic"]
+    params: dict[str, str | int | float | bool] | None = Field(None, description="case parameters (only when "
+                                                               "the playbook declares any)")
+    adhoc: Literal[True] | None = Field(None, description="an ad-hoc run: no case file, the case is this request "
+                                        "(ctx investigate --playbook)")
 
 
 class Transformation(BaseModel):
