@@ -208,3 +208,22 @@ def test_adhoc_library_api_returns_the_case_without_printing(store, capsys):
     assert res.case.playbook == "motor-claim-review"
     assert "case.json" in api.output_files(res)
     assert capsys.readouterr() == ("", "")
+
+
+def test_adhoc_run_files_validate_against_the_published_schemas(adhoc_c102, project_copy, tmp_path):
+    from .test_contracts import _check
+
+    _check("pack", json.loads((adhoc_c102 / "pack.json").read_text()), "pack.json")
+    _check("case", json.loads((adhoc_c102 / "case.json").read_text()), "case.json")
+    # the pack schema takes params too (a playbook that declares them)
+    pb = project_copy / "manifests" / "playbooks" / "motor-claim-review.yaml"
+    pb.write_text(pb.read_text().replace("purposes: [claim_review]\n", "purposes: [claim_review]\nparams:\n"
+                                         "  period: {type: string}\n", 1))
+    assert run_cli(["load"]).exit_code == 0
+    pack = _investigate(tmp_path / "p", *ADHOC, "--param", "period=2026-07")
+    _check("pack", pack, "pack.json with params")
+    # cleared for internal only: the classification gate withholds, and pack and trace still validate
+    assert any(o["gate"] == "classification" and o["withheld"] for o in pack["omissions"])
+    for line in (tmp_path / "p" / "trace.jsonl").read_text().splitlines():
+        ev = json.loads(line)
+        _check(f"trace.{ev['event']}", ev, f"trace.jsonl seq {ev['seq']}")

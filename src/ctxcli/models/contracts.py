@@ -84,11 +84,11 @@ class EvidenceItem(Closed):
 
 
 class WithheldOmission(Closed):
-    """Rejected by the tenant, scope or purpose gate: an opaque reference and no content."""
+    """Rejected by the tenant, scope, purpose or classification gate: an opaque reference and no content."""
 
     ref: str = Field(pattern=r"^wh-[0-9a-f]{16}$")
     withheld: Literal[True]
-    gate: Literal["tenant", "scope", "purpose"]
+    gate: Literal["tenant", "scope", "purpose", "classification"]
     reason: str
     detail: JSON
     round: int
