@@ -403,16 +403,6 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
 
 
 # ------------------------------------------------------------------------------ store facts
-_FACTS_SQL = """
-SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
-       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
-FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
-WHERE list_contains($ids, o.object_id)
-ORDER BY o.object_id, o.tenant_id
-"""
-
-
 def detector():
     """``ctxcli.gate.injection.scan_fields`` or None when the detector is not installed."""
     try:
@@ -453,7 +443,7 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
     tenant = pack.get("request", {}).get("tenant_id")
     rows: dict[str, list[tuple]] = {}
     if ids:
-        for r in con.execute(_FACTS_SQL, {"ids": ids}).fetchall():
+        for r in con.object_facts(ids):
             rows.setdefault(r[0], []).append(r)
     want_ev = {e["object_id"]: e.get("evidence_id") for e in items}
     sealed = {e["object_id"] for e in items if str(e.get("content_hash", "")).startswith("hmac-sha256:")}
@@ -484,9 +474,7 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
             "trust_level": r[13], "max_age_s": r[14], "injection": inj, "classification": r[17]}
     tomb = []
     if ids:
-        tomb = [x[0] for x in con.execute(
-            "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
-            "ORDER BY object_id", {"t": tenant, "ids": ids}).fetchall()]
+        tomb = con.tombstoned_ids(tenant, ids)
     return {"objects": objects, "tombstones": tomb, "injection_detector": scan is not None}
 
 
@@ -645,7 +633,7 @@ def run(opts: EvalOptions) -> EvalReport:
     """Run every case file (base case and each variant) through each strategy, in-process;
     score each run. Nothing is written."""
     from . import api
-    from .store.db import open_reader
+    from .store import open_store
 
     bad = [s for s in opts.strategies if s not in STRATEGIES]
     if bad or not opts.strategies:
@@ -663,7 +651,7 @@ def run(opts: EvalOptions) -> EvalReport:
             for strategy in opts.strategies:
                 over = exp.by_strategy.get(strategy)
                 res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
-                con = open_reader(db)
+                con = open_store(db)
                 try:
                     facts = store_facts(con, res.pack, scan, api.store_key(db))
                 finally:
