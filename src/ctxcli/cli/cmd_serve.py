@@ -53,12 +53,11 @@ def serve(
     Example: ctx serve --transport stdio --subject investigator-01 --scope case:read --scope policy:read
     """
     with handle_errors():
-        from .. import paths
         from ..serve import load_config
         from ..serve.server import serve as run_server
         from ..store import open_store
 
-        cfg = load_config(db=paths.db_path(db), runs_dir=runs, audit_log=audit_log, subject_id=subject,
+        cfg = load_config(db=db, runs_dir=runs, audit_log=audit_log, subject_id=subject,
                           scopes=list(scope) if scope else None, purpose=purpose, config_file=config)
         open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken
         run_server(cfg, transport=transport.value, host=host, port=port)
