@@ -29,10 +29,10 @@ from typing import Any, Iterable
 
 from .errors import UsageError
 from .models.case import Expected
+from .models.request import STRATEGIES   # one tuple: case files' by_strategy keys are checked against it
 from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
-STRATEGIES = ("full", "topk", "governed", "dynamic")
 GATED = ("governed", "dynamic")
 LAYERS = ("retriever", "builder", "answer")
 PROVENANCE_FIELDS = ("source_id", "source_version", "locator", "content_hash", "observed_at")
@@ -378,13 +378,23 @@ def _show(v: Any) -> str:
 
 # ------------------------------------------------------------------------------ one run
 def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[str, Any]], exp: Expected,
-          facts: dict[str, Any], th: Thresholds = Thresholds()) -> dict[str, Any]:
-    """All metrics of one run, its checks, pass/fail and diagnosis (pure)."""
+          facts: dict[str, Any], th: Thresholds = Thresholds(), *, strategy: str | None = None) -> dict[str, Any]:
+    """All metrics of one run, its checks, pass/fail and diagnosis (pure).
+
+    With ``strategy``, pass/fail follows the effective expectation ``exp.for_strategy(strategy)``
+    (``by_strategy`` fields replace the base ones), while the recall, precision and safety
+    metrics are computed against the base ``must_cite`` / ``must_not_cite``, so that the
+    metric columns of different strategies compare on the same ground."""
+    eff = exp.for_strategy(strategy) if strategy is not None else exp
     retr = retriever_metrics(candidates, exp)
     build = builder_metrics(pack, answer, exp, facts)
-    ans = answer_metrics(pack, answer, exp, candidates)
+    ans = answer_metrics(pack, answer, eff, candidates)
     safety = safety_metrics(pack, exp, facts)
-    checks = checks_for(retr, build, ans, safety, th)
+    if (eff.must_cite, eff.must_not_cite) == (exp.must_cite, exp.must_not_cite):
+        checks = checks_for(retr, build, ans, safety, th)
+    else:
+        checks = checks_for(retriever_metrics(candidates, eff), builder_metrics(pack, answer, eff, facts), ans,
+                            safety_metrics(pack, eff, facts), th)
     diag = diagnose(checks, pack, candidates)
     ans = {k: v for k, v in ans.items() if k != "checks"}
     return {"passed": diag is None, "diagnosis": diag,
@@ -639,16 +649,18 @@ def run(opts: EvalOptions) -> EvalReport:
             exp = case.expected if variant is None else case.variants[variant].expected
             exp = exp or Expected()
             for strategy in opts.strategies:
+                over = exp.by_strategy.get(strategy)
                 res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
                 con = open_store(db)
                 try:
                     facts = store_facts(con, res.pack, scan, api.store_key(db))
                 finally:
                     con.close()
-                s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds)
+                s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)
                 runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
                              "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
-                             "expectations_stated": sorted(exp.model_fields_set), **s,
+                             "expectations_stated": sorted(exp.for_strategy(strategy).model_fields_set),
+                             "expected_by_strategy": sorted(over.model_fields_set) if over is not None else [], **s,
                              "cost": {"latency_ms": round(res.timings.get("total", 0.0) * 1000, 1),
                                       "pack_tokens": s["metrics"]["builder"]["pack_tokens"],
                                       "evidence_tokens": s["metrics"]["builder"]["evidence_tokens"]}})
