@@ -38,6 +38,10 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
             raise probs[0].error()
     kw = {"progress": progress} if progress else {}
     db_path = paths.db_path(db)
+    if isinstance(db_path, str):    # a PostgreSQL store: build as for DuckDB, publish a generation
+        from .store.pg_load import load_pg
+
+        return load_pg(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
@@ -61,11 +65,39 @@ def store_key(db: Path, *, create: bool = True) -> bytes | None:
     return _key(db, create=create)
 
 
+def _pg_address(db, what: str) -> str:
+    addr = paths.db_path(db)
+    if not isinstance(addr, str):
+        raise UsageError(f"{what} works on a team store (a postgresql:// address); {addr} is a DuckDB file: "
+                         f"`ctx load --db {addr}` creates and replaces it")
+    return addr
+
+
+def store_init(db: Path | str | None = None) -> dict[str, Any]:
+    """Create (or check) the team store at a postgresql:// address (store/pg_store.py)."""
+    from .store.pg_store import init_store
+
+    return init_store(_pg_address(db, "ctx store init"))
+
+
+def store_generations(db: Path | str | None = None) -> list[dict[str, Any]]:
+    from .store.pg_store import generations
+
+    return generations(_pg_address(db, "ctx store generations"))
+
+
+def store_prune(db: Path | str | None = None, *, keep: int) -> dict[str, Any]:
+    """Drop all but the newest ``keep`` generations of a team store (never the current one)."""
+    from .store.pg_store import prune
+
+    return prune(_pg_address(db, "ctx store prune"), keep)
+
+
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
     """The store path; when it does not exist, load the project's bundled data first.
     Returns (path, loaded_now)."""
     p = paths.db_path(db)
-    if p.exists():
+    if isinstance(p, str) or p.exists():     # a PostgreSQL store is never loaded implicitly
         return p, False
     if not (paths.manifests_dir() / "sources").is_dir():
         raise StoreError(f"no store at {p} and no manifests/sources to load from; run `ctx load`")
@@ -449,6 +481,7 @@ def store_info(con, key: bytes | None = None) -> dict[str, Any]:
         info["digest"] = sealed_hash(info["digest"], key=key)
         info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
         info["key_id"] = key_id(key)
+    info.update(con.describe())     # {"backend": "postgresql"} on a team store; nothing for DuckDB
     return info
 
 

@@ -63,12 +63,11 @@ def serve(
     --clearance confidential --purpose claim_review --tenant tenant-demo
     """
     with handle_errors():
-        from .. import paths
         from ..serve import load_config
         from ..serve.server import serve as run_server
         from ..store import open_store
 
-        cfg = load_config(db=paths.db_path(db), runs_dir=runs, audit_log=audit_log, subject_id=subject,
+        cfg = load_config(db=db, runs_dir=runs, audit_log=audit_log, subject_id=subject,
                           scopes=list(scope) if scope else None, purpose=purpose, config_file=config,
                           clearance=clearance, tenant=tenant)
         open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken

@@ -152,6 +152,8 @@ class PackStore(Closed):
     schema_version: int
     sources: dict[str, str]
     key_id: str | None = Field(None, description="id of the store secret that keys opaque refs and digests")
+    backend: Literal["postgresql"] | None = Field(None, description="the store backend when it is not the "
+                                                  "embedded DuckDB file")
 
 
 class PackClaim(Closed):

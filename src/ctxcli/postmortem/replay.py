@@ -221,8 +221,21 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     finally:
         con.close()
     return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
-                        byte_identical=pretty_bytes(res.pack) == lp.raw, db=str(db_path), purged=purged, case=case,
+                        byte_identical=pretty_bytes(_as_recorded_backend(res.pack, lp.data)) == lp.raw,
+                        db=con.address, purged=purged, case=case,
                         trace_identical=_same_trace(recorded_trace, res.trace))
+
+
+def _as_recorded_backend(rebuilt: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """The rebuilt pack with the recorded pack's ``store.backend``: a pack built on one backend
+    and replayed on the other is not drift (the backend is outside the pack's content hash)."""
+    rs, ws = rebuilt.get("store"), recorded.get("store")
+    if not isinstance(rs, dict) or not isinstance(ws, dict) or rs.get("backend") == ws.get("backend"):
+        return rebuilt
+    store = {k: v for k, v in rs.items() if k != "backend"}
+    if ws.get("backend") is not None:
+        store["backend"] = ws["backend"]
+    return {**rebuilt, "store": store}
 
 
 def _same_trace(recorded: list[dict[str, Any]] | None, rebuilt: list[dict[str, Any]]) -> bool | None:

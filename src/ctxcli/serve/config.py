@@ -18,7 +18,7 @@ class ServeConfig:
     variants that declare another subject or purpose are refused.
     """
 
-    db: Path
+    db: Path | str
     runs_dir: Path
     audit_log: Path
     subject_id: str | None = None
@@ -59,13 +59,16 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_config(*, db: Path, runs_dir: Path | None, audit_log: Path | None, subject_id: str | None,
+def load_config(*, db: Path | str | None, runs_dir: Path | None, audit_log: Path | None, subject_id: str | None,
                 scopes: list[str] | None, purpose: str | None, config_file: Path | None = None,
                 clearance: str | None = None, tenant: str | None = None) -> ServeConfig:
     """Flags win over the config file; the config file wins over defaults."""
     from ..models.manifest import CLEARANCE_LEVELS, IDENT_RE, SCOPE_RE
 
     conf: dict[str, Any] = read_config_file(config_file) if config_file is not None else {}
+    from .. import paths
+
+    db = paths.db_path(db if db is not None else conf.get("db"))     # a path or a postgresql:// address
     subject_id = subject_id if subject_id is not None else conf.get("subject")
     scopes = scopes if scopes is not None else conf.get("scopes")
     purpose = purpose if purpose is not None else conf.get("purpose")
