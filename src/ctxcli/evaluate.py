@@ -32,8 +32,8 @@ from .models.case import Expected
 from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
-STRATEGIES = ("full", "topk", "governed", "dynamic")
-GATED = ("governed", "dynamic")
+STRATEGIES = ("full", "topk", "governed", "dynamic", "hybrid")
+GATED = ("governed", "dynamic", "hybrid")
 LAYERS = ("retriever", "builder", "answer")
 PROVENANCE_FIELDS = ("source_id", "source_version", "locator", "content_hash", "observed_at")
 VALIDITY_FIELDS = ("valid_from", "valid_to")

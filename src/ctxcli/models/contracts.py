@@ -39,7 +39,7 @@ class PackRequest(Closed):
     seeds: list[str]
     business_keys: list[str]
     variant: str | None
-    strategy: Literal["full", "topk", "governed", "dynamic"]
+    strategy: Literal["full", "topk", "governed", "dynamic", "hybrid"]
 
 
 class Transformation(BaseModel):
@@ -143,11 +143,18 @@ class Slots(Closed):
     within_budget: dict[str, bool]
 
 
+class EmbeddingModel(Closed):
+    model: str = Field(description="the pinned embedding model, e.g. wordllama/l2_supercat-256")
+    version: str = Field(description="its package version")
+    weights_sha256: str = Field(description="sha256 of its weights file: a different value is drift")
+
+
 class PackStore(Closed):
     digest: str
     schema_version: int
     sources: dict[str, str]
     key_id: str | None = Field(None, description="id of the store secret that keys opaque refs and digests")
+    embedding: EmbeddingModel | None = Field(None, description="the model the store's vectors were made with")
 
 
 class PackClaim(Closed):
@@ -307,7 +314,7 @@ class RetrievalExecuted(Event):
     event: Literal["retrieval_executed"]
     round: int
     query_id: str
-    channel: Literal["structured", "fulltext", "graph"]
+    channel: Literal["structured", "fulltext", "graph", "vector"]
     evidence_type: str
     query: JSON
     filters: JSON
