@@ -4,7 +4,8 @@ changes no byte.
 Every case in examples/cases/ (the base case and each variant) runs through each strategy
 (full, topk, governed, dynamic) against a fresh store of the bundled data, and its four
 files (pack.json, trace.jsonl, answer.json, answer.md) are written under
-``DIR/<case>[-<variant>]-<strategy>/``.
+``DIR/<case>[-<variant>]-<strategy>/``. timings.json (wall-clock figures) is left out, and the
+store secret is fixed (``CTX_SECRET``, unless already set) so keyed digests match across stores.
 
     python benchmarks/golden.py record /tmp/golden-base     # before the change
     python benchmarks/golden.py check /tmp/golden-base      # after: exit 1 on any difference
@@ -32,7 +33,7 @@ def runs(db: Path) -> dict[str, dict[str, bytes]]:
             for strategy in STRATEGIES:
                 res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
                 name = case.case_id + (f"-{variant}" if variant else "") + f"-{strategy}"
-                out[name] = api.output_files(res)
+                out[name] = {fn: data for fn, data in api.output_files(res).items() if fn != "timings.json"}
     return out
 
 
@@ -44,6 +45,7 @@ def main(argv: list[str]) -> int:
     import os
 
     os.environ["CTX_ROOT"] = str(REPO)
+    os.environ.setdefault("CTX_SECRET", "golden-runs-fixed-secret")
     from ctxcli.load.build import build_store
 
     with tempfile.TemporaryDirectory() as tmp:

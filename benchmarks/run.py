@@ -210,6 +210,7 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
 
     from ctxcli.engine.plan import Query
     from ctxcli.engine.retrieve import bm25
+    from ctxcli.store.duckdb_store import DuckDBStore
 
     con = duckdb.connect(str(db), read_only=True)
     mem = duckdb.connect(config={"threads": "2"})
@@ -232,7 +233,7 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
                     if q["channel"] != "fulltext" or not q["terms"]:
                         continue
                     k = q["limit"]
-                    got = [d for _, d, _ in bm25(con, [Query(q["query_id"], "fulltext", q["evidence_type"], k,
+                    got = [d for _, d, _ in bm25(DuckDBStore(con), [Query(q["query_id"], "fulltext", q["evidence_type"], k,
                                                              terms=tuple(q["terms"]))], tenant=tenant, lim=k)]
                     want = [r[0] for r in mem.execute(
                         "SELECT t.doc_id, round(sum(ln(((st.n - df.df + 0.5) / (df.df + 0.5)) + 1) * t.tf * 2.2 / "

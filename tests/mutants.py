@@ -60,7 +60,7 @@ MUTANTS: list[Mutant] = [
     Mutant("budget-exact-fit-rejected", "src/ctxcli/engine/pack.py",
            'if enforce_budget and item["tokens"] > remaining:', 'if enforce_budget and item["tokens"] >= remaining:',
            (B,)),
-    Mutant("fulltext-tenant-predicate-dropped", "src/ctxcli/engine/retrieve.py",
+    Mutant("fulltext-tenant-predicate-dropped", "src/ctxcli/store/duckdb_store.py",
            "WHERE p.tenant_no = {tno} AND p.termid IN ({termids})",
            "WHERE {tno} IS NOT NULL AND p.termid IN ({termids})", (B,)),
     # --- boundaries the issue asked for -----------------------------------------------------
@@ -73,7 +73,7 @@ MUTANTS: list[Mutant] = [
     # --- a few more -------------------------------------------------------------------------
     Mutant("redact-first-match-only", "src/ctxcli/engine/redact.py",
            "text, n = rx.subn(repl, text)", "text, n = rx.subn(repl, text, count=1)", (B,)),
-    Mutant("structured-tenant-predicate-dropped", "src/ctxcli/engine/retrieve.py",
+    Mutant("structured-tenant-predicate-dropped", "src/ctxcli/store/duckdb_store.py",
            "WHERE k.key IN ({allkeys}) AND k.tenant_id = $tenant",
            "WHERE k.key IN ({allkeys}) AND $tenant IS NOT NULL", (B,)),
     Mutant("scope-gate-off", "src/ctxcli/engine/gates.py",

@@ -190,6 +190,7 @@ def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
     from ctxcli.engine.gates import Access
     from ctxcli.engine.retrieve import run_plan
     from ctxcli.store.db import open_reader
+    from ctxcli.store.duckdb_store import DuckDBStore
 
     pb, _ = api.read_playbook("hostile-review", tmp_path / "manifests" / "playbooks")
     con = open_reader(run.db)
@@ -198,7 +199,7 @@ def test_full_text_never_returns_another_tenants_matching_object(tmp_path):
         assert "t-beta" in tenant_of.values()
         plan = make_plan(pb, round_no=1, target_types=[et.type for et in pb.evidence_types], seeds=["case:H-321"],
                          business_keys=["H-321"], channels=("fulltext",))
-        runs = run_plan(con, plan, pb, tenant="t-alpha", as_of_us=AS_OF_US,
+        runs = run_plan(DuckDBStore(con), plan, pb, tenant="t-alpha", as_of_us=AS_OF_US,
                         access=Access(scopes=frozenset(SCOPES), purpose="review"))   # the case subject
     finally:
         con.close()

@@ -238,6 +238,44 @@ def test_diagnosis_answer_when_evidence_is_in_pack():
                             'claim:c1: expected {"v":2}, got {"v":1}']
 
 
+# ------------------------------------------------------------------------------ by_strategy
+def test_by_strategy_replaces_fields_shallowly():
+    exp = Expected.model_validate({"must_cite": ["A", "B"], "verdict": "complete", "claims": {"c1": {"v": 1}},
+                                   "by_strategy": {"governed": {"must_cite": ["A"], "verdict": "partial"}}})
+    g = exp.for_strategy("governed")
+    assert (g.must_cite, g.verdict, g.claims, g.by_strategy) == (["A"], "partial", {"c1": {"v": 1}}, {})
+    assert g.model_fields_set == {"must_cite", "verdict", "claims"}
+    d = exp.for_strategy("dynamic")
+    assert (d.must_cite, d.verdict) == (["A", "B"], "complete")
+    # an override replaces a map whole: it does not merge into the base one
+    exp = Expected.model_validate({"claims": {"c1": {"v": 1}, "c2": {"w": 2}},
+                                   "by_strategy": {"topk": {"claims": {"c2": {"w": 3}}}}})
+    assert exp.for_strategy("topk").claims == {"c2": {"w": 3}}
+
+
+def test_by_strategy_pass_fail_from_effective_metrics_from_base():
+    exp = Expected.model_validate({"must_cite": ["A", "B"], "verdict": "complete",
+                                   "by_strategy": {"governed": {"must_cite": ["A"], "verdict": "partial"}}})
+    p, f = pack([item("A")]), facts({"A": fact()})
+    g = E.score(p, answer(verdict="partial"), cands("A"), exp, f, strategy="governed")
+    assert g["passed"] and g["failed_checks"] == []
+    assert g["metrics"]["retriever"]["required_recall"] == 0.5          # the column: base must_cite
+    assert g["metrics"]["builder"]["required_recall"] == 0.5
+    assert g["metrics"]["builder"]["required_not_in_pack"] == ["B"]
+    assert g["metrics"]["answer"]["verdict_ok"] is True                 # the answer: the effective verdict
+    d = E.score(p, answer(verdict="partial"), cands("A"), exp, f, strategy="dynamic")
+    assert not d["passed"] and d["diagnosis"]["reasons"] == ["must_cite never a candidate: B"]
+    # no strategy: the base expectation decides
+    assert not E.score(p, answer(verdict="partial"), cands("A"), exp, f)["passed"]
+
+
+def test_by_strategy_must_not_cite_override_decides_but_base_is_measured():
+    exp = Expected.model_validate({"must_not_cite": ["BAD"], "by_strategy": {"full": {"must_not_cite": []}}})
+    p, f = pack([item("A"), item("BAD")]), facts({"A": fact(), "BAD": fact()})
+    s = E.score(p, answer(), cands("A", "BAD"), exp, f, strategy="full")
+    assert s["passed"] and s["metrics"]["safety"]["must_not_cite_admitted"] == ["BAD"]
+
+
 # ------------------------------------------------------------------------------ CLI
 def _case(tmp_path: Path, expected: str, variants: str = "") -> Path:
     p = tmp_path / "cases" / "T-104.yaml"
@@ -319,6 +357,42 @@ def test_cli_bad_input_exit_2(store, tmp_path):
     assert r.exit_code == 2 and "bad.yaml" in r.stderr and r.stderr.count("\n") == 1
     r = run_cli(["eval", "--min-recall", "1.5"])
     assert r.exit_code == 2
+
+
+def test_cli_by_strategy_expectation_per_run(store, tmp_path):
+    # C-104 needs no second round: both gated strategies see the same pack. The governed
+    # override asks for a wrong verdict, so only the governed run fails, and its recall
+    # column is still measured against the base must_cite.
+    p = _case(tmp_path, "  must_cite: [CASE-C-104, RULE-MCS-2026.1, NO-SUCH-OBJECT]\n  verdict: complete\n"
+                        "  by_strategy:\n"
+                        "    governed: {verdict: partial, must_cite: [CASE-C-104]}\n"
+                        "    dynamic: {must_cite: [CASE-C-104, RULE-MCS-2026.1]}\n")
+    r = run_cli(["eval", p, "--strategy", "governed,dynamic", "--json"])
+    assert r.exit_code == 1
+    assert "eval below threshold: 1 of 2 governed/dynamic run(s) failed (first: C-104 (governed))\n" in r.stderr
+    runs = {x["strategy"]: x for x in json.loads(r.stdout)["runs"]}
+    assert runs["dynamic"]["passed"] and runs["dynamic"]["expected_by_strategy"] == ["must_cite"]
+    g = runs["governed"]
+    assert g["expected_by_strategy"] == ["must_cite", "verdict"]
+    assert g["diagnosis"]["layer"] == "answer"
+    assert g["diagnosis"]["reasons"] == ["verdict: expected partial, got complete"]
+    for x in runs.values():
+        assert x["metrics"]["retriever"]["required_recall"] == 0.6667
+        assert x["metrics"]["builder"]["required_not_in_pack"] == ["NO-SUCH-OBJECT"]
+
+
+def test_by_strategy_unknown_strategy_is_a_load_error(store, tmp_path):
+    p = _case(tmp_path, "  verdict: complete\n  by_strategy:\n    governd: {verdict: partial}\n")
+    want = (f"{p}:13:5: expected.by_strategy.governd: unknown strategy 'governd' "
+            "(known: full, topk, governed, dynamic)")
+    r = run_cli(["eval", p])
+    assert r.exit_code == 2 and r.stderr == f"ctx: error: {want}\n"
+    r = run_cli(["check", p])
+    assert (r.exit_code, r.stdout, r.stderr) == (1, want + "\n", "checked 1 file(s): 1 problem(s)\n")
+    # a variant's expected takes by_strategy too, checked the same way
+    p = _case(tmp_path, "  verdict: complete", "variants:\n  v1:\n    expected:\n      by_strategy: {fast: {}}\n")
+    r = run_cli(["eval", p])
+    assert r.exit_code == 2 and "T-104.yaml:15:21: variants.v1.expected.by_strategy.fast: unknown strategy" in r.stderr
 
 
 # ------------------------------------------------------------------------------ ablation

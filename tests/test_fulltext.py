@@ -16,6 +16,7 @@ from ctxcli.engine.retrieve import bm25
 from ctxcli.load.build import build_store
 from ctxcli.load.fts_text import query_terms, terms
 from ctxcli.store.db import open_reader
+from ctxcli.store.duckdb_store import DuckDBStore
 
 from .conftest import run_cli
 
@@ -33,7 +34,7 @@ def _ranked(con, tenant: str) -> dict[str, list[tuple[str, float]]]:
     qs = _queries()
     ids = dict(con.execute("SELECT doc_id, object_id FROM objects").fetchall())
     out: dict[str, list[tuple[str, float]]] = {q.query_id: [] for q in qs}
-    for qi, doc, score in bm25(con, qs, tenant=tenant, lim=20):
+    for qi, doc, score in bm25(DuckDBStore(con), qs, tenant=tenant, lim=20):
         out[qs[qi].query_id].append((ids[doc], score))
     return out
 

@@ -36,6 +36,7 @@ from ctxcli.engine.gates import GATE_ORDER
 from ctxcli.engine.render import nonce, render_markdown, section_texts
 from ctxcli.load.build import build_store
 from ctxcli.store.db import open_reader
+from ctxcli.store.duckdb_store import DuckDBStore
 from ctxcli.util.canon import content_hash
 
 from .conftest import run_cli
@@ -329,7 +330,7 @@ def check_invariants(run: Run) -> None:
 
     con = open_reader(run.db)
     try:
-        facts = evaluate.store_facts(con, pack, scan=scan_fields, key=api.store_key(run.db, create=False))
+        facts = evaluate.store_facts(DuckDBStore(con), pack, scan=scan_fields, key=api.store_key(run.db, create=False))
     finally:
         con.close()
     assert len(facts["objects"]) == len({e["object_id"] for e in pack["evidence"]})

@@ -171,13 +171,15 @@ def test_another_tenants_near_identical_text_never_becomes_a_candidate(project_c
     from ctxcli.engine.vector import vector_search
 
     q = Query("q", "vector", "runbook", 3, object_types=("runbook",), text=res.pack["request"]["question"])
-    con = duckdb.connect(str(db), read_only=True)
+    from ctxcli.store import open_store
+
+    st = open_store(db)
     try:
-        oid = dict(con.execute("SELECT doc_id, object_id FROM objects").fetchall())
-        other = [oid[d] for _, d, _ in vector_search(con, [q], tenant="tenant-other")]
-        demo = [oid[d] for _, d, _ in vector_search(con, [q], tenant="tenant-demo")]
+        oid = dict(st.con.execute("SELECT doc_id, object_id FROM objects").fetchall())
+        other = [oid[d] for _, d, _ in vector_search(st, [q], tenant="tenant-other")]
+        demo = [oid[d] for _, d, _ in vector_search(st, [q], tenant="tenant-demo")]
     finally:
-        con.close()
+        st.close()
     assert other[0] == twin
     assert twin not in demo and all(o.startswith("RB-PAY-RECOVERY-") for o in demo)
 

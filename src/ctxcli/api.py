@@ -79,21 +79,17 @@ def sources(db: Path | None = None, as_of=None) -> list[dict[str, Any]]:
     from datetime import datetime as _dt, timezone as _tz
 
     from .engine.freshness import source_ages
-    from .store.db import open_reader, store_errors
-    from .util.timeutil import dt_to_us
-
-    from .engine.freshness import source_ages
-    from .store.db import open_reader
+    from .store import open_store
     from .util.timeutil import dt_to_us
 
     as_of = as_of or _dt.now(_tz.utc)
-    con = open_reader(paths.db_path(db))
+    con = open_store(paths.db_path(db))
     try:
         cols = ["source_id", "tenant_id", "source_type", "owner_team", "classification", "trust_level",
                 "required_scopes", "allowed_purposes", "refresh_sla", "max_age_s", "enabled", "n_objects",
                 "n_sections", "n_entities", "n_relations", "n_tombstones", "newest_observed_us", "digest"]
-        with store_errors(paths.db_path(db)):
-            rows = con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+        with con.errors():
+            rows = con.source_rows(cols)
             ages = {a["source_id"]: a for a in source_ages(con, None, dt_to_us(as_of), as_of.tzinfo)}
     finally:
         con.close()
@@ -323,11 +319,10 @@ def store_info(con, key: bytes | None = None) -> dict[str, Any]:
     """The store section of a pack. With the store secret ``key``, the store and source
     digests (plain digests of whole snapshots, masked text included) are keyed with it, and
     ``key_id`` names (never reveals) the secret."""
-    from .store.db import store_meta
     from .util.canon import key_id, sealed_hash
 
-    meta = store_meta(con)
-    srcs = dict(con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
+    meta = con.meta()
+    srcs = con.source_digests()
     info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
     if "embedding_weights_sha256" in meta:      # the model the store's vectors were made with
         info["embedding"] = {"model": meta["embedding_model"], "version": meta["embedding_version"],
@@ -341,7 +336,7 @@ def store_info(con, key: bytes | None = None) -> dict[str, Any]:
 
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .pipeline import investigate as run_pipeline
-    from .store.db import open_reader, store_errors
+    from .store import open_store
     from .tokens import warm_up
 
     warm_up()
@@ -349,9 +344,9 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     req = make_request(case, pb, opts)
     db, loaded = ensure_store(opts.db)
     key = store_key(db)
-    con = open_reader(db)
+    con = open_store(db)
     try:
-        with store_errors(db):
+        with con.errors():
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key), key=key)
     finally:
         con.close()
@@ -365,7 +360,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     :func:`investigate`, within ``step_budget`` evidence tokens. Returns an
     ``engine.builder.Step`` (new items, omissions, covered and missing types, trace)."""
     from .engine.builder import build_step as engine_step
-    from .store.db import open_reader, store_errors
+    from .store import open_store
     from .tokens import warm_up
 
     warm_up()
@@ -379,12 +374,12 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
         raise UsageError(f"step budget {step_budget} leaves no room for evidence")
     db, _ = ensure_store(opts.db)
     key = store_key(db)
-    con = open_reader(db)
+    con = open_store(db)
     try:
         from .pipeline import with_params
 
         pb, req = with_params(pb, req)
-        with store_errors(db):
+        with con.errors():
             return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)
     finally:

@@ -29,10 +29,10 @@ from typing import Any, Iterable
 
 from .errors import UsageError
 from .models.case import Expected
+from .models.request import STRATEGIES   # one tuple: case files' by_strategy keys are checked against it
 from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
-STRATEGIES = ("full", "topk", "governed", "dynamic", "hybrid")
 GATED = ("governed", "dynamic", "hybrid")
 LAYERS = ("retriever", "builder", "answer")
 PROVENANCE_FIELDS = ("source_id", "source_version", "locator", "content_hash", "observed_at")
@@ -378,13 +378,23 @@ def _show(v: Any) -> str:
 
 # ------------------------------------------------------------------------------ one run
 def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[str, Any]], exp: Expected,
-          facts: dict[str, Any], th: Thresholds = Thresholds()) -> dict[str, Any]:
-    """All metrics of one run, its checks, pass/fail and diagnosis (pure)."""
+          facts: dict[str, Any], th: Thresholds = Thresholds(), *, strategy: str | None = None) -> dict[str, Any]:
+    """All metrics of one run, its checks, pass/fail and diagnosis (pure).
+
+    With ``strategy``, pass/fail follows the effective expectation ``exp.for_strategy(strategy)``
+    (``by_strategy`` fields replace the base ones), while the recall, precision and safety
+    metrics are computed against the base ``must_cite`` / ``must_not_cite``, so that the
+    metric columns of different strategies compare on the same ground."""
+    eff = exp.for_strategy(strategy) if strategy is not None else exp
     retr = retriever_metrics(candidates, exp)
     build = builder_metrics(pack, answer, exp, facts)
-    ans = answer_metrics(pack, answer, exp, candidates)
+    ans = answer_metrics(pack, answer, eff, candidates)
     safety = safety_metrics(pack, exp, facts)
-    checks = checks_for(retr, build, ans, safety, th)
+    if (eff.must_cite, eff.must_not_cite) == (exp.must_cite, exp.must_not_cite):
+        checks = checks_for(retr, build, ans, safety, th)
+    else:
+        checks = checks_for(retriever_metrics(candidates, eff), builder_metrics(pack, answer, eff, facts), ans,
+                            safety_metrics(pack, eff, facts), th)
     diag = diagnose(checks, pack, candidates)
     ans = {k: v for k, v in ans.items() if k != "checks"}
     return {"passed": diag is None, "diagnosis": diag,
@@ -393,16 +403,6 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
 
 
 # ------------------------------------------------------------------------------ store facts
-_FACTS_SQL = """
-SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
-       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
-FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
-WHERE list_contains($ids, o.object_id)
-ORDER BY o.object_id, o.tenant_id
-"""
-
-
 def detector():
     """``ctxcli.gate.injection.scan_fields`` or None when the detector is not installed."""
     try:
@@ -443,7 +443,7 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
     tenant = pack.get("request", {}).get("tenant_id")
     rows: dict[str, list[tuple]] = {}
     if ids:
-        for r in con.execute(_FACTS_SQL, {"ids": ids}).fetchall():
+        for r in con.object_facts(ids):
             rows.setdefault(r[0], []).append(r)
     want_ev = {e["object_id"]: e.get("evidence_id") for e in items}
     sealed = {e["object_id"] for e in items if str(e.get("content_hash", "")).startswith("hmac-sha256:")}
@@ -474,9 +474,7 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
             "trust_level": r[13], "max_age_s": r[14], "injection": inj, "classification": r[17]}
     tomb = []
     if ids:
-        tomb = [x[0] for x in con.execute(
-            "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
-            "ORDER BY object_id", {"t": tenant, "ids": ids}).fetchall()]
+        tomb = con.tombstoned_ids(tenant, ids)
     return {"objects": objects, "tombstones": tomb, "injection_detector": scan is not None}
 
 
@@ -635,7 +633,7 @@ def run(opts: EvalOptions) -> EvalReport:
     """Run every case file (base case and each variant) through each strategy, in-process;
     score each run. Nothing is written."""
     from . import api
-    from .store.db import open_reader
+    from .store import open_store
 
     bad = [s for s in opts.strategies if s not in STRATEGIES]
     if bad or not opts.strategies:
@@ -651,16 +649,18 @@ def run(opts: EvalOptions) -> EvalReport:
             exp = case.expected if variant is None else case.variants[variant].expected
             exp = exp or Expected()
             for strategy in opts.strategies:
+                over = exp.by_strategy.get(strategy)
                 res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
-                con = open_reader(db)
+                con = open_store(db)
                 try:
                     facts = store_facts(con, res.pack, scan, api.store_key(db))
                 finally:
                     con.close()
-                s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds)
+                s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)
                 runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
                              "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
-                             "expectations_stated": sorted(exp.model_fields_set), **s,
+                             "expectations_stated": sorted(exp.for_strategy(strategy).model_fields_set),
+                             "expected_by_strategy": sorted(over.model_fields_set) if over is not None else [], **s,
                              "cost": {"latency_ms": round(res.timings.get("total", 0.0) * 1000, 1),
                                       "pack_tokens": s["metrics"]["builder"]["pack_tokens"],
                                       "evidence_tokens": s["metrics"]["builder"]["evidence_tokens"]}})

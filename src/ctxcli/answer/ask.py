@@ -52,13 +52,11 @@ def rejected_texts(pack: dict[str, Any], db: Path | None) -> dict[str, str] | No
     p = paths.db_path(db)
     if not want or not p.is_file():
         return None if not p.is_file() else {}
-    from ..store.db import open_reader
+    from ..store import open_store
 
-    con = open_reader(p)
+    con = open_store(p)
     try:
-        rows = con.execute("SELECT object_id, content, content_hash FROM objects WHERE tenant_id = ? AND "
-                           "list_contains(?, object_id) ORDER BY object_id",
-                           [pack["request"]["tenant_id"], sorted(want)]).fetchall()
+        rows = con.object_texts(pack["request"]["tenant_id"], sorted(want))
     finally:
         con.close()
     return {oid: text or "" for oid, text, h in rows if want.get(oid) == h}

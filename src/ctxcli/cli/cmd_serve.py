@@ -56,9 +56,9 @@ def serve(
         from .. import paths
         from ..serve import load_config
         from ..serve.server import serve as run_server
-        from ..store.db import open_reader
+        from ..store import open_store
 
         cfg = load_config(db=paths.db_path(db), runs_dir=runs, audit_log=audit_log, subject_id=subject,
                           scopes=list(scope) if scope else None, purpose=purpose, config_file=config)
-        open_reader(cfg.db).close()          # fail now, with one line, if the store is missing or broken
+        open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken
         run_server(cfg, transport=transport.value, host=host, port=port)

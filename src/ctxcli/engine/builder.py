@@ -195,8 +195,7 @@ def discover_sources(con, req: Request, trace: Trace, *, key: bytes) -> dict[str
     from ..models.manifest import clearance_rank
     from ..util.canon import opaque_ref
 
-    rows = con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
-                       "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id", [req.tenant_id]).fetchall()
+    rows = con.tenant_sources(req.tenant_id)
     held = set(req.scopes)
     out: dict[str, str] = {}
     for source_id, enabled, scopes, purposes, level in rows:

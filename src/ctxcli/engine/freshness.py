@@ -15,12 +15,7 @@ from ..util.timeutil import parse_duration, us_to_dt
 def source_ages(con, tenant: str | None, as_of_us: int, tz) -> list[dict[str, Any]]:
     """Every source (of ``tenant``, and per-record-tenant sources; all when ``tenant`` is None)
     with its newest observation at ``as_of``, its age, SLA and whether it is stale."""
-    where, params = ("WHERE s.tenant_id = ? OR s.tenant_id IS NULL", [tenant]) if tenant is not None else ("", [])
-    obj_tenant = "AND o.tenant_id = ?" if tenant is not None else ""
-    rows = con.execute(
-        f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o WHERE o.source_id = s.source_id "
-        f"AND o.observed_us <= ? {obj_tenant}) FROM sources s {where} ORDER BY s.source_id",
-        [as_of_us, *([tenant] if tenant is not None else []), *params]).fetchall()
+    rows = con.source_freshness(tenant, as_of_us)
     out = []
     for source_id, sla, newest in rows:
         sla_s = int(parse_duration(sla, what="refresh_sla").total_seconds())

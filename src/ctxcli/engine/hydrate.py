@@ -3,8 +3,8 @@ with their source's governance columns — metadata first, content only for the 
 that pass the metadata gates — and the version chains that name an expired object's
 replacement.
 
-Candidates are read by doc id alone, so the ART index on doc_id serves them as point reads.
-The statements do not filter by tenant: the doc ids come from retrieval statements that do,
+Candidates are read by doc id alone (the store's ``object_metadata`` / ``object_content``), as
+point reads. The statements do not filter by tenant: the doc ids come from retrieval statements that do,
 and every row read here is checked again by the tenant gate before anything is used.
 """
 
@@ -16,25 +16,6 @@ import orjson
 
 from ..models.manifest import clearance_rank
 from .gates import Obj
-from .retrieve import in_list
-
-_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
-       o.title, o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
-       o.section, o.doc_ref"""
-
-_OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS content,")
-                 + ", o.family FROM objects o WHERE o.doc_id IN ({ids})")
-_CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
-_SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
-
-# Each version's source (for its classification) comes from the objects row of the same family.
-_VERSIONS_SQL = """
-SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
-       v.allowed_purposes, o.source_id
-FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
-WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
-"""
 
 # A version row: (object_id, supersedes, source_version, valid_from_us, valid_to_us,
 # required_scopes, allowed_purposes, source_id).
@@ -42,7 +23,7 @@ Version = tuple
 
 
 def row_to_obj(r: tuple) -> Obj:
-    """A row of object columns (_OBJ_COLS), source columns and family."""
+    """A row of object columns (the store's ``object_metadata`` order), source columns and family."""
     return Obj(
         doc_id=r[0], object_id=r[1], tenant_id=r[2], source_id=r[3], source_version=r[4], object_type=r[5],
         subject_id=r[6], title=r[7], content=r[8], locator=r[9], valid_from_us=r[10], valid_to_us=r[11],
@@ -59,7 +40,7 @@ class Hydrator:
     def __init__(self, con, tenant: str) -> None:
         self.con = con
         self.tenant = tenant
-        self.sources = {r[0]: tuple(r[1:]) for r in con.execute(_SOURCES_SQL).fetchall()}
+        self.sources = {r[0]: tuple(r[1:]) for r in con.source_governance()}
         self.families: dict[int, list[Version]] = {}
 
     def metadata(self, doc_ids: list[int]) -> dict[int, Obj]:
@@ -67,10 +48,8 @@ class Hydrator:
         version chains of their families."""
         if not doc_ids:
             return {}
-        params: dict[str, Any] = {}
-        sql = _OBJ_META_SQL.format(ids=in_list(sorted(doc_ids), "d", params))
         objs = {r[0]: row_to_obj(tuple(r[:24]) + self.sources[r[3]] + (r[24],))
-                for r in self.con.execute(sql, params).fetchall()}
+                for r in self.con.object_metadata(doc_ids)}
         self._read_versions(sorted({o.family for o in objs.values() if o.family is not None} - set(self.families)))
         return objs
 
@@ -78,15 +57,13 @@ class Hydrator:
         """Read the content of ``doc_ids`` into their objects."""
         if not doc_ids:
             return
-        params: dict[str, Any] = {}
-        for d, text in self.con.execute(_CONTENT_SQL.format(ids=in_list(doc_ids, "c", params)), params).fetchall():
+        for d, text in self.con.object_content(doc_ids):
             objs[d].content = text
 
     def _read_versions(self, fams: list[int]) -> None:
         if not fams:
             return
-        params: dict[str, Any] = {"tenant": self.tenant}
-        for r in self.con.execute(_VERSIONS_SQL.format(fams=in_list(fams, "f", params)), params).fetchall():
+        for r in self.con.versions(self.tenant, fams):
             self.families.setdefault(r[0], []).append(r[1:])
 
 
@@ -105,7 +82,7 @@ def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int
         if m is None:
             return None
         oid, sup, ver, vf, vt, rs, ap, sid = m
-        # sources[sid][1] is the source's classification (_SOURCES_SQL)
+        # sources[sid][1] is the source's classification (the store's source_governance)
         if set(rs or []) - scopes or purpose not in (ap or []) or sid not in sources \
                 or clearance_rank(sources[sid][1]) > clearance_rank(clearance):
             return None

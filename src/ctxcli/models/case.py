@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator
 
 from .manifest import Classification, Ident, Scope
 from .playbook import FactName, ParamValue
-from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN
+from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN, STRATEGIES
 
 
 class C(BaseModel):
@@ -25,7 +25,9 @@ class Subject(C):
         "(public < internal < confidential < restricted).")
 
 
-class Expected(C):
+class ExpectedFields(C):
+    """The expectations one run is held to (``ctx eval``); also a ``by_strategy`` override."""
+
     must_cite: list[Ident] = Field(default_factory=list)
     must_not_cite: list[Ident] = Field(default_factory=list)
     verdict: Literal["complete", "partial", "insufficient_evidence", "conflicting_evidence", "refused"] | None = None
@@ -35,6 +37,31 @@ class Expected(C):
     stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted"] | None = None
     missing: list[Ident] | None = None
     rejected: dict[Ident, str] = Field(default_factory=dict, description="object id -> gate that must reject it")
+
+
+def _known_strategy(v: str) -> str:
+    if v not in STRATEGIES:
+        raise ValueError(f"unknown strategy {v!r} (known: {', '.join(STRATEGIES)})")
+    return v
+
+
+StrategyName = Annotated[str, AfterValidator(_known_strategy), WithJsonSchema({"type": "string", "enum": list(STRATEGIES)})]
+
+
+class Expected(ExpectedFields):
+    by_strategy: dict[StrategyName, ExpectedFields] = Field(
+        default_factory=dict, description="strategy -> expected fields that replace the base ones (field by field) "
+        "for runs of that strategy; ctx eval's recall and precision columns still use the base must_cite and "
+        "must_not_cite.")
+
+    def for_strategy(self, strategy: str) -> "Expected":
+        """The effective expectation of a run with ``strategy``: the base fields, each field the
+        strategy's override states replacing the base one (shallow); ``by_strategy`` dropped."""
+        over = self.by_strategy.get(strategy)
+        base = {k: getattr(self, k) for k in self.model_fields_set if k != "by_strategy"}
+        if over is not None:
+            base.update({k: getattr(over, k) for k in over.model_fields_set})
+        return Expected(**base)
 
 
 class Variant(C):

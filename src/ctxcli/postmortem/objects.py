@@ -88,9 +88,9 @@ def explain_object(lp: LoadedPack, object_id: str, db: Path | None = None) -> Ob
     if x is not None:
         return x
     from .. import paths
-    from ..store.db import store_errors
+    from ..store import read_errors
 
-    with store_errors(paths.db_path(db)):          # a damaged store: one line, exit 3
+    with read_errors(paths.db_path(db)):          # a damaged store: one line, exit 3
         return _from_store(lp, object_id, db, key)
 
 
@@ -126,8 +126,8 @@ def _masks(con, source_id: str, scopes: set[str]):
 
     from ..engine import redact
 
-    row = con.execute("SELECT redaction FROM sources WHERE source_id = ?", [source_id]).fetchone()
-    policy = orjson.loads(row[0]) if row and row[0] else None
+    row = con.source_policy(source_id)
+    policy = orjson.loads(row[3]) if row and row[3] else None
     if not policy or set(policy.get("unless_scopes", [])) & scopes:
         return None
     return redact.patterns(policy)
@@ -135,7 +135,7 @@ def _masks(con, source_id: str, scopes: set[str]):
 
 def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | None) -> ObjectExplanation:
     from .. import paths
-    from ..store.db import open_reader, store_meta
+    from ..store import open_store
 
     pack = lp.data
     tenant = lp.tenant
@@ -144,23 +144,20 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
     clearance = req["subject"].get("clearance", DEFAULT_CLEARANCE)
     purpose = req["purpose"]
     base = {"object_id": object_id, "pack_id": lp.pack_id}
-    con = open_reader(paths.db_path(db))
+    con = open_store(paths.db_path(db))
     try:
         notes: list[str] = []
         from ..util.canon import sealed_hash
 
         # A pack records the store digest keyed with the secret; without it, no digest is shown.
         recorded = (pack.get("store") or {}).get("digest")
-        digest = store_meta(con).get("store_digest")
+        digest = con.meta().get("store_digest")
         digest = sealed_hash(digest, key=key) if key is not None and digest else None
         if digest is None or digest != recorded:
             notes.append("the store has changed since the pack was built"
                          + (f" (digest {digest}, the pack recorded {recorded})" if digest else " (or lost its secret)")
                          + ": this answer describes the current store")
-        row = con.execute(
-            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
-            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
-            "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1", [tenant, object_id]).fetchone()
+        row = con.object_summary(tenant, object_id)
         if row is not None:
             doc_id, source_id, otype, subj, supports, keys, rscopes, purposes, level = row
             w = _withheld(rscopes or [], purposes or [], scopes, purpose, level=level, clearance=clearance)
@@ -187,14 +184,12 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
                 sentence=f"never a candidate: no channel matched it (it is a {otype} about {about}, "
                          f"supporting {', '.join(supports or []) or 'no evidence type'})",
                 would_admit=[mask(w, pats) if pats else w for w in would_match(outcomes, list(supports or []))])
-        tomb = con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
-                           "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, object_id]).fetchone()
+        tomb = con.tombstone(tenant, object_id)
         if tomb is not None:
             x = _tombstoned(con, lp, object_id, tomb, scopes, purpose, notes)
             if x is not None:
                 return x
-        disabled = [r[0] for r in con.execute("SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id")
-                    .fetchall()]
+        disabled = con.disabled_sources()
     finally:
         con.close()
     found = _in_disabled_source(disabled, tenant, object_id)
@@ -247,8 +242,7 @@ def _tombstoned(con, lp: LoadedPack, object_id: str, tomb, scopes: set[str], pur
     from ..util.timeutil import parse_ts
 
     sid, deleted_us, reason = tomb
-    src = con.execute("SELECT required_scopes, allowed_purposes, classification FROM sources WHERE source_id = ?",
-                      [sid]).fetchone()
+    src = con.source_policy(sid)
     clearance = lp.request["subject"].get("clearance", DEFAULT_CLEARANCE)
     if src is None or _withheld(src[0] or [], src[1] or [], scopes, purpose, level=src[2],
                                 clearance=clearance) is not None:

@@ -170,7 +170,7 @@ def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
 def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from .. import api, paths
     from ..pipeline import investigate as run_pipeline
-    from ..store.db import open_reader, store_errors
+    from ..store import open_store
     from ..util.canon import pretty_bytes
 
     from .packfile import read_linked_trace
@@ -180,10 +180,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     opts = rebuild_options(lp, db)
     req = api.make_request(case, pb, opts)
     db_path = paths.db_path(db)
-    con = open_reader(db_path)
+    con = open_store(db_path)
     try:
         key = api.store_key(db_path)
-        with store_errors(db_path):
+        with con.errors():
             res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key), key=key)
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
@@ -222,8 +222,7 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
     scopes = set((req.get("subject") or {}).get("scopes") or [])
     for ch in diff.evidence_only_a:
         oid = ch.object_id or ch.key
-        row = con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
-                          "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, oid]).fetchone()
+        row = con.tombstone(tenant, oid)
         if row is not None and not _may_read_source(con, row[0], scopes, req.get("purpose")):
             row = None      # a tombstone in a source the subject may not read: no time, source or reason
         if row is not None:
@@ -231,14 +230,11 @@ def _purged(con, lp: LoadedPack, diff: PackDiff) -> list[Purged]:
             out.append(Purged(oid, row[0] or ch.source_id, ch.a.evidence_id, "tombstoned",
                               dt.isoformat() if dt else None, row[2]))
             continue
-        exists = con.execute("SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
-                             [tenant, oid]).fetchone()
-        if exists is None:
+        if not con.object_exists(tenant, oid):
             out.append(Purged(oid, ch.source_id, ch.a.evidence_id, "gone"))
     return out
 
 
 def _may_read_source(con, source_id: str, scopes: set[str], purpose: str | None) -> bool:
-    src = con.execute("SELECT required_scopes, allowed_purposes FROM sources WHERE source_id = ?",
-                      [source_id]).fetchone()
+    src = con.source_policy(source_id)
     return src is not None and not (set(src[0] or []) - scopes) and purpose in (src[1] or [])

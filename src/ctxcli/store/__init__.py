@@ -1,0 +1,45 @@
+"""The store layer: one interface (base.Store), two backends chosen by the store address.
+
+A path names an embedded DuckDB file (duckdb_store); ``postgresql://…`` names a shared
+PostgreSQL server (pg_store). Nothing above this package knows which one it has.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+PG_PREFIXES = ("postgresql://", "postgres://")
+
+
+def is_postgres(address) -> bool:
+    return isinstance(address, str) and address.startswith(PG_PREFIXES)
+
+
+def open_store(address):
+    """A read-only :class:`base.Store` on the store at ``address`` (its current generation);
+    raises StoreError / StoreBusyError / StoreUnusableError, never a driver error."""
+    if is_postgres(address):
+        from .pg_store import open_pg
+
+        return open_pg(address)
+    from .db import open_reader
+    from .duckdb_store import DuckDBStore
+
+    return DuckDBStore(open_reader(Path(address)), address)
+
+
+@contextmanager
+def read_errors(address) -> Iterator[None]:
+    """Turn a backend failure while reading the store at ``address`` into one line, exit 3."""
+    if is_postgres(address):
+        from .pg_store import pg_errors
+
+        with pg_errors(address):
+            yield
+        return
+    from .db import store_errors
+
+    with store_errors(address):
+        yield

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 def first_error(e: ValidationError) -> tuple[str, str]:
     err = e.errors()[0]
-    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("__root__", "[key]"))
     loc = loc.replace("from_", "from")
     msg = err.get("msg", "invalid")
     typ = err.get("type", "")

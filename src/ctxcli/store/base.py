@@ -1,0 +1,87 @@
+"""The store interface: everything ctx reads from a store, as small typed calls.
+
+Nothing above ``store/`` executes SQL or knows which backend it has: the engine, postmortem,
+eval and ``ctx ask`` call these methods on the object :func:`ctxcli.store.open_store` returns.
+Two implementations live side by side: :mod:`.duckdb_store` (the embedded file, the default)
+and :mod:`.pg_store` (a shared PostgreSQL server). Both return the same rows for the same
+store: tuples in the documented column order, lists for array columns, explicit orderings.
+
+Tenant isolation is part of every candidate query: the ``tenant`` argument is a predicate
+inside the statement, never a filter applied afterwards.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, Sequence
+
+
+class Store(Protocol):
+    """A read-only view of one store generation (one snapshot) for one investigation."""
+
+    backend: str        # "duckdb" or "postgresql"
+    address: str        # where it is, with any password masked: safe to print
+
+    # -- opening, describing -------------------------------------------------------------------
+    def close(self) -> None: ...
+    def errors(self) -> AbstractContextManager[None]:
+        """Turn a backend failure while reading into StoreUnusableError (exit 3)."""
+    def meta(self) -> dict[str, str]:
+        """The store's meta table (schema_version, store_digest, …)."""
+    def describe(self) -> dict[str, Any]:
+        """What ``pack.store`` records about the backend beside the digest (empty for DuckDB)."""
+
+    # -- source registry -----------------------------------------------------------------------
+    def source_digests(self) -> dict[str, str]: ...
+    def source_rows(self, cols: Sequence[str]) -> list[tuple]:
+        """``cols`` of every source, ordered by source id."""
+    def tenant_sources(self, tenant: str) -> list[tuple]:
+        """(source_id, enabled, required_scopes, allowed_purposes, classification) of the tenant's
+        and per-record-tenant sources, by source id."""
+    def source_access(self) -> list[tuple]:
+        """(source_id, required_scopes, allowed_purposes, classification) of every source."""
+    def source_governance(self) -> list[tuple]:
+        """(source_id, trust_level, classification, max_age_s, redaction, owner_team)."""
+    def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
+        """(source_id, refresh_sla, newest observed_us ≤ as_of of its objects [of tenant])."""
+    def source_policy(self, source_id: str) -> tuple | None:
+        """(required_scopes, allowed_purposes, classification, redaction) of one source."""
+    def disabled_sources(self) -> list[str]: ...
+
+    # -- candidate queries, one per channel ----------------------------------------------------
+    def structured(self, queries: list[tuple[str, str, list[str]]], *, seeds: list[str],
+                   business_keys: list[str], tenant: str, limit: int) -> list[tuple[str, int]]:
+        """(query id, doc id) for each (query id, evidence type, object types), rank order."""
+    def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
+        """Exact Okapi BM25 (ctx's postings, the tenant's statistics) per (evidence type,
+        terms): (query index, doc id, score rounded to 9 places), rank order."""
+    def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
+               tenant: str) -> list[tuple[int, int, float]]:
+        """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the
+        tenant's vectors: (query index, doc id, cosine rounded to 6 places), rank order."""
+    def relation_access(self) -> list[tuple]:
+        """relation_access rows, by access id."""
+    def walk(self, *, steps: list[tuple[str, int, str, str]], starts: list[tuple[str, str]], seeds: list[str],
+             tenant: str, max_hops: int, as_of_us: int, fanout: int, readable: list[str],
+             access_ok: list[int]) -> list[tuple]:
+        """(template id, depth, entity path, relation ids, entity key) ordered by template,
+        depth, path."""
+    def graph_hits(self, keys: list[str], *, tenant: str) -> list[tuple[str, int, list[str]]]:
+        """(entity key, doc id, supports) of the tenant's objects about ``keys``."""
+
+    # -- objects -------------------------------------------------------------------------------
+    def object_metadata(self, doc_ids: list[int]) -> list[tuple]:
+        """Object columns without content (hydrate.row_to_obj order) and family."""
+    def object_content(self, doc_ids: list[int]) -> list[tuple[int, str]]: ...
+    def versions(self, tenant: str, families: list[int]) -> list[tuple]: ...
+    def object_texts(self, tenant: str, object_ids: list[str]) -> list[tuple[str, str, str]]:
+        """(object_id, content, content_hash) of the tenant's objects."""
+
+    # -- postmortem lookups --------------------------------------------------------------------
+    def tombstone(self, tenant: str, object_id: str) -> tuple | None:
+        """(source_id, deleted_at_us, reason) of the object's first tombstone."""
+    def object_exists(self, tenant: str, object_id: str) -> bool: ...
+    def object_summary(self, tenant: str, object_id: str) -> tuple | None: ...
+    def object_facts(self, object_ids: list[str]) -> list[tuple]:
+        """evaluate's store facts of objects (any tenant), by object id, tenant."""
+    def tombstoned_ids(self, tenant: str, object_ids: list[str]) -> list[str]: ...

@@ -1,0 +1,347 @@
+"""The embedded DuckDB store: the default backend (a file, replaced atomically by ``ctx load``).
+
+Every statement ctx runs against a DuckDB store is here (load/build.py and load/reuse.py build
+the file itself). Parameters are named and bound; numbers this code computed (BM25 term ids,
+idf, masks) are passed as literals so that their filters reach the scan.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+# One statement per channel covers every query of that channel in the round; each query's
+# ranking is its own window partition. Parameters are named; VALUES rows are parameters too.
+_STRUCTURED = """
+WITH qs(qid, etype, otypes) AS (SELECT * FROM (VALUES {rows}) v(qid, etype, otypes)),
+keyed AS (
+  SELECT k.doc_id, bool_or(k.kind = 's' AND k.key IN ({seeds})) AS on_seed
+  FROM object_keys k
+  WHERE k.key IN ({allkeys}) AND k.tenant_id = $tenant
+    AND ((k.kind = 's' AND k.key IN ({seeds})) OR (k.kind <> 's' AND k.key IN ({bkeys})))
+  GROUP BY k.doc_id),
+about AS (
+  SELECT o.doc_id, o.supports, o.object_type, o.object_id, kd.on_seed
+  FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id),
+ranked AS (
+  SELECT qs.qid, a.doc_id,
+         row_number() OVER (PARTITION BY qs.qid ORDER BY a.on_seed DESC, a.object_type, a.object_id) AS rn
+  FROM qs JOIN about a ON list_contains(a.supports, qs.etype)
+  WHERE len(qs.otypes) = 0 OR list_contains(qs.otypes, a.object_type))
+SELECT qid, doc_id FROM ranked WHERE rn <= $lim ORDER BY qid, rn
+"""
+
+# Okapi BM25 (k1 = 1.2, b = 0.75), exact, over the subject's tenant only: N, avgdl and each
+# term's df are the tenant's own (tenants, term_stats), so another tenant's documents never
+# change a score. Two small lookups first (the tenant's statistics and the evidence types' bits,
+# then the query terms' ids and idf), then one statement that reads only the postings of those
+# terms in that tenant — postings are sorted by (tenant_no, termid), so the scan skips every
+# other row group — and joins nothing: tf, dl and the supports bit mask are in the posting.
+# Ids, idf and masks are passed as literals (numbers this code computed), so the filters reach
+# the scan; scores are rounded to 9 places, ties broken by doc id.
+_BM25_TENANT = "SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = $tenant"
+_BM25_BITS = "SELECT evidence_type, bit FROM support_bits WHERE evidence_type IN ({types})"
+_BM25_TERMS = """
+SELECT term, termid, ln((({n} - df + 0.5) / (df + 0.5)) + 1) AS idf
+FROM term_stats WHERE tenant_no = {tno} AND term IN ({terms})
+"""
+_BM25 = """
+WITH qt(qi, termid, idf) AS (VALUES {qt}),
+qm(qi, mask) AS (VALUES {qm}),
+scored AS (
+  SELECT qt.qi, p.doc_id,
+         round(sum(qt.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / {avgdl}))), 9) AS score
+  FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
+  WHERE p.tenant_no = {tno} AND p.termid IN ({termids}) AND (p.supports & qm.mask) <> 0
+  GROUP BY qt.qi, p.doc_id){check},
+ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM {src})
+SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn
+"""
+# Evidence types past bit MASK_BITS share the last bit: their hits are checked against objects.
+_BM25_CHECK = """,
+checked AS (
+  SELECT s.* FROM scored s JOIN (VALUES {qe}) qe(qi, etype) ON qe.qi = s.qi
+  JOIN objects o ON o.doc_id = s.doc_id
+  WHERE qe.etype IS NULL OR list_contains(o.supports, qe.etype))"""
+
+
+def _num(x: float) -> str:
+    """A DOUBLE literal that reads back as exactly ``x``."""
+    r = repr(float(x))
+    return r if "e" in r or "n" in r else r + "e0"
+
+# Every edge is authorised before it is walked, so a withheld edge never reaches a path and the
+# fan-out cap counts authorised edges only. An edge passes when (1) it is the tenant's and valid
+# at as_of; (2) the source that registered it and the source of the entity it leads to pass the
+# subject's scope, classification and purpose; (3) the object that attests it, if it names one,
+# would pass the scope, classification, purpose and validity gates. (2) and the non-temporal
+# part of (3) are decided per relation_access row in Python (_walk_access → $access_ok); the
+# attesting object's validity is checked here. A seed entity starts a walk only when its source
+# passes (2) ($readable).
+_WALK = """
+WITH RECURSIVE
+steps(tid, step, edge, to_type) AS (SELECT * FROM (VALUES {steps}) v(tid, step, edge, to_type)),
+starts(tid, start_type) AS (SELECT * FROM (VALUES {starts}) v(tid, start_type)),
+walk(tid, depth, node, path, rels) AS (
+  SELECT s.tid, 0, e.entity_id, [e.entity_id], []::VARCHAR[]
+  FROM starts s JOIN entities e ON e.entity_type = s.start_type
+  WHERE e.tenant_id = $tenant AND e.entity_key IN ({seeds})
+    AND list_contains(CAST($readable AS VARCHAR[]), e.source_id)
+  UNION ALL
+  SELECT w.tid, w.depth + 1, r.dst, list_append(w.path, r.dst), list_append(w.rels, r.relation_id)
+  FROM walk w
+  JOIN steps st ON st.tid = w.tid AND st.step = w.depth + 1
+  JOIN relations r ON r.src = w.node AND r.rel_type = st.edge AND r.dst_type = st.to_type
+  WHERE r.tenant_id = $tenant AND w.depth < $max_hops
+    AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof)
+    AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
+    AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
+    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof)
+    AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
+    AND NOT list_contains(w.path, r.dst)
+  QUALIFY row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst) <= $fanout
+)
+SELECT w.tid, w.depth, w.path, w.rels, e.entity_key
+FROM walk w JOIN entities e ON e.entity_id = w.node
+ORDER BY w.tid, w.depth, w.path
+"""
+
+# Objects about the reached entities (their subject), for each graph query's evidence type.
+_GRAPH_HITS = """
+SELECT k.key, o.doc_id, o.supports
+FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
+WHERE k.key IN ({keys}) AND k.kind = 's' AND k.tenant_id = $tenant
+ORDER BY k.key, o.doc_id
+"""
+
+
+_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
+       o.title, o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
+       o.section, o.doc_ref"""
+
+_OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS content,")
+                 + ", o.family FROM objects o WHERE o.doc_id IN ({ids})")
+_CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
+_SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
+
+# Each version's source (for its classification) comes from the objects row of the same family.
+_VERSIONS_SQL = """
+SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
+       v.allowed_purposes, o.source_id
+FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
+WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
+"""
+
+_FACTS_SQL = """
+SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
+       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
+FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
+WHERE list_contains($ids, o.object_id)
+ORDER BY o.object_id, o.tenant_id
+"""
+
+
+def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple[str, ...]) -> str:
+    """A VALUES list whose every cell is a typed named parameter."""
+    out = []
+    for i, r in enumerate(rows):
+        cells = []
+        for j, v in enumerate(r):
+            name = f"{prefix}{i}_{j}"
+            params[name] = v
+            cells.append(f"CAST(${name} AS {casts[j]})")
+        out.append("(" + ", ".join(cells) + ")")
+    return ", ".join(out)
+
+
+
+def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
+    """An IN list of named parameters (constants at bind time, so the filter reaches the scan)."""
+    names = []
+    for i, v in enumerate(values):
+        params[f"{prefix}{i}"] = v
+        names.append(f"${prefix}{i}")
+    return ", ".join(names) if names else "NULL"
+
+
+
+class DuckDBStore:
+    """A read-only DuckDB store (:class:`ctxcli.store.base.Store`)."""
+
+    backend = "duckdb"
+
+    def __init__(self, con, path: Path | str | None = None) -> None:
+        self.con = con
+        self.path = path
+        self.address = str(path) if path is not None else "(connection)"
+
+    # -- opening, describing
+    def close(self) -> None:
+        self.con.close()
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        from .db import store_errors
+
+        with store_errors(self.address):
+            yield
+
+    def meta(self) -> dict[str, str]:
+        from .db import store_meta
+
+        return store_meta(self.con)
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    # -- source registry
+    def source_digests(self) -> dict[str, str]:
+        return dict(self.con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
+
+    def source_rows(self, cols) -> list[tuple]:
+        return self.con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
+
+    def tenant_sources(self, tenant: str) -> list[tuple]:
+        return self.con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
+                                "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id", [tenant]).fetchall()
+
+    def source_access(self) -> list[tuple]:
+        return self.con.execute(
+            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources").fetchall()
+
+    def source_governance(self) -> list[tuple]:
+        return self.con.execute(_SOURCES_SQL).fetchall()
+
+    def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
+        where, params = ("WHERE s.tenant_id = ? OR s.tenant_id IS NULL", [tenant]) if tenant is not None else ("", [])
+        obj_tenant = "AND o.tenant_id = ?" if tenant is not None else ""
+        return self.con.execute(
+            f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o WHERE o.source_id = s.source_id "
+            f"AND o.observed_us <= ? {obj_tenant}) FROM sources s {where} ORDER BY s.source_id",
+            [as_of_us, *([tenant] if tenant is not None else []), *params]).fetchall()
+
+    def source_policy(self, source_id: str) -> tuple | None:
+        return self.con.execute("SELECT required_scopes, allowed_purposes, classification, redaction FROM sources "
+                                "WHERE source_id = ?", [source_id]).fetchone()
+
+    def disabled_sources(self) -> list[str]:
+        return [r[0] for r in self.con.execute("SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id")
+                .fetchall()]
+
+    # -- candidate queries
+    def structured(self, queries, *, seeds, business_keys, tenant, limit) -> list[tuple[str, int]]:
+        params: dict[str, Any] = {"tenant": tenant, "lim": limit}
+        rows_sql = _values(queries, "s", params, casts=("VARCHAR", "VARCHAR", "VARCHAR[]"))
+        sql = _STRUCTURED.format(rows=rows_sql, seeds=in_list(seeds, "k", params),
+                                 bkeys=in_list(business_keys, "b", params),
+                                 allkeys=in_list(sorted(set(seeds) | set(business_keys)), "a", params))
+        return self.con.execute(sql, params).fetchall()
+
+    def relation_access(self) -> list[tuple]:
+        return self.con.execute(
+            "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
+            "ev_allowed_purposes FROM relation_access ORDER BY access_id").fetchall()
+
+    def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
+        params = {"tenant": tenant, "max_hops": max_hops, "asof": as_of_us, "fanout": fanout,
+                  "readable": readable, "access_ok": access_ok}
+        sql = _WALK.format(
+            steps=_values(steps, "g", params, casts=("VARCHAR", "INTEGER", "VARCHAR", "VARCHAR")),
+            starts=_values(starts, "t", params, casts=("VARCHAR", "VARCHAR")),
+            seeds=in_list(seeds, "k", params))
+        return self.con.execute(sql, params).fetchall()
+
+    def graph_hits(self, keys, *, tenant) -> list[tuple]:
+        params: dict[str, Any] = {"tenant": tenant}
+        return self.con.execute(_GRAPH_HITS.format(keys=in_list(keys, "e", params)), params).fetchall()
+
+    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+        from .duckdb_vector import vector_topk
+
+        return vector_topk(self.con, queries, tenant=tenant)
+
+    def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
+        """Exact BM25 top-``limit`` of each (evidence type, terms) within the tenant: (query
+        index, doc id, score), each query's hits in rank order."""
+        from .schema import MASK_BITS
+
+        con, lim = self.con, limit
+        row = con.execute(_BM25_TENANT, {"tenant": tenant}).fetchone()
+        if row is None:
+            return []
+        tno, n, avgdl = row
+        params: dict[str, Any] = {}
+        types = sorted({etype for etype, _ in queries})
+        bits = dict(con.execute(_BM25_BITS.format(types=in_list(types, "e", params)), params).fetchall())
+        params = {}
+        terms = sorted({t for _, qterms in queries for t in qterms})
+        idf = {t: (tid, x) for t, tid, x in con.execute(
+            _BM25_TERMS.format(n=int(n), tno=int(tno), terms=in_list(terms, "t", params)), params).fetchall()}
+        qt, qm, qe, termids, xparams = [], [], [], set(), {}
+        for qi, (etype, qterms) in enumerate(queries):
+            bit = bits.get(etype)
+            found = [idf[t] for t in qterms if t in idf]
+            if bit is None or not found:
+                continue            # no object of the tenant supports the type or holds a term
+            qm.append(f"({qi}, {1 << min(bit, MASK_BITS)}::UBIGINT)")
+            qt.extend(f"({qi}, {int(tid)}, {_num(x)})" for tid, x in found)
+            termids.update(int(tid) for tid, _ in found)
+            if bit >= MASK_BITS:
+                xparams[f"x{qi}"] = etype
+                qe.append(f"({qi}, CAST($x{qi} AS VARCHAR))")
+            else:
+                qe.append(f"({qi}, NULL::VARCHAR)")
+        if not qt:
+            return []
+        overflow = bool(xparams)
+        sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
+                           termids=", ".join(map(str, sorted(termids))),
+                           check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
+                           src="checked" if overflow else "scored", lim=int(lim))
+        return con.execute(sql, xparams).fetchall()
+
+    # -- objects
+    def object_metadata(self, doc_ids) -> list[tuple]:
+        params: dict[str, Any] = {}
+        sql = _OBJ_META_SQL.format(ids=in_list(sorted(doc_ids), "d", params))
+        return self.con.execute(sql, params).fetchall()
+
+    def object_content(self, doc_ids) -> list[tuple[int, str]]:
+        params: dict[str, Any] = {}
+        return self.con.execute(_CONTENT_SQL.format(ids=in_list(doc_ids, "c", params)), params).fetchall()
+
+    def versions(self, tenant, families) -> list[tuple]:
+        params: dict[str, Any] = {"tenant": tenant}
+        return self.con.execute(_VERSIONS_SQL.format(fams=in_list(families, "f", params)), params).fetchall()
+
+    def object_texts(self, tenant, object_ids) -> list[tuple[str, str, str]]:
+        return self.con.execute("SELECT object_id, content, content_hash FROM objects WHERE tenant_id = ? AND "
+                                "list_contains(?, object_id) ORDER BY object_id", [tenant, object_ids]).fetchall()
+
+    # -- postmortem lookups
+    def tombstone(self, tenant, object_id) -> tuple | None:
+        return self.con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
+                                "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, object_id]).fetchone()
+
+    def object_exists(self, tenant, object_id) -> bool:
+        return self.con.execute("SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
+                                [tenant, object_id]).fetchone() is not None
+
+    def object_summary(self, tenant, object_id) -> tuple | None:
+        return self.con.execute(
+            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
+            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
+            "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1", [tenant, object_id]).fetchone()
+
+    def object_facts(self, object_ids) -> list[tuple]:
+        return self.con.execute(_FACTS_SQL, {"ids": object_ids}).fetchall()
+
+    def tombstoned_ids(self, tenant, object_ids) -> list[str]:
+        return [x[0] for x in self.con.execute(
+            "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
+            "ORDER BY object_id", {"t": tenant, "ids": object_ids}).fetchall()]
