@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from ctxcli.util.canon import content_hash
 from .conftest import REPO, run_cli
 
 PINNED_SHA = "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5"
-SYN_CASE = REPO / "tests" / "data" / "vector" / "PAY-RESTORE-01.yaml"
+SYN_CASE = REPO / "examples" / "cases" / "PAY-RESTORE-01.yaml"
 
 # The model is read in a fresh interpreter whose sockets all raise, with an empty HOME (no
 # ~/.cache/wordllama) and the Hugging Face hub told to stay offline. It must still load, give
@@ -160,7 +159,6 @@ def test_another_tenants_near_identical_text_never_becomes_a_candidate(project_c
     twin = _add_other_tenant_twin(project_copy)
     db = tmp_path / "iso.duckdb"
     build_store(project_copy / "manifests", db, root=project_copy)
-    shutil.copy(SYN_CASE, project_copy / "examples" / "cases" / SYN_CASE.name)
     res = _hybrid("PAY-RESTORE-01", db)
     files = api.output_files(res)
     for name, data in files.items():
@@ -212,7 +210,6 @@ def test_replay_reports_drift_when_the_model_hash_changes(project_copy, tmp_path
     # the installed model again, the store still made with the other weights: the vector
     # channel refuses to mix them (exit 3, one line), instead of ranking by mismatched vectors
     monkeypatch.setattr(embed_model, "_WEIGHTS_OVERRIDE", None)
-    shutil.copy(SYN_CASE, project_copy / "examples" / "cases" / SYN_CASE.name)
     from ctxcli.errors import EmbeddingError
 
     with pytest.raises(EmbeddingError, match="other embedding weights"):
@@ -263,3 +260,16 @@ def test_mostly_cjk_questions_plan_no_vector_query():
     assert [q.channel for q in en.queries] == ["fulltext", "vector"] and "vector_skipped" not in en.to_json()
     assert [q.channel for q in zh.queries] == ["fulltext"] and zh.to_json()["vector_skipped"] == "cjk_question"
     assert math.isclose(embed_model.cjk_share("支付 abc"), 2 / 5)
+
+
+def test_eval_synonym_case_every_strategy_passes_and_only_hybrid_finds_the_runbook(store):
+    r = run_cli(["eval", REPO / "examples" / "cases" / "PAY-RESTORE-01.yaml", "--strategy", "all", "--json"])
+    assert r.exit_code == 0, r.stdout[-2000:]
+    doc = json.loads(r.stdout)
+    assert doc["strategies"] == ["full", "topk", "governed", "dynamic", "hybrid"]
+    runs = {x["strategy"]: x for x in doc["runs"]}
+    assert all(x["passed"] for x in runs.values()), {s: x["diagnosis"] for s, x in runs.items()}
+    recall = {s: x["metrics"]["builder"]["required_recall"] for s, x in runs.items()}
+    assert recall == {"full": 0.0, "topk": 0.0, "governed": 0.0, "dynamic": 0.0, "hybrid": 1.0}
+    assert runs["hybrid"]["metrics"]["answer"]["verdict"] == "complete"
+    assert runs["dynamic"]["metrics"]["answer"]["verdict"] == "insufficient_evidence"
