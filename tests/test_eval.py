@@ -447,7 +447,7 @@ def test_ablation_all_strategies_c102(store):
     r = run_cli(["eval", "--strategy", "all", "--json"])
     assert r.exit_code in (0, 1), r.stderr
     doc = json.loads(r.stdout)
-    assert doc["strategies"] == ["full", "topk", "governed", "dynamic"]
+    assert doc["strategies"] == ["full", "topk", "governed", "dynamic", "hybrid"]
     assert doc["exit_code"] == r.exit_code == (1 if doc["gated_failures"] else 0)
     assert all(not x["gated"] for x in doc["runs"] if x["strategy"] in ("full", "topk"))
     assert doc["injection_detector"], "ctxcli.gate.injection.scan_fields is not importable"
@@ -469,6 +469,6 @@ def test_ablation_all_strategies_c102(store):
     assert s["governed"]["invalid_source_rate"] == s["dynamic"]["invalid_source_rate"] == 0.0
     assert s["full"]["invalid_source_rate"] > 0 and s["topk"]["invalid_source_rate"] > 0
     for (case_id, variant, st), x in runs.items():
-        if case_id == "C-102" and st in ("governed", "dynamic"):
+        if case_id == "C-102" and st in ("governed", "dynamic", "hybrid"):
             assert x["passed"], (variant, st, x["diagnosis"])
             assert x["metrics"]["safety"]["violations"] == 0

@@ -454,7 +454,7 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
     from .params import case_params
 
     params = case_params(case, var, pb, opts.params, opts.extra_params)
-    if opts.strategy not in ("full", "topk", "governed", "dynamic"):
+    if opts.strategy not in ("full", "topk", "governed", "dynamic", "hybrid"):
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for
 
@@ -477,6 +477,9 @@ def store_info(con, key: bytes | None = None) -> dict[str, Any]:
     meta = con.meta()
     srcs = con.source_digests()
     info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    if "embedding_weights_sha256" in meta:      # the model the store's vectors were made with
+        info["embedding"] = {"model": meta["embedding_model"], "version": meta["embedding_version"],
+                             "weights_sha256": meta["embedding_weights_sha256"]}
     if key is not None:
         info["digest"] = sealed_hash(info["digest"], key=key)
         info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}

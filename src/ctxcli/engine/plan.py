@@ -28,7 +28,7 @@ from .stopwords import strip_function_words, words
 @dataclass(frozen=True)
 class Query:
     query_id: str
-    channel: str            # structured | fulltext | graph
+    channel: str            # structured | fulltext | graph | vector
     evidence_type: str
     limit: int
     object_types: tuple[str, ...] = ()
@@ -47,6 +47,9 @@ class Query:
             d["terms"] = list(self.terms)
             if self.question_terms:
                 d["question_terms"] = list(self.question_terms)
+        elif self.channel == "vector":
+            d["object_types"] = list(self.object_types)
+            d["text"] = self.text
         else:
             d["templates"] = list(self.templates)
         return d
@@ -62,11 +65,22 @@ class Plan:
     fanout_cap: int
     candidate_limit: int
     queries: list[Query] = field(default_factory=list)
+    vector_skipped: str | None = None       # why declared vector queries were not planned
 
     def to_json(self) -> dict[str, Any]:
-        return {"round": self.round, "target_types": self.target_types, "seeds": self.seeds,
-                "business_keys": self.business_keys, "max_hops": self.max_hops, "fanout_cap": self.fanout_cap,
-                "candidate_limit": self.candidate_limit, "queries": [q.to_json() for q in self.queries]}
+        d = {"round": self.round, "target_types": self.target_types, "seeds": self.seeds,
+             "business_keys": self.business_keys, "max_hops": self.max_hops, "fanout_cap": self.fanout_cap,
+             "candidate_limit": self.candidate_limit, "queries": [q.to_json() for q in self.queries]}
+        if self.vector_skipped:
+            d["vector_skipped"] = self.vector_skipped
+        return d
+
+
+# The vector channel is not planned for a question whose letters are mostly CJK: the pinned
+# model's vocabulary (Llama-2, 32k tokens) splits Chinese into single characters and bytes, so
+# its Chinese vectors rank by shared characters, not meaning (docs/eval.md has the figures);
+# exact matches (structured keys, bigram full text) must decide those questions alone.
+CJK_SKIP_SHARE = 0.5
 
 
 STOP_WORDS = words("en")     # engine/stopword_lists/en.txt; zh.txt and ja.txt: engine/stopwords.py
@@ -125,6 +139,16 @@ def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: li
         if spec.graph is not None and "graph" in channels:
             n += 1
             plan.queries.append(Query(f"r{round_no}q{n}", "graph", t, limit, templates=tuple(spec.graph.templates)))
+        if spec.vector is not None and "vector" in channels:
+            from ..embed.model import cjk_share
+
+            if cjk_share(question) >= CJK_SKIP_SHARE:
+                plan.vector_skipped = "cjk_question"
+                continue
+            n += 1
+            plan.queries.append(Query(f"r{round_no}q{n}", "vector", t, spec.vector.limit or limit,
+                                      object_types=tuple(spec.vector.object_types),
+                                      text=" ".join(x for x in (question.strip(), " ".join(et.judgment.split())) if x)))
     return plan
 
 
