@@ -455,3 +455,36 @@ def test_pg_address_survives_the_cli_and_ctx_db(pg, tmp_path):
     assert code == 0, err
     assert json.loads(out)["db"] == f"{pg} (generation 1)"
     assert not (proj / "postgresql:").exists()
+
+
+def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
+    """Every one- and two-hop chain of the bundled graph, from every entity, at several valid
+    times, hop limits, fan-out caps and access sets: the same rows in the same order."""
+    from ctxcli.store import open_store
+
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        edges = d.con.execute("SELECT DISTINCT src_type, rel_type, dst_type FROM relations ORDER BY ALL").fetchall()
+        seeds = [e for (e,) in d.con.execute("SELECT DISTINCT entity_key FROM entities ORDER BY 1").fetchall()]
+        access = [r[0] for r in d.relation_access()]
+        sources = sorted({r[0] for r in d.source_access()})
+        chains = [[e] for e in edges] + [[a, b] for a in edges for b in edges if a[2] == b[0]]
+        steps = [(f"t{i}", j, e[1], e[2]) for i, ch in enumerate(chains) for j, e in enumerate(ch, 1)]
+        starts = [(f"t{i}", ch[0][0]) for i, ch in enumerate(chains)]
+        n = 0
+        for as_of in (0, 1_780_000_000_000_000, 1_790_000_000_000_000, 2**62):
+            for hops, fanout in ((1, 1), (2, 1), (2, 2), (2, 50)):
+                for acc, readable in ((access, sources), (access[::2], sources), (access, sources[1:])):
+                    kw = dict(steps=steps, starts=starts, seeds=seeds, tenant="tenant-demo", max_hops=hops,
+                              as_of_us=as_of, fanout=fanout, readable=readable, access_ok=acc)
+                    want = [(a, b, list(c), list(e), f) for a, b, c, e, f in d.walk(**kw)]
+                    got = [(a, b, list(c), list(e), f) for a, b, c, e, f in p.walk(**kw)]
+                    assert got == want, (as_of, hops, fanout)
+                    n += len(got)
+        assert n > 100
+        capped = d.walk(**{**kw, "fanout": 1, "max_hops": 2, "access_ok": access, "readable": sources})
+        assert len(capped) < len(d.walk(**{**kw, "fanout": 50, "max_hops": 2, "access_ok": access,
+                                          "readable": sources}))
+    finally:
+        d.close()
+        p.close()
