@@ -488,3 +488,39 @@ def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
     finally:
         d.close()
         p.close()
+
+
+def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_path, monkeypatch):
+    """As a role without superuser or BYPASSRLS, the candidate statements' tenant setting hides
+    every other tenant's rows even from a statement that asks for them; the same packs result."""
+    import psycopg
+
+    from ctxcli import api
+    from ctxcli.store import open_store
+
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    db = server.new_database()
+    owner = server.url(db)
+    api.store_init(owner)
+    api.load(manifests=REPO / "manifests", db=owner)
+    with psycopg.connect(owner, autocommit=True) as c:
+        c.execute("DO $$ BEGIN CREATE ROLE ctxreader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        c.execute("GRANT USAGE ON SCHEMA ctx_meta, ctx_g1 TO ctxreader")
+        c.execute("GRANT SELECT ON ALL TABLES IN SCHEMA ctx_meta, ctx_g1 TO ctxreader")
+    reader = server.url(db, user="ctxreader")
+    s = open_store(reader)
+    try:
+        everyone = {t for (t,) in s._q("SELECT DISTINCT tenant_id FROM objects")}
+        assert everyone >= {"tenant-demo", "tenant-other"}      # outside candidate statements: all rows
+        for tenant in ("tenant-demo", "tenant-other"):
+            for table in ("objects", "object_keys", "entities", "relations", "versions", "tombstones"):
+                seen = {t for (t,) in s._tenant_q(tenant, f"SELECT DISTINCT tenant_id FROM {table}")}
+                assert seen <= {tenant}, (table, seen)
+            nos = {n for (n,) in s._tenant_q(tenant, "SELECT DISTINCT tenant_no FROM postings")}
+            assert nos == {n for (n,) in s._q("SELECT tenant_no FROM tenants WHERE tenant_id = %s", [tenant])}
+        assert {t for (t,) in s._q("SELECT DISTINCT tenant_id FROM objects")} == everyone   # reset after
+    finally:
+        s.close()
+    as_owner = api.investigate(api.InvestigateOptions(case="C-102", db=owner))
+    as_reader = api.investigate(api.InvestigateOptions(case="C-102", db=reader))
+    assert api.output_files(as_owner)["pack.json"] == api.output_files(as_reader)["pack.json"]

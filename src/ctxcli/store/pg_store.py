@@ -202,6 +202,27 @@ _INDEXES = [
 ]
 
 
+# Row-level security, the second line of tenant isolation: while a candidate statement runs,
+# the reader sets ``ctx.tenant`` (transaction-local) and these policies hide every other
+# tenant's rows, even if a statement's own tenant predicate were wrong. Outside candidate
+# statements the setting is empty and the policies pass every row (hydration by doc id and
+# postmortem lookups filter by tenant themselves). PostgreSQL skips RLS for superusers and
+# roles with BYPASSRLS: run ctx as an ordinary role for this line to hold.
+_TENANT = "nullif(current_setting('ctx.tenant', true), '')"
+_RLS_TABLES = {
+    "objects": "tenant_id", "object_keys": "tenant_id", "entities": "tenant_id", "relations": "tenant_id",
+    "tombstones": "tenant_id", "versions": "tenant_id",
+    "postings": "tenant_no", "term_stats": "tenant_no",
+}
+
+
+def _rls(table: str, col: str) -> list[str]:
+    own = (f"{col} = {_TENANT}" if col == "tenant_id" else
+           f"{col} = (SELECT t.tenant_no FROM tenants t WHERE t.tenant_id = {_TENANT})")
+    return [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY", f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"CREATE POLICY ctx_tenant ON {table} USING ({_TENANT} IS NULL OR {own})"]
+
+
 @contextmanager
 def writer_lock(address: str) -> Iterator[Any]:
     """Hold the store's single-writer advisory lock on a connection of its own for a load or a
@@ -245,6 +266,9 @@ def publish(address: str, duckdb_file, on_table=None) -> dict[str, Any]:
                     on_table(t)
             for stmt in _INDEXES:
                 con.execute(stmt)
+            for table, col in _RLS_TABLES.items():
+                for stmt in _rls(table, col):
+                    con.execute(stmt)
             for t in tables:
                 con.execute(f"ANALYZE {t}")
             con.execute(f"INSERT INTO {META}.generations(gen, schema_name, store_digest, schema_version, objects) "
@@ -320,14 +344,16 @@ def prune(address: str, keep: int) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- reading
 def open_pg(address: str) -> "PgStore":
+    psycopg = _driver()
     con = connect(address, autocommit=True, app="ctx-reader")
     try:
         with pg_errors(address):
             _require_layout(con, address)
-            con.autocommit = False
             # One snapshot for the whole investigation: the generation resolved here, read
             # inside one read-only transaction (its locks keep a prune from dropping it).
-            con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            con.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            con.read_only = True
+            con.autocommit = False
             row = con.execute(f"SELECT g.gen, g.schema_name FROM {META}.current c "
                               f"JOIN {META}.generations g ON g.gen = c.gen").fetchone()
             if row is None:
@@ -493,6 +519,14 @@ class PgStore:
     def _q(self, sql: str, params: Any = None) -> list[tuple]:
         return self.con.execute(sql, params).fetchall()
 
+    def _tenant_q(self, tenant: str, sql: str, params: Any = None) -> list[tuple]:
+        """A candidate statement with row-level security set to ``tenant`` (the second line;
+        the statement's own predicate is the first)."""
+        self.con.execute("SELECT set_config('ctx.tenant', %s, true)", [tenant])
+        rows = self._q(sql, params)         # (a failure aborts the transaction, setting and all)
+        self.con.execute("SELECT set_config('ctx.tenant', '', true)")
+        return rows
+
     def close(self) -> None:
         try:
             self.con.rollback()
@@ -550,7 +584,7 @@ class PgStore:
         params: dict[str, Any] = {"tenant": tenant, "lim": limit, "seeds": list(seeds),
                                   "bkeys": list(business_keys), "allkeys": sorted(set(seeds) | set(business_keys))}
         rows = _values([(q, e, list(o)) for q, e, o in queries], "s", params, casts=("text", "text", "text[]"))
-        return self._q(_STRUCTURED.format(rows=rows), params)
+        return self._tenant_q(tenant, _STRUCTURED.format(rows=rows), params)
 
     def relation_access(self) -> list[tuple]:
         return self._q("SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
@@ -561,10 +595,10 @@ class PgStore:
                                   "readable": list(readable), "access_ok": list(access_ok), "seeds": list(seeds)}
         sql = _WALK.format(steps=_values(steps, "g", params, casts=("text", "integer", "text", "text")),
                            starts=_values(starts, "t", params, casts=("text", "text")))
-        return self._q(sql, params)
+        return self._tenant_q(tenant, sql, params)
 
     def graph_hits(self, keys, *, tenant) -> list[tuple]:
-        return self._q(_GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
+        return self._tenant_q(tenant, _GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
 
     def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         from .schema import MASK_BITS
@@ -605,7 +639,7 @@ class PgStore:
                            termids=", ".join(map(str, sorted(termids))),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            src="checked" if overflow else "scored", lim=int(limit))
-        return self._q(sql, xparams or None)
+        return self._tenant_q(tenant, sql, xparams or None)
 
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:
