@@ -60,6 +60,12 @@ class StoreBusyError(CtxError):
     exit_code = 3
 
 
+class EmbeddingError(StoreError):
+    """The pinned embedding model (vector channel) is not installed, or differs from the one the store's vectors were made with; exit 3."""
+
+    exit_code = 3
+
+
 class StoreUnusableError(StoreError):
     """The store is damaged (corrupt, truncated) or cannot be written (disk full, read-only folder); exit 3."""
 

@@ -33,7 +33,7 @@ from .models.request import STRATEGIES   # one tuple: case files' by_strategy ke
 from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
-GATED = ("governed", "dynamic")
+GATED = ("governed", "dynamic", "hybrid")
 LAYERS = ("retriever", "builder", "answer")
 PROVENANCE_FIELDS = ("source_id", "source_version", "locator", "content_hash", "observed_at")
 VALIDITY_FIELDS = ("valid_from", "valid_to")

@@ -20,8 +20,9 @@ def eval_cases(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="Case files or folders of case files "
                                                           "(default: examples/cases/).", show_default=False)] = None,
     *,
-    strategy: Annotated[str, typer.Option("--strategy", help="governed, dynamic, full, topk, a comma list of "
-                                          "them, or all (side-by-side ablation).")] = "dynamic",
+    strategy: Annotated[str, typer.Option("--strategy", help="governed, dynamic, hybrid (dynamic + the "
+                                          "vector channel), full, topk, a comma list of them, or all (side-by-side "
+                                          "ablation).")] = "dynamic",
     min_recall: Annotated[float, typer.Option("--min-recall", min=0.0, max=1.0, help="Least required "
                                               "(must_cite) recall in the pack for a run to pass.")] = 1.0,
     max_invalid_rate: Annotated[float, typer.Option("--max-invalid-rate", min=0.0, max=1.0, help="Largest share "
@@ -46,7 +47,7 @@ def eval_cases(
     and score retriever, builder, answer and safety against the case's expectations; name the
     first broken layer of each failing run. Nothing is written but --out.
 
-    Exit 1 when a run of a gated strategy (governed, dynamic) is below a threshold; runs of
+    Exit 1 when a run of a gated strategy (governed, dynamic, hybrid) is below a threshold; runs of
     full and topk are reported but never fail the exit code (they admit what the gates would
     reject, by design). Exit 2 for bad input. With --answerer model, each run's pack is also
     sent to the model and its answer validated (docs/model.md); model metrics are reported and
@@ -118,7 +119,9 @@ def _single(rep, doc: dict[str, Any]) -> None:
 
     c = console()
     s = rep.strategies[0]
-    gated = "gated" if s in ("governed", "dynamic") else "not gated: failures do not set the exit code"
+    from ..evaluate import GATED
+
+    gated = "gated" if s in GATED else "not gated: failures do not set the exit code"
     t = table(f"ctx eval · strategy {s} ({gated})",
               ["run", "result", "layer", "retr. recall", "pack recall", "prec.", "dup.", "invalid", "safety",
                "verdict", "action", "tokens", "ms"])
@@ -177,14 +180,16 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
     c = console()
     S = doc["summary"]
     cols = list(rep.strategies)
-    t = table("ctx eval · strategy ablation (same cases; governed and dynamic set the exit code)",
+    t = table("ctx eval · strategy ablation (same cases; governed, dynamic and hybrid set the exit code)",
               ["metric", *cols])
     t.columns[0].no_wrap = True
 
     def row(name: str, fn) -> None:
         t.add_row(name, *[fn(S[s]) for s in cols])
 
-    t.add_row("gated (sets exit code)", *["yes" if s in ("governed", "dynamic") else "no" for s in cols])
+    from ..evaluate import GATED
+
+    t.add_row("gated (sets exit code)", *["yes" if s in GATED else "no" for s in cols])
     row("runs passed", lambda a: f"{a['passed']}/{a['runs']}")
     row("failing layer retr./build./answer",
         lambda a: " / ".join(str(a["failed_by_layer"][x]) for x in ("retriever", "builder", "answer")))

@@ -36,7 +36,7 @@ from .render import evidence_header, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
 from .trace import Trace, request_hash, run_id_for
 
-Strategy = Literal["full", "topk", "governed", "dynamic"]
+Strategy = Literal["full", "topk", "governed", "dynamic", "hybrid"]
 
 
 @dataclass
@@ -60,6 +60,7 @@ class Request:
     goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
+    adhoc: bool = False                     # no case file: the case was synthesised from the request
 
     def to_json(self) -> dict[str, Any]:
         d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
@@ -70,6 +71,8 @@ class Request:
              "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
         if self.params:   # recorded only when the case has any: other packs keep their bytes
             d["params"] = dict(sorted(self.params.items()))
+        if self.adhoc:    # recorded only for ad-hoc runs: replay rebuilds their case from this request
+            d["adhoc"] = True
         return d
 
 
@@ -165,9 +168,10 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     sources = discover_sources(con, req, trace, key=key)
     bc = BuildContext(
         con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation, sources=sources,
-        apply_gates=req.strategy in ("governed", "dynamic"),
-        max_rounds=1 if req.strategy != "dynamic" else req.max_rounds,
-        channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph"),
+        apply_gates=req.strategy in ("governed", "dynamic", "hybrid"),
+        max_rounds=req.max_rounds if req.strategy in ("dynamic", "hybrid") else 1,
+        channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph", "vector")
+        if req.strategy == "hybrid" else ("structured", "fulltext", "graph"),
         type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
         playbook_types=set(type_order),
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),

@@ -59,6 +59,14 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
             runs[qs[qi].query_id].hits.append(doc)
             runs[qs[qi].query_id].detail[doc] = {"score": score}
         _share(runs, qs, time.perf_counter() - t0)
+    if qs := by_ch.get("vector"):
+        from .vector import vector_search
+
+        t0 = time.perf_counter()
+        for qi, doc, score in vector_search(con, qs, tenant=tenant):
+            runs[qs[qi].query_id].hits.append(doc)
+            runs[qs[qi].query_id].detail[doc] = {"cosine": score}
+        _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("graph"):
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}

@@ -93,8 +93,11 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
         ls = parse_source(m, disp, mbytes, root, sources_dir)
         loaded.append(ls)
         digests.append((m.source_id, ls.digest))
+    from ..embed import model_identity
+
     store_digest = "sha256:" + sha256_hex(canonical_bytes(
-        {"schema": SCHEMA_VERSION, "builder": BUILDER_VERSION, "sources": sorted(digests)}))
+        {"schema": SCHEMA_VERSION, "builder": BUILDER_VERSION, "sources": sorted(digests),
+         "embedding": model_identity()["weights_sha256"]}))
     return loaded, store_digest
 
 
@@ -498,6 +501,10 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
+    from ..embed import load_model
+    from .vectors import write_vectors
+
+    write_vectors(con, load_model(), prior, stats["first"])
     progress("fts", 0, 1)
     _write_fulltext(con)
     con.execute("COMMIT")

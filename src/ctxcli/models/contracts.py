@@ -39,7 +39,11 @@ class PackRequest(Closed):
     seeds: list[str]
     business_keys: list[str]
     variant: str | None
-    strategy: Literal["full", "topk", "governed", "dynamic"]
+    strategy: Literal["full", "topk", "governed", "dynamic", "hybrid"]
+    params: dict[str, str | int | float | bool] | None = Field(None, description="case parameters (only when "
+                                                               "the playbook declares any)")
+    adhoc: Literal[True] | None = Field(None, description="an ad-hoc run: no case file, the case is this request "
+                                        "(ctx investigate --playbook)")
 
 
 class Transformation(BaseModel):
@@ -80,11 +84,11 @@ class EvidenceItem(Closed):
 
 
 class WithheldOmission(Closed):
-    """Rejected by the tenant, scope or purpose gate: an opaque reference and no content."""
+    """Rejected by the tenant, scope, purpose or classification gate: an opaque reference and no content."""
 
     ref: str = Field(pattern=r"^wh-[0-9a-f]{16}$")
     withheld: Literal[True]
-    gate: Literal["tenant", "scope", "purpose"]
+    gate: Literal["tenant", "scope", "purpose", "classification"]
     reason: str
     detail: JSON
     round: int
@@ -143,6 +147,12 @@ class Slots(Closed):
     within_budget: dict[str, bool]
 
 
+class EmbeddingModel(Closed):
+    model: str = Field(description="the pinned embedding model, e.g. wordllama/l2_supercat-256")
+    version: str = Field(description="its package version")
+    weights_sha256: str = Field(description="sha256 of its weights file: a different value is drift")
+
+
 class PackStore(Closed):
     digest: str
     schema_version: int
@@ -150,6 +160,7 @@ class PackStore(Closed):
     key_id: str | None = Field(None, description="id of the store secret that keys opaque refs and digests")
     backend: Literal["postgresql"] | None = Field(None, description="the store backend when it is not the "
                                                   "embedded DuckDB file")
+    embedding: EmbeddingModel | None = Field(None, description="the model the store's vectors were made with")
 
 
 class PackClaim(Closed):
@@ -309,7 +320,7 @@ class RetrievalExecuted(Event):
     event: Literal["retrieval_executed"]
     round: int
     query_id: str
-    channel: Literal["structured", "fulltext", "graph"]
+    channel: Literal["structured", "fulltext", "graph", "vector"]
     evidence_type: str
     query: JSON
     filters: JSON

@@ -66,10 +66,20 @@ class GraphSpec(P):
     templates: list[Ident] = Field(min_length=1)
 
 
+class VectorSpec(P):
+    """Exact cosine search over the store's vectors (run only by the ``hybrid`` strategy): the
+    query text is the question plus the evidence type's judgment; candidates are the tenant's
+    objects that support the type and, when listed, are of one of ``object_types``."""
+
+    object_types: list[TypeName] = Field(default_factory=list)
+    limit: int | None = Field(None, ge=1, le=1000, description="candidates per query (default: candidate_limit)")
+
+
 class ChannelSpecs(P):
     structured: StructuredSpec | None = None
     fulltext: FulltextSpec | None = None
     graph: GraphSpec | None = None
+    vector: VectorSpec | None = None
 
 
 class EvidenceType(P):

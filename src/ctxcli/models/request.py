@@ -14,7 +14,7 @@ from .manifest import IDENT_RE, SCOPE_RE
 
 BUDGET_MIN, BUDGET_MAX = 64, 2_000_000
 MAX_ROUNDS_MIN, MAX_ROUNDS_MAX = 1, 5
-STRATEGIES = ("full", "topk", "governed", "dynamic")
+STRATEGIES = ("full", "topk", "governed", "dynamic", "hybrid")
 
 # field -> the flag that sets it on the command line
 FLAGS = {"subject": "--subject", "scopes": "--scope", "budget": "--budget", "max_rounds": "--max-rounds",

@@ -17,7 +17,8 @@ from ..util.canon import canonical_bytes, opaque_ref
 REQUEST_FIELDS = ["case_id", "tenant_id", "variant", "question", "purpose", "as_of", "known_at", "subject.id",
                   "subject.scopes", "subject.clearance", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
 VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.playbook_id", "playbook.version",
-                  "playbook.hash"]
+                  "playbook.hash", "store.embedding.model", "store.embedding.version",
+                  "store.embedding.weights_sha256"]
 ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",
             "store", "evidence", "omissions", "answer", "missing", "state"}
 
@@ -274,7 +275,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -
     covered = {
         "request": bool(d.request), "playbook": bool(d.versions), "schema_version": bool(d.versions),
         "builder_version": bool(d.versions), "encoding": bool(d.versions),
-        "store": bool(d.store_digest or d.store_key or d.sources),
+        "store": bool(d.store_digest or d.store_key or d.sources or any(c.field.startswith("store.") for c in d.versions)),
         "evidence": bool(d.evidence_only_a or d.evidence_only_b or d.evidence_changed),
         "omissions": bool(d.omissions_moved or d.omissions_only_a or d.omissions_only_b
                           or any(c.b.state == "omitted" for c in d.evidence_only_a)

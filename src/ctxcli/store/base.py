@@ -55,6 +55,10 @@ class Store(Protocol):
     def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         """Exact Okapi BM25 (ctx's postings, the tenant's statistics) per (evidence type,
         terms): (query index, doc id, score rounded to 9 places), rank order."""
+    def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
+               tenant: str) -> list[tuple[int, int, float]]:
+        """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the
+        tenant's vectors: (query index, doc id, cosine rounded to 6 places), rank order."""
     def relation_access(self) -> list[tuple]:
         """relation_access rows, by access id."""
     def walk(self, *, steps: list[tuple[str, int, str, str]], starts: list[tuple[str, str]], seeds: list[str],

@@ -260,6 +260,11 @@ class DuckDBStore:
         params: dict[str, Any] = {"tenant": tenant}
         return self.con.execute(_GRAPH_HITS.format(keys=in_list(keys, "e", params)), params).fetchall()
 
+    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+        from .duckdb_vector import vector_topk
+
+        return vector_topk(self.con, queries, tenant=tenant)
+
     def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         """Exact BM25 top-``limit`` of each (evidence type, terms) within the tenant: (query
         index, doc id, score), each query's hits in rank order."""

@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
@@ -90,5 +90,13 @@ CREATE TABLE dropped_relations(
     tenant_id VARCHAR, relation_id VARCHAR, src BIGINT, dst BIGINT, rel_type VARCHAR,
     src_type VARCHAR, dst_type VARCHAR, valid_from_us BIGINT, valid_to_us BIGINT,
     evidence_object_id VARCHAR, source_id VARCHAR, source_version VARCHAR, confidence DOUBLE);
+"""),
+    # The vector channel (load/vectors.py, engine/vector.py): one unit vector per object that
+    # has text, made by the pinned embedding model named in meta (embedding_model,
+    # embedding_version, embedding_weights_sha256), sorted by (tenant_id, doc_id) so the
+    # tenant predicate skips other tenants' row groups; the evidence types and object type are
+    # copied beside the vector so the exact cosine scan joins nothing.
+    ("0006_vectors", """
+CREATE TABLE vectors(tenant_id VARCHAR, doc_id INTEGER, object_type VARCHAR, supports VARCHAR[], vec FLOAT[256]);
 """),
 ]

@@ -1,0 +1,131 @@
+"""Vector channel benchmark (issue #22): embedding time at load, store size and the vector
+step's latency on the synthetic corpus of gen_corpus.py.
+
+For each size: generate (or reuse) the corpus, load it in process (the time of the vectors
+step is measured by wrapping load/vectors.write_vectors), report the store file size and the
+vectors table's share of it (DuckDB storage info), then time the exact cosine step
+(engine/vector.vector_search) for the motor playbook's evidence types — one statement of six
+queries, as a hybrid round plans it — per tenant (p50/p95 over repeated runs, warm).
+
+    python benchmarks/vector.py --sizes 10000 100000 --work /tmp/ctx-bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTIONS = ["Which documents are still missing before the claim can be paid?",
+             "Was the claim amount unusually high for such a short policy?",
+             "Which rules applied when the claim was filed, and does it need a manual review?"]
+
+
+def corpus(n: int, work: Path) -> Path:
+    out = work / f"corpus-{n}"
+    if not (out / "manifests").is_dir():
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), "--objects", str(n),
+                        "--out", str(out)], check=True)
+    return out
+
+
+def run(n: int, work: Path, reps: int) -> dict:
+    import duckdb
+
+    from ctxcli.embed import load_model
+    from ctxcli.engine.plan import make_plan
+    from ctxcli.engine.vector import vector_search
+    from ctxcli.load import build as B
+    from ctxcli.load import vectors as V
+    from ctxcli.models.playbook import Playbook
+    from ctxcli.util.yamlio import read_yaml
+
+    root = corpus(n, work)
+    db = work / f"vector-{n}.duckdb"
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    t0 = time.perf_counter()
+    model = load_model()
+    t_model = time.perf_counter() - t0
+    seen: dict = {}
+    real = V.write_vectors
+
+    def timed(con, model, prior=None, first=None, progress=None):
+        t = time.perf_counter()
+        r = real(con, model, prior, first, progress)
+        seen.update(r, seconds=time.perf_counter() - t)
+        return r
+
+    V.write_vectors = timed
+    t0 = time.perf_counter()
+    res = B.build_store(root / "manifests", db, root=root, incremental=False)
+    t_load = time.perf_counter() - t0
+    V.write_vectors = real
+
+    con = duckdb.connect(str(db), read_only=True)
+    blocks = dict(con.execute("SELECT table_name, count(DISTINCT block_id) FROM pragma_storage_info('vectors') "
+                              "CROSS JOIN (SELECT 'vectors' AS table_name) GROUP BY ALL").fetchall())
+    block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+    tenants = [r[0] for r in con.execute("SELECT tenant_id, count(*) FROM vectors GROUP BY 1 ORDER BY 2 DESC")
+               .fetchall()]
+    per_tenant = dict(con.execute("SELECT tenant_id, count(*) FROM vectors GROUP BY 1").fetchall())
+    pb_path = root / "manifests" / "playbooks" / "motor-claim-review.yaml"
+    raw = read_yaml(pb_path, display=str(pb_path))
+    for et in raw["evidence_types"]:       # the benchmark declares the channel on every type
+        et["retrieve"]["vector"] = {"object_types": []}
+    pb = Playbook.model_validate(raw)
+    lat: dict[str, list[float]] = {}
+    for tenant in (tenants[0], tenants[-1]):
+        times = []
+        for i in range(reps):
+            plan = make_plan(pb, round_no=1, target_types=[e.type for e in pb.evidence_types], seeds=[],
+                             business_keys=[], channels=("vector",), question=QUESTIONS[i % len(QUESTIONS)])
+            t = time.perf_counter()
+            hits = vector_search(con, plan.queries, tenant=tenant)
+            times.append(time.perf_counter() - t)
+            assert hits
+        lat[tenant] = times
+    # the query vector alone (pure Python, per query)
+    t = time.perf_counter()
+    for q in QUESTIONS * 10:
+        model.embed(q)
+    t_query_vec = (time.perf_counter() - t) / (len(QUESTIONS) * 10)
+    con.close()
+    out = {
+        "objects": res.objects, "vectors": sum(per_tenant.values()), "tenants": per_tenant,
+        "model_load_s": round(t_model, 3), "load_s": round(t_load, 2),
+        "embed_step_s": round(seen["seconds"], 2), "embedded": seen["embedded"],
+        "embed_docs_per_s": round(seen["embedded"] / seen["seconds"]) if seen["seconds"] else None,
+        "store_bytes": db.stat().st_size, "vectors_table_bytes": blocks.get("vectors", 0) * block_size,
+        "query_vector_ms": round(t_query_vec * 1000, 3),
+        "vector_step_ms": {t: {"p50": round(statistics.median(v) * 1000, 1),
+                               "p95": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)] * 1000, 1),
+                               "tenant_vectors": per_tenant[t], "queries": len(pb.evidence_types)}
+                           for t, v in lat.items()},
+    }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ctx-bench"))
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
+    a = ap.parse_args()
+    a.work.mkdir(parents=True, exist_ok=True)
+    results = {str(n): run(n, a.work, a.reps) for n in a.sizes}
+    text = json.dumps(results, indent=2)
+    print(text)
+    if a.out:
+        a.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

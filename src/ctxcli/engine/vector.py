@@ -1,0 +1,38 @@
+"""The vector channel: the query text's vector, then exact cosine search inside the tenant
+(the store's ``vector`` call; store/duckdb_vector.py holds the DuckDB statement).
+
+The query vector is made by the installed pinned model, which must be the one the store's
+vectors were made with (meta ``embedding_weights_sha256``); otherwise :class:`EmbeddingError`
+(exit 3): ranking by vectors of two different models would be meaningless.
+"""
+
+from __future__ import annotations
+
+from ..errors import EmbeddingError
+from .plan import Query
+
+
+def query_model(store):
+    """The installed model, checked against the one the store's vectors were made with."""
+    from ..embed import load_model
+
+    model = load_model()
+    stored = store.meta().get("embedding_weights_sha256")
+    if stored != model.weights_sha256:
+        raise EmbeddingError(f"the store's vectors were made with other embedding weights "
+                             f"(sha256 {str(stored)[:12]}…, installed {model.weights_sha256[:12]}…); "
+                             f"rebuild the store with `ctx load`")
+    return model
+
+
+def vector_search(store, qs: list[Query], *, tenant: str) -> list[tuple[int, int, float]]:
+    """Exact cosine top-``limit`` of each vector query within the tenant: (query index, doc id,
+    score), each query's hits in rank order. A query whose text has no token finds nothing."""
+    model = query_model(store)
+    asked, index = [], []
+    for qi, q in enumerate(qs):
+        vec = model.embed(q.text)
+        if vec is not None:
+            asked.append((q.evidence_type, list(q.object_types), int(q.limit), vec))
+            index.append(qi)
+    return [(index[i], doc, score) for i, doc, score in store.vector(asked, tenant=tenant)]

@@ -1,0 +1,74 @@
+"""The vectors table: one unit vector per object, made once at load by the pinned model.
+
+Objects of sources reused by an incremental load keep the vectors the live store holds for
+them (renumbered like their rows, see load/reuse.py) when that store's vectors were made by the
+same weights (sha256 in meta); every other object is embedded here, in doc id order, in
+batches. A text's vector depends on nothing but its text and the weights, so an incremental
+load gives the same table as a full load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..embed.model import DIM, Model
+
+BATCH = 512
+META_KEYS = ("embedding_model", "embedding_version", "embedding_weights_sha256", "embedding_dim")
+
+
+def embed_text(title: str | None, content: str | None) -> str:
+    """What an object's vector is made from: its title and its content."""
+    return "\n".join(t for t in (title, content) if t)
+
+
+def meta_rows(model: Model) -> dict[str, str]:
+    ident = model.identity()
+    return {"embedding_model": ident["model"], "embedding_version": ident["version"],
+            "embedding_weights_sha256": ident["weights_sha256"], "embedding_dim": str(ident["dim"])}
+
+
+def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | None = None,
+                  progress=None) -> dict[str, Any]:
+    """Fill ``vectors`` for every object in ``objects`` (final doc ids, tombstoned ones gone).
+    ``prior`` (load/reuse.Prior, attached as ``prior`` when sources are reused) and ``first``
+    (source -> [new first doc id, …]) let reused sources keep their vectors. Returns counts."""
+    con.execute(f"CREATE TEMP TABLE vec_new(doc_id INTEGER, vec FLOAT[{DIM}])")
+    copied = 0
+    if prior is not None and prior.sources and first is not None and _attached(con):
+        row = con.execute("SELECT value FROM prior.meta WHERE key = 'embedding_weights_sha256'").fetchone()
+        if row is not None and row[0] == model.weights_sha256:
+            sids = sorted(prior.sources)
+            con.execute("CREATE TEMP TABLE vec_src AS SELECT unnest(?::VARCHAR[]) AS source_id, "
+                        "unnest(?::BIGINT[]) AS doc_off",
+                        [sids, [first[s][0] - prior.sources[s].first_doc for s in sids]])
+            con.execute("INSERT INTO vec_new SELECT (v.doc_id + s.doc_off)::INTEGER, v.vec FROM prior.vectors v "
+                        "JOIN prior.objects o ON o.doc_id = v.doc_id JOIN vec_src s ON s.source_id = o.source_id "
+                        "WHERE (v.doc_id + s.doc_off)::INTEGER IN (SELECT doc_id FROM objects)")
+            con.execute("DROP TABLE vec_src")
+            copied = con.execute("SELECT count(*) FROM vec_new").fetchone()[0]
+    todo = [r[0] for r in con.execute(
+        "SELECT doc_id FROM objects WHERE doc_id NOT IN (SELECT doc_id FROM vec_new) ORDER BY doc_id").fetchall()]
+    embedded = 0
+    for i in range(0, len(todo), BATCH):
+        lo, hi = todo[i], todo[min(i + BATCH, len(todo)) - 1]
+        rows = con.execute("SELECT doc_id, title, content FROM objects WHERE doc_id BETWEEN ? AND ? "
+                           "AND doc_id NOT IN (SELECT doc_id FROM vec_new) ORDER BY doc_id", [lo, hi]).fetchall()
+        vecs = model.embed_many([embed_text(t, c) for _, t, c in rows])
+        keep = [(d, v) for (d, _, _), v in zip(rows, vecs) if v is not None]
+        if keep:
+            con.execute(f"INSERT INTO vec_new SELECT unnest(?::INTEGER[]), unnest(?::FLOAT[{DIM}][])",
+                        [[d for d, _ in keep], [v for _, v in keep]])
+        embedded += len(rows)
+        if progress is not None:
+            progress("embed", min(i + BATCH, len(todo)), len(todo))
+    con.execute("INSERT INTO vectors SELECT o.tenant_id, o.doc_id, o.object_type, o.supports, v.vec "
+                "FROM vec_new v JOIN objects o ON o.doc_id = v.doc_id ORDER BY o.tenant_id, o.doc_id")
+    con.execute("DROP TABLE vec_new")
+    for k, v in meta_rows(model).items():
+        con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
+    return {"copied": copied, "embedded": embedded}
+
+
+def _attached(con) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = 'prior'").fetchone()[0])
