@@ -132,6 +132,28 @@ def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_vector_scores_are_bit_identical_on_both_backends(store, loaded_pg):
+    """The vector channel's cosine (float32, DuckDB's loop and formula) and its rounding."""
+    from ctxcli.embed import load_model
+    from ctxcli.store import open_store
+
+    model = load_model()
+    texts = ["how do I bring payments back", "the police accident report", "claim amount threshold manual review",
+             "who owns the payment service", "rule version valid on that date", "事故 认定"]
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        types = [t for (t,) in d.con.execute("SELECT evidence_type FROM support_bits ORDER BY 1").fetchall()]
+        qs = [(t, [], 500, model.embed(x)) for x in texts for t in types if model.embed(x) is not None]
+        for tenant in ("tenant-demo", "tenant-other"):
+            want = d.vector(qs, tenant=tenant)
+            assert want and p.vector(qs, tenant=tenant) == want, tenant
+        some = [(types[0], ["no-such-type"], 5, qs[0][3])]
+        assert p.vector(some, tenant="tenant-demo") == d.vector(some, tenant="tenant-demo") == []
+    finally:
+        d.close()
+        p.close()
+
+
 def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
     """Every candidate statement of the PostgreSQL store, asked as tenant-demo with the other
     tenant's keys and terms, returns only tenant-demo objects (and the other way round)."""

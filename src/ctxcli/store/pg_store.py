@@ -212,7 +212,7 @@ _TENANT = "nullif(current_setting('ctx.tenant', true), '')"
 _RLS_TABLES = {
     "objects": "tenant_id", "object_keys": "tenant_id", "entities": "tenant_id", "relations": "tenant_id",
     "tombstones": "tenant_id", "versions": "tenant_id",
-    "postings": "tenant_no", "term_stats": "tenant_no",
+    "postings": "tenant_no", "term_stats": "tenant_no", "vectors": "tenant_id",
 }
 
 
@@ -288,12 +288,14 @@ def _copy_table(src, con, table: str) -> None:
                        "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()
     defs, sel, types = [], [], []
     for name, dtype in cols:
-        pg = _PG_TYPES.get(dtype)
+        pg = _PG_TYPES.get(dtype) or ("float4[]" if re.fullmatch(r"FLOAT\[\d+\]", dtype) else None)
         if pg is None:
             raise StoreError(f"cannot publish column {table}.{name} of type {dtype} to PostgreSQL")
         defs.append(f"{name} {pg}")
         types.append(pg)
-        if dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
+        if pg == "float4[]" and dtype != "FLOAT[]":      # a fixed-size array: read it as a list
+            sel.append(f"{name}::FLOAT[]")
+        elif dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
             sel.append(f"CASE WHEN {name} >= 9223372036854775808 THEN ({name}::HUGEINT - 18446744073709551616)"
                        f"::BIGINT ELSE {name}::BIGINT END")
         else:
@@ -459,6 +461,33 @@ SELECT k.key, o.doc_id, o.supports
 FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
 WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s
 ORDER BY k.key {C}, o.doc_id
+"""
+
+# The vector channel as duckdb_vector._VECTOR computes it: array_cosine_similarity over FLOAT
+# arrays is a float32 loop (distance += x*y, norms likewise, in element order), then
+# distance / sqrt(norm_l * norm_r), clamped to [-1, 1]; here the same float4 operations in the
+# same order (ordered aggregates), then DuckDB's round(x, 6). Exact, and slow on large stores:
+# the scoring reads every vector of the tenant that supports the type.
+_VECTOR = f"""
+WITH q(qi, etype, otypes, lim, qv) AS (VALUES {{rows}}),
+cand AS (
+  SELECT q.qi, q.lim, v.doc_id,
+         (SELECT sum(x * y ORDER BY i) FROM unnest(v.vec, q.qv) WITH ORDINALITY u(x, y, i)) AS d,
+         (SELECT sum(x * x ORDER BY i) FROM unnest(v.vec) WITH ORDINALITY u(x, i)) AS nl,
+         (SELECT sum(y * y ORDER BY i) FROM unnest(q.qv) WITH ORDINALITY u(y, i)) AS nr
+  FROM vectors v JOIN q ON q.etype = ANY(v.supports)
+    AND (cardinality(q.otypes) = 0 OR v.object_type = ANY(q.otypes))
+  WHERE v.tenant_id = %(tenant)s),
+sim AS (
+  SELECT qi, lim, doc_id, greatest(-1::float4, least(d / sqrt(nl * nr)::float4, 1::float4))::float8 * {{scale}} AS y
+  FROM cand),
+scored AS (
+  SELECT qi, lim, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / {{scale}} AS score
+  FROM sim),
+ranked AS (
+  SELECT qi, lim, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM scored)
+SELECT qi, doc_id, score FROM ranked WHERE rn <= lim ORDER BY qi, rn
 """
 
 _OBJ_META = """
@@ -640,6 +669,22 @@ class PgStore:
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            src="checked" if overflow else "scored", lim=int(limit))
         return self._tenant_q(tenant, sql, xparams or None)
+
+    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+        """(query index, doc id, cosine) of each (evidence type, object types, limit, unit vector)."""
+        from .duckdb_vector import DIM, SCORE_PLACES
+
+        if not queries:
+            return []
+        params: dict[str, Any] = {"tenant": tenant}
+        rows = []
+        for qi, (etype, otypes, limit, vec) in enumerate(queries):
+            if len(vec) != DIM:
+                raise ValueError(f"query vector of {len(vec)} dimensions, the store holds {DIM}")
+            params.update({f"e{qi}": etype, f"o{qi}": list(otypes), f"v{qi}": [float(x) for x in vec]})
+            rows.append(f"({qi}, %(e{qi})s::text, %(o{qi})s::text[], {int(limit)}, %(v{qi})s::float8[]::float4[])")
+        sql = _VECTOR.format(rows=", ".join(rows), scale=_num(10.0 ** SCORE_PLACES))
+        return [(int(qi), int(doc), float(score)) for qi, doc, score in self._tenant_q(tenant, sql, params)]
 
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:
