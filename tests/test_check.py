@@ -142,7 +142,8 @@ def test_typo_in_decision_rule_when_fails_loudly(project_copy):
 def test_check_claim_template_edge_route_seed_and_purpose(project_copy):
     _edit(project_copy, PB, "records the case status {case_status}.", "records the case status {case_stat}.")
     _edit(project_copy, PB, "      - {edge: HAS_DOCUMENT, to: document}", "      - {edge: HAS_DOCUMENTS, to: document}")
-    _edit(project_copy, PB, "    retrieve:\n      structured:\n        object_types: [risk_signal]\n    followup:\n"
+    _edit(project_copy, PB, "    retrieve:\n      structured:\n        object_types: [risk_signal]\n      vector:\n"
+                            "        object_types: [risk_signal]\n    followup:\n"
                             "      fulltext:\n        terms: [\"risk signal claim amount CNY\"]\n",
           "    retrieve:\n      structured:\n        object_types: []\n")
     _edit(project_copy, CASE, "seeds: [case:C-102]", "seeds: [C-102]")
