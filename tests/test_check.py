@@ -101,7 +101,7 @@ def test_check_bundled_project_is_clean(project_copy):
     r = run_cli(["check"])
     assert r.exit_code == 0, r.output
     assert r.stdout == ""
-    assert r.stderr == "checked 24 file(s): no problems\n"
+    assert r.stderr == "checked 25 file(s): no problems\n"
 
 
 def test_typo_in_expr_fact_name_fails_loudly(project_copy):
@@ -132,7 +132,7 @@ def test_typo_in_decision_rule_when_fails_loudly(project_copy):
     assert r.exit_code == 1, r.output
     assert r.stdout == (f"{PB}:{n}:7: decision rule manual_review: when uses unknown name "
                         "review_amount_treshold (did you mean review_amount_threshold?)\n")
-    assert r.stderr == "checked 24 file(s): 1 problem(s)\n"
+    assert r.stderr == "checked 25 file(s): 1 problem(s)\n"
     # ctx load runs the same checks first (exit 2, the store is not built)
     r = run_cli(["load"])
     assert _err(r).startswith(f"ctx: error: {PB}:{n}:7: decision rule manual_review: when uses unknown name")
@@ -357,8 +357,9 @@ def test_salient_terms_of_a_question():
 
     assert salient_terms('Why did "pool exhaustion" hit payment-api at 10:02 after the release?') == (
         ["pool", "exhaustion", "payment_api", "payment", "api", "10_02", "10", "02"], ["hit", "release"])
-    # Han text: the same bigram shadow as the index; quoted with CJK quotes
-    assert salient_terms("支付为什么下降？「连接池」") == (["连接", "接池"], ["支付", "付为", "为什", "什么", "么下", "下降"])
+    # Han text: the same bigram shadow as the index, cut at function words first (为什么 is
+    # one: no 付为/为什/什么/么下); quoted with CJK quotes, a phrase is kept whole
+    assert salient_terms("支付为什么下降？「连接池」") == (["连接", "接池"], ["支付", "下降"])
 
 
 def test_question_terms_join_fulltext_queries_and_are_recorded(store, tmp_path):

@@ -395,6 +395,53 @@ def test_by_strategy_unknown_strategy_is_a_load_error(store, tmp_path):
     assert r.exit_code == 2 and "T-104.yaml:15:21: variants.v1.expected.by_strategy.fast: unknown strategy" in r.stderr
 
 
+def test_followup_case_c106_dynamic_finds_what_governed_cannot(store):
+    # the tenure signal is filed under the policy the case snapshot names: only the follow-up
+    # route (graph template case_policy) reaches it, so governed (one round) misses it and
+    # passes on its by_strategy expectation, while the metric columns show dynamic above it
+    r = run_cli(["eval", "examples/cases/C-106.yaml", "--strategy", "governed,dynamic", "--json"])
+    assert r.exit_code == 0, r.stderr
+    runs = {x["strategy"]: x for x in json.loads(r.stdout)["runs"]}
+    g, d = runs["governed"], runs["dynamic"]
+    assert g["passed"] and d["passed"]
+    assert g["expected_by_strategy"] == ["action", "claim_status", "claims", "missing", "must_cite", "rejected",
+                                         "stop_reason", "verdict"]
+    assert d["expected_by_strategy"] == []
+    assert g["metrics"]["retriever"]["never_candidates"] == ["SIG-POL-0604-077-TENURE"]
+    assert (g["metrics"]["builder"]["required_recall"], d["metrics"]["builder"]["required_recall"]) == (0.875, 1.0)
+    assert (g["metrics"]["builder"]["rounds"], d["metrics"]["builder"]["rounds"]) == (1, 2)
+    assert (g["metrics"]["answer"]["verdict"], d["metrics"]["answer"]["verdict"]) == ("insufficient_evidence",
+                                                                                      "complete")
+    assert (g["metrics"]["answer"]["action"], d["metrics"]["answer"]["action"]) == ("request_missing_evidence",
+                                                                                    "route_to_human_reviewer")
+    # the human ablation table: the recall row compares the strategies on the base must_cite
+    r = run_cli(["eval", "examples/cases/C-106.yaml", "--strategy", "governed,dynamic"])
+    assert r.exit_code == 0
+    row = next(ln for ln in r.stdout.splitlines() if "required recall in pack" in ln)
+    assert row.split("│")[2:4] == [" 0.88 (7/8) ", " 1.00 (8/8) "]
+
+
+def test_followup_case_c106_pack_records_the_followup_route(store):
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="C-106", strategy="dynamic"))
+    item = next(e for e in res.pack["evidence"] if e["object_id"] == "SIG-POL-0604-077-TENURE")
+    assert (item["round"], item["selected_for"], item["graph_templates"]) == (2, "policy_tenure_signal",
+                                                                             ["case_policy"])
+    assert item["subject_id"] == "motor_policy:POL-2026-0604-077"
+    r2 = res.pack["rounds"][1]
+    assert r2["target_types"] == ["policy_tenure_signal"]
+    assert [(q["channel"], q.get("templates")) for q in r2["queries"]] == [("fulltext", None),
+                                                                          ("graph", ["case_policy"])]
+    # the follow-up full-text query also finds the other claims' tenure signals: not linked, rejected
+    rel = sorted(o["object_id"] for o in res.pack["omissions"] if o["gate"] == "relevance" and o["round"] == 2)
+    assert rel == ["SIG-C102-TENURE", "SIG-C103-TENURE", "SIG-C104-TENURE", "SIG-C105-TENURE"]
+    gov = api.investigate(api.InvestigateOptions(case="C-106", strategy="governed"))
+    assert gov.pack["state"] == {"gaps": "full", "rounds": 1, "stop_reason": "max_rounds_reached"}
+    assert [m["type"] for m in gov.pack["missing"]] == ["policy_tenure_signal"]
+    assert gov.pack["missing"][0]["reason"] == "not_found"
+
+
 # ------------------------------------------------------------------------------ ablation
 def test_ablation_all_strategies_c102(store):
     r = run_cli(["eval", "--strategy", "all", "--json"])

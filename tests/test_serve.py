@@ -83,7 +83,8 @@ def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_pa
         props = set(t.input_schema.get("properties", {}))
         assert not props & {"subject", "scopes", "scope", "purpose", "tenant", "tenant_id"}, t.name
     inv = next(t for t in lt.tools if t.name == "investigate")
-    assert inv.input_schema["required"] == ["case"]
+    assert inv.input_schema.get("required", []) == []      # a case, or ad hoc: playbook + seeds
+    assert {"case", "playbook", "seeds", "params", "question", "as_of"} <= set(inv.input_schema["properties"])
     assert inv.input_schema["properties"]["budget"]["anyOf"][0]["type"] == "integer"
 
 
@@ -275,3 +276,133 @@ def test_http_transport_on_loopback(store, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# ------------------------------------------------------------------------------ ad-hoc runs and clearance
+AS_OF = "2026-07-23T12:00:00+08:00"
+SCOPES = ["case:read", "policy:read", "document:read", "risk:read"]
+C102_Q = "Does claim C-102 satisfy the rules? Which rule version applied on that date? Why must a human review it?"
+
+
+def _tool_error(res) -> str:
+    """The one-line ctx message of a tool error (the SDK prefixes "Error executing tool NAME: ")."""
+    text = _error_text(res)
+    assert text.count("\n") == 0 and "Traceback" not in text
+    return text.split(": ", 1)[1] if text.startswith("Error executing tool ") else text
+
+
+def _fixed(subject: str, scopes: list[str], *extra: str) -> list[str]:
+    return ["--subject", subject, *[x for s in scopes for x in ("--scope", s)], *extra]
+
+
+def test_adhoc_investigate_matches_the_cli_adhoc_run(store, tmp_path):
+    runs = tmp_path / "runs"
+    ident = _fixed("investigator-01", SCOPES, "--clearance", "confidential", "--purpose", "claim_review",
+                   "--tenant", "tenant-demo")
+    r = run_cli(["investigate", "--playbook", "motor-claim-review", "--seed", "case:C-102", *ident,
+                 "--as-of", AS_OF, "--question", C102_Q, "--out", tmp_path / "cli"])
+    assert r.exit_code == 0, r.stderr
+    cli_pack = json.loads((tmp_path / "cli" / "pack.json").read_text())
+    inv, rep = _call(_params(store, runs, *ident), [
+        ("tool", "investigate", {"playbook": "motor-claim-review", "seeds": ["case:C-102"], "as_of": AS_OF,
+                                 "question": C102_Q}),
+        ("tool", "replay", {"pack_id": cli_pack["pack_id"]}),
+    ])
+    res = _structured(inv)
+    assert res["pack_id"] == cli_pack["pack_id"] and res["content_hash"] == cli_pack["content_hash"]
+    assert res["case_id"] == cli_pack["request"]["case_id"] and res["case_id"].startswith("adhoc-")
+    assert res["verdict"] == "complete"
+    for name in ("pack.json", "trace.jsonl", "answer.json", "case.json", "run.json"):
+        assert (runs / res["pack_id"] / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert _structured(rep)["status"] == "identical" and _structured(rep)["byte_identical"] is True
+
+
+def test_adhoc_investigate_needs_the_servers_identity_and_refuses_one_from_arguments(store, tmp_path):
+    runs = tmp_path / "runs"
+    call = {"playbook": "motor-claim-review", "seeds": ["case:C-102"], "as_of": AS_OF}
+    no_tenant = _call(_params(store, runs, *_fixed("investigator-01", SCOPES, "--purpose", "claim_review")), [
+        ("tool", "investigate", call),
+        ("tool", "investigate", {**call, "tenant_id": "tenant-demo"}),
+    ])
+    assert _tool_error(no_tenant[0]) == ("ctx: error: an ad-hoc run needs this server's fixed tenant: start ctx "
+                                         "serve with --tenant")
+    assert "argument 'tenant_id' is not accepted: the subject, its scopes and purpose are fixed" in \
+        _error_text(no_tenant[1])
+    ident = _fixed("investigator-01", SCOPES, "--purpose", "claim_review", "--tenant", "tenant-demo")
+    results = _call(_params(store, runs, *ident), [
+        ("tool", "investigate", {**call, "scopes": ["fraud:read"]}),
+        ("tool", "investigate", {**call, "clearance": "restricted"}),
+        ("tool", "investigate", {**call, "case": "C-102"}),
+        ("tool", "investigate", {k: v for k, v in call.items() if k != "as_of"}),
+        ("tool", "investigate", {**call, "params": {"nope": 1}}),
+        ("tool", "investigate", {**call, "playbook": "nope"}),
+        ("tool", "investigate", {"case": "C-102", "seeds": ["case:C-104"]}),
+        ("tool", "investigate", call),
+    ])
+    e = [_tool_error(r) for r in results[:7]]
+    assert "argument 'scopes' is not accepted" in e[0]
+    assert "argument 'clearance' is not accepted" in e[1]
+    assert e[2] == "ctx: error: case and playbook cannot be combined: a case names its own playbook"
+    assert e[3] == "ctx: error: as_of is required with playbook: an ad-hoc run has no case file to take it from"
+    assert e[4] == "ctx: error: parameter nope is not declared by playbook motor-claim-review"
+    assert e[5].startswith("ctx: error: --playbook: unknown playbook 'nope'")
+    assert e[6] == "ctx: error: seeds needs playbook: a case names its own seeds"
+    last = _structured(results[7])            # still serving; the subject is the server's
+    pack = json.loads((runs / last["pack_id"] / "pack.json").read_text())
+    assert pack["request"]["subject"] == {"id": "investigator-01", "scopes": sorted(SCOPES), "clearance": "internal"}
+    assert pack["request"]["tenant_id"] == "tenant-demo" and pack["request"]["adhoc"] is True
+
+
+def test_restricted_server_never_returns_withheld_content_in_adhoc_runs(store, tmp_path):
+    full = run_cli(["investigate", "C-102", "--out", tmp_path / "full"])
+    assert full.exit_code == 0
+    full_pack = json.loads((tmp_path / "full" / "pack.json").read_text())
+    runs = tmp_path / "runs"
+    params = _params(store, runs, *_fixed("intern-07", ["case:read"], "--clearance", "confidential", "--purpose",
+                                          "claim_review", "--tenant", "tenant-demo"))
+    call = {"playbook": "motor-claim-review", "seeds": ["case:C-102"], "as_of": AS_OF, "question": C102_Q,
+            "include_messages": True}
+    first = _call(params, [("tool", "investigate", call)])
+    res = _structured(first[0])
+    pid = res["pack_id"]
+    pack = json.loads((runs / pid / "pack.json").read_text())
+    assert pack["request"]["subject"] == {"id": "intern-07", "scopes": ["case:read"], "clearance": "confidential"}
+    admitted = {e["object_id"] for e in pack["evidence"]}
+    withheld = [e for e in full_pack["evidence"] if e["object_id"] not in admitted]
+    assert len(withheld) >= 5 and res["verdict"] == "insufficient_evidence"
+    rest = _call(params, [
+        ("tool", "render", {"pack_id": pid, "format": "markdown"}),
+        ("tool", "explain_omission", {"pack_id": pid}),
+        *[("tool", "explain_omission", {"pack_id": pid, "object_id": e["object_id"]}) for e in withheld],
+        ("tool", "replay", {"pack_id": pid}),
+        ("read", f"ctx://packs/{pid}", None), ("read", f"ctx://packs/{pid}/trace", None),
+        ("read", f"ctx://packs/{pid}/answer", None), ("read", f"ctx://packs/{pid}/messages", None),
+    ])
+    text = _all_text(first + rest) + (runs / pid / "case.json").read_text()
+    for e in withheld:
+        assert e["text"][:60] not in text, e["object_id"]
+        assert e["title"] not in text, e["object_id"]
+
+
+def test_clearance_flag_and_config_key_are_honoured(store, tmp_path):
+    runs = tmp_path / "runs"
+    conf = tmp_path / "serve.yaml"
+    conf.write_text("subject: auditor-09\nscopes: [case:read, policy:read, document:read, risk:read]\n"
+                    "clearance: restricted\n")
+    default, flagged, configured = [
+        _structured(_call(_params(store, runs, *extra), [("tool", "investigate", {"case": "C-102"})])[0])
+        for extra in (_fixed("auditor-09", SCOPES), _fixed("auditor-09", SCOPES, "--clearance", "confidential"),
+                      ["--config", str(conf)])]
+    packs = [json.loads((runs / r["pack_id"] / "pack.json").read_text()) for r in (default, flagged, configured)]
+    assert [p["request"]["subject"]["clearance"] for p in packs] == ["internal", "confidential", "restricted"]
+    # internal: confidential sources are withheld by the classification gate; confidential reads them
+    assert any(o["gate"] == "classification" for o in packs[0]["omissions"])
+    assert not any(o["gate"] == "classification" for o in packs[1]["omissions"])
+    assert flagged["verdict"] == "complete" and default["verdict"] != "complete"
+    r = run_cli(["serve", "--subject", "auditor-09", "--clearance", "secret"])
+    assert r.exit_code == 2
+    assert r.stderr == ("ctx: error: --clearance 'secret' is not one of public, internal, confidential, "
+                        "restricted\n")
+    r = run_cli(["serve", "--clearance", "confidential"])
+    assert r.exit_code == 2
+    assert r.stderr == "ctx: error: --clearance needs --subject: the clearance belongs to a fixed subject\n"

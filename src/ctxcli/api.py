@@ -38,6 +38,10 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
             raise probs[0].error()
     kw = {"progress": progress} if progress else {}
     db_path = paths.db_path(db)
+    if isinstance(db_path, str):    # a PostgreSQL store: build as for DuckDB, publish a generation
+        from .store.pg_load import load_pg
+
+        return load_pg(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
@@ -61,11 +65,39 @@ def store_key(db: Path, *, create: bool = True) -> bytes | None:
     return _key(db, create=create)
 
 
+def _pg_address(db, what: str) -> str:
+    addr = paths.db_path(db)
+    if not isinstance(addr, str):
+        raise UsageError(f"{what} works on a team store (a postgresql:// address); {addr} is a DuckDB file: "
+                         f"`ctx load --db {addr}` creates and replaces it")
+    return addr
+
+
+def store_init(db: Path | str | None = None) -> dict[str, Any]:
+    """Create (or check) the team store at a postgresql:// address (store/pg_store.py)."""
+    from .store.pg_store import init_store
+
+    return init_store(_pg_address(db, "ctx store init"))
+
+
+def store_generations(db: Path | str | None = None) -> list[dict[str, Any]]:
+    from .store.pg_store import generations
+
+    return generations(_pg_address(db, "ctx store generations"))
+
+
+def store_prune(db: Path | str | None = None, *, keep: int) -> dict[str, Any]:
+    """Drop all but the newest ``keep`` generations of a team store (never the current one)."""
+    from .store.pg_store import prune
+
+    return prune(_pg_address(db, "ctx store prune"), keep)
+
+
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
     """The store path; when it does not exist, load the project's bundled data first.
     Returns (path, loaded_now)."""
     p = paths.db_path(db)
-    if p.exists():
+    if isinstance(p, str) or p.exists():     # a PostgreSQL store is never loaded implicitly
         return p, False
     if not (paths.manifests_dir() / "sources").is_dir():
         raise StoreError(f"no store at {p} and no manifests/sources to load from; run `ctx load`")
@@ -235,8 +267,21 @@ def playbook_hash(pb: Playbook) -> str:
 
 # ---------------------------------------------------------------------------------- investigate
 @dataclass
+class AdhocSpec:
+    """The case of an ad-hoc run (``ctx investigate --playbook P --seed KEY``): no case file.
+    The subject, purpose and as_of come from the :class:`InvestigateOptions` beside it."""
+
+    playbook: str
+    seeds: list[str]
+    tenant_id: str | None = None
+    question: str | None = None
+    business_keys: list[str] | None = None   # None: the key part of each seed (``case:C-102`` -> ``C-102``)
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class InvestigateOptions:
-    case: str
+    case: str | None = None          # a case id or case file; None with ``adhoc``
     as_of: datetime | None = None
     known_at: datetime | None = None
     subject_id: str | None = None
@@ -252,6 +297,7 @@ class InvestigateOptions:
     playbooks_dir: Path | None = None
     params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
     extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
+    adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
 
 
 @dataclass
@@ -265,7 +311,114 @@ class InvestigateResult:
     store_loaded_now: bool = False
 
 
-def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
+ADHOC_PREFIX = "adhoc-"
+# field of the synthesised case -> the flag that gives it
+_ADHOC_FLAGS = {"tenant_id": "--tenant", "question": "--question", "seeds": "--seed", "business_keys": "--business-key",
+                "params": "--param", "subject": "--subject", "purpose": "--purpose", "as_of": "--as-of"}
+
+
+def _case_of(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
+    """(case, playbook, playbook hash) of a run: the case file's, or the synthesised one."""
+    if opts.adhoc is not None:
+        return adhoc_case(opts)
+    if not opts.case:
+        raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
+    return read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
+
+
+def adhoc_case_id(spec: dict[str, Any]) -> str:
+    """``adhoc-`` and the first 12 hex digits of the SHA-256 of the canonical JSON of what is
+    investigated: playbook, tenant, seeds, business keys, params and question. Who asks, for
+    which purpose and at which time are the request's, as with a case file: the same look by
+    another subject or at another as_of keeps its case id."""
+    keyed = {k: spec[k] for k in ("playbook", "tenant_id", "seeds", "business_keys", "params", "question")}
+    return ADHOC_PREFIX + obj_hash(keyed).split(":", 1)[1][:12]
+
+
+def adhoc_case(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
+    """The case of an ad-hoc run, synthesised from ``opts.adhoc`` and the request options, after
+    the checks a case file gets (``ctx check``). Nothing is taken from a default: the tenant,
+    subject, scopes, purpose and as_of must be given (UsageError naming the flag otherwise);
+    the clearance defaults to ``internal`` and the question to the playbook's description."""
+    from .check import case_problems
+    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE, IDENT_RE
+
+    spec = opts.adhoc
+    assert spec is not None
+    if opts.case:
+        raise UsageError(f"a case id ({opts.case}) and --playbook cannot be combined: a case file names its own "
+                         f"playbook")
+    if opts.variant is not None:
+        raise UsageError("--variant needs a case file: an ad-hoc run (--playbook) has no variants")
+    if not spec.seeds:
+        raise UsageError("--seed is required with --playbook: the entity keys the investigation starts from")
+    for flag, value in (("--tenant", spec.tenant_id), ("--subject", opts.subject_id),
+                        ("--scope", opts.scopes or None), ("--purpose", opts.purpose), ("--as-of", opts.as_of)):
+        if value is None:
+            raise UsageError(f"{flag} is required with --playbook: an ad-hoc run has no case file to take it from")
+    if not IDENT_RE.match(spec.tenant_id or ""):
+        raise UsageError(f"--tenant {spec.tenant_id!r} is not a valid id")
+    clearance = opts.clearance or DEFAULT_CLEARANCE
+    if clearance not in CLEARANCE_LEVELS:
+        raise UsageError(f"--clearance {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
+    try:
+        pb, pb_hash = read_playbook(spec.playbook, opts.playbooks_dir)
+    except (InputError, UsageError) as e:
+        if e.file is None:       # unknown or misnamed playbook: say which flag named it
+            raise UsageError(f"--playbook: {e.detail}") from None
+        raise
+    question = spec.question if spec.question is not None else (
+        " ".join(pb.description.split()) or f"Ad-hoc review with playbook {pb.playbook_id}.")
+    keys = spec.business_keys if spec.business_keys is not None else [s.split(":", 1)[1] for s in spec.seeds
+                                                                       if ":" in s and s.split(":", 1)[1]]
+    data: dict[str, Any] = {
+        "playbook": pb.playbook_id, "tenant_id": spec.tenant_id, "seeds": list(dict.fromkeys(spec.seeds)),
+        "business_keys": list(dict.fromkeys(keys)), "params": dict(sorted(spec.params.items())),
+        "question": question}
+    data = {"case_id": adhoc_case_id(data), **data, "purpose": opts.purpose, "as_of": opts.as_of,
+            "subject": {"id": opts.subject_id, "scopes": sorted(set(opts.scopes or [])), "clearance": clearance}}
+    try:
+        case = CaseFile.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = [str(x) for x in err.get("loc", ())]
+        flag = _ADHOC_FLAGS.get(loc[0], loc[0]) if loc else "--playbook"
+        if loc[:2] == ["subject", "scopes"]:
+            flag = "--scope"
+        raise UsageError(f"{flag}: {err.get('msg', 'invalid')}"
+                         + (f" ({'.'.join(loc[1:])})" if len(loc) > 1 and flag != "--scope" else "")) from None
+    probs = case_problems(case, None, "", pb)
+    if probs:
+        raise UsageError(probs[0].message)
+    return case, pb, pb_hash
+
+
+def case_from_request(request: dict[str, Any], playbook_id: str) -> CaseFile:
+    """The synthesised case of an ad-hoc run, read back from the request its pack records
+    (``ctx replay``). Raises ValidationError when the request does not make a case."""
+    subj = request.get("subject") or {}
+    return CaseFile.model_validate({
+        "case_id": request.get("case_id"), "tenant_id": request.get("tenant_id"), "playbook": playbook_id,
+        "question": request.get("question"), "purpose": request.get("purpose"), "as_of": request.get("as_of"),
+        "subject": {"id": subj.get("id"), "scopes": subj.get("scopes") or [],
+                    **({"clearance": subj["clearance"]} if subj.get("clearance") else {})},
+        "seeds": request.get("seeds"), "business_keys": request.get("business_keys") or [],
+        "params": request.get("params") or {}})
+
+
+def case_json(case: CaseFile) -> bytes:
+    """case.json of an ad-hoc run folder: the synthesised case in the form of a case file (JSON
+    is YAML: saved as ``examples/cases/<id>.yaml`` it runs as a case)."""
+    from .util.canon import pretty_bytes
+
+    d = case.model_dump(mode="json", exclude_defaults=True)
+    d["as_of"] = case.as_of.isoformat()
+    d["subject"] = {"id": case.subject.id, "scopes": list(case.subject.scopes),
+                    "clearance": case.subject.clearance.value}
+    return pretty_bytes(d)
+
+
+def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adhoc: bool = False):
     from .engine.builder import Request
 
     var = None
@@ -312,7 +465,7 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions):
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
                    variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
                    clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
-                   tools=list(case.tools))
+                   tools=list(case.tools), adhoc=adhoc)
 
 
 def store_info(con, key: bytes | None = None) -> dict[str, Any]:
@@ -331,6 +484,7 @@ def store_info(con, key: bytes | None = None) -> dict[str, Any]:
         info["digest"] = sealed_hash(info["digest"], key=key)
         info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
         info["key_id"] = key_id(key)
+    info.update(con.describe())     # {"backend": "postgresql"} on a team store; nothing for DuckDB
     return info
 
 
@@ -340,8 +494,8 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .tokens import warm_up
 
     warm_up()
-    case, pb, pb_hash = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
-    req = make_request(case, pb, opts)
+    case, pb, pb_hash = _case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     db, loaded = ensure_store(opts.db)
     key = store_key(db)
     con = open_store(db)
@@ -364,8 +518,8 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     from .tokens import warm_up
 
     warm_up()
-    case, pb, _ = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
-    req = make_request(case, pb, opts)
+    case, pb, _ = _case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     known = [et.type for et in pb.evidence_types]
     bad = [t for t in goal_types if t not in known]
     if bad:
@@ -398,6 +552,8 @@ def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, byt
     files = {"pack.json": pretty_bytes(res.pack), "trace.jsonl": trace_bytes(res.trace),
              "answer.json": pretty_bytes(res.answer),
              "answer.md": answer_markdown(res.answer, res.pack).encode("utf-8")}
+    if res.pack["request"].get("adhoc"):     # the synthesised case of an ad-hoc run
+        files["case.json"] = case_json(res.case)
     files[RUN_FILE] = run_manifest(files, res.pack, key)
     if res.timings:     # wall clock: not in run.json, ignored by replay and diff
         files["timings.json"] = timings_bytes(res)

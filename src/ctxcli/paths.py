@@ -11,11 +11,16 @@ def root() -> Path:
     return Path(env) if env else Path.cwd()
 
 
-def db_path(explicit: Path | None = None) -> Path:
-    if explicit is not None:
-        return Path(explicit)
-    env = os.environ.get("CTX_DB")
-    return Path(env) if env else root() / ".ctx" / "ctx.duckdb"
+def db_path(explicit: Path | str | None = None) -> Path | str:
+    """The store address: ``explicit`` (--db), else $CTX_DB, else .ctx/ctx.duckdb under the root.
+    A ``postgresql://`` (or ``postgres://``) address stays a string (a PostgreSQL store);
+    anything else is a path (a DuckDB file)."""
+    from .store import is_postgres
+
+    value = explicit if explicit is not None else os.environ.get("CTX_DB") or None
+    if value is None:
+        return root() / ".ctx" / "ctx.duckdb"
+    return value if is_postgres(value) else Path(value)
 
 
 def manifests_dir() -> Path:

@@ -50,8 +50,9 @@ def rejected_texts(pack: dict[str, Any], db: Path | None) -> dict[str, str] | No
     want = {o["object_id"]: o.get("content_hash") for o in pack["omissions"]
             if not o.get("withheld") and o.get("object_id") and o["gate"] != "duplicate"}
     p = paths.db_path(db)
-    if not want or not p.is_file():
-        return None if not p.is_file() else {}
+    present = isinstance(p, str) or p.is_file()     # a postgresql:// store is always "at hand"
+    if not want or not present:
+        return None if not present else {}
     from ..store import open_store
 
     con = open_store(p)

@@ -17,8 +17,22 @@ def register(app: typer.Typer) -> None:
 
 
 def investigate(
-    case: Annotated[str, typer.Argument(help="Case id (examples/cases/<id>.yaml) or a path to a case file.")],
+    case: Annotated[Optional[str], typer.Argument(help="Case id (examples/cases/<id>.yaml) or a path to a case "
+                                                  "file; omitted for an ad-hoc run (--playbook).",
+                                                  show_default=False)] = None,
     *,
+    playbook: Annotated[Optional[str], typer.Option("--playbook", help="Ad-hoc run without a case file: the "
+                                                    "playbook id; needs --seed, --tenant, --subject, --scope, "
+                                                    "--purpose and --as-of.", show_default=False)] = None,
+    seed: Annotated[Optional[list[str]], typer.Option("--seed", help="Ad-hoc run: an entity key to start from "
+                                                      "(type:key); repeat.", show_default=False)] = None,
+    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Ad-hoc run: the tenant id.",
+                                                  show_default=False)] = None,
+    question: Annotated[Optional[str], typer.Option("--question", help="Ad-hoc run: the question (default: the "
+                                                    "playbook's description).", show_default=False)] = None,
+    business_key: Annotated[Optional[list[str]], typer.Option("--business-key", help="Ad-hoc run: a business key "
+                                                              "for full-text queries; repeat (default: the key "
+                                                              "part of each --seed).", show_default=False)] = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Valid time to judge at, ISO-8601 with offset "
                                                  "(default: the case's as_of).", show_default=False)] = None,
     known_at: Annotated[Optional[str], typer.Option("--known-at", help="Only use objects observed by this time.",
@@ -61,11 +75,19 @@ def investigate(
     --sign), all byte-identical for the same inputs, and timings.json (wall-clock latencies,
     which replay and diff ignore).
 
-    Without a store, the bundled example data is loaded first. Exit 0 when the files are
-    written (whatever the verdict), 2 for bad input (naive time, unknown case, purpose the
-    playbook does not serve).
+    Without a case file, --playbook with --seed runs ad hoc for a first look: the tenant,
+    subject, scopes, purpose and as_of must be given as flags (clearance defaults to internal).
+    The synthesised case gets the id adhoc-<12 hex digits of the SHA-256 of playbook, tenant,
+    seeds, business keys, params and question> and is written as case.json in the run folder;
+    replay, explain-omissions, diff, render and report work on it as on a case run.
 
-    Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00
+    Without a store, the bundled example data is loaded first. Exit 0 when the files are
+    written (whatever the verdict), 2 for bad input (naive time, unknown case or playbook,
+    purpose the playbook does not serve, a flag an ad-hoc run needs missing).
+
+    Example: ctx investigate --playbook motor-claim-review --seed case:C-102 --tenant tenant-demo --subject
+    investigator-01 --scope case:read --scope policy:read --scope document:read --scope risk:read
+    --purpose claim_review --as-of 2026-07-23T12:00:00+08:00
     """
     with handle_errors():
         from .. import api
@@ -77,6 +99,20 @@ def investigate(
                               max_rounds=max_rounds)
         if bad is not None:
             raise UsageError(f"{FLAGS[bad[0]]} {bad[1]}")
+        adhoc = None
+        if playbook is not None:
+            adhoc = api.AdhocSpec(playbook=playbook, seeds=list(seed or []), tenant_id=tenant, question=question,
+                                  business_keys=list(business_key) if business_key else None,
+                                  params=dict(parse_param(p) for p in param) if param else {})
+        else:
+            given = [f for f, v in (("--seed", seed), ("--tenant", tenant), ("--question", question),
+                                    ("--business-key", business_key)) if v]
+            if given:
+                what = {"--seed": "seeds", "--tenant": "tenant", "--question": "question",
+                        "--business-key": "business keys"}[given[0]]
+                raise UsageError(f"{given[0]} needs --playbook: a case file names its own {what}")
+            if case is None:
+                raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
         if out is not None:
             from ..write import check_out_dir
 
@@ -85,7 +121,9 @@ def investigate(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
             purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db,
-            extra_params=dict(parse_param(p) for p in param) if param else None)
+            extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc)
+        if adhoc is not None:
+            api.adhoc_case(opts)             # a missing flag or unknown playbook fails before any work
         if sign:
             from ..runfolder import signing_key
 
@@ -129,5 +167,6 @@ def _human(res, out_dir: Path) -> None:
     c.print(f"evidence {len(p['evidence'])} items, {p['slots']['used']['evidence']}/"
             f"{p['slots']['allocation']['evidence']} evidence tokens · rejected by gate: {gates} · "
             f"stop: {p['state']['stop_reason']}")
-    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md", "run.json", "timings.json"):
-        c.print(f"wrote {safe(out_dir / name)}")
+    for name in ("pack.json", "trace.jsonl", "answer.json", "answer.md", "case.json", "run.json", "timings.json"):
+        if name != "case.json" or p["request"].get("adhoc"):
+            c.print(f"wrote {safe(out_dir / name)}")

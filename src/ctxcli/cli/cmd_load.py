@@ -9,8 +9,9 @@ import typer
 
 from .common import emit_json, handle_errors, parse_time
 
-DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Store file (default: $CTX_DB or .ctx/ctx.duckdb).",
-                                                show_default=False)]
+DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store file, or a postgresql:// address for a team store "
+                                              "(default: $CTX_DB or .ctx/ctx.duckdb).",
+                                              show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of a table.")]
 
 

@@ -321,10 +321,10 @@ def diff(
     pack_a: Annotated[Path, typer.Argument(help="The first pack.json.", show_default=False)],
     pack_b: Annotated[Path, typer.Argument(help="The second pack.json.", show_default=False)],
     *,
-    db: Annotated[Optional[Path], typer.Option("--db", help="The store both packs were built on: its secret "
-                                               "matches an object withheld in one pack to its id in the other "
-                                               "(default: $CTX_DB or .ctx/ctx.duckdb; never created).",
-                                               show_default=False)] = None,
+    db: Annotated[Optional[str], typer.Option("--db", help="The store both packs were built on: its secret "
+                                              "matches an object withheld in one pack to its id in the other "
+                                              "(default: $CTX_DB or .ctx/ctx.duckdb; never created).",
+                                              show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare two packs side by side: request differences (as_of, subject, budget …), evidence

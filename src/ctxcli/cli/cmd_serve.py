@@ -34,8 +34,15 @@ def serve(
                                                        show_default=False)] = None,
     purpose: Annotated[Optional[str], typer.Option("--purpose", help="Fixed purpose of use (default: each "
                                                    "case's purpose).", show_default=False)] = None,
+    clearance: Annotated[Optional[str], typer.Option("--clearance", help="Highest source classification the "
+                                                     "fixed subject may read: public, internal, confidential or "
+                                                     "restricted (default: internal; needs --subject).",
+                                                     show_default=False)] = None,
+    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Tenant of ad-hoc investigations (playbook + "
+                                                  "seeds); a case file names its own.", show_default=False)] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="YAML file with subject, scopes, purpose, "
-                                                   "db, runs_dir, audit_log (flags win).", show_default=False)] = None,
+                                                   "clearance, tenant, db, runs_dir, audit_log (flags win).",
+                                                   show_default=False)] = None,
     runs: Annotated[Optional[Path], typer.Option("--runs", help="Folder for the run folders the server writes "
                                                  "(default: runs/serve/).", show_default=False)] = None,
     audit_log: Annotated[Optional[Path], typer.Option("--audit-log", help="JSON-lines audit log of every tool "
@@ -44,21 +51,24 @@ def serve(
 ) -> None:
     """Serve ctx to agents over the Model Context Protocol, read-only over the store.
 
-    Tools: investigate, build_context (one agent step), explain_omission, replay, diff, render.
+    Tools: investigate (a case, or ad hoc: playbook + seeds), build_context (one agent step),
+    explain_omission, replay, diff, render.
     Resources: ctx://packs (the packs this server wrote), ctx://packs/{pack_id} and its /trace,
-    /answer and /messages. The subject, scopes and purpose are fixed here, never by a tool
-    argument; every call is appended to the audit log. The store must exist (`ctx load`):
-    exit 2 for bad flags or no store, 3 when the store is busy or unusable.
+    /answer and /messages. The subject, scopes, clearance, purpose and the tenant of ad-hoc
+    runs are fixed here, never by a tool argument; every call is appended to the audit log.
+    The store must exist (`ctx load`): exit 2 for bad flags or no store, 3 when the store is
+    busy or unusable.
 
     Example: ctx serve --transport stdio --subject investigator-01 --scope case:read --scope policy:read
+    --clearance confidential --purpose claim_review --tenant tenant-demo
     """
     with handle_errors():
-        from .. import paths
         from ..serve import load_config
         from ..serve.server import serve as run_server
         from ..store import open_store
 
-        cfg = load_config(db=paths.db_path(db), runs_dir=runs, audit_log=audit_log, subject_id=subject,
-                          scopes=list(scope) if scope else None, purpose=purpose, config_file=config)
+        cfg = load_config(db=db, runs_dir=runs, audit_log=audit_log, subject_id=subject,
+                          scopes=list(scope) if scope else None, purpose=purpose, config_file=config,
+                          clearance=clearance, tenant=tenant)
         open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken
         run_server(cfg, transport=transport.value, host=host, port=port)

@@ -21,7 +21,9 @@ def handle_errors() -> Iterator[None]:
     except typer.Exit:
         raise
     except CtxError as e:
-        sys.stderr.write(f"ctx: error: {e}\n")
+        from ..store.pg_store import mask
+
+        sys.stderr.write(f"ctx: error: {mask(str(e))}\n")
         raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt:
         sys.stderr.write("ctx: interrupted\n")
@@ -29,7 +31,9 @@ def handle_errors() -> Iterator[None]:
     except Exception as e:  # a bug in ctx, not a user error
         if os.environ.get("CTX_DEBUG"):
             raise
-        sys.stderr.write(f"ctx: internal error: {one_line(type(e).__name__ + ': ' + str(e))} "
+        from ..store.pg_store import mask
+
+        sys.stderr.write(f"ctx: internal error: {one_line(mask(type(e).__name__ + ': ' + str(e)))} "
                          f"(set CTX_DEBUG=1 for a traceback)\n")
         raise typer.Exit(70) from None
 

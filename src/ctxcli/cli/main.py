@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "cmd_report",
     "cmd_check",
     "cmd_schema",
+    "cmd_store",
 )
 
 

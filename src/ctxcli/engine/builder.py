@@ -60,6 +60,7 @@ class Request:
     goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
+    adhoc: bool = False                     # no case file: the case was synthesised from the request
 
     def to_json(self) -> dict[str, Any]:
         d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
@@ -70,6 +71,8 @@ class Request:
              "business_keys": self.business_keys, "variant": self.variant, "strategy": self.strategy}
         if self.params:   # recorded only when the case has any: other packs keep their bytes
             d["params"] = dict(sorted(self.params.items()))
+        if self.adhoc:    # recorded only for ad-hoc runs: replay rebuilds their case from this request
+            d["adhoc"] = True
         return d
 
 

@@ -5,8 +5,10 @@ nothing retrieved can change the plan of a later round except through *which dec
 evidence types are still missing*.
 
 Question terms (:func:`salient_terms`): identifiers (``AB-123``, ``ERR_42``, ``2026.1``) and
-quoted phrases join every full-text query; a content word (after stop-word removal; Han text
-through the same bigram shadow function as the index) joins the full-text query of a type
+quoted phrases join every full-text query; a content word (after stop-word removal, with the
+per-language lists of ``engine/stopword_lists/``; Chinese and Japanese function words are cut
+out of the text first, :mod:`ctxcli.engine.stopwords`, then Han text goes through the same
+bigram shadow function as the index) joins the full-text query of a type
 whose own vocabulary (type name, judgment, declared terms) holds it. Each full-text query
 records its ``question_terms``.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 from ..load.fts_text import query_terms
 from ..models.playbook import ChannelSpecs, Playbook
+from .stopwords import strip_function_words, words
 
 
 @dataclass(frozen=True)
@@ -80,14 +83,7 @@ class Plan:
 CJK_SKIP_SHARE = 0.5
 
 
-STOP_WORDS = frozenset("""
-a an and are as at be been being but by can could did do does doing done for from had has have how i if in
-into is it its may me might must my no nor not of on or our shall should so than that the their them then
-there these they this those to us was we were what when where which while who whom whose why will with
-would you your yes also any all each both either more most other same some such very just only own too
-about above after again against before below between during through under until up down out off over
-happen happened happens tell show explain give given get got make made let please
-""".split())
+STOP_WORDS = words("en")     # engine/stopword_lists/en.txt; zh.txt and ja.txt: engine/stopwords.py
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|\u201c([^\u201d\n]{1,200})\u201d|\u300c([^\u300d\n]{1,200})\u300d')
 _IDENT = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*[0-9][A-Za-z0-9]*|[A-Z]{2,}[A-Z0-9]*")
 
@@ -100,7 +96,7 @@ def salient_terms(question: str) -> tuple[list[str], list[str]]:
         anchored += query_terms(next(g for g in m.groups() if g))
     for m in _IDENT.finditer(_QUOTED.sub(" ", question)):
         anchored += query_terms(m.group(0))
-    rest = _IDENT.sub(" ", _QUOTED.sub(" ", question))
+    rest = strip_function_words(_IDENT.sub(" ", _QUOTED.sub(" ", question)))
     content = [t for t in query_terms(rest) if t not in STOP_WORDS and (len(t) > 2 or not t.isascii())]
     a = list(dict.fromkeys(anchored))
     return a, [t for t in dict.fromkeys(content) if t not in a]

@@ -40,6 +40,10 @@ class PackRequest(Closed):
     business_keys: list[str]
     variant: str | None
     strategy: Literal["full", "topk", "governed", "dynamic", "hybrid"]
+    params: dict[str, str | int | float | bool] | None = Field(None, description="case parameters (only when "
+                                                               "the playbook declares any)")
+    adhoc: Literal[True] | None = Field(None, description="an ad-hoc run: no case file, the case is this request "
+                                        "(ctx investigate --playbook)")
 
 
 class Transformation(BaseModel):
@@ -80,11 +84,11 @@ class EvidenceItem(Closed):
 
 
 class WithheldOmission(Closed):
-    """Rejected by the tenant, scope or purpose gate: an opaque reference and no content."""
+    """Rejected by the tenant, scope, purpose or classification gate: an opaque reference and no content."""
 
     ref: str = Field(pattern=r"^wh-[0-9a-f]{16}$")
     withheld: Literal[True]
-    gate: Literal["tenant", "scope", "purpose"]
+    gate: Literal["tenant", "scope", "purpose", "classification"]
     reason: str
     detail: JSON
     round: int
@@ -154,6 +158,8 @@ class PackStore(Closed):
     schema_version: int
     sources: dict[str, str]
     key_id: str | None = Field(None, description="id of the store secret that keys opaque refs and digests")
+    backend: Literal["postgresql"] | None = Field(None, description="the store backend when it is not the "
+                                                  "embedded DuckDB file")
     embedding: EmbeddingModel | None = Field(None, description="the model the store's vectors were made with")
 
 

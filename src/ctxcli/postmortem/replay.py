@@ -130,6 +130,8 @@ def read_case_and_playbook(lp: LoadedPack):
 
     case_id = lp.request["case_id"]
     pb_id = lp.data["playbook"].get("playbook_id")
+    if lp.request.get("adhoc") is True:
+        return _adhoc_case_and_playbook(lp, pb_id)
     try:
         case, _ = api.read_case(case_id)
     except UnknownCaseError:
@@ -149,6 +151,35 @@ def read_case_and_playbook(lp: LoadedPack):
             raise PackError(f"the pack's playbook {pb_id!r} no longer exists (no {_rel(path)})",
                             file=lp.display) from None
         raise
+    return case, pb, pb_hash
+
+
+def _adhoc_case_and_playbook(lp: LoadedPack, pb_id):
+    """An ad-hoc run has no case file: its case is rebuilt from the request the pack records
+    (the run folder's case.json holds the same case for people to read)."""
+    from pydantic import ValidationError
+
+    from .. import api, paths
+    from ..errors import InputError, UsageError
+
+    if not isinstance(pb_id, str):
+        raise PackError("not a pack: playbook.playbook_id is missing", file=lp.display)
+    try:
+        pb, pb_hash = api.read_playbook(pb_id)
+    except UsageError as e:
+        raise PackError(f"not a pack: playbook.playbook_id: {e.detail}", file=lp.display) from None
+    except InputError:
+        path = paths.playbooks_dir() / f"{pb_id}.yaml"
+        if not path.is_file():
+            raise PackError(f"the pack's playbook {pb_id!r} no longer exists (no {_rel(path)})",
+                            file=lp.display) from None
+        raise
+    try:
+        case = api.case_from_request(lp.request, pb_id)
+    except ValidationError as e:
+        loc = ".".join(str(x) for x in e.errors()[0].get("loc", ()))
+        raise PackError(f"not a pack: the ad-hoc request does not make a case ({loc})", file=lp.display,
+                        field=f"request.{loc}") from None
     return case, pb, pb_hash
 
 
@@ -178,7 +209,7 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     recorded_trace = read_linked_trace(lp)      # a trace of another pack stops here (exit 2)
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
-    req = api.make_request(case, pb, opts)
+    req = api.make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
     db_path = paths.db_path(db)
     con = open_store(db_path)
     try:
@@ -190,8 +221,21 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     finally:
         con.close()
     return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
-                        byte_identical=pretty_bytes(res.pack) == lp.raw, db=str(db_path), purged=purged, case=case,
+                        byte_identical=pretty_bytes(_as_recorded_backend(res.pack, lp.data)) == lp.raw,
+                        db=con.address, purged=purged, case=case,
                         trace_identical=_same_trace(recorded_trace, res.trace))
+
+
+def _as_recorded_backend(rebuilt: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """The rebuilt pack with the recorded pack's ``store.backend``: a pack built on one backend
+    and replayed on the other is not drift (the backend is outside the pack's content hash)."""
+    rs, ws = rebuilt.get("store"), recorded.get("store")
+    if not isinstance(rs, dict) or not isinstance(ws, dict) or rs.get("backend") == ws.get("backend"):
+        return rebuilt
+    store = {k: v for k, v in rs.items() if k != "backend"}
+    if ws.get("backend") is not None:
+        store["backend"] = ws["backend"]
+    return {**rebuilt, "store": store}
 
 
 def _same_trace(recorded: list[dict[str, Any]] | None, rebuilt: list[dict[str, Any]]) -> bool | None:

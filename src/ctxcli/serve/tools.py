@@ -35,8 +35,37 @@ def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | Non
     return api.InvestigateOptions(
         case=case, as_of=parse_option_time(as_of, "as_of"), known_at=parse_option_time(known_at, "known_at"),
         subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
-        purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db, cases_dir=cfg.cases_dir,
-        playbooks_dir=cfg.playbooks_dir)
+        clearance=cfg.clearance, purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db,
+        cases_dir=cfg.cases_dir, playbooks_dir=cfg.playbooks_dir)
+
+
+def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, params: dict[str, Any] | None,
+                   question: str | None, as_of: str | None, known_at: str | None, variant: str | None,
+                   budget: int | None):
+    """InvestigateOptions of an ad-hoc run: the playbook, seeds, params and question from the call;
+    the tenant, subject, scopes, clearance and purpose only from the server's configuration."""
+    from .. import api
+
+    if variant is not None:
+        raise UsageError("variant needs a case: an ad-hoc run (playbook) has no variants")
+    for what, value, flag in (("subject", cfg.subject_id, "--subject"), ("tenant", cfg.tenant, "--tenant"),
+                              ("purpose", cfg.purpose, "--purpose")):
+        if value is None:
+            raise UsageError(f"an ad-hoc run needs this server's fixed {what}: start ctx serve with {flag}")
+    if as_of is None:
+        raise UsageError("as_of is required with playbook: an ad-hoc run has no case file to take it from")
+    if not seeds:
+        raise UsageError("seeds is required with playbook: the entity keys the investigation starts from")
+    if not cfg.scopes:
+        raise UsageError("an ad-hoc run needs this server's fixed scopes: start ctx serve with --scope")
+    if budget is not None and not 64 <= budget <= 2_000_000:
+        raise UsageError(f"budget {budget} is out of range (64 to 2000000)")
+    spec = api.AdhocSpec(playbook=playbook, seeds=list(seeds), tenant_id=cfg.tenant, question=question,
+                         params=dict(params or {}))
+    return api.InvestigateOptions(
+        adhoc=spec, as_of=parse_option_time(as_of, "as_of"), known_at=parse_option_time(known_at, "known_at"),
+        subject_id=cfg.subject_id, scopes=list(cfg.scopes), clearance=cfg.clearance, purpose=cfg.purpose,
+        budget=budget, db=cfg.db, playbooks_dir=cfg.playbooks_dir)
 
 
 def run_dir(cfg: ServeConfig, pack_id: str) -> Path:
@@ -66,12 +95,27 @@ def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
             for c in answer["claims"]]
 
 
-def investigate(cfg: ServeConfig, *, case: str, as_of: str | None = None, known_at: str | None = None,
-                variant: str | None = None, budget: int | None = None,
-                include_messages: bool = False) -> dict[str, Any]:
+def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None = None,
+                known_at: str | None = None, variant: str | None = None, budget: int | None = None,
+                include_messages: bool = False, playbook: str | None = None, seeds: list[str] | None = None,
+                params: dict[str, Any] | None = None, question: str | None = None) -> dict[str, Any]:
+    """A case by id, or an ad-hoc run (``playbook`` + ``seeds``, optional ``params`` and
+    ``question``) whose tenant, subject and purpose are the server's."""
     from .. import api
 
-    res = api.investigate(_options(cfg, case, as_of, known_at, variant, budget))
+    if case is not None and playbook is not None:
+        raise UsageError("case and playbook cannot be combined: a case names its own playbook")
+    if playbook is not None:
+        opts = _adhoc_options(cfg, playbook=playbook, seeds=seeds, params=params, question=question, as_of=as_of,
+                              known_at=known_at, variant=variant, budget=budget)
+    elif case is None:
+        raise UsageError("give a case, or a playbook with seeds for an ad-hoc run")
+    else:
+        extra = [k for k, v in (("seeds", seeds), ("params", params), ("question", question)) if v is not None]
+        if extra:
+            raise UsageError(f"{extra[0]} needs playbook: a case names its own {extra[0]}")
+        opts = _options(cfg, case, as_of, known_at, variant, budget)
+    res = api.investigate(opts)
     d = _write(cfg, res)
     pid = res.pack["pack_id"]
     out: dict[str, Any] = {

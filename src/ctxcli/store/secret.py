@@ -29,15 +29,21 @@ def key_path(db: Path) -> Path:
     return Path(db).parent / KEY_FILE
 
 
-def store_key(db: Path, *, create: bool = True) -> bytes | None:
+def store_key(db: Path | str, *, create: bool = True) -> bytes | None:
     """The secret for the store ``db``: ``$CTX_SECRET``, else its key file (created when
-    missing and ``create``; None when missing and not ``create``)."""
+    missing and ``create``; None when missing and not ``create``); for a PostgreSQL store,
+    else the key in its ``ctx_meta.secret`` table (created by ``ctx store init``, readable only
+    by roles the store's owner grants it to)."""
     env = os.environ.get(ENV)
     if env is not None:
         raw = env.encode("utf-8", "surrogateescape")
         if len(raw) < _MIN_ENV:
             raise UsageError(f"{ENV} must be at least {_MIN_ENV} characters")
         return raw
+    if isinstance(db, str):
+        from .pg_store import read_secret
+
+        return read_secret(db)
     p = key_path(db)
     key = _read(p)
     if key is None and create:

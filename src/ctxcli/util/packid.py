@@ -17,8 +17,14 @@ _UNHASHED = ("content_hash", "pack_id")
 
 
 def pack_hash(pack: dict[str, Any]) -> str:
-    """The content hash a pack records: canonical JSON of everything but ``content_hash`` and ``pack_id``."""
-    return obj_hash({k: v for k, v in pack.items() if k not in _UNHASHED})
+    """The content hash a pack records: canonical JSON of everything but ``content_hash``,
+    ``pack_id`` and ``store.backend`` (where the store lives is not what the pack says: the same
+    inputs give the same pack id on the DuckDB and the PostgreSQL backend)."""
+    body = {k: v for k, v in pack.items() if k not in _UNHASHED}
+    store = body.get("store")
+    if isinstance(store, dict) and "backend" in store:
+        body["store"] = {k: v for k, v in store.items() if k != "backend"}
+    return obj_hash(body)
 
 
 def pack_id_for(content_hash: str) -> str:

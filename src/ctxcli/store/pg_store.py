@@ -1,0 +1,648 @@
+"""The team store on PostgreSQL: the same tables as the DuckDB store, published as generations.
+
+Layout in the database the address names:
+
+* ``ctx_meta.info`` — (key, value): ``layout_version`` of this layout (checked like the DuckDB
+  store's schema version);
+* ``ctx_meta.generations`` — one row per published generation: its number, schema
+  (``ctx_g<N>``), store digest, schema version, object count and when it was published;
+* ``ctx_meta.current`` — one row: the generation readers use.
+
+A load builds the store exactly as the DuckDB backend does (load/build.py, into a temporary
+file), then copies its tables into a new schema ``ctx_g<N>`` and points ``ctx_meta.current`` at
+it, all in one transaction: a killed load leaves nothing, and readers see the old or the new
+generation, never a mix. One writer at a time: a session-level advisory lock; a second writer
+gets StoreBusyError (exit 3) at once. A reader resolves the current generation once, when it
+opens, and reads it inside one read-only REPEATABLE READ transaction, so one investigation
+reads one generation even while a load publishes the next; ``ctx store prune`` never drops the
+current generation and waits for readers of the ones it drops.
+
+Every statement is the PostgreSQL form of the DuckDB statement in duckdb_store.py, with the
+same predicates (the tenant inside every candidate statement), the same template, validity,
+cycle and fan-out rules for the walk, ctx's own postings-based BM25 in float8 arithmetic in the
+same order (never ``ts_rank``), DuckDB's rounding of scores, and explicit orderings with byte
+order (``COLLATE "C"``) and DuckDB's NULL placement. Credentials come only from the address,
+``PGPASSFILE`` or the libpq environment; every message masks the password.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ..errors import StoreBusyError, StoreError, StoreUnusableError, UsageError
+
+LAYOUT_VERSION = 1
+META = "ctx_meta"
+LOCK_KEY = 0x637478_6c6f6164      # "ctx" "load": the writer's advisory lock
+C = 'COLLATE "C"'
+
+_PW_URL = re.compile(r"(?P<pre>[a-z]+://[^:/?#@\s]*:)(?P<pw>[^@/?#\s]*)(?P<post>@)", re.I)
+_PW_KV = re.compile(r"(?P<pre>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|[^\s&]*)", re.I)
+
+
+def mask(text: str, address: str | None = None) -> str:
+    """``text`` with every password (in URLs, ``password=`` pairs and the literal password of
+    ``address``) replaced by ``***``."""
+    out = _PW_URL.sub(lambda m: m["pre"] + "***" + m["post"], str(text))
+    out = _PW_KV.sub(lambda m: m["pre"] + "***", out)
+    if address:
+        pw = _password(address)
+        if pw and len(pw) >= 3:
+            out = out.replace(pw, "***")
+    return out
+
+
+def _password(address: str) -> str | None:
+    m = _PW_URL.search(address)
+    if m and m["pw"]:
+        from urllib.parse import unquote
+
+        return unquote(m["pw"])
+    m = _PW_KV.search(address)
+    return m["pw"].strip("'") if m and m["pw"] else None
+
+
+def _first_line(e: Exception, address: str) -> str:
+    return mask((str(e).strip().splitlines() or [type(e).__name__])[0], address)
+
+
+def _driver():
+    try:
+        import psycopg
+    except ImportError:
+        raise UsageError("a postgresql:// store needs the PostgreSQL driver: pip install 'ctx[postgres]' "
+                         "(psycopg[binary]==3.3.9)") from None
+    return psycopg
+
+
+def connect(address: str, *, autocommit: bool = True, app: str = "ctx"):
+    """A connection to the server ``address`` names; one masked line, exit 3, when it fails."""
+    psycopg = _driver()
+    try:
+        return psycopg.connect(address, autocommit=autocommit, application_name=app, connect_timeout=10)
+    except psycopg.Error as e:
+        raise StoreUnusableError(f"cannot connect to the store {mask(address)}: {_first_line(e, address)}") from None
+    except Exception as e:          # a malformed address (psycopg raises ProgrammingError / ValueError)
+        raise UsageError(f"--db {mask(address)}: not a usable PostgreSQL address ({_first_line(e, address)})") from None
+
+
+@contextmanager
+def pg_errors(address: str) -> Iterator[None]:
+    """Turn a server failure while reading into one line, exit 3. Errors in ctx's own SQL
+    (syntax, undefined column) stay bugs."""
+    psycopg = _driver()
+    try:
+        yield
+    except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn, psycopg.errors.UndefinedFunction):
+        raise
+    except psycopg.Error as e:
+        raise StoreUnusableError(f"store {mask(address)} failed: {_first_line(e, address)}") from None
+
+
+# ---------------------------------------------------------------------------------- the meta schema
+_META_DDL = [
+    f"CREATE SCHEMA IF NOT EXISTS {META}",
+    f"CREATE TABLE IF NOT EXISTS {META}.info(key text PRIMARY KEY, value text NOT NULL)",
+    f"""CREATE TABLE IF NOT EXISTS {META}.generations(gen integer PRIMARY KEY, schema_name text NOT NULL UNIQUE,
+        store_digest text NOT NULL, schema_version integer NOT NULL, objects bigint NOT NULL,
+        published_at timestamptz NOT NULL DEFAULT now())""",
+    f"""CREATE TABLE IF NOT EXISTS {META}.current(one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        gen integer NOT NULL REFERENCES {META}.generations(gen))""",
+    # The store secret (store/secret.py): created once, readable by its owner and the roles
+    # granted SELECT on it; $CTX_SECRET still wins.
+    f"CREATE TABLE IF NOT EXISTS {META}.secret(one boolean PRIMARY KEY DEFAULT true CHECK (one), key bytea NOT NULL)",
+    f"REVOKE ALL ON {META}.secret FROM PUBLIC",
+]
+
+
+def init_store(address: str) -> dict[str, Any]:
+    """Create the meta schema (idempotent); check the layout version of an existing one.
+    Returns {"address", "layout_version", "created", "generations"}."""
+    con = connect(address)
+    try:
+        with pg_errors(address):
+            existed = _layout(con, address)
+            if existed is None:
+                with con.transaction():
+                    for stmt in _META_DDL:
+                        con.execute(stmt)
+                    con.execute(f"INSERT INTO {META}.info VALUES ('layout_version', %s) ON CONFLICT (key) DO NOTHING",
+                                [str(LAYOUT_VERSION)])
+                    import secrets
+
+                    con.execute(f"INSERT INTO {META}.secret(one, key) VALUES (true, %s) ON CONFLICT (one) DO NOTHING",
+                                [secrets.token_bytes(32)])
+            gens = con.execute(f"SELECT count(*) FROM {META}.generations").fetchone()[0]
+    finally:
+        con.close()
+    return {"address": mask(address), "layout_version": LAYOUT_VERSION, "created": existed is None,
+            "generations": int(gens)}
+
+
+def _layout(con, address: str) -> int | None:
+    """The layout version of the meta schema, None when there is none; StoreError when it is
+    not this ctx's."""
+    exists = con.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{META}.info"]).fetchone()[0]
+    if not exists:
+        return None
+    row = con.execute(f"SELECT value FROM {META}.info WHERE key = 'layout_version'").fetchone()
+    try:
+        version = int(row[0]) if row else 0
+    except (TypeError, ValueError):
+        version = 0
+    if version != LAYOUT_VERSION:
+        raise StoreError(f"store {mask(address)} has layout version {version}, this ctx needs {LAYOUT_VERSION}")
+    return version
+
+
+def read_secret(address: str) -> bytes:
+    """The store secret kept in the store (``ctx_meta.secret``)."""
+    psycopg = _driver()
+    con = connect(address)
+    try:
+        _require_layout(con, address)
+        try:
+            row = con.execute(f"SELECT key FROM {META}.secret").fetchone()
+        except psycopg.errors.InsufficientPrivilege:
+            raise StoreError(f"cannot read the store secret of {mask(address)} (permission denied on "
+                             f"{META}.secret); set $CTX_SECRET or have the store's owner grant SELECT on it") from None
+        except psycopg.Error as e:
+            raise StoreUnusableError(f"store {mask(address)} failed: {_first_line(e, address)}") from None
+    finally:
+        con.close()
+    if row is None or len(bytes(row[0])) < 16:
+        raise StoreError(f"store {mask(address)} has no secret; run `ctx store init {mask(address)}`")
+    return bytes(row[0])
+
+
+def _require_layout(con, address: str) -> None:
+    if _layout(con, address) is None:
+        raise StoreError(f"no ctx store at {mask(address)}; run `ctx store init {mask(address)}` first")
+
+
+# ---------------------------------------------------------------------------------- publishing
+_PG_TYPES = {"VARCHAR": "text", "INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8",
+             "BOOLEAN": "bool", "UBIGINT": "int8", "VARCHAR[]": "text[]", "INTEGER[]": "int4[]",
+             "BIGINT[]": "int8[]"}
+# Point lookups and scans the statements below need (the DuckDB file is sorted instead).
+_INDEXES = [
+    "CREATE UNIQUE INDEX ON objects(doc_id)",
+    "CREATE INDEX ON objects(tenant_id, object_id)",
+    "CREATE INDEX ON objects(family)",
+    "CREATE INDEX ON object_keys(key, tenant_id)",
+    "CREATE INDEX ON entities(entity_id)",
+    "CREATE INDEX ON entities(tenant_id, entity_key)",
+    "CREATE INDEX ON relations(src, rel_type)",
+    "CREATE INDEX ON postings(tenant_no, termid)",
+    "CREATE INDEX ON term_stats(tenant_no, term)",
+    "CREATE INDEX ON versions(tenant_id, family)",
+    "CREATE INDEX ON tombstones(tenant_id, object_id)",
+]
+
+
+@contextmanager
+def writer_lock(address: str) -> Iterator[Any]:
+    """Hold the store's single-writer advisory lock on a connection of its own for a load or a
+    prune; a second writer raises StoreBusyError at once (exit 3). The lock dies with the
+    session, so a killed writer never leaves the store locked."""
+    con = connect(address, app="ctx-writer")
+    try:
+        with pg_errors(address):
+            _require_layout(con, address)
+            got = con.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()[0]
+        if not got:
+            raise StoreBusyError(f"store {mask(address)} is busy: another `ctx load` or `ctx store prune` is "
+                                 f"writing it; retry when it has finished")
+        yield con
+    finally:
+        con.close()
+
+
+def publish(address: str, duckdb_file, on_table=None) -> dict[str, Any]:
+    """Copy every table of the built DuckDB store ``duckdb_file`` into a new generation and make
+    it current, in one transaction. The caller holds :func:`writer_lock`. Returns
+    {"generation", "schema", "store_digest", "objects"}."""
+    import duckdb
+
+    src = duckdb.connect(str(duckdb_file), read_only=True)
+    con = connect(address, autocommit=False, app="ctx-load")
+    try:
+        with pg_errors(address):
+            meta = dict(src.execute("SELECT key, value FROM meta").fetchall())
+            tables = [r[0] for r in src.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+                "AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()]
+            n_obj = src.execute("SELECT count(*) FROM objects").fetchone()[0]
+            gen = con.execute(f"SELECT coalesce(max(gen), 0) + 1 FROM {META}.generations").fetchone()[0]
+            schema = f"ctx_g{int(gen)}"
+            con.execute(f"CREATE SCHEMA {schema}")
+            con.execute(f"SET LOCAL search_path TO {schema}")
+            for t in tables:
+                _copy_table(src, con, t)
+                if on_table:
+                    on_table(t)
+            for stmt in _INDEXES:
+                con.execute(stmt)
+            for t in tables:
+                con.execute(f"ANALYZE {t}")
+            con.execute(f"INSERT INTO {META}.generations(gen, schema_name, store_digest, schema_version, objects) "
+                        f"VALUES (%s, %s, %s, %s, %s)",
+                        [gen, schema, meta["store_digest"], int(meta["schema_version"]), n_obj])
+            con.execute(f"INSERT INTO {META}.current(one, gen) VALUES (true, %s) "
+                        f"ON CONFLICT (one) DO UPDATE SET gen = excluded.gen", [gen])
+            con.commit()
+    finally:
+        con.close()
+        src.close()
+    return {"generation": int(gen), "schema": schema, "store_digest": meta["store_digest"], "objects": int(n_obj)}
+
+
+def _copy_table(src, con, table: str) -> None:
+    cols = src.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
+                       "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()
+    defs, sel, types = [], [], []
+    for name, dtype in cols:
+        pg = _PG_TYPES.get(dtype)
+        if pg is None:
+            raise StoreError(f"cannot publish column {table}.{name} of type {dtype} to PostgreSQL")
+        defs.append(f"{name} {pg}")
+        types.append(pg)
+        if dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
+            sel.append(f"CASE WHEN {name} >= 9223372036854775808 THEN ({name}::HUGEINT - 18446744073709551616)"
+                       f"::BIGINT ELSE {name}::BIGINT END")
+        else:
+            sel.append(name)
+    con.execute(f"CREATE TABLE {table}({', '.join(defs)})")
+    cur = src.execute(f"SELECT {', '.join(sel)} FROM {table}")
+    with con.cursor().copy(f"COPY {table} FROM STDIN (FORMAT BINARY)") as cp:
+        cp.set_types(types)
+        while rows := cur.fetchmany(10_000):
+            for r in rows:
+                cp.write_row(r)
+
+
+def generations(address: str) -> list[dict[str, Any]]:
+    con = connect(address)
+    try:
+        with pg_errors(address):
+            _require_layout(con, address)
+            cur = con.execute(f"SELECT gen FROM {META}.current").fetchone()
+            rows = con.execute(f"SELECT gen, schema_name, store_digest, objects, published_at FROM {META}.generations "
+                               f"ORDER BY gen").fetchall()
+    finally:
+        con.close()
+    return [{"generation": g, "schema": s, "store_digest": d, "objects": n, "published_at": t.isoformat(),
+             "current": cur is not None and g == cur[0]} for g, s, d, n, t in rows]
+
+
+def prune(address: str, keep: int) -> dict[str, Any]:
+    """Drop all but the newest ``keep`` generations (never the current one). Holds the writer
+    lock; DROP waits for readers still inside a generation it drops."""
+    if keep < 1:
+        raise UsageError("--keep must be at least 1 (the current generation is always kept)")
+    with writer_lock(address) as con:
+        with pg_errors(address):
+            cur = con.execute(f"SELECT gen FROM {META}.current").fetchone()
+            gens = [r for r in con.execute(f"SELECT gen, schema_name FROM {META}.generations ORDER BY gen DESC")]
+            kept = {g for g, _ in gens[:keep]} | ({cur[0]} if cur else set())
+            dropped = []
+            for g, schema in gens:
+                if g in kept:
+                    continue
+                with con.transaction():
+                    con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+                    con.execute(f"DELETE FROM {META}.generations WHERE gen = %s", [g])
+                dropped.append(g)
+    return {"address": mask(address), "kept": sorted(kept), "dropped": sorted(dropped)}
+
+
+# ---------------------------------------------------------------------------------- reading
+def open_pg(address: str) -> "PgStore":
+    con = connect(address, autocommit=True, app="ctx-reader")
+    try:
+        with pg_errors(address):
+            _require_layout(con, address)
+            con.autocommit = False
+            # One snapshot for the whole investigation: the generation resolved here, read
+            # inside one read-only transaction (its locks keep a prune from dropping it).
+            con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            row = con.execute(f"SELECT g.gen, g.schema_name FROM {META}.current c "
+                              f"JOIN {META}.generations g ON g.gen = c.gen").fetchone()
+            if row is None:
+                raise StoreError(f"store {mask(address)} has no generation yet; run `ctx load --db {mask(address)}`")
+            gen, schema = row
+            con.execute(f"SET LOCAL search_path TO {schema}")
+            from .schema import SCHEMA_VERSION
+
+            meta = dict(con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+            try:
+                version = int(meta.get("schema_version", 0))
+            except ValueError:
+                version = 0
+            if version != SCHEMA_VERSION:
+                raise StoreError(f"store {mask(address)} has schema version {version}, this ctx needs "
+                                 f"{SCHEMA_VERSION}; run `ctx load --db {mask(address)}` to publish a new generation")
+    except BaseException:
+        con.close()
+        raise
+    return PgStore(con, address, int(gen), meta)
+
+
+_STRUCTURED = f"""
+WITH qs(qid, etype, otypes) AS (VALUES {{rows}}),
+keyed AS (
+  SELECT k.doc_id, bool_or(k.kind = 's' AND k.key = ANY(%(seeds)s::text[])) AS on_seed
+  FROM object_keys k
+  WHERE k.key = ANY(%(allkeys)s::text[]) AND k.tenant_id = %(tenant)s
+    AND ((k.kind = 's' AND k.key = ANY(%(seeds)s::text[])) OR (k.kind <> 's' AND k.key = ANY(%(bkeys)s::text[])))
+  GROUP BY k.doc_id),
+about AS (
+  SELECT o.doc_id, o.supports, o.object_type, o.object_id, kd.on_seed
+  FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id),
+ranked AS (
+  SELECT qs.qid, a.doc_id,
+         row_number() OVER (PARTITION BY qs.qid ORDER BY a.on_seed DESC NULLS LAST, a.object_type {C},
+                            a.object_id {C}, a.doc_id) AS rn
+  FROM qs JOIN about a ON qs.etype = ANY(a.supports)
+  WHERE cardinality(qs.otypes) = 0 OR a.object_type = ANY(qs.otypes))
+SELECT qid, doc_id FROM ranked WHERE rn <= %(lim)s ORDER BY qid {C}, rn
+"""
+
+# The same arithmetic as duckdb_store._BM25, in float8 and in the same order; the score is
+# rounded as DuckDB's round(x, 9) does (std::round(x * 1e9) / 1e9, half away from zero).
+_BM25 = f"""
+WITH qt(qi, termid, idf) AS (VALUES {{qt}}),
+qm(qi, mask) AS (VALUES {{qm}}),
+raw AS (
+  SELECT qt.qi, p.doc_id,
+         sum(qt.idf * p.tf * 2.2::float8 / (p.tf + 1.2::float8 * (0.25::float8 + (0.75 * p.dl)::float8
+             / {{avgdl}}))) * 1e9::float8 AS y
+  FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
+  WHERE p.tenant_no = {{tno}} AND p.termid IN ({{termids}}) AND (p.supports & qm.mask) <> 0
+  GROUP BY qt.qi, p.doc_id),
+scored AS (
+  SELECT qi, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / 1e9::float8 AS score
+  FROM raw){{check}},
+ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM {{src}})
+SELECT qi, doc_id, score FROM ranked WHERE rn <= {{lim}} ORDER BY qi, rn
+"""
+_BM25_CHECK = """,
+checked AS (
+  SELECT s.* FROM scored s JOIN (VALUES {qe}) qe(qi, etype) ON qe.qi = s.qi
+  JOIN objects o ON o.doc_id = s.doc_id
+  WHERE qe.etype IS NULL OR qe.etype = ANY(o.supports))"""
+
+# As duckdb_store._WALK: the fan-out rank is computed per hop over the (template, path)
+# partition and applied when the next hop reads the row and in the final select (PostgreSQL has
+# no QUALIFY); ties among equal destinations are broken by relation id.
+_WALK = f"""
+WITH RECURSIVE
+steps(tid, step, edge, to_type) AS (VALUES {{steps}}),
+starts(tid, start_type) AS (VALUES {{starts}}),
+walk(tid, depth, node, path, rels, rn) AS (
+  SELECT s.tid, 0, e.entity_id, ARRAY[e.entity_id], ARRAY[]::text[], 1::bigint
+  FROM starts s JOIN entities e ON e.entity_type = s.start_type
+  WHERE e.tenant_id = %(tenant)s AND e.entity_key = ANY(%(seeds)s::text[])
+    AND e.source_id = ANY(%(readable)s::text[])
+  UNION ALL
+  SELECT w.tid, w.depth + 1, r.dst, w.path || r.dst, w.rels || r.relation_id,
+         row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst, r.relation_id {C})
+  FROM walk w
+  JOIN steps st ON st.tid = w.tid AND st.step = w.depth + 1
+  JOIN relations r ON r.src = w.node AND r.rel_type = st.edge AND r.dst_type = st.to_type
+  WHERE r.tenant_id = %(tenant)s AND w.depth < %(max_hops)s AND w.rn <= %(fanout)s
+    AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(asof)s)
+    AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
+    AND r.access_id = ANY(%(access_ok)s::integer[])
+    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(asof)s)
+    AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
+    AND NOT r.dst = ANY(w.path)
+)
+SELECT w.tid, w.depth, w.path, w.rels, e.entity_key
+FROM walk w JOIN entities e ON e.entity_id = w.node
+WHERE w.rn <= %(fanout)s
+ORDER BY w.tid {C}, w.depth, w.path, w.rels {C}
+"""
+
+_GRAPH_HITS = f"""
+SELECT k.key, o.doc_id, o.supports
+FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
+WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s
+ORDER BY k.key {C}, o.doc_id
+"""
+
+_OBJ_META = """
+SELECT o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
+       o.title, NULL::text AS content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
+       o.section, o.doc_ref, o.family
+FROM objects o WHERE o.doc_id = ANY(%(ids)s::integer[]) ORDER BY o.doc_id
+"""
+
+_VERSIONS = f"""
+SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
+       v.allowed_purposes, o.source_id
+FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
+WHERE v.tenant_id = %(tenant)s AND v.family = ANY(%(fams)s::bigint[]) AND o.family = ANY(%(fams)s::bigint[])
+ORDER BY v.family, v.object_id {C}
+"""
+
+_FACTS = f"""
+SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
+       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
+FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
+WHERE o.object_id = ANY(%(ids)s::text[])
+ORDER BY o.object_id {C}, o.tenant_id {C}, o.doc_id
+"""
+
+
+def _num(x: float) -> str:
+    """A float8 literal that reads back as exactly ``x``."""
+    return f"'{float(x)!r}'::float8"
+
+
+def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple[str, ...]) -> str:
+    out = []
+    for i, r in enumerate(rows):
+        cells = []
+        for j, v in enumerate(r):
+            name = f"{prefix}{i}_{j}"
+            params[name] = v
+            cells.append(f"%({name})s::{casts[j]}")
+        out.append("(" + ", ".join(cells) + ")")
+    return ", ".join(out)
+
+
+class PgStore:
+    """One generation of a PostgreSQL store, read in one snapshot (:class:`base.Store`)."""
+
+    backend = "postgresql"
+
+    def __init__(self, con, address: str, generation: int, meta: dict[str, str]) -> None:
+        self.con = con
+        self.raw_address = address
+        self.address = mask(address)
+        self.generation = generation
+        self._meta = meta
+
+    def _q(self, sql: str, params: Any = None) -> list[tuple]:
+        return self.con.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        try:
+            self.con.rollback()
+        finally:
+            self.con.close()
+
+    def errors(self):
+        return pg_errors(self.raw_address)
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._meta)
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "postgresql"}
+
+    # -- source registry
+    def source_digests(self) -> dict[str, str]:
+        return dict(self._q(f"SELECT source_id, digest FROM sources ORDER BY source_id {C}"))
+
+    def source_rows(self, cols) -> list[tuple]:
+        return self._q(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id {C}")
+
+    def tenant_sources(self, tenant: str) -> list[tuple]:
+        return self._q(f"SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
+                       f"WHERE tenant_id = %s OR tenant_id IS NULL ORDER BY source_id {C}", [tenant])
+
+    def source_access(self) -> list[tuple]:
+        return self._q(f"SELECT source_id, required_scopes, allowed_purposes, classification FROM sources "
+                       f"ORDER BY source_id {C}")
+
+    def source_governance(self) -> list[tuple]:
+        return self._q(f"SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources "
+                       f"ORDER BY source_id {C}")
+
+    def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
+        if tenant is None:
+            return self._q(f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o "
+                           f"WHERE o.source_id = s.source_id AND o.observed_us <= %s) FROM sources s "
+                           f"ORDER BY s.source_id {C}", [as_of_us])
+        return self._q(f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o "
+                       f"WHERE o.source_id = s.source_id AND o.observed_us <= %s AND o.tenant_id = %s) FROM sources s "
+                       f"WHERE s.tenant_id = %s OR s.tenant_id IS NULL ORDER BY s.source_id {C}",
+                       [as_of_us, tenant, tenant])
+
+    def source_policy(self, source_id: str) -> tuple | None:
+        rows = self._q("SELECT required_scopes, allowed_purposes, classification, redaction FROM sources "
+                       "WHERE source_id = %s", [source_id])
+        return rows[0] if rows else None
+
+    def disabled_sources(self) -> list[str]:
+        return [r[0] for r in self._q(f"SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id {C}")]
+
+    # -- candidate queries
+    def structured(self, queries, *, seeds, business_keys, tenant, limit) -> list[tuple[str, int]]:
+        params: dict[str, Any] = {"tenant": tenant, "lim": limit, "seeds": list(seeds),
+                                  "bkeys": list(business_keys), "allkeys": sorted(set(seeds) | set(business_keys))}
+        rows = _values([(q, e, list(o)) for q, e, o in queries], "s", params, casts=("text", "text", "text[]"))
+        return self._q(_STRUCTURED.format(rows=rows), params)
+
+    def relation_access(self) -> list[tuple]:
+        return self._q("SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
+                       "ev_allowed_purposes FROM relation_access ORDER BY access_id")
+
+    def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
+        params: dict[str, Any] = {"tenant": tenant, "max_hops": max_hops, "asof": as_of_us, "fanout": fanout,
+                                  "readable": list(readable), "access_ok": list(access_ok), "seeds": list(seeds)}
+        sql = _WALK.format(steps=_values(steps, "g", params, casts=("text", "integer", "text", "text")),
+                           starts=_values(starts, "t", params, casts=("text", "text")))
+        return self._q(sql, params)
+
+    def graph_hits(self, keys, *, tenant) -> list[tuple]:
+        return self._q(_GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
+
+    def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
+        from .schema import MASK_BITS
+
+        row = self._q("SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = %s", [tenant])
+        if not row:
+            return []
+        tno, n, avgdl = row[0]
+        types = sorted({etype for etype, _ in queries})
+        bits = dict(self._q("SELECT evidence_type, bit FROM support_bits WHERE evidence_type = ANY(%s::text[])",
+                            [types]))
+        terms = sorted({t for _, qterms in queries for t in qterms})
+        # idf as duckdb_store._BM25_TERMS computes it: float8 arithmetic, natural log.
+        idf = {t: (tid, x) for t, tid, x in self._q(
+            "SELECT term, termid, ln(((%s::bigint - df)::float8 + 0.5::float8) / (df::float8 + 0.5::float8) "
+            "+ 1::float8) FROM term_stats WHERE tenant_no = %s AND term = ANY(%s::text[])", [int(n), int(tno), terms])}
+        qt, qm, qe, termids, xparams = [], [], [], set(), {}
+        for qi, (etype, qterms) in enumerate(queries):
+            bit = bits.get(etype)
+            found = [idf[t] for t in qterms if t in idf]
+            if bit is None or not found:
+                continue
+            mask_ = 1 << min(bit, MASK_BITS)
+            if mask_ >= 1 << 63:
+                mask_ -= 1 << 64                    # the same bits as a signed bigint
+            qm.append(f"({qi}, {mask_}::bigint)")
+            qt.extend(f"({qi}, {int(tid)}, {_num(x)})" for tid, x in found)
+            termids.update(int(tid) for tid, _ in found)
+            if bit >= MASK_BITS:
+                xparams[f"x{qi}"] = etype
+                qe.append(f"({qi}, %(x{qi})s::text)")
+            else:
+                qe.append(f"({qi}, NULL::text)")
+        if not qt:
+            return []
+        overflow = bool(xparams)
+        sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
+                           termids=", ".join(map(str, sorted(termids))),
+                           check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
+                           src="checked" if overflow else "scored", lim=int(limit))
+        return self._q(sql, xparams or None)
+
+    # -- objects
+    def object_metadata(self, doc_ids) -> list[tuple]:
+        return self._q(_OBJ_META, {"ids": sorted(doc_ids)})
+
+    def object_content(self, doc_ids) -> list[tuple[int, str]]:
+        return self._q("SELECT doc_id, content FROM objects WHERE doc_id = ANY(%s::integer[]) ORDER BY doc_id",
+                       [list(doc_ids)])
+
+    def versions(self, tenant, families) -> list[tuple]:
+        return self._q(_VERSIONS, {"tenant": tenant, "fams": list(families)})
+
+    def object_texts(self, tenant, object_ids) -> list[tuple[str, str, str]]:
+        return self._q(f"SELECT object_id, content, content_hash FROM objects WHERE tenant_id = %s AND "
+                       f"object_id = ANY(%s::text[]) ORDER BY object_id {C}, doc_id", [tenant, list(object_ids)])
+
+    # -- postmortem lookups
+    def tombstone(self, tenant, object_id) -> tuple | None:
+        rows = self._q(f"SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = %s AND "
+                       f"object_id = %s ORDER BY deleted_at_us, source_id {C} LIMIT 1", [tenant, object_id])
+        return rows[0] if rows else None
+
+    def object_exists(self, tenant, object_id) -> bool:
+        return bool(self._q("SELECT 1 FROM objects WHERE tenant_id = %s AND object_id = %s LIMIT 1",
+                            [tenant, object_id]))
+
+    def object_summary(self, tenant, object_id) -> tuple | None:
+        rows = self._q(
+            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
+            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
+            "FROM objects WHERE tenant_id = %s AND object_id = %s ORDER BY doc_id LIMIT 1", [tenant, object_id])
+        return rows[0] if rows else None
+
+    def object_facts(self, object_ids) -> list[tuple]:
+        return self._q(_FACTS, {"ids": list(object_ids)})
+
+    def tombstoned_ids(self, tenant, object_ids) -> list[str]:
+        return [r[0] for r in self._q(f"SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = %s AND "
+                                      f"object_id = ANY(%s::text[]) ORDER BY object_id {C}",
+                                      [tenant, list(object_ids)])]

@@ -1,0 +1,457 @@
+"""The team store on PostgreSQL (issue 20): the same packs, gates and replay as the embedded
+DuckDB store, generations published atomically, one writer, no password ever printed.
+
+A throw-away server is started on 127.0.0.1 for the session (tests/pgserver.py); every test
+gets a fresh database. The tests skip, saying why, only when no PostgreSQL binaries exist
+(`.ci/run` installs Debian's `postgresql` package when they are missing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from . import pgserver
+from .conftest import REPO, run_cli
+
+BIN = pgserver.find_bin()
+pytestmark = [
+    pytest.mark.skipif(BIN is None, reason="PostgreSQL is not installed (no initdb/pg_ctl on PATH or under "
+                                           "/usr/lib/postgresql/*/bin): apt-get install -y postgresql"),
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX server and signals"),
+]
+
+CTX = [sys.executable, "-c", "from ctxcli.cli.main import run; run()"]
+SECRET = "test-secret-for-both-backends"
+STRATEGIES = ("full", "topk", "governed", "dynamic")
+
+
+@pytest.fixture(scope="session")
+def server():
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
+    srv = pgserver.Server(BIN)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def pg(server, monkeypatch) -> str:
+    """A fresh database's address, initialised as a ctx store (not loaded yet)."""
+    from ctxcli import api
+
+    url = server.url(server.new_database())
+    api.store_init(url)
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    return url
+
+
+@pytest.fixture(scope="session")
+def loaded_pg(server) -> str:
+    """The bundled corpus published once into its own database (read-only for tests)."""
+    from ctxcli import api
+
+    url = server.url(server.new_database())
+    api.store_init(url)
+    api.load(manifests=REPO / "manifests", db=url)
+    return url
+
+
+def _env(root: Path, db: str, **extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CTX_", "PG"))}
+    env.update(CTX_ROOT=str(root), CTX_DB=db, CTX_SECRET=SECRET, NO_COLOR="1", COLUMNS="200",
+               PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def _ctx(args: list, root: Path, db: str, **extra) -> tuple[int, str, str]:
+    p = subprocess.run([*CTX, *map(str, args)], cwd=root, env=_env(root, db, **extra), capture_output=True,
+                       timeout=300)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def _runs(db, cases_dir: Path = REPO / "examples" / "cases") -> dict[str, dict[str, bytes]]:
+    """Every bundled case, base and variants, through every strategy: its output files."""
+    from ctxcli import api
+    from ctxcli.models.case import CaseFile
+    from ctxcli.util.yamlio import read_yaml
+
+    out = {}
+    for f in sorted(cases_dir.glob("*.yaml")):
+        case = CaseFile.model_validate(read_yaml(f, display=f.name))
+        for variant in [None, *case.variants]:
+            for strategy in STRATEGIES:
+                res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
+                files = api.output_files(res)
+                out[case.case_id + (f"-{variant}" if variant else "") + f"-{strategy}"] = files
+    return out
+
+
+def _without_backend(pack_bytes: bytes) -> dict:
+    pack = json.loads(pack_bytes)
+    assert pack["store"].pop("backend") == "postgresql"
+    return pack
+
+
+# ------------------------------------------------------------------------------ equivalence
+def test_every_case_and_variant_is_byte_identical_on_both_backends(store, loaded_pg, monkeypatch):
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    duck, post = _runs(store), _runs(loaded_pg)
+    assert sorted(duck) == sorted(post) and len(duck) >= 40
+    for name in duck:
+        for fn in ("trace.jsonl", "answer.json", "answer.md"):
+            assert duck[name][fn] == post[name][fn], (name, fn)
+        assert b'"backend"' not in duck[name]["pack.json"]
+        # apart from the store description (the backend), the same pack: same id, same bytes
+        assert _without_backend(post[name]["pack.json"]) == json.loads(duck[name]["pack.json"]), name
+
+
+def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
+    from ctxcli.load.fts_text import query_terms
+    from ctxcli.store import open_store
+
+    queries = ["accident certificate claim", "事故 认定 document", "C-102 invoice repair amount",
+               "rule threshold review", "payment incident error rollback", "policy inception date high amount"]
+    types = ["claim_document", "rule", "case_snapshot", "incident", "runbook", "policy_version", "risk_signal"]
+    qs = [(t, list(query_terms(q))) for q in queries for t in types]
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        for tenant in ("tenant-demo", "tenant-other", "tenant-none"):
+            got, want = p.bm25(qs, tenant=tenant, limit=50), d.bm25(qs, tenant=tenant, limit=50)
+            assert got == want, tenant
+            if tenant != "tenant-none":
+                assert got
+    finally:
+        d.close()
+        p.close()
+
+
+def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
+    """Every candidate statement of the PostgreSQL store, asked as tenant-demo with the other
+    tenant's keys and terms, returns only tenant-demo objects (and the other way round)."""
+    from ctxcli.store import open_store
+
+    d = open_store(store)
+    try:
+        tenant_of = dict(d.con.execute("SELECT doc_id, tenant_id FROM objects").fetchall())
+        keys = sorted({k for (k,) in d.con.execute("SELECT DISTINCT key FROM object_keys").fetchall()})
+        ents = d.con.execute("SELECT DISTINCT entity_key FROM entities").fetchall()
+        terms = sorted({t for (t,) in d.con.execute("SELECT term FROM term_stats").fetchall()})
+    finally:
+        d.close()
+    assert set(tenant_of.values()) >= {"tenant-demo", "tenant-other"}
+    p = open_store(loaded_pg)
+    try:
+        access = p.relation_access()
+        readable = sorted({r[0] for r in p.source_access()})
+        for tenant in ("tenant-demo", "tenant-other"):
+            types = sorted({t for (t,) in p.con.execute("SELECT evidence_type FROM support_bits")})
+            hits = p.structured([(f"q{i}", t, []) for i, t in enumerate(types)], seeds=keys, business_keys=keys,
+                                tenant=tenant, limit=1000)
+            docs = {doc for _, doc in hits}
+            docs |= {doc for _, doc, _ in p.bm25([(t, terms) for t in types], tenant=tenant, limit=1000)}
+            docs |= {doc for _, doc, _ in p.graph_hits(keys, tenant=tenant)}
+            walked = p.walk(steps=[("t", 1, e, dt) for (e, dt) in p.con.execute(
+                                "SELECT DISTINCT rel_type, dst_type FROM relations ORDER BY 1, 2")],
+                            starts=[("t", st) for (st,) in p.con.execute(
+                                "SELECT DISTINCT entity_type FROM entities ORDER BY 1")],
+                            seeds=[e for (e,) in ents], tenant=tenant, max_hops=1, as_of_us=2**62, fanout=1000,
+                            readable=readable, access_ok=[r[0] for r in access])
+            assert docs and {tenant_of[x] for x in docs} == {tenant}, tenant
+            other = {e for (e,) in p.con.execute("SELECT entity_key FROM entities WHERE tenant_id <> %s", [tenant])}
+            mine = {e for (e,) in p.con.execute("SELECT entity_key FROM entities WHERE tenant_id = %s", [tenant])}
+            assert {row[4] for row in walked} <= mine and not ({row[4] for row in walked} & (other - mine))
+    finally:
+        p.close()
+    # and through the whole pipeline: the C-102 pack names no tenant-other object
+    r = run_cli(["investigate", "C-102", "--db", loaded_pg, "--out", tmp_path / "run"])
+    assert r.exit_code == 0, r.stdout
+    d = open_store(store)
+    try:
+        other = d.con.execute("SELECT object_id, content FROM objects WHERE tenant_id = 'tenant-other'").fetchall()
+    finally:
+        d.close()
+    text = "".join((tmp_path / "run" / f).read_text() for f in ("pack.json", "trace.jsonl", "answer.json"))
+    assert other and '"tenant-other"' not in text
+    for oid, content in other:
+        assert f'"{oid}"' not in text and content[:40] not in text
+
+
+# ------------------------------------------------------------------------------ replay
+def test_a_pack_built_on_duckdb_replays_identical_on_postgresql(store, loaded_pg, tmp_path, monkeypatch):
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    out = tmp_path / "run"
+    r = run_cli(["investigate", "C-102", "--db", store, "--out", out])
+    assert r.exit_code == 0, r.stdout
+    r = run_cli(["replay", out / "pack.json", "--db", loaded_pg, "--json"])
+    assert r.exit_code == 0, r.stdout
+    doc = json.loads(r.stdout)
+    assert doc["byte_identical"] is True and doc["trace_identical"] is True, doc
+    # and the other way round
+    out2 = tmp_path / "run2"
+    assert run_cli(["investigate", "INC-2026-0723", "--db", loaded_pg, "--out", out2]).exit_code == 0
+    assert json.loads((out2 / "pack.json").read_text())["store"]["backend"] == "postgresql"
+    r = run_cli(["replay", out2 / "pack.json", "--db", store, "--json"])
+    assert r.exit_code == 0, r.stdout
+    assert json.loads(r.stdout)["byte_identical"] is True
+
+
+def test_without_ctx_secret_the_store_keeps_its_own_secret(loaded_pg, tmp_path, monkeypatch):
+    monkeypatch.delenv("CTX_SECRET", raising=False)
+    out = tmp_path / "run"
+    assert run_cli(["investigate", "C-102", "--db", loaded_pg, "--out", out]).exit_code == 0
+    r = run_cli(["replay", out / "pack.json", "--db", loaded_pg, "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["byte_identical"] is True
+    from ctxcli.store.pg_store import read_secret
+    from ctxcli.util.canon import key_id
+
+    assert json.loads((out / "pack.json").read_text())["store"]["key_id"] == key_id(read_secret(loaded_pg))
+    assert key_id(read_secret(loaded_pg)) != key_id(SECRET.encode())
+
+
+# ------------------------------------------------------------------------------ generations
+def _project(tmp_path: Path) -> Path:
+    import shutil
+
+    dst = tmp_path / "proj"
+    for name in ("manifests", "sources", "examples"):
+        shutil.copytree(REPO / name, dst / name, symlinks=True)
+    return dst
+
+
+def _change_inputs(proj: Path) -> None:
+    """Disable one source: a load of these inputs publishes a different store."""
+    f = proj / "manifests" / "sources" / "claims-handbook.yaml"
+    text = f.read_text()
+    assert "enabled: false" not in text
+    f.write_text(text.rstrip("\n") + "\nenabled: false\n" if "enabled:" not in text
+                 else text.replace("enabled: true", "enabled: false"))
+
+
+def _pack(out: Path) -> bytes:
+    return (out / "pack.json").read_bytes()
+
+
+def _investigate(proj: Path, db: str, out: Path) -> subprocess.Popen:
+    return subprocess.Popen([*CTX, "investigate", "C-102", "--out", str(out)], cwd=proj, env=_env(proj, db),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+_HOLDING_LOAD = """
+import sys
+from pathlib import Path
+from ctxcli.store.pg_load import load_pg
+held = []
+def on_table(name):
+    if not held:
+        held.append(1)
+        print("holding", flush=True)
+        sys.stdin.readline()
+m = Path(sys.argv[1])
+res = load_pg(m, sys.argv[2], root=m.parent, on_table=on_table)
+print("done", res.generation, res.store_digest, flush=True)
+"""
+
+
+def _holding_load(proj: Path, db: str) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-c", _HOLDING_LOAD, str(proj / "manifests"), db], cwd=proj,
+                         env=_env(proj, db), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stdout.readline()
+    assert line.strip() == b"holding", p.stderr.read()
+    return p
+
+
+def _generations(db: str) -> list[int]:
+    from ctxcli.store.pg_store import generations
+
+    return [g["generation"] for g in generations(db)]
+
+
+def _schemas(server, db: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as c:
+        return [r[0] for r in c.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ctx_g%' ORDER BY 1")]
+
+
+def test_investigations_during_a_load_each_see_one_generation(server, pg, tmp_path):
+    proj = _project(tmp_path)
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
+    assert _ctx(["investigate", "C-102", "--out", tmp_path / "old"], proj, pg)[0] == 0
+    old = _pack(tmp_path / "old")
+    _change_inputs(proj)
+    load = _holding_load(proj, pg)          # inside the publishing transaction, one table copied
+    try:
+        during = [_investigate(proj, pg, tmp_path / f"during{i}") for i in range(4)]
+        for p in during:
+            assert p.wait(timeout=120) == 0, p.stderr.read()
+        load.stdin.write(b"go\n")           # publish while four more investigations run
+        load.stdin.flush()
+        racing = [_investigate(proj, pg, tmp_path / f"racing{i}") for i in range(4)]
+        rest, err = load.communicate(timeout=300)
+        assert load.returncode == 0, err
+        for p in racing:
+            assert p.wait(timeout=120) == 0, p.stderr.read()
+    finally:
+        if load.poll() is None:
+            load.kill()
+            load.wait()
+    assert rest.decode().startswith("done 2 sha256:")
+    assert _ctx(["investigate", "C-102", "--out", tmp_path / "new"], proj, pg)[0] == 0
+    new = _pack(tmp_path / "new")
+    assert new != old
+    for i in range(4):
+        assert _pack(tmp_path / f"during{i}") == old
+        assert _pack(tmp_path / f"racing{i}") in (old, new)      # one generation, never a mix
+    assert _generations(pg) == [1, 2]
+
+
+def test_a_reader_keeps_its_generation_while_the_next_is_published(pg, tmp_path, monkeypatch):
+    from ctxcli import api
+    from ctxcli.pipeline import investigate as run_pipeline
+    from ctxcli.store import open_store
+
+    proj = _project(tmp_path)
+    monkeypatch.setenv("CTX_ROOT", str(proj))
+    api.load(manifests=proj / "manifests", db=pg)
+    opts = api.InvestigateOptions(case="C-102", db=pg)
+    old = api.investigate(opts).pack
+    reader = open_store(pg)                 # resolves generation 1 now
+    try:
+        _change_inputs(proj)
+        api.load(manifests=proj / "manifests", db=pg)
+        case, pb, pb_hash = api.read_checked("C-102", None, None)
+        req = api.make_request(case, pb, opts)
+        key = api.store_key(pg)
+        res = run_pipeline(reader, pb, pb_hash, req, api.store_info(reader, key), key=key)
+    finally:
+        reader.close()
+    assert reader.generation == 1
+    assert res.pack == old
+    assert api.investigate(opts).pack != old
+
+
+def test_sigkill_of_a_load_leaves_the_previous_generation_usable(server, pg, tmp_path):
+    proj = _project(tmp_path)
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
+    assert _ctx(["investigate", "C-102", "--out", tmp_path / "before"], proj, pg)[0] == 0
+    _change_inputs(proj)
+    load = _holding_load(proj, pg)
+    assert len(_schemas(server, pg)) == 1           # the new schema is not visible before commit
+    load.send_signal(signal.SIGKILL)
+    load.wait(timeout=30)
+    assert _generations(pg) == [1]
+    code, out, err = _ctx(["investigate", "C-102", "--out", tmp_path / "after"], proj, pg)
+    assert code == 0, err
+    assert _pack(tmp_path / "after") == _pack(tmp_path / "before")
+    assert _schemas(server, pg) == ["ctx_g1"]
+    code, out, err = _ctx(["load", "--db", pg, "--json"], proj, pg)     # the lock died with the session
+    assert code == 0, err
+    assert "(generation 2)" in json.loads(out)["db"]
+    assert _generations(pg) == [1, 2]
+
+
+def test_a_second_writer_exits_3_store_busy(pg, tmp_path):
+    from ctxcli.store.pg_store import writer_lock
+
+    proj = _project(tmp_path)
+    with writer_lock(pg):
+        code, out, err = _ctx(["load", "--db", pg], proj, pg)
+        assert code == 3 and out == ""
+        assert err == (f"ctx: error: store {pg} is busy: another `ctx load` or `ctx store prune` is writing it; "
+                       f"retry when it has finished\n")
+        assert _ctx(["store", "prune", "--keep", "1", "--db", pg], proj, pg)[0] == 3
+    assert _generations(pg) == []
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
+
+
+def test_prune_keeps_the_newest_generations_and_replay_of_a_kept_one(server, pg, tmp_path):
+    proj = _project(tmp_path)
+    for _ in range(3):
+        assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
+    assert _generations(pg) == [1, 2, 3]
+    code, out, err = _ctx(["store", "prune", "--keep", "2", "--db", pg, "--json"], proj, pg)
+    assert code == 0, err
+    assert json.loads(out) == {"address": pg, "dropped": [1], "kept": [2, 3]}
+    assert _generations(pg) == [2, 3] and _schemas(server, pg) == ["ctx_g2", "ctx_g3"]
+    assert _ctx(["store", "prune", "--keep", "0", "--db", pg], proj, pg)[0] == 2
+    code, out, err = _ctx(["store", "generations", "--db", pg, "--json"], proj, pg)
+    assert code == 0 and [g["current"] for g in json.loads(out)["generations"]] == [False, True]
+    assert _ctx(["investigate", "C-102", "--out", tmp_path / "r"], proj, pg)[0] == 0
+    assert _ctx(["replay", tmp_path / "r" / "pack.json"], proj, pg)[0] == 0
+
+
+# ------------------------------------------------------------------------------ operations
+def test_store_init_is_idempotent_and_checks_the_layout_version(server, tmp_path):
+    url = server.url(server.new_database())
+    code, out, err = _ctx(["store", "init", url, "--json"], REPO, url)
+    assert code == 0 and json.loads(out)["created"] is True, err
+    code, out, err = _ctx(["store", "init", url, "--json"], REPO, url)
+    assert code == 0 and json.loads(out)["created"] is False
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("UPDATE ctx_meta.info SET value = '99' WHERE key = 'layout_version'")
+    code, out, err = _ctx(["store", "init", url], REPO, url)
+    assert code == 2 and err == f"ctx: error: store {url} has layout version 99, this ctx needs 1\n"
+    code, out, err = _ctx(["investigate", "C-102"], REPO, url)
+    assert code == 2 and "layout version 99" in err
+
+
+def test_an_uninitialised_or_empty_store_is_one_line(server, tmp_path):
+    url = server.url(server.new_database())
+    code, out, err = _ctx(["load", "--db", url], REPO, url)
+    assert (code, err) == (2, f"ctx: error: no ctx store at {url}; run `ctx store init {url}` first\n")
+    assert _ctx(["store", "init", url], REPO, url)[0] == 0
+    code, out, err = _ctx(["investigate", "C-102"], REPO, url)
+    assert (code, err) == (2, f"ctx: error: store {url} has no generation yet; run `ctx load --db {url}`\n")
+    dead = f"postgresql://ctx@127.0.0.1:{server.port + 1 if server.port < 65535 else 1}/nothing"
+    code, out, err = _ctx(["investigate", "C-102", "--db", dead], REPO, dead)
+    assert code == 3 and err.startswith(f"ctx: error: cannot connect to the store {dead}: ") and err.count("\n") == 1
+    code, out, err = _ctx(["store", "prune", "--db", str(tmp_path / "x.duckdb")], REPO, url)
+    assert code == 2 and "works on a team store" in err
+
+
+def test_the_password_is_never_printed(server, tmp_path):
+    db = server.new_database()
+    url = server.url(db, user=pgserver.PASSWORD_ROLE, password=pgserver.PASSWORD)
+    masked = server.url(db, user=pgserver.PASSWORD_ROLE, password="***")
+    proj = _project(tmp_path)
+    seen = []
+    for args in (["store", "init", url], ["load", "--db", url], ["load", "--db", url, "--json"],
+                 ["investigate", "C-102", "--db", url, "--out", tmp_path / "r", "--json"],
+                 ["replay", tmp_path / "r" / "pack.json", "--db", url],
+                 ["store", "generations", "--db", url], ["sources", "--db", url, "--json"]):
+        code, out, err = _ctx(args, proj, url)
+        assert code == 0, (args, err)
+        seen.append(out + err)
+    bad = server.url(db, user=pgserver.PASSWORD_ROLE, password=pgserver.PASSWORD + "-wrong")
+    code, out, err = _ctx(["investigate", "C-102", "--db", bad], proj, bad)
+    assert code == 3 and err.startswith(f"ctx: error: cannot connect to the store "
+                                        f"{server.url(db, user=pgserver.PASSWORD_ROLE, password='***')}: ")
+    seen.append(out + err)
+    # the password through PGPASSWORD (the address names none): never echoed either
+    plain = server.url(db, user=pgserver.PASSWORD_ROLE)
+    code, out, err = _ctx(["store", "generations", "--db", plain], proj, plain, PGPASSWORD=pgserver.PASSWORD)
+    assert code == 0, err
+    seen.append(out + err)
+    files = [p.read_text(errors="replace") for p in (tmp_path / "r").iterdir() if p.is_file()]
+    for text in seen + files:
+        assert pgserver.PASSWORD not in text
+    assert masked in seen[1]
+
+
+def test_pg_address_survives_the_cli_and_ctx_db(pg, tmp_path):
+    """``--db postgresql://…`` and ``CTX_DB=postgresql://…`` reach the PostgreSQL backend intact
+    (not turned into a path)."""
+    proj = _project(tmp_path)
+    code, out, err = _ctx(["load", "--json"], proj, pg)           # CTX_DB only
+    assert code == 0, err
+    assert json.loads(out)["db"] == f"{pg} (generation 1)"
+    assert not (proj / "postgresql:").exists()
