@@ -185,7 +185,7 @@ def _require_layout(con, address: str) -> None:
 # ---------------------------------------------------------------------------------- publishing
 _PG_TYPES = {"VARCHAR": "text", "INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8",
              "BOOLEAN": "bool", "UBIGINT": "int8", "VARCHAR[]": "text[]", "INTEGER[]": "int4[]",
-             "BIGINT[]": "int8[]"}
+             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: kept, not searched (vector())
 # Point lookups and scans the statements below need (the DuckDB file is sorted instead).
 _INDEXES = [
     "CREATE UNIQUE INDEX ON objects(doc_id)",
@@ -565,6 +565,10 @@ class PgStore:
 
     def graph_hits(self, keys, *, tenant) -> list[tuple]:
         return self._q(_GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
+
+    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+        raise StoreError(f"the vector channel (strategy hybrid) needs a DuckDB store: {self.address} is "
+                         f"PostgreSQL, whose vectors are kept but not searched")
 
     def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         from .schema import MASK_BITS
