@@ -68,7 +68,10 @@ def run(n: int, work: Path, reps: int) -> dict:
     t_load = time.perf_counter() - t0
     V.write_vectors = real
 
+    from ctxcli.store.duckdb_store import DuckDBStore
+
     con = duckdb.connect(str(db), read_only=True)
+    store = DuckDBStore(con, db)
     blocks = dict(con.execute("SELECT table_name, count(DISTINCT block_id) FROM pragma_storage_info('vectors') "
                               "CROSS JOIN (SELECT 'vectors' AS table_name) GROUP BY ALL").fetchall())
     block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
@@ -87,7 +90,7 @@ def run(n: int, work: Path, reps: int) -> dict:
             plan = make_plan(pb, round_no=1, target_types=[e.type for e in pb.evidence_types], seeds=[],
                              business_keys=[], channels=("vector",), question=QUESTIONS[i % len(QUESTIONS)])
             t = time.perf_counter()
-            hits = vector_search(con, plan.queries, tenant=tenant)
+            hits = vector_search(store, plan.queries, tenant=tenant)
             times.append(time.perf_counter() - t)
             assert hits
         lat[tenant] = times
