@@ -139,11 +139,11 @@ def standalone(n: int, work: Path, reps: int) -> dict:
     model = load_model()
     con = duckdb.connect(str(db))
     con.execute(dict(STEPS)["0006_vectors"])
-    con.execute("CREATE TEMP TABLE v(tenant_id VARCHAR, doc_id INTEGER, object_type VARCHAR, supports VARCHAR[], "
-                "vec FLOAT[256])")
     t_embed = t_insert = 0.0
     doc = 0
     batch: list[dict] = []
+    nd = work / f"vectors-only-{n}.ndjson"
+    out = open(nd, "wb")
 
     def flush() -> None:
         nonlocal t_embed, t_insert
@@ -151,12 +151,11 @@ def standalone(n: int, work: Path, reps: int) -> dict:
         vecs = model.embed_many([embed_text(o.get("title"), o.get("content")) for o in batch])
         t_embed += time.perf_counter() - t
         t = time.perf_counter()
-        keep = [(o, v) for o, v in zip(batch, vecs) if v is not None]
-        con.execute("INSERT INTO v SELECT unnest(?::VARCHAR[]), unnest(?::INTEGER[]), unnest(?::VARCHAR[]), "
-                    "unnest(?::VARCHAR[][]), unnest(?::FLOAT[256][])",
-                    [[o["tenant_id"] for o, _ in keep], [o["_doc"] for o, _ in keep],
-                     [o["object_type"] for o, _ in keep], [o.get("supports") or [] for o, _ in keep],
-                     [v for _, v in keep]])
+        for o, v in zip(batch, vecs):
+            if v is not None:
+                out.write(orjson.dumps({"tenant_id": o["tenant_id"], "doc_id": o["_doc"],
+                                        "object_type": o["object_type"], "supports": o.get("supports") or [],
+                                        "vec": v}) + b"\n")
         t_insert += time.perf_counter() - t
         batch.clear()
 
@@ -171,6 +170,11 @@ def standalone(n: int, work: Path, reps: int) -> dict:
                     flush()
     if batch:
         flush()
+    out.close()
+    con.execute("CREATE TEMP TABLE v AS SELECT * FROM read_json(?, format='newline_delimited', columns={"
+                "'tenant_id': 'VARCHAR', 'doc_id': 'INTEGER', 'object_type': 'VARCHAR', 'supports': 'VARCHAR[]', "
+                "'vec': 'FLOAT[256]'})", [str(nd)])
+    nd.unlink()
     t = time.perf_counter()
     con.execute("INSERT INTO vectors SELECT * FROM v ORDER BY tenant_id, doc_id")
     con.execute("DROP TABLE v")
