@@ -68,7 +68,10 @@ def run(n: int, work: Path, reps: int) -> dict:
     t_load = time.perf_counter() - t0
     V.write_vectors = real
 
+    from ctxcli.store.duckdb_store import DuckDBStore
+
     con = duckdb.connect(str(db), read_only=True)
+    store = DuckDBStore(con, db)
     blocks = dict(con.execute("SELECT table_name, count(DISTINCT block_id) FROM pragma_storage_info('vectors') "
                               "CROSS JOIN (SELECT 'vectors' AS table_name) GROUP BY ALL").fetchall())
     block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
@@ -87,7 +90,7 @@ def run(n: int, work: Path, reps: int) -> dict:
             plan = make_plan(pb, round_no=1, target_types=[e.type for e in pb.evidence_types], seeds=[],
                              business_keys=[], channels=("vector",), question=QUESTIONS[i % len(QUESTIONS)])
             t = time.perf_counter()
-            hits = vector_search(con, plan.queries, tenant=tenant)
+            hits = vector_search(store, plan.queries, tenant=tenant)
             times.append(time.perf_counter() - t)
             assert hits
         lat[tenant] = times
@@ -112,15 +115,117 @@ def run(n: int, work: Path, reps: int) -> dict:
     return out
 
 
+def standalone(n: int, work: Path, reps: int) -> dict:
+    """The vectors step without the rest of the load (for sizes whose full load does not fit the
+    session): every object of the corpus is embedded with Model.embed_many in batches of 512,
+    written to a DuckDB file in the store's own schema and order (load/vectors.py), then the
+    same latency runs as :func:`run`."""
+    import duckdb
+    import orjson
+
+    from ctxcli.embed import load_model
+    from ctxcli.engine.plan import make_plan
+    from ctxcli.engine.vector import vector_search
+    from ctxcli.load.vectors import embed_text
+    from ctxcli.models.playbook import Playbook
+    from ctxcli.store.duckdb_store import DuckDBStore
+    from ctxcli.store.schema import STEPS
+    from ctxcli.util.yamlio import read_yaml
+
+    root = corpus(n, work)
+    db = work / f"vectors-only-{n}.duckdb"
+    if db.exists():
+        db.unlink()
+    model = load_model()
+    con = duckdb.connect(str(db))
+    con.execute(dict(STEPS)["0006_vectors"])
+    t_embed = t_insert = 0.0
+    doc = 0
+    batch: list[dict] = []
+    nd = work / f"vectors-only-{n}.ndjson"
+    out = open(nd, "wb")
+
+    def flush() -> None:
+        nonlocal t_embed, t_insert
+        t = time.perf_counter()
+        vecs = model.embed_many([embed_text(o.get("title"), o.get("content")) for o in batch])
+        t_embed += time.perf_counter() - t
+        t = time.perf_counter()
+        for o, v in zip(batch, vecs):
+            if v is not None:
+                out.write(orjson.dumps({"tenant_id": o["tenant_id"], "doc_id": o["_doc"],
+                                        "object_type": o["object_type"], "supports": o.get("supports") or [],
+                                        "vec": v}) + b"\n")
+        t_insert += time.perf_counter() - t
+        batch.clear()
+
+    for f in sorted((root / "sources").glob("*/objects.jsonl")):
+        with open(f, "rb") as fh:
+            for line in fh:
+                o = orjson.loads(line)
+                doc += 1
+                o["_doc"] = doc
+                batch.append(o)
+                if len(batch) >= 512:
+                    flush()
+    if batch:
+        flush()
+    out.close()
+    con.execute("CREATE TEMP TABLE v AS SELECT * FROM read_json(?, format='newline_delimited', columns={"
+                "'tenant_id': 'VARCHAR', 'doc_id': 'INTEGER', 'object_type': 'VARCHAR', 'supports': 'VARCHAR[]', "
+                "'vec': 'FLOAT[256]'})", [str(nd)])
+    nd.unlink()
+    t = time.perf_counter()
+    con.execute("INSERT INTO vectors SELECT * FROM v ORDER BY tenant_id, doc_id")
+    con.execute("DROP TABLE v")
+    con.execute("CHECKPOINT")
+    t_sort = time.perf_counter() - t
+    block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+    blocks = con.execute("SELECT count(DISTINCT block_id) FROM pragma_storage_info('vectors')").fetchone()[0]
+    per_tenant = dict(con.execute("SELECT tenant_id, count(*) FROM vectors GROUP BY 1").fetchall())
+    con.execute("CREATE TABLE meta(key VARCHAR, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('embedding_weights_sha256', ?)", [model.weights_sha256])
+    con.close()
+    con = duckdb.connect(str(db), read_only=True, config={"threads": "2"})
+    store = DuckDBStore(con, db)
+    pb_path = root / "manifests" / "playbooks" / "motor-claim-review.yaml"
+    raw = read_yaml(pb_path, display=str(pb_path))
+    for et in raw["evidence_types"]:
+        et["retrieve"]["vector"] = {"object_types": []}
+    pb = Playbook.model_validate(raw)
+    tenants = sorted(per_tenant, key=lambda t: -per_tenant[t])
+    lat = {}
+    for tenant in (tenants[0], tenants[-1]):
+        times = []
+        for i in range(reps):
+            plan = make_plan(pb, round_no=1, target_types=[e.type for e in pb.evidence_types], seeds=[],
+                             business_keys=[], channels=("vector",), question=QUESTIONS[i % len(QUESTIONS)])
+            t = time.perf_counter()
+            assert vector_search(store, plan.queries, tenant=tenant)
+            times.append(time.perf_counter() - t)
+        lat[tenant] = times
+    con.close()
+    return {"objects": doc, "vectors": sum(per_tenant.values()), "tenants": per_tenant,
+            "embed_s": round(t_embed, 1), "embed_docs_per_s": round(doc / t_embed),
+            "insert_s": round(t_insert, 1), "sort_checkpoint_s": round(t_sort, 1),
+            "vectors_table_bytes": blocks * block_size, "file_bytes": db.stat().st_size,
+            "vector_step_ms": {t: {"p50": round(statistics.median(v) * 1000, 1),
+                                   "p95": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)] * 1000, 1),
+                                   "tenant_vectors": per_tenant[t], "queries": len(pb.evidence_types)}
+                               for t, v in lat.items()}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     ap.add_argument("--work", type=Path, default=Path("/tmp/ctx-bench"))
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
+    ap.add_argument("--standalone", action="store_true", help="time only the vectors step (no full load)")
     a = ap.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
-    results = {str(n): run(n, a.work, a.reps) for n in a.sizes}
+    fn = standalone if a.standalone else run
+    results = {str(n): fn(n, a.work, a.reps) for n in a.sizes}
     text = json.dumps(results, indent=2)
     print(text)
     if a.out:

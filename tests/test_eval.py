@@ -384,7 +384,7 @@ def test_cli_by_strategy_expectation_per_run(store, tmp_path):
 def test_by_strategy_unknown_strategy_is_a_load_error(store, tmp_path):
     p = _case(tmp_path, "  verdict: complete\n  by_strategy:\n    governd: {verdict: partial}\n")
     want = (f"{p}:13:5: expected.by_strategy.governd: unknown strategy 'governd' "
-            "(known: full, topk, governed, dynamic)")
+            "(known: full, topk, governed, dynamic, hybrid)")
     r = run_cli(["eval", p])
     assert r.exit_code == 2 and r.stderr == f"ctx: error: {want}\n"
     r = run_cli(["check", p])

@@ -78,6 +78,7 @@ class Model:
     rows: memoryview                    # 32000 x DIM little-endian fp16, row-major
     vocab: int
     tokenizer: Any
+    _mat64: Any = None                  # the rows as a float64 matrix, made by embed_many
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.name, "version": self.version, "weights_sha256": self.weights_sha256,
@@ -104,17 +105,20 @@ class Model:
         as :meth:`embed` does), the norm and division are the same Python code."""
         import numpy as np
 
-        mat = np.frombuffer(self.rows, dtype="<f2").reshape(self.vocab, self.dim)
+        if self._mat64 is None:     # fp16 -> float64 is exact; converted once, 64 MB
+            self._mat64 = np.frombuffer(self.rows, dtype="<f2").reshape(self.vocab, self.dim).astype(np.float64)
+        mat = self._mat64
         out: list[list[float] | None] = []
         for enc in self.tokenizer.encode_batch(texts, add_special_tokens=False):
             ids = [i for i in enc.ids if 0 <= i < self.vocab]
             if not ids:
                 out.append(None)
                 continue
-            acc = np.zeros(self.dim, dtype=np.float64)
-            for i in ids:                       # sequential float64 adds, like embed()
-                acc += mat[i]
-            out.append(_unit(acc.tolist()))
+            # an axis-0 sum of a C-ordered array adds row after row: the order of embed()
+            acc = mat[ids].sum(axis=0)
+            norm = math.sqrt(math.fsum(a * a for a in acc.tolist()))
+            # IEEE division and the cast to float32 round exactly as _unit does
+            out.append(None if norm == 0.0 else (acc / norm).astype(np.float32).tolist())
         return out
 
 

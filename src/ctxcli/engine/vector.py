@@ -18,6 +18,9 @@ def query_model(store):
 
     model = load_model()
     stored = store.meta().get("embedding_weights_sha256")
+    if stored is None:
+        store.vector([], tenant="")             # a backend without vectors says so
+        raise EmbeddingError(f"the store {store.address} holds no vectors; rebuild it with `ctx load`")
     if stored != model.weights_sha256:
         raise EmbeddingError(f"the store's vectors were made with other embedding weights "
                              f"(sha256 {str(stored)[:12]}…, installed {model.weights_sha256[:12]}…); "

@@ -185,7 +185,7 @@ def _require_layout(con, address: str) -> None:
 # ---------------------------------------------------------------------------------- publishing
 _PG_TYPES = {"VARCHAR": "text", "INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8",
              "BOOLEAN": "bool", "UBIGINT": "int8", "VARCHAR[]": "text[]", "INTEGER[]": "int4[]",
-             "BIGINT[]": "int8[]"}
+             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: kept, not searched (vector())
 # Point lookups and scans the statements below need (the DuckDB file is sorted instead).
 _INDEXES = [
     "CREATE UNIQUE INDEX ON objects(doc_id)",
@@ -298,6 +298,8 @@ def _copy_table(src, con, table: str) -> None:
         elif dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
             sel.append(f"CASE WHEN {name} >= 9223372036854775808 THEN ({name}::HUGEINT - 18446744073709551616)"
                        f"::BIGINT ELSE {name}::BIGINT END")
+        elif dtype == "FLOAT[256]":   # a fixed-size array comes back as a tuple: read it as a list
+            sel.append(f"{name}::FLOAT[]")
         else:
             sel.append(name)
     con.execute(f"CREATE TABLE {table}({', '.join(defs)})")
@@ -628,6 +630,10 @@ class PgStore:
 
     def graph_hits(self, keys, *, tenant) -> list[tuple]:
         return self._tenant_q(tenant, _GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
+
+    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+        raise StoreError(f"the vector channel (strategy hybrid) needs a DuckDB store: {self.address} is "
+                         f"PostgreSQL, whose vectors are kept but not searched")
 
     def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         from .schema import MASK_BITS
