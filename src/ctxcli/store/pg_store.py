@@ -631,10 +631,6 @@ class PgStore:
     def graph_hits(self, keys, *, tenant) -> list[tuple]:
         return self._tenant_q(tenant, _GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
 
-    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
-        raise StoreError(f"the vector channel (strategy hybrid) needs a DuckDB store: {self.address} is "
-                         f"PostgreSQL, whose vectors are kept but not searched")
-
     def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         from .schema import MASK_BITS
 
