@@ -185,7 +185,7 @@ def _require_layout(con, address: str) -> None:
 # ---------------------------------------------------------------------------------- publishing
 _PG_TYPES = {"VARCHAR": "text", "INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8",
              "BOOLEAN": "bool", "UBIGINT": "int8", "VARCHAR[]": "text[]", "INTEGER[]": "int4[]",
-             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: kept, not searched (vector())
+             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: searched by vector() in float4
 # Point lookups and scans the statements below need (the DuckDB file is sorted instead).
 _INDEXES = [
     "CREATE UNIQUE INDEX ON objects(doc_id)",
