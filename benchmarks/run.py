@@ -639,6 +639,40 @@ def _pg_case(c, pack: dict, templates: dict, per_ch: dict) -> set[int]:
 
 
 # ---------------------------------------------------------------------------------- main
+def bench_ctx_pg_backend(pg: PG, db: Path, corpus: Path, planted: list[dict], repeat: int, duck_results: list,
+                         duck_load: dict | None) -> dict:
+    """ctx itself on the PostgreSQL store backend (issue 20): publish the DuckDB store just built
+    as a generation (what `ctx load --db postgresql://…` does after the same build), then the
+    same in-process investigations. The load rate counts the DuckDB build (from the load
+    benchmark) plus the publish; packs are compared with the DuckDB backend's (same secret)."""
+    from ctxcli.store import pg_store
+    from ctxcli.store.secret import store_key
+
+    with pg.connect() as c:
+        c.execute("CREATE DATABASE ctx_backend")
+    url = f"postgresql://bench@127.0.0.1:{pg.port}/ctx_backend"
+    pg_store.init_store(url)
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as c:     # the DuckDB store's secret, for comparable packs
+        c.execute("UPDATE ctx_meta.secret SET key = %s", [store_key(db, create=False)])
+    t0 = time.perf_counter()
+    info = pg_store.publish(url, db)
+    publish_s = time.perf_counter() - t0
+    inv, results = bench_investigate(corpus, url, planted, repeat)
+    same = sum(1 for (_, a, _), (_, b, _) in zip(duck_results, results)
+               if {**b, "store": {k: v for k, v in b["store"].items() if k != "backend"}} == a)
+    out = {"publish_s": round(publish_s, 2), "objects": info["objects"],
+           "per_investigation": inv["per_investigation"], "per_query": inv["per_query"],
+           "correct": inv["correct"], "planted": inv["planted"],
+           "packs_identical_to_duckdb_backend": f"{same}/{len(results)}"}
+    if duck_load and duck_load.get("cli", {}).get("wall_s"):
+        total = duck_load["cli"]["wall_s"] + publish_s
+        out["load_total_s"] = round(total, 2)
+        out["load_objects_per_s"] = round(info["objects"] / total, 1)
+    return out
+
+
 def ratio(a, b):
     return round(a / b, 3) if a is not None and b else None
 
@@ -675,6 +709,9 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
             res["postgres"].update(bench_pg(pg, results, planted, corpus, args.repeat))
             print(f"[{size}] postgres: {res['postgres']['per_query']} {res['postgres']['per_investigation_retrieval']}"
                   f" planted retrieved {res['postgres']['planted_objects_retrieved']}/{len(results)}", flush=True)
+            res["ctx_on_postgres"] = bench_ctx_pg_backend(pg, db, corpus, planted, args.repeat, results,
+                                                          res.get("load"))
+            print(f"[{size}] ctx on the PostgreSQL backend: {json.dumps(res['ctx_on_postgres'])}", flush=True)
         finally:
             pg.stop()
         pq, cq = res["postgres"]["per_query"], inv["per_query"]

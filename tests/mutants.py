@@ -114,6 +114,22 @@ MUTANTS: list[Mutant] = [
     Mutant("control-chars-raw", "src/ctxcli/engine/render.py",
            'return _CTRL.sub(lambda m: "\\\\x%02x"', 'return text or _CTRL.sub(lambda m: "\\\\x%02x"',
            ("tests/test_render.py::test_control_characters_in_evidence_are_shown_as_escapes",)),
+    # --- the PostgreSQL backend (issue 20; its tests skip without PostgreSQL binaries) -------
+    Mutant("pg-fulltext-tenant-predicate-dropped", "src/ctxcli/store/pg_store.py",
+           "WHERE p.tenant_no = {{tno}} AND p.termid IN ({{termids}})",
+           "WHERE {{tno}} IS NOT NULL AND p.termid IN ({{termids}})",
+           ("tests/test_postgres.py::test_a_second_tenant_never_appears",)),
+    Mutant("pg-walk-fanout-ignored", "src/ctxcli/store/pg_store.py",
+           "WHERE r.tenant_id = %(tenant)s AND w.depth < %(max_hops)s AND w.rn <= %(fanout)s",
+           "WHERE r.tenant_id = %(tenant)s AND w.depth < %(max_hops)s",
+           ("tests/test_postgres.py::test_the_walk_follows_the_same_rules_on_both_backends",)),
+    Mutant("pg-row-level-security-open", "src/ctxcli/store/pg_store.py",
+           'f"CREATE POLICY ctx_tenant ON {table} USING ({_TENANT} IS NULL OR {own})"',
+           'f"CREATE POLICY ctx_tenant ON {table} USING (true)"',
+           ("tests/test_postgres.py::test_row_level_security_is_a_second_line_for_an_ordinary_role",)),
+    Mutant("pg-password-shown", "src/ctxcli/store/pg_store.py",
+           'out = _PW_URL.sub(lambda m: m["pre"] + "***" + m["post"], str(text))', "out = str(text)",
+           ("tests/test_postgres.py::test_the_password_is_never_printed",)),
 ]
 
 

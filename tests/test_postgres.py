@@ -132,6 +132,28 @@ def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_vector_scores_are_bit_identical_on_both_backends(store, loaded_pg):
+    """The vector channel's cosine (float32, DuckDB's loop and formula) and its rounding."""
+    from ctxcli.embed import load_model
+    from ctxcli.store import open_store
+
+    model = load_model()
+    texts = ["how do I bring payments back", "the police accident report", "claim amount threshold manual review",
+             "who owns the payment service", "rule version valid on that date", "事故 认定"]
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        types = [t for (t,) in d.con.execute("SELECT evidence_type FROM support_bits ORDER BY 1").fetchall()]
+        qs = [(t, [], 500, model.embed(x)) for x in texts for t in types if model.embed(x) is not None]
+        for tenant in ("tenant-demo", "tenant-other"):
+            want = d.vector(qs, tenant=tenant)
+            assert want and p.vector(qs, tenant=tenant) == want, tenant
+        some = [(types[0], ["no-such-type"], 5, qs[0][3])]
+        assert p.vector(some, tenant="tenant-demo") == d.vector(some, tenant="tenant-demo") == []
+    finally:
+        d.close()
+        p.close()
+
+
 def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
     """Every candidate statement of the PostgreSQL store, asked as tenant-demo with the other
     tenant's keys and terms, returns only tenant-demo objects (and the other way round)."""
@@ -455,3 +477,72 @@ def test_pg_address_survives_the_cli_and_ctx_db(pg, tmp_path):
     assert code == 0, err
     assert json.loads(out)["db"] == f"{pg} (generation 1)"
     assert not (proj / "postgresql:").exists()
+
+
+def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
+    """Every one- and two-hop chain of the bundled graph, from every entity, at several valid
+    times, hop limits, fan-out caps and access sets: the same rows in the same order."""
+    from ctxcli.store import open_store
+
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        edges = d.con.execute("SELECT DISTINCT src_type, rel_type, dst_type FROM relations ORDER BY ALL").fetchall()
+        seeds = [e for (e,) in d.con.execute("SELECT DISTINCT entity_key FROM entities ORDER BY 1").fetchall()]
+        access = [r[0] for r in d.relation_access()]
+        sources = sorted({r[0] for r in d.source_access()})
+        chains = [[e] for e in edges] + [[a, b] for a in edges for b in edges if a[2] == b[0]]
+        steps = [(f"t{i}", j, e[1], e[2]) for i, ch in enumerate(chains) for j, e in enumerate(ch, 1)]
+        starts = [(f"t{i}", ch[0][0]) for i, ch in enumerate(chains)]
+        n = 0
+        for as_of in (0, 1_780_000_000_000_000, 1_790_000_000_000_000, 2**62):
+            for hops, fanout in ((1, 1), (2, 1), (2, 2), (2, 50)):
+                for acc, readable in ((access, sources), (access[::2], sources), (access, sources[1:])):
+                    kw = dict(steps=steps, starts=starts, seeds=seeds, tenant="tenant-demo", max_hops=hops,
+                              as_of_us=as_of, fanout=fanout, readable=readable, access_ok=acc)
+                    want = [(a, b, list(c), list(e), f) for a, b, c, e, f in d.walk(**kw)]
+                    got = [(a, b, list(c), list(e), f) for a, b, c, e, f in p.walk(**kw)]
+                    assert got == want, (as_of, hops, fanout)
+                    n += len(got)
+        assert n > 100
+        capped = d.walk(**{**kw, "fanout": 1, "max_hops": 2, "access_ok": access, "readable": sources})
+        assert len(capped) < len(d.walk(**{**kw, "fanout": 50, "max_hops": 2, "access_ok": access,
+                                          "readable": sources}))
+    finally:
+        d.close()
+        p.close()
+
+
+def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_path, monkeypatch):
+    """As a role without superuser or BYPASSRLS, the candidate statements' tenant setting hides
+    every other tenant's rows even from a statement that asks for them; the same packs result."""
+    import psycopg
+
+    from ctxcli import api
+    from ctxcli.store import open_store
+
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    db = server.new_database()
+    owner = server.url(db)
+    api.store_init(owner)
+    api.load(manifests=REPO / "manifests", db=owner)
+    with psycopg.connect(owner, autocommit=True) as c:
+        c.execute("DO $$ BEGIN CREATE ROLE ctxreader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        c.execute("GRANT USAGE ON SCHEMA ctx_meta, ctx_g1 TO ctxreader")
+        c.execute("GRANT SELECT ON ALL TABLES IN SCHEMA ctx_meta, ctx_g1 TO ctxreader")
+    reader = server.url(db, user="ctxreader")
+    s = open_store(reader)
+    try:
+        everyone = {t for (t,) in s._q("SELECT DISTINCT tenant_id FROM objects")}
+        assert everyone >= {"tenant-demo", "tenant-other"}      # outside candidate statements: all rows
+        for tenant in ("tenant-demo", "tenant-other"):
+            for table in ("objects", "object_keys", "entities", "relations", "versions", "tombstones"):
+                seen = {t for (t,) in s._tenant_q(tenant, f"SELECT DISTINCT tenant_id FROM {table}")}
+                assert seen <= {tenant}, (table, seen)
+            nos = {n for (n,) in s._tenant_q(tenant, "SELECT DISTINCT tenant_no FROM postings")}
+            assert nos == {n for (n,) in s._q("SELECT tenant_no FROM tenants WHERE tenant_id = %s", [tenant])}
+        assert {t for (t,) in s._q("SELECT DISTINCT tenant_id FROM objects")} == everyone   # reset after
+    finally:
+        s.close()
+    as_owner = api.investigate(api.InvestigateOptions(case="C-102", db=owner))
+    as_reader = api.investigate(api.InvestigateOptions(case="C-102", db=reader))
+    assert api.output_files(as_owner)["pack.json"] == api.output_files(as_reader)["pack.json"]

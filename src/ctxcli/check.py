@@ -231,15 +231,19 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
         try:
             data = read_yaml(m, display=m.name)
         except CtxError:
-            continue
+            return Vocabulary()     # a source we cannot read may declare any edge: no vocabulary checks
         snap = data.get("snapshot") if isinstance(data, dict) else None
-        if not isinstance(snap, str) or Path(snap).is_absolute() or ".." in Path(snap).parts:
-            continue
+        if not isinstance(snap, str) or "\0" in snap or Path(snap).is_absolute() or ".." in Path(snap).parts:
+            return Vocabulary()     # (its own error is reported at the manifest)
         folder = root / snap
+        if not folder.is_dir() or not folder.resolve().is_relative_to(root.resolve()):
+            return Vocabulary()     # missing, or a symlink out of the project: reported by load
         for fname, key, acc in (("relations.jsonl", "type", edges), ("entities.jsonl", "entity_type", etypes)):
             p = folder / fname
             if not p.is_file():
                 continue
+            if not p.resolve().is_relative_to(root.resolve()):
+                return Vocabulary()     # a symlink out of the project: load reports it
             try:
                 with open(p, "rb") as fh:
                     for raw in fh:

@@ -11,7 +11,7 @@ from .common import emit_json, handle_errors, parse_time
 
 DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store file, or a postgresql:// address for a team store "
                                               "(default: $CTX_DB or .ctx/ctx.duckdb).",
-                                              show_default=False)]
+                                              metavar="PATH|URL", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of a table.")]
 
 
@@ -37,7 +37,9 @@ def load(
     stays as it was. Sources whose digest is unchanged since the previous load are not
     read again: their rows are copied from the old store (column "reused"); --full reads
     every source. One load at a time: while another load holds the store's writer lock
-    (<store>.lock), a second one exits 3 without touching anything.
+    (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
+    the same store is published as a new generation of a team store (`ctx store init` first;
+    docs/postgres.md).
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """

@@ -185,7 +185,7 @@ def _require_layout(con, address: str) -> None:
 # ---------------------------------------------------------------------------------- publishing
 _PG_TYPES = {"VARCHAR": "text", "INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8",
              "BOOLEAN": "bool", "UBIGINT": "int8", "VARCHAR[]": "text[]", "INTEGER[]": "int4[]",
-             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: kept, not searched (vector())
+             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: searched by vector() in float4
 # Point lookups and scans the statements below need (the DuckDB file is sorted instead).
 _INDEXES = [
     "CREATE UNIQUE INDEX ON objects(doc_id)",
@@ -200,6 +200,27 @@ _INDEXES = [
     "CREATE INDEX ON versions(tenant_id, family)",
     "CREATE INDEX ON tombstones(tenant_id, object_id)",
 ]
+
+
+# Row-level security, the second line of tenant isolation: while a candidate statement runs,
+# the reader sets ``ctx.tenant`` (transaction-local) and these policies hide every other
+# tenant's rows, even if a statement's own tenant predicate were wrong. Outside candidate
+# statements the setting is empty and the policies pass every row (hydration by doc id and
+# postmortem lookups filter by tenant themselves). PostgreSQL skips RLS for superusers and
+# roles with BYPASSRLS: run ctx as an ordinary role for this line to hold.
+_TENANT = "nullif(current_setting('ctx.tenant', true), '')"
+_RLS_TABLES = {
+    "objects": "tenant_id", "object_keys": "tenant_id", "entities": "tenant_id", "relations": "tenant_id",
+    "tombstones": "tenant_id", "versions": "tenant_id",
+    "postings": "tenant_no", "term_stats": "tenant_no", "vectors": "tenant_id",
+}
+
+
+def _rls(table: str, col: str) -> list[str]:
+    own = (f"{col} = {_TENANT}" if col == "tenant_id" else
+           f"{col} = (SELECT t.tenant_no FROM tenants t WHERE t.tenant_id = {_TENANT})")
+    return [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY", f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"CREATE POLICY ctx_tenant ON {table} USING ({_TENANT} IS NULL OR {own})"]
 
 
 @contextmanager
@@ -245,6 +266,9 @@ def publish(address: str, duckdb_file, on_table=None) -> dict[str, Any]:
                     on_table(t)
             for stmt in _INDEXES:
                 con.execute(stmt)
+            for table, col in _RLS_TABLES.items():
+                for stmt in _rls(table, col):
+                    con.execute(stmt)
             for t in tables:
                 con.execute(f"ANALYZE {t}")
             con.execute(f"INSERT INTO {META}.generations(gen, schema_name, store_digest, schema_version, objects) "
@@ -264,12 +288,14 @@ def _copy_table(src, con, table: str) -> None:
                        "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()
     defs, sel, types = [], [], []
     for name, dtype in cols:
-        pg = _PG_TYPES.get(dtype)
+        pg = _PG_TYPES.get(dtype) or ("float4[]" if re.fullmatch(r"FLOAT\[\d+\]", dtype) else None)
         if pg is None:
             raise StoreError(f"cannot publish column {table}.{name} of type {dtype} to PostgreSQL")
         defs.append(f"{name} {pg}")
         types.append(pg)
-        if dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
+        if pg == "float4[]" and dtype != "FLOAT[]":      # a fixed-size array: read it as a list
+            sel.append(f"{name}::FLOAT[]")
+        elif dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
             sel.append(f"CASE WHEN {name} >= 9223372036854775808 THEN ({name}::HUGEINT - 18446744073709551616)"
                        f"::BIGINT ELSE {name}::BIGINT END")
         elif dtype == "FLOAT[256]":   # a fixed-size array comes back as a tuple: read it as a list
@@ -322,14 +348,16 @@ def prune(address: str, keep: int) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- reading
 def open_pg(address: str) -> "PgStore":
+    psycopg = _driver()
     con = connect(address, autocommit=True, app="ctx-reader")
     try:
         with pg_errors(address):
             _require_layout(con, address)
-            con.autocommit = False
             # One snapshot for the whole investigation: the generation resolved here, read
             # inside one read-only transaction (its locks keep a prune from dropping it).
-            con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            con.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            con.read_only = True
+            con.autocommit = False
             row = con.execute(f"SELECT g.gen, g.schema_name FROM {META}.current c "
                               f"JOIN {META}.generations g ON g.gen = c.gen").fetchone()
             if row is None:
@@ -437,6 +465,33 @@ WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)
 ORDER BY k.key {C}, o.doc_id
 """
 
+# The vector channel as duckdb_vector._VECTOR computes it: array_cosine_similarity over FLOAT
+# arrays is a float32 loop (distance += x*y, norms likewise, in element order), then
+# distance / sqrt(norm_l * norm_r), clamped to [-1, 1]; here the same float4 operations in the
+# same order (ordered aggregates), then DuckDB's round(x, 6). Exact, and slow on large stores:
+# the scoring reads every vector of the tenant that supports the type.
+_VECTOR = f"""
+WITH q(qi, etype, otypes, lim, qv) AS (VALUES {{rows}}),
+cand AS (
+  SELECT q.qi, q.lim, v.doc_id,
+         (SELECT sum(x * y ORDER BY i) FROM unnest(v.vec, q.qv) WITH ORDINALITY u(x, y, i)) AS d,
+         (SELECT sum(x * x ORDER BY i) FROM unnest(v.vec) WITH ORDINALITY u(x, i)) AS nl,
+         (SELECT sum(y * y ORDER BY i) FROM unnest(q.qv) WITH ORDINALITY u(y, i)) AS nr
+  FROM vectors v JOIN q ON q.etype = ANY(v.supports)
+    AND (cardinality(q.otypes) = 0 OR v.object_type = ANY(q.otypes))
+  WHERE v.tenant_id = %(tenant)s),
+sim AS (
+  SELECT qi, lim, doc_id, greatest(-1::float4, least(d / sqrt(nl * nr)::float4, 1::float4))::float8 * {{scale}} AS y
+  FROM cand),
+scored AS (
+  SELECT qi, lim, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / {{scale}} AS score
+  FROM sim),
+ranked AS (
+  SELECT qi, lim, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM scored)
+SELECT qi, doc_id, score FROM ranked WHERE rn <= lim ORDER BY qi, rn
+"""
+
 _OBJ_META = """
 SELECT o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
        o.title, NULL::text AS content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
@@ -495,6 +550,14 @@ class PgStore:
     def _q(self, sql: str, params: Any = None) -> list[tuple]:
         return self.con.execute(sql, params).fetchall()
 
+    def _tenant_q(self, tenant: str, sql: str, params: Any = None) -> list[tuple]:
+        """A candidate statement with row-level security set to ``tenant`` (the second line;
+        the statement's own predicate is the first)."""
+        self.con.execute("SELECT set_config('ctx.tenant', %s, true)", [tenant])
+        rows = self._q(sql, params)         # (a failure aborts the transaction, setting and all)
+        self.con.execute("SELECT set_config('ctx.tenant', '', true)")
+        return rows
+
     def close(self) -> None:
         try:
             self.con.rollback()
@@ -552,7 +615,7 @@ class PgStore:
         params: dict[str, Any] = {"tenant": tenant, "lim": limit, "seeds": list(seeds),
                                   "bkeys": list(business_keys), "allkeys": sorted(set(seeds) | set(business_keys))}
         rows = _values([(q, e, list(o)) for q, e, o in queries], "s", params, casts=("text", "text", "text[]"))
-        return self._q(_STRUCTURED.format(rows=rows), params)
+        return self._tenant_q(tenant, _STRUCTURED.format(rows=rows), params)
 
     def relation_access(self) -> list[tuple]:
         return self._q("SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
@@ -563,14 +626,10 @@ class PgStore:
                                   "readable": list(readable), "access_ok": list(access_ok), "seeds": list(seeds)}
         sql = _WALK.format(steps=_values(steps, "g", params, casts=("text", "integer", "text", "text")),
                            starts=_values(starts, "t", params, casts=("text", "text")))
-        return self._q(sql, params)
+        return self._tenant_q(tenant, sql, params)
 
     def graph_hits(self, keys, *, tenant) -> list[tuple]:
-        return self._q(_GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
-
-    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
-        raise StoreError(f"the vector channel (strategy hybrid) needs a DuckDB store: {self.address} is "
-                         f"PostgreSQL, whose vectors are kept but not searched")
+        return self._tenant_q(tenant, _GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
 
     def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
         from .schema import MASK_BITS
@@ -611,7 +670,23 @@ class PgStore:
                            termids=", ".join(map(str, sorted(termids))),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            src="checked" if overflow else "scored", lim=int(limit))
-        return self._q(sql, xparams or None)
+        return self._tenant_q(tenant, sql, xparams or None)
+
+    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+        """(query index, doc id, cosine) of each (evidence type, object types, limit, unit vector)."""
+        from .duckdb_vector import DIM, SCORE_PLACES
+
+        if not queries:
+            return []
+        params: dict[str, Any] = {"tenant": tenant}
+        rows = []
+        for qi, (etype, otypes, limit, vec) in enumerate(queries):
+            if len(vec) != DIM:
+                raise ValueError(f"query vector of {len(vec)} dimensions, the store holds {DIM}")
+            params.update({f"e{qi}": etype, f"o{qi}": list(otypes), f"v{qi}": [float(x) for x in vec]})
+            rows.append(f"({qi}, %(e{qi})s::text, %(o{qi})s::text[], {int(limit)}, %(v{qi})s::float8[]::float4[])")
+        sql = _VECTOR.format(rows=", ".join(rows), scale=_num(10.0 ** SCORE_PLACES))
+        return [(int(qi), int(doc), float(score)) for qi, doc, score in self._tenant_q(tenant, sql, params)]
 
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:
