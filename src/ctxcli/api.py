@@ -275,7 +275,7 @@ class AdhocSpec:
     seeds: list[str]
     tenant_id: str | None = None
     question: str | None = None
-    business_keys: list[str] | None = None   # None: the key part of each seed (``case:C-102`` -> ``C-102``)
+    business_keys: list[str] | None = None   # None: the key part of each seed (``case:K-1`` -> ``K-1``)
     params: dict[str, Any] = field(default_factory=dict)
 
 
