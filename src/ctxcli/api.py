@@ -454,7 +454,9 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
     from .params import case_params
 
     params = case_params(case, var, pb, opts.params, opts.extra_params)
-    if opts.strategy not in ("full", "topk", "governed", "dynamic", "hybrid"):
+    from .models.request import STRATEGIES
+
+    if opts.strategy not in STRATEGIES:
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for
 
