@@ -157,8 +157,13 @@ DOMAIN_WORDS = ["C-102", "C-104", "C-105", "ACCIDENT_CERTIFICATE", "motor-claim"
 def test_no_domain_names_in_engine():
     hits = []
     for p in sorted((REPO / "src" / "ctxcli").rglob("*.py")):
+        in_example = False      # a --help example (to the end of its docstring) names the bundled data
         for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
             if "Example: ctx " in line:
+                in_example = '"""' not in line
+                continue
+            if in_example:
+                in_example = '"""' not in line
                 continue
             for w in DOMAIN_WORDS:
                 if w.lower() in line.lower():

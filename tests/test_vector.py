@@ -273,3 +273,22 @@ def test_eval_synonym_case_every_strategy_passes_and_only_hybrid_finds_the_runbo
     assert recall == {"full": 0.0, "topk": 0.0, "governed": 0.0, "dynamic": 0.0, "hybrid": 1.0}
     assert runs["hybrid"]["metrics"]["answer"]["verdict"] == "complete"
     assert runs["dynamic"]["metrics"]["answer"]["verdict"] == "insufficient_evidence"
+
+
+def test_investigate_strategy_flag_runs_hybrid_and_refuses_unknown(tmp_path, monkeypatch):
+    """`ctx investigate --strategy hybrid` finds the synonym-only runbook; an unknown strategy is exit 2."""
+    monkeypatch.setenv("CTX_DB", str(tmp_path / "ctx.duckdb"))
+    r = run_cli(["investigate", "PAY-RESTORE-01", "--strategy", "nearest"])
+    assert r.exit_code == 2
+    assert r.stderr == ("ctx: error: --strategy: unknown strategy 'nearest' "
+                        "(use full, topk, governed, dynamic, hybrid)\n")
+    cited = {}
+    for strategy in ("dynamic", "hybrid"):
+        out = tmp_path / strategy
+        r = run_cli(["investigate", "PAY-RESTORE-01", "--strategy", strategy, "--out", out])
+        assert r.exit_code == 0, r.output
+        pack = json.loads((out / "pack.json").read_text())
+        assert pack["request"]["strategy"] == strategy
+        cited[strategy] = {e["object_id"] for e in pack["evidence"]}
+    assert cited["hybrid"] == {"RB-PAY-RECOVERY-v4#overview", "RB-PAY-RECOVERY-v4#validation"}
+    assert not any(o.startswith("RB-PAY-RECOVERY") for o in cited["dynamic"])

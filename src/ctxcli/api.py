@@ -275,7 +275,7 @@ class AdhocSpec:
     seeds: list[str]
     tenant_id: str | None = None
     question: str | None = None
-    business_keys: list[str] | None = None   # None: the key part of each seed (``case:C-102`` -> ``C-102``)
+    business_keys: list[str] | None = None   # None: the key part of each seed (``case:K-1`` -> ``K-1``)
     params: dict[str, Any] = field(default_factory=dict)
 
 
@@ -454,7 +454,9 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
     from .params import case_params
 
     params = case_params(case, var, pb, opts.params, opts.extra_params)
-    if opts.strategy not in ("full", "topk", "governed", "dynamic", "hybrid"):
+    from .models.request import STRATEGIES
+
+    if opts.strategy not in STRATEGIES:
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
     from .engine.builder import budget_for
 

@@ -52,6 +52,9 @@ def investigate(
                                                   "2000000 (default: the playbook's).", show_default=False)] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", help="Most retrieval rounds, 1 to 5.",
                                                       show_default=False)] = None,
+    strategy: Annotated[str, typer.Option("--strategy", help="dynamic (gates and follow-up rounds), hybrid "
+                                          "(dynamic plus the vector channel), governed (gates, one round), "
+                                          "or the ungated baselines full and topk.")] = "dynamic",
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="A case parameter NAME=VALUE the "
@@ -113,6 +116,10 @@ def investigate(
                 raise UsageError(f"{given[0]} needs --playbook: a case file names its own {what}")
             if case is None:
                 raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
+        from ..models.request import STRATEGIES
+
+        if strategy not in STRATEGIES:
+            raise UsageError(f"--strategy: unknown strategy {strategy!r} (use {', '.join(STRATEGIES)})")
         if out is not None:
             from ..write import check_out_dir
 
@@ -120,7 +127,7 @@ def investigate(
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
-            purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db,
+            purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db, strategy=strategy,
             extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc)
         if adhoc is not None:
             api.adhoc_case(opts)             # a missing flag or unknown playbook fails before any work

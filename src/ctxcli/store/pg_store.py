@@ -298,8 +298,6 @@ def _copy_table(src, con, table: str) -> None:
         elif dtype == "UBIGINT":      # a 64-bit mask: the same bits as a signed bigint
             sel.append(f"CASE WHEN {name} >= 9223372036854775808 THEN ({name}::HUGEINT - 18446744073709551616)"
                        f"::BIGINT ELSE {name}::BIGINT END")
-        elif dtype == "FLOAT[256]":   # a fixed-size array comes back as a tuple: read it as a list
-            sel.append(f"{name}::FLOAT[]")
         else:
             sel.append(name)
     con.execute(f"CREATE TABLE {table}({', '.join(defs)})")
