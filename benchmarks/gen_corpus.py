@@ -436,6 +436,9 @@ class Gen:
         self.rel(t, ckey, "INVOLVES", f"party:P-{self.zipf_idx(self.pool[t]['party']):06d}", f"CASE-{evid}")
         self.rel(t, ckey, "INSURED_VEHICLE", f"vehicle:V-{r.randrange(self.pool[t]['vehicle']):06d}", f"CASE-{evid}")
         self.rel(t, ckey, "REPAIRED_AT", f"garage:G-{self.zipf_idx(self.pool[t]['garage']):04d}", f"CASE-{evid}")
+        # the policy the case is covered by (the bundled playbook's follow-up template case_policy walks it)
+        self.ent("gen-claims-core", t, f"motor_policy:POL-{cid}", "motor_policy", f"Motor policy of claim {cid}")
+        self.rel(t, ckey, "COVERED_BY", f"motor_policy:POL-{cid}", f"CASE-{evid}")
         if planted or r.random() < 0.5:
             self.obj("gen-claims-core", {
                 "object_id": f"AUDIT-{evid}-STATUS-HISTORY", **core, "source_version": "casedb-2026.07",
@@ -666,7 +669,7 @@ class Gen:
                     "question": f"Does claim {p['case_number']} satisfy the rules? Which rule version applied on that "
                                 f"date? Must a human review it?",
                     "purpose": "claim_review", "as_of": p["as_of"],
-                    "subject": {"id": "investigator-01", "scopes": SCOPES},
+                    "subject": {"id": "investigator-01", "scopes": SCOPES, "clearance": "confidential"},
                     "seeds": [f"case:{p['case_number']}"], "business_keys": [p["case_number"]],
                     "expected": {
                         "must_cite": p["must_cite"], "must_not_cite": p["must_not_cite"],
