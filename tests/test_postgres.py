@@ -546,3 +546,35 @@ def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_pa
     as_owner = api.investigate(api.InvestigateOptions(case="C-102", db=owner))
     as_reader = api.investigate(api.InvestigateOptions(case="C-102", db=reader))
     assert api.output_files(as_owner)["pack.json"] == api.output_files(as_reader)["pack.json"]
+
+
+def test_pooled_readers_reuse_one_connection_and_still_see_each_new_generation(pg, tmp_path, monkeypatch):
+    """ctx serve keeps a pool (store.keep_connections): readers opened one after another share a
+    server connection, each resolves the current generation, and none is left in a transaction."""
+    from ctxcli import api
+    from ctxcli.store import keep_connections, open_store
+    from ctxcli.store import pg_store
+
+    proj = _project(tmp_path)
+    monkeypatch.setenv("CTX_ROOT", str(proj))
+    api.load(manifests=proj / "manifests", db=pg)
+    keep_connections(pg, size=2)
+    try:
+        first = open_store(pg)
+        pid, gen = first.con.info.backend_pid, first.generation
+        first.close()
+        _change_inputs(proj)
+        api.load(manifests=proj / "manifests", db=pg)
+        second = open_store(pg)
+        try:
+            assert second.con.info.backend_pid == pid          # the same server connection, reused
+            assert (gen, second.generation) == (1, 2)           # but the new generation
+            assert second.con.read_only is True
+        finally:
+            second.close()
+        with pg_store._POOLS[pg].connection(timeout=10) as con:   # what the pool hands out next: reset
+            assert (con.info.transaction_status.name, con.autocommit, con.read_only) == ("IDLE", True, None)
+        opts = api.InvestigateOptions(case="C-102", db=pg)
+        assert api.investigate(opts).pack == api.investigate(opts).pack     # pooled runs stay identical
+    finally:
+        pg_store.close_pools()

@@ -65,10 +65,11 @@ def serve(
     with handle_errors():
         from ..serve import load_config
         from ..serve.server import serve as run_server
-        from ..store import open_store
+        from ..store import keep_connections, open_store
 
         cfg = load_config(db=db, runs_dir=runs, audit_log=audit_log, subject_id=subject,
                           scopes=list(scope) if scope else None, purpose=purpose, config_file=config,
                           clearance=clearance, tenant=tenant)
+        keep_connections(cfg.db)            # a PostgreSQL store: up to 4 pooled connections across tool calls
         open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken
         run_server(cfg, transport=transport.value, host=host, port=port)

@@ -30,6 +30,16 @@ def open_store(address):
     return DuckDBStore(open_reader(Path(address)), address)
 
 
+def keep_connections(address, *, size: int = 4) -> None:
+    """For a long-running process (ctx serve): reuse up to ``size`` server connections for the
+    stores it opens at ``address``. Each open still resolves the current generation. Nothing to
+    keep for an embedded DuckDB file."""
+    if is_postgres(address):
+        from .pg_store import keep_pool
+
+        keep_pool(address, size=size)
+
+
 @contextmanager
 def read_errors(address) -> Iterator[None]:
     """Turn a backend failure while reading the store at ``address`` into one line, exit 3."""

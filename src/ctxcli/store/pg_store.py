@@ -345,9 +345,70 @@ def prune(address: str, keep: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- reading
+# Connection pools kept by a long-running process (ctx serve), one per address: open_pg takes a
+# connection from the pool and PgStore.close gives it back. Without a pool every open_pg
+# connects afresh (the CLI: one investigation per process).
+_POOLS: dict[str, Any] = {}
+
+
+def _reset_reader(con) -> None:
+    """A connection going back to the pool: out of any transaction, default session state."""
+    con.rollback()
+    con.autocommit = True
+    con.read_only = None
+    con.isolation_level = None
+
+
+def keep_pool(address: str, *, size: int = 4) -> None:
+    """Reuse up to ``size`` server connections for the readers this process opens on
+    ``address``; each reader still resolves the current generation when it opens."""
+    if address in _POOLS:
+        return
+    _driver()
+    try:
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError:
+        raise UsageError("pooled PostgreSQL connections need psycopg-pool: pip install 'ctx[postgres]' "
+                         "(psycopg-pool==3.3.3)") from None
+    pool = ConnectionPool(address, min_size=1, max_size=size, open=False, reset=_reset_reader,
+                          check=ConnectionPool.check_connection, name="ctx-readers",
+                          kwargs={"autocommit": True, "application_name": "ctx-reader", "connect_timeout": 10})
+    try:
+        pool.open(wait=True, timeout=15)
+    except PoolTimeout:
+        pool.close()
+        raise StoreUnusableError(f"cannot connect to the store {mask(address)}: no connection within 15 s") from None
+    except Exception as e:          # a malformed address
+        pool.close()
+        raise UsageError(f"--db {mask(address)}: not a usable PostgreSQL address ({_first_line(e, address)})") \
+            from None
+    _POOLS[address] = pool
+
+
+def close_pools() -> None:
+    while _POOLS:
+        _POOLS.popitem()[1].close()
+
+
+def _release(con, pool) -> None:
+    if pool is None:
+        con.close()
+    else:
+        pool.putconn(con)
+
+
 def open_pg(address: str) -> "PgStore":
     psycopg = _driver()
-    con = connect(address, autocommit=True, app="ctx-reader")
+    pool = _POOLS.get(address)
+    if pool is None:
+        con = connect(address, autocommit=True, app="ctx-reader")
+    else:
+        from psycopg_pool import PoolTimeout
+
+        try:
+            con = pool.getconn(timeout=30)
+        except PoolTimeout:
+            raise StoreBusyError(f"store {mask(address)}: every pooled connection stayed busy for 30 s") from None
     try:
         with pg_errors(address):
             _require_layout(con, address)
@@ -373,9 +434,9 @@ def open_pg(address: str) -> "PgStore":
                 raise StoreError(f"store {mask(address)} has schema version {version}, this ctx needs "
                                  f"{SCHEMA_VERSION}; run `ctx load --db {mask(address)}` to publish a new generation")
     except BaseException:
-        con.close()
+        _release(con, pool)
         raise
-    return PgStore(con, address, int(gen), meta)
+    return PgStore(con, address, int(gen), meta, pool=pool)
 
 
 _STRUCTURED = f"""
@@ -538,8 +599,9 @@ class PgStore:
 
     backend = "postgresql"
 
-    def __init__(self, con, address: str, generation: int, meta: dict[str, str]) -> None:
+    def __init__(self, con, address: str, generation: int, meta: dict[str, str], *, pool=None) -> None:
         self.con = con
+        self.pool = pool                    # the pool the connection goes back to (ctx serve), or None
         self.raw_address = address
         self.address = mask(address)
         self.generation = generation
@@ -557,6 +619,10 @@ class PgStore:
         return rows
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.con.rollback()             # idle, then the pool's reset restores the session defaults
+            self.pool.putconn(self.con)
+            return
         try:
             self.con.rollback()
         finally:
