@@ -2,7 +2,7 @@
 changes no byte.
 
 Every case in examples/cases/ (the base case and each variant) runs through each strategy
-(full, topk, governed, dynamic) against a fresh store of the bundled data, and its four
+(full, topk, governed, dynamic, hybrid) against a fresh store of the bundled data, and its four
 files (pack.json, trace.jsonl, answer.json, answer.md) are written under
 ``DIR/<case>[-<variant>]-<strategy>/``. timings.json (wall-clock figures) is left out, and the
 store secret is fixed (``CTX_SECRET``, unless already set) so keyed digests match across stores.
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-STRATEGIES = ("full", "topk", "governed", "dynamic")
+STRATEGIES = ("full", "topk", "governed", "dynamic", "hybrid")
 
 
 def runs(db: Path) -> dict[str, dict[str, bytes]]:

@@ -130,6 +130,9 @@ MUTANTS: list[Mutant] = [
     Mutant("pg-password-shown", "src/ctxcli/store/pg_store.py",
            'out = _PW_URL.sub(lambda m: m["pre"] + "***" + m["post"], str(text))', "out = str(text)",
            ("tests/test_postgres.py::test_the_password_is_never_printed",)),
+    Mutant("unlinked-candidate-never-reconsidered", "src/ctxcli/engine/builder.py",
+           'if rej.gate == "relevance" and rej.reason == "not_linked_to_case":', "if False:",
+           ("tests/test_vector.py::test_a_candidate_dropped_as_unlinked_is_admitted_when_a_later_round_links_it",)),
 ]
 
 

@@ -292,3 +292,28 @@ def test_investigate_strategy_flag_runs_hybrid_and_refuses_unknown(tmp_path, mon
         cited[strategy] = {e["object_id"] for e in pack["evidence"]}
     assert cited["hybrid"] == {"RB-PAY-RECOVERY-v4#overview", "RB-PAY-RECOVERY-v4#validation"}
     assert not any(o.startswith("RB-PAY-RECOVERY") for o in cited["dynamic"])
+
+
+def test_a_candidate_dropped_as_unlinked_is_admitted_when_a_later_round_links_it(tmp_path, monkeypatch):
+    """C-106 under hybrid: the vector channel finds the policy's tenure signal in round 1, before
+    anything links the policy to the case (relevance: not_linked_to_case); round 2's follow-up
+    graph route (case -COVERED_BY-> policy) links it, so it is gated anew and admitted, and its
+    round-1 omission is withdrawn from the pack (the trace keeps the history)."""
+    monkeypatch.setenv("CTX_DB", str(tmp_path / "ctx.duckdb"))
+    out = tmp_path / "run"
+    r = run_cli(["investigate", "C-106", "--strategy", "hybrid", "--out", out])
+    assert r.exit_code == 0, r.output
+    pack = json.loads((out / "pack.json").read_text())
+    answer = json.loads((out / "answer.json").read_text())
+    assert (answer["verdict"], answer["recommended_action"]["action"]) == ("complete", "route_to_human_reviewer")
+    assert pack["state"]["rounds"] == 2 and pack["state"]["stop_reason"] == "evidence_sufficient"
+    item = next(e for e in pack["evidence"] if e["object_id"] == "SIG-POL-0604-077-TENURE")
+    assert item["round"] == 2
+    assert not [o for o in pack["omissions"] if o.get("object_id") == "SIG-POL-0604-077-TENURE"]
+    events = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    ref = next(e["ref"] for e in events if e["event"] == "candidate_retrieved" and e["round"] == 1
+               and "vector" in e["channels"] and e["ref"].startswith("SIG-POL-0604-077-TENURE"))
+    history = [(e["event"], e["round"], e.get("gate")) for e in events
+               if e.get("ref") == ref or e.get("object_id") == "SIG-POL-0604-077-TENURE"]
+    assert history == [("candidate_retrieved", 1, None), ("candidate_rejected", 1, "relevance"),
+                       ("candidate_retrieved", 2, None), ("evidence_selected", 2, None)]

@@ -132,6 +132,10 @@ class BuildState:
     missing_types: list[str]
     anchored_subjects: set[str]
     seen: set[int] = field(default_factory=set)
+    # doc id -> (its subject, its omission record) of candidates the relevance gate dropped as
+    # not linked to the case; reconsidered when a later round's graph or structured channel links
+    # them (their subject becomes an anchor), and their omission then goes
+    unlinked: dict[int, tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
     held: frozenset[str] = frozenset()          # evidence ids the caller already holds (per-step builds)
     omissions: list[dict[str, Any]] = field(default_factory=list)
     plans: list[dict[str, Any]] = field(default_factory=list)
@@ -225,6 +229,7 @@ def discover_sources(con, req: Request, trace: Trace, *, key: bytes) -> dict[str
 class Retrieved:
     runs: list[QueryRun]
     fresh: list[Candidate]              # fused candidates not seen in an earlier round, in fused order
+    fused: list[Candidate] = field(default_factory=list)    # every fused candidate of the round
 
 
 @dataclass
@@ -263,20 +268,32 @@ def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     if bc.req.strategy == "topk":
         for run in runs:
             run.hits = run.hits[: bc.pb.candidate_limit]
-    fresh = [c for c in fuse(runs) if c.doc_id not in st.seen]
+    fused = fuse(runs)
+    fresh = [c for c in fused if c.doc_id not in st.seen]
     st.seen.update(c.doc_id for c in fresh)
-    return Retrieved(runs, fresh)
+    return Retrieved(runs, fresh, fused)
 
 
 def hydrate(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[int, Obj]:
     """The fresh candidates' objects (metadata only); the subjects reached by the graph and
-    structured channels become anchors of the case."""
+    structured channels become anchors of the case. A candidate an earlier round dropped as not
+    linked to the case joins the fresh ones again (in fused order) once its subject is an
+    anchor, and its omission record is withdrawn: it is gated and packed anew."""
     t0 = time.perf_counter()
     objs = bc.hydrator.metadata([c.doc_id for c in found.fresh])
     linked = {d for run in found.runs if run.query.channel in ("graph", "structured") for d in run.hits}
     for d in linked:
-        if d in objs and objs[d].subject_id:
-            st.anchored_subjects.add(objs[d].subject_id)
+        subject = objs[d].subject_id if d in objs else st.unlinked[d][0] if d in st.unlinked else None
+        if subject:
+            st.anchored_subjects.add(subject)
+    again = [c for c in found.fused if c.doc_id in st.unlinked and st.unlinked[c.doc_id][0] in st.anchored_subjects]
+    if again:
+        for c in again:
+            om = st.unlinked.pop(c.doc_id)[1]
+            st.omissions[:] = [o for o in st.omissions if o is not om]
+        objs.update(bc.hydrator.metadata([c.doc_id for c in again]))
+        order = {c.doc_id: i for i, c in enumerate(found.fused)}
+        found.fresh = sorted([*found.fresh, *again], key=lambda c: order[c.doc_id])
     bc.time("hydrate", t0)
     return objs
 
@@ -372,6 +389,8 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
     packed = pack(bc, st, round_no, [(d.obj, d.cand) for d in decisions if d.rejection is None], plan.target_types)
     for o, c, rej in packed.dropped:
         _record_rejection(bc, st, round_no, o, c, rej)
+        if rej.gate == "relevance" and rej.reason == "not_linked_to_case":
+            st.unlinked[c.doc_id] = (o.subject_id, st.omissions[-1])
     for item in packed.admitted:
         bc.trace.emit("evidence_selected", round=round_no, evidence_id=item["evidence_id"],
                       object_id=item["object_id"], selected_for=item["selected_for"], tokens=item["tokens"],
