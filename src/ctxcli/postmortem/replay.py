@@ -126,7 +126,7 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
 def read_case_and_playbook(lp: LoadedPack):
     """The pack's case and playbook as they are now; a one-line PackError if either is gone."""
     from .. import api, paths
-    from ..errors import InputError, UnknownCaseError, UsageError
+    from ..errors import UnknownCaseError, UsageError
 
     case_id = lp.request["case_id"]
     pb_id = lp.data["playbook"].get("playbook_id")
@@ -139,26 +139,12 @@ def read_case_and_playbook(lp: LoadedPack):
                         f"(no {_rel(paths.cases_dir() / (case_id + '.yaml'))})", file=lp.display) from None
     except UsageError as e:
         raise PackError(f"not a pack: request.case_id: {e.detail}", file=lp.display) from None
-    if not isinstance(pb_id, str):
-        raise PackError("not a pack: playbook.playbook_id is missing", file=lp.display)
-    try:
-        pb, pb_hash = api.read_playbook(pb_id)
-    except UsageError as e:
-        raise PackError(f"not a pack: playbook.playbook_id: {e.detail}", file=lp.display) from None
-    except InputError:
-        path = paths.playbooks_dir() / f"{pb_id}.yaml"
-        if not path.is_file():
-            raise PackError(f"the pack's playbook {pb_id!r} no longer exists (no {_rel(path)})",
-                            file=lp.display) from None
-        raise
+    pb, pb_hash = _pack_playbook(lp, pb_id)
     return case, pb, pb_hash
 
 
-def _adhoc_case_and_playbook(lp: LoadedPack, pb_id):
-    """An ad-hoc run has no case file: its case is rebuilt from the request the pack records
-    (the run folder's case.json holds the same case for people to read)."""
-    from pydantic import ValidationError
-
+def _pack_playbook(lp: LoadedPack, pb_id):
+    """The playbook a pack names, with its hash; a missing or unreadable one is a PackError."""
     from .. import api, paths
     from ..errors import InputError, UsageError
 
@@ -174,6 +160,17 @@ def _adhoc_case_and_playbook(lp: LoadedPack, pb_id):
             raise PackError(f"the pack's playbook {pb_id!r} no longer exists (no {_rel(path)})",
                             file=lp.display) from None
         raise
+    return pb, pb_hash
+
+
+def _adhoc_case_and_playbook(lp: LoadedPack, pb_id):
+    """An ad-hoc run has no case file: its case is rebuilt from the request the pack records
+    (the run folder's case.json holds the same case for people to read)."""
+    from pydantic import ValidationError
+
+    from .. import api
+
+    pb, pb_hash = _pack_playbook(lp, pb_id)
     try:
         case = api.case_from_request(lp.request, pb_id)
     except ValidationError as e:
