@@ -133,6 +133,12 @@ MUTANTS: list[Mutant] = [
     Mutant("unlinked-candidate-never-reconsidered", "src/ctxcli/engine/builder.py",
            'if rej.gate == "relevance" and rej.reason == "not_linked_to_case":', "if False:",
            ("tests/test_vector.py::test_a_candidate_dropped_as_unlinked_is_admitted_when_a_later_round_links_it",)),
+    Mutant("bm25-tie-to-larger-doc-id", "src/ctxcli/store/duckdb_store.py",
+           "{{'score': score, 'neg': -doc_id}}", "{{'score': score, 'neg': doc_id}}",
+           ("tests/test_bm25_plan.py",)),
+    Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
+           'params).fetchall() if no == tno}', 'params).fetchall()}',
+           ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
 ]
 
 

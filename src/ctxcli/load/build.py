@@ -541,6 +541,9 @@ _FULLTEXT = [
        SELECT term, (row_number() OVER (ORDER BY term))::INTEGER AS termid FROM (SELECT DISTINCT term FROM tdf)""",
     """INSERT INTO term_stats SELECT f.tenant_no, f.term, d.termid, f.df
        FROM tdf f JOIN dict d ON d.term = f.term ORDER BY f.tenant_no, f.term""",
+    # a query's few terms are found through this index (store/duckdb_store.py _BM25_TERMS)
+    # instead of a scan of the tenant's whole vocabulary
+    "CREATE INDEX term_stats_term ON term_stats(term)",
     """INSERT INTO postings
        SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
        FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
