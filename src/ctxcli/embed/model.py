@@ -100,14 +100,21 @@ class Model:
             acc = [a + r for a, r in zip(acc, row)]
         return _unit(acc)
 
+    def matrix(self):
+        """The rows as a float64 numpy matrix (fp16 -> float64 is exact), made once, 64 MB. A
+        loading process makes it before forking its workers, which share its pages."""
+        if self._mat64 is None:
+            import numpy as np
+
+            self._mat64 = np.frombuffer(self.rows, dtype="<f2").reshape(self.vocab, self.dim).astype(np.float64)
+        return self._mat64
+
     def embed_many(self, texts: list[str]) -> list[list[float] | None]:
         """The unit vectors of many texts (the load path): numpy sums the rows (row after row,
         as :meth:`embed` does), the norm and division are the same Python code."""
         import numpy as np
 
-        if self._mat64 is None:     # fp16 -> float64 is exact; converted once, 64 MB
-            self._mat64 = np.frombuffer(self.rows, dtype="<f2").reshape(self.vocab, self.dim).astype(np.float64)
-        mat = self._mat64
+        mat = self.matrix()
         out: list[list[float] | None] = []
         for enc in self.tokenizer.encode_batch(texts, add_special_tokens=False):
             ids = [i for i in enc.ids if 0 <= i < self.vocab]

@@ -283,10 +283,14 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
     batch: list[dict[str, Any]] = []
 
-    def written(done: list[dict[str, Any]]) -> None:
+    vec_path = os.path.join(tmpdir, f"vectors-{next(_SEQ)}.ndjson")
+    vec_fh = open(vec_path, "wb")
+
+    def written(done: list[dict[str, Any]], vectors: bytes) -> None:
         for o in done:
             w_obj.write(o)
             w_terms.write(o)
+        vec_fh.write(vectors)
         progress("index", len(objs), len(objs))
 
     deriver = Deriver(written, pool)
@@ -322,6 +326,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     if batch:
         deriver.add(batch)
     deriver.close()
+    vec_fh.close()
 
     # Tombstones: the deleted objects leave objects, the index and the graph.
     removed: set[tuple[str, str]] = set()
@@ -386,7 +391,8 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     gone = sorted((t, o, objs[(t, o)][3], objs[(t, o)][0]) for t, o in removed if (t, o) in objs)
     return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines), "per": per,
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": first,
-            "families": families, "objects": len(objs) - len(removed_docs), "summaries": []}
+            "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
+            "vectors": vec_path}
 
 
 def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup: list[tuple[int, str, str]],
@@ -504,7 +510,7 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     from ..embed import load_model
     from .vectors import write_vectors
 
-    write_vectors(con, load_model(), prior, stats["first"])
+    write_vectors(con, load_model(), prior, stats["first"], made=stats["vectors"])
     progress("fts", 0, 1)
     _write_fulltext(con)
     con.execute("COMMIT")
