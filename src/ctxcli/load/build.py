@@ -114,6 +114,11 @@ class _Writer:
         self.fh.write(b"\n")
         self.n += 1
 
+    def write_lines(self, lines: bytes, n: int) -> None:
+        """``n`` rows already serialised as :meth:`write` would (load/derive.py)."""
+        self.fh.write(lines)
+        self.n += n
+
     def insert(self, con) -> None:
         self.fh.close()
         if self.n:
@@ -286,14 +291,13 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     vec_path = os.path.join(tmpdir, f"vectors-{next(_SEQ)}.ndjson")
     vec_fh = open(vec_path, "wb")
 
-    def written(done: list[dict[str, Any]], vectors: bytes) -> None:
-        for o in done:
-            w_obj.write(o)
-            w_terms.write(o)
-        vec_fh.write(vectors)
+    def written(n: int, lines: tuple[bytes, bytes, bytes]) -> None:
+        w_obj.write_lines(lines[0], n)
+        w_terms.write_lines(lines[1], n)
+        vec_fh.write(lines[2])
         progress("index", len(objs), len(objs))
 
-    deriver = Deriver(written, pool)
+    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool)
     for ls in loaded:
         sid = ls.manifest.source_id
         first[sid][0] = len(objs) + 1
@@ -306,7 +310,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                     sup.append((len(objs), tenant, supersedes))
             first[sid][1] = len(reuse[sid].objects)
             continue
-        for o in ls.iter_objects():
+        for o in ls.iter_objects(dedup=False):
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
                 if not objs[k][1]:
