@@ -21,7 +21,7 @@ from ..errors import InputError, StoreError, UsageError
 from ..store.schema import SCHEMA_VERSION, STEPS
 from ..util.canon import canonical_bytes, sha256_hex
 from .derive import BATCH, Deriver, start_pool
-from .parse import LoadedSource, parse_source, read_manifests
+from .parse import LoadedSource, _us, parse_source, read_manifests
 
 Progress = Callable[[str, int, int], None]
 
@@ -573,12 +573,6 @@ def _write_fulltext(con) -> None:
 
 
 FULLTEXT_SECONDS: list[tuple[str, float]] = []    # the last load's statements and their times (benchmarks)
-
-
-def _us(dt) -> int | None:
-    from .parse import _us as us
-
-    return us(dt)
 
 
 def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int]],
