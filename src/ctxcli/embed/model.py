@@ -116,7 +116,10 @@ class Model:
 
         mat = self.matrix()
         out: list[list[float] | None] = []
-        for enc in self.tokenizer.encode_batch(texts, add_special_tokens=False):
+        # encode_batch_fast (tokenizers >= 0.20) gives the same ids without computing offsets
+        # (~20 % of the tokenizer's time at load)
+        encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
+        for enc in encode(texts, add_special_tokens=False):
             ids = [i for i in enc.ids if 0 <= i < self.vocab]
             if not ids:
                 out.append(None)
