@@ -18,11 +18,9 @@ TYPES = [f"type{i:02d}" for i in range(MASK_BITS + 3)]      # the last four shar
 TENANTS = ["t-big", "t-mid", "t-small"]
 VOCAB = [f"w{i:03d}" for i in range(300)]
 
-# The previous plan's ranking: a window over every scored document (the reference).
-WINDOW = """ranked AS (
-  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
-  FROM {src})
-SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn"""
+# The previous plan's ranking, kept for limits past max_by's: a window over every scored
+# document (the reference).
+WINDOW = duckdb_store._BM25_WINDOW
 
 
 def _insert(con, table: str, rows: list[tuple]) -> None:
@@ -177,3 +175,14 @@ def test_other_tenants_terms_never_reach_the_query(stores):
     finally:
         con.execute("DELETE FROM term_stats WHERE termid >= 99998")
         con.execute("DELETE FROM postings WHERE termid >= 99998")
+
+
+def test_a_limit_past_the_top_n_bound_ranks_everything(stores, monkeypatch):
+    """max_by takes fewer than a million; a larger limit (the full strategy's) still answers,
+    with every matching document, in the same order as the bounded form."""
+    st = DuckDBStore(stores[0])
+    qs = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
+    every = st.bm25(qs, tenant="t-big", limit=10**7)
+    assert every == _reference(stores[0], qs, "t-big", 10**7, monkeypatch)
+    assert every == st.bm25(qs, tenant="t-big", limit=duckdb_store._TOPN_MAX)
+    assert len(every) > 50
