@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -281,9 +282,14 @@ print("done", res.generation, res.store_digest, flush=True)
 """
 
 
-def _holding_load(proj: Path, db: str) -> subprocess.Popen:
+def _holding_load(proj: Path, db: str, tmpdir: Path | None = None) -> subprocess.Popen:
+    """A load stopped inside its publishing transaction; its temporary folder goes under
+    ``tmpdir`` (``$TMPDIR``), by default the test's own folder, never the machine's /tmp."""
+    tmpdir = tmpdir or proj.parent / "load-tmp"
+    tmpdir.mkdir(exist_ok=True)
     p = subprocess.Popen([sys.executable, "-c", _HOLDING_LOAD, str(proj / "manifests"), db], cwd=proj,
-                         env=_env(proj, db), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         env=_env(proj, db, TMPDIR=str(tmpdir)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
     line = p.stdout.readline()
     assert line.strip() == b"holding", p.stderr.read()
     return p
@@ -364,11 +370,17 @@ def test_sigkill_of_a_load_leaves_the_previous_generation_usable(server, pg, tmp
     assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
     assert _ctx(["investigate", "C-102", "--out", tmp_path / "before"], proj, pg)[0] == 0
     _change_inputs(proj)
-    load = _holding_load(proj, pg)
+    tmpdir = tmp_path / "load-tmp"
+    load = _holding_load(proj, pg, tmpdir)
     assert len(_schemas(server, pg)) == 1           # the new schema is not visible before commit
     load.send_signal(signal.SIGKILL)
     load.wait(timeout=30)
     assert _generations(pg) == [1]
+    # SIGKILL is the one path on which ctx cannot remove its temporary build: the test removes it
+    left = list(tmpdir.glob("ctx-pg-load-*"))
+    assert len(left) == 1
+    assert [f.name for f in left[0].iterdir()] == ["build.duckdb"]
+    shutil.rmtree(left[0])
     code, out, err = _ctx(["investigate", "C-102", "--out", tmp_path / "after"], proj, pg)
     assert code == 0, err
     assert _pack(tmp_path / "after") == _pack(tmp_path / "before")
@@ -377,6 +389,33 @@ def test_sigkill_of_a_load_leaves_the_previous_generation_usable(server, pg, tmp
     assert code == 0, err
     assert "(generation 2)" in json.loads(out)["db"]
     assert _generations(pg) == [1, 2]
+
+
+def test_sigterm_or_an_error_during_a_load_removes_its_temporary_folder(server, pg, tmp_path, monkeypatch):
+    from ctxcli.store.pg_load import load_pg
+
+    proj = _project(tmp_path)
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
+    _change_inputs(proj)
+    tmpdir = tmp_path / "load-tmp"
+    load = _holding_load(proj, pg, tmpdir)
+    assert len(list(tmpdir.glob("ctx-pg-load-*"))) == 1
+    load.send_signal(signal.SIGTERM)
+    _, err = load.communicate(timeout=60)
+    assert load.returncode != 0 and b"KeyboardInterrupt" in err
+    assert list(tmpdir.glob("ctx-pg-load-*")) == []     # removed, and the transaction rolled back
+    assert _generations(pg) == [1] and _schemas(server, pg) == ["ctx_g1"]
+
+    def fail(table):
+        raise RuntimeError("publishing failed")
+
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    with pytest.raises(RuntimeError, match="publishing failed"):
+        load_pg(proj / "manifests", pg, root=proj, on_table=fail)
+    assert list(tmpdir.glob("ctx-pg-load-*")) == []
+    assert _generations(pg) == [1]
 
 
 def test_a_second_writer_exits_3_store_busy(pg, tmp_path):

@@ -499,6 +499,11 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
                 " UNION ALL SELECT tenant_id, unnest(keys) AS key, 'k' AS kind, doc_id FROM objects"
                 " UNION ALL SELECT tenant_id, object_id AS key, 'o' AS kind, doc_id FROM objects)"
                 " ORDER BY key, tenant_id, doc_id")
+    # Point lookups by key, entity key and edge source (store/duckdb_store.py): ART indexes,
+    # used when the indexed column is a statement's only filter.
+    con.execute("CREATE INDEX object_keys_key ON object_keys(key)")
+    con.execute("CREATE INDEX entities_entity_key ON entities(entity_key)")
+    con.execute("CREATE INDEX relations_src ON relations(src)")
     con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
                 "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
@@ -551,6 +556,9 @@ _FULLTEXT = [
        SELECT term, (row_number() OVER (ORDER BY term))::INTEGER AS termid FROM (SELECT DISTINCT term FROM tdf)""",
     """INSERT INTO term_stats SELECT f.tenant_no, f.term, d.termid, f.df
        FROM tdf f JOIN dict d ON d.term = f.term ORDER BY f.tenant_no, f.term""",
+    # a query's few terms are found through this index (store/duckdb_store.py _BM25_TERMS)
+    # instead of a scan of the tenant's whole vocabulary
+    "CREATE INDEX term_stats_term ON term_stats(term)",
     """INSERT INTO postings
        SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
        FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
