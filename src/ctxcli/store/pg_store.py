@@ -357,6 +357,7 @@ def export_current(address: str, duckdb_file, *, con=None) -> str | None:
                 return None             # published before the DuckDB types were recorded
             dst = duckdb.connect(str(duckdb_file), config={"threads": "2"})
             try:
+                dst.execute("SET enable_progress_bar = false")     # (it would print on stdout)
                 for t, tcols in tables.items():
                     dst.execute(f"CREATE TABLE {t}({', '.join(f'{n} {d}' for n, _, d in tcols)})")
                     out = [f"array_to_json({n}{'::float8[]' if p == 'float4[]' else ''})" if p.endswith("[]")
