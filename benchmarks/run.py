@@ -700,15 +700,22 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
         print(f"[{size}] BM25 rank agreement with exhaustive: {res['bm25_rank_agreement']}", flush=True)
     res["cold_investigate"] = bench_cold(corpus, db, planted, args.cold_runs)
     print(f"[{size}] cold investigate: {res['cold_investigate']}", flush=True)
+    if not args.no_vector:
+        sys.path.insert(0, str(HERE))
+        import vector
+
+        res["vector"] = vector.on_store(db, corpus, reps=15)
+        print(f"[{size}] vector channel: {json.dumps(res['vector'])}", flush=True)
     if not args.no_pg:
         pg = PG(work)
         try:
             pg.start()
             res["postgres"] = {"load": pg_load(pg, db, work)}
             print(f"[{size}] postgres load: {res['postgres']['load']}", flush=True)
-            res["postgres"].update(bench_pg(pg, results, planted, corpus, args.repeat))
+            pg_n = args.pg_planted or len(results)
+            res["postgres"].update(bench_pg(pg, results[:pg_n], planted[:pg_n], corpus, args.repeat))
             print(f"[{size}] postgres: {res['postgres']['per_query']} {res['postgres']['per_investigation_retrieval']}"
-                  f" planted retrieved {res['postgres']['planted_objects_retrieved']}/{len(results)}", flush=True)
+                  f" planted retrieved {res['postgres']['planted_objects_retrieved']}/{res['postgres']['planted']}", flush=True)
             res["ctx_on_postgres"] = bench_ctx_pg_backend(pg, db, corpus, planted, args.repeat, results,
                                                           res.get("load"))
             print(f"[{size}] ctx on the PostgreSQL backend: {json.dumps(res['ctx_on_postgres'])}", flush=True)
@@ -753,6 +760,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-staged", action="store_true", help="skip the second, in-process load with stage timings")
     ap.add_argument("--skip-load", action="store_true", help="reuse an existing store")
     ap.add_argument("--no-basics", action="store_true", help="skip ctx --help and bundled C-102 cold runs")
+    ap.add_argument("--no-vector", action="store_true", help="skip the vector channel rows (issue 22)")
+    ap.add_argument("--pg-planted", type=int, default=0,
+                    help="plain PostgreSQL: run only the first N planted cases (its full text takes seconds per "
+                         "investigation at 1M); 0 = all")
     a = ap.parse_args(argv)
     a.work.mkdir(parents=True, exist_ok=True)
     mach = machine()

@@ -38,12 +38,8 @@ def run(n: int, work: Path, reps: int) -> dict:
     import duckdb
 
     from ctxcli.embed import load_model
-    from ctxcli.engine.plan import make_plan
-    from ctxcli.engine.vector import vector_search
     from ctxcli.load import build as B
     from ctxcli.load import vectors as V
-    from ctxcli.models.playbook import Playbook
-    from ctxcli.util.yamlio import read_yaml
 
     root = corpus(n, work)
     db = work / f"vector-{n}.duckdb"
@@ -78,6 +74,33 @@ def run(n: int, work: Path, reps: int) -> dict:
     tenants = [r[0] for r in con.execute("SELECT tenant_id, count(*) FROM vectors GROUP BY 1 ORDER BY 2 DESC")
                .fetchall()]
     per_tenant = dict(con.execute("SELECT tenant_id, count(*) FROM vectors GROUP BY 1").fetchall())
+    lat = step_latency(store, root, tenants, reps)
+    # the query vector alone (pure Python, per query)
+    t = time.perf_counter()
+    for q in QUESTIONS * 10:
+        model.embed(q)
+    t_query_vec = (time.perf_counter() - t) / (len(QUESTIONS) * 10)
+    con.close()
+    out = {
+        "objects": res.objects, "vectors": sum(per_tenant.values()), "tenants": per_tenant,
+        "model_load_s": round(t_model, 3), "load_s": round(t_load, 2),
+        "embed_step_s": round(seen["seconds"], 2), "embedded": seen["embedded"],
+        "embed_docs_per_s": round(seen["embedded"] / seen["seconds"]) if seen["seconds"] else None,
+        "store_bytes": db.stat().st_size, "vectors_table_bytes": blocks.get("vectors", 0) * block_size,
+        "query_vector_ms": round(t_query_vec * 1000, 3),
+        "vector_step_ms": summarise(lat, per_tenant),
+    }
+    return out
+
+
+def step_latency(store, root: Path, tenants: list[str], reps: int) -> dict[str, list[float]]:
+    """Seconds per vector step (one statement of one query per evidence type of the motor
+    playbook, as a hybrid round plans it) for the largest and the smallest tenant, warm."""
+    from ctxcli.engine.plan import make_plan
+    from ctxcli.engine.vector import vector_search
+    from ctxcli.models.playbook import Playbook
+    from ctxcli.util.yamlio import read_yaml
+
     pb_path = root / "manifests" / "playbooks" / "motor-claim-review.yaml"
     raw = read_yaml(pb_path, display=str(pb_path))
     for et in raw["evidence_types"]:       # the benchmark declares the channel on every type
@@ -94,25 +117,66 @@ def run(n: int, work: Path, reps: int) -> dict:
             times.append(time.perf_counter() - t)
             assert hits
         lat[tenant] = times
-    # the query vector alone (pure Python, per query)
+    return lat
+
+
+def summarise(lat: dict[str, list[float]], per_tenant: dict[str, int], queries: int = 6) -> dict:
+    return {t: {"p50": round(statistics.median(v) * 1000, 1),
+                "p95": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)] * 1000, 1),
+                "tenant_vectors": per_tenant[t], "queries": queries} for t, v in lat.items()}
+
+
+def on_store(db: Path, root: Path, reps: int, sample: int = 20000) -> dict:
+    """The vector rows for a store ``ctx load`` already built (benchmarks/run.py): vectors per
+    tenant, the vectors table's bytes, the step latency, the query vector's cost, and the
+    embedding rate measured on the first ``sample`` objects of the corpus in this process
+    (model.embed_many in batches of 512, as the load does), so the embedding share of the load
+    can be stated without a second load."""
+    import duckdb
+    import orjson
+
+    from ctxcli.embed import load_model
+    from ctxcli.load.vectors import embed_text
+    from ctxcli.store.duckdb_store import DuckDBStore
+
+    t0 = time.perf_counter()
+    model = load_model()
+    t_model = time.perf_counter() - t0
+    texts: list[str] = []
+    for f in sorted((root / "sources").glob("*/objects.jsonl")):
+        with open(f, "rb") as fh:
+            for line in fh:
+                o = orjson.loads(line)
+                texts.append(embed_text(o.get("title"), o.get("content")))
+                if len(texts) >= sample:
+                    break
+        if len(texts) >= sample:
+            break
+    t = time.perf_counter()
+    for i in range(0, len(texts), 512):
+        model.embed_many(texts[i:i + 512])
+    t_embed = time.perf_counter() - t
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        store = DuckDBStore(con, db)
+        block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+        blocks = con.execute("SELECT count(DISTINCT block_id) FROM pragma_storage_info('vectors')").fetchone()[0]
+        per_tenant = dict(con.execute("SELECT tenant_id, count(*) FROM vectors GROUP BY 1").fetchall())
+        tenants = sorted(per_tenant, key=lambda x: -per_tenant[x])
+        lat = step_latency(store, root, tenants, reps)
+    finally:
+        con.close()
     t = time.perf_counter()
     for q in QUESTIONS * 10:
         model.embed(q)
     t_query_vec = (time.perf_counter() - t) / (len(QUESTIONS) * 10)
-    con.close()
-    out = {
-        "objects": res.objects, "vectors": sum(per_tenant.values()), "tenants": per_tenant,
-        "model_load_s": round(t_model, 3), "load_s": round(t_load, 2),
-        "embed_step_s": round(seen["seconds"], 2), "embedded": seen["embedded"],
-        "embed_docs_per_s": round(seen["embedded"] / seen["seconds"]) if seen["seconds"] else None,
-        "store_bytes": db.stat().st_size, "vectors_table_bytes": blocks.get("vectors", 0) * block_size,
-        "query_vector_ms": round(t_query_vec * 1000, 3),
-        "vector_step_ms": {t: {"p50": round(statistics.median(v) * 1000, 1),
-                               "p95": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)] * 1000, 1),
-                               "tenant_vectors": per_tenant[t], "queries": len(pb.evidence_types)}
-                           for t, v in lat.items()},
-    }
-    return out
+    rate = len(texts) / t_embed if t_embed else None
+    n = sum(per_tenant.values())
+    return {"vectors": n, "tenants": per_tenant, "model_load_s": round(t_model, 3),
+            "embed_sample": len(texts), "embed_docs_per_s_one_process": round(rate) if rate else None,
+            "embed_cpu_s_estimated": round(n / rate, 1) if rate else None,
+            "vectors_table_bytes": blocks * block_size, "store_bytes": db.stat().st_size,
+            "query_vector_ms": round(t_query_vec * 1000, 3), "vector_step_ms": summarise(lat, per_tenant)}
 
 
 def standalone(n: int, work: Path, reps: int) -> dict:
@@ -124,13 +188,9 @@ def standalone(n: int, work: Path, reps: int) -> dict:
     import orjson
 
     from ctxcli.embed import load_model
-    from ctxcli.engine.plan import make_plan
-    from ctxcli.engine.vector import vector_search
     from ctxcli.load.vectors import embed_text
-    from ctxcli.models.playbook import Playbook
     from ctxcli.store.duckdb_store import DuckDBStore
     from ctxcli.store.schema import STEPS
-    from ctxcli.util.yamlio import read_yaml
 
     root = corpus(n, work)
     db = work / f"vectors-only-{n}.duckdb"
@@ -188,31 +248,14 @@ def standalone(n: int, work: Path, reps: int) -> dict:
     con.close()
     con = duckdb.connect(str(db), read_only=True, config={"threads": "2"})
     store = DuckDBStore(con, db)
-    pb_path = root / "manifests" / "playbooks" / "motor-claim-review.yaml"
-    raw = read_yaml(pb_path, display=str(pb_path))
-    for et in raw["evidence_types"]:
-        et["retrieve"]["vector"] = {"object_types": []}
-    pb = Playbook.model_validate(raw)
     tenants = sorted(per_tenant, key=lambda t: -per_tenant[t])
-    lat = {}
-    for tenant in (tenants[0], tenants[-1]):
-        times = []
-        for i in range(reps):
-            plan = make_plan(pb, round_no=1, target_types=[e.type for e in pb.evidence_types], seeds=[],
-                             business_keys=[], channels=("vector",), question=QUESTIONS[i % len(QUESTIONS)])
-            t = time.perf_counter()
-            assert vector_search(store, plan.queries, tenant=tenant)
-            times.append(time.perf_counter() - t)
-        lat[tenant] = times
+    lat = step_latency(store, root, tenants, reps)
     con.close()
     return {"objects": doc, "vectors": sum(per_tenant.values()), "tenants": per_tenant,
             "embed_s": round(t_embed, 1), "embed_docs_per_s": round(doc / t_embed),
             "insert_s": round(t_insert, 1), "sort_checkpoint_s": round(t_sort, 1),
             "vectors_table_bytes": blocks * block_size, "file_bytes": db.stat().st_size,
-            "vector_step_ms": {t: {"p50": round(statistics.median(v) * 1000, 1),
-                                   "p95": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)] * 1000, 1),
-                                   "tenant_vectors": per_tenant[t], "queries": len(pb.evidence_types)}
-                               for t, v in lat.items()}}
+            "vector_step_ms": summarise(lat, per_tenant)}
 
 
 def main() -> None:

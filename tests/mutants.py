@@ -74,8 +74,8 @@ MUTANTS: list[Mutant] = [
     Mutant("redact-first-match-only", "src/ctxcli/engine/redact.py",
            "text, n = rx.subn(repl, text)", "text, n = rx.subn(repl, text, count=1)", (B,)),
     Mutant("structured-tenant-predicate-dropped", "src/ctxcli/store/duckdb_store.py",
-           "WHERE k.key IN ({allkeys}) AND k.tenant_id = $tenant",
-           "WHERE k.key IN ({allkeys}) AND $tenant IS NOT NULL", (B,)),
+           "            if ten != tenant:\n                continue\n            if kind == \"s\" and key in seed_set:",
+           "            if kind == \"s\" and key in seed_set:", (B,)),
     Mutant("vector-tenant-predicate-dropped", "src/ctxcli/store/duckdb_vector.py",
            "WHERE v.tenant_id = $tenant)", "WHERE $tenant IS NOT NULL)",
            ("tests/test_vector.py::test_another_tenants_near_identical_text_never_becomes_a_candidate",)),
@@ -133,6 +133,12 @@ MUTANTS: list[Mutant] = [
     Mutant("unlinked-candidate-never-reconsidered", "src/ctxcli/engine/builder.py",
            'if rej.gate == "relevance" and rej.reason == "not_linked_to_case":', "if False:",
            ("tests/test_vector.py::test_a_candidate_dropped_as_unlinked_is_admitted_when_a_later_round_links_it",)),
+    Mutant("bm25-tie-to-larger-doc-id", "src/ctxcli/store/duckdb_store.py",
+           "{{'score': score, 'neg': -doc_id}}", "{{'score': score, 'neg': doc_id}}",
+           ("tests/test_bm25_plan.py",)),
+    Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
+           'params).fetchall() if no == tno}', 'params).fetchall()}',
+           ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
 ]
 
 

@@ -116,3 +116,34 @@ def test_cli_says_which_sources_it_reused(project_copy):
     assert "reused 16 unchanged source(s) from the previous store: claims-core, claims-documents" in r.stdout
     r = run_cli(["load", "--db", db, "--full", "--json"])
     assert json.loads(r.stdout)["reused"] == []
+
+
+def test_worker_pool_in_small_batches_gives_the_same_store(project_copy, tmp_path, monkeypatch):
+    """Token counts, shadow text, dedup hashes, vectors and the objects/doc_terms lines made by
+    forked workers in many small batches (load/derive.py) give the store one process gives;
+    and an incremental load with a changed record and a tombstone, made that way, equals a
+    full load."""
+    import ctxcli.load.build as build
+
+    proj = project_copy
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "1")
+    build_store(proj / "manifests", tmp_path / "one.duckdb", root=proj, incremental=False)
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "2")
+    monkeypatch.setattr(build, "BATCH", 7)
+    live = tmp_path / "live.duckdb"
+    build_store(proj / "manifests", live, root=proj, incremental=False)
+    a, b = _dump(tmp_path / "one.duckdb"), _dump(live)
+    assert a.keys() == b.keys() and len(a["vectors"]) > 7 * 3
+    for t in a:
+        assert a[t] == b[t], t
+
+    def retitle(rows):
+        rows[-1]["title"] = rows[-1]["title"] + " (amended)"
+        return rows
+    _edit_jsonl(proj / "sources" / "claims-core" / "objects.jsonl", retitle)
+    tomb = proj / "sources" / "claims-documents" / "tombstones.jsonl"
+    tomb.write_text(tomb.read_text() + json.dumps({
+        "object_id": "DOC-C102-003", "tenant_id": "tenant-demo", "deleted_at": "2026-07-10T10:00:00+08:00",
+        "reason": "withdrawn"}) + "\n")
+    res = _load_both(proj, live, tmp_path, "pool")
+    assert "claims-core" not in res.reused and "claims-documents" not in res.reused and res.reused

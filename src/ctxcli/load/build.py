@@ -21,7 +21,7 @@ from ..errors import InputError, StoreError, UsageError
 from ..store.schema import SCHEMA_VERSION, STEPS
 from ..util.canon import canonical_bytes, sha256_hex
 from .derive import BATCH, Deriver, start_pool
-from .parse import LoadedSource, parse_source, read_manifests
+from .parse import LoadedSource, _us, parse_source, read_manifests
 
 Progress = Callable[[str, int, int], None]
 
@@ -113,6 +113,11 @@ class _Writer:
         self.fh.write(orjson.dumps({c: row.get(c) for c in self.cols}))
         self.fh.write(b"\n")
         self.n += 1
+
+    def write_lines(self, lines: bytes, n: int) -> None:
+        """``n`` rows already serialised as :meth:`write` would (load/derive.py)."""
+        self.fh.write(lines)
+        self.n += n
 
     def insert(self, con) -> None:
         self.fh.close()
@@ -283,13 +288,16 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     sup: list[tuple[int, str, str]] = []                              # (doc id, tenant, supersedes)
     batch: list[dict[str, Any]] = []
 
-    def written(done: list[dict[str, Any]]) -> None:
-        for o in done:
-            w_obj.write(o)
-            w_terms.write(o)
+    vec_path = os.path.join(tmpdir, f"vectors-{next(_SEQ)}.ndjson")
+    vec_fh = open(vec_path, "wb")
+
+    def written(n: int, lines: tuple[bytes, bytes, bytes]) -> None:
+        w_obj.write_lines(lines[0], n)
+        w_terms.write_lines(lines[1], n)
+        vec_fh.write(lines[2])
         progress("index", len(objs), len(objs))
 
-    deriver = Deriver(written, pool)
+    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool)
     for ls in loaded:
         sid = ls.manifest.source_id
         first[sid][0] = len(objs) + 1
@@ -302,7 +310,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                     sup.append((len(objs), tenant, supersedes))
             first[sid][1] = len(reuse[sid].objects)
             continue
-        for o in ls.iter_objects():
+        for o in ls.iter_objects(dedup=False):
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
                 if not objs[k][1]:
@@ -322,6 +330,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     if batch:
         deriver.add(batch)
     deriver.close()
+    vec_fh.close()
 
     # Tombstones: the deleted objects leave objects, the index and the graph.
     removed: set[tuple[str, str]] = set()
@@ -386,7 +395,8 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     gone = sorted((t, o, objs[(t, o)][3], objs[(t, o)][0]) for t, o in removed if (t, o) in objs)
     return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines), "per": per,
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": first,
-            "families": families, "objects": len(objs) - len(removed_docs), "summaries": []}
+            "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
+            "vectors": vec_path}
 
 
 def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup: list[tuple[int, str, str]],
@@ -489,6 +499,11 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
                 " UNION ALL SELECT tenant_id, unnest(keys) AS key, 'k' AS kind, doc_id FROM objects"
                 " UNION ALL SELECT tenant_id, object_id AS key, 'o' AS kind, doc_id FROM objects)"
                 " ORDER BY key, tenant_id, doc_id")
+    # Point lookups by key, entity key and edge source (store/duckdb_store.py): ART indexes,
+    # used when the indexed column is a statement's only filter.
+    con.execute("CREATE INDEX object_keys_key ON object_keys(key)")
+    con.execute("CREATE INDEX entities_entity_key ON entities(entity_key)")
+    con.execute("CREATE INDEX relations_src ON relations(src)")
     con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
                 "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
@@ -504,7 +519,7 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     from ..embed import load_model
     from .vectors import write_vectors
 
-    write_vectors(con, load_model(), prior, stats["first"])
+    write_vectors(con, load_model(), prior, stats["first"], made=stats["vectors"])
     progress("fts", 0, 1)
     _write_fulltext(con)
     con.execute("COMMIT")
@@ -541,6 +556,9 @@ _FULLTEXT = [
        SELECT term, (row_number() OVER (ORDER BY term))::INTEGER AS termid FROM (SELECT DISTINCT term FROM tdf)""",
     """INSERT INTO term_stats SELECT f.tenant_no, f.term, d.termid, f.df
        FROM tdf f JOIN dict d ON d.term = f.term ORDER BY f.tenant_no, f.term""",
+    # a query's few terms are found through this index (store/duckdb_store.py _BM25_TERMS)
+    # instead of a scan of the tenant's whole vocabulary
+    "CREATE INDEX term_stats_term ON term_stats(term)",
     """INSERT INTO postings
        SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
        FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
@@ -563,12 +581,6 @@ def _write_fulltext(con) -> None:
 
 
 FULLTEXT_SECONDS: list[tuple[str, float]] = []    # the last load's statements and their times (benchmarks)
-
-
-def _us(dt) -> int | None:
-    from .parse import _us as us
-
-    return us(dt)
 
 
 def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int]],

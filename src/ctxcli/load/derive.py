@@ -1,6 +1,6 @@
-"""Per-object values derived at load time (exact token count, full-text shadow text), computed
-in a pool of worker processes so that they run on every core while the main process keeps
-reading and validating records.
+"""Per-object values derived at load time (exact token count, full-text shadow text, the
+embedding vector), computed in a pool of worker processes so that they run on every core while
+the main process keeps reading and validating records.
 
 Workers are forked on Linux once the parent has loaded the encoding (so they inherit it and
 no lock can be held by a half-finished load at fork time); the loading process has opened no
@@ -16,27 +16,40 @@ from typing import Any, Callable
 
 from . import fts_text
 
-Item = tuple[str, str, str]          # title, content, keys joined by spaces
 BATCH = 1024
 
 
-Derived = tuple[int, str, list[str], list[int]]
+def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tuple[str, ...]
+           ) -> tuple[bytes, bytes, bytes]:
+    """For each object row (``doc_id`` set): its dedup hash, the token count of its content,
+    the shadow text of title + content + keys, and the shadow text's distinct terms
+    (first-seen order) with their frequencies. Returns the rows as NDJSON lines of the
+    objects and doc_terms files (columns ``obj_cols``, ``term_cols``, load/build._Writer's
+    format) and their vectors as NDJSON lines ``{"doc_id": …, "vec": […]}`` (load/vectors.py
+    reads them; a text without a token has no line)."""
+    import orjson
 
-
-def derive(items: list[Item]) -> list[Derived]:
-    """For each item: token count of the content, shadow text of title + content + keys, and
-    the shadow text's distinct terms (first-seen order) with their frequencies."""
+    from ..embed.model import load_model
     from ..tokens import encoding
+    from .parse import dedup_hash
+    from .vectors import embed_text
 
     enc = encoding()
-    out = []
-    for t, c, k in items:
-        ts = [x for f in (t, c, k) for x in fts_text.terms(f)]
+    dumps = orjson.dumps
+    objs, terms = [], []
+    for o in rows:
+        ts = [x for f in (o["title"], o["content"], " ".join(o["keys"])) for x in fts_text.terms(f)]
         tf: dict[str, int] = {}
         for x in ts:
             tf[x] = tf.get(x, 0) + 1
-        out.append((len(enc.encode_ordinary(c)), " ".join(ts), list(tf), list(tf.values())))
-    return out
+        o["dedup_hash"] = dedup_hash(o["content"])
+        o["tokens"], o["fts_text"], o["terms"], o["tfs"] = \
+            len(enc.encode_ordinary(o["content"])), " ".join(ts), list(tf), list(tf.values())
+        objs.append(dumps({c: o.get(c) for c in obj_cols}))
+        terms.append(dumps({c: o.get(c) for c in term_cols}))
+    vecs = load_model().embed_many([embed_text(o["title"], o["content"]) for o in rows])
+    lines = b"".join(dumps({"doc_id": o["doc_id"], "vec": v}) + b"\n" for o, v in zip(rows, vecs) if v is not None)
+    return b"\n".join(objs) + b"\n", b"\n".join(terms) + b"\n", lines
 
 
 def workers() -> int:
@@ -61,41 +74,40 @@ def start_pool():
         return None
     import multiprocessing
 
+    from ..embed.model import load_model
     from ..tokens import encoding
 
     encoding()
+    load_model().matrix()
     return multiprocessing.get_context("fork").Pool(n)
 
 
 class Deriver:
-    """Feed batches of objects with ``add``; ``done`` is called with each batch, in order, once
-    its values are set (``tokens``, ``fts_text``, ``terms``, ``tfs``). Without a pool, or for
-    the first batch (a small load never waits for a worker), it runs in this process."""
+    """Feed batches of object rows (``doc_id`` set) with ``add``; ``done`` is called, batch
+    after batch in order, with the number of rows and what :func:`derive` made of them.
+    Without a pool, or for the first batch (a small load never waits for a worker), it runs in
+    this process."""
 
-    def __init__(self, done: Callable[[list[dict[str, Any]]], None], pool=None) -> None:
+    def __init__(self, done: Callable[[int, tuple[bytes, bytes, bytes]], None], obj_cols: tuple[str, ...],
+                 term_cols: tuple[str, ...], pool=None) -> None:
         self.done = done
+        self.cols = (obj_cols, term_cols)
         self.pool = pool
         self.pending: deque = deque()
         self.batches = 0
         self.n = getattr(pool, "_processes", 1) if pool is not None else 1
 
     def add(self, batch: list[dict[str, Any]]) -> None:
-        items = [(o["title"], o["content"], " ".join(o["keys"])) for o in batch]
         self.batches += 1
         if self.pool is None or self.batches == 1:
-            self._finish(batch, derive(items))
+            self.done(len(batch), derive(batch, *self.cols))
             return
-        self.pending.append((batch, self.pool.apply_async(derive, (items,))))
+        self.pending.append((len(batch), self.pool.apply_async(derive, (batch, *self.cols))))
         while len(self.pending) > 2 * self.n:
-            b, r = self.pending.popleft()
-            self._finish(b, r.get())
-
-    def _finish(self, batch: list[dict[str, Any]], values: list[Derived]) -> None:
-        for o, (n, text, terms, tfs) in zip(batch, values):
-            o["tokens"], o["fts_text"], o["terms"], o["tfs"] = n, text, terms, tfs
-        self.done(batch)
+            n, r = self.pending.popleft()
+            self.done(n, r.get())
 
     def close(self) -> None:
         while self.pending:
-            b, r = self.pending.popleft()
-            self._finish(b, r.get())
+            n, r = self.pending.popleft()
+            self.done(n, r.get())

@@ -42,10 +42,17 @@ class LoadedSource:
     snap: Path | None = None
     names: dict[str, Path] = field(default_factory=dict)
 
-    def iter_objects(self) -> Iterator[dict[str, Any]]:
+    def iter_objects(self, dedup: bool = True) -> Iterator[dict[str, Any]]:
+        """Object rows; without ``dedup`` their ``dedup_hash`` is left out (the load computes
+        it in its workers, load/derive.py)."""
         if self.snap is None:
             return
-        yield from _iter_objects(self)
+        if not dedup:
+            yield from _iter_objects(self)
+            return
+        for o in _iter_objects(self):
+            o["dedup_hash"] = dedup_hash(o["content"])
+            yield o
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
         if self.snap is None or (p := self.names.get("entities.jsonl")) is None:
@@ -239,7 +246,7 @@ def _object_row(m: SourceManifest, rec: ObjectRecord | DocumentFrontMatter, *, o
         "locator": locator, "valid_from_us": _us(rec.valid_from), "valid_to_us": _us(rec.valid_to),
         "observed_us": _us(rec.observed_at), "required_scopes": scopes, "allowed_purposes": purposes,
         "supports": sorted(set(rec.supports)), "facts": canonical_bytes(rec.facts).decode(),
-        "keys": sorted(set(rec.keys)), "content_hash": h, "dedup_hash": dedup_hash(content),
+        "keys": sorted(set(rec.keys)), "content_hash": h,
         "supersedes": supersedes, "section": section, "doc_ref": doc_ref,
         "_file": disp, "_line": line,
     }

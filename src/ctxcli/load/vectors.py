@@ -31,10 +31,12 @@ def meta_rows(model: Model) -> dict[str, str]:
 
 
 def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | None = None,
-                  progress=None) -> dict[str, Any]:
+                  progress=None, made: str | None = None) -> dict[str, Any]:
     """Fill ``vectors`` for every object in ``objects`` (final doc ids, tombstoned ones gone).
     ``prior`` (load/reuse.Prior, attached as ``prior`` when sources are reused) and ``first``
-    (source -> [new first doc id, …]) let reused sources keep their vectors. Returns counts."""
+    (source -> [new first doc id, …]) let reused sources keep their vectors. ``made`` is an
+    NDJSON file of the vectors the load's workers made while the rows streamed (load/derive.py,
+    the same model and text; objects tombstoned since are skipped). Returns counts."""
     con.execute(f"CREATE TEMP TABLE vec_new(doc_id INTEGER, vec FLOAT[{DIM}])")
     copied = 0
     if prior is not None and prior.sources and first is not None and _attached(con):
@@ -49,6 +51,13 @@ def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | N
                         "WHERE (v.doc_id + s.doc_off)::INTEGER IN (SELECT doc_id FROM objects)")
             con.execute("DROP TABLE vec_src")
             copied = con.execute("SELECT count(*) FROM vec_new").fetchone()[0]
+    streamed = 0
+    if made is not None and os.path.getsize(made):
+        con.execute(f"INSERT INTO vec_new SELECT doc_id, vec FROM read_json(?, format='newline_delimited', "
+                    f"columns={{'doc_id': 'INTEGER', 'vec': 'FLOAT[{DIM}]'}}) "
+                    "WHERE doc_id IN (SELECT doc_id FROM objects) AND doc_id NOT IN (SELECT doc_id FROM vec_new)",
+                    [made])
+        streamed = con.execute("SELECT count(*) FROM vec_new").fetchone()[0] - copied
     todo = [r[0] for r in con.execute(
         "SELECT doc_id FROM objects WHERE doc_id NOT IN (SELECT doc_id FROM vec_new) ORDER BY doc_id").fetchall()]
     embedded = 0
@@ -85,7 +94,7 @@ def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | N
     con.execute("DROP TABLE vec_new")
     for k, v in meta_rows(model).items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
-    return {"copied": copied, "embedded": embedded}
+    return {"copied": copied, "streamed": streamed, "embedded": embedded}
 
 
 def _attached(con) -> bool:

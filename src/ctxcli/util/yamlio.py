@@ -60,6 +60,26 @@ class _NoAliasLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+# libyaml's scanner and parser (C) under the same composer (the checks above) and constructor:
+# the events, hence the data and marks, are the same; only a failure differs in wording, so
+# any failure is re-read by the pure-Python loader above, whose message is the one reported.
+if getattr(yaml, "__with_libyaml__", False):
+    class _FastLoader(yaml.cyaml.CParser, _NoAliasLoader):  # type: ignore[misc]
+        def __init__(self, text: str) -> None:
+            yaml.cyaml.CParser.__init__(self, text)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+        get_single_node = yaml.composer.Composer.get_single_node
+        compose_document = yaml.composer.Composer.compose_document
+        compose_scalar_node = yaml.composer.Composer.compose_scalar_node
+        compose_sequence_node = yaml.composer.Composer.compose_sequence_node
+        compose_mapping_node = yaml.composer.Composer.compose_mapping_node
+else:  # pragma: no cover - PyYAML without libyaml
+    _FastLoader = None  # type: ignore[assignment,misc]
+
+
 class Marks:
     """Where each node of a YAML document starts: ``path -> (line, column)``, 1-based. A
     mapping entry is marked at its key, a list item at the item. ``find`` maps a Pydantic
@@ -124,19 +144,13 @@ def loads_yaml(text: str, *, file: str, first_line: int = 1) -> Any:
 
 def loads_yaml_marked(text: str, *, file: str, first_line: int = 1) -> Marks:
     """Like :func:`loads_yaml`, also recording where every node starts."""
-    try:
-        loader = _NoAliasLoader(text)
+    if _FastLoader is not None and not yaml.reader.Reader.NON_PRINTABLE.search(text):
         try:
-            node = loader.get_single_node()
-            if node is None:
-                return Marks(None, {})
-            marks: dict[tuple[str, ...], tuple[int, int]] = {
-                (): (node.start_mark.line + first_line, node.start_mark.column + 1)}
-            data = loader.construct_document(node)
-            _walk_marks(loader, node, (), first_line, marks)
-            return Marks(data, marks)
-        finally:
-            loader.dispose()
+            return _load_marked(_FastLoader, text, first_line)
+        except (yaml.YAMLError, RecursionError, ValueError, TypeError):
+            pass            # the pure-Python loader below reports it, in its own words
+    try:
+        return _load_marked(_NoAliasLoader, text, first_line)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + first_line if mark else None
@@ -150,6 +164,21 @@ def loads_yaml_marked(text: str, *, file: str, first_line: int = 1) -> Marks:
         raise InputError(f"invalid YAML: {e}", file=file) from None
     except RecursionError:
         raise InputError("invalid YAML: nesting too deep", file=file) from None
+
+
+def _load_marked(loader_cls, text: str, first_line: int) -> Marks:  # noqa: ANN001
+    loader = loader_cls(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return Marks(None, {})
+        marks: dict[tuple[str, ...], tuple[int, int]] = {
+            (): (node.start_mark.line + first_line, node.start_mark.column + 1)}
+        data = loader.construct_document(node)
+        _walk_marks(loader, node, (), first_line, marks)
+        return Marks(data, marks)
+    finally:
+        loader.dispose()
 
 
 def read_text(path: Path, *, display: str, limit: int) -> str:

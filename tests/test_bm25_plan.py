@@ -1,0 +1,179 @@
+"""BM25's top-``limit`` per query (a bounded top-n, and the query terms found through the
+term index) is exactly what the previous plan gave — every matching document scored, sorted in
+a window by (score desc, doc id): the same documents, in the same order, with the same scores,
+across tenants, evidence types past the mask's bits, repeated terms and tied scores."""
+
+from __future__ import annotations
+
+import random
+
+import duckdb
+import pytest
+
+from ctxcli.store import duckdb_store
+from ctxcli.store.duckdb_store import DuckDBStore
+from ctxcli.store.schema import MASK_BITS, STEPS
+
+TYPES = [f"type{i:02d}" for i in range(MASK_BITS + 3)]      # the last four share the overflow bit
+TENANTS = ["t-big", "t-mid", "t-small"]
+VOCAB = [f"w{i:03d}" for i in range(300)]
+
+# The previous plan's ranking: a window over every scored document (the reference).
+WINDOW = """ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM {src})
+SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn"""
+
+
+def _insert(con, table: str, rows: list[tuple]) -> None:
+    """Rows as SQL literals (numbers, plain ASCII words, lists of them), in chunks."""
+    def lit(v):
+        if isinstance(v, str):
+            return f"'{v}'"
+        if isinstance(v, list):
+            return "[" + ", ".join(map(lit, v)) + "]::VARCHAR[]"
+        return str(v)
+    for i in range(0, len(rows), 5000):
+        con.execute(f"INSERT INTO {table} VALUES " + ", ".join(
+            "(" + ", ".join(map(lit, r)) + ")" for r in rows[i:i + 5000]))
+
+
+def _store(seed: int, index: bool) -> duckdb.DuckDBPyConnection:
+    """An in-memory store with the full-text tables filled as load/build.py fills them:
+    Zipf-distributed terms, short and long documents, documents with high term frequencies of
+    common terms, exact duplicates (ties), and evidence types past the mask's bits."""
+    rng = random.Random(seed)
+    con = duckdb.connect()
+    for _, sql in STEPS:
+        con.execute(sql)
+    weights = [1 / (r + 1) ** 1.1 for r in range(len(VOCAB))]
+    bits = {t: i for i, t in enumerate(TYPES)}
+    docs, doc = [], 0
+    for tno, (tenant, size) in enumerate(zip(TENANTS, (900, 400, 60)), 1):
+        base: list[tuple[dict, list[str]]] = []
+        for i in range(size):
+            if base and rng.random() < 0.15:
+                tf, sup = rng.choice(base)                      # a duplicate: its scores tie
+            else:
+                n = rng.choice([1, 3, 8, 30, 120])
+                words = rng.choices(VOCAB, weights=weights, k=n)
+                if rng.random() < 0.1:
+                    words += [rng.choice(VOCAB[:5])] * rng.randint(5, 40)   # a common term, very often
+                tf = {}
+                for w in words:
+                    tf[w] = tf.get(w, 0) + 1
+                sup = sorted(rng.sample(TYPES, rng.choice([1, 1, 2, 3])))
+                if rng.random() < 0.3:
+                    sup = sorted(set(sup) | {rng.choice(TYPES[-4:])})
+                base.append((tf, sup))
+            docs.append((doc, tno, tenant, tf, sup))
+            doc += 1
+    con.execute("INSERT INTO support_bits SELECT * FROM (VALUES " +
+                ", ".join(f"('{t}', {b})" for t, b in bits.items()) + ")")
+    termid = {w: i + 1 for i, w in enumerate(VOCAB)}
+    post, objs = [], []
+    for tno, tenant in enumerate(TENANTS, 1):
+        mine = [d for d in docs if d[1] == tno]
+        dls = [sum(d[3].values()) for d in mine]
+        con.execute("INSERT INTO tenants VALUES (?, ?, ?, ?)", [tno, tenant, len(mine), sum(dls) / len(mine)])
+        df: dict[str, int] = {}
+        for d in mine:
+            for w in d[3]:
+                df[w] = df.get(w, 0) + 1
+        _insert(con, "term_stats", [(tno, w, termid[w], c) for w, c in sorted(df.items())])
+        for (did, _, _, tf, sup), dl in zip(mine, dls):
+            mask = 0
+            for t in sup:
+                mask |= 1 << min(bits[t], MASK_BITS)
+            post += [(tno, termid[w], did, c, dl, mask) for w, c in tf.items()]
+            objs.append((did, tenant, sup))
+    post.sort(key=lambda p: (p[0], p[1], p[2]))
+    _insert(con, "postings", post)
+    _insert(con, "objects(doc_id, tenant_id, supports)", objs)
+    if index:
+        con.execute("CREATE INDEX term_stats_term ON term_stats(term)")
+    return con
+
+
+def _random_queries(rng: random.Random) -> list[tuple[str, list[str]]]:
+    out = []
+    for _ in range(rng.randint(1, 4)):
+        common = rng.sample(VOCAB[:12], rng.randint(0, 5))
+        rare = rng.sample(VOCAB[12:], rng.randint(0, 4))
+        terms = common + rare + (rng.sample(common, 1) if common and rng.random() < 0.2 else [])
+        out.append((rng.choice(TYPES + ["type-unknown"]), terms or [rng.choice(VOCAB)]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def stores():
+    cons = [_store(1, index=True), _store(2, index=False)]
+    yield cons
+    for c in cons:
+        c.close()
+
+
+def _reference(con, qs, tenant, lim, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(duckdb_store, "_BM25_TOP", WINDOW)
+        return DuckDBStore(con).bm25(qs, tenant=tenant, limit=lim)
+
+
+def test_top_n_equals_the_window_ranking_on_random_queries(stores, monkeypatch):
+    rng = random.Random(17)
+    compared = ties = overflow = 0
+    for con in stores:
+        st = DuckDBStore(con)
+        for _ in range(150):
+            qs, tenant, lim = _random_queries(rng), rng.choice(TENANTS + ["t-none"]), rng.choice([1, 3, 10, 20, 50])
+            want = _reference(con, qs, tenant, lim, monkeypatch)
+            assert st.bm25(qs, tenant=tenant, limit=lim) == want, (qs, tenant, lim)
+            compared += len(want)
+            ties += sum(a[0] == b[0] and a[2] == b[2] for a, b in zip(want, want[1:]))
+            overflow += any(TYPES.index(e) >= MASK_BITS for e, _ in qs if e in TYPES)
+    # the comparison covered many ranked hits, tied scores inside the lists, overflow types
+    assert compared > 1500 and ties > 100 and overflow > 20, (compared, ties, overflow)
+
+
+def test_ties_at_the_cut_go_to_the_smaller_doc_id(stores, monkeypatch):
+    """A limit that cuts through a run of equal scores keeps the run's smallest doc ids."""
+    con = stores[0]
+    st = DuckDBStore(con)
+    rng = random.Random(5)
+    cut = 0
+    for _ in range(300):
+        qs, tenant = _random_queries(rng)[:1], rng.choice(TENANTS)
+        full = _reference(con, qs, tenant, 10_000, monkeypatch)
+        for k in range(1, len(full)):
+            if full[k - 1][2] == full[k][2]:         # a tie between ranks k and k+1: cut there
+                got = st.bm25(qs, tenant=tenant, limit=k)
+                assert got == full[:k]
+                cut += 1
+                break
+    assert cut > 30
+
+
+def test_other_tenants_terms_never_reach_the_query(stores):
+    """The term lookup reads every tenant's row of a term; only the query tenant's are used: a
+    term only another tenant holds matches nothing, and a shared term is weighted by the query
+    tenant's own document frequency."""
+    import math
+
+    con = stores[0]
+    con.execute("INSERT INTO term_stats VALUES (2, 'only-mid', 99998, 1), (1, 'shared', 99999, 5), "
+                "(2, 'shared', 99999, 300), (3, 'shared', 99999, 40)")
+    con.execute("INSERT INTO postings VALUES (2, 99998, 950, 3, 10, 1), (1, 99999, 7, 2, 20, 1), "
+                "(2, 99999, 951, 2, 20, 1), (3, 99999, 1310, 2, 20, 1)")
+    try:
+        st = DuckDBStore(con)
+        assert st.bm25([(TYPES[0], ["only-mid"])], tenant="t-big", limit=10) == []
+        assert [d for _, d, _ in st.bm25([(TYPES[0], ["only-mid"])], tenant="t-mid", limit=10)] == [950]
+        for tno, tenant, doc, df in ((1, "t-big", 7, 5), (2, "t-mid", 951, 300), (3, "t-small", 1310, 40)):
+            n, avgdl = con.execute("SELECT num_docs, avgdl FROM tenants WHERE tenant_no = ?", [tno]).fetchone()
+            idf = math.log((n - df + 0.5) / (df + 0.5) + 1)
+            want = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 20 / avgdl))
+            (got,) = st.bm25([(TYPES[0], ["shared"])], tenant=tenant, limit=10)
+            assert got[1] == doc and math.isclose(got[2], want, rel_tol=1e-9), (tenant, got, want)
+    finally:
+        con.execute("DELETE FROM term_stats WHERE termid >= 99998")
+        con.execute("DELETE FROM postings WHERE termid >= 99998")
