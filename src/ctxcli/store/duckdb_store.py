@@ -72,6 +72,12 @@ _BM25_TOP = """top AS (
   SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score}}, {{'score': score, 'neg': -doc_id}}, {lim})) AS t
   FROM {src} GROUP BY qi)
 SELECT qi, t.doc_id, t.score FROM top ORDER BY qi, t.score DESC, t.doc_id"""
+# max_by takes n < 1,000,000; a larger limit (explain-omissions ranks every match) sorts in a window.
+_BM25_TOP_N_MAX = 10_000
+_BM25_RANKED = """ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM {src})
+SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn"""
 # Evidence types past bit MASK_BITS share the last bit: their hits are checked against objects.
 _BM25_CHECK = """,
 checked AS (
@@ -352,7 +358,8 @@ class DuckDBStore:
         overflow = bool(xparams)
         sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
-                           top=_BM25_TOP.format(src="checked" if overflow else "scored", lim=int(lim)))
+                           top=(_BM25_TOP if lim <= _BM25_TOP_N_MAX else _BM25_RANKED).format(
+                               src="checked" if overflow else "scored", lim=int(lim)))
         return con.execute(sql, xparams).fetchall()
 
     # -- objects
