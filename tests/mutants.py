@@ -137,7 +137,7 @@ MUTANTS: list[Mutant] = [
            "{{'score': score, 'neg': -doc_id}}", "{{'score': score, 'neg': doc_id}}",
            ("tests/test_bm25_plan.py",)),
     Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
-           'params).fetchall() if no == tno}', 'params).fetchall()}',
+           'FROM t WHERE tenant_no = {tno}', 'FROM t WHERE {tno} IS NOT NULL',
            ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
 ]
 

@@ -64,13 +64,14 @@ def _valid(lo: int | None, hi: int | None, at: int) -> bool:
 # the scan; scores are rounded to 9 places, ties broken by doc id (_BM25_TOP).
 _BM25_TENANT = "SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = $tenant"
 _BM25_BITS = "SELECT evidence_type, bit FROM support_bits WHERE evidence_type IN ({types})"
-# The terms are looked up by term alone, so that the index on term_stats(term) answers (DuckDB
+# The terms are probed by term alone, so that the index on term_stats(term) answers (DuckDB
 # uses an index only when its column is the scan's only filter; a store loaded before the index
-# existed gives the same rows by a scan): the other tenants' rows (at most one per tenant and
-# term) are dropped in bm25(), their idf, computed with this tenant's N, unused.
+# existed gives the same rows by a scan); the probe is a MATERIALIZED CTE so the tenant filter
+# stays inside the statement without being pushed into the scan (which would lose the index).
 _BM25_TERMS = """
+WITH t AS MATERIALIZED (SELECT tenant_no, term, termid, df FROM term_stats WHERE term IN ({terms}))
 SELECT tenant_no, term, termid, ln((({n} - df + 0.5) / (df + 0.5)) + 1) AS idf
-FROM term_stats WHERE term IN ({terms})
+FROM t WHERE tenant_no = {tno}
 """
 _BM25 = """
 WITH qt(qi, termid, idf) AS (VALUES {qt}),
@@ -361,8 +362,13 @@ class DuckDBStore:
         bits = dict(con.execute(_BM25_BITS.format(types=in_list(types, "e", params)), params).fetchall())
         params = {}
         terms = sorted({t for _, qterms in queries for t in qterms})
-        idf = {t: (tid, x) for no, t, tid, x in con.execute(
-            _BM25_TERMS.format(n=int(n), terms=in_list(terms, "t", params)), params).fetchall() if no == tno}
+        rows = con.execute(_BM25_TERMS.format(n=int(n), tno=int(tno), terms=in_list(terms, "t", params)),
+                           params).fetchall()
+        if any(no != tno for no, *_ in rows):      # a second line behind the statement's tenant filter
+            from ..errors import StoreError
+
+            raise StoreError("a store lookup returned a row of another tenant; nothing was used")
+        idf = {t: (tid, x) for _, t, tid, x in rows}
         qt, qm, qe, xparams = [], [], [], {}
         for qi, (etype, qterms) in enumerate(queries):
             bit = bits.get(etype)
