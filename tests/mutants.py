@@ -61,8 +61,8 @@ MUTANTS: list[Mutant] = [
            'if enforce_budget and item["tokens"] > remaining:', 'if enforce_budget and item["tokens"] >= remaining:',
            (B,)),
     Mutant("fulltext-tenant-predicate-dropped", "src/ctxcli/store/duckdb_store.py",
-           "WHERE p.tenant_no = {tno} AND p.termid IN ({termids})",
-           "WHERE {tno} IS NOT NULL AND p.termid IN ({termids})", (B,)),
+           "WHERE p.tenant_no = {tno} AND (p.supports & qm.mask) <> 0",
+           "WHERE {tno} IS NOT NULL AND (p.supports & qm.mask) <> 0", (B,)),
     # --- boundaries the issue asked for -----------------------------------------------------
     Mutant("validity-start-exclusive", "src/ctxcli/engine/gates.py",
            "early = o.valid_from_us is not None and o.valid_from_us > c.as_of_us",

