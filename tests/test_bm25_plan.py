@@ -20,7 +20,7 @@ VOCAB = [f"w{i:03d}" for i in range(300)]
 
 # The previous plan's ranking, kept for limits past max_by's: a window over every scored
 # document (the reference).
-WINDOW = duckdb_store._BM25_WINDOW
+WINDOW = duckdb_store._BM25_RANKED
 
 
 def _insert(con, table: str, rows: list[tuple]) -> None:
@@ -152,9 +152,9 @@ def test_ties_at_the_cut_go_to_the_smaller_doc_id(stores, monkeypatch):
 
 
 def test_other_tenants_terms_never_reach_the_query(stores):
-    """The term lookup reads every tenant's row of a term; only the query tenant's are used: a
-    term only another tenant holds matches nothing, and a shared term is weighted by the query
-    tenant's own document frequency."""
+    """The term lookup probes the term index, then keeps the query tenant's rows inside the
+    statement: a term only another tenant holds matches nothing, and a shared term is weighted
+    by the query tenant's own document frequency."""
     import math
 
     con = stores[0]
@@ -178,11 +178,11 @@ def test_other_tenants_terms_never_reach_the_query(stores):
 
 
 def test_a_limit_past_the_top_n_bound_ranks_everything(stores, monkeypatch):
-    """max_by takes fewer than a million; a larger limit (the full strategy's) still answers,
+    """Past _BM25_TOP_N_MAX (max_by takes fewer than a million) a limit still answers,
     with every matching document, in the same order as the bounded form."""
     st = DuckDBStore(stores[0])
     qs = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
     every = st.bm25(qs, tenant="t-big", limit=10**7)
     assert every == _reference(stores[0], qs, "t-big", 10**7, monkeypatch)
-    assert every == st.bm25(qs, tenant="t-big", limit=duckdb_store._TOPN_MAX)
+    assert every == st.bm25(qs, tenant="t-big", limit=duckdb_store._BM25_TOP_N_MAX)
     assert len(every) > 50

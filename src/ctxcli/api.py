@@ -41,7 +41,8 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     if isinstance(db_path, str):    # a PostgreSQL store: build as for DuckDB, publish a generation
         from .store.pg_load import load_pg
 
-        return load_pg(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None, **kw)
+        return load_pg(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None,
+                       incremental=incremental, **kw)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything

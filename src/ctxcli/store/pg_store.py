@@ -191,6 +191,10 @@ _INDEXES = [
     "CREATE UNIQUE INDEX ON objects(doc_id)",
     "CREATE INDEX ON objects(tenant_id, object_id)",
     "CREATE INDEX ON objects(family)",
+    # the newest observation of a source (store.source_freshness, per investigation): one
+    # backward index probe per source instead of a scan of every object per source
+    "CREATE INDEX ON objects(source_id, tenant_id, observed_us)",
+    "CREATE INDEX ON objects(source_id, observed_us)",
     "CREATE INDEX ON object_keys(key, tenant_id)",
     "CREATE INDEX ON entities(entity_id)",
     "CREATE INDEX ON entities(tenant_id, entity_key)",
@@ -301,12 +305,91 @@ def _copy_table(src, con, table: str) -> None:
         else:
             sel.append(name)
     con.execute(f"CREATE TABLE {table}({', '.join(defs)})")
+    for (name, dtype), pg in zip(cols, types):
+        if _DUCK_TYPES.get(pg) != dtype:        # the DuckDB type the PostgreSQL one does not say
+            con.execute(f"COMMENT ON COLUMN {table}.{name} IS 'duckdb:{dtype}'")      # ([A-Z0-9[\\]] only)
     cur = src.execute(f"SELECT {', '.join(sel)} FROM {table}")
     with con.cursor().copy(f"COPY {table} FROM STDIN (FORMAT BINARY)") as cp:
         cp.set_types(types)
         while rows := cur.fetchmany(10_000):
             for r in rows:
                 cp.write_row(r)
+
+
+_DUCK_TYPES = {pg: duck for duck, pg in _PG_TYPES.items() if duck not in ("UBIGINT", "FLOAT[256]")}
+_DUCK_TYPES["float4[]"] = "FLOAT[]"
+
+
+def export_current(address: str, duckdb_file, *, con=None) -> str | None:
+    """Write the current generation back into the DuckDB file ``duckdb_file`` (every table,
+    every row, the DuckDB types it was published from), so that an incremental load
+    (load/reuse.py) reads it as the live store. Returns the generation's store digest, or
+    None when there is nothing to reuse (no generation yet, or one published before the
+    DuckDB types were recorded). Values travel as CSV: float8 in PostgreSQL's shortest exact
+    form, arrays as JSON (float4 arrays widened to float8 first), so every value reads back
+    exactly."""
+    import os
+
+    import duckdb
+
+    own = con is None
+    con = con or connect(address, app="ctx-load")
+    try:
+        with pg_errors(address):
+            row = con.execute(f"SELECT g.schema_name, g.store_digest FROM {META}.current c "
+                              f"JOIN {META}.generations g ON g.gen = c.gen").fetchone()
+            if row is None:
+                return None
+            schema, digest = row
+            cols = con.execute(
+                "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), "
+                "col_description(c.oid, a.attnum) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+                "WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY c.relname, a.attnum", [schema]).fetchall()
+            tables: dict[str, list[tuple[str, str, str]]] = {}
+            for t, name, pgtype, comment in cols:
+                pgt = {"text": "text", "integer": "int4", "bigint": "int8", "double precision": "float8",
+                       "boolean": "bool", "text[]": "text[]", "integer[]": "int4[]", "bigint[]": "int8[]",
+                       "real[]": "float4[]"}.get(pgtype)
+                duck = comment[len("duckdb:"):] if comment and comment.startswith("duckdb:") else _DUCK_TYPES.get(pgt)
+                tables.setdefault(t, []).append((name, pgt, duck))
+            if not any(d in ("UBIGINT",) for t in tables.values() for _, _, d in t) and "postings" in tables:
+                return None             # published before the DuckDB types were recorded
+            dst = duckdb.connect(str(duckdb_file), config={"threads": "2"})
+            try:
+                dst.execute("SET enable_progress_bar = false")     # (it would print on stdout)
+                for t, tcols in tables.items():
+                    dst.execute(f"CREATE TABLE {t}({', '.join(f'{n} {d}' for n, _, d in tcols)})")
+                    out = [f"array_to_json({n}{'::float8[]' if p == 'float4[]' else ''})" if p.endswith("[]")
+                           else n for n, p, _ in tcols]
+                    csv = f"{duckdb_file}.{t}.csv"
+                    with open(csv, "wb") as fh, con.cursor().copy(
+                            f"COPY (SELECT {', '.join(out)} FROM {schema}.{t}) TO STDOUT (FORMAT csv)") as cp:
+                        for chunk in cp:
+                            fh.write(chunk)
+                    read = {n: ("VARCHAR" if p.endswith("[]") or d == "UBIGINT" else d) for n, p, d in tcols}
+                    sel = []
+                    for n, p, d in tcols:
+                        if p.endswith("[]"):
+                            sel.append(f"{n}::JSON::{d}")
+                        elif d == "UBIGINT":    # the bits of a signed bigint, back as unsigned
+                            sel.append(f"CASE WHEN {n}::BIGINT < 0 THEN ({n}::HUGEINT + 18446744073709551616)"
+                                       f"::UBIGINT ELSE {n}::UBIGINT END")
+                        else:
+                            sel.append(n)
+                    cspec = "{" + ", ".join(f"'{n}': '{ty}'" for n, ty in read.items()) + "}"
+                    path = csv.replace("'", "''")
+                    dst.execute(f"INSERT INTO {t} SELECT {', '.join(sel)} FROM read_csv('{path}', header = false, "
+                                f"columns = {cspec}, quote = '\"', escape = '\"', allow_quoted_nulls = false, "
+                                f"auto_detect = false, max_line_size = 100000000)")
+                    os.remove(csv)
+                dst.execute("CHECKPOINT")
+            finally:
+                dst.close()
+    finally:
+        if own:
+            con.close()
+    return digest
 
 
 def generations(address: str) -> list[dict[str, Any]]:
