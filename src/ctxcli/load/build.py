@@ -242,6 +242,22 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
 
 def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior=None,
                  pool=None) -> dict[str, Any]:
+    opened: list = []
+    try:
+        return _stream(loaded, tmpdir, progress, prior, pool, opened)
+    except BaseException:
+        # A failed load (bad input, disk full) closes its files at once: an open file keeps
+        # its disk space after the temporary folder is removed.
+        for fh in opened:
+            try:
+                fh.close()
+            except OSError:
+                pass
+        raise
+
+
+def _stream(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior, pool,
+            opened: list) -> dict[str, Any]:
     from .reuse import Fallback
 
     reuse = prior.sources if prior is not None else {}
@@ -252,6 +268,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     w_terms = _Writer(tmpdir, "doc_terms", TERM_COLS)
     w_drop = _Writer(tmpdir, "dropped_relations", REL_COLS)
     w_tlines = _Writer(tmpdir, "source_tombstones", TLINE_COLS)
+    opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines))
     first: dict[str, list[int]] = {}        # source -> [first doc, objects parsed, first entity, entities]
     per: dict[str, dict[str, int]] = {ls.manifest.source_id: {
         "objects": 0, "sections": 0, "entities": 0, "relations": 0, "tombstones": 0, "dropped": 0}
@@ -290,6 +307,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
 
     vec_path = os.path.join(tmpdir, f"vectors-{next(_SEQ)}.ndjson")
     vec_fh = open(vec_path, "wb")
+    opened.append(vec_fh)
 
     def written(n: int, lines: tuple[bytes, bytes, bytes]) -> None:
         w_obj.write_lines(lines[0], n)
