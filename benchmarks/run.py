@@ -173,7 +173,10 @@ def bench_load(corpus: Path, db: Path, size: int, staged: bool) -> dict:
     return out
 
 
-def bench_reload(corpus: Path, db: Path, size: int, full_wall: float) -> dict:
+RELOADS = ("one_source_changed", "change_reverted", "nothing_changed")
+
+
+def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS) -> dict:
     """`ctx load` onto the store just built after one record of one source changed (a title
     amended in gen-risk-signals), then again after the change is reverted; and once with no
     change at all. Each says which sources it reused."""
@@ -187,9 +190,11 @@ def bench_reload(corpus: Path, db: Path, size: int, full_wall: float) -> dict:
            "--db", str(db), "--json"]
     try:
         src.write_text("\n".join([json.dumps(rec, ensure_ascii=False)] + lines[1:]) + "\n")
-        for name in ("one_source_changed", "change_reverted", "nothing_changed"):
+        for name in RELOADS:
             if name == "change_reverted":
                 src.write_bytes(original)
+            if name not in variants:
+                continue
             wall, rss, p = time_v(cmd, cwd=corpus)
             doc = json.loads(p.stdout)
             out[name] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss / 1024, 1),
@@ -640,7 +645,7 @@ def _pg_case(c, pack: dict, templates: dict, per_ch: dict) -> set[int]:
 
 # ---------------------------------------------------------------------------------- main
 def bench_ctx_pg_backend(pg: PG, db: Path, corpus: Path, planted: list[dict], repeat: int, duck_results: list,
-                         duck_load: dict | None) -> dict:
+                         duck_load: dict | None, reload: bool = False) -> dict:
     """ctx itself on the PostgreSQL store backend (issue 20): publish the DuckDB store just built
     as a generation (what `ctx load --db postgresql://…` does after the same build), then the
     same in-process investigations. The load rate counts the DuckDB build (from the load
@@ -670,6 +675,10 @@ def bench_ctx_pg_backend(pg: PG, db: Path, corpus: Path, planted: list[dict], re
         total = duck_load["cli"]["wall_s"] + publish_s
         out["load_total_s"] = round(total, 2)
         out["load_objects_per_s"] = round(info["objects"] / total, 1)
+        if reload:
+            # `ctx load --db postgresql://…` after one record of one source changed: the current
+            # generation is written back into the temporary build, unchanged sources reused.
+            out["reload"] = bench_reload(corpus, url, "pg-backend", total, variants=("one_source_changed",))
     return out
 
 
@@ -717,7 +726,7 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
             print(f"[{size}] postgres: {res['postgres']['per_query']} {res['postgres']['per_investigation_retrieval']}"
                   f" planted retrieved {res['postgres']['planted_objects_retrieved']}/{res['postgres']['planted']}", flush=True)
             res["ctx_on_postgres"] = bench_ctx_pg_backend(pg, db, corpus, planted, args.repeat, results,
-                                                          res.get("load"))
+                                                          res.get("load"), reload=not args.no_pg_reload)
             print(f"[{size}] ctx on the PostgreSQL backend: {json.dumps(res['ctx_on_postgres'])}", flush=True)
         finally:
             pg.stop()
@@ -761,6 +770,9 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-load", action="store_true", help="reuse an existing store")
     ap.add_argument("--no-basics", action="store_true", help="skip ctx --help and bundled C-102 cold runs")
     ap.add_argument("--no-vector", action="store_true", help="skip the vector channel rows (issue 22)")
+    ap.add_argument("--no-pg-reload", action="store_true",
+                    help="skip the one-source reload on the PostgreSQL backend (it writes the whole generation "
+                         "back into a temporary DuckDB build first)")
     ap.add_argument("--pg-planted", type=int, default=0,
                     help="plain PostgreSQL: run only the first N planted cases (its full text takes seconds per "
                          "investigation at 1M); 0 = all")

@@ -74,8 +74,8 @@ MUTANTS: list[Mutant] = [
     Mutant("redact-first-match-only", "src/ctxcli/engine/redact.py",
            "text, n = rx.subn(repl, text)", "text, n = rx.subn(repl, text, count=1)", (B,)),
     Mutant("structured-tenant-predicate-dropped", "src/ctxcli/store/duckdb_store.py",
-           "            if ten != tenant:\n                continue\n            if kind == \"s\" and key in seed_set:",
-           "            if kind == \"s\" and key in seed_set:", (B,)),
+           "SELECT key, tenant_id, kind, doc_id FROM k WHERE tenant_id = $tenant",
+           "SELECT key, tenant_id, kind, doc_id FROM k WHERE $tenant IS NOT NULL", (B,)),
     Mutant("vector-tenant-predicate-dropped", "src/ctxcli/store/duckdb_vector.py",
            "WHERE v.tenant_id = $tenant)", "WHERE $tenant IS NOT NULL)",
            ("tests/test_vector.py::test_another_tenants_near_identical_text_never_becomes_a_candidate",)),
@@ -137,7 +137,7 @@ MUTANTS: list[Mutant] = [
            "{{'score': score, 'neg': -doc_id}}", "{{'score': score, 'neg': doc_id}}",
            ("tests/test_bm25_plan.py",)),
     Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
-           'params).fetchall() if no == tno}', 'params).fetchall()}',
+           'FROM t WHERE tenant_no = {tno}', 'FROM t WHERE {tno} IS NOT NULL',
            ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
 ]
 

@@ -154,9 +154,9 @@ def test_ties_at_the_cut_go_to_the_smaller_doc_id(stores, monkeypatch):
 
 
 def test_other_tenants_terms_never_reach_the_query(stores):
-    """The term lookup reads every tenant's row of a term; only the query tenant's are used: a
-    term only another tenant holds matches nothing, and a shared term is weighted by the query
-    tenant's own document frequency."""
+    """The term lookup probes the term index, then keeps the query tenant's rows inside the
+    statement: a term only another tenant holds matches nothing, and a shared term is weighted
+    by the query tenant's own document frequency."""
     import math
 
     con = stores[0]

@@ -229,35 +229,29 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
-        stats = _stream_rows(loaded, tmpdir, progress, prior, pool)
-        # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
-        # taking 80 % of the machine (the postings sort is the peak).
-        con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
+        opened: list = []
         try:
-            _write_store(con, loaded, stats, store_digest, progress, prior)
+            stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened)
+            # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
+            # taking 80 % of the machine (the postings sort is the peak).
+            con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
+            try:
+                _write_store(con, loaded, stats, store_digest, progress, prior)
+            finally:
+                con.close()
         finally:
-            con.close()
+            # On an error the row files are deleted with the folder, but a handle still open on
+            # one would keep its space taken (a full disk stays full) until the traceback goes.
+            for fh in opened:
+                try:
+                    fh.close()
+                except OSError:
+                    pass            # its buffer could not be flushed (disk full): the fd is closed anyway
     return stats
 
 
 def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior=None,
-                 pool=None) -> dict[str, Any]:
-    opened: list = []
-    try:
-        return _stream(loaded, tmpdir, progress, prior, pool, opened)
-    except BaseException:
-        # A failed load (bad input, disk full) closes its files at once: an open file keeps
-        # its disk space after the temporary folder is removed.
-        for fh in opened:
-            try:
-                fh.close()
-            except OSError:
-                pass
-        raise
-
-
-def _stream(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior, pool,
-            opened: list) -> dict[str, Any]:
+                 pool=None, opened: list | None = None) -> dict[str, Any]:
     from .reuse import Fallback
 
     reuse = prior.sources if prior is not None else {}
@@ -268,7 +262,8 @@ def _stream(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior, 
     w_terms = _Writer(tmpdir, "doc_terms", TERM_COLS)
     w_drop = _Writer(tmpdir, "dropped_relations", REL_COLS)
     w_tlines = _Writer(tmpdir, "source_tombstones", TLINE_COLS)
-    opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines))
+    if opened is not None:
+        opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines))
     first: dict[str, list[int]] = {}        # source -> [first doc, objects parsed, first entity, entities]
     per: dict[str, dict[str, int]] = {ls.manifest.source_id: {
         "objects": 0, "sections": 0, "entities": 0, "relations": 0, "tombstones": 0, "dropped": 0}
@@ -307,7 +302,8 @@ def _stream(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior, 
 
     vec_path = os.path.join(tmpdir, f"vectors-{next(_SEQ)}.ndjson")
     vec_fh = open(vec_path, "wb")
-    opened.append(vec_fh)
+    if opened is not None:
+        opened.append(vec_fh)
 
     def written(n: int, lines: tuple[bytes, bytes, bytes]) -> None:
         w_obj.write_lines(lines[0], n)

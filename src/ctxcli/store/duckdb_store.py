@@ -12,19 +12,42 @@ from pathlib import Path
 from typing import Any, Iterator
 
 # Point lookups go through ART indexes (load/build.py: object_keys(key), entities(entity_key),
-# relations(src), objects(doc_id)). DuckDB uses an ART only when its column is the scan's only
-# filter, so each lookup is its own statement with one `IN` list; the tenant, kind, type and
-# validity filters and the ranking run in Python over the few rows it returns. A hash join
-# over a whole key table (the one-statement form) cost 10-70 ms; these probes cost ~1 ms each.
-_KEYS_SQL = "SELECT key, tenant_id, kind, doc_id FROM object_keys WHERE key IN ({keys})"
+# relations(src), objects(doc_id)). DuckDB scans an ART only when its column is the scan's only
+# filter: `key IN (...) AND tenant_id = $tenant` falls back to a sequential scan of the whole
+# table. So the probe is a MATERIALIZED CTE with the one IN list (an index scan), and the tenant
+# filter is applied to its few rows in the same statement: tenant isolation stays inside every
+# statement. The kind, type, validity and access filters and the ranking run in Python over
+# those rows, which also checks the tenant of every row again (a row of another tenant is a
+# bug, never a candidate). A hash join over a whole key table (the one-statement form) cost
+# 10-70 ms; each probe costs ~1 ms.
+_KEYS_SQL = """
+WITH k AS MATERIALIZED (SELECT key, tenant_id, kind, doc_id FROM object_keys WHERE key IN ({keys}))
+SELECT key, tenant_id, kind, doc_id FROM k WHERE tenant_id = $tenant
+"""
 _ABOUT_SQL = "SELECT doc_id, supports, object_type, object_id FROM objects WHERE doc_id IN ({ids})"
-_SEEDS_SQL = "SELECT entity_id, entity_type, tenant_id, source_id FROM entities WHERE entity_key IN ({keys})"
+_SEEDS_SQL = """
+WITH e AS MATERIALIZED (SELECT entity_id, entity_type, tenant_id, source_id FROM entities
+                        WHERE entity_key IN ({keys}))
+SELECT entity_id, entity_type, tenant_id, source_id FROM e WHERE tenant_id = $tenant
+"""
 _EDGES_SQL = """
-SELECT src, dst, rel_type, dst_type, relation_id, tenant_id, valid_from_us, valid_to_us, access_id,
-       ev_valid_from_us, ev_valid_to_us
-FROM relations WHERE src IN ({nodes})
+WITH r AS MATERIALIZED (
+  SELECT src, dst, rel_type, dst_type, relation_id, tenant_id, valid_from_us, valid_to_us, access_id,
+         ev_valid_from_us, ev_valid_to_us
+  FROM relations WHERE src IN ({nodes}))
+SELECT * FROM r WHERE tenant_id = $tenant
 """
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
+
+
+def _same_tenant(rows: list[tuple], tenant: str, col: int) -> list[tuple]:
+    """``rows`` after checking that each is the tenant's (the statement already filtered)."""
+    for r in rows:
+        if r[col] != tenant:
+            from ..errors import StoreError
+
+            raise StoreError("a store lookup returned a row of another tenant; nothing was used")
+    return rows
 
 
 def _valid(lo: int | None, hi: int | None, at: int) -> bool:
@@ -41,13 +64,14 @@ def _valid(lo: int | None, hi: int | None, at: int) -> bool:
 # the scan; scores are rounded to 9 places, ties broken by doc id (_BM25_TOP).
 _BM25_TENANT = "SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = $tenant"
 _BM25_BITS = "SELECT evidence_type, bit FROM support_bits WHERE evidence_type IN ({types})"
-# The terms are looked up by term alone, so that the index on term_stats(term) answers (DuckDB
+# The terms are probed by term alone, so that the index on term_stats(term) answers (DuckDB
 # uses an index only when its column is the scan's only filter; a store loaded before the index
-# existed gives the same rows by a scan): the other tenants' rows (at most one per tenant and
-# term) are dropped in bm25(), their idf, computed with this tenant's N, unused.
+# existed gives the same rows by a scan); the probe is a MATERIALIZED CTE so the tenant filter
+# stays inside the statement without being pushed into the scan (which would lose the index).
 _BM25_TERMS = """
+WITH t AS MATERIALIZED (SELECT tenant_no, term, termid, df FROM term_stats WHERE term IN ({terms}))
 SELECT tenant_no, term, termid, ln((({n} - df + 0.5) / (df + 0.5)) + 1) AS idf
-FROM term_stats WHERE term IN ({terms})
+FROM t WHERE tenant_no = {tno}
 """
 _BM25 = """
 WITH qt(qi, termid, idf) AS (VALUES {qt}),
@@ -224,10 +248,9 @@ class DuckDBStore:
         seed_set, bkey_set = set(seeds), set(business_keys)
         params: dict[str, Any] = {}
         on_seed: dict[int, bool] = {}
-        for key, ten, kind, doc in self.con.execute(
-                _KEYS_SQL.format(keys=in_list(sorted(seed_set | bkey_set), "a", params)), params).fetchall():
-            if ten != tenant:
-                continue
+        params["tenant"] = tenant
+        for key, _, kind, doc in _same_tenant(self.con.execute(
+                _KEYS_SQL.format(keys=in_list(sorted(seed_set | bkey_set), "a", params)), params).fetchall(), tenant, 1):
             if kind == "s" and key in seed_set:
                 on_seed[doc] = True
             elif kind != "s" and key in bkey_set:
@@ -262,23 +285,24 @@ class DuckDBStore:
         con = self.con
         step_of = {(tid, step): (edge, to) for tid, step, edge, to in steps}
         readable_set, ok = set(readable), set(access_ok)
-        params: dict[str, Any] = {}
-        ents = con.execute(_SEEDS_SQL.format(keys=in_list(seeds, "k", params)), params).fetchall()
+        params: dict[str, Any] = {"tenant": tenant}
+        ents = _same_tenant(con.execute(_SEEDS_SQL.format(keys=in_list(seeds, "k", params)), params).fetchall(),
+                            tenant, 2)
         # (tid, depth, node, path, rels)
         frontier = [(tid, 0, eid, (eid,), ()) for tid, stype in starts
-                    for eid, etype, ten, sid in ents if etype == stype and ten == tenant and sid in readable_set]
+                    for eid, etype, _, sid in ents if etype == stype and sid in readable_set]
         rows = list(frontier)
         depth = 0
         while frontier and depth < max_hops:
             frontier = [w for w in frontier if (w[0], depth + 1) in step_of]
             if not frontier:
                 break
-            params = {}
+            params = {"tenant": tenant}
             edges: dict[int, list[tuple]] = {}
-            for e in con.execute(_EDGES_SQL.format(
-                    nodes=in_list(sorted({w[2] for w in frontier}), "n", params)), params).fetchall():
+            for e in _same_tenant(con.execute(_EDGES_SQL.format(
+                    nodes=in_list(sorted({w[2] for w in frontier}), "n", params)), params).fetchall(), tenant, 5):
                 src, dst, rel, dtype, rid, ten, vf, vt, aid, evf, evt = e
-                if ten == tenant and dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us):
+                if dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us):
                     edges.setdefault(src, []).append((dst, rel, dtype, rid))
             # the fan-out cap counts the edges of every walk row with the same (template, path)
             groups: dict[tuple, list[tuple]] = {}
@@ -306,9 +330,9 @@ class DuckDBStore:
     def graph_hits(self, keys, *, tenant) -> list[tuple]:
         """(entity key, doc id, supports) of the tenant's objects whose subject is one of
         ``keys``, ordered by (key, doc id)."""
-        params: dict[str, Any] = {}
-        pairs = sorted({(key, doc) for key, ten, kind, doc in self.con.execute(
-            _KEYS_SQL.format(keys=in_list(keys, "e", params)), params).fetchall() if kind == "s" and ten == tenant})
+        params: dict[str, Any] = {"tenant": tenant}
+        pairs = sorted({(key, doc) for key, _, kind, doc in _same_tenant(self.con.execute(
+            _KEYS_SQL.format(keys=in_list(keys, "e", params)), params).fetchall(), tenant, 1) if kind == "s"})
         if not pairs:
             return []
         params = {}
@@ -338,8 +362,13 @@ class DuckDBStore:
         bits = dict(con.execute(_BM25_BITS.format(types=in_list(types, "e", params)), params).fetchall())
         params = {}
         terms = sorted({t for _, qterms in queries for t in qterms})
-        idf = {t: (tid, x) for no, t, tid, x in con.execute(
-            _BM25_TERMS.format(n=int(n), terms=in_list(terms, "t", params)), params).fetchall() if no == tno}
+        rows = con.execute(_BM25_TERMS.format(n=int(n), tno=int(tno), terms=in_list(terms, "t", params)),
+                           params).fetchall()
+        if any(no != tno for no, *_ in rows):      # a second line behind the statement's tenant filter
+            from ..errors import StoreError
+
+            raise StoreError("a store lookup returned a row of another tenant; nothing was used")
+        idf = {t: (tid, x) for _, t, tid, x in rows}
         qt, qm, qe, xparams = [], [], [], {}
         for qi, (etype, qterms) in enumerate(queries):
             bit = bits.get(etype)
