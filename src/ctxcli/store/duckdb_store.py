@@ -11,15 +11,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..errors import StoreError
+
 # Point lookups go through ART indexes (load/build.py: object_keys(key), entities(entity_key),
 # relations(src), objects(doc_id)). DuckDB scans an ART only when its column is the scan's only
 # filter: `key IN (...) AND tenant_id = $tenant` falls back to a sequential scan of the whole
 # table. So the probe is a MATERIALIZED CTE with the one IN list (an index scan), and the tenant
 # filter is applied to its few rows in the same statement: tenant isolation stays inside every
-# statement. The kind, type, validity and access filters and the ranking run in Python over
-# those rows, which also checks the tenant of every row again (a row of another tenant is a
-# bug, never a candidate). A hash join over a whole key table (the one-statement form) cost
-# 10-70 ms; each probe costs ~1 ms.
+# statement, and so do the walk's edge authorisation and validity (_EDGES_SQL) and the seeds'
+# readable sources (_SEEDS_SQL). Python checks every returned row again (a row of another
+# tenant, or an edge the subject may not use, is a bug: StoreError, never a candidate); the
+# kind and type filters, the fan-out cap and the ranking run in Python over those few rows.
+# A hash join over a whole key table (the one-statement form) cost 10-70 ms; each probe ~1 ms.
 _KEYS_SQL = """
 WITH k AS MATERIALIZED (SELECT key, tenant_id, kind, doc_id FROM object_keys WHERE key IN ({keys}))
 SELECT key, tenant_id, kind, doc_id FROM k WHERE tenant_id = $tenant
@@ -28,14 +31,19 @@ _ABOUT_SQL = "SELECT doc_id, supports, object_type, object_id FROM objects WHERE
 _SEEDS_SQL = """
 WITH e AS MATERIALIZED (SELECT entity_id, entity_type, tenant_id, source_id FROM entities
                         WHERE entity_key IN ({keys}))
-SELECT entity_id, entity_type, tenant_id, source_id FROM e WHERE tenant_id = $tenant
+SELECT entity_id, entity_type, tenant_id, source_id FROM e
+WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id)
 """
 _EDGES_SQL = """
 WITH r AS MATERIALIZED (
   SELECT src, dst, rel_type, dst_type, relation_id, tenant_id, valid_from_us, valid_to_us, access_id,
          ev_valid_from_us, ev_valid_to_us
   FROM relations WHERE src IN ({nodes}))
-SELECT * FROM r WHERE tenant_id = $tenant
+SELECT * FROM r
+WHERE tenant_id = $tenant AND dst IS NOT NULL
+  AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
+  AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us > $asof)
+  AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $asof) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
 """
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
 
@@ -44,8 +52,6 @@ def _same_tenant(rows: list[tuple], tenant: str, col: int) -> list[tuple]:
     """``rows`` after checking that each is the tenant's (the statement already filtered)."""
     for r in rows:
         if r[col] != tenant:
-            from ..errors import StoreError
-
             raise StoreError("a store lookup returned a row of another tenant; nothing was used")
     return rows
 
@@ -285,25 +291,28 @@ class DuckDBStore:
         con = self.con
         step_of = {(tid, step): (edge, to) for tid, step, edge, to in steps}
         readable_set, ok = set(readable), set(access_ok)
-        params: dict[str, Any] = {"tenant": tenant}
+        params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable_set)}
         ents = _same_tenant(con.execute(_SEEDS_SQL.format(keys=in_list(seeds, "k", params)), params).fetchall(),
                             tenant, 2)
+        if any(sid not in readable_set for *_, sid in ents):
+            raise StoreError("a store lookup returned a seed entity of a source the subject may not read")
         # (tid, depth, node, path, rels)
         frontier = [(tid, 0, eid, (eid,), ()) for tid, stype in starts
-                    for eid, etype, _, sid in ents if etype == stype and sid in readable_set]
+                    for eid, etype, _, sid in ents if etype == stype]
         rows = list(frontier)
         depth = 0
         while frontier and depth < max_hops:
             frontier = [w for w in frontier if (w[0], depth + 1) in step_of]
             if not frontier:
                 break
-            params = {"tenant": tenant}
+            params = {"tenant": tenant, "access_ok": sorted(ok), "asof": as_of_us}
             edges: dict[int, list[tuple]] = {}
             for e in _same_tenant(con.execute(_EDGES_SQL.format(
                     nodes=in_list(sorted({w[2] for w in frontier}), "n", params)), params).fetchall(), tenant, 5):
                 src, dst, rel, dtype, rid, ten, vf, vt, aid, evf, evt = e
-                if dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us):
-                    edges.setdefault(src, []).append((dst, rel, dtype, rid))
+                if not (dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us)):
+                    raise StoreError("a store lookup returned an edge the subject may not walk")
+                edges.setdefault(src, []).append((dst, rel, dtype, rid))
             # the fan-out cap counts the edges of every walk row with the same (template, path)
             groups: dict[tuple, list[tuple]] = {}
             for tid, _, node, path, rels in frontier:
@@ -365,8 +374,6 @@ class DuckDBStore:
         rows = con.execute(_BM25_TERMS.format(n=int(n), tno=int(tno), terms=in_list(terms, "t", params)),
                            params).fetchall()
         if any(no != tno for no, *_ in rows):      # a second line behind the statement's tenant filter
-            from ..errors import StoreError
-
             raise StoreError("a store lookup returned a row of another tenant; nothing was used")
         idf = {t: (tid, x) for _, t, tid, x in rows}
         qt, qm, qe, xparams = [], [], [], {}
