@@ -70,9 +70,24 @@ def writer_lock(db: Path) -> Iterator[None]:
         os.close(fd)    # closing the descriptor releases the lock
 
 
+def no_pandas_probes() -> None:
+    """DuckDB's Python client tries ``import pandas`` whenever it binds parameters (to recognise
+    DataFrames). Without pandas installed, Python does not cache the failure, so every try
+    searches ``sys.path`` again: 438 failed imports per investigation, ~50-100 ms at 1M objects
+    (docs/performance.md). When pandas is not installed, record that once in ``sys.modules``
+    (``None`` makes the import fail at once, as documented for the import system)."""
+    import importlib.util
+    import sys
+
+    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
+        sys.modules["pandas"] = None
+
+
 def open_reader(db: Path):
     """A read-only, locked-down connection; raises StoreError / StoreBusyError, never a DuckDB error."""
     import duckdb
+
+    no_pandas_probes()
 
     if not db.is_file():
         raise StoreError(f"no store at {db}; run `ctx load` first")
