@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import orjson
-
 from .. import BUILDER_VERSION
-from ..errors import InputError, StoreError, UsageError
+from ..errors import InputError, UsageError
 from ..store.schema import SCHEMA_VERSION, STEPS
 from ..util.canon import canonical_bytes, sha256_hex
-from .derive import BATCH, Deriver, start_pool
+from .derive import BATCH, Deriver, row_line, start_pool
 from .parse import LoadedSource, _us, parse_source, read_manifests
 
 Progress = Callable[[str, int, int], None]
@@ -110,7 +108,7 @@ class _Writer:
         self.fh = open(self.path, "wb")
 
     def write(self, row: dict[str, Any]) -> None:
-        self.fh.write(orjson.dumps({c: row.get(c) for c in self.cols}))
+        self.fh.write(row_line(row, self.cols))
         self.fh.write(b"\n")
         self.n += 1
 

@@ -19,6 +19,13 @@ from . import fts_text
 BATCH = 1024
 
 
+def row_line(row: dict[str, Any], cols) -> bytes:
+    """One row of a load's NDJSON row file (load/build._Writer): the columns ``cols``, in order."""
+    import orjson
+
+    return orjson.dumps({c: row.get(c) for c in cols})
+
+
 def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tuple[str, ...]
            ) -> tuple[bytes, bytes, bytes]:
     """For each object row (``doc_id`` set): its dedup hash, the token count of its content,
@@ -45,8 +52,8 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
         o["dedup_hash"] = dedup_hash(o["content"])
         o["tokens"], o["fts_text"], o["terms"], o["tfs"] = \
             len(enc.encode_ordinary(o["content"])), " ".join(ts), list(tf), list(tf.values())
-        objs.append(dumps({c: o.get(c) for c in obj_cols}))
-        terms.append(dumps({c: o.get(c) for c in term_cols}))
+        objs.append(row_line(o, obj_cols))
+        terms.append(row_line(o, term_cols))
     vecs = load_model().embed_many([embed_text(o["title"], o["content"]) for o in rows])
     lines = b"".join(dumps({"doc_id": o["doc_id"], "vec": v}) + b"\n" for o, v in zip(rows, vecs) if v is not None)
     return b"\n".join(objs) + b"\n", b"\n".join(terms) + b"\n", lines

@@ -158,20 +158,6 @@ ORDER BY o.object_id, o.tenant_id
 """
 
 
-def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple[str, ...]) -> str:
-    """A VALUES list whose every cell is a typed named parameter."""
-    out = []
-    for i, r in enumerate(rows):
-        cells = []
-        for j, v in enumerate(r):
-            name = f"{prefix}{i}_{j}"
-            params[name] = v
-            cells.append(f"CAST(${name} AS {casts[j]})")
-        out.append("(" + ", ".join(cells) + ")")
-    return ", ".join(out)
-
-
-
 def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
     """An IN list of named parameters (constants at bind time, so the filter reaches the scan)."""
     names = []
