@@ -269,19 +269,53 @@ def test_wrong_verdict_is_reported_and_an_unknown_action_rejected(store, serve, 
     ans, _ = faithful()
     ans["verdict"] = "insufficient_evidence"
     srv = serve({"responses": [reply(ans), reply({**ans, "recommended_action": "approve_claim"})]})
-    r = ask(srv, tmp_path / "a")
+    r = ask(srv, tmp_path / "a", "--accept-disagreement")
     assert r.exit_code == 0, r.stdout
     ma = model_answer(tmp_path / "a")
-    assert ma["status"] == "accepted_with_warnings" and codes(ma) == []
+    assert ma["status"] == "accepted_with_warnings" and codes(ma) == [] and ma["accept_disagreement"] is True
     assert ma["validation"]["warnings"] == [{
         "code": "verdict_disagrees", "message": "verdict 'insufficient_evidence' differs from the deterministic "
         "'complete'", "model": "insufficient_evidence", "deterministic": "complete"}]
     assert "warning verdict_disagrees" in r.stdout
-    r = ask(srv, tmp_path / "b")
+    r = ask(srv, tmp_path / "b", "--accept-disagreement")
     assert r.exit_code == 1
     ma = model_answer(tmp_path / "b")
     assert codes(ma) == ["action_not_in_vocabulary"]
     assert [w["code"] for w in ma["validation"]["warnings"]] == ["verdict_disagrees", "action_disagrees"]
+
+
+def test_a_changed_verdict_or_action_is_a_rejection_without_the_flag(store, serve, tmp_path):
+    """Issue 27 item 15: no digits, a changed action: rejected, never used, unless --accept-disagreement."""
+    ans, _ = faithful()
+    changed = {**ans, "recommended_action": "continue_read_only_review",
+               "claims": [{"text": "The documents are complete.", "status": "inference", "evidence":
+                           ans["claims"][2]["evidence"]}]}
+    srv = serve({"responses": [reply(changed), reply({**ans, "verdict": "partial"}), reply(changed)]})
+    r = ask(srv, tmp_path / "a")
+    assert r.exit_code == 1
+    ma = model_answer(tmp_path / "a")
+    assert (ma["status"], ma["used"], ma["accept_disagreement"]) == ("rejected", "answer.json", False)
+    assert ma["validation"]["violations"] == [{
+        "code": "action_disagrees", "message": "action 'continue_read_only_review' differs from the deterministic "
+        "'route_to_human_reviewer' (--accept-disagreement accepts it)", "model": "continue_read_only_review",
+        "deterministic": "route_to_human_reviewer"}]
+    assert ma["validation"]["warnings"] == []
+    assert ("violation action_disagrees: action 'continue_read_only_review' differs from the deterministic "
+            "'route_to_human_reviewer' (--accept-disagreement accepts it)") in r.stdout
+    r = ask(srv, tmp_path / "b")
+    assert r.exit_code == 1 and codes(model_answer(tmp_path / "b")) == ["verdict_disagrees"]
+    # validate-answer: the same rule, the same flag; replay re-validates with the recorded choice
+    f = tmp_path / "changed.json"
+    f.write_text(json.dumps(changed))
+    r = run_cli(["validate-answer", tmp_path / "a" / "pack.json", f])
+    assert r.exit_code == 1 and "violation action_disagrees" in r.stdout
+    r = run_cli(["validate-answer", tmp_path / "a" / "pack.json", f, "--accept-disagreement"])
+    assert r.exit_code == 0 and "warning action_disagrees" in r.stdout
+    assert ask(srv, tmp_path / "c", "--accept-disagreement").exit_code == 0
+    srv.stop()
+    r = run_cli(["replay", tmp_path / "c" / "pack.json"])
+    assert r.exit_code == 0, r.stdout
+    assert "re-validated offline: accepted_with_warnings, as recorded" in r.stdout
 
 
 def test_malformed_json_is_a_recorded_failure(store, serve, tmp_path):
@@ -488,9 +522,18 @@ def test_replay_revalidates_offline_and_re_asks(store, serve, tmp_path):
     srv2 = serve({"responses": [reply(changed)]})
     r = run_cli(["replay", tmp_path / "run" / "pack.json", "--re-ask", "--endpoint", srv2.url])
     assert r.exit_code == 1
-    assert "re-asked test-model at " + srv2.url + ": accepted_with_warnings, 2 difference(s)" in r.stdout
+    assert "re-asked test-model at " + srv2.url + ": rejected, 2 difference(s)" in r.stdout
     assert "model exchange (test-model): re-validated offline: accepted, as recorded" in r.stdout
     assert "verdict: 'complete' → 'partial'" in r.stdout and "claim 5 removed: A human review is required" in r.stdout
+    # without --endpoint (nor CTX_MODEL_ENDPOINT, nor ctx.toml) the recorded endpoint is never asked
+    n = len(srv2.requests())
+    rec["endpoint"] = srv2.url
+    rec_path.write_text(json.dumps(rec))
+    _restamp(rec_path)
+    r = run_cli(["replay", tmp_path / "run" / "pack.json", "--re-ask"])
+    assert r.exit_code == 2 and len(srv2.requests()) == n
+    assert r.stderr == ("ctx: error: --re-ask: no model endpoint: give --endpoint, set CTX_MODEL_ENDPOINT, or add "
+                        "endpoint to [model] in ctx.toml (the endpoint a run folder records is never used)\n")
 
 
 def test_validate_answer_alone(store, tmp_path):
@@ -541,8 +584,9 @@ def test_eval_answerer_model_on_the_bundled_cases(store, serve, tmp_path):
     # variants were answered with the base case's answer: the validator catches the mismatch
     variants = [x for x in doc["runs"] if x["variant"] is not None]
     got = {(x["case_id"], x["variant"]): (x["model"]["status"], x["model"]["violations"]) for x in variants}
-    assert got[("C-102", "restricted")] == ("rejected", ["cites_unknown", "unsupported_value"])
-    assert got[("INC-2026-0723", "drafts-conflict")] == ("accepted_with_warnings", [])
+    assert got[("C-102", "restricted")] == ("rejected", ["action_disagrees", "cites_unknown", "unsupported_value",
+                                                         "verdict_disagrees"])
+    assert got[("INC-2026-0723", "drafts-conflict")] == ("rejected", ["action_disagrees", "verdict_disagrees"])
     r = run_cli(["eval", "--answerer", "model", "--endpoint", srv.url, "--model", "test-model"])
     assert r.exit_code == 0
     assert "ctx eval · model answers (answer layer)" in r.stdout
@@ -612,3 +656,24 @@ def test_a_key_echoed_by_the_server_is_scrubbed_before_anything_is_written(store
     for p in (tmp_path / "run").iterdir():
         assert KEY not in p.read_text(), p.name
     assert model_answer(tmp_path / "run")["answer"]["summary"] == "Your key is ***."
+
+
+# ---------------------------------------------------------------------------------- issue 27 item 9
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "too_big"])
+def test_validate_answer_refuses_a_fifo_a_device_and_a_huge_file_at_once(store, tmp_path, kind):
+    import os
+
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "run"]).exit_code == 0
+    if kind == "fifo":
+        f, what = tmp_path / "answer.json", "not a regular file (a FIFO)"
+        os.mkfifo(f)
+    elif kind == "dev_zero":
+        f, what = Path("/dev/zero"), "not a regular file (a device)"
+    else:
+        f, what = tmp_path / "answer.json", "larger than 16 MB"
+        with open(f, "wb") as fh:
+            fh.truncate(16 * 1024 * 1024 + 1)
+    r = subprocess.run([sys.executable, "-m", "ctxcli.cli.main", "validate-answer", str(tmp_path / "run" / "pack.json"),
+                        str(f)], capture_output=True, text=True, timeout=60, cwd=REPO)   # a hang fails by the timeout
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"ctx: error: {f}: cannot read the answer: {what}\n"

@@ -665,17 +665,20 @@ def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | No
 def ask(target: str, **kw: Any):
     """Build (or read) a pack, ask an OpenAI-compatible model over it, validate the answer and
     write model.json and model_answer.json beside the deterministic answer. Keywords are those
-    of :class:`ctxcli.answer.ask.AskOptions` (model, endpoint, as_of, variant, out, db, timeout)."""
+    of :class:`ctxcli.answer.ask.AskOptions` (model, endpoint, as_of, variant, out, db, timeout,
+    accept_disagreement)."""
     from .answer.ask import AskOptions, run_ask
 
     return run_ask(AskOptions(target=target, **kw))
 
 
-def validate_answer(pack: Path, answer: Path, db: Path | None = None) -> dict[str, Any]:
-    """Validate a model answer produced elsewhere against a pack; returns the model_answer record."""
+def validate_answer(pack: Path, answer: Path, db: Path | None = None, *,
+                    accept_disagreement: bool = False) -> dict[str, Any]:
+    """Validate a model answer produced elsewhere against a pack; returns the model_answer record.
+    A verdict or action other than the deterministic one rejects it unless ``accept_disagreement``."""
     from .answer.ask import validate_answer_file
 
-    return validate_answer_file(pack, answer, db)
+    return validate_answer_file(pack, answer, db, accept_disagreement=accept_disagreement)
 
 
 def model_config(*, endpoint: str | None = None, model: str | None = None, timeout: float | None = None):

@@ -20,9 +20,10 @@ from .model import ModelConfig, chat, parse_content
 from .validate import validate
 
 MODEL_SCHEMA = "ctx.model/1"
-POLICY = ("rejected when any violation is found; accepted_with_warnings when only warnings (disagreement "
-          "with the deterministic verdict or action); accepted otherwise. A rejected model answer is never "
-          "used: answer.json stays the answer.")
+POLICY = ("rejected when any violation is found (a verdict or action that differs from the deterministic one "
+          "is a violation unless disagreement was accepted with --accept-disagreement); accepted_with_warnings "
+          "when only warnings; accepted otherwise. A rejected model answer is never used: answer.json stays "
+          "the answer.")
 
 
 @dataclass
@@ -71,7 +72,7 @@ def _scan():
 
 def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: str | None,
                   action_vocab: list[str], texts: dict[str, str] | None,
-                  messages: list[dict[str, str]]) -> dict[str, Any]:
+                  messages: list[dict[str, str]], *, accept_disagreement: bool = False) -> dict[str, Any]:
     """model_answer.json: the parsed answer and its validation."""
     shown = "\n".join(m["content"] for m in messages)
     if error is not None:
@@ -79,7 +80,8 @@ def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: 
                "claims": [], "counts": {"claims": 0, "claims_ok": 0, "citations": 0, "citations_supported": 0,
                                         "violations": 1, "warnings": 0}}
     else:
-        val = validate(parsed, pack, action_vocab, rejected_texts=texts, shown_text=shown, scan=_scan())
+        val = validate(parsed, pack, action_vocab, rejected_texts=texts, shown_text=shown, scan=_scan(),
+                       accept_disagreement=accept_disagreement)
     det = pack.get("answer") or {}
     return {
         "schema_version": S.MODEL_ANSWER_SCHEMA,
@@ -92,20 +94,21 @@ def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: 
         "rejected_text_check": "stored text and titles" if texts is not None else "titles only (no store)",
         "deterministic": {"verdict": det.get("verdict"), "recommended_action": det.get("recommended_action")},
         "used": "answer.json" if val["status"] == "rejected" else "model_answer.json",
+        "accept_disagreement": accept_disagreement,
         "policy": POLICY,
     }
 
 
 def ask_over_pack(pack: dict[str, Any], action_vocab: list[str], cfg: ModelConfig, *,
                   db: Path | None = None, sleep: Callable[[float], None] | None = None,
-                  texts: dict[str, str] | None | bool = True) -> AskOutcome:
+                  texts: dict[str, str] | None | bool = True, accept_disagreement: bool = False) -> AskOutcome:
     messages = messages_for(pack, action_vocab)
     ex = chat(cfg, messages, S.json_schema(action_vocab), sleep=sleep)
     parsed, method, error = parse_content(ex.content)
     if texts is True:
         texts = rejected_texts(pack, db)
     ma = answer_record(pack, parsed, method, error, action_vocab, texts if isinstance(texts, dict) else None,
-                       messages)
+                       messages, accept_disagreement=accept_disagreement)
     u = urlsplit(cfg.endpoint)
     record = {
         "schema_version": MODEL_SCHEMA,
@@ -137,16 +140,22 @@ def validated_event(ma: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scrubbed(obj: Any, key: str | None) -> Any:
-    """Last guard: whatever a server echoed, the key never reaches a record."""
+    """Last guard: whatever a server echoed (the key, part of it, its base64 or hex), no form of
+    the key reaches a record: every string, keys included, is scrubbed."""
     if not key:
         return obj
-    import orjson
+    from .model import scrub
 
-    raw = canonical_bytes(obj)
-    if key.encode() not in raw:
-        return obj
-    esc = orjson.dumps(key)[1:-1]
-    return orjson.loads(raw.replace(esc, b"***"))
+    def walk(x: Any) -> Any:
+        if isinstance(x, str):
+            return scrub(x, key)
+        if isinstance(x, dict):
+            return {walk(k): walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    return walk(obj)
 
 
 def trace_with(trace_raw: bytes, events: list[dict[str, Any]]) -> bytes:
@@ -205,7 +214,9 @@ def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db:
     same_pack = rec.get("content_hash") == pack["content_hash"]
     content = (rec.get("response") or {}).get("content")
     parsed, method, error = parse_content(content)
-    ma = answer_record(pack, parsed, method, error, action_vocab, rejected_texts(pack, db), messages)
+    accept = isinstance(prev, dict) and prev.get("accept_disagreement") is True    # as recorded
+    ma = answer_record(pack, parsed, method, error, action_vocab, rejected_texts(pack, db), messages,
+                       accept_disagreement=accept)
     now = _codes(ma)
     was = _codes(prev) if isinstance(prev, dict) and "validation" in prev else None
     return {"model": rec.get("model"), "endpoint": rec.get("endpoint"), "same_pack": same_pack,
@@ -213,7 +224,7 @@ def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db:
             "status": ma["status"], "recorded": was, "revalidated": now,
             "identical": bool(same_pack and same_request and was == now),
             "revalidated_as_recorded": bool(same_pack and same_request and was == now),
-            "model_answer": ma}
+            "accept_disagreement": accept, "model_answer": ma}
 
 
 def _codes(ma: dict[str, Any]) -> dict[str, Any]:
@@ -321,6 +332,7 @@ class AskOptions:
     db: Path | None = None
     timeout: float | None = None
     sleep: Callable[[float], None] | None = None
+    accept_disagreement: bool = False   # a changed verdict or action is a warning, not a rejection
 
 
 @dataclass
@@ -368,7 +380,8 @@ def run_ask(opts: AskOptions) -> AskResult:
         p = Path(opts.target)
         lp = load_pack(p / "pack.json" if p.is_dir() else p)
         pb = playbook_for(lp.data, lp.display)
-        outcome = ask_over_pack(lp.data, S.actions(pb), cfg, db=opts.db, sleep=opts.sleep)
+        outcome = ask_over_pack(lp.data, S.actions(pb), cfg, db=opts.db, sleep=opts.sleep,
+                                accept_disagreement=opts.accept_disagreement)
         src_dir = lp.path.parent
         out_dir = Path(opts.out) if opts.out is not None else src_dir
         trace_path = src_dir / "trace.jsonl"
@@ -402,7 +415,8 @@ def run_ask(opts: AskOptions) -> AskResult:
     res = api.investigate(api.InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant,
                                                  db=opts.db))
     pb = playbook_for(res.pack, opts.target)
-    outcome = ask_over_pack(res.pack, S.actions(pb), cfg, db=opts.db, sleep=opts.sleep)
+    outcome = ask_over_pack(res.pack, S.actions(pb), cfg, db=opts.db, sleep=opts.sleep,
+                            accept_disagreement=opts.accept_disagreement)
     files = api.output_files(res)
     files["trace.jsonl"] = trace_with(files["trace.jsonl"], outcome.events)
     files.update(record_files(outcome))
@@ -415,27 +429,43 @@ def run_ask(opts: AskOptions) -> AskResult:
                      store_loaded_now=res.store_loaded_now)
 
 
+MAX_ANSWER_BYTES = 16 * 1024 * 1024     # a model answer file (validate-answer); the pack reader's checks
+
+
 def read_answer_file(path: Path) -> Any:
-    """A model answer from a file: a bare answer object, or a model_answer.json (its ``answer``)."""
-    import orjson
-
+    """A model answer from a file: a bare answer object, or a model_answer.json (its ``answer``).
+    Read like every pack file: a regular file (never a FIFO or a device) of at most 16 MB."""
     from ..errors import UsageError
+    from ..util.safeio import NotReadable, read_regular
 
-    p = Path(path)
     try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read the answer ({e.strerror or e})") from None
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        raise UsageError(f"{path}: the answer is not valid JSON ({str(e).splitlines()[0]})") from None
+        raw = read_regular(Path(path), MAX_ANSWER_BYTES)
+    except NotReadable as e:
+        raise UsageError(f"cannot read the answer: {e}", file=str(path)) from None
+    data = loads_answer(raw, str(path))
     if isinstance(data, dict) and data.get("schema_version") == S.MODEL_ANSWER_SCHEMA:
         return data.get("answer")
     return data
 
 
-def validate_answer_file(pack_path: Path, answer_path: Path, db: Path | None = None) -> dict[str, Any]:
+def loads_answer(raw: bytes, display: str) -> Any:
+    """Strict, bounded JSON of an answer file: one line naming the file for invalid JSON, a
+    duplicate key, an integer beyond 64 bits or nesting deeper than the parser's limit."""
+    import orjson
+
+    from ..errors import UsageError
+    from ..util import jsonstrict
+
+    try:
+        return jsonstrict.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise UsageError(f"the answer is not valid JSON ({str(e).splitlines()[0]})", file=display) from None
+    except jsonstrict.StrictJSONError as e:
+        raise UsageError(f"the answer is not usable JSON ({e})", file=display) from None
+
+
+def validate_answer_file(pack_path: Path, answer_path: Path, db: Path | None = None, *,
+                         accept_disagreement: bool = False) -> dict[str, Any]:
     """`ctx validate-answer`: the validation record of an answer produced elsewhere."""
     from ..postmortem.packfile import load_pack
 
@@ -444,7 +474,7 @@ def validate_answer_file(pack_path: Path, answer_path: Path, db: Path | None = N
     ans = read_answer_file(answer_path)
     vocab = S.actions(pb)
     rec = answer_record(lp.data, ans, "file", None, vocab, rejected_texts(lp.data, db),
-                        messages_for(lp.data, vocab))
+                        messages_for(lp.data, vocab), accept_disagreement=accept_disagreement)
     rec["parse"] = {"ok": True, "method": "file", "error": None}
     return rec
 
@@ -472,9 +502,11 @@ def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: 
         rec = orjson.loads((run_dir / "model.json").read_bytes())
         from .model import resolve_config
 
-        ep = endpoint or (str(rec.get("endpoint") or "") + (rec.get("path") if rec.get("path") not in (None, "/") else ""))
-        cfg = resolve_config(endpoint=ep or None, model=model or rec.get("model"))
-        new = ask_over_pack(lp.data, vocab, cfg, db=db, sleep=sleep)
+        # the endpoint is the user's (--endpoint, CTX_MODEL_ENDPOINT or ctx.toml), never the one a run
+        # folder records: a forged folder must not direct the key and the pack elsewhere
+        name = model or (rec.get("model") if isinstance(rec, dict) and isinstance(rec.get("model"), str) else None)
+        cfg = resolve_config(endpoint=endpoint, model=name, what="--re-ask")
+        new = ask_over_pack(lp.data, vocab, cfg, db=db, sleep=sleep, accept_disagreement=out["accept_disagreement"])
         diffs = diff_answers(recorded_answer, new.model_answer["answer"])
         out["re_ask"] = {"model": cfg.model, "endpoint": cfg.host, "status": new.status,
                          "latency_ms": new.model_record["latency_ms"], "usage": new.model_record["usage"],

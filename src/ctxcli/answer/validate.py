@@ -17,9 +17,10 @@ violations (any one makes the answer ``rejected``)
   rejected_text               a run of words from an omitted (not withheld) object's text or
                               title, absent from everything the model was shown
 
-warnings (the answer is ``accepted_with_warnings``)
-  verdict_disagrees           the verdict differs from the deterministic answer's
-  action_disagrees            the action differs from the deterministic answer's
+  verdict_disagrees           the verdict differs from the deterministic answer's   } warnings instead
+  action_disagrees            the action differs from the deterministic answer's    } with --accept-disagreement
+
+warnings (the answer is ``accepted_with_warnings``): the two above, when disagreement is accepted
 
 Nothing of a withheld object is ever read: its opaque reference is all the pack holds.
 """
@@ -171,14 +172,15 @@ def check_shape(ans: Any) -> list[dict[str, Any]]:
 
 def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
              rejected_texts: dict[str, str] | None = None, shown_text: str = "",
-             scan=None) -> dict[str, Any]:
+             scan=None, accept_disagreement: bool = False) -> dict[str, Any]:
     """Check ``ans`` (a parsed model answer) against ``pack``.
 
     ``action_vocab`` is the playbook's action vocabulary; ``rejected_texts`` maps omitted, not
     withheld, object ids to their stored text (read by the caller, checked against the pack's
     content hash); ``shown_text`` is everything the model was shown (the request messages), so
     words it legitimately saw are never flagged as rejected text; ``scan`` is the injection
-    detector (text -> match or None). Returns the validation record: status, violations,
+    detector (text -> match or None). A verdict or action that differs from the deterministic
+    answer's is a violation, a warning only with ``accept_disagreement``. Returns the validation record: status, violations,
     warnings, per-claim results and the counts the eval uses."""
     violations = check_shape(ans)
     warnings: list[dict[str, Any]] = []
@@ -259,13 +261,15 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     det_verdict = det.get("verdict")
     det_action = det.get("recommended_action")
     det_action = det_action.get("action") if isinstance(det_action, dict) else det_action
+    # a changed verdict or action rejects the answer unless the user accepted disagreement
+    into, hint = (warnings, "") if accept_disagreement else (violations, " (--accept-disagreement accepts it)")
     if det_verdict and ans["verdict"] != det_verdict:
-        warnings.append(_viol("verdict_disagrees", f"verdict {ans['verdict']!r} differs from the deterministic "
-                              f"{det_verdict!r}", model=ans["verdict"], deterministic=det_verdict))
+        into.append(_viol("verdict_disagrees", f"verdict {ans['verdict']!r} differs from the deterministic "
+                          f"{det_verdict!r}{hint}", model=ans["verdict"], deterministic=det_verdict))
     if det_action and ans["recommended_action"] != det_action:
-        warnings.append(_viol("action_disagrees", f"action {ans['recommended_action']!r} differs from the "
-                              f"deterministic {det_action!r}", model=ans["recommended_action"],
-                              deterministic=det_action))
+        into.append(_viol("action_disagrees", f"action {ans['recommended_action']!r} differs from the "
+                          f"deterministic {det_action!r}{hint}", model=ans["recommended_action"],
+                          deterministic=det_action))
     return _result(violations, warnings, claims_out, ans)
 
 

@@ -14,6 +14,9 @@ from .common import emit_json, handle_errors, parse_time
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name sent to the endpoint (else "
                                                  "$CTX_MODEL, else model in [model] of ctx.toml).",
                                                  show_default=False)]
+AcceptOpt = Annotated[bool, typer.Option("--accept-disagreement", help="Accept a model answer whose verdict or "
+                                         "recommended action differs from the deterministic answer's (recorded "
+                                         "as warnings). Without it such an answer is rejected.")]
 EndpointOpt = Annotated[Optional[str], typer.Option("--endpoint", help="Base URL of an OpenAI-compatible server, "
                                                     "e.g. http://127.0.0.1:8000 (else $CTX_MODEL_ENDPOINT, else "
                                                     "endpoint in ctx.toml). The key comes from $CTX_MODEL_API_KEY.",
@@ -42,6 +45,7 @@ def ask(
                                                 "for a case, the pack's folder for a pack).",
                                                 show_default=False)] = None,
     db: DbOpt = None,
+    accept_disagreement: AcceptOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask an OpenAI-compatible model over a governed pack and validate its answer against the pack.
@@ -50,7 +54,9 @@ def ask(
     answer-format message) to <endpoint>/v1/chat/completions, then writes model.json (the
     recorded exchange, never the key) and model_answer.json (the answer and its validation)
     beside pack.json, trace.jsonl, answer.json and answer.md. A rejected model answer is never
-    used: answer.json stays the answer.
+    used: answer.json stays the answer. A verdict or action other than the deterministic
+    answer's rejects it, unless --accept-disagreement is given. --timeout bounds the whole
+    call (every attempt and every byte); responses over 4 MB are refused.
 
     Exit 0 accepted (or accepted with warnings), 1 rejected or unparseable (recorded), 2 bad
     input, 4 endpoint unreachable, timed out, HTTP error or non-JSON, 5 credentials refused.
@@ -61,7 +67,7 @@ def ask(
         from .. import api
 
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
-                      out=out, db=db, timeout=timeout)
+                      out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
         ma = res.outcome.model_answer
@@ -90,6 +96,7 @@ def validate_answer(
                                            "text, status, evidence) or a model_answer.json.", show_default=False)],
     *,
     db: DbOpt = None,
+    accept_disagreement: AcceptOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate a model answer produced elsewhere (an agent framework, a notebook) against a pack.
@@ -97,7 +104,9 @@ def validate_answer(
     Every cited id must be evidence of the pack; every number, date, identifier and version
     in a claim must be in the evidence it cites; a fact needs a source that may support
     facts; verdict and action must be in the playbook's vocabulary; text of rejected or
-    injected objects is flagged. Disagreement with the deterministic verdict is a warning.
+    injected objects is flagged. A verdict or action other than the deterministic answer's
+    is a violation, a warning with --accept-disagreement. The answer file must be a regular
+    file of at most 16 MB.
 
     Exit 0 accepted or accepted with warnings, 1 rejected, 2 bad input (tampered pack,
     unreadable answer).
@@ -107,7 +116,7 @@ def validate_answer(
     with handle_errors():
         from .. import api
 
-        rec = api.validate_answer(pack, answer, db)
+        rec = api.validate_answer(pack, answer, db, accept_disagreement=accept_disagreement)
         if as_json:
             emit_json(rec)
         else:
