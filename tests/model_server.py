@@ -8,7 +8,11 @@ false, "key": "..."}``. Each request takes the next prepared response of its cas
 the ``Case <id> (tenant`` line of the request) or of ``responses``; the last one repeats.
 A response is ``{"status": 200, "content": "..."}`` (wrapped as a chat completion with token
 usage), ``{"status": 500}``, ``{"raw": "...", "content_type": "text/html"}`` (sent as is),
-and may carry ``"delay": seconds`` and ``"headers": {...}``. With ``key`` set, a request
+and may carry ``"delay": seconds`` and ``"headers": {...}``. ``"drip": seconds`` sends the body
+one byte at a time with that pause between bytes (a slow-drip server); ``"pad": n`` adds ``n``
+bytes of white space inside the JSON body (a huge response), streamed in 64 KiB pieces;
+``"lie_length": n`` declares a Content-Length of ``n`` (with ``pad``, a body longer than declared
+is cut by the client). With ``key`` set, a request
 without ``Authorization: Bearer <key>`` gets 401. LOG.jsonl gets one line per request: path,
 model, whether a response_format was sent, the case, and whether the key matched (never the
 key or the messages).
@@ -46,14 +50,35 @@ def main() -> None:
         def log_message(self, *a) -> None:  # quiet
             pass
 
-        def _send(self, status: int, body: bytes, ctype: str = "application/json", headers=None) -> None:
+        def _send(self, status: int, body: bytes, ctype: str = "application/json", headers=None,
+                  r: dict | None = None) -> None:
+            r = r or {}
+            pad = int(r.get("pad", 0))
             self.send_response(status)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(r.get("lie_length", len(body) + pad)))
             for k, v in (headers or {}).items():
                 self.send_header(k, str(v))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                if r.get("drip"):
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(float(r["drip"]))
+                    return
+                if pad:
+                    self.wfile.write(body[:1])
+                    piece = b" " * 65536
+                    left = pad
+                    while left > 0:
+                        self.wfile.write(piece[:min(left, len(piece))])
+                        left -= len(piece)
+                    self.wfile.write(body[1:])
+                    return
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):   # the client gave up: fine
+                pass
 
         def do_POST(self) -> None:
             n = int(self.headers.get("Content-Length") or 0)
@@ -82,7 +107,7 @@ def main() -> None:
                 time.sleep(float(r["delay"]))
             if "raw" in r:
                 self._send(int(r.get("status", 200)), r["raw"].encode(), r.get("content_type", "text/plain"),
-                           r.get("headers"))
+                           r.get("headers"), r)
                 return
             status = int(r.get("status", 200))
             if status != 200:
@@ -95,7 +120,7 @@ def main() -> None:
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": len(content) // 4,
                               "total_tokens": len(text) // 4 + len(content) // 4}}
-            self._send(200, json.dumps(body).encode(), headers=r.get("headers"))
+            self._send(200, json.dumps(body).encode(), headers=r.get("headers"), r=r)
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True

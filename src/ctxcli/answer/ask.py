@@ -191,28 +191,70 @@ def record_files(outcome: AskOutcome) -> dict[str, bytes]:
 
 
 # ---------------------------------------------------------------------------------- replay
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
+def _read_record(path: Path, missing_ok: bool = False) -> dict[str, Any] | None:
+    """A JSON object ctx wrote beside a pack, read like every pack file (regular, bounded, strict)."""
+    from ..errors import PackError
+    from ..util.safeio import NotReadable, read_regular
+    from .model import loads_bounded
+
+    try:
+        raw = read_regular(path, MAX_RECORD_BYTES)
+    except NotReadable as e:
+        if missing_ok and str(e) == "no such file":
+            return None
+        raise PackError(f"cannot read the recorded exchange: {e}", file=str(path)) from None
+    obj, why = loads_bounded(raw)
+    if why is not None:
+        raise PackError(f"cannot read the recorded exchange: {why}", file=str(path))
+    if not isinstance(obj, dict):
+        raise PackError("not a model record: not a JSON object", file=str(path))
+    return obj
+
+
+def read_model_record(run_dir: Path) -> dict[str, Any]:
+    """model.json beside a pack, with the fields replay reads of the right types; one line (exit 2)
+    naming the file otherwise."""
+    from ..errors import PackError
+
+    p = run_dir / "model.json"
+    rec = _read_record(p)
+    assert rec is not None
+    if rec.get("schema_version") != MODEL_SCHEMA:
+        raise PackError(f"not a model record (schema {MODEL_SCHEMA})", file=str(p))
+    req, resp = rec.get("request"), rec.get("response")
+    if not isinstance(req, dict) or not isinstance(resp, dict):
+        raise PackError("not a model record: request and response must be objects", file=str(p))
+    if not (resp.get("content") is None or isinstance(resp.get("content"), str)):
+        raise PackError("not a model record: response.content must be a string or null", file=str(p))
+    for k in ("model", "content_hash"):
+        if rec.get(k) is not None and not isinstance(rec.get(k), str):
+            raise PackError(f"not a model record: {k} must be a string", file=str(p))
+    return rec
+
+
 def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db: Path | None = None) -> dict[str, Any]:
     """Re-validate the recorded exchange beside a pack, offline. Compares with the recorded
     model_answer.json: same status and same violation codes, or the difference."""
-    import orjson
+    rec = read_model_record(run_dir)
+    prev = _read_record(run_dir / "model_answer.json", missing_ok=True)
+    if prev is not None and not (prev.get("schema_version") == S.MODEL_ANSWER_SCHEMA
+                                 and isinstance(prev.get("status"), str)
+                                 and isinstance(prev.get("validation"), dict)
+                                 and all(isinstance(prev["validation"].get(k), list)
+                                         for k in ("violations", "warnings"))
+                                 and all(isinstance(v, dict) and isinstance(v.get("code"), str)
+                                         for k in ("violations", "warnings") for v in prev["validation"][k])):
+        from ..errors import PackError
 
-    from ..errors import PackError
-
-    try:
-        rec = orjson.loads((run_dir / "model.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError) as e:
-        raise PackError(f"cannot read the recorded exchange: {e}", file=str(run_dir / "model.json")) from None
-    if not isinstance(rec, dict) or rec.get("schema_version") != MODEL_SCHEMA:
-        raise PackError(f"not a model record (schema {MODEL_SCHEMA})", file=str(run_dir / "model.json"))
-    prev = None
-    try:
-        prev = orjson.loads((run_dir / "model_answer.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        prev = None
+        raise PackError(f"not a model answer record (schema {S.MODEL_ANSWER_SCHEMA}: a status, and a "
+                        "validation with violations and warnings)", file=str(run_dir / "model_answer.json"))
     messages = messages_for(pack, action_vocab)
-    same_request = obj_hash(messages) == (rec.get("request") or {}).get("messages_hash")
+    same_request = obj_hash(messages) == rec["request"].get("messages_hash")
     same_pack = rec.get("content_hash") == pack["content_hash"]
-    content = (rec.get("response") or {}).get("content")
+    content = rec["response"].get("content")
     parsed, method, error = parse_content(content)
     accept = isinstance(prev, dict) and prev.get("accept_disagreement") is True    # as recorded
     ma = answer_record(pack, parsed, method, error, action_vocab, rejected_texts(pack, db), messages,
@@ -497,14 +539,12 @@ def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: 
     recorded_answer = out["model_answer"]["answer"]
     out["model_answer"] = {k: out["model_answer"][k] for k in ("status", "validation")}
     if re_ask:
-        import orjson
-
-        rec = orjson.loads((run_dir / "model.json").read_bytes())
+        rec = read_model_record(run_dir)
         from .model import resolve_config
 
         # the endpoint is the user's (--endpoint, CTX_MODEL_ENDPOINT or ctx.toml), never the one a run
         # folder records: a forged folder must not direct the key and the pack elsewhere
-        name = model or (rec.get("model") if isinstance(rec, dict) and isinstance(rec.get("model"), str) else None)
+        name = model or rec.get("model")
         cfg = resolve_config(endpoint=endpoint, model=name, what="--re-ask")
         new = ask_over_pack(lp.data, vocab, cfg, db=db, sleep=sleep, accept_disagreement=out["accept_disagreement"])
         diffs = diff_answers(recorded_answer, new.model_answer["answer"])

@@ -142,31 +142,54 @@ def status_for(violations: list, warnings: list) -> str:
     return "accepted_with_warnings" if warnings else "accepted"
 
 
+ANSWER_KEYS = ("verdict", "recommended_action", "summary", "claims")
+CLAIM_KEYS = ("text", "status", "evidence")
+MAX_CLAIMS, MAX_CLAIM_TEXT, MAX_SUMMARY, MAX_CITED = 100, 2000, 4000, 50   # bound the validator's work
+
+
 def check_shape(ans: Any) -> list[dict[str, Any]]:
-    """Schema violations of a parsed answer (an empty list when the shape is right)."""
+    """Schema violations of a parsed answer (an empty list when the shape is right). Keys outside
+    the schema are refused, not ignored: nothing the validator does not read may ride along."""
     if not isinstance(ans, dict):
         return [_viol("schema", "the answer is not a JSON object")]
     out = []
+    for k in ans:
+        if k not in ANSWER_KEYS:
+            out.append(_viol("schema", f"unknown key {str(k)[:40]!r} (the answer has only "
+                             f"{', '.join(ANSWER_KEYS)})", field=str(k)[:40]))
     for key in ("verdict", "recommended_action"):
         if not isinstance(ans.get(key), str):
             out.append(_viol("schema", f"{key} is missing or not a string", field=key))
     if "summary" in ans and not isinstance(ans["summary"], str):
         out.append(_viol("schema", "summary is not a string", field="summary"))
+    elif len(ans.get("summary") or "") > MAX_SUMMARY:
+        out.append(_viol("schema", f"summary is longer than {MAX_SUMMARY} characters", field="summary"))
     claims = ans.get("claims")
     if not isinstance(claims, list):
         out.append(_viol("schema", "claims is missing or not a list", field="claims"))
+        return out
+    if len(claims) > MAX_CLAIMS:
+        out.append(_viol("schema", f"more than {MAX_CLAIMS} claims", field="claims"))
         return out
     for i, c in enumerate(claims):
         if not isinstance(c, dict):
             out.append(_viol("schema", "a claim is not an object", i))
             continue
+        for k in c:
+            if k not in CLAIM_KEYS:
+                out.append(_viol("schema", f"unknown key {str(k)[:40]!r} in a claim (a claim has only "
+                                 f"{', '.join(CLAIM_KEYS)})", i, field=str(k)[:40]))
         if not isinstance(c.get("text"), str) or not c["text"].strip():
             out.append(_viol("schema", "claim text is missing or empty", i, field="text"))
+        elif len(c["text"]) > MAX_CLAIM_TEXT:
+            out.append(_viol("schema", f"claim text is longer than {MAX_CLAIM_TEXT} characters", i, field="text"))
         if c.get("status") not in STATUSES:
             out.append(_viol("schema", f"claim status must be one of {', '.join(STATUSES)}", i, field="status"))
         ev = c.get("evidence", [])
         if not isinstance(ev, list) or not all(isinstance(x, str) for x in ev):
             out.append(_viol("schema", "claim evidence is not a list of ids", i, field="evidence"))
+        elif len(ev) > MAX_CITED:
+            out.append(_viol("schema", f"a claim cites more than {MAX_CITED} ids", i, field="evidence"))
     return out
 
 
