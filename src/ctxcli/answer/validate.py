@@ -28,25 +28,31 @@ Nothing of a withheld object is ever read: its opaque reference is all the pack 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
+from . import numbers
 from .schema import STATUSES, VERDICTS
 
 FACT_GRADE = ("authoritative", "operational", "internal")
 SHINGLE = 6
 
 _EV_ID = re.compile(r"\b(?:ev-[0-9a-f]{10}|wh-[0-9a-f]{16})\b")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SLASH_DATE = re.compile(r"\b(\d{4})/(\d{1,2})/(\d{1,2})\b")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/+#-]*[A-Za-z0-9]|[0-9]")
-_PARTS = re.compile(r"[-_/:.+#tT]")
-_NUM = re.compile(r"^\d+(?:\.\d+)?$")
+# a value: letters and digits joined by id punctuation; a leading minus sign belongs to it, and so
+# does a superscript (``^2``, see numbers.py), so that -128000 and 128000² are never 128000
+_SIGN = r"(?:(?<![A-Za-z0-9_.:/+#^-])-(?=[0-9]))?"
+_TOKEN = re.compile(rf"{_SIGN}[A-Za-z0-9][A-Za-z0-9_.:/+#^-]*[A-Za-z0-9]|{_SIGN}[0-9]")
+_PARTS = re.compile(r"[-_/:.+#tT^]")
+_NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
+_ROMAN = re.compile(r"\b[IVXLCDM]{2,}\b")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 # ---------------------------------------------------------------------------------- values
+@lru_cache(maxsize=4096)
 def _prep(text: str) -> str:
-    text = _THOUSANDS.sub("", text)
+    text = numbers.normalise(text)
     return _SLASH_DATE.sub(lambda m: f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}", text)
 
 
@@ -56,9 +62,11 @@ def norm(tok: str) -> str:
     if len(t) > 1 and t[0] == "v" and t[1].isdigit():
         t = t[1:]
     if _NUM.match(t):
+        sign, t = ("-", t[1:]) if t.startswith("-") else ("", t)
         if "." in t:
             t = t.rstrip("0").rstrip(".")
         t = t.lstrip("0") or "0"
+        t = sign + t if t != "0" else t
     return t
 
 
@@ -88,6 +96,8 @@ def _supported(tok: str, hay: set[str]) -> bool:
     n = norm(tok)
     if n in hay:
         return True
+    if n.startswith("-"):          # a signed number holds only as itself
+        return False
     # a compound value inside a longer one: "12:00" in "2026-07-23T12:00:00+08:00", "2026-07" in a date
     if len(n) >= 4 and _PARTS.search(n) and any(n in h for h in hay if len(h) > len(n)):
         return True
@@ -236,34 +246,17 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
                 rejected_sh.append((o["object_id"], o["gate"], n, sh))
 
     claims_out = []
+    all_good: set[str] = set()
     for i, c in enumerate(ans["claims"]):
         cv: list[dict[str, Any]] = []
         text = c["text"]
         cited = list(dict.fromkeys(list(c.get("evidence") or []) + _EV_ID.findall(text)))
-        good = []
-        for cid in cited:
-            if cid in by_id:
-                good.append(cid)
-            elif cid in withheld or cid.startswith("wh-"):
-                cv.append(_viol("cites_withheld", f"cites {cid}, an object withheld from the subject", i, id=cid))
-            elif cid in omitted:
-                cv.append(_viol("cites_omitted", f"cites {cid}, omitted by the {omitted[cid]['gate']} gate "
-                                f"({omitted[cid]['reason']})", i, id=cid, gate=omitted[cid]["gate"]))
-            else:
-                cv.append(_viol("cites_unknown", f"cites {cid}, which is not in the pack", i, id=cid))
+        good, cv = _citations(cited, i, by_id, withheld, omitted)
         status = c["status"]
         if status != "unknown" and not good and not cv:
             cv.append(_viol("uncited_claim", f"a {status} claim cites no evidence", i))
-        texts = [t for cid in good for t in _item_texts(by_id[cid])] + req_texts
-        gs = set(good)
-        for ev_set, facts in derived:
-            if ev_set and ev_set <= gs:
-                texts += _flatten(facts)
-                texts += [str(len(v)) for v in facts.values() if isinstance(v, (list, dict))]   # counts
-        hay = haystack(texts)
-        unsupported = [v for v in values_in(text) if not _supported(v, hay)]
-        for v in dict.fromkeys(unsupported):
-            cv.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
+        cv += _check_values(text, good, by_id, derived, req_texts, i)
+        all_good.update(good)
         if status == "fact" and good and not any(by_id[x].get("trust_level") in FACT_GRADE for x in good):
             levels = sorted({by_id[x].get("trust_level") or "unknown" for x in good})
             cv.append(_viol("fact_without_trusted_source", f"a fact rests only on {', '.join(levels)} evidence",
@@ -279,7 +272,16 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     if ans["recommended_action"] not in action_vocab:
         violations.append(_viol("action_not_in_vocabulary", f"action {ans['recommended_action']!r} is not one of "
                                 f"the playbook's ({', '.join(action_vocab)})", value=ans["recommended_action"]))
-    violations += _text_checks(ans.get("summary") or "", None, scan, rejected_sh)
+    # the summary is checked like a claim: ids written in it, and its values against everything the
+    # answer cites (the claims' evidence and the ids in the summary itself)
+    summary = ans.get("summary") or ""
+    if summary:
+        s_good, sv = _citations(list(dict.fromkeys(_EV_ID.findall(summary))), None, by_id, withheld, omitted)
+        sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts, None)
+        for v in sv:
+            v["field"] = "summary"
+        violations += sv
+    violations += _text_checks(summary, None, scan, rejected_sh)
     det = pack.get("answer") or {}
     det_verdict = det.get("verdict")
     det_action = det.get("recommended_action")
@@ -294,6 +296,142 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
                           f"deterministic {det_action!r}{hint}", model=ans["recommended_action"],
                           deterministic=det_action))
     return _result(violations, warnings, claims_out, ans)
+
+
+def _citations(cited: list[str], i: int | None, by_id, withheld, omitted) -> tuple[list[str], list[dict[str, Any]]]:
+    """(the cited ids that are evidence of the pack, violations for the others)."""
+    good, cv = [], []
+    for cid in cited:
+        if cid in by_id:
+            good.append(cid)
+        elif cid in withheld or cid.startswith("wh-"):
+            cv.append(_viol("cites_withheld", f"cites {cid}, an object withheld from the subject", i, id=cid))
+        elif cid in omitted:
+            cv.append(_viol("cites_omitted", f"cites {cid}, omitted by the {omitted[cid]['gate']} gate "
+                            f"({omitted[cid]['reason']})", i, id=cid, gate=omitted[cid]["gate"]))
+        else:
+            cv.append(_viol("cites_unknown", f"cites {cid}, which is not in the pack", i, id=cid))
+    return good, cv
+
+
+def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[str],
+                  i: int | None) -> list[dict[str, Any]]:
+    """unsupported_value and misbound_value violations of one text against the evidence ``good``."""
+    texts = [t for cid in good for t in _item_texts(by_id[cid])] + req_texts
+    gs = set(good)
+    for ev_set, facts in derived:
+        if ev_set and ev_set <= gs:
+            texts += _flatten(facts)
+            texts += [str(len(v)) for v in facts.values() if isinstance(v, (list, dict))]   # counts
+    hay = haystack(texts)
+    vals = values_in(text)
+    # an upper-case Roman numeral the evidence does not hold as a word is a number to check
+    words = {w for t in texts for w in _ROMAN.findall(t)}
+    for w in _ROMAN.findall(text):
+        n = numbers.roman(w)
+        if n is not None and w not in words:
+            vals.append(str(n))
+    out = []
+    unsupported = list(dict.fromkeys(v for v in vals if not _supported(v, hay)))
+    for v in unsupported:
+        out.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
+    for v, field, want in _bound_values(text, _fields(good, by_id, derived)):
+        if v in unsupported or _matches(v, want):
+            continue
+        shown = ", ".join(sorted(want))[:120]
+        out.append(_viol("misbound_value", f"{v!r} is not the {' '.join(field)} of the evidence the claim cites "
+                         f"({shown})", i, value=v, field=" ".join(field)))
+    return out
+
+
+# ---------------------------------------------------------------------------------- binding
+_CLAUSE = re.compile(r"[,;()\[\]]|\.\s")
+BIND_WINDOW = 6     # tokens after a field's name within which its value is looked for
+_ATTRS = ("valid_from", "valid_to", "observed_at", "source_version")
+
+
+def _field_values(value: Any) -> set[str]:
+    out: set[str] = set()
+    for s in _flatten(value):
+        out.add(norm(s))
+        out.update(norm(t) for t in values_in(s))
+    return out
+
+
+def _fields(good: list[str], by_id, derived) -> dict[tuple[str, ...], set[str]]:
+    """Field name (as words) -> the values the cited evidence holds for it: the items' facts and
+    attributes, a fact named by the item's type (a ``rule_version`` item's ``version``), and the
+    facts the playbook derives from the cited items. Only names of two words or more (a lone
+    "version" or "status" is too common a word to bind), and only fields with a digit in a value."""
+    out: dict[tuple[str, ...], set[str]] = {}
+
+    def add(name: str, value: Any) -> None:
+        words = tuple(w for w in re.split(r"[_\s]+", str(name).lower()) if w)
+        vals = _field_values(value)
+        if len(words) >= 2 and any(any(ch.isdigit() for ch in v) for v in vals):
+            out.setdefault(words, set()).update(vals)
+
+    gs = set(good)
+    for cid in good:
+        item = by_id[cid]
+        for k, v in (item.get("facts") or {}).items():
+            add(k, v)
+            ot = str(item.get("object_type") or "")
+            if ot.endswith(str(k)) and ot != k:
+                add(ot, v)
+        for k in _ATTRS:
+            if item.get(k):
+                add(k, item[k])
+    for ev_set, facts in derived:
+        if ev_set and ev_set <= gs:
+            for k, v in facts.items():
+                add(k, v)
+    return out
+
+
+def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
+    """(value, field, the field's values) for every number written right after a field's name:
+    within a few words, in the same clause, before another field's name."""
+    if not fields:
+        return
+    prepped = _prep(_EV_ID.sub(" ", text))
+    toks = []          # (word or value, is_value, starts a new clause)
+    last = 0
+    for m in _TOKEN.finditer(prepped):
+        brk = bool(_CLAUSE.search(prepped[last:m.start()]))
+        last = m.end()
+        tok = m.group()
+        if any(ch.isdigit() for ch in tok):
+            toks.append((tok, True, brk))
+        else:
+            for j, w in enumerate(x for x in tok.lower().split("_") if x):
+                toks.append((w, False, brk and j == 0))
+    starts = {}
+    for f in fields:
+        n = len(f)
+        for k in range(len(toks) - n + 1):
+            if all(not toks[k + j][1] and toks[k + j][0] == f[j] for j in range(n)) and \
+                    all(not toks[k + j][2] for j in range(1, n)):
+                if len(f) > len(starts.get(k, ())):
+                    starts[k] = f
+    for k, f in sorted(starts.items()):
+        j = k + len(f)
+        for t in range(j, min(len(toks), j + BIND_WINDOW)):
+            tok, is_value, brk = toks[t]
+            if brk or (t in starts and t != k):
+                break
+            if is_value and re.match(r"-?\d", tok):
+                yield tok, f, fields[f]
+                break
+
+
+def _matches(v: str, want: set[str]) -> bool:
+    n = norm(v)
+    if n in want:
+        return True
+    # a date or time that is part of the field's value: "valid from 2026-01-01" of 2026-01-01T00:00:00+08:00
+    return len(n) >= 4 and bool(_PARTS.search(n)) and not n.startswith("-") and any(n in h for h in want
+                                                                                   if len(h) > len(n))
 
 
 def _text_checks(text: str, i: int | None, scan, rejected_sh) -> list[dict[str, Any]]:
