@@ -50,8 +50,9 @@ def replay(
                                                 show_default=False)] = None,
     re_ask: Annotated[bool, typer.Option("--re-ask", help="With a recorded model exchange (model.json): ask the "
                                          "model again and diff its answer against the recorded one.")] = False,
-    endpoint: Annotated[Optional[str], typer.Option("--endpoint", help="Endpoint for --re-ask (default: the "
-                                                    "recorded one).", show_default=False)] = None,
+    endpoint: Annotated[Optional[str], typer.Option("--endpoint", help="Endpoint for --re-ask (else "
+                                                    "$CTX_MODEL_ENDPOINT, else ctx.toml; never the one the run "
+                                                    "folder records).", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Model for --re-ask (default: the recorded one).",
                                                  show_default=False)] = None,
     as_json: JsonOpt = False,
