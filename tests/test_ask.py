@@ -651,7 +651,8 @@ def test_a_key_echoed_by_the_server_is_scrubbed_before_anything_is_written(store
     srv = serve({"responses": [reply(ans)]})
     monkeypatch.setenv("CTX_MODEL_API_KEY", KEY)
     r = ask(srv, tmp_path / "run")
-    assert r.exit_code == 0
+    assert r.exit_code == 1          # the summary is checked like a claim: the key is no value of the pack
+    assert codes(model_answer(tmp_path / "run")) == ["unsupported_value"]
     assert KEY not in r.stdout + r.stderr
     for p in (tmp_path / "run").iterdir():
         assert KEY not in p.read_text(), p.name

@@ -175,6 +175,22 @@ def test_partial_and_encoded_echoes_of_the_key_never_reach_the_run_files(store, 
     assert model_answer(tmp_path / "run")["answer"]["summary"].startswith("part *** | b64 *** | b64url *** | ")
 
 
+def test_a_key_echoed_in_the_usage_never_reaches_the_trace(store, serve, tmp_path, monkeypatch):
+    ans, _ = faithful()
+    e = _echoes(KEY)
+    body = {"id": e["b64"], "choices": [{"message": {"role": "assistant", "content": json.dumps(ans)}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "echo": e["part"], e["hex"]: 1}}
+    srv = serve({"responses": [{"raw": json.dumps(body), "content_type": "application/json"}], "key": KEY})
+    monkeypatch.setenv("CTX_MODEL_API_KEY", KEY)
+    r = ask(srv, tmp_path / "run")
+    assert r.exit_code == 0, r.stderr
+    trace = (tmp_path / "run" / "trace.jsonl").read_text()
+    assert '"usage":{"***":1,"completion_tokens":5,"echo":"***","prompt_tokens":10}' in trace
+    for p in (tmp_path / "run").iterdir():
+        text = p.read_text(encoding="utf-8")
+        assert not any(w in text for w in _windows(KEY)) and not any(v in text for v in e.values()), p.name
+
+
 # ---------------------------------------------------------------------------------- item 10 (ask paths)
 @pytest.mark.parametrize("endpoint,message", [
     ("http://127.0.0.1:99999", "--endpoint 'http://127.0.0.1': the port must be a number in 1-65535"),

@@ -129,6 +129,7 @@ def ask_over_pack(pack: dict[str, Any], action_vocab: list[str], cfg: ModelConfi
          "response_format": ex.response_format_used},
         validated_event(ma),
     ]
+    events = _scrubbed(events, cfg.api_key)
     return AskOutcome(model_record=record, model_answer=ma, events=events)
 
 

@@ -39,8 +39,9 @@ def ask(
                                                  "(a case only).", show_default=False)] = None,
     variant: Annotated[Optional[str], typer.Option("--variant", help="A named variant of the case file.",
                                                    show_default=False)] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.1, max=3600, help="Seconds to wait for "
-                                                     "the endpoint (default 60).", show_default=False)] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.1, max=3600, help="Wall time of the whole "
+                                                     "call in seconds: every attempt, every byte, the backoff "
+                                                     "(default 60).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<case>-<pack hash>/ "
                                                 "for a case, the pack's folder for a pack).",
                                                 show_default=False)] = None,
