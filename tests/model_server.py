@@ -11,8 +11,8 @@ usage), ``{"status": 500}``, ``{"raw": "...", "content_type": "text/html"}`` (se
 and may carry ``"delay": seconds`` and ``"headers": {...}``. ``"drip": seconds`` sends the body
 one byte at a time with that pause between bytes (a slow-drip server); ``"pad": n`` adds ``n``
 bytes of white space inside the JSON body (a huge response), streamed in 64 KiB pieces;
-``"lie_length": n`` declares a Content-Length of ``n`` (with ``pad``, a body longer than declared
-is cut by the client). With ``key`` set, a request
+``"lie_length": n`` declares a Content-Length of ``n``; ``"chunked": true`` sends the body with
+chunked transfer encoding (no length announced). With ``key`` set, a request
 without ``Authorization: Bearer <key>`` gets 401. LOG.jsonl gets one line per request: path,
 model, whether a response_format was sent, the case, and whether the key matched (never the
 key or the messages).
@@ -56,11 +56,21 @@ def main() -> None:
             pad = int(r.get("pad", 0))
             self.send_response(status)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(r.get("lie_length", len(body) + pad)))
+            if r.get("chunked"):
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(r.get("lie_length", len(body) + pad)))
             for k, v in (headers or {}).items():
                 self.send_header(k, str(v))
             self.end_headers()
             try:
+                if r.get("chunked"):       # no length announced: the client learns the size as it reads
+                    data = body[:1] + b" " * pad + body[1:]
+                    for i in range(0, len(data), 65536):
+                        piece = data[i:i + 65536]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
                 if r.get("drip"):
                     for i in range(len(body)):
                         self.wfile.write(body[i:i + 1])

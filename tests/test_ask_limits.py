@@ -48,10 +48,12 @@ def test_backoff_never_outlasts_the_timeout(store, serve, tmp_path, monkeypatch)
     assert r.stderr == f"ctx: error: model endpoint {srv.url} timed out after 5 s (attempt 2)\n"
 
 
-@pytest.mark.parametrize("how", ["streamed", "declared"])
+@pytest.mark.parametrize("how", ["chunked", "declared", "declared_too_long"])
 def test_a_response_over_the_cap_is_refused(store, serve, tmp_path, how):
     ans, _ = faithful()
-    big = {**reply(ans), "pad": 5 * 1024 * 1024} if how == "streamed" else {**reply(ans), "lie_length": 10**9}
+    big = {"chunked": {**reply(ans), "pad": 5 * 1024 * 1024, "chunked": True},     # no length: counted as read
+           "declared": {**reply(ans), "lie_length": 10**9},                          # refused from the header
+           "declared_too_long": {**reply(ans), "pad": 5 * 1024 * 1024}}[how]
     srv = serve({"responses": [big]})
     r = ask(srv, tmp_path / "run")
     assert r.exit_code == 4
