@@ -181,7 +181,7 @@ MUTANTS: list[Mutant] = [
            "text = text.translate(_SUPER)", "text = str(text)",
            (V + "::test_numbers_are_normalised_before_they_are_compared",)),
     Mutant("answer-summary-values-unchecked", "src/ctxcli/answer/validate.py",
-           "sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts, None)",
+           "sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts + counts, None)",
            "sv += []", (V + "::test_the_summary_is_checked_like_a_claim",)),
     Mutant("answer-unknown-keys-accepted", "src/ctxcli/answer/validate.py",
            "        if k not in ANSWER_KEYS:", "        if False:",

@@ -193,6 +193,10 @@ def test_the_summary_is_checked_like_a_claim(c102):
     ans, pack = c102
     wh = next(o["ref"] for o in pack["omissions"] if o["withheld"])
     assert check(c102, ans["claims"], summary="The claim amount of 128000 CNY needs a review.") == []
+    # the answer's own counts are values the summary may state (ctx's summary does: "6 claim(s) (4 fact, …)")
+    assert check(c102, ans["claims"], summary="6 claim(s) (4 fact, 2 inference).") == []
+    assert check(c102, ans["claims"], summary="57 claim(s) (4 fact, 2 inference).") == [
+        ("unsupported_value", None, "57")]
     assert check(c102, ans["claims"], summary="The claim amount of 138000 CNY needs a review.") == [
         ("unsupported_value", None, "138000")]
     assert check(c102, ans["claims"], summary="The claim amount is one hundred thirty-eight thousand.") == [

@@ -277,7 +277,9 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     summary = ans.get("summary") or ""
     if summary:
         s_good, sv = _citations(list(dict.fromkeys(_EV_ID.findall(summary))), None, by_id, withheld, omitted)
-        sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts, None)
+        counts = [str(len(ans["claims"]))] + [str(sum(1 for c in ans["claims"] if c["status"] == st))
+                                               for st in STATUSES]      # "6 claim(s) (4 fact, 2 inference)"
+        sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts + counts, None)
         for v in sv:
             v["field"] = "summary"
         violations += sv
