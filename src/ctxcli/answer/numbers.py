@@ -43,6 +43,7 @@ _NUMWORD = r"(?:" + "|".join(sorted([*_UNITS, *_SCALES], key=len, reverse=True))
 _WORDS = re.compile(rf"(?<![\w-])(?:minus\s+|negative\s+)?{_NUMWORD}(?:(?:\s+and\s+|[\s-]+){_NUMWORD})*(?![\w-])",
                     re.I)
 _CJK_NUM = "零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟萬億"
+MAX_CJK_RUN = 24     # longer runs of numeral characters are no number a model writes (and cost cn2an time)
 _CJK_RUN = re.compile(rf"[0-9.]*[{_CJK_NUM}][{_CJK_NUM}0-9.]*")
 
 
@@ -74,7 +75,7 @@ def _words(m: re.Match) -> str:
 
 def _cjk(m: re.Match) -> str:
     run = m.group()
-    if len(run) < 2 or run.strip(".") != run:
+    if not 2 <= len(run) <= MAX_CJK_RUN or run.strip(".") != run:
         return run
     import warnings
 
