@@ -3,10 +3,13 @@
 Configuration comes from flags, then the environment (``CTX_MODEL``, ``CTX_MODEL_ENDPOINT``,
 ``CTX_MODEL_API_KEY``), then the ``[model]`` table of ``ctx.toml`` under the project root.
 The API key is sent only in the ``Authorization`` header: it is never part of a message,
-an error, a record or a file (every error text is scrubbed of it as a last guard).
+an error, a record or a file (every error text is scrubbed of it, and of partial, base64
+and hex echoes of it, as a last guard).
 
 Retries: a 429 or 5xx answer, or a refused connection, is retried up to ``max_retries``
 times with exponential backoff (``Retry-After`` honoured, capped); a timeout is not retried.
+``timeout`` is the wall time of the whole call (attempts, every byte, backoff); a response
+over ``max_response_bytes`` is refused as it arrives; JSON is read strictly and at most 64 deep.
 """
 
 from __future__ import annotations
@@ -241,9 +244,6 @@ def scrub(text: str, key: str | None) -> str:
             out.append(text[i])
             i += 1
     return "".join(out)
-
-
-_scrub = scrub
 
 
 MAX_DEPTH = 64       # JSON nesting ctx reads from an endpoint or a model reply
