@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "pyproject.toml", "README.md")
+COPY = ("src", "tests", "manifests", "sources", "examples", "docs", ".ci", "pyproject.toml", "README.md")
 
 B = "tests/test_boundaries.py"
+G = "tests/test_governance.py"
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,11 @@ MUTANTS: list[Mutant] = [
     Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
            'FROM t WHERE tenant_no = {tno}', 'FROM t WHERE {tno} IS NOT NULL',
            ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
+    # --- governance on data nobody here wrote (issue 28, items 2-4, 6 and 7) ----------------
+    Mutant("freshness-ignores-known-at", "src/ctxcli/engine/builder.py",
+           "bc.req.as_of.tzinfo, bc.gctx.known_at_us)", "bc.req.as_of.tzinfo)", (G,)),
+    Mutant("source-without-observation-fresh", "src/ctxcli/engine/freshness.py",
+           '"stale": age_s is None or age_s > sla_s', '"stale": age_s is not None and age_s > sla_s', (G,)),
 ]
 
 

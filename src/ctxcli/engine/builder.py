@@ -505,11 +505,11 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
 
 
 def _stale_sources(bc: BuildContext) -> list[dict[str, Any]]:
-    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of
-    (engine/freshness.py)."""
+    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of,
+    counting only observations known at ``min(as_of, known_at)`` (engine/freshness.py)."""
     from .freshness import source_ages
 
-    ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo)
+    ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo, bc.gctx.known_at_us)
     return [{k: v for k, v in a.items() if k != "stale"} for a in ages
             if a["stale"] and bc.sources.get(a["source_id"]) == "allowed"]
 
