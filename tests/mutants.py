@@ -151,6 +151,10 @@ MUTANTS: list[Mutant] = [
     # --- governance on data nobody here wrote (issue 28, items 2-4, 6 and 7) ----------------
     Mutant("freshness-ignores-known-at", "src/ctxcli/engine/builder.py",
            "bc.req.as_of.tzinfo, bc.gctx.known_at_us)", "bc.req.as_of.tzinfo)", (G,)),
+    Mutant("supersession-ignored", "src/ctxcli/engine/gates.py",
+           "    if superseded:", "    if False:", (G,)),
+    Mutant("supersession-ignores-known-at", "src/ctxcli/engine/hydrate.py",
+           "and (known_at_us is None or m[8] <= known_at_us)", "and True", (G,)),
     Mutant("source-without-observation-fresh", "src/ctxcli/engine/freshness.py",
            '"stale": age_s is None or age_s > sla_s', '"stale": age_s is not None and age_s > sla_s', (G,)),
 ]

@@ -30,3 +30,70 @@ def test_a_source_is_not_fresh_because_of_observations_known_at_excludes(store):
     # claims-documents' newest observation before the cut-off is the same as without it
     assert stale["claims-documents"]["snapshot_observed_at"] == "2026-07-18T02:00:00+08:00"
     assert res.answer["stale_sources"] == res.pack["stale_sources"]
+
+
+# ------------------------------------------------------------------------------ supersession (item 2)
+def _edit_jsonl(path, edit):
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = edit(rows)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def _open_ended(oid):
+    def edit(rows):
+        for r in rows:
+            if r["object_id"] == oid:
+                r["valid_to"] = None
+        return rows
+    return edit
+
+
+def test_a_superseded_version_without_an_end_date_is_rejected_not_admitted_beside_its_replacement(project_copy,
+                                                                                                  tmp_path):
+    """Rule 2025.4 without its valid_to: 2026.1, which supersedes it, is in force at as_of, so
+    2025.4 is rejected (superseded_before_as_of, naming 2026.1), not admitted beside it as a
+    conflict."""
+    _edit_jsonl(project_copy / "sources" / "claims-rules" / "objects.jsonl", _open_ended("RULE-MCS-2025.4"))
+    res = _run()
+    om = {o["ref"]: o for o in res.pack["omissions"]}
+    assert "RULE-MCS-2025.4" not in {e["object_id"] for e in res.pack["evidence"]}
+    o = om["RULE-MCS-2025.4"]
+    assert (o["gate"], o["reason"]) == ("validity", "superseded_before_as_of")
+    assert o["detail"] == {"valid_from": "2025-10-01T00:00:00+08:00", "valid_to": None,
+                           "as_of": "2026-07-23T12:00:00+08:00",
+                           "replacement": {"object_id": "RULE-MCS-2026.1", "version": "rules-2026.07.01"}}
+    assert res.answer["verdict"] == "complete"
+    claims = {c["claim_id"]: c for c in res.answer["claims"]}
+    assert claims["applicable_rule_version"]["facts"]["rule_version"] == "2026.1"
+    out = tmp_path / "o"
+    assert run_cli(["investigate", "C-102", "--out", out]).exit_code == 0
+    r = run_cli(["explain-omissions", out / "pack.json", "--json"])
+    by_id = {o.get("object_id"): o for g in json.loads(r.stdout)["gates"] for o in g["omissions"]}
+    assert by_id["RULE-MCS-2025.4"]["sentence"] == (
+        "superseded: RULE-MCS-2026.1 (version rules-2026.07.01) replaces it and is in force at as_of "
+        "2026-07-23T12:00:00+08:00")
+
+
+def test_supersession_counts_only_versions_in_force_and_known(project_copy):
+    """Before 2026.1 is in force (as_of 2025-11-15), or before it was recorded (known_at
+    2025-12-01; it was observed on 2025-12-15), the open-ended 2025.4 is the version in force."""
+    _edit_jsonl(project_copy / "sources" / "claims-rules" / "objects.jsonl", _open_ended("RULE-MCS-2025.4"))
+    early = _run(variant="as-of-2025")
+    assert "RULE-MCS-2025.4" in {e["object_id"] for e in early.pack["evidence"]}
+    known = _run(known_at=parse_ts("2025-12-01T00:00:00+08:00"))
+    assert "RULE-MCS-2025.4" in {e["object_id"] for e in known.pack["evidence"]}
+    om = {o["ref"]: o for o in known.pack["omissions"]}
+    assert om["RULE-MCS-2026.1"]["gate"] == "knowledge_time"
+
+
+def test_a_chain_of_open_ended_versions_is_superseded_by_the_one_in_force(project_copy):
+    """2025.4 and 2026.1 both without an end date, as_of after 2026.3 comes into force: both
+    older versions are superseded by 2026.3 (along the chain)."""
+    path = project_copy / "sources" / "claims-rules" / "objects.jsonl"
+    _edit_jsonl(path, _open_ended("RULE-MCS-2025.4"))
+    _edit_jsonl(path, _open_ended("RULE-MCS-2026.1"))
+    res = _run(as_of=parse_ts("2026-11-02T12:00:00+08:00"))
+    om = {o["ref"]: o for o in res.pack["omissions"]}
+    for oid in ("RULE-MCS-2025.4", "RULE-MCS-2026.1"):
+        assert om[oid]["reason"] == "superseded_before_as_of"
+        assert om[oid]["detail"]["replacement"]["object_id"] == "RULE-MCS-2026.3"

@@ -29,7 +29,7 @@ from . import compress as compression
 from .disclose import Disclosure
 from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
                     run_gates)
-from .hydrate import Hydrator, find_replacement
+from .hydrate import Hydrator, find_replacement, find_successor
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
 from .render import evidence_header, section_texts
@@ -159,9 +159,15 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes,
                                 clearance=req.clearance, sources=hydrator.sources)
 
+    known_at_us = dt_to_us(req.known_at) if req.known_at else None
+
+    def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
+        return find_successor(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, known_at_us, scopes,
+                              clearance=req.clearance, sources=hydrator.sources)
+
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
-                       as_of_us=as_of_us, known_at_us=dt_to_us(req.known_at) if req.known_at else None,
-                       replacement=replacement, clearance=req.clearance)
+                       as_of_us=as_of_us, known_at_us=known_at_us, replacement=replacement,
+                       clearance=req.clearance, successor=successor)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())
