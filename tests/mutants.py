@@ -155,6 +155,11 @@ MUTANTS: list[Mutant] = [
            "    if superseded:", "    if False:", (G,)),
     Mutant("supersession-ignores-known-at", "src/ctxcli/engine/hydrate.py",
            "and (known_at_us is None or m[8] <= known_at_us)", "and True", (G,)),
+    Mutant("pack-names-other-tenants-sources", "src/ctxcli/api.py",
+           "srcs = {s: d for s, d in con.source_digests().items() if s in known}",
+           "srcs = dict(con.source_digests())", (G,)),
+    Mutant("pack-names-sources-above-clearance", "src/ctxcli/api.py",
+           "if not level or clearance_rank(level) <= clearance_rank(clearance)}", "}", (G,)),
     Mutant("source-without-observation-fresh", "src/ctxcli/engine/freshness.py",
            '"stale": age_s is None or age_s > sla_s', '"stale": age_s is not None and age_s > sla_s', (G,)),
 ]

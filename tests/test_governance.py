@@ -97,3 +97,54 @@ def test_a_chain_of_open_ended_versions_is_superseded_by_the_one_in_force(projec
     for oid in ("RULE-MCS-2025.4", "RULE-MCS-2026.1"):
         assert om[oid]["reason"] == "superseded_before_as_of"
         assert om[oid]["detail"]["replacement"]["object_id"] == "RULE-MCS-2026.3"
+
+
+# ------------------------------------------------------------------------------ tenant-scoped store metadata (item 3)
+def _retitle(oid, suffix=" (amended)"):
+    def edit(rows):
+        for r in rows:
+            if r["object_id"] == oid:
+                r["title"] += suffix
+        return rows
+    return edit
+
+
+def test_a_pack_names_only_its_tenants_sources_and_another_tenants_change_is_no_drift(project_copy, tmp_path):
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    assert run_cli(["load", "--db", db]).exit_code == 0
+    out = tmp_path / "o"
+    assert run_cli(["investigate", "C-102", "--out", out]).exit_code == 0
+    pack = json.loads((out / "pack.json").read_text())
+    demo = sorted(p.stem for p in (project_copy / "manifests" / "sources").glob("*.yaml")
+                  if "tenant_id: tenant-demo" in p.read_text())
+    assert sorted(pack["store"]["sources"]) == demo
+    blob = (out / "pack.json").read_text() + (out / "trace.jsonl").read_text()
+    assert "partner-claims" not in blob and "pay-tenant-other-ops" not in blob
+
+    # one of tenant-other's rows changes: the store digest changes, this tenant's pack does not drift
+    before = json.loads(run_cli(["load", "--db", db, "--json"]).stdout)["store_digest"]
+    _edit_jsonl(project_copy / "sources" / "partner-claims" / "objects.jsonl", _retitle("OTHER-CASE-C-102"))
+    assert json.loads(run_cli(["load", "--db", db, "--json"]).stdout)["store_digest"] != before
+    r = run_cli(["replay", out / "pack.json"])
+    assert r.exit_code == 0, r.stdout
+    assert ": identical — " in r.stdout and "partner-claims" not in r.stdout
+
+    # one of its own sources changes: drift, named
+    _edit_jsonl(project_copy / "sources" / "pay-wiki" / "objects.jsonl",
+                lambda rows: _retitle(rows[0]["object_id"])(rows))
+    assert run_cli(["load", "--db", db]).exit_code == 0
+    r = run_cli(["replay", out / "pack.json", "--json"])
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert [s["source_id"] for s in doc["store"]["sources_changed"]] == ["pay-wiki"]
+
+
+def test_a_pack_does_not_name_sources_above_the_subjects_clearance(store, tmp_path):
+    """Cleared for internal, the subject does not know of the confidential sources: the pack
+    names none of them (source_discovered names them only by an opaque reference)."""
+    res = _run(clearance="internal")
+    listed = set(res.pack["store"]["sources"])
+    assert listed and not listed & {"claims-core", "claims-documents", "risk-signals", "pay-incidents",
+                                    "pay-postmortems"}
+    assert "claims-rules" in listed
+    assert res.pack["store"]["digest"] != _run().pack["store"]["digest"]
