@@ -160,6 +160,13 @@ MUTANTS: list[Mutant] = [
            "srcs = dict(con.source_digests())", (G,)),
     Mutant("pack-names-sources-above-clearance", "src/ctxcli/api.py",
            "if not level or clearance_rank(level) <= clearance_rank(clearance)}", "}", (G,)),
+    Mutant("gap-ignores-clearance", "src/ctxcli/engine/builder.py",
+           'if rej.gate in ("scope", "classification", "purpose"):', 'if rej.gate in ("scope", "purpose"):', (G,)),
+    Mutant("gap-counts-not-per-gate", "src/ctxcli/engine/render.py",
+           "if len(needs) > 1 and by_gate:", "if False:", (G,)),
+    Mutant("check-clearance-warning-off", "src/ctxcli/check.py",
+           "if srcs and all(clearance_rank(lv) > clearance_rank(clearance) for lv in srcs.values()):",
+           "if srcs and all(clearance_rank(lv) > clearance_rank(clearance) for lv in []):", (G,)),
     Mutant("source-without-observation-fresh", "src/ctxcli/engine/freshness.py",
            '"stale": age_s is None or age_s > sla_s', '"stale": age_s is not None and age_s > sla_s', (G,)),
 ]

@@ -148,3 +148,50 @@ def test_a_pack_does_not_name_sources_above_the_subjects_clearance(store, tmp_pa
                                     "pay-postmortems"}
     assert "claims-rules" in listed
     assert res.pack["store"]["digest"] != _run().pack["store"]["digest"]
+
+
+# ------------------------------------------------------------------------------ clearance-aware gap reasons (item 4)
+def test_gaps_blocked_by_clearance_say_so_not_not_found_or_another_scope(store):
+    """Cleared for internal, the investigator cannot see the confidential case record and risk
+    signals: the case record is withheld (not "not found"), and the amount signal's gap names
+    the clearance that blocks most of it, not only the fraud:read scope of the SIU note."""
+    from ctxcli.engine.render import gap_reason, gaps_text
+
+    res = _run(clearance="internal")
+    missing = {m["type"]: m for m in res.pack["missing"]}
+    case = missing["case_status"]
+    assert case["reason"] == "withheld_for_access"
+    assert case["withheld"]["needs_clearance"] == "confidential"
+    assert set(case["withheld"]["by_gate"]) == {"classification"} and case["withheld"]["needs_scopes"] == []
+    assert gap_reason(case) == (f"withheld for access ({case['withheld']['count']} candidate(s) need clearance "
+                                f"confidential)")
+    amount = missing["claim_amount_signal"]["withheld"]
+    assert amount["needs_scopes"] == ["fraud:read"] and amount["needs_clearance"] == "confidential"
+    by = amount["by_gate"]
+    assert by["classification"] > by["scope"] >= 1 and sum(by.values()) == amount["count"]
+    assert (f"({amount['count']} candidate(s): {by['scope']} need scope fraud:read; {by['classification']} need "
+            f"clearance confidential)") in gaps_text(res.pack)
+    assert {m["type"]: m["reason"] for m in res.answer["missing_evidence"]}["case_status"] == "withheld_for_access"
+    # cleared for confidential, the same subject sees them all: no clearance in any gap
+    assert all("needs_clearance" not in (m.get("withheld") or {}) for m in _run().pack["missing"])
+
+
+def test_check_warns_when_a_subject_is_cleared_below_every_source_of_an_evidence_type(project_copy):
+    path = project_copy / "examples" / "cases" / "C-102.yaml"
+    r = run_cli(["check", path])
+    assert r.exit_code == 0 and "warning" not in r.stdout
+    text = path.read_text()
+    path.write_text(text.replace("  clearance: confidential\n", "  clearance: internal\n", 1))
+    r = run_cli(["check", path])
+    assert r.exit_code == 0, r.stdout
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0] == ("warning: examples/cases/C-102.yaml:15:3: subject investigator-01 is cleared for internal, below the "
+                        "classification of every source of evidence type case_status: claims-core (confidential); "
+                        "the classification gate will withhold all of it")
+    assert "evidence type claim_amount_signal: risk-signals (confidential)" in lines[1]
+    assert "evidence type policy_tenure_signal: risk-signals (confidential)" in lines[2]
+    # document_status is also in claims-rules (internal): no warning for it
+    assert "document_status" not in r.stdout
+    doc = json.loads(run_cli(["check", path, "--json"]).stdout)
+    assert doc["ok"] is True and len(doc["warnings"]) == 3 and doc["warnings"][0]["line"] == 15

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..models.manifest import DEFAULT_CLEARANCE
+from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
@@ -142,8 +142,9 @@ class BuildState:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     rounds: int = 0
     stop_reason: str = "max_rounds_reached"
-    # evidence type -> what withheld candidates (scope / purpose gates, same tenant only) would
-    # need: {"count", "scopes", "purposes"}; reported on the missing type, never their content
+    # evidence type -> what withheld candidates (scope / classification / purpose gates, same
+    # tenant only) would need: {"count", "scopes", "purposes", "clearance", "by_gate"}; reported
+    # on the missing type, never their content
     withheld_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -426,12 +427,18 @@ def _record_rejection(bc: BuildContext, st: BuildState, round_no: int, o: Obj, c
                       rej: Rejection) -> None:
     om = _omission(o, c, rej, round_no, bc.disclosure)
     st.omissions.append(om)
-    if rej.gate in ("scope", "purpose"):   # another tenant's objects are never hinted at
+    if rej.gate in ("scope", "classification", "purpose"):   # another tenant's objects are never hinted at
         for t in o.supports:
-            w = st.withheld_types.setdefault(t, {"count": 0, "scopes": set(), "purposes": set()})
+            w = st.withheld_types.setdefault(t, {"count": 0, "scopes": set(), "purposes": set(), "clearance": None,
+                                                 "by_gate": {}})
             w["count"] += 1
+            w["by_gate"][rej.gate] = w["by_gate"].get(rej.gate, 0) + 1
             if rej.gate == "scope":
                 w["scopes"].update(rej.detail.get("needs", []))
+            elif rej.gate == "classification":      # the lowest clearance that admits one of them
+                level = rej.detail["needs"]
+                if w["clearance"] is None or clearance_rank(level) < clearance_rank(w["clearance"]):
+                    w["clearance"] = level
             else:
                 w["purposes"].update(rej.detail.get("allowed", []))
     bc.trace.emit("candidate_rejected", round=round_no, ref=om["ref"], withheld=om["withheld"], gate=om["gate"],
@@ -468,7 +475,10 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
             entry["rejected_by"] = gates
         if w:
             entry["withheld"] = {"count": w["count"], "needs_scopes": sorted(w["scopes"]),
-                                 "allowed_purposes": sorted(w["purposes"])}
+                                 "allowed_purposes": sorted(w["purposes"]),
+                                 "by_gate": {g: w["by_gate"][g] for g in GATE_ORDER if g in w["by_gate"]}}
+            if w["clearance"] is not None:
+                entry["withheld"]["needs_clearance"] = w["clearance"]
         missing.append(entry)
 
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
