@@ -5,6 +5,7 @@ here fails when the bug it names is planted (see tests/mutants.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from ctxcli import api
@@ -195,3 +196,124 @@ def test_check_warns_when_a_subject_is_cleared_below_every_source_of_an_evidence
     assert "document_status" not in r.stdout
     doc = json.loads(run_cli(["check", path, "--json"]).stdout)
     assert doc["ok"] is True and len(doc["warnings"]) == 3 and doc["warnings"][0]["line"] == 15
+
+
+# ------------------------------------------------------------------------------ second paths (item 7)
+def test_an_edited_manifest_is_not_the_same_source_on_reload(project_copy):
+    """Only pay-wiki's manifest changes (its owner team): the reload does not reuse it, and the
+    registry shows the edit."""
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    assert run_cli(["load", "--db", db]).exit_code == 0
+    m = project_copy / "manifests" / "sources" / "pay-wiki.yaml"
+    text = m.read_text(encoding="utf-8")
+    team = next(ln for ln in text.splitlines() if ln.startswith("owner_team:"))
+    m.write_text(text.replace(team, "owner_team: edited-team"), encoding="utf-8")
+    doc = json.loads(run_cli(["load", "--db", db, "--json"]).stdout)
+    assert "pay-wiki" not in doc["reused"] and len(doc["reused"]) == len(doc["sources"]) - 1
+    rows = {s["source_id"]: s for s in json.loads(run_cli(["sources", "--db", db, "--json"]).stdout)["sources"]}
+    assert rows["pay-wiki"]["owner_team"] == "edited-team"
+
+
+def test_the_known_at_boundary_is_inclusive():
+    """An object observed exactly at known_at was known then; a microsecond later it was not."""
+    from ctxcli.engine.gates import g_knowledge_time
+
+    from .test_boundaries import AS_OF_US, CTX, obj
+
+    c = dataclasses.replace(CTX, known_at_us=AS_OF_US - 10)
+    assert g_knowledge_time(obj(observed_us=AS_OF_US - 10), c) is None
+    rej = g_knowledge_time(obj(observed_us=AS_OF_US - 9), c)
+    assert rej is not None and (rej.gate, rej.reason) == ("knowledge_time", "not_yet_known")
+
+
+def test_duplicates_are_found_with_case_folded():
+    """The duplicate gate compares content with case and white space folded: a re-export in
+    capitals is the same text."""
+    from ctxcli.load.parse import dedup_hash
+
+    text = "Document LOSS_STATEMENT received for claim C-102."
+    assert dedup_hash(text.upper()) == dedup_hash(text) == dedup_hash("  document loss_statement\treceived for "
+                                                                         "claim c-102. ")
+    assert dedup_hash(text) != dedup_hash(text + " Again.")
+
+
+def test_a_re_export_in_capitals_is_rejected_by_the_duplicate_gate(project_copy):
+    """DOC-C102-001-REEXPORT re-exported in capitals is still a duplicate of DOC-C102-001."""
+    from ctxcli.util.canon import content_hash
+
+    def shout(rows):
+        orig = next(r for r in rows if r["object_id"] == "DOC-C102-001")
+        for r in rows:
+            if r["object_id"] == "DOC-C102-001-REEXPORT":
+                r["content"] = orig["content"].upper()
+                if r.get("content_hash"):
+                    r["content_hash"] = content_hash(r["content"])
+        return rows
+    _edit_jsonl(project_copy / "sources" / "claims-documents" / "objects.jsonl", shout)
+    res = _run()
+    om = {o["ref"]: o for o in res.pack["omissions"]}
+    assert om["DOC-C102-001-REEXPORT"]["gate"] == "duplicate"
+    assert "DOC-C102-001" in {e["object_id"] for e in res.pack["evidence"]}
+
+
+def test_a_custom_budget_keeps_the_response_reserve_out_of_evidence(store):
+    """--budget 3000 with the playbook's 6000 (reserve 1000, instructions 500, goal state 450):
+    the reserve scales to 500 and evidence gets the rest, 1550 — not the reserve too."""
+    res = _run(budget=3000)
+    assert res.pack["budget"] == {"total": 3000, "response_reserve": 500, "instructions": 500, "goal_state": 450,
+                                  "tools": 0, "evidence": 1550}
+    assert res.pack["slots"]["used"]["evidence"] <= 1550
+
+
+def test_param_without_equals_is_a_usage_error(store):
+    r = run_cli(["investigate", "C-102", "--param", "period"])
+    assert r.exit_code == 2
+    assert "--param 'period': expected NAME=VALUE with a lower-case NAME" in r.stderr
+
+
+# -- the graph walk
+def _walk_project(root, rel: dict, rel_source: str) -> str:
+    """The hostile plain corpus plus RULE-HIDDEN about ruleset:hidden, reachable from the case
+    only through ``rel`` (registered by ``rel_source``, no attesting object)."""
+    from ctxcli.load.build import build_store
+
+    from .test_hostile import PLAIN, TENANT, _append, _obj, write_corpus
+
+    cid = write_corpus(root, PLAIN)
+    src = root / "sources"
+    _append(src / "h-rules" / "entities.jsonl", [{"entity_key": "ruleset:hidden", "tenant_id": TENANT,
+                                                  "entity_type": "ruleset", "name": "Hidden rules"}])
+    _append(src / "h-rules" / "objects.jsonl", [_obj(
+        "RULE-HIDDEN", subject="ruleset:hidden", etype="rule", title="Hidden guidance",
+        content="Guidance for bound files: the limit is 1.", facts={"threshold": 1}, keys=["hg-1"])])
+    (src / rel_source).mkdir(parents=True, exist_ok=True)
+    _append(src / rel_source / "relations.jsonl", [{
+        "relation_id": "REL-HIDDEN", "tenant_id": TENANT, "from": f"case:{cid}", "type": "BOUND_TO",
+        "to": "ruleset:hidden", "source_version": "v1", **rel}])
+    build_store(root / "manifests", root / ".ctx" / "ctx.duckdb", root=root)
+    return cid
+
+
+def _walked(res) -> bool:
+    return any(c["object_id"] == "RULE-HIDDEN" and "graph" in c["channels"] for c in res.candidates)
+
+
+def test_the_walk_checks_the_clearance_of_the_relations_own_source(tmp_path):
+    """The relation is registered by h-secret (restricted; the subject holds its scope): not
+    walked for a subject cleared for internal, walked for one cleared for restricted."""
+    from .test_hostile import _investigate
+
+    cid = _walk_project(tmp_path, {}, "h-secret")
+    assert not _walked(_investigate(tmp_path, cid))
+    assert _walked(_investigate(tmp_path, cid, clearance="restricted"))
+
+
+def test_the_walk_does_not_follow_a_relation_that_ends_at_as_of(tmp_path):
+    """valid_to exactly at as_of (2026-07-23T12:00+08:00): the relation has ended; one second
+    later it has not."""
+    from .test_hostile import _investigate
+
+    cid = _walk_project(tmp_path, {"valid_to": "2026-07-23T12:00:00+08:00"}, "h-core")
+    res = _investigate(tmp_path, cid)
+    assert not _walked(res) and "RULE-HIDDEN" not in {e["object_id"] for e in res.pack["evidence"]}
+    assert _walked(_investigate(tmp_path, cid, as_of=parse_ts("2026-07-23T11:59:59+08:00")))
