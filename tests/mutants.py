@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "pyproject.toml", "README.md")
+COPY = ("src", "tests", "manifests", "sources", "examples", "docs", ".ci", "pyproject.toml", "README.md")
 
 B = "tests/test_boundaries.py"
 V = "tests/test_validator.py"
 A = "tests/test_ask.py"
 L = "tests/test_ask_limits.py"
+G = "tests/test_governance.py"
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,45 @@ MUTANTS: list[Mutant] = [
     Mutant("ask-model-json-unchecked", "src/ctxcli/answer/ask.py",
            "if not isinstance(req, dict) or not isinstance(resp, dict):", "if False:",
            (L + "::test_a_malformed_model_json_in_replay_is_one_line_exit_2",)),
+    # --- governance on data nobody here wrote (issue 28, items 2-4, 6 and 7) ----------------
+    Mutant("freshness-ignores-known-at", "src/ctxcli/engine/builder.py",
+           "bc.req.as_of.tzinfo, bc.gctx.known_at_us)", "bc.req.as_of.tzinfo)", (G,)),
+    Mutant("supersession-ignored", "src/ctxcli/engine/gates.py",
+           "    if superseded:", "    if False:", (G,)),
+    Mutant("supersession-ignores-known-at", "src/ctxcli/engine/hydrate.py",
+           "and (known_at_us is None or m[8] <= known_at_us)", "and True", (G,)),
+    Mutant("pack-names-other-tenants-sources", "src/ctxcli/api.py",
+           "srcs = {s: d for s, d in con.source_digests().items() if s in known}",
+           "srcs = dict(con.source_digests())", (G,)),
+    Mutant("pack-names-sources-above-clearance", "src/ctxcli/api.py",
+           "if not level or clearance_rank(level) <= clearance_rank(clearance)}", "}", (G,)),
+    Mutant("gap-ignores-clearance", "src/ctxcli/engine/builder.py",
+           'if rej.gate in ("scope", "classification", "purpose"):', 'if rej.gate in ("scope", "purpose"):', (G,)),
+    Mutant("gap-counts-not-per-gate", "src/ctxcli/engine/render.py",
+           "if len(needs) > 1 and by_gate:", "if False:", (G,)),
+    Mutant("check-clearance-warning-off", "src/ctxcli/check.py",
+           "if srcs and all(clearance_rank(lv) > clearance_rank(clearance) for lv in srcs.values()):",
+           "if srcs and all(clearance_rank(lv) > clearance_rank(clearance) for lv in []):", (G,)),
+    Mutant("reload-ignores-manifest-edit", "src/ctxcli/load/parse.py",
+           'digest.update(b"manifest\\0" + mbytes + b"\\0")', 'digest.update(b"manifest\\0")', (G,)),
+    Mutant("walk-ignores-relation-source-clearance", "src/ctxcli/engine/retrieve.py",
+           "if sid in readable and dst_sid in readable", "if (sid in readable or sid not in cleared) and dst_sid in readable",
+           (G,)),
+    Mutant("known-at-boundary-flipped", "src/ctxcli/engine/gates.py",
+           "o.observed_us > c.known_at_us:", "o.observed_us >= c.known_at_us:", (G,)),
+    Mutant("walk-relation-end-inclusive", "src/ctxcli/store/duckdb_store.py",
+           "AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us > $asof)",
+           "AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us >= $asof)",
+           (G,)),
+    Mutant("duplicate-case-sensitive", "src/ctxcli/load/parse.py",
+           '_WS.sub(" ", text).strip().casefold()', '_WS.sub(" ", text).strip()', (G,)),
+    Mutant("custom-budget-reserve-to-evidence", "src/ctxcli/engine/builder.py",
+           'parts["evidence"] = total - sum(parts.values())',
+           'parts["evidence"] = total - sum(parts.values()) + parts["response_reserve"]', (G,)),
+    Mutant("param-without-equals-accepted", "src/ctxcli/params.py",
+           "if not sep or not re.fullmatch(", "if not re.fullmatch(", (G,)),
+    Mutant("source-without-observation-fresh", "src/ctxcli/engine/freshness.py",
+           '"stale": age_s is None or age_s > sla_s', '"stale": age_s is not None and age_s > sla_s', (G,)),
 ]
 
 

@@ -357,7 +357,8 @@ def test_a_reader_keeps_its_generation_while_the_next_is_published(pg, tmp_path,
         case, pb, pb_hash = api.read_checked("C-102", None, None)
         req = api.make_request(case, pb, opts)
         key = api.store_key(pg)
-        res = run_pipeline(reader, pb, pb_hash, req, api.store_info(reader, key), key=key)
+        res = run_pipeline(reader, pb, pb_hash, req, api.store_info(reader, key, tenant=req.tenant_id,
+                                                                    clearance=req.clearance), key=key)
     finally:
         reader.close()
     assert reader.generation == 1

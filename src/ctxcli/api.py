@@ -471,15 +471,26 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
                    tools=list(case.tools), adhoc=adhoc)
 
 
-def store_info(con, key: bytes | None = None) -> dict[str, Any]:
-    """The store section of a pack. With the store secret ``key``, the store and source
-    digests (plain digests of whole snapshots, masked text included) are keyed with it, and
-    ``key_id`` names (never reveals) the secret."""
-    from .util.canon import key_id, sealed_hash
+def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) -> dict[str, Any]:
+    """The store section of a pack, as the pack's tenant and subject may know the store:
+    ``sources`` names only the sources of ``tenant`` (and per-record-tenant sources) whose
+    classification the subject's ``clearance`` allows — those ``source_discovered`` names —
+    and ``digest`` is the digest of that view (the store schema, those sources' digests and
+    the embedding model), so a change to another tenant's source, or to one the subject may not
+    know of, is no drift for this pack. With the store secret ``key``, the digests (plain
+    digests of whole snapshots, masked text included) are keyed with it, and ``key_id`` names
+    (never reveals) the secret."""
+    from .models.manifest import clearance_rank
+    from .util.canon import canonical_bytes, key_id, sealed_hash, sha256_hex
 
     meta = con.meta()
-    srcs = con.source_digests()
-    info = {"digest": meta["store_digest"], "schema_version": int(meta["schema_version"]), "sources": srcs}
+    known = {sid for sid, _en, _sc, _pu, level in con.tenant_sources(tenant)
+             if not level or clearance_rank(level) <= clearance_rank(clearance)}
+    srcs = {s: d for s, d in con.source_digests().items() if s in known}
+    digest = "sha256:" + sha256_hex(canonical_bytes({
+        "schema_version": meta["schema_version"], "sources": sorted(srcs.items()),
+        "embedding": meta.get("embedding_weights_sha256")}))
+    info = {"digest": digest, "schema_version": int(meta["schema_version"]), "sources": srcs}
     if "embedding_weights_sha256" in meta:      # the model the store's vectors were made with
         info["embedding"] = {"model": meta["embedding_model"], "version": meta["embedding_version"],
                              "weights_sha256": meta["embedding_weights_sha256"]}
@@ -504,7 +515,8 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     con = open_store(db)
     try:
         with con.errors():
-            res = run_pipeline(con, pb, pb_hash, req, store_info(con, key), key=key)
+            res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
+                                                                 clearance=req.clearance), key=key)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,

@@ -9,6 +9,9 @@ before use; referenced evidence types exist; path templates use edge and entity 
 the registered sources declare (their ``relations.jsonl`` / ``entities.jsonl``); every
 required evidence type has a retrieval route; a case's playbook, purpose, seeds and params
 resolve. ``ctx load`` and ``ctx investigate`` run the same checks first.
+
+Warned (not a failure, ``ctx check`` only): a case whose subject's clearance is below the
+classification of every source that holds an evidence type of its playbook.
 """
 
 from __future__ import annotations
@@ -53,10 +56,12 @@ class Problem:
 class CheckReport:
     checked: list[dict[str, str]] = field(default_factory=list)   # {"file", "kind"}
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)         # reported, never a failure
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": not self.problems, "checked": self.checked,
-                "problems": [p.to_json() for p in self.problems]}
+                "problems": [p.to_json() for p in self.problems],
+                "warnings": [p.to_json() for p in self.warnings]}
 
 
 @dataclass
@@ -284,8 +289,9 @@ def _schema(model, marks, disp: str):
 
 
 def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
-               playbooks_dir: Path) -> tuple[str, list[Problem]]:
-    """(kind, problems) of one YAML file. Raises UsageError when it is none of the three."""
+               playbooks_dir: Path, cases: list | None = None) -> tuple[str, list[Problem]]:
+    """(kind, problems) of one YAML file. Raises UsageError when it is none of the three. A
+    case file whose playbook reads is appended to ``cases`` as (case, marks, display, playbook)."""
     from .models.case import CaseFile
     from .models.manifest import SourceManifest
     from .models.playbook import Playbook
@@ -326,6 +332,8 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
             pb = Playbook.model_validate(pbm.data)
         except (InputError, ValidationError):
             probs.append(_at(marks, disp, "playbook", f"playbook {case.playbook!r} is invalid (check it too)"))
+    if pb is not None and cases is not None:
+        cases.append((case, marks, disp, pb))
     return kind, probs + case_problems(case, marks, disp, pb, vocab)
 
 
@@ -349,9 +357,59 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
     vocab = vocabulary(root, manifests_dir)
     pdir = (manifests_dir or root / "manifests") / "playbooks"
     rep = CheckReport()
+    cases: list = []
     for f in files:
         disp = _display(f)
-        kind, probs = check_file(f, disp, root=root, vocab=vocab, playbooks_dir=pdir)
+        kind, probs = check_file(f, disp, root=root, vocab=vocab, playbooks_dir=pdir, cases=cases)
         rep.checked.append({"file": disp, "kind": kind})
         rep.problems += probs
+    if cases:
+        rep.warnings += clearance_warnings(cases, source_levels(root, manifests_dir))
     return rep
+
+
+# ------------------------------------------------------------------------------ clearance warnings
+def source_levels(root: Path, manifests_dir: Path | None = None) -> dict[tuple[str, str], dict[str, str]]:
+    """(tenant, evidence type) -> {source id: classification} of the enabled sources whose
+    objects support that type, from their snapshots as ``ctx load`` parses them. A source that
+    does not parse is left out (``ctx load`` reports it)."""
+    from .load.parse import parse_source, read_manifests
+
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    try:
+        manifests = read_manifests(manifests_dir or root / "manifests", root)
+    except (CtxError, OSError):
+        return out
+    for m, disp, mbytes in manifests:
+        if not m.enabled:
+            continue
+        try:
+            for o in parse_source(m, disp, mbytes, root, None).iter_objects(dedup=False):
+                for t in o["supports"]:
+                    out.setdefault((o["tenant_id"], t), {})[m.source_id] = m.classification.value
+        except (CtxError, OSError, ValueError):
+            continue
+    return out
+
+
+def clearance_warnings(cases: list, levels: dict[tuple[str, str], dict[str, str]]) -> list[Problem]:
+    """A warning for each evidence type of a case's playbook whose every source is classified
+    above the clearance of the case's subject (or a variant's subject): the classification gate
+    will withhold all of its evidence, whatever scopes the subject holds."""
+    from .models.manifest import clearance_rank
+
+    out: list[Problem] = []
+    for case, marks, disp, pb in cases:
+        subjects = [("subject.clearance", case.subject)] + [
+            (f"variants.{k}.subject.clearance", v.subject) for k, v in case.variants.items() if v.subject]
+        for where, subj in subjects:
+            clearance = subj.clearance.value
+            for et in pb.evidence_types:
+                srcs = levels.get((case.tenant_id, et.type), {})
+                if srcs and all(clearance_rank(lv) > clearance_rank(clearance) for lv in srcs.values()):
+                    named = ", ".join(f"{s} ({lv})" for s, lv in sorted(srcs.items()))
+                    out.append(_at(marks, disp, where, (
+                        f"subject {subj.id} is cleared for {clearance}, below the classification of every "
+                        f"source of evidence type {et.type}: {named}; the classification gate will withhold "
+                        f"all of it")))
+    return out

@@ -26,8 +26,10 @@ def check(
     Every name used in expr, when, claim texts and uses must be defined before use; evidence
     types referenced must exist; path templates must use edge types the sources declare; every
     required type needs a retrieval route; a case's playbook, purpose, seeds and params must
-    resolve. Each problem is one line file:line:column: message. Exit 0 clean, 1 problems
-    found, 2 unusable input (no such path, not a manifest/playbook/case).
+    resolve. Each problem is one line file:line:column: message. A case whose subject's
+    clearance is below the classification of every source of one of its evidence types gets a
+    "warning:" line (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
+    problems found, 2 unusable input (no such path, not a manifest/playbook/case).
 
     Example: ctx check manifests/playbooks examples/cases/C-102.yaml
     """
@@ -42,7 +44,10 @@ def check(
         else:
             for p in rep.problems:
                 sys.stdout.write(f"{p}\n")
+            for w in rep.warnings:
+                sys.stdout.write(f"warning: {w}\n")
             sys.stderr.write(f"checked {len(rep.checked)} file(s): "
-                             + (f"{len(rep.problems)} problem(s)\n" if rep.problems else "no problems\n"))
+                             + (f"{len(rep.problems)} problem(s)" if rep.problems else "no problems")
+                             + (f", {len(rep.warnings)} warning(s)\n" if rep.warnings else "\n"))
         if rep.problems:
             raise typer.Exit(1)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..models.manifest import DEFAULT_CLEARANCE
+from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from .. import BUILDER_VERSION
 from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
@@ -29,7 +29,7 @@ from . import compress as compression
 from .disclose import Disclosure
 from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
                     run_gates)
-from .hydrate import Hydrator, find_replacement
+from .hydrate import Hydrator, find_replacement, find_successor
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
 from .render import evidence_header, section_texts
@@ -142,8 +142,9 @@ class BuildState:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     rounds: int = 0
     stop_reason: str = "max_rounds_reached"
-    # evidence type -> what withheld candidates (scope / purpose gates, same tenant only) would
-    # need: {"count", "scopes", "purposes"}; reported on the missing type, never their content
+    # evidence type -> what withheld candidates (scope / classification / purpose gates, same
+    # tenant only) would need: {"count", "scopes", "purposes", "clearance", "by_gate"}; reported
+    # on the missing type, never their content
     withheld_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -159,9 +160,15 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes,
                                 clearance=req.clearance, sources=hydrator.sources)
 
+    known_at_us = dt_to_us(req.known_at) if req.known_at else None
+
+    def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
+        return find_successor(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, known_at_us, scopes,
+                              clearance=req.clearance, sources=hydrator.sources)
+
     gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
-                       as_of_us=as_of_us, known_at_us=dt_to_us(req.known_at) if req.known_at else None,
-                       replacement=replacement, clearance=req.clearance)
+                       as_of_us=as_of_us, known_at_us=known_at_us, replacement=replacement,
+                       clearance=req.clearance, successor=successor)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())
@@ -420,12 +427,18 @@ def _record_rejection(bc: BuildContext, st: BuildState, round_no: int, o: Obj, c
                       rej: Rejection) -> None:
     om = _omission(o, c, rej, round_no, bc.disclosure)
     st.omissions.append(om)
-    if rej.gate in ("scope", "purpose"):   # another tenant's objects are never hinted at
+    if rej.gate in ("scope", "classification", "purpose"):   # another tenant's objects are never hinted at
         for t in o.supports:
-            w = st.withheld_types.setdefault(t, {"count": 0, "scopes": set(), "purposes": set()})
+            w = st.withheld_types.setdefault(t, {"count": 0, "scopes": set(), "purposes": set(), "clearance": None,
+                                                 "by_gate": {}})
             w["count"] += 1
+            w["by_gate"][rej.gate] = w["by_gate"].get(rej.gate, 0) + 1
             if rej.gate == "scope":
                 w["scopes"].update(rej.detail.get("needs", []))
+            elif rej.gate == "classification":      # the lowest clearance that admits one of them
+                level = rej.detail["needs"]
+                if w["clearance"] is None or clearance_rank(level) < clearance_rank(w["clearance"]):
+                    w["clearance"] = level
             else:
                 w["purposes"].update(rej.detail.get("allowed", []))
     bc.trace.emit("candidate_rejected", round=round_no, ref=om["ref"], withheld=om["withheld"], gate=om["gate"],
@@ -462,7 +475,10 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
             entry["rejected_by"] = gates
         if w:
             entry["withheld"] = {"count": w["count"], "needs_scopes": sorted(w["scopes"]),
-                                 "allowed_purposes": sorted(w["purposes"])}
+                                 "allowed_purposes": sorted(w["purposes"]),
+                                 "by_gate": {g: w["by_gate"][g] for g in GATE_ORDER if g in w["by_gate"]}}
+            if w["clearance"] is not None:
+                entry["withheld"]["needs_clearance"] = w["clearance"]
         missing.append(entry)
 
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
@@ -505,11 +521,11 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
 
 
 def _stale_sources(bc: BuildContext) -> list[dict[str, Any]]:
-    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of
-    (engine/freshness.py)."""
+    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of,
+    counting only observations known at ``min(as_of, known_at)`` (engine/freshness.py)."""
     from .freshness import source_ages
 
-    ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo)
+    ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo, bc.gctx.known_at_us)
     return [{k: v for k, v in a.items() if k != "stale"} for a in ages
             if a["stale"] and bc.sources.get(a["source_id"]) == "allowed"]
 

@@ -1,8 +1,10 @@
 """Freshness by SLA: a source's snapshot age at ``as_of`` against its ``refresh_sla``.
 
-A snapshot's time is its newest observation known at ``as_of`` (the latest ``observed_at`` of
-its objects not after ``as_of``): the store keeps no other clock for a snapshot. A source is
-*stale* when that age exceeds its ``refresh_sla``, or when it has no observation by then.
+A snapshot's time is its newest observation known at the cut-off (the latest ``observed_at``
+of its objects not after ``min(as_of, known_at)``, the same cut-off as the knowledge-time gate:
+an observation that gate excludes cannot make a source fresh); the store keeps no other clock
+for a snapshot. Its age is measured at ``as_of``. A source is *stale* when that age exceeds its
+``refresh_sla``, or when it has no observation by the cut-off.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from typing import Any
 from ..util.timeutil import parse_duration, us_to_dt
 
 
-def source_ages(con, tenant: str | None, as_of_us: int, tz) -> list[dict[str, Any]]:
+def source_ages(con, tenant: str | None, as_of_us: int, tz, known_at_us: int | None = None) -> list[dict[str, Any]]:
     """Every source (of ``tenant``, and per-record-tenant sources; all when ``tenant`` is None)
-    with its newest observation at ``as_of``, its age, SLA and whether it is stale."""
-    rows = con.source_freshness(tenant, as_of_us)
+    with its newest observation by ``min(as_of, known_at)``, its age at ``as_of``, SLA and
+    whether it is stale."""
+    cutoff = as_of_us if known_at_us is None else min(as_of_us, known_at_us)
+    rows = con.source_freshness(tenant, cutoff)
     out = []
     for source_id, sla, newest in rows:
         sla_s = int(parse_duration(sla, what="refresh_sla").total_seconds())

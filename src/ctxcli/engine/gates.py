@@ -80,6 +80,9 @@ class GateContext:
     known_at_us: int | None
     replacement: Callable[[Obj], dict[str, Any] | None]
     clearance: str = DEFAULT_CLEARANCE
+    # (superseded, the visible replacement or None): whether a version valid at as_of (and
+    # known at known_at) supersedes the object along its chain, whatever its own valid_to
+    successor: Callable[[Obj], tuple[bool, dict[str, Any] | None]] = lambda o: (False, None)
 
 
 @dataclass(frozen=True)
@@ -131,12 +134,15 @@ def g_validity(o: Obj, c: GateContext) -> Rejection | None:
     tz = c.as_of.tzinfo
     early = o.valid_from_us is not None and o.valid_from_us > c.as_of_us
     late = o.valid_to_us is not None and o.valid_to_us <= c.as_of_us
-    if not (early or late):
-        return None
     vf, vt = us_to_dt(o.valid_from_us, tz), us_to_dt(o.valid_to_us, tz)
-    return Rejection("validity", "not_yet_valid" if early else "expired", {
-        "valid_from": vf.isoformat() if vf else None, "valid_to": vt.isoformat() if vt else None,
-        "as_of": c.as_of.isoformat(), "replacement": c.replacement(o)})
+    when = {"valid_from": vf.isoformat() if vf else None, "valid_to": vt.isoformat() if vt else None,
+            "as_of": c.as_of.isoformat()}
+    if early or late:
+        return Rejection("validity", "not_yet_valid" if early else "expired", {**when, "replacement": c.replacement(o)})
+    superseded, replacement = c.successor(o)
+    if superseded:     # a later version in force at as_of replaces it, whatever its own valid_to
+        return Rejection("validity", "superseded_before_as_of", {**when, "replacement": replacement})
+    return None
 
 
 def g_knowledge_time(o: Obj, c: GateContext) -> Rejection | None:

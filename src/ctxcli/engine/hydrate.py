@@ -1,7 +1,7 @@
 """Hydrate: read the candidates that retrieval found from the store, as :class:`Obj` rows
 with their source's governance columns — metadata first, content only for the candidates
 that pass the metadata gates — and the version chains that name an expired object's
-replacement.
+replacement and find the version that supersedes one.
 
 Candidates are read by doc id alone (the store's ``object_metadata`` / ``object_content``), as
 point reads. The statements do not filter by tenant: the doc ids come from retrieval statements that do,
@@ -18,7 +18,7 @@ from ..models.manifest import clearance_rank
 from .gates import Obj
 
 # A version row: (object_id, supersedes, source_version, valid_from_us, valid_to_us,
-# required_scopes, allowed_purposes, source_id).
+# required_scopes, allowed_purposes, source_id, observed_us).
 Version = tuple
 
 
@@ -67,6 +67,18 @@ class Hydrator:
             self.families.setdefault(r[0], []).append(r[1:])
 
 
+def _valid_at(vf: int | None, vt: int | None, t: int) -> bool:
+    return (vf is None or vf <= t) and (vt is None or vt > t)
+
+
+def _visible(m: Version, purpose: str, scopes: frozenset[str], clearance: str, sources: dict[str, tuple]) -> bool:
+    """Whether the subject may see version ``m`` (its scopes, purposes and its source's classification)."""
+    rs, ap, sid = m[5], m[6], m[7]
+    # sources[sid][1] is the source's classification (the store's source_governance)
+    return not (set(rs or []) - scopes) and purpose in (ap or []) and sid in sources \
+        and clearance_rank(sources[sid][1]) <= clearance_rank(clearance)
+
+
 def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int,
                      scopes: frozenset[str], *, clearance: str, sources: dict[str, tuple]) -> dict[str, Any] | None:
     """The visible version valid at as_of along the supersession chain, if any: forward
@@ -81,12 +93,31 @@ def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int
         m = by_sup.get(cur) if forward else by_id.get(cur)
         if m is None:
             return None
-        oid, sup, ver, vf, vt, rs, ap, sid = m
-        # sources[sid][1] is the source's classification (the store's source_governance)
-        if set(rs or []) - scopes or purpose not in (ap or []) or sid not in sources \
-                or clearance_rank(sources[sid][1]) > clearance_rank(clearance):
+        if not _visible(m, purpose, scopes, clearance, sources):
             return None
-        if (vf is None or vf <= as_of_us) and (vt is None or vt > as_of_us):
+        oid, sup, ver, vf, vt = m[:5]
+        if _valid_at(vf, vt, as_of_us):
             return {"object_id": oid, "version": ver}
         cur = oid if forward else sup
     return None
+
+
+def find_successor(members: list[Version], o: Obj, purpose: str, as_of_us: int, known_at_us: int | None,
+                   scopes: frozenset[str], *, clearance: str,
+                   sources: dict[str, tuple]) -> tuple[bool, dict[str, Any] | None]:
+    """Whether a later version that supersedes ``o`` (directly or along the chain) is valid at
+    as_of and known at known_at — whatever ``o``'s own ``valid_to`` says — and the newest such
+    version (``{"object_id", "version"}``) when the subject may see it, else None."""
+    by_sup = {m[1]: m for m in sorted(members) if m[1] is not None}
+    cur, last = o.object_id, None
+    for _ in range(50):     # the newest version along the chain that is in force and known
+        m = by_sup.get(cur)
+        if m is None or m[0] == o.object_id:
+            break
+        if _valid_at(m[3], m[4], as_of_us) and (known_at_us is None or m[8] <= known_at_us):
+            last = m
+        cur = m[0]
+    if last is None:
+        return False, None
+    return True, ({"object_id": last[0], "version": last[2]}
+                  if _visible(last, purpose, scopes, clearance, sources) else None)

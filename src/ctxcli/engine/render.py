@@ -134,17 +134,25 @@ def section_texts(pack: dict[str, Any]) -> list[tuple[str, str, str, str]]:
 
 
 def gap_reason(m: dict[str, Any]) -> str:
-    """Why a type is missing, in words: withheld candidates name the scope or purpose they
-    need (never an id or content), other gates are named."""
+    """Why a type is missing, in words: withheld candidates name the scope, clearance or
+    purpose they need (never an id or content) — with a count per need when they differ, so
+    what blocks most of them is not hidden behind another need — other gates are named."""
     why = m["reason"].replace("_", " ")
     w = m.get("withheld")
     if w:
-        needs = []
+        by_gate = w.get("by_gate") or {}
+        needs = []      # (gate, what it needs)
         if w["needs_scopes"]:
-            needs.append("scope " + ", ".join(w["needs_scopes"]))
+            needs.append(("scope", "scope " + ", ".join(w["needs_scopes"])))
+        if w.get("needs_clearance"):
+            needs.append(("classification", "clearance " + w["needs_clearance"]))
         if w["allowed_purposes"]:
-            needs.append("purpose " + " or ".join(w["allowed_purposes"]))
-        why += f" ({w['count']} candidate(s) need " + " and ".join(needs) + ")" if needs else ""
+            needs.append(("purpose", "purpose " + " or ".join(w["allowed_purposes"])))
+        if len(needs) > 1 and by_gate:
+            why += f" ({w['count']} candidate(s): " + "; ".join(
+                f"{by_gate.get(g, 0)} need {n}" for g, n in needs) + ")"
+        elif needs:
+            why += f" ({w['count']} candidate(s) need {needs[0][1]})"
     if m.get("rejected_by") and m["reason"] != "over_budget":
         why += ("; rejected by " if w else ": ") + ", ".join(m["rejected_by"])
     return why

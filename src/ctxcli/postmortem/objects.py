@@ -147,12 +147,12 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
     con = open_store(paths.db_path(db))
     try:
         notes: list[str] = []
-        from ..util.canon import sealed_hash
 
         # A pack records the store digest keyed with the secret; without it, no digest is shown.
         recorded = (pack.get("store") or {}).get("digest")
-        digest = con.meta().get("store_digest")
-        digest = sealed_hash(digest, key=key) if key is not None and digest else None
+        from .. import api
+
+        digest = api.store_info(con, key, tenant=tenant, clearance=clearance)["digest"] if key is not None else None
         if digest is None or digest != recorded:
             notes.append("the store has changed since the pack was built"
                          + (f" (digest {digest}, the pack recorded {recorded})" if digest else " (or lost its secret)")

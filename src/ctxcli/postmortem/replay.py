@@ -212,7 +212,8 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     try:
         key = api.store_key(db_path)
         with con.errors():
-            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key), key=key)
+            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key, tenant=req.tenant_id,
+                                                                     clearance=req.clearance), key=key)
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:

@@ -60,6 +60,12 @@ def _replacement(d: dict[str, Any], expired: bool) -> str:
 def _validity(om, pack):
     d = om.get("detail") or {}
     as_of = d.get("as_of", pack["request"].get("as_of"))
+    if om.get("reason") == "superseded_before_as_of":
+        r = d.get("replacement")
+        by = f"{r['object_id']}" + (f" (version {r['version']})" if r.get("version") else "") \
+            if isinstance(r, dict) and r.get("object_id") else "a version the subject may not see"
+        return (f"superseded: {by} replaces it and is in force at as_of {as_of}",
+                [f"an as_of before {by} came into force"])
     if om.get("reason") == "not_yet_valid" or ("valid_from" in d and "valid_to" not in d):
         vf = d.get("valid_from")
         return (f"valid from {vf}, after as_of {as_of}{_replacement(d, False)}",

@@ -73,7 +73,9 @@ class Store(Protocol):
     def object_metadata(self, doc_ids: list[int]) -> list[tuple]:
         """Object columns without content (hydrate.row_to_obj order) and family."""
     def object_content(self, doc_ids: list[int]) -> list[tuple[int, str]]: ...
-    def versions(self, tenant: str, families: list[int]) -> list[tuple]: ...
+    def versions(self, tenant: str, families: list[int]) -> list[tuple]:
+        """(family, object_id, supersedes, source_version, valid_from_us, valid_to_us,
+        required_scopes, allowed_purposes, source_id, observed_us) of the tenant's versions."""
     def object_texts(self, tenant: str, object_ids: list[str]) -> list[tuple[str, str, str]]:
         """(object_id, content, content_hash) of the tenant's objects."""
 

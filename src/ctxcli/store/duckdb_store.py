@@ -143,7 +143,7 @@ _SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redact
 # Each version's source (for its classification) comes from the objects row of the same family.
 _VERSIONS_SQL = """
 SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
-       v.allowed_purposes, o.source_id
+       v.allowed_purposes, o.source_id, o.observed_us
 FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
 WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
 """

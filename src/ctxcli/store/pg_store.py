@@ -644,7 +644,7 @@ FROM objects o WHERE o.doc_id = ANY(%(ids)s::integer[]) ORDER BY o.doc_id
 
 _VERSIONS = f"""
 SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
-       v.allowed_purposes, o.source_id
+       v.allowed_purposes, o.source_id, o.observed_us
 FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
 WHERE v.tenant_id = %(tenant)s AND v.family = ANY(%(fams)s::bigint[]) AND o.family = ANY(%(fams)s::bigint[])
 ORDER BY v.family, v.object_id {C}
