@@ -150,18 +150,6 @@ def gap_reason(m: dict[str, Any]) -> str:
     return why
 
 
-def withheld_counts(pack: dict[str, Any]) -> dict[str, int]:
-    """gate -> the most matches any one query of the pack's rounds withheld by it (the
-    statements apply the access rules and count what they withhold, never naming it; the same
-    record found by several queries cannot be told apart, so this is a lower bound)."""
-    out: dict[str, int] = {}
-    for rnd in pack.get("rounds", []):
-        for counts in (rnd.get("withheld") or {}).values() if isinstance(rnd, dict) else ():
-            for gate, n in counts.items():
-                out[gate] = max(out.get(gate, 0), int(n))
-    return out
-
-
 def gaps_text(pack: dict[str, Any]) -> str:
     """Missing types and exclusions. In ``compact`` form (chosen by the builder when the full
     form would overflow the goal_state slot) judgments and ids are left out, counts stay."""
@@ -184,6 +172,8 @@ def gaps_text(pack: dict[str, Any]) -> str:
             counted[o["gate"]] = counted.get(o["gate"], 0) + 1
         else:
             by_gate.setdefault(o["gate"], []).append(o["object_id"])
+    from ..util.withheld import withheld_counts
+
     held = withheld_counts(pack)
     for gate, n in held.items():
         counted[gate] = max(counted.get(gate, 0), n)

@@ -135,7 +135,7 @@ scored AS (
 _BM25_GATED = f"""gated AS (
   SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
-  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id WHERE o.tenant_id = $tenant),"""
+  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id),"""
 _BM25_TOP = """top AS (
   SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
                            {cap})) AS t
@@ -442,7 +442,7 @@ class DuckDBStore:
                            gated=_BM25_GATED.format(src="checked" if overflow else "scored", ok=ok, valid=valid),
                            top=(_BM25_TOP.format(cap=cap) if cap <= _BM25_TOP_N_MAX else _BM25_RANKED),
                            end=_BM25_END.format(lim=int(lim), cap=cap))
-        rows = con.execute(sql, {**xparams, "tenant": tenant, **access}).fetchall()
+        rows = con.execute(sql, {**xparams, **access}).fetchall()
         hits = sorted((r for r in rows if r[1] is not None), key=lambda r: (r[0], r[3]))
         return Found([(qi, doc, score) for qi, doc, score, *_ in hits],
                      sorted(((r[0], *r[4:]) for r in rows if r[1] is None), key=repr))

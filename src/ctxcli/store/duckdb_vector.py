@@ -31,7 +31,7 @@ scored AS (
 gated AS (
   SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
-  FROM scored s JOIN objects o ON o.doc_id = s.doc_id WHERE o.tenant_id = $tenant),
+  FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
   SELECT s.qi, s.doc_id, s.score, q.lim,
          row_number() OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id) AS rn,

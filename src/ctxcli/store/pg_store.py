@@ -539,7 +539,7 @@ keyed AS (
 about AS (
   SELECT o.doc_id, o.supports, o.object_type, o.object_id, kd.on_seed, {{ok}} AS ok, {{valid}} AS valid,
          o.source_id, o.required_scopes, o.allowed_purposes
-  FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id WHERE o.tenant_id = %(tenant)s),
+  FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id),
 matched AS (
   SELECT qs.qid, a.* FROM qs JOIN about a ON qs.etype = ANY(a.supports)
   WHERE cardinality(qs.otypes) = 0 OR a.object_type = ANY(qs.otypes)),
@@ -574,7 +574,7 @@ scored AS (
 gated AS (
   SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
-  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id WHERE o.tenant_id = %(tenant)s),
+  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
   SELECT qi, doc_id, score, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
@@ -629,7 +629,7 @@ WITH hit AS (
   SELECT k.key, o.doc_id, o.supports, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
   FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
-  WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s AND o.tenant_id = %(tenant)s)
+  WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s)
 SELECT key, doc_id, supports, valid, NULL::text, NULL::text[], NULL::text[], NULL::bigint FROM hit WHERE ok
 UNION ALL
 SELECT key, NULL, supports, NULL, source_id, required_scopes, allowed_purposes, count(*)
@@ -660,7 +660,7 @@ scored AS (
 gated AS (
   SELECT s.qi, s.lim, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
-  FROM scored s JOIN objects o ON o.doc_id = s.doc_id WHERE o.tenant_id = %(tenant)s),
+  FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
   SELECT qi, lim, doc_id, score, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
@@ -871,7 +871,7 @@ class PgStore:
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            src="checked" if overflow else "scored", lim=int(limit), cap=int(limit) * WIDEN_CAP,
                            ok=ok, valid=valid)
-        got = self._tenant_q(tenant, sql, {**xparams, "tenant": tenant, **access})
+        got = self._tenant_q(tenant, sql, {**xparams, **access} or None)
         hits = sorted((r for r in got if r[1] is not None), key=lambda r: (r[0], r[3]))
         return Found([(qi, doc, score) for qi, doc, score, *_ in hits], _held(got, 4))
 
