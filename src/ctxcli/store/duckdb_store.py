@@ -308,7 +308,7 @@ class DuckDBStore:
             withheld.extend(_held_counts(qid, [h for h in held if etype in (h[1] or ())
                                                and (not otypes or h[2] in otypes)]))
         out.sort(key=lambda r: r[0])       # stable: each query's hits keep their rank order
-        return Found(out, withheld)
+        return Found(out, sorted(withheld, key=repr))
 
     def _about(self, doc_ids: list[int], tenant: str, readable: Readable, as_of_us: int) -> tuple[list, list]:
         """(readable rows: doc id, subject, supports, object type, object id, valid), (withheld
@@ -388,8 +388,14 @@ class DuckDBStore:
         about, held = self._about(sorted({d for _, d in pairs}), tenant, readable, as_of_us)
         rows = {r[0]: r for r in about}
         asked = set(keys)
+        acc: dict[tuple, int] = {}       # per (key, supports, source, scopes, purposes), as on PostgreSQL
+        for subject, sup, _, src, scopes, purposes, n in held:
+            if subject in asked:
+                k = (subject, tuple(sup or ()), src, tuple(scopes or ()), tuple(purposes or ()))
+                acc[k] = acc.get(k, 0) + int(n)
         return Found([(key, doc, rows[doc][2], rows[doc][5]) for key, doc in pairs if doc in rows],
-                     sorted(((h[0], h[1], *h[3:]) for h in held if h[0] in asked), key=repr))
+                     sorted(((k, list(sup), src, list(sc), list(pu), n) for (k, sup, src, sc, pu), n in acc.items()),
+                            key=repr))
 
     def vector(self, queries, *, tenant: str, readable: Readable, as_of_us: int) -> Found:
         from .duckdb_vector import vector_topk

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+ACCESS_GATES = ("tenant", "scope", "classification", "purpose")     # in gate order (engine/gates.py)
+
 
 def withheld_counts(pack: dict[str, Any]) -> dict[str, int]:
     """gate -> the most matches any one query of the pack's rounds withheld by it (the
@@ -14,4 +16,4 @@ def withheld_counts(pack: dict[str, Any]) -> dict[str, int]:
         for counts in (rnd.get("withheld") or {}).values() if isinstance(rnd, dict) else ():
             for gate, n in counts.items():
                 out[gate] = max(out.get(gate, 0), int(n))
-    return out
+    return {g: out[g] for g in sorted(out, key=lambda g: (ACCESS_GATES.index(g) if g in ACCESS_GATES else 99, g))}
