@@ -45,7 +45,13 @@ def corpus(d) -> dict:
     model = load_model()
     vecs = [v for v in (model.embed(t) for t in ("claim amount risk signal", "how do I bring payments back",
                                                  "rule version valid on that date")) if v is not None]
-    return {"objects": objs,
+    span = dict((r[0], r[1:]) for r in con.execute("SELECT doc_id, valid_from_us, valid_to_us FROM objects").fetchall())
+
+    def valid(doc: int, at: int) -> bool:
+        lo, hi = span[doc]
+        return (lo is None or lo <= at) and (hi is None or hi > at)
+
+    return {"objects": objs, "valid": valid,
             "keys": sorted({k for (k,) in con.execute("SELECT DISTINCT key FROM object_keys").fetchall()}),
             "terms": sorted({t for (t,) in con.execute("SELECT term FROM term_stats").fetchall()}),
             "types": [t for (t,) in con.execute("SELECT evidence_type FROM support_bits ORDER BY 1").fetchall()],
@@ -127,6 +133,60 @@ def test_every_channel_applies_every_access_rule_before_its_limit_on_duckdb(stor
     assert seen == {ch: {"scope", "classification", "purpose"} for ch in CHANNELS}
 
 
+WIDEN_AT = 1784779200000000     # 2026-07-23T12:00:00+08:00 (C-102's as_of) in microseconds
+
+
+def ranked_lists(st, tenant: str, readable, c: dict, limit: int, as_of_us: int) -> dict[tuple[str, int], list[int]]:
+    """(channel, query index) -> doc ids in rank order, for structured, BM25 and vector."""
+    types, keys = c["types"], c["keys"]
+    gated = {"tenant": tenant, "readable": readable, "as_of_us": as_of_us}
+    out: dict[tuple[str, int], list[int]] = {}
+    f = st.structured([(f"q{i:03d}", t, []) for i, t in enumerate(types)], seeds=keys, business_keys=keys,
+                      limit=limit, **gated)
+    for qid, d in f.hits:
+        out.setdefault(("structured", int(qid[1:])), []).append(d)
+    for ch, f in (("bm25", st.bm25([(t, c["terms"]) for t in types], limit=limit, **gated)),
+                  ("vector", st.vector([(t, [], limit, v) for v in c["vecs"] for t in types], **gated))):
+        for qi, d, _ in f.hits:
+            out.setdefault((ch, qi), []).append(d)
+    return out
+
+
+def check_widening(st, c: dict) -> int:
+    """With a small limit, each list is the head of the full ranking that holds ``limit``
+    records valid at as_of, or ``limit`` × WIDEN_CAP records; returns how many lists went past
+    their limit."""
+    from ctxcli.store.access import WIDEN_CAP
+
+    valid = c["valid"]
+    widened = 0
+    for tenant in ("tenant-demo", "tenant-other"):
+        readable = readable_for(st, tenant, SUBJECTS["investigator"])
+        full = ranked_lists(st, tenant, readable, c, BIG, WIDEN_AT)
+        for limit in (1, 3):
+            got = ranked_lists(st, tenant, readable, c, limit, WIDEN_AT)
+            for key, docs in full.items():
+                want, n_valid = [], 0
+                for d in docs:
+                    if n_valid == limit or len(want) == limit * WIDEN_CAP:
+                        break
+                    want.append(d)
+                    n_valid += valid(d, WIDEN_AT)
+                assert got.get(key, []) == want, (tenant, key, limit)
+                widened += len(want) > limit
+    return widened
+
+
+def test_records_not_valid_at_as_of_do_not_crowd_out_either_on_duckdb(store):
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        assert check_widening(st, corpus(st)) > 10
+    finally:
+        st.close()
+
+
 def _pack(case: str, variant: str | None, strategy: str = "dynamic"):
     from ctxcli import api
 
@@ -191,3 +251,44 @@ def test_a_missing_type_still_says_how_many_were_withheld_for_access(store, tmp_
     flat = " ".join(r.stdout.split())
     assert f"withheld for access by scope: at least {doc['withheld']['scope']} item(s)" in flat
     assert "policy_version (withheld_for_access)" in flat
+
+
+def test_the_graph_channel_widens_past_records_not_valid_at_as_of(store):
+    """The graph channel ranks in the engine (depth, template, path, doc id): with a small limit
+    its list is the head of the full ranking holding ``limit`` records valid at as_of (at most
+    limit × WIDEN_CAP), as the statements' lists are."""
+    from dataclasses import replace
+
+    from ctxcli import api
+    from ctxcli.engine.plan import make_plan
+    from ctxcli.engine.retrieve import run_plan
+    from ctxcli.store import open_store
+    from ctxcli.store.access import WIDEN_CAP
+
+    pb, _ = api.read_playbook("motor-claim-review")
+    a = SUBJECTS["investigator"]
+    st = open_store(store)
+    try:
+        c = corpus(st)
+        base = make_plan(pb, round_no=1, target_types=[et.type for et in pb.evidence_types], seeds=["case:C-102"],
+                         business_keys=["C-102"], channels=("graph",))
+        base.queries[:] = [q for q in base.queries if q.channel == "graph"]
+
+        def lists(limit: int) -> dict[str, list[int]]:
+            plan = replace(base, candidate_limit=limit)
+            return {r.query.query_id: r.hits for r in run_plan(st, plan, pb, tenant="tenant-demo",
+                                                                 as_of_us=WIDEN_AT, access=a)}
+        full, widened = lists(BIG), 0
+        for limit in (1, 2):
+            for qid, hits in lists(limit).items():
+                want, n_valid = [], 0
+                for d in full[qid]:
+                    if n_valid == limit or len(want) == limit * WIDEN_CAP:
+                        break
+                    want.append(d)
+                    n_valid += c["valid"](d, WIDEN_AT)
+                assert hits == want, (qid, limit)
+                widened += len(want) > limit
+    finally:
+        st.close()
+    assert widened > 0

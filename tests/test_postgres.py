@@ -22,7 +22,7 @@ from ctxcli.engine.gates import Access
 from ctxcli.engine.retrieve import readable_for
 
 from . import pgserver
-from .test_access_rules import AS_OF, CHANNELS, SUBJECTS, check_every_channel, corpus, run_channels
+from .test_access_rules import AS_OF, CHANNELS, SUBJECTS, check_every_channel, check_widening, corpus, run_channels
 from .conftest import REPO, run_cli
 
 BIN = pgserver.find_bin()
@@ -228,13 +228,15 @@ def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
 # ------------------------------------------------------------------------------ replay
 def test_every_channel_applies_every_access_rule_before_its_limit_on_postgresql(store, loaded_pg):
     """The PostgreSQL statements return exactly the readable matches of each channel, count the
-    rest per gate, and agree with the DuckDB statements row for row."""
+    rest per gate, widen past records not valid at as_of, and agree with the DuckDB statements
+    row for row."""
     from ctxcli.store import open_store
 
     d, p = open_store(store), open_store(loaded_pg)
     try:
         c = corpus(d)
         seen = check_every_channel(p, c)
+        assert check_widening(p, c) > 10
         for tenant in ("tenant-demo", "tenant-other"):
             for a in SUBJECTS.values():
                 got, want = run_channels(p, tenant, readable_for(p, tenant, a), c), \
