@@ -173,7 +173,7 @@ def test_api_key_never_reaches_a_file_stdout_or_stderr(store, serve, tmp_path, m
 # ---------------------------------------------------------------------------------- validator
 def test_claim_citing_a_withheld_id_is_rejected(store, serve, tmp_path):
     ans, pack = faithful()
-    wh = next(o["ref"] for o in pack["omissions"] if o["withheld"])
+    wh = "wh-0123456789abcdef"     # an opaque reference: a withheld record is never a candidate now
     ans["claims"].append({"text": "A fraud note exists for this case.", "status": "fact", "evidence": [wh]})
     srv = serve({"responses": [reply(ans)]})
     r = ask(srv, tmp_path / "run")
