@@ -107,7 +107,7 @@ def check_every_channel(st, c: dict) -> dict[str, set[str]]:
                 assert docs == want, (ch, tenant, name, sorted(docs ^ want)[:5])
                 run = QueryRun(Query("q", ch, "t", 1), [])
                 groups = [tuple(w[-4:]) for w in held]
-                withheld_by_gate(run, groups, a, {s: r[4] for r in objs.values() for s in [r[1]] if r[5]})
+                withheld_by_gate(run, groups, a, {r[1]: (r[4] if r[5] else None) for r in objs.values()})
                 if ch in ("structured", "graph"):      # each match once per (type of the query)
                     expect: dict[str, int] = {}
                     for d in every[ch][0] - docs:

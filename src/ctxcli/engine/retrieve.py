@@ -47,21 +47,28 @@ def readable_for(con, tenant: str, access: Access) -> Readable:
     """The subject's access as statement parameters: its scopes, its purpose, and the tenant's
     sources (and per-record-tenant ones) that are enabled and classified at or below its
     clearance (the sources table is small: read whole)."""
+    return _readable(con.tenant_sources(tenant), access)
+
+
+def _readable(sources: list[tuple], access: Access) -> Readable:
     return Readable(tuple(sorted(access.scopes)), access.purpose,
-                    tuple(sorted(sid for sid, enabled, _, _, level in con.tenant_sources(tenant)
-                                 if enabled and access.cleared(level))))
+                    tuple(sorted(sid for sid, enabled, _, _, level in sources if enabled and access.cleared(level))))
 
 
-def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, str]) -> None:
+def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, str | None]) -> None:
     """Add the withheld groups (source, required scopes, allowed purposes, count) to ``run``:
     each under the first gate that withholds it (scope → classification → purpose), with what
-    the scope and purpose gates would need."""
+    the scope and purpose gates would need. ``levels``: the tenant's enabled sources and their
+    classification (a disabled source's records are not loaded; one would count as
+    classification). A group of a source that is not the tenant's is a bug: StoreError."""
     for src, scopes, purposes, n in groups:
         lacking = set(scopes or []) - access.scopes
+        if src not in levels:
+            raise StoreError("a candidate statement counted a record of another tenant's source; nothing was used")
         if lacking:
             gate = "scope"
             run.needs["scopes"].update(lacking)
-        elif src not in levels or not access.cleared(levels[src]):
+        elif levels[src] is None or not access.cleared(levels[src]):
             gate = "classification"
         elif access.purpose not in (purposes or []):
             gate = "purpose"
@@ -85,8 +92,9 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
     for q in plan.queries:
         by_ch.setdefault(q.channel, []).append(q)
     lim = plan.candidate_limit
-    readable = None if ungated else readable_for(con, tenant, access)
-    levels = {sid: level for sid, enabled, _, _, level in con.tenant_sources(tenant) if enabled}
+    sources = con.tenant_sources(tenant)
+    readable = None if ungated else _readable(sources, access)
+    levels = {sid: (level if enabled else None) for sid, enabled, _, _, level in sources}
     gated = {"tenant": tenant, "readable": readable, "as_of_us": as_of_us}
 
     def held(keyed: dict, rows) -> None:
