@@ -33,6 +33,10 @@ V = "tests/test_validator.py"
 A = "tests/test_ask.py"
 L = "tests/test_ask_limits.py"
 G = "tests/test_governance.py"
+AR_DUCK = "tests/test_access_rules.py::test_every_channel_applies_every_access_rule_before_its_limit_on_duckdb"
+AR_WIDEN = "tests/test_access_rules.py::test_records_not_valid_at_as_of_do_not_crowd_out_either_on_duckdb"
+AR_PG = "tests/test_postgres.py::test_every_channel_applies_every_access_rule_before_its_limit_on_postgresql"
+PG_TENANT = "tests/test_postgres.py::test_a_second_tenant_never_appears"
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,8 @@ MUTANTS: list[Mutant] = [
            "SELECT key, tenant_id, kind, doc_id FROM k WHERE $tenant IS NOT NULL", (B,)),
     Mutant("vector-tenant-predicate-dropped", "src/ctxcli/store/duckdb_vector.py",
            "WHERE v.tenant_id = $tenant)", "WHERE $tenant IS NOT NULL)",
-           ("tests/test_vector.py::test_another_tenants_near_identical_text_never_becomes_a_candidate",)),
+           ("tests/test_vector.py::test_another_tenants_near_identical_text_never_becomes_a_candidate",
+            "tests/test_access_rules.py::test_every_channel_applies_every_access_rule_before_its_limit_on_duckdb")),
     Mutant("replay-ignores-embedding-model", "src/ctxcli/postmortem/compare.py",
            '"store.embedding.version",\n                  "store.embedding.weights_sha256"]', '"store.embedding.version"]',
            ("tests/test_vector.py::test_replay_reports_drift_when_the_model_hash_changes",)),
@@ -269,6 +274,80 @@ MUTANTS: list[Mutant] = [
            "if not sep or not re.fullmatch(", "if not re.fullmatch(", (G,)),
     Mutant("source-without-observation-fresh", "src/ctxcli/engine/freshness.py",
            '"stale": age_s is None or age_s > sla_s', '"stale": age_s is not None and age_s > sla_s', (G,)),
+    # --- access rules before top-k (issue 28 item 1): each rule in each channel's statement ----
+    Mutant("duck-about-access-dropped", "src/ctxcli/store/duckdb_store.py",      # structured and graph hits
+           "g AS (SELECT o.*, {{ok}} AS ok", "g AS (SELECT o.*, true AS ok", (AR_DUCK,)),
+    Mutant("duck-bm25-access-dropped", "src/ctxcli/store/duckdb_store.py",
+           "SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok", "SELECT s.qi, s.doc_id, s.score, true AS ok", (AR_DUCK,)),
+    Mutant("duck-vector-access-dropped", "src/ctxcli/store/duckdb_vector.py",
+           "{{ok}} AS ok", "true AS ok", (AR_DUCK,)),
+    Mutant("duck-scope-rule-dropped", "src/ctxcli/store/access.py",
+           'DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_PURPOSE} AND {DUCK_SOURCE})"',
+           'DUCK_READABLE = f"({DUCK_PURPOSE} AND {DUCK_SOURCE})"', (AR_DUCK,)),
+    Mutant("duck-purpose-rule-dropped", "src/ctxcli/store/access.py",
+           'DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_PURPOSE} AND {DUCK_SOURCE})"',
+           'DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_SOURCE})"', (AR_DUCK,)),
+    Mutant("duck-source-rule-dropped", "src/ctxcli/store/access.py",
+           'DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_PURPOSE} AND {DUCK_SOURCE})"',
+           'DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_PURPOSE})"', (AR_DUCK,)),
+    Mutant("duck-bm25-widening-off", "src/ctxcli/store/duckdb_store.py",
+           "FROM ranked WHERE nv < {lim} AND rn <= {cap}", "FROM ranked WHERE rn <= {lim}", (AR_WIDEN,)),
+    Mutant("duck-structured-widening-off", "src/ctxcli/store/duckdb_store.py",
+           "out.extend((qid, r[0]) for r in widened(match, limit, lambda r: r[5]))",
+           "out.extend((qid, r[0]) for r in match[:limit])", (AR_WIDEN,)),
+    Mutant("duck-vector-widening-off", "src/ctxcli/store/duckdb_vector.py",
+           "FROM ranked WHERE nv < lim AND rn <= lim * {WIDEN_CAP}", "FROM ranked WHERE rn <= lim", (AR_WIDEN,)),
+    Mutant("widening-uncapped", "src/ctxcli/store/access.py",
+           "if n_valid >= limit or len(out) >= limit * WIDEN_CAP:", "if n_valid >= limit:", (AR_WIDEN,)),
+    Mutant("graph-widening-off", "src/ctxcli/engine/retrieve.py",
+           "            order = widened(sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0])), lim,\n"
+           "                            lambda kv: valid[kv[0]])",
+           "            order = sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0]))[:lim]",
+           ("tests/test_access_rules.py::test_the_graph_channel_widens_past_records_not_valid_at_as_of",)),
+    Mutant("withheld-never-counted", "src/ctxcli/engine/retrieve.py",
+           "        run.withheld[gate] = run.withheld.get(gate, 0) + int(n)", "        pass",
+           ("tests/test_access_rules.py::test_a_missing_type_still_says_how_many_were_withheld_for_access",)),
+    Mutant("withheld-gate-order-swapped", "src/ctxcli/engine/retrieve.py",
+           '        elif levels[src] is None or not access.cleared(levels[src]):\n            gate = "classification"\n'
+           '        elif access.purpose not in (purposes or []):\n            gate = "purpose"',
+           '        elif access.purpose not in (purposes or []):\n            gate = "purpose"\n'
+           '        elif levels[src] is None or not access.cleared(levels[src]):\n            gate = "classification"',
+           (AR_DUCK,)),
+    Mutant("readable-ignores-clearance", "src/ctxcli/engine/retrieve.py",
+           "if enabled and access.cleared(level))))", "if enabled)))", (AR_DUCK,)),
+    Mutant("pg-structured-access-dropped", "src/ctxcli/store/pg_store.py",
+           "kd.on_seed, {{ok}} AS ok", "kd.on_seed, true AS ok", (AR_PG,)),
+    Mutant("pg-bm25-access-dropped", "src/ctxcli/store/pg_store.py",
+           "SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok", "SELECT s.qi, s.doc_id, s.score, true AS ok", (AR_PG,)),
+    Mutant("pg-vector-access-dropped", "src/ctxcli/store/pg_store.py",
+           "SELECT s.qi, s.lim, s.doc_id, s.score, {{ok}} AS ok", "SELECT s.qi, s.lim, s.doc_id, s.score, true AS ok",
+           (AR_PG,)),
+    Mutant("pg-graph-hits-access-dropped", "src/ctxcli/store/pg_store.py",
+           "SELECT k.key, o.doc_id, o.supports, {{ok}} AS ok", "SELECT k.key, o.doc_id, o.supports, true AS ok",
+           (AR_PG,)),
+    Mutant("pg-scope-rule-dropped", "src/ctxcli/store/access.py",
+           'PG_READABLE = f"({PG_SCOPE} AND {PG_PURPOSE} AND {PG_SOURCE})"',
+           'PG_READABLE = f"({PG_PURPOSE} AND {PG_SOURCE})"', (AR_PG,)),
+    Mutant("pg-purpose-rule-dropped", "src/ctxcli/store/access.py",
+           'PG_READABLE = f"({PG_SCOPE} AND {PG_PURPOSE} AND {PG_SOURCE})"',
+           'PG_READABLE = f"({PG_SCOPE} AND {PG_SOURCE})"', (AR_PG,)),
+    Mutant("pg-source-rule-dropped", "src/ctxcli/store/access.py",
+           'PG_READABLE = f"({PG_SCOPE} AND {PG_PURPOSE} AND {PG_SOURCE})"',
+           'PG_READABLE = f"({PG_SCOPE} AND {PG_PURPOSE})"', (AR_PG,)),
+    Mutant("pg-vector-tenant-predicate-dropped", "src/ctxcli/store/pg_store.py",
+           "  WHERE v.tenant_id = %(tenant)s),", "  WHERE %(tenant)s IS NOT NULL),", (PG_TENANT,)),
+    Mutant("pg-graph-hits-tenant-predicate-dropped", "src/ctxcli/store/pg_store.py",
+           "AND k.kind = 's' AND k.tenant_id = %(tenant)s)", "AND k.kind = 's')", (PG_TENANT,)),
+    Mutant("pg-structured-tenant-predicate-dropped", "src/ctxcli/store/pg_store.py",
+           "  WHERE k.key = ANY(%(allkeys)s::text[]) AND k.tenant_id = %(tenant)s\n",
+           "  WHERE k.key = ANY(%(allkeys)s::text[])\n", (PG_TENANT,)),
+    Mutant("pg-bm25-widening-off", "src/ctxcli/store/pg_store.py",
+           "FROM ranked WHERE nv < {{lim}} AND rn <= {{cap}}", "FROM ranked WHERE rn <= {{lim}}", (AR_PG,)),
+    Mutant("pg-structured-widening-off", "src/ctxcli/store/pg_store.py",
+           "FROM ranked WHERE nv < %(lim)s AND rn <= %(lim)s * {WIDEN_CAP}", "FROM ranked WHERE rn <= %(lim)s",
+           (AR_PG,)),
+    Mutant("pg-vector-widening-off", "src/ctxcli/store/pg_store.py",
+           "FROM ranked WHERE nv < lim AND rn <= lim * {WIDEN_CAP}", "FROM ranked WHERE rn <= lim", (AR_PG,)),
 ]
 
 

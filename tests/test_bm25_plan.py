@@ -114,7 +114,7 @@ def stores():
 def _reference(con, qs, tenant, lim, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(duckdb_store, "_BM25_TOP", WINDOW)
-        return DuckDBStore(con).bm25(qs, tenant=tenant, limit=lim)
+        return DuckDBStore(con).bm25(qs, tenant=tenant, readable=None, as_of_us=0, limit=lim).hits
 
 
 def test_top_n_equals_the_window_ranking_on_random_queries(stores, monkeypatch):
@@ -125,7 +125,7 @@ def test_top_n_equals_the_window_ranking_on_random_queries(stores, monkeypatch):
         for _ in range(150):
             qs, tenant, lim = _random_queries(rng), rng.choice(TENANTS + ["t-none"]), rng.choice([1, 3, 10, 20, 50])
             want = _reference(con, qs, tenant, lim, monkeypatch)
-            assert st.bm25(qs, tenant=tenant, limit=lim) == want, (qs, tenant, lim)
+            assert st.bm25(qs, tenant=tenant, readable=None, as_of_us=0, limit=lim).hits == want, (qs, tenant, lim)
             compared += len(want)
             ties += sum(a[0] == b[0] and a[2] == b[2] for a, b in zip(want, want[1:]))
             overflow += any(TYPES.index(e) >= MASK_BITS for e, _ in qs if e in TYPES)
@@ -144,7 +144,7 @@ def test_ties_at_the_cut_go_to_the_smaller_doc_id(stores, monkeypatch):
         full = _reference(con, qs, tenant, 10_000, monkeypatch)
         for k in range(1, len(full)):
             if full[k - 1][2] == full[k][2]:         # a tie between ranks k and k+1: cut there
-                got = st.bm25(qs, tenant=tenant, limit=k)
+                got = st.bm25(qs, tenant=tenant, readable=None, as_of_us=0, limit=k).hits
                 assert got == full[:k]
                 cut += 1
                 break
@@ -164,13 +164,13 @@ def test_other_tenants_terms_never_reach_the_query(stores):
                 "(2, 99999, 951, 2, 20, 1), (3, 99999, 1310, 2, 20, 1)")
     try:
         st = DuckDBStore(con)
-        assert st.bm25([(TYPES[0], ["only-mid"])], tenant="t-big", limit=10) == []
-        assert [d for _, d, _ in st.bm25([(TYPES[0], ["only-mid"])], tenant="t-mid", limit=10)] == [950]
+        assert st.bm25([(TYPES[0], ["only-mid"])], tenant="t-big", readable=None, as_of_us=0, limit=10).hits == []
+        assert [d for _, d, _ in st.bm25([(TYPES[0], ["only-mid"])], tenant="t-mid", readable=None, as_of_us=0, limit=10).hits] == [950]
         for tno, tenant, doc, df in ((1, "t-big", 7, 5), (2, "t-mid", 951, 300), (3, "t-small", 1310, 40)):
             n, avgdl = con.execute("SELECT num_docs, avgdl FROM tenants WHERE tenant_no = ?", [tno]).fetchone()
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1)
             want = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 20 / avgdl))
-            (got,) = st.bm25([(TYPES[0], ["shared"])], tenant=tenant, limit=10)
+            (got,) = st.bm25([(TYPES[0], ["shared"])], tenant=tenant, readable=None, as_of_us=0, limit=10).hits
             assert got[1] == doc and math.isclose(got[2], want, rel_tol=1e-9), (tenant, got, want)
     finally:
         con.execute("DELETE FROM term_stats WHERE termid >= 99998")
@@ -182,7 +182,7 @@ def test_a_limit_past_the_top_n_bound_ranks_everything(stores, monkeypatch):
     with every matching document, in the same order as the bounded form."""
     st = DuckDBStore(stores[0])
     qs = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
-    every = st.bm25(qs, tenant="t-big", limit=10**7)
+    every = st.bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=10**7).hits
     assert every == _reference(stores[0], qs, "t-big", 10**7, monkeypatch)
-    assert every == st.bm25(qs, tenant="t-big", limit=duckdb_store._BM25_TOP_N_MAX)
+    assert every == st.bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=duckdb_store._BM25_TOP_N_MAX // duckdb_store.WIDEN_CAP).hits
     assert len(every) > 50

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxcli.engine.plan import Query
-from ctxcli.engine.retrieve import bm25
 from ctxcli.load.build import build_store
 from ctxcli.load.fts_text import query_terms, terms
 from ctxcli.store.db import open_reader
@@ -34,7 +33,9 @@ def _ranked(con, tenant: str) -> dict[str, list[tuple[str, float]]]:
     qs = _queries()
     ids = dict(con.execute("SELECT doc_id, object_id FROM objects").fetchall())
     out: dict[str, list[tuple[str, float]]] = {q.query_id: [] for q in qs}
-    for qi, doc, score in bm25(DuckDBStore(con), qs, tenant=tenant, lim=20):
+    found = DuckDBStore(con).bm25([(q.evidence_type, list(q.terms)) for q in qs], tenant=tenant, readable=None,
+                                  as_of_us=0, limit=20)
+    for qi, doc, score in found.hits:
         out[qs[qi].query_id].append((ids[doc], score))
     return out
 

@@ -437,8 +437,15 @@ def test_opaque_refs_are_keyed_and_a_guessed_id_cannot_be_confirmed(store, tmp_p
 
     assert run_cli(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "r"]).exit_code == 0
     pack = json.loads((tmp_path / "r" / "pack.json").read_text())
-    refs = {o["ref"] for o in pack["omissions"] if o["withheld"]}
-    assert refs and all(r.startswith("wh-") and len(r) == 19 for r in refs)
+    # withheld records are never candidates (docs/gates.md): their refs come from
+    # explain-omissions --object, which names a withheld object only by its keyed ref
+    refs = set()
+    for oid in ("SIU-NOTE-C102", "RULE-MCS-2026.1", "DOC-C102-001", "SIG-C102-AMOUNT"):
+        r = run_cli(["explain-omissions", tmp_path / "r" / "pack.json", "--object", oid, "--json"])
+        x = json.loads(r.stdout)
+        assert x["status"] == "withheld", oid
+        refs.add(x["ref"])
+    assert len(refs) == 4 and all(r.startswith("wh-") and len(r) == 19 for r in refs)
     tenant = pack["request"]["tenant_id"]
     # The unkeyed formula of before confirms nothing any more...
     unkeyed = {"wh-" + hashlib.sha256(f"ctx-withheld\0{tenant}\0{oid}".encode()).hexdigest()[:16]
@@ -448,7 +455,7 @@ def test_opaque_refs_are_keyed_and_a_guessed_id_cannot_be_confirmed(store, tmp_p
     trace = (tmp_path / "r" / "trace.jsonl").read_text()
     assert opaque_ref(tenant, "SIU-NOTE-C102", key=b"x" * 32) not in refs
     mine = opaque_ref(tenant, "SIU-NOTE-C102", key=_read_key(store))
-    assert mine in refs and mine in trace and "SIU-NOTE-C102" not in trace
+    assert mine in refs and mine not in trace and "SIU-NOTE-C102" not in trace
 
 
 def test_diff_and_replay_match_withheld_refs_across_runs_on_the_same_store(store, tmp_path, monkeypatch):
@@ -457,8 +464,9 @@ def test_diff_and_replay_match_withheld_refs_across_runs_on_the_same_store(store
     r = run_cli(["diff", tmp_path / "a" / "pack.json", tmp_path / "b" / "pack.json", "--json"])
     d = json.loads(r.stdout)
     moved = {c["key"]: c for c in d["evidence"]["only_a"]}
-    assert moved["RULE-MCS-2026.1"]["b_state"] == "withheld by scope"        # matched through the keyed ref
-    # Without the store's secret the withheld ref stays unmatched (and nothing crashes).
+    # withheld inside B's statements, the rule was never B's candidate: no ref to match
+    assert moved["RULE-MCS-2026.1"]["b_state"] == "not a candidate"
+    # Without the store's secret the same (and nothing crashes).
     monkeypatch.setenv("CTX_DB", str(tmp_path / "elsewhere" / "ctx.duckdb"))
     r = run_cli(["diff", tmp_path / "a" / "pack.json", tmp_path / "b" / "pack.json", "--json"])
     d = json.loads(r.stdout)

@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from ctxcli.engine.gates import Access
+from ctxcli.engine.retrieve import readable_for
+
 from . import pgserver
+from .test_access_rules import AS_OF, CHANNELS, SUBJECTS, check_every_channel, check_widening, corpus, run_channels
 from .conftest import REPO, run_cli
 
 BIN = pgserver.find_bin()
@@ -123,11 +127,14 @@ def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
     qs = [(t, list(query_terms(q))) for q in queries for t in types]
     d, p = open_store(store), open_store(loaded_pg)
     try:
+        a = Access(frozenset({"case:read", "policy:read", "document:read"}), "claim_review", "confidential")
         for tenant in ("tenant-demo", "tenant-other", "tenant-none"):
-            got, want = p.bm25(qs, tenant=tenant, limit=50), d.bm25(qs, tenant=tenant, limit=50)
-            assert got == want, tenant
-            if tenant != "tenant-none":
-                assert got
+            for readable in (None, readable_for(d, tenant, a)):
+                args = {"tenant": tenant, "readable": readable, "as_of_us": AS_OF, "limit": 50}
+                got, want = p.bm25(qs, **args), d.bm25(qs, **args)
+                assert got == want, tenant
+                if tenant != "tenant-none":
+                    assert got.hits
     finally:
         d.close()
         p.close()
@@ -145,27 +152,33 @@ def test_vector_scores_are_bit_identical_on_both_backends(store, loaded_pg):
     try:
         types = [t for (t,) in d.con.execute("SELECT evidence_type FROM support_bits ORDER BY 1").fetchall()]
         qs = [(t, [], 500, model.embed(x)) for x in texts for t in types if model.embed(x) is not None]
+        a = Access(frozenset({"case:read", "policy:read", "document:read"}), "claim_review", "confidential")
         for tenant in ("tenant-demo", "tenant-other"):
-            want = d.vector(qs, tenant=tenant)
-            assert want and p.vector(qs, tenant=tenant) == want, tenant
+            for readable in (None, readable_for(d, tenant, a)):
+                want = d.vector(qs, tenant=tenant, readable=readable, as_of_us=AS_OF)
+                assert want.hits and p.vector(qs, tenant=tenant, readable=readable, as_of_us=AS_OF) == want, tenant
         some = [(types[0], ["no-such-type"], 5, qs[0][3])]
-        assert p.vector(some, tenant="tenant-demo") == d.vector(some, tenant="tenant-demo") == []
+        args = {"tenant": "tenant-demo", "readable": None, "as_of_us": AS_OF}
+        assert p.vector(some, **args) == d.vector(some, **args) == ([], [])
     finally:
         d.close()
         p.close()
 
 
 def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
-    """Every candidate statement of the PostgreSQL store, asked as tenant-demo with the other
-    tenant's keys and terms, returns only tenant-demo objects (and the other way round)."""
+    """Every candidate channel (structured, BM25, graph hits, vector) of both stores, asked as
+    one tenant with every key, term and type, returns only that tenant's objects, and counts as
+    withheld only that tenant's (ungated: nothing withheld, gated: the rest of its matches) —
+    and the walk reaches only its entities."""
     from ctxcli.store import open_store
 
     d = open_store(store)
     try:
-        tenant_of = dict(d.con.execute("SELECT doc_id, tenant_id FROM objects").fetchall())
-        keys = sorted({k for (k,) in d.con.execute("SELECT DISTINCT key FROM object_keys").fetchall()})
+        c = corpus(d)
         ents = d.con.execute("SELECT DISTINCT entity_key FROM entities").fetchall()
-        terms = sorted({t for (t,) in d.con.execute("SELECT term FROM term_stats").fetchall()})
+        tenant_of = {doc: row[0] for doc, row in c["objects"].items()}
+        duck = {t: (run_channels(d, t, None, c), run_channels(d, t, readable_for(d, t, SUBJECTS["investigator"]), c))
+                for t in ("tenant-demo", "tenant-other")}
     finally:
         d.close()
     assert set(tenant_of.values()) >= {"tenant-demo", "tenant-other"}
@@ -174,19 +187,25 @@ def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
         access = p.relation_access()
         readable = sorted({r[0] for r in p.source_access()})
         for tenant in ("tenant-demo", "tenant-other"):
-            types = sorted({t for (t,) in p.con.execute("SELECT evidence_type FROM support_bits")})
-            hits = p.structured([(f"q{i}", t, []) for i, t in enumerate(types)], seeds=keys, business_keys=keys,
-                                tenant=tenant, limit=1000)
-            docs = {doc for _, doc in hits}
-            docs |= {doc for _, doc, _ in p.bm25([(t, terms) for t in types], tenant=tenant, limit=1000)}
-            docs |= {doc for _, doc, _ in p.graph_hits(keys, tenant=tenant)}
+            every = run_channels(p, tenant, None, c)
+            gated = run_channels(p, tenant, readable_for(p, tenant, SUBJECTS["investigator"]), c)
+            for ch in CHANNELS:
+                for name, got in (("duckdb", duck[tenant][0]), ("postgresql", every)):
+                    docs, held = got[ch]
+                    assert docs and {tenant_of[x] for x in docs} == {tenant}, (name, ch, tenant)
+                    assert held == [], (name, ch, tenant)
+                for name, got, all_ in (("duckdb", duck[tenant][1], duck[tenant][0]), ("postgresql", gated, every)):
+                    docs, held = got[ch]
+                    # what a channel withholds is its own tenant's matches, never another's
+                    assert sum(w[-1] for w in held) >= len(all_[ch][0] - docs) > 0, (name, ch, tenant)
+                    if ch == "graph":          # (the others count a match once per query it matched)
+                        assert sum(w[-1] for w in held) == len(all_[ch][0] - docs), (name, ch, tenant)
             walked = p.walk(steps=[("t", 1, e, dt) for (e, dt) in p.con.execute(
                                 "SELECT DISTINCT rel_type, dst_type FROM relations ORDER BY 1, 2")],
                             starts=[("t", st) for (st,) in p.con.execute(
                                 "SELECT DISTINCT entity_type FROM entities ORDER BY 1")],
                             seeds=[e for (e,) in ents], tenant=tenant, max_hops=1, as_of_us=2**62, fanout=1000,
                             readable=readable, access_ok=[r[0] for r in access])
-            assert docs and {tenant_of[x] for x in docs} == {tenant}, tenant
             other = {e for (e,) in p.con.execute("SELECT entity_key FROM entities WHERE tenant_id <> %s", [tenant])}
             mine = {e for (e,) in p.con.execute("SELECT entity_key FROM entities WHERE tenant_id = %s", [tenant])}
             assert {row[4] for row in walked} <= mine and not ({row[4] for row in walked} & (other - mine))
@@ -207,6 +226,28 @@ def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
 
 
 # ------------------------------------------------------------------------------ replay
+def test_every_channel_applies_every_access_rule_before_its_limit_on_postgresql(store, loaded_pg):
+    """The PostgreSQL statements return exactly the readable matches of each channel, count the
+    rest per gate, widen past records not valid at as_of, and agree with the DuckDB statements
+    row for row."""
+    from ctxcli.store import open_store
+
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        c = corpus(d)
+        seen = check_every_channel(p, c)
+        assert check_widening(p, c) > 10
+        for tenant in ("tenant-demo", "tenant-other"):
+            for a in SUBJECTS.values():
+                got, want = run_channels(p, tenant, readable_for(p, tenant, a), c), \
+                    run_channels(d, tenant, readable_for(d, tenant, a), c)
+                assert got == want, tenant
+    finally:
+        d.close()
+        p.close()
+    assert seen == {ch: {"scope", "classification", "purpose"} for ch in CHANNELS}
+
+
 def test_a_pack_built_on_duckdb_replays_identical_on_postgresql(store, loaded_pg, tmp_path, monkeypatch):
     monkeypatch.setenv("CTX_SECRET", SECRET)
     out = tmp_path / "run"

@@ -271,8 +271,9 @@ def test_restricted_page_shows_no_denied_title_or_content(runs, bundled_store):
     assert len(secrets) > 40   # titles, contents and sentences of the withheld rules, documents, signals …
     leaked = [s for s in secrets if s in page or s in text]
     assert leaked == []
-    withheld = [o for o in pack["omissions"] if o["withheld"]]
-    assert withheld and all(f"<code>{o['ref']}</code>" in page for o in withheld)
+    # withheld inside the statements: no omission names them, the gaps say they were withheld
+    assert not [o for o in pack["omissions"] if o["withheld"]]
+    assert "withheld_for_access" in text or "withheld for access" in text
     for oid in ("SIU-NOTE-C102", "RULE-MCS-2026.1", "SIG-C102-AMOUNT", "OTHER-CASE-C-102", "DOC-C102-001"):
         assert oid not in text, oid
 
@@ -431,7 +432,7 @@ def test_report_of_a_real_ctx_ask_run(store, serve, tmp_path, browser):
     from .test_ask import ask, faithful, reply
 
     ans, pack = faithful()
-    wh = next(o["ref"] for o in pack["omissions"] if o["withheld"])
+    wh = "wh-0123456789abcdef"     # an opaque reference: a withheld record is never a candidate now
     ans["claims"].append({"text": "A fraud note exists for this case.", "status": "fact", "evidence": [wh]})
     run = tmp_path / "asked"
     assert ask(serve({"responses": [reply(ans)]}), run).exit_code == 1      # rejected

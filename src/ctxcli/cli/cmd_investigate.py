@@ -167,7 +167,9 @@ def _human(res, out_dir: Path) -> None:
     c.print(t)
     if a["missing_evidence"]:
         c.print("missing: " + ", ".join(f"{m['type']} ({m['reason']})" for m in a["missing_evidence"]))
-    counts: dict[str, int] = {}
+    from ..util.withheld import withheld_counts
+
+    counts: dict[str, int] = withheld_counts(p)       # what the statements withheld (a lower bound)
     for o in p["omissions"]:
         counts[o["gate"]] = counts.get(o["gate"], 0) + 1
     gates = ", ".join(f"{g} {counts[g]}" for g in p["gate_order"] if g in counts) or "none"

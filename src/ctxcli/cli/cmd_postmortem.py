@@ -273,8 +273,13 @@ def _omissions_human(rep) -> None:
             + (f" ({safe(rep.variant)})" if rep.variant else "")
             + f" · subject {safe(rep.subject_id)} (scopes: {safe(', '.join(rep.scopes) or 'none')})"
             + f" · purpose {safe(rep.purpose)} · as_of {safe(rep.as_of)}")
+    if rep.withheld:
+        c.print("withheld for access by " + ", by ".join(f"{g}: at least {n} item(s)" for g, n in rep.withheld.items())
+                + " (never candidates: counted inside the statements, not named)")
     if not rep.groups:
         c.print("no omissions" + (f" by gate {safe(rep.gate_filter)}" if rep.gate_filter else ""))
+        if rep.missing:
+            _missing_line(c, rep.missing)
         return
     c.print(f"{rep.total} omitted candidate(s), by gate in gate order")
     for g in rep.groups:
@@ -288,8 +293,13 @@ def _omissions_human(rep) -> None:
             t.add_row(safe(who), safe(x.sentence) + "\n[dim]would have admitted it:[/dim] " + safe(would))
         c.print(t)
     if rep.missing:
-        c.print("missing evidence types: " + safe(", ".join(f"{m.get('type')} ({m.get('reason')})"
-                                                           for m in rep.missing)))
+        _missing_line(c, rep.missing)
+
+
+def _missing_line(c, missing) -> None:
+    from .console import safe
+
+    c.print("missing evidence types: " + safe(", ".join(f"{m.get('type')} ({m.get('reason')})" for m in missing)))
 
 
 def _object_human(x) -> None:

@@ -266,7 +266,7 @@ def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     t0 = time.perf_counter()
     access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
     runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us,
-                    access=access) if plan.queries else []
+                    access=access, ungated=not bc.apply_gates) if plan.queries else []
     for run in runs:
         key = f"channel.{run.query.channel}"
         bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds
@@ -388,7 +388,9 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
         bc.trace.emit("retrieval_executed", round=round_no, query_id=q.query_id, channel=q.channel,
                       evidence_type=q.evidence_type, query=q.to_json(),
                       filters={"tenant_id": bc.req.tenant_id, "as_of": bc.req.as_of.isoformat(),
-                               "supports": q.evidence_type}, hits=len(run.hits))
+                               "supports": q.evidence_type}, hits=len(run.hits),
+                      **({"withheld": dict(run.withheld)} if run.withheld else {}))
+    _count_withheld(bc, st, found.runs)
     objs = hydrate(bc, st, found)
     decisions = gate(bc, st, found, objs)
     for d in decisions:
@@ -408,6 +410,24 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
                           before_hash=t.get("before_hash"), after_hash=t.get("after_hash"),
                           before_tokens=t.get("before_tokens"), after_tokens=t.get("after_tokens"))
     return packed
+
+
+def _count_withheld(bc: BuildContext, st: BuildState, runs: list[QueryRun]) -> None:
+    """What the round's statements withheld (counts per gate, never ids): per query in the
+    round's plan (``withheld``), and per evidence type for its gap entry — the most any one
+    query of the type withheld by scope or purpose (queries of several channels find the same
+    records; counts cannot be merged without ids, so the figure is a lower bound)."""
+    per_query = {r.query.query_id: dict(r.withheld) for r in runs if r.withheld}
+    if per_query:
+        st.plans[-1]["withheld"] = per_query
+    for run in runs:
+        n = run.withheld.get("scope", 0) + run.withheld.get("purpose", 0)
+        if not n:
+            continue
+        w = st.withheld_types.setdefault(run.query.evidence_type, {"count": 0, "scopes": set(), "purposes": set()})
+        w["count"] = max(w["count"], n)
+        w["scopes"].update(run.needs["scopes"])
+        w["purposes"].update(run.needs["purposes"])
 
 
 def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decision) -> None:

@@ -180,6 +180,11 @@ def gaps_text(pack: dict[str, Any]) -> str:
             counted[o["gate"]] = counted.get(o["gate"], 0) + 1
         else:
             by_gate.setdefault(o["gate"], []).append(o["object_id"])
+    from ..util.withheld import withheld_counts
+
+    held = withheld_counts(pack)
+    for gate, n in held.items():
+        counted[gate] = max(counted.get(gate, 0), n)
     order = pack["gate_order"]
     for gate in sorted(by_gate, key=order.index):
         ids = by_gate[gate]
@@ -187,7 +192,8 @@ def gaps_text(pack: dict[str, Any]) -> str:
         lines.append(f"- Excluded by {gate}: {shown}.")
     for gate in sorted(counted, key=order.index):
         if gate in ("tenant", "scope", "classification", "purpose"):
-            lines.append(f"- Withheld by {gate}: {counted[gate]} item(s) the subject may not see.")
+            lines.append(f"- Withheld by {gate}: {'at least ' if gate in held else ''}{counted[gate]} item(s) "
+                         f"the subject may not see.")
         elif gate == "relevance":
             lines.append(f"- Not used by relevance: {counted[gate]} item(s) not linked to this case.")
         else:

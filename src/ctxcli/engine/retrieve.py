@@ -1,8 +1,11 @@
 """Retrieve: run a plan's queries against the store and fuse their rankings.
 
 Every query is one call of the store interface (store/base.py), one statement per channel;
-tenant isolation is part of each statement's WHERE clause (store/duckdb_store.py,
-store/pg_store.py), so another tenant's objects never become candidates.
+tenant isolation and the access rules (scope, purpose, the source's classification and
+enabled flag: store/access.py) are part of each statement's WHERE clause, before its limit
+(store/duckdb_store.py, store/pg_store.py), so another tenant's objects never become
+candidates and withheld objects neither become candidates nor crowd readable ones out. What a
+query withheld comes back as counts per gate (:func:`withheld_by_gate`), never as ids.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import StoreError
 from ..models.playbook import Playbook
-from .gates import Access
+from ..store.access import Readable, widened
+from .gates import GATE_ORDER, Access
 from .plan import Plan, Query
 
 RRF_K = 60
@@ -24,6 +29,8 @@ class QueryRun:
     hits: list[int]                       # doc ids in rank order
     detail: dict[int, dict[str, Any]] = field(default_factory=dict)   # per-hit extra (score, path)
     seconds: float = 0.0
+    withheld: dict[str, int] = field(default_factory=dict)     # gate -> matches the access rules withheld
+    needs: dict[str, set[str]] = field(default_factory=lambda: {"scopes": set(), "purposes": set()})
 
 
 @dataclass
@@ -36,36 +43,92 @@ class Candidate:
     bm25: float | None = None
 
 
-def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access) -> list[QueryRun]:
+def readable_for(con, tenant: str, access: Access) -> Readable:
+    """The subject's access as statement parameters: its scopes, its purpose, and the tenant's
+    sources (and per-record-tenant ones) that are enabled and classified at or below its
+    clearance (the sources table is small: read whole)."""
+    return _readable(con.tenant_sources(tenant), access)
+
+
+def _readable(sources: list[tuple], access: Access) -> Readable:
+    return Readable(tuple(sorted(access.scopes)), access.purpose,
+                    tuple(sorted(sid for sid, enabled, _, _, level in sources if enabled and access.cleared(level))))
+
+
+def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, str | None]) -> None:
+    """Add the withheld groups (source, required scopes, allowed purposes, count) to ``run``:
+    each under the first gate that withholds it (scope → classification → purpose), with what
+    the scope and purpose gates would need. ``levels``: the tenant's enabled sources and their
+    classification (a disabled source's records are not loaded; one would count as
+    classification). A group of a source that is not the tenant's is a bug: StoreError."""
+    for src, scopes, purposes, n in groups:
+        lacking = set(scopes or []) - access.scopes
+        if src not in levels:
+            raise StoreError("a candidate statement counted a record of another tenant's source; nothing was used")
+        if lacking:
+            gate = "scope"
+            run.needs["scopes"].update(lacking)
+        elif levels[src] is None or not access.cleared(levels[src]):
+            gate = "classification"
+        elif access.purpose not in (purposes or []):
+            gate = "purpose"
+            run.needs["purposes"].update(purposes or [])
+        else:
+            raise StoreError("a candidate statement withheld a record the access rules admit; nothing was used")
+        run.withheld[gate] = run.withheld.get(gate, 0) + int(n)
+    run.withheld = dict(sorted(run.withheld.items(), key=lambda kv: GATE_ORDER.index(kv[0])))
+
+
+def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access,
+             ungated: bool = False) -> list[QueryRun]:
     """Run every query of the plan against the store ``con`` (store/base.py): one statement per
-    channel. Returns one QueryRun per query, in plan order; a channel's elapsed time is shared
-    evenly by its queries. The graph walk follows only edges ``access`` authorises (the
-    store's ``walk``; _walk_access decides which)."""
+    channel, each with the subject's access rules before its limit (:func:`readable_for`).
+    Returns one QueryRun per query, in plan order, with what it withheld per gate; a channel's
+    elapsed time is shared evenly by its queries. The graph walk follows only edges ``access``
+    authorises (the store's ``walk``; _walk_access decides which). ``ungated``: the baselines
+    that apply no gate (strategies ``full`` and ``topk``) — only the tenant predicate."""
     runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
     by_ch: dict[str, list[Query]] = {}
     for q in plan.queries:
         by_ch.setdefault(q.channel, []).append(q)
     lim = plan.candidate_limit
+    sources = con.tenant_sources(tenant)
+    readable = None if ungated else _readable(sources, access)
+    levels = {sid: (level if enabled else None) for sid, enabled, _, _, level in sources}
+    gated = {"tenant": tenant, "readable": readable, "as_of_us": as_of_us}
+
+    def held(keyed: dict, rows) -> None:
+        by: dict[Any, list[tuple]] = {}
+        for key, *group in rows:
+            by.setdefault(key, []).append(tuple(group))
+        for key, groups in by.items():
+            withheld_by_gate(runs[keyed[key]], groups, access, levels)
+
     if qs := by_ch.get("structured"):
         t0 = time.perf_counter()
-        for qid, doc in con.structured([(q.query_id, q.evidence_type, list(q.object_types)) for q in qs],
-                                       seeds=list(plan.seeds), business_keys=list(plan.business_keys),
-                                       tenant=tenant, limit=lim):
+        found = con.structured([(q.query_id, q.evidence_type, list(q.object_types)) for q in qs],
+                               seeds=list(plan.seeds), business_keys=list(plan.business_keys), limit=lim, **gated)
+        for qid, doc in found.hits:
             runs[qid].hits.append(doc)
+        held({q.query_id: q.query_id for q in qs}, found.withheld)
         _share(runs, qs, time.perf_counter() - t0)
     if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
         t0 = time.perf_counter()
-        for qi, doc, score in bm25(con, qs, tenant=tenant, lim=lim):
+        found = con.bm25([(q.evidence_type, list(q.terms)) for q in qs], limit=lim, **gated)
+        for qi, doc, score in found.hits:
             runs[qs[qi].query_id].hits.append(doc)
             runs[qs[qi].query_id].detail[doc] = {"score": score}
+        held({i: q.query_id for i, q in enumerate(qs)}, found.withheld)
         _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("vector"):
         from .vector import vector_search
 
         t0 = time.perf_counter()
-        for qi, doc, score in vector_search(con, qs, tenant=tenant):
+        found = vector_search(con, qs, **gated)
+        for qi, doc, score in found.hits:
             runs[qs[qi].query_id].hits.append(doc)
             runs[qs[qi].query_id].detail[doc] = {"cosine": score}
+        held({i: q.query_id for i, q in enumerate(qs)}, found.withheld)
         _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("graph"):
         t0 = time.perf_counter()
@@ -79,26 +142,35 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         for tid, depth, path, rels, key in reached:
             first.setdefault((tid, key), (depth, list(path), list(rels)))
         keys = sorted({k for _, k in first})
-        about: dict[str, list[tuple[int, list[str]]]] = {}
+        about: dict[str, list[tuple[int, list[str], bool]]] = {}
+        withheld: list[tuple] = []
         if keys:
-            for key, doc, supports in con.graph_hits(keys, tenant=tenant):
-                about.setdefault(key, []).append((doc, list(supports or [])))
+            found = con.graph_hits(keys, **gated)
+            for key, doc, supports, valid in found.hits:
+                about.setdefault(key, []).append((doc, list(supports or []), bool(valid)))
+            withheld = found.withheld
         for q in qs:
             best: dict[int, tuple] = {}
+            valid: dict[int, bool] = {}
             for (tid, key), (depth, path, rels) in first.items():
                 if tid not in q.templates:
                     continue
-                for doc, supports in about.get(key, []):
+                for doc, supports, ok in about.get(key, []):
                     if q.evidence_type not in supports:
                         continue
+                    valid[doc] = ok
                     cand = (depth, tid, path, rels)
                     if doc not in best or cand[:3] < best[doc][:3]:
                         best[doc] = cand
-            order = sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0]))[:lim]
+            order = widened(sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0])), lim,
+                            lambda kv: valid[kv[0]])
             run = runs[q.query_id]
             for doc, (depth, tid, path, rels) in order:
                 run.hits.append(doc)
                 run.detail[doc] = {"depth": depth, "template": tid, "entity_path": path, "relations": rels}
+            mine = {key for tid, key in first if tid in q.templates}
+            withheld_by_gate(run, [tuple(w[2:]) for w in withheld if w[0] in mine and q.evidence_type in (w[1] or [])],
+                             access, levels)
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
 
@@ -118,12 +190,6 @@ def _walk_access(con, access: Access) -> dict[str, Any]:
           and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
                                 and access.purpose in (ev_purposes or [])))]
     return {"readable": sorted(readable), "access_ok": ok}
-
-
-def bm25(con, qs: list[Query], *, tenant: str, lim: int) -> list[tuple[int, int, float]]:
-    """Exact BM25 top-``lim`` of each full-text query within the tenant: (query index, doc id,
-    score), each query's hits in rank order (the store's ``bm25``)."""
-    return con.bm25([(q.evidence_type, list(q.terms)) for q in qs], tenant=tenant, limit=lim)
 
 
 def _share(runs: dict[str, QueryRun], qs: list[Query], seconds: float) -> None:

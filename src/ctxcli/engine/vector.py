@@ -9,6 +9,8 @@ vectors were made with (meta ``embedding_weights_sha256``); otherwise :class:`Em
 from __future__ import annotations
 
 from ..errors import EmbeddingError
+from ..store.access import Readable
+from ..store.base import Found
 from .plan import Query
 
 
@@ -19,7 +21,7 @@ def query_model(store):
     model = load_model()
     stored = store.meta().get("embedding_weights_sha256")
     if stored is None:
-        store.vector([], tenant="")             # a backend without vectors says so
+        store.vector([], tenant="", readable=Readable((), "", ()), as_of_us=0)     # a backend without vectors says so
         raise EmbeddingError(f"the store {store.address} holds no vectors; rebuild it with `ctx load`")
     if stored != model.weights_sha256:
         raise EmbeddingError(f"the store's vectors were made with other embedding weights "
@@ -28,9 +30,10 @@ def query_model(store):
     return model
 
 
-def vector_search(store, qs: list[Query], *, tenant: str) -> list[tuple[int, int, float]]:
-    """Exact cosine top-``limit`` of each vector query within the tenant: (query index, doc id,
-    score), each query's hits in rank order. A query whose text has no token finds nothing."""
+def vector_search(store, qs: list[Query], *, tenant: str, readable: Readable, as_of_us: int) -> Found:
+    """Exact cosine top-``limit`` of each vector query among the tenant's readable records:
+    hits (query index, doc id, score), each query's in rank order, and the withheld counts by
+    query index. A query whose text has no token finds nothing."""
     model = query_model(store)
     asked, index = [], []
     for qi, q in enumerate(qs):
@@ -38,4 +41,6 @@ def vector_search(store, qs: list[Query], *, tenant: str) -> list[tuple[int, int
         if vec is not None:
             asked.append((q.evidence_type, list(q.object_types), int(q.limit), vec))
             index.append(qi)
-    return [(index[i], doc, score) for i, doc, score in store.vector(asked, tenant=tenant)]
+    found = store.vector(asked, tenant=tenant, readable=readable, as_of_us=as_of_us)
+    return Found([(index[i], doc, score) for i, doc, score in found.hits],
+                 [(index[w[0]], *w[1:]) for w in found.withheld])

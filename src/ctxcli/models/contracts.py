@@ -325,6 +325,9 @@ class RetrievalExecuted(Event):
     query: JSON
     filters: JSON
     hits: int
+    withheld: dict[Literal["scope", "classification", "purpose"], int] | None = Field(
+        None, description="matches the access rules inside the statement withheld, per gate (a count, never an "
+        "id); absent when none")
 
 
 class CandidateRetrieved(Event):

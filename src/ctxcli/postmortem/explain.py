@@ -1,5 +1,9 @@
 """Explaining omissions: why each omitted candidate was left out, grouped by gate.
 
+Records the access rules withheld inside the candidate statements never became candidates:
+they are reported as counts per gate (``withheld``: the most any one query withheld, a lower
+bound), never one by one.
+
 Every sentence is built from the facts the pack recorded (see :mod:`.sentences`); withheld
 omissions show their opaque ref and the scope, clearance or purpose they need, nothing else. One
 object, in the pack or not, is explained by :mod:`.objects`.
@@ -13,6 +17,7 @@ from typing import Any
 from ..errors import UsageError
 from . import sentences
 from .objects import ObjectExplanation, explain_object
+from ..util.withheld import withheld_counts
 from .packfile import LoadedPack
 
 __all__ = ["GateGroup", "ObjectExplanation", "OmissionExplanation", "OmissionReport", "explain_object",
@@ -65,6 +70,7 @@ class OmissionReport:
     gate_filter: str | None
     groups: list[GateGroup]
     missing: list[dict[str, Any]]
+    withheld: dict[str, int] = field(default_factory=dict)   # gate -> matches the statements withheld (≥)
 
     @property
     def total(self) -> int:
@@ -78,6 +84,7 @@ class OmissionReport:
             "gates": [{"gate": g.gate, "count": len(g.items), "omissions": [i.to_json() for i in g.items]}
                       for g in self.groups],
             "missing": self.missing,
+            "withheld": dict(self.withheld),
         }
 
 
@@ -113,4 +120,5 @@ def explain_omissions(lp: LoadedPack, gate: str | None = None) -> OmissionReport
     return OmissionReport(
         pack_id=lp.pack_id, case_id=req["case_id"], variant=req.get("variant"), subject_id=req["subject"]["id"],
         scopes=list(req["subject"].get("scopes", [])), purpose=req["purpose"], as_of=req["as_of"],
-        gate_filter=gate, groups=[GateGroup(g, by_gate[g]) for g in names], missing=list(pack.get("missing", [])))
+        gate_filter=gate, groups=[GateGroup(g, by_gate[g]) for g in names], missing=list(pack.get("missing", [])),
+        withheld={g: n for g, n in withheld_counts(pack).items() if gate is None or g == gate})

@@ -6,14 +6,26 @@ Two implementations live side by side: :mod:`.duckdb_store` (the embedded file, 
 and :mod:`.pg_store` (a shared PostgreSQL server). Both return the same rows for the same
 store: tuples in the documented column order, lists for array columns, explicit orderings.
 
-Tenant isolation is part of every candidate query: the ``tenant`` argument is a predicate
-inside the statement, never a filter applied afterwards.
+Tenant isolation and the access rules are part of every candidate query: the ``tenant`` and
+``readable`` arguments are predicates inside the statement, before its limit, never a filter
+applied afterwards (store/access.py).
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol, Sequence
+
+from .access import Readable
+
+
+class Found(NamedTuple):
+    """What a candidate query returns: the readable hits, in rank order, and a count of the
+    matches the access rules withheld, per access combination of the subject's own tenant:
+    (query key, source id, required scopes, allowed purposes, count) — never a doc id."""
+
+    hits: list[tuple]
+    withheld: list[tuple]
 
 
 class Store(Protocol):
@@ -50,15 +62,20 @@ class Store(Protocol):
 
     # -- candidate queries, one per channel ----------------------------------------------------
     def structured(self, queries: list[tuple[str, str, list[str]]], *, seeds: list[str],
-                   business_keys: list[str], tenant: str, limit: int) -> list[tuple[str, int]]:
-        """(query id, doc id) for each (query id, evidence type, object types), rank order."""
-    def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
+                   business_keys: list[str], tenant: str, readable: Readable, as_of_us: int,
+                   limit: int) -> Found:
+        """hits: (query id, doc id) for each (query id, evidence type, object types), rank order;
+        withheld keyed by query id."""
+    def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, readable: Readable, as_of_us: int,
+             limit: int) -> Found:
         """Exact Okapi BM25 (ctx's postings, the tenant's statistics) per (evidence type,
-        terms): (query index, doc id, score rounded to 9 places), rank order."""
+        terms): hits (query index, doc id, score rounded to 9 places), rank order; withheld
+        keyed by query index."""
     def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
-               tenant: str) -> list[tuple[int, int, float]]:
+               tenant: str, readable: Readable, as_of_us: int) -> Found:
         """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the
-        tenant's vectors: (query index, doc id, cosine rounded to 6 places), rank order."""
+        tenant's vectors: hits (query index, doc id, cosine rounded to 6 places), rank order;
+        withheld keyed by query index."""
     def relation_access(self) -> list[tuple]:
         """relation_access rows, by access id."""
     def walk(self, *, steps: list[tuple[str, int, str, str]], starts: list[tuple[str, str]], seeds: list[str],
@@ -66,8 +83,10 @@ class Store(Protocol):
              access_ok: list[int]) -> list[tuple]:
         """(template id, depth, entity path, relation ids, entity key) ordered by template,
         depth, path."""
-    def graph_hits(self, keys: list[str], *, tenant: str) -> list[tuple[str, int, list[str]]]:
-        """(entity key, doc id, supports) of the tenant's objects about ``keys``."""
+    def graph_hits(self, keys: list[str], *, tenant: str, readable: Readable, as_of_us: int) -> Found:
+        """hits: (entity key, doc id, supports, valid at as_of) of the tenant's readable objects
+        about ``keys``, by (key, doc id); withheld: (entity key, supports, source id, required
+        scopes, allowed purposes, count)."""
 
     # -- objects -------------------------------------------------------------------------------
     def object_metadata(self, doc_ids: list[int]) -> list[tuple]:

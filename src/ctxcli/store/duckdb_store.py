@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import StoreError
+from .access import WIDEN_CAP, Readable, duck_access, widened
+from .base import Found
 
 # Point lookups go through ART indexes (load/build.py: object_keys(key), entities(entity_key),
 # relations(src), objects(doc_id)). DuckDB scans an ART only when its column is the scan's only
@@ -27,7 +29,22 @@ _KEYS_SQL = """
 WITH k AS MATERIALIZED (SELECT key, tenant_id, kind, doc_id FROM object_keys WHERE key IN ({keys}))
 SELECT key, tenant_id, kind, doc_id FROM k WHERE tenant_id = $tenant
 """
-_ABOUT_SQL = "SELECT doc_id, supports, object_type, object_id FROM objects WHERE doc_id IN ({ids})"
+# The objects a key lookup found, with the access rules applied in the statement (store/access.py):
+# the readable ones by doc id, with whether each is valid at as_of; of the others only a count
+# per (subject, supports, object type, source, required scopes, allowed purposes) — never a doc
+# id. The probe by doc id is a MATERIALIZED CTE, so the index on objects(doc_id) answers it.
+_ABOUT_SQL = f"""
+WITH a AS MATERIALIZED (
+  SELECT doc_id, tenant_id, subject_id, supports, object_type, object_id, source_id, required_scopes,
+         allowed_purposes, valid_from_us, valid_to_us
+  FROM objects WHERE doc_id IN ({{ids}})),
+g AS (SELECT o.*, {{ok}} AS ok, {{valid}} AS valid FROM a o WHERE o.tenant_id = $tenant)
+SELECT doc_id, subject_id, supports, object_type, object_id, valid,
+       NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT FROM g WHERE ok
+UNION ALL
+SELECT NULL, subject_id, supports, object_type, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM g WHERE NOT ok GROUP BY subject_id, supports, object_type, source_id, required_scopes, allowed_purposes
+"""
 _SEEDS_SQL = """
 WITH e AS MATERIALIZED (SELECT entity_id, entity_type, tenant_id, source_id FROM entities
                         WHERE entity_key IN ({keys}))
@@ -54,6 +71,16 @@ def _same_tenant(rows: list[tuple], tenant: str, col: int) -> list[tuple]:
         if r[col] != tenant:
             raise StoreError("a store lookup returned a row of another tenant; nothing was used")
     return rows
+
+
+def _held_counts(key, rows: list[tuple]) -> list[tuple]:
+    """(key, source, scopes, purposes, count) summed over ``rows`` (…, source, scopes, purposes,
+    count), in a fixed order."""
+    acc: dict[tuple, int] = {}
+    for *_, src, scopes, purposes, n in rows:
+        k = (src, tuple(scopes or ()), tuple(purposes or ()))
+        acc[k] = acc.get(k, 0) + int(n)
+    return sorted([(key, src, list(sc), list(pu), n) for (src, sc, pu), n in acc.items()], key=repr)
 
 
 def _valid(lo: int | None, hi: int | None, at: int) -> bool:
@@ -88,7 +115,8 @@ scored AS (
   FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
   WHERE p.tenant_no = {tno} AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id){check},
-{top}
+{gated}
+{top}{end}
 """
 # The query terms reach the postings scan through the join with qt: DuckDB pushes the build
 # side's term ids into the scan as a dynamic filter (an IN list and min/max), which skips the
@@ -98,16 +126,35 @@ scored AS (
 # keeps the ``limit`` largest keys, and the key (score, -doc id) is unique, so ties at any rank
 # go to the smaller doc id, as ORDER BY score DESC, doc_id would) instead of sorting every
 # scored document in a window (at 100k that sort was half of the statement's time).
+# The access rules and validity (store/access.py), then the readable top of each query: a bounded
+# top-n per query (max_by keeps the n largest keys, and the key (score, -doc id) is unique, so
+# ties at any rank go to the smaller doc id, as ORDER BY score DESC, doc_id would) instead of
+# sorting every scored document in a window (at 100k that sort was half of the statement's
+# time); n is the widening cap (limit × WIDEN_CAP), and the list ends once ``limit`` of its
+# records are valid at as_of. The withheld matches come back as counts per access combination.
+_BM25_GATED = f"""gated AS (
+  SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+         o.allowed_purposes
+  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id),"""
 _BM25_TOP = """top AS (
-  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score}}, {{'score': score, 'neg': -doc_id}}, {lim})) AS t
-  FROM {src} GROUP BY qi)
-SELECT qi, t.doc_id, t.score FROM top ORDER BY qi, t.score DESC, t.doc_id"""
+  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
+                           {cap})) AS t
+  FROM gated WHERE ok GROUP BY qi),
+cut AS (SELECT qi, t.doc_id AS doc_id, t.score AS score, t.valid AS valid FROM top),"""
 # max_by takes n < 1,000,000; a larger limit (explain-omissions ranks every match) sorts in a window.
 _BM25_TOP_N_MAX = 10_000
-_BM25_RANKED = """ranked AS (
-  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
-  FROM {src})
-SELECT qi, doc_id, score FROM ranked WHERE rn <= {lim} ORDER BY qi, rn"""
+_BM25_RANKED = """cut AS (SELECT qi, doc_id, score, valid FROM gated WHERE ok),"""
+_BM25_END = """
+ranked AS (
+  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn,
+         coalesce(sum(valid::INTEGER) OVER (PARTITION BY qi ORDER BY score DESC, doc_id
+                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM cut)
+SELECT qi, doc_id, score, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
+FROM ranked WHERE nv < {lim} AND rn <= {cap}
+UNION ALL
+SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes"""
 # Evidence types past bit MASK_BITS share the last bit: their hits are checked against objects.
 _BM25_CHECK = """,
 checked AS (
@@ -232,11 +279,12 @@ class DuckDBStore:
                 .fetchall()]
 
     # -- candidate queries
-    def structured(self, queries, *, seeds, business_keys, tenant, limit) -> list[tuple[str, int]]:
-        """For each (query id, evidence type, object types): the tenant's objects whose subject
-        is a seed or that carry a business key, supporting the type (and of one of the object
-        types, if any), seed subjects first, then by (object type, object id); at most
-        ``limit`` per query, as (query id, doc id) in query and rank order."""
+    def structured(self, queries, *, seeds, business_keys, tenant, readable, as_of_us, limit) -> Found:
+        """For each (query id, evidence type, object types): the tenant's readable objects whose
+        subject is a seed or that carry a business key, supporting the type (and of one of the
+        object types, if any), seed subjects first, then by (object type, object id); the first
+        until ``limit`` of them are valid at as_of (store/access.py), as (query id, doc id) in
+        query and rank order. Withheld: (query id, source, scopes, purposes, count)."""
         seed_set, bkey_set = set(seeds), set(business_keys)
         params: dict[str, Any] = {}
         on_seed: dict[int, bool] = {}
@@ -248,22 +296,28 @@ class DuckDBStore:
             elif kind != "s" and key in bkey_set:
                 on_seed.setdefault(doc, False)
         if not on_seed:
-            return []
-        params = {}
-        about = self.con.execute(_ABOUT_SQL.format(ids=in_list(sorted(on_seed), "d", params)), params).fetchall()
+            return Found([], [])
+        about, held = self._about(sorted(on_seed), tenant, readable, as_of_us)
         # seed subjects first, then object type and id (NULLs last, as SQL's ascending order)
-        about.sort(key=lambda r: (not on_seed[r[0]], r[2] is None, r[2] or "", r[3] is None, r[3] or "", r[0]))
+        about.sort(key=lambda r: (not on_seed[r[0]], r[3] is None, r[3] or "", r[4] is None, r[4] or "", r[0]))
         out: list[tuple[str, int]] = []
+        withheld: list[tuple] = []
         for qid, etype, otypes in queries:
-            n = 0
-            for doc, supports, otype, _ in about:
-                if n >= limit:
-                    break
-                if etype in (supports or ()) and (not otypes or otype in otypes):
-                    out.append((qid, doc))
-                    n += 1
+            match = [r for r in about if etype in (r[2] or ()) and (not otypes or r[3] in otypes)]
+            out.extend((qid, r[0]) for r in widened(match, limit, lambda r: r[5]))
+            withheld.extend(_held_counts(qid, [h for h in held if etype in (h[1] or ())
+                                               and (not otypes or h[2] in otypes)]))
         out.sort(key=lambda r: r[0])       # stable: each query's hits keep their rank order
-        return out
+        return Found(out, sorted(withheld, key=repr))
+
+    def _about(self, doc_ids: list[int], tenant: str, readable: Readable, as_of_us: int) -> tuple[list, list]:
+        """(readable rows: doc id, subject, supports, object type, object id, valid), (withheld
+        rows: subject, supports, object type, source, scopes, purposes, count) of ``doc_ids``."""
+        ok, valid, access = duck_access(readable, as_of_us)
+        params: dict[str, Any] = {"tenant": tenant, **access}
+        rows = self.con.execute(_ABOUT_SQL.format(ids=in_list(doc_ids, "d", params), ok=ok, valid=valid),
+                                params).fetchall()
+        return [r[:6] for r in rows if r[0] is not None], [(r[1], r[2], r[3], *r[6:]) for r in rows if r[0] is None]
 
     def relation_access(self) -> list[tuple]:
         return self.con.execute(
@@ -322,35 +376,44 @@ class DuckDBStore:
         out.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
         return out
 
-    def graph_hits(self, keys, *, tenant) -> list[tuple]:
-        """(entity key, doc id, supports) of the tenant's objects whose subject is one of
-        ``keys``, ordered by (key, doc id)."""
+    def graph_hits(self, keys, *, tenant, readable, as_of_us) -> Found:
+        """(entity key, doc id, supports, valid) of the tenant's readable objects whose subject
+        is one of ``keys``, ordered by (key, doc id); withheld: (entity key, supports, source,
+        scopes, purposes, count)."""
         params: dict[str, Any] = {"tenant": tenant}
         pairs = sorted({(key, doc) for key, _, kind, doc in _same_tenant(self.con.execute(
             _KEYS_SQL.format(keys=in_list(keys, "e", params)), params).fetchall(), tenant, 1) if kind == "s"})
         if not pairs:
-            return []
-        params = {}
-        supports = {doc: sup for doc, sup, _, _ in self.con.execute(
-            _ABOUT_SQL.format(ids=in_list(sorted({d for _, d in pairs}), "d", params)), params).fetchall()}
-        return [(key, doc, supports[doc]) for key, doc in pairs if doc in supports]
+            return Found([], [])
+        about, held = self._about(sorted({d for _, d in pairs}), tenant, readable, as_of_us)
+        rows = {r[0]: r for r in about}
+        asked = set(keys)
+        acc: dict[tuple, int] = {}       # per (key, supports, source, scopes, purposes), as on PostgreSQL
+        for subject, sup, _, src, scopes, purposes, n in held:
+            if subject in asked:
+                k = (subject, tuple(sup or ()), src, tuple(scopes or ()), tuple(purposes or ()))
+                acc[k] = acc.get(k, 0) + int(n)
+        return Found([(key, doc, rows[doc][2], rows[doc][5]) for key, doc in pairs if doc in rows],
+                     sorted(((k, list(sup), src, list(sc), list(pu), n) for (k, sup, src, sc, pu), n in acc.items()),
+                            key=repr))
 
-    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
+    def vector(self, queries, *, tenant: str, readable: Readable, as_of_us: int) -> Found:
         from .duckdb_vector import vector_topk
 
-        return vector_topk(self.con, queries, tenant=tenant)
+        return vector_topk(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us)
 
-    def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
-        """Exact BM25 top-``limit`` of each (evidence type, terms) within the tenant: (query
-        index, doc id, score), each query's hits in rank order."""
+    def bm25(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int) -> Found:
+        """Exact BM25 top-``limit`` of each (evidence type, terms) among the tenant's readable
+        records (widened past records not valid at as_of): hits (query index, doc id, score),
+        each query's in rank order; withheld (query index, source, scopes, purposes, count)."""
         from .schema import MASK_BITS
 
         con, lim = self.con, limit
         if lim <= 0:
-            return []
+            return Found([], [])
         row = con.execute(_BM25_TENANT, {"tenant": tenant}).fetchone()
         if row is None:
-            return []
+            return Found([], [])
         tno, n, avgdl = row
         params: dict[str, Any] = {}
         types = sorted({etype for etype, _ in queries})
@@ -376,13 +439,19 @@ class DuckDBStore:
             else:
                 qe.append(f"({qi}, NULL::VARCHAR)")
         if not qt:
-            return []
+            return Found([], [])
         overflow = bool(xparams)
+        ok, valid, access = duck_access(readable, as_of_us)
+        cap = int(lim) * WIDEN_CAP
         sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
-                           top=(_BM25_TOP if lim <= _BM25_TOP_N_MAX else _BM25_RANKED).format(
-                               src="checked" if overflow else "scored", lim=int(lim)))
-        return con.execute(sql, xparams).fetchall()
+                           gated=_BM25_GATED.format(src="checked" if overflow else "scored", ok=ok, valid=valid),
+                           top=(_BM25_TOP.format(cap=cap) if cap <= _BM25_TOP_N_MAX else _BM25_RANKED),
+                           end=_BM25_END.format(lim=int(lim), cap=cap))
+        rows = con.execute(sql, {**xparams, **access}).fetchall()
+        hits = sorted((r for r in rows if r[1] is not None), key=lambda r: (r[0], r[3]))
+        return Found([(qi, doc, score) for qi, doc, score, *_ in hits],
+                     sorted(((r[0], *r[4:]) for r in rows if r[1] is None), key=repr))
 
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:

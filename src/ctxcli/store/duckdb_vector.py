@@ -1,8 +1,9 @@
 """The vector channel's statement on the DuckDB store: exact cosine top-k inside one tenant.
 
-One statement covers every vector query of a round. The tenant, the evidence type (the object
-supports it) and the declared object types are predicates of that statement, so another
-tenant's rows are never scored, let alone returned. ``vectors`` is sorted by (tenant_id,
+One statement covers every vector query of a round. The tenant, the access rules
+(store/access.py), the evidence type (the object supports it) and the declared object types are
+predicates of that statement, so another tenant's rows are never scored, and withheld rows
+never ranked, let alone returned. ``vectors`` is sorted by (tenant_id,
 doc_id): the tenant predicate skips other tenants' row groups. Scores are rounded to 6 places
 and ties broken by doc id, so the ranking is total and deterministic.
 """
@@ -11,21 +12,37 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .access import WIDEN_CAP, Readable, duck_access
+from .base import Found
+
 DIM = 256
 SCORE_PLACES = 6
 
-_VECTOR = """
-WITH q(qi, etype, otypes, lim, qv) AS (SELECT * FROM (VALUES {rows}) v(qi, etype, otypes, lim, qv)),
+# The access rules and validity come from the objects row of each scored vector (store/access.py):
+# only readable records are ranked, the list ends once ``lim`` of them are valid at as_of (at
+# most lim × WIDEN_CAP), and the withheld matches come back as counts per access combination.
+_VECTOR = f"""
+WITH q(qi, etype, otypes, lim, qv) AS (SELECT * FROM (VALUES {{rows}}) v(qi, etype, otypes, lim, qv)),
 scored AS (
-  SELECT q.qi, v.doc_id, round(array_cosine_similarity(v.vec, q.qv)::DOUBLE, {places}) AS score
+  SELECT q.qi, v.doc_id, round(array_cosine_similarity(v.vec, q.qv)::DOUBLE, {{places}}) AS score
   FROM vectors v JOIN q ON list_contains(v.supports, q.etype)
     AND (len(q.otypes) = 0 OR list_contains(q.otypes, v.object_type))
   WHERE v.tenant_id = $tenant),
+gated AS (
+  SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+         o.allowed_purposes
+  FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
   SELECT s.qi, s.doc_id, s.score, q.lim,
-         row_number() OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id) AS rn
-  FROM scored s JOIN q ON q.qi = s.qi)
-SELECT qi, doc_id, score FROM ranked WHERE rn <= lim ORDER BY qi, rn
+         row_number() OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id) AS rn,
+         coalesce(sum(s.valid::INTEGER) OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM gated s JOIN q ON q.qi = s.qi WHERE s.ok)
+SELECT qi, doc_id, score, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
+FROM ranked WHERE nv < lim AND rn <= lim * {WIDEN_CAP}
+UNION ALL
+SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
 """
 
 
@@ -36,12 +53,13 @@ def _num(x: float) -> str:
 
 
 def vector_topk(con, queries: Sequence[tuple[str, Sequence[str], int, Sequence[float]]], *,
-                tenant: str) -> list[tuple[int, int, float]]:
-    """(query index, doc id, cosine) of each (evidence type, object types, limit, unit vector),
-    each query's hits in rank order."""
+                tenant: str, readable: Readable, as_of_us: int) -> Found:
+    """hits (query index, doc id, cosine) of each (evidence type, object types, limit, unit
+    vector), each query's in rank order; withheld (query index, source, scopes, purposes, count)."""
     if not queries:
-        return []
-    params: dict[str, Any] = {"tenant": tenant}
+        return Found([], [])
+    ok, valid, access = duck_access(readable, as_of_us)
+    params: dict[str, Any] = {"tenant": tenant, **access}
     rows = []
     for qi, (etype, otypes, limit, vec) in enumerate(queries):
         if len(vec) != DIM:
@@ -52,5 +70,8 @@ def vector_topk(con, queries: Sequence[tuple[str, Sequence[str], int, Sequence[f
         lit = "[" + ", ".join(_num(x) for x in vec) + "]"
         rows.append(f"({qi}, CAST($e{qi} AS VARCHAR), CAST($o{qi} AS VARCHAR[]), {int(limit)}, "
                     f"CAST({lit}::DOUBLE[] AS FLOAT[{DIM}]))")
-    sql = _VECTOR.format(rows=", ".join(rows), places=SCORE_PLACES)
-    return [(int(qi), int(doc), float(score)) for qi, doc, score in con.execute(sql, params).fetchall()]
+    sql = _VECTOR.format(rows=", ".join(rows), places=SCORE_PLACES, ok=ok, valid=valid)
+    rows = con.execute(sql, params).fetchall()
+    hits = sorted((r for r in rows if r[1] is not None), key=lambda r: (r[0], r[3]))
+    return Found([(int(qi), int(doc), float(score)) for qi, doc, score, *_ in hits],
+                 sorted(((int(r[0]), *r[4:]) for r in rows if r[1] is None), key=repr))

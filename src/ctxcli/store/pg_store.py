@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..errors import StoreBusyError, StoreError, StoreUnusableError, UsageError
+from .access import WIDEN_CAP, pg_access
+from .base import Found
 
 LAYOUT_VERSION = 1
 META = "ctx_meta"
@@ -522,6 +524,10 @@ def open_pg(address: str) -> "PgStore":
     return PgStore(con, address, int(gen), meta, pool=pool)
 
 
+# The access rules and validity (store/access.py) are applied in `about`, before the rank and
+# the limit: `ranked` ranks only readable records and ends each list once `lim` of them are valid
+# at as_of (at most lim × WIDEN_CAP); the withheld matches come back as counts per access
+# combination, never as doc ids (rows with doc_id NULL).
 _STRUCTURED = f"""
 WITH qs(qid, etype, otypes) AS (VALUES {{rows}}),
 keyed AS (
@@ -531,15 +537,23 @@ keyed AS (
     AND ((k.kind = 's' AND k.key = ANY(%(seeds)s::text[])) OR (k.kind <> 's' AND k.key = ANY(%(bkeys)s::text[])))
   GROUP BY k.doc_id),
 about AS (
-  SELECT o.doc_id, o.supports, o.object_type, o.object_id, kd.on_seed
+  SELECT o.doc_id, o.supports, o.object_type, o.object_id, kd.on_seed, {{ok}} AS ok, {{valid}} AS valid,
+         o.source_id, o.required_scopes, o.allowed_purposes
   FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id),
+matched AS (
+  SELECT qs.qid, a.* FROM qs JOIN about a ON qs.etype = ANY(a.supports)
+  WHERE cardinality(qs.otypes) = 0 OR a.object_type = ANY(qs.otypes)),
 ranked AS (
-  SELECT qs.qid, a.doc_id,
-         row_number() OVER (PARTITION BY qs.qid ORDER BY a.on_seed DESC NULLS LAST, a.object_type {C},
-                            a.object_id {C}, a.doc_id) AS rn
-  FROM qs JOIN about a ON qs.etype = ANY(a.supports)
-  WHERE cardinality(qs.otypes) = 0 OR a.object_type = ANY(qs.otypes))
-SELECT qid, doc_id FROM ranked WHERE rn <= %(lim)s ORDER BY qid {C}, rn
+  SELECT qid, doc_id, valid,
+         row_number() OVER w AS rn,
+         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM matched WHERE ok
+  WINDOW w AS (PARTITION BY qid ORDER BY on_seed DESC NULLS LAST, object_type {C}, object_id {C}, doc_id))
+SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
+FROM ranked WHERE nv < %(lim)s AND rn <= %(lim)s * {WIDEN_CAP}
+UNION ALL
+SELECT qid, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM matched WHERE NOT ok GROUP BY qid, source_id, required_scopes, allowed_purposes
 """
 
 # The same arithmetic as duckdb_store._BM25, in float8 and in the same order; the score is
@@ -557,10 +571,20 @@ raw AS (
 scored AS (
   SELECT qi, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / 1e9::float8 AS score
   FROM raw){{check}},
+gated AS (
+  SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+         o.allowed_purposes
+  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
-  FROM {{src}})
-SELECT qi, doc_id, score FROM ranked WHERE rn <= {{lim}} ORDER BY qi, rn
+  SELECT qi, doc_id, score, row_number() OVER w AS rn,
+         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM gated WHERE ok
+  WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
+SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
+FROM ranked WHERE nv < {{lim}} AND rn <= {{cap}}
+UNION ALL
+SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
 """
 _BM25_CHECK = """,
 checked AS (
@@ -601,10 +625,15 @@ ORDER BY w.tid {C}, w.depth, w.path, w.rels {C}
 """
 
 _GRAPH_HITS = f"""
-SELECT k.key, o.doc_id, o.supports
-FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
-WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s
-ORDER BY k.key {C}, o.doc_id
+WITH hit AS (
+  SELECT k.key, o.doc_id, o.supports, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+         o.allowed_purposes
+  FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
+  WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s)
+SELECT key, doc_id, supports, valid, NULL::text, NULL::text[], NULL::text[], NULL::bigint FROM hit WHERE ok
+UNION ALL
+SELECT key, NULL, supports, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM hit WHERE NOT ok GROUP BY key, supports, source_id, required_scopes, allowed_purposes
 """
 
 # The vector channel as duckdb_vector._VECTOR computes it: array_cosine_similarity over FLOAT
@@ -628,10 +657,20 @@ sim AS (
 scored AS (
   SELECT qi, lim, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / {{scale}} AS score
   FROM sim),
+gated AS (
+  SELECT s.qi, s.lim, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+         o.allowed_purposes
+  FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT qi, lim, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn
-  FROM scored)
-SELECT qi, doc_id, score FROM ranked WHERE rn <= lim ORDER BY qi, rn
+  SELECT qi, lim, doc_id, score, row_number() OVER w AS rn,
+         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM gated WHERE ok
+  WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
+SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
+FROM ranked WHERE nv < lim AND rn <= lim * {WIDEN_CAP}
+UNION ALL
+SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
 """
 
 _OBJ_META = """
@@ -675,6 +714,12 @@ def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple
             cells.append(f"%({name})s::{casts[j]}")
         out.append("(" + ", ".join(cells) + ")")
     return ", ".join(out)
+
+
+def _held(rows: list[tuple], at: int) -> list[tuple]:
+    """The withheld rows (doc id NULL) of a candidate statement: (query key, source, scopes,
+    purposes, count), the columns from ``at`` on, in a fixed order."""
+    return sorted(((r[0], *r[at:]) for r in rows if r[1] is None), key=repr)
 
 
 class PgStore:
@@ -758,11 +803,14 @@ class PgStore:
         return [r[0] for r in self._q(f"SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id {C}")]
 
     # -- candidate queries
-    def structured(self, queries, *, seeds, business_keys, tenant, limit) -> list[tuple[str, int]]:
-        params: dict[str, Any] = {"tenant": tenant, "lim": limit, "seeds": list(seeds),
+    def structured(self, queries, *, seeds, business_keys, tenant, readable, as_of_us, limit) -> Found:
+        ok, valid, access = pg_access(readable, as_of_us)
+        params: dict[str, Any] = {"tenant": tenant, "lim": limit, "seeds": list(seeds), **access,
                                   "bkeys": list(business_keys), "allkeys": sorted(set(seeds) | set(business_keys))}
         rows = _values([(q, e, list(o)) for q, e, o in queries], "s", params, casts=("text", "text", "text[]"))
-        return self._tenant_q(tenant, _STRUCTURED.format(rows=rows), params)
+        got = self._tenant_q(tenant, _STRUCTURED.format(rows=rows, ok=ok, valid=valid), params)
+        hits = sorted((r for r in got if r[1] is not None), key=lambda r: (r[0].encode(), r[2]))
+        return Found([(qid, doc) for qid, doc, *_ in hits], _held(got, 3))
 
     def relation_access(self) -> list[tuple]:
         return self._q("SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
@@ -775,15 +823,19 @@ class PgStore:
                            starts=_values(starts, "t", params, casts=("text", "text")))
         return self._tenant_q(tenant, sql, params)
 
-    def graph_hits(self, keys, *, tenant) -> list[tuple]:
-        return self._tenant_q(tenant, _GRAPH_HITS, {"keys": list(keys), "tenant": tenant})
+    def graph_hits(self, keys, *, tenant, readable, as_of_us) -> Found:
+        ok, valid, access = pg_access(readable, as_of_us)
+        got = self._tenant_q(tenant, _GRAPH_HITS.format(ok=ok, valid=valid),
+                             {"keys": list(keys), "tenant": tenant, **access})
+        hits = sorted(((k, d, sup, v) for k, d, sup, v, *_ in got if d is not None), key=lambda r: (r[0].encode(), r[1]))
+        return Found(hits, sorted(((k, sup, *rest) for k, d, sup, _, *rest in got if d is None), key=repr))
 
-    def bm25(self, queries, *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
+    def bm25(self, queries, *, tenant: str, readable, as_of_us: int, limit: int) -> Found:
         from .schema import MASK_BITS
 
         row = self._q("SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = %s", [tenant])
         if not row:
-            return []
+            return Found([], [])
         tno, n, avgdl = row[0]
         types = sorted({etype for etype, _ in queries})
         bits = dict(self._q("SELECT evidence_type, bit FROM support_bits WHERE evidence_type = ANY(%s::text[])",
@@ -811,29 +863,37 @@ class PgStore:
             else:
                 qe.append(f"({qi}, NULL::text)")
         if not qt:
-            return []
+            return Found([], [])
         overflow = bool(xparams)
+        ok, valid, access = pg_access(readable, as_of_us)
         sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
                            termids=", ".join(map(str, sorted(termids))),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
-                           src="checked" if overflow else "scored", lim=int(limit))
-        return self._tenant_q(tenant, sql, xparams or None)
+                           src="checked" if overflow else "scored", lim=int(limit), cap=int(limit) * WIDEN_CAP,
+                           ok=ok, valid=valid)
+        got = self._tenant_q(tenant, sql, {**xparams, **access} or None)
+        hits = sorted((r for r in got if r[1] is not None), key=lambda r: (r[0], r[3]))
+        return Found([(qi, doc, score) for qi, doc, score, *_ in hits], _held(got, 4))
 
-    def vector(self, queries, *, tenant: str) -> list[tuple[int, int, float]]:
-        """(query index, doc id, cosine) of each (evidence type, object types, limit, unit vector)."""
+    def vector(self, queries, *, tenant: str, readable, as_of_us: int) -> Found:
+        """hits (query index, doc id, cosine) of each (evidence type, object types, limit, unit
+        vector); withheld (query index, source, scopes, purposes, count)."""
         from .duckdb_vector import DIM, SCORE_PLACES
 
         if not queries:
-            return []
-        params: dict[str, Any] = {"tenant": tenant}
+            return Found([], [])
+        ok, valid, access = pg_access(readable, as_of_us)
+        params: dict[str, Any] = {"tenant": tenant, **access}
         rows = []
         for qi, (etype, otypes, limit, vec) in enumerate(queries):
             if len(vec) != DIM:
                 raise ValueError(f"query vector of {len(vec)} dimensions, the store holds {DIM}")
             params.update({f"e{qi}": etype, f"o{qi}": list(otypes), f"v{qi}": [float(x) for x in vec]})
             rows.append(f"({qi}, %(e{qi})s::text, %(o{qi})s::text[], {int(limit)}, %(v{qi})s::float8[]::float4[])")
-        sql = _VECTOR.format(rows=", ".join(rows), scale=_num(10.0 ** SCORE_PLACES))
-        return [(int(qi), int(doc), float(score)) for qi, doc, score in self._tenant_q(tenant, sql, params)]
+        sql = _VECTOR.format(rows=", ".join(rows), scale=_num(10.0 ** SCORE_PLACES), ok=ok, valid=valid)
+        got = self._tenant_q(tenant, sql, params)
+        hits = sorted((r for r in got if r[1] is not None), key=lambda r: (r[0], r[3]))
+        return Found([(int(qi), int(doc), float(score)) for qi, doc, score, *_ in hits], _held(got, 4))
 
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:
