@@ -241,7 +241,8 @@ def test_a_missing_type_still_says_how_many_were_withheld_for_access(store, tmp_
     pack = json.loads((out / "pack.json").read_text())
     gaps = {m["type"]: m for m in pack["missing"]}
     assert gaps["policy_version"]["reason"] == "withheld_for_access"
-    assert gaps["policy_version"]["withheld"] == {"count": 3, "needs_scopes": ["policy:read"], "allowed_purposes": []}
+    assert gaps["policy_version"]["withheld"] == {"count": 3, "needs_scopes": ["policy:read"], "allowed_purposes": [],
+                                                  "by_gate": {"scope": 3}}
     r = run_cli(["explain-omissions", out / "pack.json", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)

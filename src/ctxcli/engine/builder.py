@@ -414,20 +414,27 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
 
 def _count_withheld(bc: BuildContext, st: BuildState, runs: list[QueryRun]) -> None:
     """What the round's statements withheld (counts per gate, never ids): per query in the
-    round's plan (``withheld``), and per evidence type for its gap entry — the most any one
-    query of the type withheld by scope or purpose (queries of several channels find the same
-    records; counts cannot be merged without ids, so the figure is a lower bound)."""
+    round's plan (``withheld``), and per evidence type for its gap entry — per gate (scope,
+    classification, purpose) the most any one query of the type withheld (queries of several
+    channels find the same records; counts cannot be merged without ids, so each figure is a
+    lower bound), with what would admit them: scopes, purposes, the lowest clearance."""
     per_query = {r.query.query_id: dict(r.withheld) for r in runs if r.withheld}
     if per_query:
         st.plans[-1]["withheld"] = per_query
     for run in runs:
-        n = run.withheld.get("scope", 0) + run.withheld.get("purpose", 0)
-        if not n:
+        if not any(run.withheld.get(g, 0) for g in ("scope", "classification", "purpose")):
             continue
-        w = st.withheld_types.setdefault(run.query.evidence_type, {"count": 0, "scopes": set(), "purposes": set()})
-        w["count"] = max(w["count"], n)
+        w = st.withheld_types.setdefault(run.query.evidence_type, {"count": 0, "scopes": set(), "purposes": set(),
+                                                                   "clearance": None, "by_gate": {}})
+        for g in ("scope", "classification", "purpose"):
+            if run.withheld.get(g):
+                w["by_gate"][g] = max(w["by_gate"].get(g, 0), run.withheld[g])
+        w["count"] = sum(w["by_gate"].values())
         w["scopes"].update(run.needs["scopes"])
         w["purposes"].update(run.needs["purposes"])
+        if run.clearance is not None and (w["clearance"] is None
+                                          or clearance_rank(run.clearance) < clearance_rank(w["clearance"])):
+            w["clearance"] = run.clearance
 
 
 def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decision) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StoreError
+from ..models.manifest import clearance_rank
 from ..models.playbook import Playbook
 from ..store.access import Readable, widened
 from .gates import GATE_ORDER, Access
@@ -31,6 +32,7 @@ class QueryRun:
     seconds: float = 0.0
     withheld: dict[str, int] = field(default_factory=dict)     # gate -> matches the access rules withheld
     needs: dict[str, set[str]] = field(default_factory=lambda: {"scopes": set(), "purposes": set()})
+    clearance: str | None = None          # the lowest classification the classification rule withheld
 
 
 @dataclass
@@ -70,6 +72,9 @@ def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, st
             run.needs["scopes"].update(lacking)
         elif levels[src] is None or not access.cleared(levels[src]):
             gate = "classification"
+            if levels[src] is not None and (run.clearance is None
+                                            or clearance_rank(levels[src]) < clearance_rank(run.clearance)):
+                run.clearance = levels[src]
         elif access.purpose not in (purposes or []):
             gate = "purpose"
             run.needs["purposes"].update(purposes or [])
