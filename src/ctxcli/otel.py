@@ -35,7 +35,9 @@ def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[s
         from opentelemetry.sdk.trace.id_generator import IdGenerator
         from opentelemetry.trace import set_span_in_context
     except ImportError:
-        raise UsageError("--otel-out needs the OpenTelemetry SDK: pip install 'ctxcli[otel]'") from None
+        from .util.distribution import install_hint
+
+        raise UsageError(f"--otel-out needs the OpenTelemetry SDK: {install_hint('otel')}") from None
 
     from . import BUILDER_VERSION, __version__
 
