@@ -63,7 +63,7 @@ def ask(
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
                       out=out, db=db, timeout=timeout)
         if res.store_loaded_now:
-            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+            sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         ma = res.outcome.model_answer
         if as_json:
             emit_json({"out": str(res.out_dir), "pack_id": res.pack["pack_id"], "status": ma["status"],

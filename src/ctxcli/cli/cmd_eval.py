@@ -81,7 +81,7 @@ def eval_cases(
                                   answerer=answerer, model=mcfg))
         doc = rep.to_json()
         if rep.store_loaded_now:
-            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+            sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         if out is not None:
             from ..util.canon import pretty_bytes
             from ..write import write_file_atomic

@@ -84,7 +84,7 @@ def investigate(
     seeds, business keys, params and question> and is written as case.json in the run folder;
     replay, explain-omissions, diff, render and report work on it as on a case run.
 
-    Without a store, the bundled example data is loaded first. Exit 0 when the files are
+    Without a store, the project's sources are loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case or playbook,
     purpose the playbook does not serve, a flag an ad-hoc run needs missing).
 
@@ -143,7 +143,7 @@ def investigate(
 
             write_file_atomic(otel_out, otlp_json(res.pack, res.trace, res.timings))
         if res.store_loaded_now:
-            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+            sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         if profile:
             for k, v in sorted(res.timings.items()):
                 sys.stderr.write(f"ctx: profile {k} {v * 1000:.1f} ms\n")

@@ -115,7 +115,7 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
             emit_json({"sources": rows})
             return
         if loaded:
-            console(stderr=True).print("no store found: loaded the bundled example data first")
+            console(stderr=True).print("no store found: loaded the project's sources first")
         t = table("Registered sources", ["source", "tenant", "owner", "class.", "trust", "scopes", "purposes",
                                          "objects", "age / SLA", "enabled"])
         for r in rows:
