@@ -169,3 +169,38 @@ def test_the_built_wheel_runs_a_first_investigation_outside_the_repository(tmp_p
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["answer"]["verdict"] == "complete"
     assert list((work / "runs").glob("C-102-*/pack.json"))
+
+
+def test_runs_lists_the_project_runs_and_latest_names_the_newest(tmp_path):
+    assert ctx(["init"], tmp_path).returncode == 0
+    r = ctx(["replay", "latest"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: no runs yet under runs: `latest` names the newest run folder "
+                                           "there (run `ctx investigate` first)\n")
+    for out in ("runs/a", "runs/b"):
+        assert ctx(["investigate", "EXP-7", "--out", out], tmp_path).returncode == 0
+    os.utime(tmp_path / "runs/a/pack.json", (2_000_000_000, 2_000_000_000))     # a is the newer
+    os.utime(tmp_path / "runs/b/pack.json", (1_900_000_000, 1_900_000_000))
+    (tmp_path / "runs" / "notes").mkdir()                                        # not a run folder
+    r = ctx(["runs", "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [(x["folder"], x["case_id"], x["subject"], x["verdict"], x["signed"], x["written_at"]) for x in rows] == [
+        ("runs/a", "EXP-7", "analyst-4", "complete", False, "2033-05-18T03:33:20+00:00"),
+        ("runs/b", "EXP-7", "analyst-4", "complete", False, "2030-03-17T17:46:40+00:00")]
+    r = ctx(["explain-omissions", "latest", "--json"], tmp_path)
+    assert r.returncode == 0 and json.loads(r.stdout)["pack_id"] == rows[0]["pack_id"]
+    r = ctx(["render", "runs/b", "--format", "markdown"], tmp_path)          # a run folder, not only its pack.json
+    assert r.returncode == 0 and r.stdout
+    assert ctx(["runs", "--case", "NOPE", "--json"], tmp_path).stdout == "[]\n"
+
+
+def test_replay_from_outside_the_project_reads_the_packs_own_project(tmp_path):
+    proj = tmp_path / "proj"
+    assert ctx(["init", "proj"], tmp_path).returncode == 0
+    assert ctx(["investigate", "EXP-7", "--out", "runs/one"], proj).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = ctx(["replay", proj / "runs" / "one"], elsewhere)
+    assert r.returncode == 0, r.stderr
+    assert ": identical" in r.stdout
+    assert list(elsewhere.iterdir()) == []

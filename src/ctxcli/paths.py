@@ -8,8 +8,9 @@ is relative to the root, wherever the command runs."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 PROJECT_FILE = "ctx.toml"
 DEFAULT_STORE = ".ctx/ctx.duckdb"
@@ -26,12 +27,32 @@ def find_project(start: Path) -> Path | None:
     return None
 
 
+_PINNED: list[Path] = []
+
+
 def root() -> Path:
     env = os.environ.get("CTX_ROOT")
     if env:
         return Path(env)
+    if _PINNED:
+        return _PINNED[-1]
     cwd = Path.cwd()
     return find_project(cwd) or cwd
+
+
+@contextmanager
+def project_of(path: Path | str) -> Iterator[Path]:
+    """Within the block, the root is the project that holds ``path`` (a run's pack: replay
+    and explain-omissions read its case, playbook and store from its own project, wherever
+    the command runs); unchanged when $CTX_ROOT is set or no ctx.toml lies above ``path``."""
+    found = None if os.environ.get("CTX_ROOT") else find_project(Path(path).parent)
+    if found is not None:
+        _PINNED.append(found)
+    try:
+        yield root()
+    finally:
+        if found is not None:
+            _PINNED.pop()
 
 
 def is_project(folder: Path | None = None) -> bool:

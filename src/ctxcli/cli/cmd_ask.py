@@ -85,7 +85,8 @@ def ask(
 
 
 def validate_answer(
-    pack: Annotated[Path, typer.Argument(help="A pack.json written by ctx.", show_default=False)],
+    pack: Annotated[Path, typer.Argument(help="A run folder written by ctx, its pack.json, or `latest`.",
+                                         show_default=False)],
     answer: Annotated[Path, typer.Argument(help="A model answer (JSON: verdict, recommended_action, claims with "
                                            "text, status, evidence) or a model_answer.json.", show_default=False)],
     *,
@@ -102,12 +103,14 @@ def validate_answer(
     Exit 0 accepted or accepted with warnings, 1 rejected, 2 bad input (tampered pack,
     unreadable answer).
 
-    Example: ctx validate-answer runs/C-102/pack.json runs/C-102/model_answer.json
+    Example: ctx validate-answer runs/asked runs/asked/model_answer.json
     """
     with handle_errors():
         from .. import api
 
-        rec = api.validate_answer(pack, answer, db)
+        from ..runs import pack_path
+
+        rec = api.validate_answer(pack_path(pack), answer, db)
         if as_json:
             emit_json(rec)
         else:
