@@ -147,9 +147,32 @@ MUTANTS: list[Mutant] = [
     Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
            'FROM t WHERE tenant_no = {tno}', 'FROM t WHERE {tno} IS NOT NULL',
            ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
+    # --- first run (issue 31): init, the project, runs --------------------------------------
+    Mutant("mistyped-db-creates-a-store", "src/ctxcli/api.py",
+           "    if db is not None:\n        raise StoreError(f\"no store at", "    if False:\n        raise StoreError(f\"no store at",
+           ("tests/test_init.py::test_a_mistyped_db_is_an_error_and_creates_nothing",)),
+    Mutant("init-overwrites", "src/ctxcli/scaffold/__init__.py",
+           "        if os.path.lexists(target):", "        if False:",
+           ("tests/test_init.py::test_init_never_overwrites_and_writes_nothing_when_a_file_is_in_the_way",)),
+    Mutant("load-locks-before-manifests-checked", "src/ctxcli/api.py",
+           "    require_manifests(mdir, root)   # before", "    pass   # before",
+           ("tests/test_init.py::test_an_empty_folder_says_which_command_to_run_and_a_failed_load_leaves_nothing",)),
+    Mutant("project-not-found-from-subfolder", "src/ctxcli/paths.py",
+           "    for folder in (here, *here.parents):", "    for folder in (here,):",
+           ("tests/test_init.py::test_the_project_is_found_from_a_subfolder_through_ctx_toml",)),
+    Mutant("latest-is-the-oldest", "src/ctxcli/runs.py",
+           "    return max(folders, key=lambda f: (_mtime(f), f.as_posix()))",
+           "    return min(folders, key=lambda f: (_mtime(f), f.as_posix()))",
+           ("tests/test_init.py::test_runs_lists_the_project_runs_and_latest_names_the_newest",)),
+    Mutant("replay-ignores-the-packs-project", "src/ctxcli/paths.py",
+           '    found = None if os.environ.get("CTX_ROOT") else find_project(Path(path).parent)', "    found = None",
+           ("tests/test_init.py::test_replay_from_outside_the_project_reads_the_packs_own_project",)),
+    Mutant("eval-variant-filter-ignored", "src/ctxcli/evaluate.py",
+           "            if opts.variants and (variant or BASE) not in opts.variants:", "            if False:",
+           ("tests/test_eval_select.py",)),
+    Mutant("junit-gated-failure-as-skipped", "src/ctxcli/eval_junit.py",
+           '            if r["gated"]:\n', '            if not r["gated"]:\n', ("tests/test_eval_select.py",)),
 ]
-
-
 def make_copy(dst: Path) -> None:
     for name in COPY:
         src = REPO / name
