@@ -172,8 +172,12 @@ MUTANTS: list[Mutant] = [
            ("tests/test_eval_select.py",)),
     Mutant("junit-gated-failure-as-skipped", "src/ctxcli/eval_junit.py",
            '            if r["gated"]:\n', '            if not r["gated"]:\n', ("tests/test_eval_select.py",)),
-]
-def make_copy(dst: Path) -> None:
+    Mutant("pool-workers-take-ctrl-c", "src/ctxcli/load/derive.py",
+           "Pool(n, initializer=_ignore_interrupt)", "Pool(n)",
+           ("tests/test_progress.py::test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback",)),
+    Mutant("plain-progress-talks-at-once", "src/ctxcli/cli/cmd_load.py",
+           "        if now - self.last >= self.every:", "        if True:", ("tests/test_progress.py",)),
+]def make_copy(dst: Path) -> None:
     for name in COPY:
         src = REPO / name
         if src.is_dir():
