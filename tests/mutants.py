@@ -177,7 +177,12 @@ MUTANTS: list[Mutant] = [
            ("tests/test_progress.py::test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback",)),
     Mutant("plain-progress-talks-at-once", "src/ctxcli/cli/cmd_load.py",
            "        if now - self.last >= self.every:", "        if True:", ("tests/test_progress.py",)),
-]def make_copy(dst: Path) -> None:
+    Mutant("wide-table-never-blocks", "src/ctxcli/cli/console.py",
+           "    if need <= c.width:", "    if True:", ("tests/test_columns.py",)),
+]
+
+
+def make_copy(dst: Path) -> None:
     for name in COPY:
         src = REPO / name
         if src.is_dir():

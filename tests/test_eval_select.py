@@ -35,7 +35,7 @@ def test_junit_marks_a_failing_gated_run_as_failure_and_full_topk_as_skipped(pro
     case.write_text(case.read_text().replace("  action: continue_read_only_review\n", "  action: approve_claim\n", 1))
     out = tmp_path / "eval.xml"
     r = run_cli(["eval", "--case", "C-104", "--variant", "base", "--strategy", "dynamic,topk", "--junit", out])
-    assert r.exit_code == 1
+    assert r.exit_code == 1, r.stderr
     root = ET.parse(out).getroot()
     assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "2", "1")
     dyn, topk = root.findall("testsuite")

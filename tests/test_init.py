@@ -176,8 +176,9 @@ def test_runs_lists_the_project_runs_and_latest_names_the_newest(tmp_path):
     r = ctx(["replay", "latest"], tmp_path)
     assert (r.returncode, r.stderr) == (2, "ctx: error: no runs yet under runs: `latest` names the newest run folder "
                                            "there (run `ctx investigate` first)\n")
-    for out in ("runs/a", "runs/b"):
-        assert ctx(["investigate", "EXP-7", "--out", out], tmp_path).returncode == 0
+    assert ctx(["investigate", "EXP-7", "--out", "runs/a"], tmp_path).returncode == 0
+    assert ctx(["investigate", "EXP-7", "--out", "runs/b", "--as-of", "2026-10-06T12:00:00+02:00"],
+               tmp_path).returncode == 0       # another pack
     os.utime(tmp_path / "runs/a/pack.json", (2_000_000_000, 2_000_000_000))     # a is the newer
     os.utime(tmp_path / "runs/b/pack.json", (1_900_000_000, 1_900_000_000))
     (tmp_path / "runs" / "notes").mkdir()                                        # not a run folder
@@ -187,6 +188,7 @@ def test_runs_lists_the_project_runs_and_latest_names_the_newest(tmp_path):
     assert [(x["folder"], x["case_id"], x["subject"], x["verdict"], x["signed"], x["written_at"]) for x in rows] == [
         ("runs/a", "EXP-7", "analyst-4", "complete", False, "2033-05-18T03:33:20+00:00"),
         ("runs/b", "EXP-7", "analyst-4", "complete", False, "2030-03-17T17:46:40+00:00")]
+    assert rows[0]["pack_id"] != rows[1]["pack_id"]
     r = ctx(["explain-omissions", "latest", "--json"], tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["pack_id"] == rows[0]["pack_id"]
     r = ctx(["render", "runs/b", "--format", "markdown"], tmp_path)          # a run folder, not only its pack.json

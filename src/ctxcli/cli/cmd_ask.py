@@ -120,7 +120,7 @@ def validate_answer(
 
 
 def _human(ma: dict[str, Any], record: dict[str, Any] | None) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     head = f"[bold]{safe(ma['case_id'])}[/bold] model answer [bold]{ma['status']}[/bold]"
@@ -144,9 +144,9 @@ def _human(ma: dict[str, Any], record: dict[str, Any] | None) -> None:
             if not isinstance(cl, dict):
                 continue
             ev = cl.get("evidence") if isinstance(cl.get("evidence"), list) else []
-            t.add_row(str(i), safe(cl.get("status")), safe(cl.get("text")), safe(", ".join(map(str, ev))) or "-",
+            t.add_row(str(i), safe(cl.get("status")), safe(cl.get("text")), safe("\n".join(map(str, ev))) or "-",
                       ", ".join(bad.get(i, [])) or "ok")
-        c.print(t)
+        show(c, t)
     for v in ma["validation"]["violations"]:
         where = f"claim {v['claim']}: " if v.get("claim") is not None else ""
         c.print(f"violation {v['code']}: {where}{safe(v['message'])}")

@@ -134,7 +134,7 @@ def _n(x: int | None) -> str:
 
 
 def _single(rep, doc: dict[str, Any]) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     s = rep.strategies[0]
@@ -156,7 +156,7 @@ def _single(rep, doc: dict[str, Any]) -> None:
                   str(m["safety"]["violations"]), _ok(a["verdict_ok"], a["verdict"]),
                   "-" if a["action_ok"] is None else ("✓" if a["action_ok"] else "✗ " + safe(a["action"])),
                   str(m["builder"]["pack_tokens"]), f"{r['cost']['latency_ms']:.0f}" if "cost" in r else "-")
-    c.print(t)
+    show(c, t)
     _failures(c, rep.runs)
     agg = doc["summary"][s]
     c.print(f"{s}: {agg['passed']}/{agg['runs']} runs passed · required recall in pack "
@@ -194,7 +194,7 @@ def _notes(c, rep) -> None:
 
 
 def _ablation(rep, doc: dict[str, Any]) -> None:
-    from .console import console, table
+    from .console import console, show, table
 
     c = console()
     S = doc["summary"]
@@ -232,7 +232,7 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
     row("evidence tokens (mean)",
         lambda a: f"{a['evidence_tokens_mean']:.0f}" if a["evidence_tokens_mean"] is not None else "-")
     row("token efficiency (must_cite/evidence)", lambda a: _f(a["token_efficiency"]))
-    c.print(t)
+    show(c, t)
     gated = [r for r in rep.runs if r["gated"]]
     _failures(c, gated)
     ungated = [r for r in rep.runs if not r["gated"] and not r["passed"]]
@@ -244,7 +244,7 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
 
 def _model_table(rep, doc: dict[str, Any]) -> None:
     from .. import evaluate as E
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     t = table("ctx eval · model answers (answer layer)",
@@ -259,7 +259,7 @@ def _model_table(rep, doc: dict[str, Any]) -> None:
                   "agrees" if m["verdict_agrees"] else "differs", "agrees" if m["action_agrees"] else "differs",
                   f"{m['facts_stated']}/{m['facts']}", f"{m['latency_ms']:.0f}",
                   f"{_n(m['prompt_tokens'])}/{_n(m['completion_tokens'])}", safe(", ".join(m["violations"])) or "-")
-    c.print(t)
+    show(c, t)
     for s, a in doc["model_summary"].items():
         c.print(f"model answers ({s}): {a['accepted']} accepted, {a['accepted_with_warnings']} with warnings, "
                 f"{a['rejected']} rejected of {a['runs']} · citation precision {_f(a['citation_precision'])} · "

@@ -155,7 +155,7 @@ def investigate(
 
 
 def _human(res, out_dir: Path) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     a, p = res.answer, res.pack
@@ -164,7 +164,7 @@ def _human(res, out_dir: Path) -> None:
     t = table("Claims", ["claim", "status", "statement", "evidence"])
     for cl in a["claims"]:
         t.add_row(safe(cl["claim_id"]), cl["status"], safe(cl["text"]), ", ".join(cl["evidence"]) or "-")
-    c.print(t)
+    show(c, t)
     if a["missing_evidence"]:
         c.print("missing: " + ", ".join(f"{m['type']} ({m['reason']})" for m in a["missing_evidence"]))
     counts: dict[str, int] = {}

@@ -47,7 +47,7 @@ def load(
         import sys
 
         from .. import api
-        from .console import console, safe, table
+        from .console import console, safe, show, table
 
         progress = None
         if not as_json:
@@ -71,7 +71,7 @@ def load(
                       str(s.entities), str(s.relations), str(s.tombstones), str(s.dropped),
                       "yes" if s.reused else "no")
         c = console()
-        c.print(t)
+        show(c, t)
         if res.reused:
             c.print(f"reused {len(res.reused)} unchanged source(s) from the previous store: {safe(', '.join(res.reused))}")
         c.print(f"store digest {res.store_digest}")
@@ -155,7 +155,7 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
     """
     with handle_errors():
         from .. import api
-        from .console import console, safe, table
+        from .console import console, safe, show, table
 
         when = parse_time(as_of, "--as-of")
         db_path, loaded = api.ensure_store(db)
@@ -173,4 +173,4 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
                       safe(", ".join(r["allowed_purposes"])), str(r["n_objects"]),
                       f"{r['freshness']['age'] or 'none'} / {safe(r['refresh_sla'])}"
                       + (" stale" if r["freshness"]["stale"] else ""), "yes" if r["enabled"] else "no")
-        console().print(t)
+        show(console(), t)

@@ -277,7 +277,7 @@ def explain_omissions(
 
 
 def _omissions_human(rep) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     c.print(f"{safe(rep.pack_id)} · case {safe(rep.case_id)}"
@@ -297,14 +297,14 @@ def _omissions_human(rep) -> None:
                    else f"{x.object_id}" + (f"\n{x.source_id}" if x.source_id else ""))
             would = "; or ".join(x.would_admit) or "-"
             t.add_row(safe(who), safe(x.sentence) + "\n[dim]would have admitted it:[/dim] " + safe(would))
-        c.print(t)
+        show(c, t)
     if rep.missing:
         c.print("missing evidence types: " + safe(", ".join(f"{m.get('type')} ({m.get('reason')})"
                                                            for m in rep.missing)))
 
 
 def _object_human(x) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     c.print(f"[bold]{safe(x.object_id)}[/bold]: {safe(x.sentence)}")
@@ -323,7 +323,7 @@ def _object_human(x) -> None:
             rw = "; ".join(f"{k} {_val(v, 200)}" for k, v in q.ran_with.items())
             t.add_row(safe(f"r{q.round} {q.query_id}"), safe(q.channel), safe(q.evidence_type), safe(rw),
                       "-" if q.hits is None else str(q.hits), safe(q.outcome))
-        c.print(t)
+        show(c, t)
     for n in x.notes:
         c.print("note: " + safe(n))
 
@@ -366,7 +366,7 @@ def diff(
 
 
 def _diff_human(d, a, b) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     if d.same:
@@ -411,7 +411,7 @@ def _diff_human(d, a, b) -> None:
         first = False
         for what, item, va, vb in grp:
             t.add_row(safe(what), safe(item), safe(va), safe(vb))
-    c.print(t)
+    show(c, t)
     if d.other_sections:
         c.print("also differs: " + safe(", ".join(d.other_sections)))
     c.print(f"packs differ: {d.count()} difference(s)")

@@ -30,7 +30,7 @@ def runs(
     """
     with handle_errors():
         from .. import runs as _runs
-        from .console import console, safe, table
+        from .console import console, safe, show, table
 
         rows = _runs.list_runs(case=case)
         if as_json:
@@ -44,4 +44,4 @@ def runs(
         for r in rows:
             t.add_row(safe(r.folder), safe(r.case_id or "?"), safe(r.variant or "-"), safe(r.subject or "?"),
                       safe(r.verdict or "?"), "yes" if r.signed else "no", r.written_at[:19].replace("T", " "))
-        console().print(t)
+        show(console(), t)
