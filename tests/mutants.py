@@ -179,6 +179,10 @@ MUTANTS: list[Mutant] = [
            "        if now - self.last >= self.every:", "        if True:", ("tests/test_progress.py",)),
     Mutant("wide-table-never-blocks", "src/ctxcli/cli/console.py",
            "    if need <= c.width:", "    if True:", ("tests/test_columns.py",)),
+    Mutant("otlp-export-status-ignored", "src/ctxcli/otel.py",
+           "    if r.status_code >= 300:", "    if False:", ("tests/test_otlp_http.py",)),
+    Mutant("otlp-traces-path-not-added", "src/ctxcli/otel.py",
+           'endpoint.rstrip("/") + "/v1/traces"', 'endpoint.rstrip("/")', ("tests/test_otlp_http.py",)),
 ]
 
 

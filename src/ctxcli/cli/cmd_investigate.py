@@ -72,6 +72,12 @@ def investigate(
     otel_out: Annotated[Optional[Path], typer.Option("--otel-out", help="Also write the run as OTLP/JSON spans "
                                                      "(one per stage and per retrieval) to this file; needs the "
                                                      "otel extra.", show_default=False)] = None,
+    otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send the spans to an "
+                                                         "OTLP/HTTP collector (JSON), e.g. http://127.0.0.1:4318 "
+                                                         "(/v1/traces is added); needs the otel extra. An "
+                                                         "unreachable collector exits 4 after the run folder "
+                                                         "is written.", show_default=False,
+                                                         metavar="URL")] = None,
 ) -> None:
     """Build a governed Context Pack for a case, answer from it alone, and write pack.json,
     trace.jsonl, answer.json, answer.md and run.json (the hashes of the others; signed with
@@ -135,15 +141,27 @@ def investigate(
             from ..runfolder import signing_key
 
             signing_key(required=True)        # a missing key fails before any work
+        if otel_endpoint is not None:
+            from ..otel import traces_url
+
+            traces_url(otel_endpoint)        # a malformed URL fails before any work
         res = api.investigate(opts)
         out_dir = api.write_outputs(res, out, sign=sign)
-        if otel_out is not None:
+        spans = None
+        if otel_out is not None or otel_endpoint is not None:
             from ..otel import otlp_json
+
+            spans = otlp_json(res.pack, res.trace, res.timings)
+        if otel_out is not None:
             from ..write import write_file_atomic
 
-            write_file_atomic(otel_out, otlp_json(res.pack, res.trace, res.timings))
+            write_file_atomic(otel_out, spans)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
+        if otel_endpoint is not None:
+            from ..otel import export_otlp_http
+
+            export_otlp_http(otel_endpoint, spans)
         if profile:
             for k, v in sorted(res.timings.items()):
                 sys.stderr.write(f"ctx: profile {k} {v * 1000:.1f} ms\n")
