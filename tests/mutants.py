@@ -183,6 +183,11 @@ MUTANTS: list[Mutant] = [
            "    if r.status_code >= 300:", "    if False:", ("tests/test_otlp_http.py",)),
     Mutant("otlp-traces-path-not-added", "src/ctxcli/otel.py",
            'endpoint.rstrip("/") + "/v1/traces"', 'endpoint.rstrip("/")', ("tests/test_otlp_http.py",)),
+    Mutant("report-phone-keeps-three-columns", "src/ctxcli/report/templates/style.css",
+           "  .verdict-row { grid-template-columns: 1fr; }\n", "", ("tests/test_report.py::test_the_page_fits_a_phone_at_390_px",)),
+    Mutant("report-print-keeps-sections-collapsed", "src/ctxcli/report/templates/style.css",
+           "  details::details-content { content-visibility: visible; display: block; }\n", "",
+           ("tests/test_report.py::test_print_opens_every_collapsed_section",)),
 ]
 
 
