@@ -172,7 +172,7 @@ def test_fresh_checkout_loads_bundled_data_first(tmp_path, monkeypatch):
     monkeypatch.setenv("CTX_DB", str(tmp_path / "fresh" / "ctx.duckdb"))
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "o"])
     assert r.exit_code == 0
-    assert "no store found: loaded the bundled example data first" in r.stderr
+    assert "no store found: loaded the project's sources first" in r.stderr
     assert (tmp_path / "fresh" / "ctx.duckdb").exists()
 
 

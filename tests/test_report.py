@@ -534,3 +534,54 @@ def test_the_harness_sees_requests_console_errors_and_blank_pages(browser, tmp_p
     browser.open(file_url(blank))
     colours, ink = colour_stats(browser.screenshot())
     assert colours == 1 and ink == 0.0
+
+
+PHONE_JS = """JSON.stringify({
+  page: document.documentElement.scrollWidth,
+  sections: [...document.querySelectorAll('section')].map(s => [s.id, Math.round(s.getBoundingClientRect().right)]),
+  verdict: Math.round(document.querySelector('.verdict').getBoundingClientRect().height),
+  tables: [...document.querySelectorAll('table')].map(t => Math.round(t.getBoundingClientRect().right)),
+})"""
+
+
+def test_the_page_fits_a_phone_at_390_px(runs, browser):
+    """No horizontal scrolling of the page at 390 px: one column, tables scroll in their own box (issue 31.7)."""
+    d = runs["default"]
+    _page(d, "--compare", runs["restricted"])
+    browser.open(file_url(d / "report.html"), width=390, height=900)
+    got = json.loads(browser.evaluate(PHONE_JS))
+    assert got["page"] <= 390, got
+    assert all(right <= 390 for _, right in got["sections"]), got["sections"]
+    assert all(right <= 390 for right in got["tables"]), got["tables"]
+    assert got["verdict"] < 400, got["verdict"]      # the verdict card is a card, not a 7,000 px column
+
+
+PRINT_JS = """JSON.stringify({
+  nav: getComputedStyle(document.querySelector('nav.toc')).display,
+  hidden: [...document.querySelectorAll('details:not([open]) pre, details:not([open]) ol')]
+           .filter(e => !e.checkVisibility()).length,
+  collapsed: document.querySelectorAll('details:not([open])').length,
+  breaks: getComputedStyle(document.getElementById('omissions')).breakBefore,
+})"""
+
+
+def test_print_opens_every_collapsed_section(runs, browser):
+    d = runs["default"]
+    _page(d)
+    browser.open(file_url(d / "report.html"), width=1000, height=900)
+    assert json.loads(browser.evaluate(PRINT_JS))["hidden"] > 0           # on screen: collapsed
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+    got = json.loads(browser.evaluate(PRINT_JS))
+    assert got["collapsed"] > 0 and got["hidden"] == 0, got
+    assert (got["nav"], got["breaks"]) == ("none", "page")
+
+
+def test_every_mark_has_a_legend(runs):
+    page = _page(runs["default"])
+    for lid, words in (("legend-budget", ["hatched: reserved for the model's response", "pale: allocated, unused"]),
+                       ("legend-status", ["fact</span>", "inference</span>", "hypothesis</span>", "unknown</span>"]),
+                       ("legend-trust", ["authoritative</span>", "operational</span>", "untrusted</span>"])):
+        m = re.search(rf'<ul class="legend marks-legend" id="{lid}">(.*?)</ul>', page, re.S)
+        assert m, lid
+        for w in words:
+            assert w in m.group(1), (lid, w)

@@ -30,6 +30,9 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
 
     mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
     root = mdir.resolve().parent
+    from .load.parse import require_manifests
+
+    require_manifests(mdir, root)   # before the store's folder and lock file are made
     if (mdir / "playbooks").is_dir():  # the checks of `ctx check` run first: a typo fails loudly
         from .check import check_paths
 
@@ -95,15 +98,25 @@ def store_prune(db: Path | str | None = None, *, keep: int) -> dict[str, Any]:
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
-    """The store path; when it does not exist, load the project's bundled data first.
+    """The store path; when the project's own store (ctx.toml ``store``, $CTX_DB or the default)
+    does not exist yet, load the project's sources first. A store named with ``db`` (--db) is
+    never created here: a mistyped path is an error, not a new empty store with a new key.
     Returns (path, loaded_now)."""
     p = paths.db_path(db)
     if isinstance(p, str) or p.exists():     # a PostgreSQL store is never loaded implicitly
         return p, False
+    if db is not None:
+        raise StoreError(f"no store at {_display(p)}: build it with `ctx load --db {_display(p)}`, "
+                         "or leave out --db to use the project's store")
     if not (paths.manifests_dir() / "sources").is_dir():
-        raise StoreError(f"no store at {p} and no manifests/sources to load from; run `ctx load`")
+        raise StoreError(f"no store at {_display(p)} and no manifests/sources to load from in {paths.root()}: "
+                         + NO_PROJECT_HINT)
     load(db=p)
     return p, True
+
+
+NO_PROJECT_HINT = ("run `ctx init` for a new project (or `ctx init --example claims` for the bundled example), "
+                   "then `ctx load`")
 
 
 def sources(db: Path | None = None, as_of=None) -> list[dict[str, Any]]:
@@ -187,8 +200,9 @@ def _read_case(case_id: str, cases_dir: Path | None = None):
         path = cdir / f"{case_id}.yaml"
         if not os.path.lexists(path):
             known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
-            raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
-                                   (f" (known: {', '.join(known[:12])})" if known else ""))
+            hint = (f" (known: {', '.join(known[:12])})" if known else
+                    "" if paths.is_project() else f"; {paths.root()} is not a ctx project: {NO_PROJECT_HINT}")
+            raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}{hint}")
     disp = _display(path)
     marks = read_yaml_marked(path, display=disp)
     data = marks.data
@@ -594,7 +608,7 @@ def default_out_dir(res: InvestigateResult) -> Path:
     name = res.pack["request"]["case_id"]
     if res.pack["request"]["variant"]:
         name += "-" + res.pack["request"]["variant"]
-    return paths.root() / "runs" / f"{name}-{res.pack['pack_id'][3:11]}"
+    return paths.runs_dir() / f"{name}-{res.pack['pack_id'][3:11]}"
 
 
 def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool = False) -> Path:

@@ -115,3 +115,10 @@ class ModelAuthError(CtxError):
     """The model endpoint refused the credentials (HTTP 401/403); exit code 5."""
 
     exit_code = 5
+
+
+class OtlpExportError(CtxError):
+    """The OTLP collector named by --otel-endpoint is unreachable or refused the spans; exit code 4
+    (the run folder is written first)."""
+
+    exit_code = 4

@@ -487,6 +487,11 @@ class EvalOptions:
     db: Path | None = None
     answerer: str = "deterministic"    # or "model": also ask the configured model (ctxcli.answer.ask)
     model: Any = None                  # a ModelConfig when answerer is "model"
+    cases: tuple[str, ...] = ()       # only these case ids (default: all)
+    variants: tuple[str, ...] = ()    # only these variants; BASE names the base case (default: all)
+
+
+BASE = "base"     # --variant base: the case as written, without a variant
 
 
 @dataclass
@@ -629,6 +634,20 @@ def _display(p: Path) -> str:
         return str(p)
 
 
+def select(cases: list[tuple[Path, Any]], case_ids: tuple[str, ...], variants: tuple[str, ...]):
+    """The cases named by ``case_ids`` (all when empty); every named case and variant must exist."""
+    known = {c.case_id for _, c in cases}
+    for cid in case_ids:
+        if cid not in known:
+            raise UsageError(f"--case {cid!r}: no such case among the case files (known: {', '.join(sorted(known))})")
+    chosen = [(f, c) for f, c in cases if not case_ids or c.case_id in case_ids]
+    have = {BASE} | {v for _, c in chosen for v in c.variants}
+    for v in variants:
+        if v not in have:
+            raise UsageError(f"--variant {v!r}: no selected case has this variant (known: {', '.join(sorted(have))})")
+    return chosen
+
+
 def run(opts: EvalOptions) -> EvalReport:
     """Run every case file (base case and each variant) through each strategy, in-process;
     score each run. Nothing is written."""
@@ -641,11 +660,14 @@ def run(opts: EvalOptions) -> EvalReport:
                          f"(use {', '.join(STRATEGIES)} or all)")
     files = case_files(opts.paths)
     cases = [(f, api.read_case(str(f))[0]) for f in files]   # validate every file before running any
+    cases = select(cases, opts.cases, opts.variants)
     db, loaded = api.ensure_store(opts.db)
     scan = detector()
     runs: list[dict[str, Any]] = []
     for f, case in cases:
         for variant in [None, *case.variants]:
+            if opts.variants and (variant or BASE) not in opts.variants:
+                continue
             exp = case.expected if variant is None else case.variants[variant].expected
             exp = exp or Expected()
             for strategy in opts.strategies:

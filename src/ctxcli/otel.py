@@ -35,7 +35,9 @@ def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[s
         from opentelemetry.sdk.trace.id_generator import IdGenerator
         from opentelemetry.trace import set_span_in_context
     except ImportError:
-        raise UsageError("--otel-out needs the OpenTelemetry SDK: pip install 'ctxcli[otel]'") from None
+        from .util.distribution import install_hint
+
+        raise UsageError(f"--otel-out needs the OpenTelemetry SDK: {install_hint('otel')}") from None
 
     from . import BUILDER_VERSION, __version__
 
@@ -136,3 +138,41 @@ def load_otlp_json(data: bytes):
     doc = json.loads(data)
     _ids(doc, _hex_to_b64)
     return ParseDict(doc, ExportTraceServiceRequest())
+
+
+OTLP_TIMEOUT_S = 10.0
+
+
+def traces_url(endpoint: str) -> str:
+    """The collector's traces URL: ``endpoint`` with ``/v1/traces`` added unless it names a path."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(endpoint)
+    try:
+        u.port
+    except ValueError:
+        raise UsageError(f"--otel-endpoint {endpoint!r}: bad port") from None
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise UsageError(f"--otel-endpoint {endpoint!r} is not an http(s) URL")
+    if u.username or u.password:
+        raise UsageError("--otel-endpoint: credentials do not belong in the URL")
+    return endpoint if u.path not in ("", "/") else endpoint.rstrip("/") + "/v1/traces"
+
+
+def export_otlp_http(endpoint: str, body: bytes) -> None:
+    """POST the run's OTLP/JSON spans to a collector (OTLP/HTTP, JSON encoding)."""
+    import httpx
+
+    from .errors import OtlpExportError
+
+    url = traces_url(endpoint)
+    host = httpx.URL(url).host
+    try:
+        r = httpx.post(url, content=body, headers={"Content-Type": "application/json"}, timeout=OTLP_TIMEOUT_S,
+                       follow_redirects=False)
+    except httpx.HTTPError as e:
+        raise OtlpExportError(f"--otel-endpoint: the collector at {host} is unreachable ({type(e).__name__}); "
+                                 "the run folder is written") from None
+    if r.status_code >= 300:
+        raise OtlpExportError(f"--otel-endpoint: the collector at {host} answered HTTP {r.status_code}; "
+                                 "the run folder is written")

@@ -1,26 +1,118 @@
-"""Where ctx finds things: the project root (CTX_ROOT or the working folder) and the store."""
+"""Where ctx finds things: the project root and the store.
+
+The root is ``$CTX_ROOT`` when set, else the nearest folder at or above the working folder that
+holds a ``ctx.toml`` (as pip and pytest find ``pyproject.toml``), else the working folder. Every
+relative path of a project — manifests/, sources/, examples/cases/, the store, the runs folder —
+is relative to the root, wherever the command runs."""
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
+
+PROJECT_FILE = "ctx.toml"
+DEFAULT_STORE = ".ctx/ctx.duckdb"
+DEFAULT_RUNS = "runs"
+_PROJECT_KEYS = {"store", "runs"}
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding a ctx.toml, or None."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_FILE).is_file():
+            return folder
+    return None
+
+
+_PINNED: list[Path] = []
 
 
 def root() -> Path:
     env = os.environ.get("CTX_ROOT")
-    return Path(env) if env else Path.cwd()
+    if env:
+        return Path(env)
+    if _PINNED:
+        return _PINNED[-1]
+    cwd = Path.cwd()
+    return find_project(cwd) or cwd
+
+
+@contextmanager
+def project_of(path: Path | str) -> Iterator[Path]:
+    """Within the block, the root is the project that holds ``path`` (a run's pack: replay
+    and explain-omissions read its case, playbook and store from its own project, wherever
+    the command runs); unchanged when $CTX_ROOT is set or no ctx.toml lies above ``path``."""
+    found = None if os.environ.get("CTX_ROOT") else find_project(Path(path).parent)
+    if found is not None:
+        _PINNED.append(found)
+    try:
+        yield root()
+    finally:
+        if found is not None:
+            _PINNED.pop()
+
+
+def is_project(folder: Path | None = None) -> bool:
+    """Whether ``folder`` (default: the root) looks like a ctx project: a ctx.toml or a manifests/ folder."""
+    f = folder or root()
+    return (f / PROJECT_FILE).is_file() or (f / "manifests").is_dir()
+
+
+def project_settings(folder: Path | None = None) -> dict[str, Any]:
+    """The ``[project]`` table of the root's ctx.toml ({} without one); a bad value is a usage error."""
+    from .errors import UsageError
+
+    p = (folder or root()) / PROJECT_FILE
+    if not p.is_file():
+        return {}
+    import tomllib
+
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+        raise UsageError(f"{PROJECT_FILE}: not valid TOML ({e})") from None
+    sect = data.get("project", {})
+    if not isinstance(sect, dict):
+        raise UsageError(f"{PROJECT_FILE}: [project] must be a table")
+    bad = sorted(set(sect) - _PROJECT_KEYS)
+    if bad:
+        raise UsageError(f"{PROJECT_FILE}: project.{bad[0]}: unknown setting (known: {', '.join(sorted(_PROJECT_KEYS))})")
+    for k, v in sect.items():
+        if not isinstance(v, str) or not v.strip() or "\x00" in v:
+            raise UsageError(f"{PROJECT_FILE}: project.{k}: must be a non-empty string")
+    return sect
+
+
+def default_store() -> Path | str:
+    """The project's own store: ``store`` in ctx.toml, else .ctx/ctx.duckdb under the root."""
+    from .store import is_postgres
+
+    value = project_settings().get("store", DEFAULT_STORE)
+    if is_postgres(value):
+        return value
+    p = Path(value)
+    return p if p.is_absolute() else root() / p
 
 
 def db_path(explicit: Path | str | None = None) -> Path | str:
-    """The store address: ``explicit`` (--db), else $CTX_DB, else .ctx/ctx.duckdb under the root.
-    A ``postgresql://`` (or ``postgres://``) address stays a string (a PostgreSQL store);
-    anything else is a path (a DuckDB file)."""
+    """The store address: ``explicit`` (--db), else $CTX_DB, else the project's store (ctx.toml
+    ``store``, default .ctx/ctx.duckdb under the root). A ``postgresql://`` (or ``postgres://``)
+    address stays a string (a PostgreSQL store); anything else is a path (a DuckDB file)."""
     from .store import is_postgres
 
     value = explicit if explicit is not None else os.environ.get("CTX_DB") or None
     if value is None:
-        return root() / ".ctx" / "ctx.duckdb"
+        return default_store()
     return value if is_postgres(value) else Path(value)
+
+
+def runs_dir() -> Path:
+    """Where run folders go when --out is not given: ``runs`` in ctx.toml, else runs/ under the root."""
+    p = Path(project_settings().get("runs", DEFAULT_RUNS))
+    return p if p.is_absolute() else root() / p
 
 
 def manifests_dir() -> Path:

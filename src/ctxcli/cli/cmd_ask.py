@@ -70,7 +70,7 @@ def ask(
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
                       out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement)
         if res.store_loaded_now:
-            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+            sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         ma = res.outcome.model_answer
         if as_json:
             emit_json({"out": str(res.out_dir), "pack_id": res.pack["pack_id"], "status": ma["status"],
@@ -92,7 +92,8 @@ def ask(
 
 
 def validate_answer(
-    pack: Annotated[Path, typer.Argument(help="A pack.json written by ctx.", show_default=False)],
+    pack: Annotated[Path, typer.Argument(help="A run folder written by ctx, its pack.json, or `latest`.",
+                                         show_default=False)],
     answer: Annotated[Path, typer.Argument(help="A model answer (JSON: verdict, recommended_action, claims with "
                                            "text, status, evidence) or a model_answer.json.", show_default=False)],
     *,
@@ -112,12 +113,14 @@ def validate_answer(
     Exit 0 accepted or accepted with warnings, 1 rejected, 2 bad input (tampered pack,
     unreadable answer).
 
-    Example: ctx validate-answer runs/C-102/pack.json runs/C-102/model_answer.json
+    Example: ctx validate-answer runs/asked runs/asked/model_answer.json
     """
     with handle_errors():
         from .. import api
 
-        rec = api.validate_answer(pack, answer, db, accept_disagreement=accept_disagreement)
+        from ..runs import pack_path
+
+        rec = api.validate_answer(pack_path(pack), answer, db, accept_disagreement=accept_disagreement)
         if as_json:
             emit_json(rec)
         else:
@@ -127,7 +130,7 @@ def validate_answer(
 
 
 def _human(ma: dict[str, Any], record: dict[str, Any] | None) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     head = f"[bold]{safe(ma['case_id'])}[/bold] model answer [bold]{ma['status']}[/bold]"
@@ -151,9 +154,9 @@ def _human(ma: dict[str, Any], record: dict[str, Any] | None) -> None:
             if not isinstance(cl, dict):
                 continue
             ev = cl.get("evidence") if isinstance(cl.get("evidence"), list) else []
-            t.add_row(str(i), safe(cl.get("status")), safe(cl.get("text")), safe(", ".join(map(str, ev))) or "-",
+            t.add_row(str(i), safe(cl.get("status")), safe(cl.get("text")), safe("\n".join(map(str, ev))) or "-",
                       ", ".join(bad.get(i, [])) or "ok")
-        c.print(t)
+        show(c, t)
     for v in ma["validation"]["violations"]:
         where = f"claim {v['claim']}: " if v.get("claim") is not None else ""
         c.print(f"violation {v['code']}: {where}{safe(v['message'])}")

@@ -40,6 +40,14 @@ def eval_cases(
                                                     show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Model name for --answerer model (else "
                                                  "$CTX_MODEL or ctx.toml).", show_default=False)] = None,
+    case: Annotated[Optional[list[str]], typer.Option("--case", help="Only this case id (repeat for more).",
+                                                      show_default=False)] = None,
+    variant: Annotated[Optional[list[str]], typer.Option("--variant", help="Only this variant (repeat for "
+                                                         "more); `base` is the case without a variant.",
+                                                         show_default=False)] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write the runs as JUnit XML to this "
+                                                  "file (atomically), for CI test reports.", show_default=False,
+                                                  metavar="FILE.xml")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -52,6 +60,9 @@ def eval_cases(
     reject, by design). Exit 2 for bad input. With --answerer model, each run's pack is also
     sent to the model and its answer validated (docs/model.md); model metrics are reported and
     do not change the exit code; an unreachable endpoint exits 4, refused credentials 5.
+
+    --case and --variant narrow the runs (an unknown name is exit 2); --junit writes them as
+    JUnit XML too (a failing gated run is a <failure>, a failing full/topk run <skipped>).
 
     Example: ctx eval --strategy all
     """
@@ -67,6 +78,8 @@ def eval_cases(
                              f"(use {', '.join(E.STRATEGIES)}, a comma list, or all)")
         if out is not None and out.is_dir():
             raise UsageError(f"--out: {out} is a folder; give a file name")
+        if junit is not None and junit.is_dir():
+            raise UsageError(f"--junit: {junit} is a folder; give a file name")
         th = E.Thresholds(min_recall=min_recall, max_invalid_rate=max_invalid_rate, max_safety=max_safety)
         if answerer not in ("deterministic", "model"):
             raise UsageError(f"--answerer: {answerer!r} is not deterministic or model")
@@ -78,15 +91,21 @@ def eval_cases(
         elif endpoint or model:
             raise UsageError("--endpoint and --model need --answerer model")
         rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db,
-                                  answerer=answerer, model=mcfg))
+                                  answerer=answerer, model=mcfg, cases=tuple(case or ()),
+                                  variants=tuple(variant or ())))
         doc = rep.to_json()
         if rep.store_loaded_now:
-            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+            sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         if out is not None:
             from ..util.canon import pretty_bytes
             from ..write import write_file_atomic
 
             write_file_atomic(out, pretty_bytes(doc))
+        if junit is not None:
+            from ..eval_junit import junit_bytes
+            from ..write import write_file_atomic
+
+            write_file_atomic(junit, junit_bytes(doc))
         if as_json:
             emit_json(doc)
         elif len(strategies) > 1:
@@ -115,7 +134,7 @@ def _n(x: int | None) -> str:
 
 
 def _single(rep, doc: dict[str, Any]) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     s = rep.strategies[0]
@@ -137,7 +156,7 @@ def _single(rep, doc: dict[str, Any]) -> None:
                   str(m["safety"]["violations"]), _ok(a["verdict_ok"], a["verdict"]),
                   "-" if a["action_ok"] is None else ("✓" if a["action_ok"] else "✗ " + safe(a["action"])),
                   str(m["builder"]["pack_tokens"]), f"{r['cost']['latency_ms']:.0f}" if "cost" in r else "-")
-    c.print(t)
+    show(c, t)
     _failures(c, rep.runs)
     agg = doc["summary"][s]
     c.print(f"{s}: {agg['passed']}/{agg['runs']} runs passed · required recall in pack "
@@ -175,7 +194,7 @@ def _notes(c, rep) -> None:
 
 
 def _ablation(rep, doc: dict[str, Any]) -> None:
-    from .console import console, table
+    from .console import console, show, table
 
     c = console()
     S = doc["summary"]
@@ -213,7 +232,7 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
     row("evidence tokens (mean)",
         lambda a: f"{a['evidence_tokens_mean']:.0f}" if a["evidence_tokens_mean"] is not None else "-")
     row("token efficiency (must_cite/evidence)", lambda a: _f(a["token_efficiency"]))
-    c.print(t)
+    show(c, t)
     gated = [r for r in rep.runs if r["gated"]]
     _failures(c, gated)
     ungated = [r for r in rep.runs if not r["gated"] and not r["passed"]]
@@ -225,7 +244,7 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
 
 def _model_table(rep, doc: dict[str, Any]) -> None:
     from .. import evaluate as E
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     t = table("ctx eval · model answers (answer layer)",
@@ -240,7 +259,7 @@ def _model_table(rep, doc: dict[str, Any]) -> None:
                   "agrees" if m["verdict_agrees"] else "differs", "agrees" if m["action_agrees"] else "differs",
                   f"{m['facts_stated']}/{m['facts']}", f"{m['latency_ms']:.0f}",
                   f"{_n(m['prompt_tokens'])}/{_n(m['completion_tokens'])}", safe(", ".join(m["violations"])) or "-")
-    c.print(t)
+    show(c, t)
     for s, a in doc["model_summary"].items():
         c.print(f"model answers ({s}): {a['accepted']} accepted, {a['accepted_with_warnings']} with warnings, "
                 f"{a['rejected']} rejected of {a['runs']} · citation precision {_f(a['citation_precision'])} · "

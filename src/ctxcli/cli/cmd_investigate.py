@@ -72,6 +72,12 @@ def investigate(
     otel_out: Annotated[Optional[Path], typer.Option("--otel-out", help="Also write the run as OTLP/JSON spans "
                                                      "(one per stage and per retrieval) to this file; needs the "
                                                      "otel extra.", show_default=False)] = None,
+    otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send the spans to an "
+                                                         "OTLP/HTTP collector (JSON), e.g. http://127.0.0.1:4318 "
+                                                         "(/v1/traces is added); needs the otel extra. An "
+                                                         "unreachable collector exits 4 after the run folder "
+                                                         "is written.", show_default=False,
+                                                         metavar="URL")] = None,
 ) -> None:
     """Build a governed Context Pack for a case, answer from it alone, and write pack.json,
     trace.jsonl, answer.json, answer.md and run.json (the hashes of the others; signed with
@@ -84,7 +90,7 @@ def investigate(
     seeds, business keys, params and question> and is written as case.json in the run folder;
     replay, explain-omissions, diff, render and report work on it as on a case run.
 
-    Without a store, the bundled example data is loaded first. Exit 0 when the files are
+    Without a store, the project's sources are loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case or playbook,
     purpose the playbook does not serve, a flag an ad-hoc run needs missing).
 
@@ -135,15 +141,27 @@ def investigate(
             from ..runfolder import signing_key
 
             signing_key(required=True)        # a missing key fails before any work
+        if otel_endpoint is not None:
+            from ..otel import traces_url
+
+            traces_url(otel_endpoint)        # a malformed URL fails before any work
         res = api.investigate(opts)
         out_dir = api.write_outputs(res, out, sign=sign)
-        if otel_out is not None:
+        spans = None
+        if otel_out is not None or otel_endpoint is not None:
             from ..otel import otlp_json
+
+            spans = otlp_json(res.pack, res.trace, res.timings)
+        if otel_out is not None:
             from ..write import write_file_atomic
 
-            write_file_atomic(otel_out, otlp_json(res.pack, res.trace, res.timings))
+            write_file_atomic(otel_out, spans)
         if res.store_loaded_now:
-            sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
+            sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
+        if otel_endpoint is not None:
+            from ..otel import export_otlp_http
+
+            export_otlp_http(otel_endpoint, spans)
         if profile:
             for k, v in sorted(res.timings.items()):
                 sys.stderr.write(f"ctx: profile {k} {v * 1000:.1f} ms\n")
@@ -155,7 +173,7 @@ def investigate(
 
 
 def _human(res, out_dir: Path) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     a, p = res.answer, res.pack
@@ -164,7 +182,7 @@ def _human(res, out_dir: Path) -> None:
     t = table("Claims", ["claim", "status", "statement", "evidence"])
     for cl in a["claims"]:
         t.add_row(safe(cl["claim_id"]), cl["status"], safe(cl["text"]), ", ".join(cl["evidence"]) or "-")
-    c.print(t)
+    show(c, t)
     if a["missing_evidence"]:
         c.print("missing: " + ", ".join(f"{m['type']} ({m['reason']})" for m in a["missing_evidence"]))
     from ..util.withheld import withheld_counts

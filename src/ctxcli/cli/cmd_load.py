@@ -47,11 +47,11 @@ def load(
         import sys
 
         from .. import api
-        from .console import console, safe, table
+        from .console import console, safe, show, table
 
         progress = None
-        if sys.stderr.isatty() and not as_json:
-            progress = _progress_bar()
+        if not as_json:
+            progress = _progress_bar() if sys.stderr.isatty() else _plain_progress()
         try:
             res = api.load(manifests=manifests, sources=sources_dir, db=db,
                            progress=progress.update if progress else None, incremental=not full)
@@ -71,27 +71,76 @@ def load(
                       str(s.entities), str(s.relations), str(s.tombstones), str(s.dropped),
                       "yes" if s.reused else "no")
         c = console()
-        c.print(t)
+        show(c, t)
         if res.reused:
             c.print(f"reused {len(res.reused)} unchanged source(s) from the previous store: {safe(', '.join(res.reused))}")
         c.print(f"store digest {res.store_digest}")
 
 
 class _progress_bar:
-    def __init__(self) -> None:
-        from rich.progress import Progress
+    """Progress on a terminal: per phase, what is done (of how many when known), the rate and
+    the time left."""
 
-        self.p = Progress(transient=True)
+    def __init__(self) -> None:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        self.p = Progress(TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(),
+                          TaskProgressColumn(), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                          TimeRemainingColumn(), transient=True)
         self.p.start()
         self.tasks: dict[str, int] = {}
 
     def update(self, stage: str, done: int, total: int) -> None:
         if stage not in self.tasks:
-            self.tasks[stage] = self.p.add_task(stage, total=max(total, 1))
-        self.p.update(self.tasks[stage], completed=done, total=max(total, 1))
+            self.tasks[stage] = self.p.add_task(stage, total=max(total, 1), rate="")
+        task = self.p.tasks[self.tasks[stage]]
+        rate = f"{task.speed:,.0f}/s" if task.speed else ""
+        self.p.update(self.tasks[stage], completed=done, total=max(total, 1), rate=rate)
 
     def close(self) -> None:
         self.p.stop()
+
+
+class _plain_progress:
+    """Progress when stderr is not a terminal (a CI log, a pipe): nothing for a load shorter
+    than ``every`` seconds (a short load, and a failed one, stays one line); after that one
+    plain line every ``every`` seconds with the phase, what is done, the rate and the time, and
+    one when each later phase ends."""
+
+    def __init__(self, every: float = 30.0, stream=None, clock=None) -> None:
+        import sys
+        import time
+
+        self.every, self.stream, self.clock = every, stream or sys.stderr, clock or time.monotonic
+        self.begun = self.last = self.clock()
+        self.stage: str | None = None
+        self.stage_started = self.begun
+        self.state = (0, 0)
+        self.talking = False
+
+    def _line(self, what: str) -> None:
+        done, total = self.state
+        secs = max(self.clock() - self.stage_started, 1e-9)
+        of = f" of {total:,}" if total and total != done else ""
+        self.stream.write(f"ctx load: {self.stage} {what}: {done:,}{of} ({done / secs:,.0f}/s in this phase, "
+                          f"{self.clock() - self.begun:.0f} s in all)\n")
+        self.stream.flush()
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        now = self.clock()
+        if stage != self.stage:
+            if self.stage is not None and self.talking:
+                self._line("done")
+            self.stage, self.stage_started = stage, now
+        self.state = (done, total)
+        if now - self.last >= self.every:
+            self.last, self.talking = now, True
+            self._line("at")
+
+    def close(self) -> None:
+        if self.stage is not None and self.talking:
+            self._line("done")
 
 
 def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
@@ -106,7 +155,7 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
     """
     with handle_errors():
         from .. import api
-        from .console import console, safe, table
+        from .console import console, safe, show, table
 
         when = parse_time(as_of, "--as-of")
         db_path, loaded = api.ensure_store(db)
@@ -115,7 +164,7 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
             emit_json({"sources": rows})
             return
         if loaded:
-            console(stderr=True).print("no store found: loaded the bundled example data first")
+            console(stderr=True).print("no store found: loaded the project's sources first")
         t = table("Registered sources", ["source", "tenant", "owner", "class.", "trust", "scopes", "purposes",
                                          "objects", "age / SLA", "enabled"])
         for r in rows:
@@ -124,4 +173,4 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
                       safe(", ".join(r["allowed_purposes"])), str(r["n_objects"]),
                       f"{r['freshness']['age'] or 'none'} / {safe(r['refresh_sla'])}"
                       + (" stale" if r["freshness"]["stale"] else ""), "yes" if r["enabled"] else "no")
-        console().print(t)
+        show(console(), t)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -10,7 +11,8 @@ import typer
 from .cmd_load import DbOpt, JsonOpt
 from .common import emit_json, handle_errors
 
-PackArg = Annotated[Path, typer.Argument(help="A pack.json written by `ctx investigate`.", show_default=False)]
+PackArg = Annotated[Path, typer.Argument(help="A run folder written by `ctx investigate`, its pack.json, or "
+                                            "`latest` (the newest run: `ctx runs`).", show_default=False)]
 
 
 def register(app: typer.Typer) -> None:
@@ -71,9 +73,9 @@ def replay(
     A trace.jsonl beside the pack must be the pack's (every event names its pack id and run):
     a trace of another pack is refused (exit 2); the rebuilt trace is compared with it.
 
-    Example: ctx replay runs/C-102-1a2b3c4d/pack.json
+    Example: ctx replay latest
     """
-    with handle_errors():
+    with handle_errors(), ExitStack() as stack:
         from ..errors import CheckFailed
         from ..postmortem import replay as pm_replay
 
@@ -81,6 +83,11 @@ def replay(
             from ..write import check_out_dir
 
             check_out_dir(out)   # refuse before the rebuild, not after it
+        from ..paths import project_of
+        from ..runs import pack_path
+
+        pack = pack_path(pack)
+        stack.enter_context(project_of(pack))     # the pack's own project: its case, playbook, store
         res = pm_replay(pack, db)
         from .. import api as _api
 
@@ -239,9 +246,9 @@ def explain_omissions(
     like an id that exists nowhere. A trace.jsonl beside the pack
     of another pack is refused (exit 2).
 
-    Example: ctx explain-omissions runs/C-102-1a2b3c4d/pack.json --gate validity
+    Example: ctx explain-omissions runs/restricted --gate scope
     """
-    with handle_errors():
+    with handle_errors(), ExitStack() as stack:
         from ..errors import UsageError
         from ..postmortem import explain_object, explain_omissions as pm_explain, load_pack
 
@@ -249,6 +256,11 @@ def explain_omissions(
             raise UsageError("--gate and --object cannot be combined")
         from ..postmortem.packfile import read_linked_trace
 
+        from ..paths import project_of
+        from ..runs import pack_path
+
+        pack = pack_path(pack)
+        stack.enter_context(project_of(pack))
         lp = load_pack(pack)
         read_linked_trace(lp)       # a trace.jsonl beside the pack must be this pack's (exit 2 otherwise)
         if object_id is not None:
@@ -266,7 +278,7 @@ def explain_omissions(
 
 
 def _omissions_human(rep) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     c.print(f"{safe(rep.pack_id)} · case {safe(rep.case_id)}"
@@ -291,7 +303,7 @@ def _omissions_human(rep) -> None:
                    else f"{x.object_id}" + (f"\n{x.source_id}" if x.source_id else ""))
             would = "; or ".join(x.would_admit) or "-"
             t.add_row(safe(who), safe(x.sentence) + "\n[dim]would have admitted it:[/dim] " + safe(would))
-        c.print(t)
+        show(c, t)
     if rep.missing:
         _missing_line(c, rep.missing)
 
@@ -303,7 +315,7 @@ def _missing_line(c, missing) -> None:
 
 
 def _object_human(x) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     c.print(f"[bold]{safe(x.object_id)}[/bold]: {safe(x.sentence)}")
@@ -322,15 +334,17 @@ def _object_human(x) -> None:
             rw = "; ".join(f"{k} {_val(v, 200)}" for k, v in q.ran_with.items())
             t.add_row(safe(f"r{q.round} {q.query_id}"), safe(q.channel), safe(q.evidence_type), safe(rw),
                       "-" if q.hits is None else str(q.hits), safe(q.outcome))
-        c.print(t)
+        show(c, t)
     for n in x.notes:
         c.print("note: " + safe(n))
 
 
 # ---------------------------------------------------------------------------------- diff
 def diff(
-    pack_a: Annotated[Path, typer.Argument(help="The first pack.json.", show_default=False)],
-    pack_b: Annotated[Path, typer.Argument(help="The second pack.json.", show_default=False)],
+    pack_a: Annotated[Path, typer.Argument(help="The first run: a run folder, its pack.json or `latest`.",
+                                          show_default=False)],
+    pack_b: Annotated[Path, typer.Argument(help="The second run: a run folder, its pack.json or `latest`.",
+                                          show_default=False)],
     *,
     db: Annotated[Optional[str], typer.Option("--db", help="The store both packs were built on: its secret "
                                               "matches an object withheld in one pack to its id in the other "
@@ -342,7 +356,7 @@ def diff(
     only in A, only in B or changed, omissions that moved between gates, and changes to the
     verdict, action and claims. Exit 0 when the packs are the same, 1 when they differ.
 
-    Example: ctx diff runs/C-102-1a2b3c4d/pack.json runs/C-102-restricted-5e6f7a8b/pack.json
+    Example: ctx diff runs/default runs/restricted
     """
     with handle_errors():
         from ..errors import CheckFailed
@@ -350,7 +364,9 @@ def diff(
 
         from .. import api, paths
 
-        a, b = load_pack(pack_a), load_pack(pack_b)
+        from ..runs import pack_path
+
+        a, b = load_pack(pack_path(pack_a)), load_pack(pack_path(pack_b))
         d = compare(a.data, b.data, key=api.store_key(paths.db_path(db), create=False))
         if as_json:
             emit_json({"a": a.display, "b": b.display, **d.to_json()})
@@ -361,7 +377,7 @@ def diff(
 
 
 def _diff_human(d, a, b) -> None:
-    from .console import console, safe, table
+    from .console import console, safe, show, table
 
     c = console()
     if d.same:
@@ -406,7 +422,7 @@ def _diff_human(d, a, b) -> None:
         first = False
         for what, item, va, vb in grp:
             t.add_row(safe(what), safe(item), safe(va), safe(vb))
-    c.print(t)
+    show(c, t)
     if d.other_sections:
         c.print("also differs: " + safe(", ".join(d.other_sections)))
     c.print(f"packs differ: {d.count()} difference(s)")

@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
 
 
 def render(
-    pack: Annotated[Path, typer.Argument(help="A pack.json written by `ctx investigate`.", show_default=False)],
+    pack: Annotated[Path, typer.Argument(help="A run folder written by `ctx investigate`, its pack.json, or "
+                                         "`latest` (the newest run).", show_default=False)],
     *,
     fmt: Annotated[Format, typer.Option("--format", help="markdown: the model-visible text; messages: a JSON "
                                         "list of {role, content} (system, user) for an OpenAI-compatible "
@@ -42,12 +43,14 @@ def render(
     the counts recorded in the pack; any difference is render drift (exit 1, nothing
     written). The same pack always renders to the same bytes.
 
-    Example: ctx render runs/C-102-1a2b3c4d/pack.json --format messages --out messages.json
+    Example: ctx render runs/default --format messages --out messages.json
     """
     with handle_errors():
         from .. import api
 
-        res = api.render_pack(pack, fmt.value, encoding)
+        from ..runs import pack_path
+
+        res = api.render_pack(pack_path(pack), fmt.value, encoding)
         doc = {"format": res.format, "sections": res.sections, "total_tokens": res.total_tokens,
                "matches_pack": res.matches_pack, "out": str(out) if out is not None else None}
         if not res.matches_pack:

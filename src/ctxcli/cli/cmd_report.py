@@ -15,7 +15,8 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    run: Annotated[Path, typer.Argument(help="A run folder written by `ctx investigate`, or its pack.json.",
+    run: Annotated[Path, typer.Argument(help="A run folder written by `ctx investigate`, its pack.json, or "
+                                        "`latest` (the newest run).",
                                         show_default=False)],
     *,
     compare: Annotated[Optional[Path], typer.Option("--compare", help="Another run folder or pack.json: show "
@@ -40,7 +41,7 @@ def report(
     loads nothing (no network, no fonts); withheld objects appear only as opaque references.
     The same run always gives the same bytes.
 
-    Example: ctx report runs/default --compare runs/restricted/pack.json --out runs/default/report.html
+    Example: ctx report runs/default --compare runs/restricted
     """
     with handle_errors():
         from ..report import load_run, pack_path, render, write_report

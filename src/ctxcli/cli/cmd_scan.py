@@ -30,7 +30,7 @@ def scan(
     Exit 1 when anything is found, 0 when every file is clean, 2 when a file cannot be
     read.
 
-    Example: ctx scan sources/emails.jsonl sources/wiki/runbook.md --json
+    Example: ctx scan sources/external-mailbox/objects.jsonl --json
     """
     with handle_errors():
         from ..gate.scan_files import scan_files

@@ -55,7 +55,7 @@ def generations(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """
     with handle_errors():
         from .. import api
-        from .console import console, table
+        from .console import console, show, table
 
         rows = api.store_generations(db)
         if as_json:
@@ -65,7 +65,7 @@ def generations(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
         for r in rows:
             t.add_row(str(r["generation"]), "yes" if r["current"] else "", str(r["objects"]), r["published_at"],
                       r["store_digest"])
-        console().print(t)
+        show(console(), t)
 
 
 def prune(*, keep: Annotated[int, typer.Option("--keep", help="How many of the newest generations to keep "

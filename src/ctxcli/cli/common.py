@@ -29,6 +29,9 @@ def handle_errors() -> Iterator[None]:
         sys.stderr.write("ctx: interrupted\n")
         raise typer.Exit(130) from None
     except Exception as e:  # a bug in ctx, not a user error
+        if _interrupted(e):
+            sys.stderr.write("ctx: interrupted\n")
+            raise typer.Exit(130) from None
         if os.environ.get("CTX_DEBUG"):
             raise
         from ..store.pg_store import mask
@@ -36,6 +39,14 @@ def handle_errors() -> Iterator[None]:
         sys.stderr.write(f"ctx: internal error: {one_line(mask(type(e).__name__ + ': ' + str(e)))} "
                          f"(set CTX_DEBUG=1 for a traceback)\n")
         raise typer.Exit(70) from None
+
+
+def _interrupted(e: BaseException) -> bool:
+    """DuckDB turns a Ctrl-C that arrives during a statement into an exception of its own."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(e, getattr(duckdb, "InterruptException", ())):
+        return True
+    return isinstance(e, RuntimeError) and str(e).strip() == "Query interrupted"
 
 
 def parse_time(value: str | None, option: str) -> datetime | None:

@@ -34,6 +34,8 @@ def _main(version: bool = typer.Option(False, "--version", is_eager=True, callba
 
 
 COMMAND_MODULES = (
+    "cmd_init",
+    "cmd_runs",
     "cmd_load",
     "cmd_investigate",
     "cmd_postmortem",

@@ -91,6 +91,7 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
         ls = parse_source(m, disp, mbytes, root, sources_dir)
         loaded.append(ls)
         digests.append((m.source_id, ls.digest))
+    progress("read", len(manifests), len(manifests))
     from ..embed import model_identity
 
     store_digest = "sha256:" + sha256_hex(canonical_bytes(

@@ -86,7 +86,15 @@ def start_pool():
 
     encoding()
     load_model().matrix()
-    return multiprocessing.get_context("fork").Pool(n)
+    return multiprocessing.get_context("fork").Pool(n, initializer=_ignore_interrupt)
+
+
+def _ignore_interrupt() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool and prints one line (no
+    traceback per worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Deriver:

@@ -97,10 +97,17 @@ def rel(path: Path, root: Path) -> str:
     return path.as_posix()
 
 
-def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
+def require_manifests(manifests_dir: Path, root: Path) -> Path:
+    """The manifests' sources/ folder; its absence is an input error that says how to start."""
     src_dir = manifests_dir / "sources"
     if not src_dir.is_dir():
-        raise InputError("no sources/ folder of manifests", file=rel(manifests_dir, root))
+        raise InputError("no sources/ folder of manifests (a new project: `ctx init`, or `ctx init --example claims`)",
+                         file=rel(manifests_dir, root))
+    return src_dir
+
+
+def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
+    src_dir = require_manifests(manifests_dir, root)
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
     files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))

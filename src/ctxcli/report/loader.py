@@ -39,14 +39,10 @@ class Run:
 
 
 def pack_path(path: Path | str) -> Path:
-    """RUN_DIR or PACK: the pack file a report is about."""
-    p = Path(path)
-    if p.is_dir():
-        inner = p / "pack.json"
-        if not inner.exists():
-            raise UsageError(f"{path}: a folder without pack.json (give a run folder or a pack.json)")
-        return inner
-    return p
+    """RUN_DIR, PACK or ``latest``: the pack file a report is about."""
+    from ..runs import pack_path as _pack_path
+
+    return _pack_path(path)
 
 
 def load_run(path: Path | str) -> Run:

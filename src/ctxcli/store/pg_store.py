@@ -74,7 +74,9 @@ def _driver():
     try:
         import psycopg
     except ImportError:
-        raise UsageError("a postgresql:// store needs the PostgreSQL driver: pip install 'ctx[postgres]' "
+        from ..util.distribution import install_hint
+
+        raise UsageError(f"a postgresql:// store needs the PostgreSQL driver: {install_hint('postgres')} "
                          "(psycopg[binary]==3.3.9)") from None
     return psycopg
 
@@ -453,7 +455,9 @@ def keep_pool(address: str, *, size: int = 4) -> None:
     try:
         from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError:
-        raise UsageError("pooled PostgreSQL connections need psycopg-pool: pip install 'ctx[postgres]' "
+        from ..util.distribution import install_hint
+
+        raise UsageError(f"pooled PostgreSQL connections need psycopg-pool: {install_hint('postgres')} "
                          "(psycopg-pool==3.3.3)") from None
     pool = ConnectionPool(address, min_size=1, max_size=size, open=False, reset=_reset_reader,
                           check=ConnectionPool.check_connection, name="ctx-readers",

@@ -1,0 +1,47 @@
+"""ctx init."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import emit_json, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+
+
+def init(
+    folder: Annotated[Path, typer.Argument(help="The project folder (created if missing).")] = Path("."),
+    *,
+    example: Annotated[Optional[str], typer.Option("--example", help="Write a bundled example project instead "
+                                                   "of the empty one: claims or incident.",
+                                                   metavar="NAME", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of text.")] = False,
+) -> None:
+    """Start a ctx project: ctx.toml, manifests/ (sources and playbooks), sources/ and a case.
+
+    Without --example the project is a small commented expense-review domain to edit
+    (docs/authoring.md explains every file); --example claims or incident writes a bundled
+    domain. No existing file is ever overwritten: if one is in the way nothing is written (exit 2).
+
+    Example: ctx init my-project --example claims && cd my-project && ctx load && ctx investigate C-102
+    """
+    with handle_errors():
+        import sys
+
+        from ..scaffold import init_project
+
+        res = init_project(folder, example)
+        if as_json:
+            emit_json({"root": str(res.root), "example": res.example, "files": res.files,
+                       "next_steps": res.next_steps})
+            return
+        what = f"the {res.example} example" if res.example else "a new project"
+        steps = res.next_steps
+        if Path(folder).resolve() != Path.cwd().resolve():
+            steps = [f"cd {folder}", *steps]
+        sys.stdout.write(f"wrote {what} into {res.root} ({len(res.files)} files)\nnext: " + " && ".join(steps) + "\n")

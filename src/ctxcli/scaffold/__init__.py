@@ -1,0 +1,60 @@
+"""``ctx init``: a new project in a folder, empty (a small commented domain to edit) or one of
+the bundled examples. Nothing that exists is ever overwritten: the whole write is refused,
+naming the first file in the way, before anything is written."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import OutputError, UsageError
+
+EMPTY = Path(__file__).resolve().parent / "empty"
+
+
+@dataclass
+class InitResult:
+    root: Path
+    example: str | None
+    files: list[str] = field(default_factory=list)     # relative to root, sorted
+    next_steps: list[str] = field(default_factory=list)
+
+
+def _plan(example: str | None) -> tuple[dict[str, Path], list[str]]:
+    """{relative path: file to copy} and the commands to run next."""
+    files = {p.relative_to(EMPTY).as_posix(): p for p in sorted(EMPTY.rglob("*"))
+             if p.is_file() and "__pycache__" not in p.parts}
+    if example is None:
+        return files, ["ctx check", "ctx load", "ctx investigate EXP-7"]
+    from ..bundled import bundle_root, example_files, examples
+
+    root = bundle_root()
+    chosen = {"ctx.toml": files["ctx.toml"]}
+    chosen.update({rel: root / rel for rel in example_files(example)})
+    first = (examples()[example].get("cases") or [""])[0]
+    return chosen, ["ctx load", f"ctx investigate {first}", "ctx runs"]
+
+
+def init_project(dest: Path, example: str | None = None) -> InitResult:
+    dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise UsageError(f"{dest} is not a folder")
+    plan, steps = _plan(example)
+    for rel in plan:
+        target = dest / rel
+        if os.path.lexists(target):
+            raise OutputError(f"{target} exists: ctx init writes only into a folder without these files "
+                              "(nothing was written)")
+    written: list[str] = []
+    try:
+        for rel, srcfile in plan.items():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.ctx-init.tmp")
+            tmp.write_bytes(srcfile.read_bytes())
+            os.replace(tmp, target)
+            written.append(rel)
+    except OSError as e:
+        raise OutputError(f"cannot write {dest}: {e.strerror or e}") from None
+    return InitResult(root=dest, example=example, files=sorted(written), next_steps=steps)

@@ -1,0 +1,208 @@
+"""From an empty folder to a first investigation (issue 31): `ctx init`, the bundled examples
+inside the package, the project found through ctx.toml, and no store made by a mistyped --db."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+CTX = str(Path(sys.executable).parent / "ctx")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env.update(NO_COLOR="1", COLUMNS="200", **extra)
+    return env
+
+
+def ctx(args, cwd: Path, exe: str = CTX, **extra) -> subprocess.CompletedProcess:
+    return subprocess.run([exe, *map(str, args)], cwd=cwd, env=_env(**extra), capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_init_writes_a_commented_project_that_checks_loads_and_answers(tmp_path):
+    r = ctx(["init", "proj"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("wrote a new project into proj (9 files)\n"
+                        "next: cd proj && ctx check && ctx load && ctx investigate EXP-7\n")
+    proj = tmp_path / "proj"
+    files = sorted(p.relative_to(proj).as_posix() for p in proj.rglob("*") if p.is_file())
+    assert files == ["ctx.toml", "examples/cases/EXP-7.yaml", "manifests/playbooks/expense-review.yaml",
+                     "manifests/sources/expense-ledger.yaml", "manifests/sources/travel-policy.yaml",
+                     "sources/expense-ledger/entities.jsonl", "sources/expense-ledger/objects.jsonl",
+                     "sources/expense-ledger/relations.jsonl", "sources/travel-policy/travel-policy.md"]
+    assert (proj / "ctx.toml").read_text().startswith("# ctx project file.")
+    assert ctx(["check"], proj).stderr == "checked 4 file(s): no problems\n"
+    assert ctx(["load"], proj).returncode == 0
+    r = ctx(["investigate", "EXP-7", "--json"], proj)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)["answer"]
+    assert (doc["verdict"], doc["recommended_action"]["action"]) == ("complete", "ask_finance_approval")
+    assert (proj / ".ctx" / "ctx.duckdb").is_file()
+
+
+def test_init_never_overwrites_and_writes_nothing_when_a_file_is_in_the_way(tmp_path):
+    (tmp_path / "manifests" / "sources").mkdir(parents=True)
+    mine = tmp_path / "manifests" / "sources" / "travel-policy.yaml"
+    mine.write_text("mine\n")
+    r = ctx(["init"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == ("ctx: error: manifests/sources/travel-policy.yaml exists: ctx init writes only into a folder without these files "
+                        "(nothing was written)\n")
+    assert mine.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["manifests", "sources", "travel-policy.yaml"]
+
+
+def test_unknown_example_is_a_usage_error(tmp_path):
+    r = ctx(["init", "--example", "nope"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: no example 'nope' (known: claims, incident)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("example,case,verdict,action", [
+    ("claims", "C-102", "complete", "route_to_human_reviewer"),
+    ("incident", "INC-2026-0723", None, None),
+])
+def test_each_bundled_example_investigates_as_in_the_repository(tmp_path, example, case, verdict, action):
+    r = ctx(["init", "--example", example], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert ctx(["load"], tmp_path).returncode == 0
+    r = ctx(["investigate", case, "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)["answer"]
+    want = json.loads(ctx(["investigate", case, "--json"], REPO, CTX_DB=str(tmp_path / "repo.duckdb")).stdout)["answer"]
+    # the same verdict and action (cited ids may differ: a smaller corpus ranks full text differently)
+    assert (got["verdict"], got["recommended_action"]["action"]) == (want["verdict"], want["recommended_action"]["action"])
+    if verdict:
+        assert (got["verdict"], got["recommended_action"]["action"]) == (verdict, action)
+
+
+def test_every_bundled_manifest_playbook_and_case_belongs_to_one_example():
+    from ctxcli.bundled import example_files, examples
+
+    owned: dict[str, str] = {}
+    for name in examples():
+        for rel in example_files(name):
+            assert rel not in owned, f"{rel} is in {owned.get(rel)} and {name}"
+            owned[rel] = name
+    bundled = [p.relative_to(REPO).as_posix() for d in ("manifests", "examples/cases")
+               for p in (REPO / d).rglob("*.yaml")]
+    assert sorted(set(bundled) - set(owned)) == []
+
+
+def test_the_project_is_found_from_a_subfolder_through_ctx_toml(tmp_path):
+    assert ctx(["init", "--example", "claims"], tmp_path).returncode == 0
+    sub = tmp_path / "sources" / "claims-core"
+    r = ctx(["investigate", "C-102", "--json"], sub)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "ctx: no store found: loaded the project's sources first\n"
+    assert (tmp_path / ".ctx" / "ctx.duckdb").is_file() and not (sub / ".ctx").exists()
+    assert [p.parent.name for p in (tmp_path / "runs").glob("*/pack.json")] and not (sub / "runs").exists()
+
+
+def test_a_mistyped_db_is_an_error_and_creates_nothing(tmp_path):
+    assert ctx(["init", "--example", "claims"], tmp_path).returncode == 0
+    r = ctx(["investigate", "C-102", "--db", "ctx.dukdb"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == ("ctx: error: no store at ctx.dukdb: build it with `ctx load --db ctx.dukdb`, or leave out "
+                        "--db to use the project's store\n")
+    assert not (tmp_path / "ctx.dukdb").exists() and not (tmp_path / "ctx.dukdb.lock").exists()
+    assert not (tmp_path / ".ctx").exists()
+
+
+def test_an_empty_folder_says_which_command_to_run_and_a_failed_load_leaves_nothing(tmp_path):
+    r = ctx(["investigate", "C-102"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == (f"ctx: error: unknown case 'C-102': no examples/cases/C-102.yaml; {tmp_path} is not a ctx "
+                        "project: run `ctx init` for a new project (or `ctx init --example claims` for the bundled "
+                        "example), then `ctx load`\n")
+    r = ctx(["load"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: manifests: no sources/ folder of manifests (a new project: "
+                                           "`ctx init`, or `ctx init --example claims`)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_project_settings_are_checked(tmp_path):
+    assert ctx(["init"], tmp_path).returncode == 0
+    (tmp_path / "ctx.toml").write_text('[project]\nstores = "x"\n')
+    r = ctx(["investigate", "EXP-7"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: ctx.toml: project.stores: unknown setting (known: runs, store)\n")
+    (tmp_path / "ctx.toml").write_text('[project]\nstore = 3\n')
+    r = ctx(["load"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: ctx.toml: project.store: must be a non-empty string\n")
+
+
+def test_the_built_wheel_runs_a_first_investigation_outside_the_repository(tmp_path):
+    """Build the wheel, install it (without dependencies, which this venv already has) into a
+    fresh venv outside the repository, and go from an empty folder to a report-ready run."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", wheels,
+                    REPO], check=True, capture_output=True, timeout=600)
+    (wheel,) = wheels.glob("ctx_investigator-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=600)
+    vpy = venv / "bin" / "python"
+    subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], check=True,
+                   capture_output=True, timeout=600)
+    site = subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    # the dependencies come from this test venv's site-packages (never its editable ctxcli)
+    Path(site, "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    work = tmp_path / "empty"
+    work.mkdir()
+    exe = str(venv / "bin" / "ctx")
+    where = subprocess.run([vpy, "-c", "import ctxcli; print(ctxcli.__file__)"], cwd=work, capture_output=True,
+                           text=True, env=_env()).stdout
+    assert where.startswith(site), where
+    r = ctx(["init", "--example", "claims"], work, exe=exe)
+    assert r.returncode == 0, r.stderr
+    assert ctx(["load"], work, exe=exe).returncode == 0
+    r = ctx(["investigate", "C-102", "--as-of", "2026-07-23T12:00:00+08:00", "--json"], work, exe=exe)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["answer"]["verdict"] == "complete"
+    assert list((work / "runs").glob("C-102-*/pack.json"))
+
+
+def test_runs_lists_the_project_runs_and_latest_names_the_newest(tmp_path):
+    assert ctx(["init"], tmp_path).returncode == 0
+    r = ctx(["replay", "latest"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: no runs yet under runs: `latest` names the newest run folder "
+                                           "there (run `ctx investigate` first)\n")
+    assert ctx(["investigate", "EXP-7", "--out", "runs/a"], tmp_path).returncode == 0
+    assert ctx(["investigate", "EXP-7", "--out", "runs/b", "--as-of", "2026-10-06T12:00:00+02:00"],
+               tmp_path).returncode == 0       # another pack
+    os.utime(tmp_path / "runs/a/pack.json", (2_000_000_000, 2_000_000_000))     # a is the newer
+    os.utime(tmp_path / "runs/b/pack.json", (1_900_000_000, 1_900_000_000))
+    (tmp_path / "runs" / "notes").mkdir()                                        # not a run folder
+    r = ctx(["runs", "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [(x["folder"], x["case_id"], x["subject"], x["verdict"], x["signed"], x["written_at"]) for x in rows] == [
+        ("runs/a", "EXP-7", "analyst-4", "complete", False, "2033-05-18T03:33:20+00:00"),
+        ("runs/b", "EXP-7", "analyst-4", "complete", False, "2030-03-17T17:46:40+00:00")]
+    assert rows[0]["pack_id"] != rows[1]["pack_id"]
+    r = ctx(["explain-omissions", "latest", "--json"], tmp_path)
+    assert r.returncode == 0 and json.loads(r.stdout)["pack_id"] == rows[0]["pack_id"]
+    r = ctx(["render", "runs/b", "--format", "markdown"], tmp_path)          # a run folder, not only its pack.json
+    assert r.returncode == 0 and r.stdout
+    assert ctx(["runs", "--case", "NOPE", "--json"], tmp_path).stdout == "[]\n"
+
+
+def test_replay_from_outside_the_project_reads_the_packs_own_project(tmp_path):
+    proj = tmp_path / "proj"
+    assert ctx(["init", "proj"], tmp_path).returncode == 0
+    assert ctx(["investigate", "EXP-7", "--out", "runs/one"], proj).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = ctx(["replay", proj / "runs" / "one"], elsewhere)
+    assert r.returncode == 0, r.stderr
+    assert ": identical" in r.stdout
+    assert list(elsewhere.iterdir()) == []
