@@ -392,6 +392,9 @@ MUTANTS: list[Mutant] = [
     Mutant("report-print-keeps-sections-collapsed", "src/ctxcli/report/templates/style.css",
            "  details::details-content { content-visibility: visible; display: block; }\n", "",
            ("tests/test_report.py::test_print_opens_every_collapsed_section",)),
+    Mutant("uncovered-claims-not-warned", "src/ctxcli/answer/validate.py",
+           "    if uncovered:\n        warnings.append(", "    if False:\n        warnings.append(",
+           ("tests/test_ask.py::test_a_changed_verdict_or_action_is_a_rejection_without_the_flag",)),
 ]
 
 

@@ -110,7 +110,7 @@ def test_a_digit_run_inside_a_longer_value_is_not_that_value(c102):
 def test_ids_written_in_the_claim_text_are_checked_like_the_evidence_list(c102):
     _, pack = c102
     amount = claim_amount_id(pack)
-    wh = next(o["ref"] for o in pack["omissions"] if o["withheld"])
+    wh = "wh-0123456789abcdef"        # an opaque reference (gated packs list withheld records only as counts)
     assert check(c102, [fact("The claim amount is 128000 CNY [ev-0000000000].", amount)]) == [
         ("cites_unknown", 0, "ev-0000000000")]
     assert check(c102, [fact(f"A note exists [{wh}].", amount)]) == [("cites_withheld", 0, wh)]
@@ -191,7 +191,7 @@ def test_roman_numerals_and_small_number_words(c102, text, bad):
 
 def test_the_summary_is_checked_like_a_claim(c102):
     ans, pack = c102
-    wh = next(o["ref"] for o in pack["omissions"] if o["withheld"])
+    wh = "wh-0123456789abcdef"        # an opaque reference (gated packs list withheld records only as counts)
     assert check(c102, ans["claims"], summary="The claim amount of 128000 CNY needs a review.") == []
     # the answer's own counts are values the summary may state (ctx's summary does: "6 claim(s) (4 fact, …)")
     assert check(c102, ans["claims"], summary="6 claim(s) (4 fact, 2 inference).") == []

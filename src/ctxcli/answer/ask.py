@@ -331,6 +331,9 @@ def eval_metrics(pack: dict[str, Any], det_answer: dict[str, Any], outcome: AskO
         "action_agrees": ans.get("recommended_action") == det_action if ans else False,
         "facts": len(det_vals), "facts_stated": len(mentioned),
         "fact_agreement": round(len(mentioned) / len(det_vals), 4) if det_vals else None,
+        "playbook_claims": c.get("playbook_claims", 0), "playbook_claims_covered": c.get("playbook_claims_covered", 0),
+        "claim_coverage": (round(c["playbook_claims_covered"] / c["playbook_claims"], 4)
+                           if c.get("playbook_claims") else None),
         "latency_ms": outcome.model_record["latency_ms"],
         "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
     }
@@ -352,6 +355,7 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "verdict_agreement": round(sum(r["verdict_agrees"] for r in rows) / n, 4) if n else None,
         "action_agreement": round(sum(r["action_agrees"] for r in rows) / n, 4) if n else None,
         "fact_agreement": ratio("facts_stated", "facts"),
+        "claim_coverage": ratio("playbook_claims_covered", "playbook_claims"),
         "latency_ms_p50": lat[(n - 1) // 2] if n else None,
         "prompt_tokens_mean": _mean([r["prompt_tokens"] for r in rows]),
         "completion_tokens_mean": _mean([r["completion_tokens"] for r in rows]),

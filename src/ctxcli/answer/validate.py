@@ -20,7 +20,9 @@ violations (any one makes the answer ``rejected``)
   verdict_disagrees           the verdict differs from the deterministic answer's   } warnings instead
   action_disagrees            the action differs from the deterministic answer's    } with --accept-disagreement
 
-warnings (the answer is ``accepted_with_warnings``): the two above, when disagreement is accepted
+warnings (the answer is ``accepted_with_warnings``): the two above, when disagreement is accepted;
+  claims_uncovered            a claim of the playbook that the deterministic answer backs with
+                              evidence is not addressed: no model claim cites any of its evidence
 
 Nothing of a withheld object is ever read: its opaque reference is all the pack holds.
 """
@@ -297,7 +299,23 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
         into.append(_viol("action_disagrees", f"action {ans['recommended_action']!r} differs from the "
                           f"deterministic {det_action!r}{hint}", model=ans["recommended_action"],
                           deterministic=det_action))
-    return _result(violations, warnings, claims_out, ans)
+    uncovered, backed = _uncovered(ans, det)
+    if uncovered:
+        warnings.append(_viol("claims_uncovered", f"{len(uncovered)} of {backed} playbook claim(s) backed by "
+                              f"evidence are not addressed by any model claim: {', '.join(uncovered)}",
+                              claims=uncovered))
+    out = _result(violations, warnings, claims_out, ans)
+    out["counts"].update(playbook_claims=backed, playbook_claims_covered=backed - len(uncovered))
+    return out
+
+
+def _uncovered(ans: dict[str, Any], det: dict[str, Any]) -> tuple[list[str], int]:
+    """The deterministic answer's claims that rest on evidence and that no model claim cites any
+    evidence of (their ids, in playbook order), and how many rest on evidence."""
+    cited = {e for c in ans.get("claims", []) if isinstance(c, dict) for e in (c.get("evidence") or [])
+             if isinstance(e, str)}
+    backed = [c for c in det.get("claims", []) if isinstance(c, dict) and c.get("evidence")]
+    return [c["claim_id"] for c in backed if not cited & set(c["evidence"])], len(backed)
 
 
 def _citations(cited: list[str], i: int | None, by_id, withheld, omitted) -> tuple[list[str], list[dict[str, Any]]]:

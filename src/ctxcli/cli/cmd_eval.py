@@ -264,4 +264,5 @@ def _model_table(rep, doc: dict[str, Any]) -> None:
         c.print(f"model answers ({s}): {a['accepted']} accepted, {a['accepted_with_warnings']} with warnings, "
                 f"{a['rejected']} rejected of {a['runs']} · citation precision {_f(a['citation_precision'])} · "
                 f"claim faithfulness {_f(a['claim_faithfulness'])} · verdict agreement {_f(a['verdict_agreement'])} "
-                f"· fact agreement {_f(a['fact_agreement'])} · latency p50 {a['latency_ms_p50']} ms")
+                f"· fact agreement {_f(a['fact_agreement'])} · playbook claims covered {_f(a.get('claim_coverage'))} "
+                f"· latency p50 {a['latency_ms_p50']} ms")
