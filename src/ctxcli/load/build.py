@@ -322,7 +322,10 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                     sup.append((len(objs), tenant, supersedes))
             first[sid][1] = len(reuse[sid].objects)
             continue
+        # the index and the vector of a masked source are made from its masked text (load/derive.py)
+        policy = ls.manifest.redaction.model_dump(mode="json") if ls.manifest.redaction else None
         for o in ls.iter_objects(dedup=False):
+            o["_redact"] = policy
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
                 if not objs[k][1]:
