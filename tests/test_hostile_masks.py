@@ -230,3 +230,49 @@ def test_the_rewritten_guards_match_what_a_backtracking_engine_matches():
         for _ in range(4000):
             t = "".join(rnd.choice("1395xXa -") for _ in range(rnd.randint(0, 18)))
             assert c.subn("#", t)[0] == rx.sub("#", t), (src, t)
+
+
+# ------------------------------------------------------------------ item 16: non-finite YAML, bounded expressions
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", ".NaN", "+.INF"])
+def test_a_non_finite_yaml_fact_is_refused_with_its_position(project_copy, value):
+    md = project_copy / "sources" / "claims-handbook" / "motor-claims-handbook-2026.md"
+    text = md.read_text(encoding="utf-8")
+    assert "\nfacts: {}\n" in text
+    md.write_text(text.replace("\nfacts: {}\n", f"\nfacts: {{limit: {value}}}\n", 1), encoding="utf-8")
+    line = text.split("\nfacts: {}\n")[0].count("\n") + 2
+    r = run_cli(["load"])
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert f"motor-claims-handbook-2026.md:{line}:" in r.stderr and "non-finite number" in r.stderr
+
+
+@pytest.mark.parametrize("src,env", [
+    ("'a' * n * n == ''", {"n": 400}),                  # the shape of the 16 GB string, just past the bound
+    ("len(s * n) > 0", {"s": "x" * 1000, "n": 101}),
+    ("[1, 2] * n", {"n": 50_001}),
+    ("s + s", {"s": "y" * 60_000}),
+    ("n * n * n > 0", {"n": 2**40}),                     # past 64 bits
+    ("-n", {"n": -(2**63)}),
+    ("x > 99999999999999999999", {"x": 1}),              # a literal past 64 bits
+    ("round(x, 0) > 1", {"x": 1e300}),
+])
+def test_every_intermediate_value_of_an_expression_is_bounded(src, env):
+    from ctxcli.answer import expr
+
+    with pytest.raises(expr.ExprError):
+        expr.evaluate(src, env)
+
+
+def test_a_huge_string_is_refused_before_it_is_built():
+    from ctxcli.answer import expr
+
+    with pytest.raises(expr.ExprError, match="longer than 100000"):
+        expr.evaluate("'a' * n * n == ''", {"n": 4 * 10**9})     # 16 EB: never allocated
+
+
+def test_bounded_expressions_still_compute():
+    from ctxcli.answer import expr
+
+    assert expr.evaluate("'ab' * 3", {}) == "ababab"
+    assert expr.evaluate("n * n", {"n": 2**31}) == 2**62
+    assert expr.evaluate("round(x, 1)", {"x": 2.25}) == 2.3
