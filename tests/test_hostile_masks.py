@@ -276,3 +276,75 @@ def test_bounded_expressions_still_compute():
     assert expr.evaluate("'ab' * 3", {}) == "ababab"
     assert expr.evaluate("n * n", {"n": 2**31}) == 2**62
     assert expr.evaluate("round(x, 1)", {"x": 2.25}) == 2.3
+
+
+def test_vectors_made_at_the_end_of_a_load_are_made_from_masked_text(project_copy):
+    """Both places a load embeds (the workers while rows stream, load/derive.py, and
+    load/vectors.py for what they did not make) embed the masked text."""
+    import duckdb
+
+    from ctxcli.embed import load_model
+    from ctxcli.load.vectors import embed_text, write_vectors
+    from ctxcli.util.masking import mask, patterns
+
+    assert run_cli(["load"]).exit_code == 0
+    con = duckdb.connect(str(project_copy / ".ctx" / "ctx.duckdb"))
+    try:
+        (pol,) = con.execute("SELECT redaction FROM sources WHERE source_id = 'claims-documents'").fetchone()
+        title, content = con.execute("SELECT title, content FROM objects WHERE object_id = 'DOC-C102-001'").fetchone()
+        pats = patterns(json.loads(pol))
+        assert mask(content, pats) != content
+        want = load_model().embed_many([embed_text(mask(title, pats), mask(content, pats))])[0]
+
+        def stored():
+            return con.execute("SELECT v.vec FROM vectors v JOIN objects o ON o.doc_id = v.doc_id "
+                               "WHERE o.object_id = 'DOC-C102-001'").fetchone()[0]
+
+        assert stored() == pytest.approx(want, abs=1e-6)          # streamed by the workers
+        con.execute("DELETE FROM vectors")
+        con.execute("DELETE FROM meta WHERE key LIKE 'embedding_%'")
+        write_vectors(con, load_model())                           # made at the end of the load
+        assert stored() == pytest.approx(want, abs=1e-6)
+    finally:
+        con.close()
+
+
+# ------------------------------------------------------------------ item 10: exit 70 paths become exit 2
+def test_a_signing_key_that_is_not_utf8_is_a_usage_error(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("CTX_SIGNING_KEY", "k" * 40 + "\udcff\udcfe")     # bytes 0xff 0xfe (PEP 383)
+    r = run_cli(["investigate", "C-102", "--sign", "--out", tmp_path / "run"])
+    assert r.exit_code == 2
+    assert r.stderr == "ctx: error: CTX_SIGNING_KEY is not UTF-8 text: use printable characters, e.g. the output " \
+                       "of `openssl rand -hex 32`\n"
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("line,message", [
+    ("max_tokens = inf", "model.max_tokens: must be an integer from 1 to 1000000, got float"),
+    ("max_tokens = 1e30", "model.max_tokens: must be an integer from 1 to 1000000, got float"),
+    ("max_tokens = 99999999999999999", "model.max_tokens: must be an integer from 1 to 1000000, got 99999999999999999"),
+    ("max_retries = inf", "model.max_retries: must be an integer from 0 to 10, got float"),
+    ("backoff = nan", "model.backoff: must be a number from 0 to 30, got nan"),
+    ("temperature = inf", "model.temperature: must be a number from 0 to 2, got inf"),
+    ("timeout = true", "model.timeout: must be a number from 0 to 3600, got bool"),
+    ('timeout = "60"', "model.timeout: must be a number from 0 to 3600, got str"),
+    ("api_key_env = [1]", "model.api_key_env: must be a string"),
+])
+def test_bad_ctx_toml_values_are_one_line_usage_errors(project_copy, tmp_path, line, message):
+    (project_copy / "ctx.toml").write_text(f'[model]\nendpoint = "http://127.0.0.1:9"\nmodel = "m"\n{line}\n')
+    r = run_cli(["ask", "C-102", "--out", tmp_path / "run"])
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr == f"ctx: error: ctx.toml: {message}\n"
+
+
+@pytest.mark.parametrize("line,field", [('runs_dir: "r\\0x"', "runs_dir"), ('audit_log: "a\\tb"', "audit_log"),
+                                         ('db: ""', "db")])
+def test_bad_serve_config_paths_are_refused_before_serving(tmp_path, line, field):
+    from ctxcli.errors import InputError
+    from ctxcli.serve.config import read_config_file
+
+    p = tmp_path / "serve.yaml"
+    p.write_text(line + "\n")
+    with pytest.raises(InputError) as e:
+        read_config_file(p)
+    assert e.value.field == field and "control characters" in str(e.value)
