@@ -113,6 +113,27 @@ def test_a_masked_number_is_not_confirmed_by_ranks_through_the_adhoc_question(pr
     _same(_normalised(right), _normalised(run()))
 
 
+def _fulltext_rank(trace: bytes, object_id: str) -> int | None:
+    for line in trace.splitlines():
+        ev = json.loads(line)
+        if ev["event"] == "candidate_retrieved" and ev.get("ref") == object_id:
+            return ev["channels"].get("fulltext")
+    return None
+
+
+def test_a_subject_holding_the_unmasking_scope_finds_a_masked_number_by_full_text(store, tmp_path):
+    """The unmasked-only terms are searched for a subject holding pii:read, and only for it."""
+    runs = {}
+    for who, extra in (("pii", ["--scope", "pii:read"]), ("plain", [])):
+        out = tmp_path / who
+        r = run_cli(["investigate", *ADHOC, *extra, "--clearance", "confidential", "--question", f'"{PHONE}"',
+                     "--out", out])
+        assert r.exit_code == 0, r.stderr
+        runs[who] = (out / "trace.jsonl").read_bytes()
+    pii, plain = (_fulltext_rank(runs[w], "DOC-C102-001") for w in ("pii", "plain"))
+    assert pii is not None and (plain is None or pii < plain), (pii, plain)
+
+
 def test_the_index_holds_no_term_of_a_masked_span(project_copy):
     from ctxcli.store.db import open_reader
 
@@ -124,6 +145,13 @@ def test_the_index_holds_no_term_of_a_masked_span(project_copy):
         con.close()
     assert PHONE not in terms and ID_NO.lower() not in terms
     assert "redacted" in terms                   # the replacement text is what is indexed
+    con = open_reader(project_copy / ".ctx" / "ctx.duckdb")
+    try:                                         # kept apart, for subjects who may unmask them
+        raw = dict(con.execute("SELECT r.term, g.unless_scopes FROM raw_term_stats r "
+                               "JOIN mask_groups g ON g.grp = r.grp").fetchall())
+    finally:
+        con.close()
+    assert raw[PHONE] == ["pii:read"] and raw[ID_NO.lower()] == ["pii:read"]
 
 
 # ------------------------------------------------------------------ item 8: facts, fact names, normalisation
@@ -353,3 +381,29 @@ def test_bad_serve_config_paths_are_refused_before_serving(tmp_path, line, field
     with pytest.raises(InputError) as e:
         read_config_file(p)
     assert e.value.field == field and "control characters" in str(e.value)
+
+
+def test_unmasked_terms_of_another_tenant_never_reach_the_query(project_copy):
+    """The unmasked-only terms are looked up and scanned inside the query tenant only."""
+    import duckdb
+
+    from ctxcli.store.duckdb_store import DuckDBStore
+
+    assert run_cli(["load"]).exit_code == 0
+    con = duckdb.connect(str(project_copy / ".ctx" / "ctx.duckdb"))
+    try:
+        (demo,) = con.execute("SELECT tenant_no FROM tenants WHERE tenant_id = 'tenant-demo'").fetchone()
+        (other, doc) = con.execute("SELECT t.tenant_no, o.doc_id FROM tenants t JOIN objects o "
+                                   "ON o.tenant_id = t.tenant_id WHERE t.tenant_id = 'tenant-other' "
+                                   "ORDER BY o.doc_id LIMIT 1").fetchone()
+        (grp,) = con.execute("SELECT grp FROM mask_groups WHERE list_contains(unless_scopes, 'pii:read')").fetchone()
+        con.execute("INSERT INTO raw_term_stats VALUES (?, ?, 'zzsecret', 999999, 1)", [other, grp])
+        con.execute("INSERT INTO raw_postings VALUES (?, ?, 999999, ?, 1, 10, 18446744073709551615)",
+                    [other, grp, doc])
+        st = DuckDBStore(con)
+        types = [t for (t,) in con.execute("SELECT evidence_type FROM support_bits ORDER BY bit").fetchall()]
+        qs = [(t, ["zzsecret"]) for t in types]
+        assert st.bm25(qs, tenant="tenant-demo", limit=10, unmasked=[grp]) == []
+        assert demo != other and st.bm25(qs, tenant="tenant-other", limit=10, unmasked=[grp])
+    finally:
+        con.close()

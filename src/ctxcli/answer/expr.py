@@ -44,7 +44,10 @@ def _round(x: Any, n: Any = 0) -> int | float:
     x = _num(x)
     if isinstance(n, bool) or not isinstance(n, int) or not -12 <= n <= 12:
         raise ExprError(f"decimals must be an integer from -12 to 12, got {n!r}")
-    q = Decimal(str(x)).quantize(Decimal(1).scaleb(-n), rounding=ROUND_HALF_UP)
+    try:
+        q = Decimal(str(x)).quantize(Decimal(1).scaleb(-n), rounding=ROUND_HALF_UP)
+    except ArithmeticError:         # decimal.InvalidOperation: more digits than Decimal holds
+        raise ExprError(f"round: {x!r} has too many digits to round to {n} decimals") from None
     return int(q) if n <= 0 else float(q)
 
 

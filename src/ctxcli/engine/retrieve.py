@@ -55,7 +55,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         _share(runs, qs, time.perf_counter() - t0)
     if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
         t0 = time.perf_counter()
-        for qi, doc, score in bm25(con, qs, tenant=tenant, lim=lim):
+        for qi, doc, score in bm25(con, qs, tenant=tenant, lim=lim, unmasked=unmasked_groups(con, access)):
             runs[qs[qi].query_id].hits.append(doc)
             runs[qs[qi].query_id].detail[doc] = {"score": score}
         _share(runs, qs, time.perf_counter() - t0)
@@ -120,10 +120,19 @@ def _walk_access(con, access: Access) -> dict[str, Any]:
     return {"readable": sorted(readable), "access_ok": ok}
 
 
-def bm25(con, qs: list[Query], *, tenant: str, lim: int) -> list[tuple[int, int, float]]:
+def unmasked_groups(con, access: Access) -> list[int]:
+    """The mask groups whose unmasked-only terms the subject may search: those whose
+    unless_scopes it holds one of (the masks do not apply to it, engine/redact.applies)."""
+    return [g for g, scopes in con.mask_groups() if set(scopes or []) & access.scopes]
+
+
+def bm25(con, qs: list[Query], *, tenant: str, lim: int, unmasked: list[int] | None = None
+         ) -> list[tuple[int, int, float]]:
     """Exact BM25 top-``lim`` of each full-text query within the tenant: (query index, doc id,
-    score), each query's hits in rank order (the store's ``bm25``)."""
-    return con.bm25([(q.evidence_type, list(q.terms)) for q in qs], tenant=tenant, limit=lim)
+    score), each query's hits in rank order (the store's ``bm25``); ``unmasked``: the mask
+    groups whose unmasked-only terms count (unmasked_groups)."""
+    kw = {"unmasked": unmasked} if unmasked else {}
+    return con.bm25([(q.evidence_type, list(q.terms)) for q in qs], tenant=tenant, limit=lim, **kw)
 
 
 def _share(runs: dict[str, QueryRun], qs: list[Query], seconds: float) -> None:

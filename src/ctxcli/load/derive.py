@@ -52,6 +52,13 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
         tf: dict[str, int] = {}
         for x in ts:
             tf[x] = tf.get(x, 0) + 1
+        # the terms only the unmasked text has, for subjects holding an unmasking scope
+        raw: dict[str, int] = {}
+        if (o.get("_redact") or {}).get("unless_scopes"):
+            for x in (t for f in (o["title"], o["content"], " ".join(o["keys"])) for t in fts_text.terms(f)):
+                if x not in tf:
+                    raw[x] = raw.get(x, 0) + 1
+        o["raw_terms"], o["raw_tfs"] = list(raw), list(raw.values())
         o["dedup_hash"] = dedup_hash(o["content"])
         o["tokens"], o["fts_text"], o["terms"], o["tfs"] = \
             len(enc.encode_ordinary(o["content"])), " ".join(ts), list(tf), list(tf.values())

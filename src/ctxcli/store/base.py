@@ -52,9 +52,14 @@ class Store(Protocol):
     def structured(self, queries: list[tuple[str, str, list[str]]], *, seeds: list[str],
                    business_keys: list[str], tenant: str, limit: int) -> list[tuple[str, int]]:
         """(query id, doc id) for each (query id, evidence type, object types), rank order."""
-    def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, limit: int) -> list[tuple[int, int, float]]:
+    def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, limit: int,
+             unmasked: Sequence[int] = ()) -> list[tuple[int, int, float]]:
         """Exact Okapi BM25 (ctx's postings, the tenant's statistics) per (evidence type,
-        terms): (query index, doc id, score rounded to 9 places), rank order."""
+        terms): (query index, doc id, score rounded to 9 places), rank order. The masked text of
+        masked sources is indexed for everyone; the unmasked-only terms of the mask groups
+        ``unmasked`` count too (for a subject holding one of their unless_scopes)."""
+    def mask_groups(self) -> list[tuple[int, list[str]]]:
+        """(group, unless_scopes) of every mask group, by group."""
     def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
                tenant: str) -> list[tuple[int, int, float]]:
         """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the
