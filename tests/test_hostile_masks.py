@@ -407,3 +407,13 @@ def test_unmasked_terms_of_another_tenant_never_reach_the_query(project_copy):
         assert demo != other and st.bm25(qs, tenant="tenant-other", limit=10, unmasked=[grp])
     finally:
         con.close()
+
+
+def test_a_lone_surrogate_does_not_stop_a_mask():
+    """YAML lets a string hold a lone surrogate ("\\udcff"), which RE2 cannot read."""
+    from ctxcli.util.masking import mask, patterns
+
+    pats = patterns({"patterns": [{"name": "ph", "regex": r"(?<![0-9])1[3-9][0-9]{9}(?![0-9])",
+                                   "replacement": "[PHONE]"}]})
+    assert mask("\udcff 13912345678", pats) == "? [PHONE]"
+    assert mask("\udcff x", pats) == "\udcff x"          # nothing masked: shown as it was

@@ -130,11 +130,14 @@ _DASHES = {c: "-" for c in (0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x22
 
 
 def normalise(text: str) -> str:
-    """``text`` as masks read it: NFKC, dashes as ``-``, format characters dropped."""
+    """``text`` as masks read it: NFKC, dashes as ``-``, format characters dropped, a lone
+    surrogate as ``?``."""
     if text.isascii():
         return text
     t = unicodedata.normalize("NFKC", text).translate(_DASHES)
-    return "".join(c for c in t if unicodedata.category(c) != "Cf")
+    t = "".join(c for c in t if unicodedata.category(c) != "Cf")
+    # a lone surrogate (a YAML "\udcff" escape) cannot be matched by RE2: read as "?"
+    return t.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in t) else t
 
 
 def mask(text: str, pats: Patterns, counts: dict[str, int] | None = None) -> str:
