@@ -140,6 +140,24 @@ def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_the_unmasked_terms_give_the_same_scores_on_both_backends(store, loaded_pg):
+    """A subject holding pii:read also searches the masked source's unmasked-only terms
+    (issue 27 item 3): the same statements' scores on both backends."""
+    from ctxcli.store import open_store
+
+    qs = [("document_status", ["c_102", "accident", "13912345678"]), ("claim_document", ["32050219900412561x"])]
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        groups = [g for g, scopes in d.mask_groups() if "pii:read" in scopes]
+        assert groups and p.mask_groups() == d.mask_groups()
+        got, want = p.bm25(qs, tenant="tenant-demo", limit=50, unmasked=groups), \
+            d.bm25(qs, tenant="tenant-demo", limit=50, unmasked=groups)
+        assert got == want and got != d.bm25(qs, tenant="tenant-demo", limit=50)
+    finally:
+        d.close()
+        p.close()
+
+
 def test_vector_scores_are_bit_identical_on_both_backends(store, loaded_pg):
     """The vector channel's cosine (float32, DuckDB's loop and formula) and its rounding."""
     from ctxcli.embed import load_model

@@ -46,7 +46,11 @@ def signing_key(*, required: bool) -> bytes | None:
             raise UsageError(f"--sign: set {KEY_ENV} to the signing key (at least {MIN_KEY_BYTES} bytes, "
                              f"e.g. the output of `openssl rand -hex 32`)")
         return None
-    key = val.encode("utf-8")
+    try:
+        key = val.encode("utf-8")
+    except UnicodeEncodeError:      # bytes that are not UTF-8 arrive as surrogates (PEP 383)
+        raise UsageError(f"{KEY_ENV} is not UTF-8 text: use printable characters, e.g. the output of "
+                         f"`openssl rand -hex 32`") from None
     if len(key) < MIN_KEY_BYTES:
         raise UsageError(f"{KEY_ENV} is too short: a signing key needs at least {MIN_KEY_BYTES} bytes")
     return key

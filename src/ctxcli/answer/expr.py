@@ -6,6 +6,10 @@ Grammar: names (bound facts), numbers, strings, lists, ``and``/``or``/``not``, c
 ``round(x, n)`` (half away from zero, ``n`` decimals, default 0) and ``pct_change(a, b)``
 (the change from ``a`` to ``b`` in percent of ``|a|``).
 Any other syntax is rejected when the playbook is loaded.
+
+Every value an evaluation makes is bounded: a string or list holds at most
+:data:`MAX_SIZE` characters or items (``'a' * n * n`` is refused before it is built) and an
+integer fits in 64 bits (a literal that does not is refused when the playbook is loaded).
 """
 
 from __future__ import annotations
@@ -40,7 +44,10 @@ def _round(x: Any, n: Any = 0) -> int | float:
     x = _num(x)
     if isinstance(n, bool) or not isinstance(n, int) or not -12 <= n <= 12:
         raise ExprError(f"decimals must be an integer from -12 to 12, got {n!r}")
-    q = Decimal(str(x)).quantize(Decimal(1).scaleb(-n), rounding=ROUND_HALF_UP)
+    try:
+        q = Decimal(str(x)).quantize(Decimal(1).scaleb(-n), rounding=ROUND_HALF_UP)
+    except ArithmeticError:         # decimal.InvalidOperation: more digits than Decimal holds
+        raise ExprError(f"round: {x!r} has too many digits to round to {n} decimals") from None
     return int(q) if n <= 0 else float(q)
 
 
@@ -57,6 +64,29 @@ _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.Mod: lambda a, b: operator.mod(_num(a), _num(b))}   # numbers only: no str % formatting
 _CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
         ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+MAX_SIZE = 100_000          # characters of a string, items of a list
+_INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def _bounded(v: Any) -> Any:
+    """``v`` when it is an integer within 64 bits (or not an integer), else ExprError. Strings
+    and lists grow only through ``+`` and ``*``, whose size is checked before (_size_of)."""
+    if isinstance(v, int) and not isinstance(v, bool) and not _INT_MIN <= v <= _INT_MAX:
+        raise ExprError("an integer result does not fit in 64 bits")
+    return v
+
+
+def _size_of(op: ast.AST, a: Any, b: Any) -> int:
+    """The length a string or list ``a op b`` would have (0 for numbers), computed before it is built."""
+    if isinstance(op, ast.Mult):
+        for x, n in ((a, b), (b, a)):
+            if isinstance(x, (str, list)) and isinstance(n, int) and not isinstance(n, bool):
+                return len(x) * max(n, 0)
+    if isinstance(op, ast.Add) and isinstance(a, (str, list)) and isinstance(b, (str, list)):
+        return len(a) + len(b)
+    return 0
 
 
 def parse(src: str) -> ast.Expression:
@@ -79,6 +109,8 @@ def parse(src: str) -> ast.Expression:
                 raise ExprError(f"expression {src!r} calls an unknown function")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
             raise ExprError(f"expression {src!r} has an unsupported constant")
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not _INT_MIN <= node.value <= _INT_MAX:
+            raise ExprError(f"expression {src!r} has an integer that does not fit in 64 bits")
     return tree
 
 
@@ -119,13 +151,15 @@ def _ev(n: ast.AST, env: dict[str, Any]) -> Any:
         return any(bool(_ev(v, env)) for v in n.values)
     if isinstance(n, ast.UnaryOp):
         v = _ev(n.operand, env)
-        return (not v) if isinstance(n.op, ast.Not) else -_num(v)
+        return (not v) if isinstance(n.op, ast.Not) else _bounded(-_num(v))
     if isinstance(n, ast.BinOp):
         a, b = _ev(n.left, env), _ev(n.right, env)
         if isinstance(n.op, (ast.Div, ast.Mod)) and b == 0:
             raise ExprError("division by zero")
+        if _size_of(n.op, a, b) > MAX_SIZE:
+            raise ExprError(f"a value longer than {MAX_SIZE} characters or items")
         try:
-            return _BIN[type(n.op)](a, b)
+            return _bounded(_BIN[type(n.op)](a, b))
         except TypeError as e:
             raise ExprError(str(e)) from None
     if isinstance(n, ast.Compare):
@@ -142,8 +176,8 @@ def _ev(n: ast.AST, env: dict[str, Any]) -> Any:
     if isinstance(n, ast.Call):
         args = [_ev(a, env) for a in n.args]
         try:
-            return FUNCS[n.func.id](*args)
-        except (TypeError, ValueError) as e:
+            return _bounded(FUNCS[n.func.id](*args))
+        except (TypeError, ValueError, ArithmeticError) as e:
             raise ExprError(f"{n.func.id}: {e}") from None
     raise ExprError(f"unsupported syntax {type(n).__name__}")
 

@@ -115,17 +115,17 @@ def resolve_config(*, endpoint: str | None = None, model: str | None = None, tim
         key_var = str(f["api_key_env"])
         key = env.get(key_var)
     key = check_key(key, key_var)
-    try:
-        cfg = ModelConfig(
-            endpoint=str(ep), model=str(name), api_key=key or None,
-            timeout=float(timeout if timeout is not None else f.get("timeout", 60.0)),
-            max_retries=int(max_retries if max_retries is not None else f.get("max_retries", 2)),
-            backoff=float(f.get("backoff", 1.0)), temperature=float(f.get("temperature", 0.0)),
-            max_tokens=int(f["max_tokens"]) if f.get("max_tokens") is not None else None,
-            response_format=str(f.get("response_format", "auto")),
-            max_response_bytes=_positive_int(f.get("max_response_bytes", 4 * 1024 * 1024), "max_response_bytes"))
-    except (TypeError, ValueError) as e:
-        raise UsageError(f"{CONFIG_FILE}: [model]: {e}") from None
+    for k in ("endpoint", "model", "api_key_env", "response_format"):
+        if k in f and not isinstance(f[k], str):
+            raise UsageError(f"{CONFIG_FILE}: model.{k}: must be a string")
+    cfg = ModelConfig(
+        endpoint=str(ep), model=str(name), api_key=key or None,
+        timeout=float(timeout) if timeout is not None else _setting(f, "timeout", 60.0, 0, 3600),
+        max_retries=int(max_retries) if max_retries is not None else int(_setting(f, "max_retries", 2, 0, 10, True)),
+        backoff=_setting(f, "backoff", 1.0, 0, int(MAX_BACKOFF_S)), temperature=_setting(f, "temperature", 0.0, 0, 2),
+        max_tokens=int(_setting(f, "max_tokens", None, 1, 1_000_000, True)) if f.get("max_tokens") is not None else None,
+        response_format=str(f.get("response_format", "auto")),
+        max_response_bytes=_positive_int(f.get("max_response_bytes", 4 * 1024 * 1024), "max_response_bytes"))
     if cfg.response_format not in RESPONSE_FORMATS:
         raise UsageError(f"{CONFIG_FILE}: model.response_format: one of {', '.join(RESPONSE_FORMATS)}")
     if not (0 < cfg.timeout <= 3600) or not (0 <= cfg.max_retries <= 10):
@@ -170,6 +170,20 @@ def _positive_int(v: Any, name: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not (1024 <= v <= 1024 ** 3):
         raise UsageError(f"{CONFIG_FILE}: model.{name}: an integer number of bytes in [1024, 1073741824]")
     return v
+
+
+def _setting(f: dict[str, Any], name: str, default: Any, lo: float, hi: float, integer: bool = False) -> Any:
+    """The number ``name`` of ctx.toml [model] (``default`` when absent), checked: a number
+    (not a boolean), an integer when ``integer``, finite and within [lo, hi]."""
+    if name not in f:
+        return default
+    v = f[name]
+    kind = "an integer" if integer else "a number"
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+        raise UsageError(f"{CONFIG_FILE}: model.{name}: must be {kind} from {lo} to {hi}, got {type(v).__name__}")
+    if not (lo <= v <= hi):          # NaN fails both comparisons, so it is refused too
+        raise UsageError(f"{CONFIG_FILE}: model.{name}: must be {kind} from {lo} to {hi}, got {v!r}")
+    return v if integer else float(v)
 
 
 def _safe_url(u: str) -> str:

@@ -2,8 +2,10 @@
 
 The masks apply to every string of an object that can reach an output: its text, title,
 locator, source version, object and subject ids (a Markdown section's heading is part of its
-id, title and locator) and string facts (list items included), for admitted evidence and
-for omission records alike. The digest of the unmasked text is shown only keyed with the
+id, title and locator) and facts (strings, numbers by their decimal string, and the names of
+facts; util/masking.py), for admitted evidence and for omission records alike. The full-text
+index and the vectors are built from the same masked text (load/derive.py), so no rank or
+score depends on what the masks hide. The digest of the unmasked text is shown only keyed with the
 store secret (``before_hash``), never as a plain hash a subject could test guesses against.
 """
 
@@ -12,11 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-import regex
-
 from ..util.canon import content_hash, sealed_hash
-
-Patterns = list[tuple[str, Any, str]]
+from ..util.masking import Patterns, mask, mask_value, patterns  # noqa: F401  (one masking mechanism)
 
 # The string fields of an object (engine.gates.Obj) that outputs show.
 MASKED_FIELDS = ("content", "title", "locator", "source_version", "object_id", "subject_id")
@@ -25,29 +24,6 @@ MASKED_FIELDS = ("content", "title", "locator", "source_version", "object_id", "
 def applies(o, scopes: frozenset[str]) -> bool:
     """Whether ``o``'s source masks it for a subject holding ``scopes``."""
     return bool(o.redaction) and not (set(o.redaction.get("unless_scopes", [])) & scopes)
-
-
-def patterns(policy: dict[str, Any]) -> Patterns:
-    return [(p["name"], regex.compile(p["regex"]), p["replacement"]) for p in policy["patterns"]]
-
-
-def mask(text: str, pats: Patterns, counts: dict[str, int] | None = None) -> str:
-    for name, rx, repl in pats:
-        text, n = rx.subn(repl, text)
-        if n and counts is not None:
-            counts[name] = counts.get(name, 0) + n
-    return text
-
-
-def mask_value(v: Any, pats: Patterns, counts: dict[str, int] | None = None) -> Any:
-    """``v`` with every string in it masked (lists and mappings walked, keys kept)."""
-    if isinstance(v, str):
-        return mask(v, pats, counts)
-    if isinstance(v, list):
-        return [mask_value(x, pats, counts) for x in v]
-    if isinstance(v, dict):
-        return {k: mask_value(x, pats, counts) for k, x in v.items()}
-    return v
 
 
 def masked_copy(o, pats: Patterns, counts: dict[str, int] | None = None):

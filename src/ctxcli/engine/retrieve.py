@@ -119,7 +119,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         _share(runs, qs, time.perf_counter() - t0)
     if qs := [q for q in by_ch.get("fulltext", []) if q.terms]:
         t0 = time.perf_counter()
-        found = con.bm25([(q.evidence_type, list(q.terms)) for q in qs], limit=lim, **gated)
+        found = bm25(con, qs, lim=lim, unmasked=unmasked_groups(con, access), **gated)
         for qi, doc, score in found.hits:
             runs[qs[qi].query_id].hits.append(doc)
             runs[qs[qi].query_id].detail[doc] = {"score": score}
@@ -195,6 +195,23 @@ def _walk_access(con, access: Access) -> dict[str, Any]:
           and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
                                 and access.purpose in (ev_purposes or [])))]
     return {"readable": sorted(readable), "access_ok": ok}
+
+
+def unmasked_groups(con, access: Access) -> list[int]:
+    """The mask groups whose unmasked-only terms the subject may search: those whose
+    unless_scopes it holds one of (the masks do not apply to it, engine/redact.applies)."""
+    return [g for g, scopes in con.mask_groups() if set(scopes or []) & access.scopes]
+
+
+def bm25(con, qs: list[Query], *, tenant: str, readable, as_of_us: int, lim: int,
+         unmasked: list[int] | None = None):
+    """Exact BM25 top-``lim`` of each full-text query among the tenant's readable records (the
+    store's ``bm25``: hits (query index, doc id, score), each query's in rank order, and what the
+    access rules withheld); ``unmasked``: the mask groups whose unmasked-only terms count
+    (unmasked_groups)."""
+    kw = {"unmasked": unmasked} if unmasked else {}
+    return con.bm25([(q.evidence_type, list(q.terms)) for q in qs], tenant=tenant, readable=readable,
+                    as_of_us=as_of_us, limit=lim, **kw)
 
 
 def _share(runs: dict[str, QueryRun], qs: list[Query], seconds: float) -> None:

@@ -70,7 +70,8 @@ REL_COLS = {"tenant_id": "VARCHAR", "relation_id": "VARCHAR", "src": "BIGINT", "
             "rel_type": "VARCHAR", "src_type": "VARCHAR", "dst_type": "VARCHAR", "valid_from_us": "BIGINT",
             "valid_to_us": "BIGINT", "evidence_object_id": "VARCHAR", "source_id": "VARCHAR",
             "source_version": "VARCHAR", "confidence": "DOUBLE"}
-TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]"}
+TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]", "raw_terms": "VARCHAR[]",
+             "raw_tfs": "INTEGER[]"}
 TLINE_COLS = {"source_id": "VARCHAR", "seq": "INTEGER", "tenant_id": "VARCHAR", "object_id": "VARCHAR",
               "deleted_at_us": "BIGINT", "reason": "VARCHAR"}
 TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCHAR", "deleted_at_us": "BIGINT",
@@ -323,7 +324,10 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                     sup.append((len(objs), tenant, supersedes))
             first[sid][1] = len(reuse[sid].objects)
             continue
+        # the index and the vector of a masked source are made from its masked text (load/derive.py)
+        policy = ls.manifest.redaction.model_dump(mode="json") if ls.manifest.redaction else None
         for o in ls.iter_objects(dedup=False):
+            o["_redact"] = policy
             k = (o["tenant_id"], o["object_id"])
             if k in objs:
                 if not objs[k][1]:
@@ -443,8 +447,11 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
             if stmt.strip():
                 con.execute(stmt)
         con.execute("INSERT INTO schema_steps VALUES (?, ?)", [i, name])
-    con.execute("CREATE TEMP TABLE doc_terms(doc_id INTEGER, terms VARCHAR[], tfs INTEGER[])")
+    con.execute("CREATE TEMP TABLE doc_terms(doc_id INTEGER, terms VARCHAR[], tfs INTEGER[], raw_terms VARCHAR[], "
+                "raw_tfs INTEGER[])")
+    _mask_groups(con, loaded)
     con.execute("CREATE TEMP TABLE doc_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # reused documents
+    con.execute("CREATE TEMP TABLE raw_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # their raw_postings
     con.execute("CREATE TEMP TABLE doc_len(doc_id INTEGER, dl INTEGER)")
     for w in stats["writers"]:
         w.insert(con)
@@ -576,9 +583,40 @@ _FULLTEXT = [
        SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
        FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
        ORDER BY m.tenant_no, d.termid, t.doc_id""",
-    "DROP VIEW dt", "DROP TABLE tdf", "DROP TABLE dict", "DROP TABLE docmask", "DROP TABLE doc_terms",
-    "DROP TABLE doc_rows", "DROP TABLE doc_len",
+    # the terms only a masked source's unmasked text has, per mask group (schema 0007): term ids
+    # after every masked-text term's, the masked text's length and support bits
+    """CREATE TEMP TABLE rdf AS
+       SELECT m.tenant_no, g.grp, t.term, count(*) AS df
+       FROM (SELECT doc_id, unnest(raw_terms) AS term FROM doc_terms UNION ALL SELECT doc_id, term FROM raw_rows) t
+       JOIN docmask m ON m.doc_id = t.doc_id JOIN objects o ON o.doc_id = t.doc_id
+       JOIN src_grp g ON g.source_id = o.source_id GROUP BY m.tenant_no, g.grp, t.term""",
+    """INSERT INTO dict SELECT term, ((SELECT coalesce(max(termid), 0) FROM dict)
+              + row_number() OVER (ORDER BY term))::INTEGER
+       FROM (SELECT DISTINCT term FROM rdf WHERE term NOT IN (SELECT term FROM dict))""",
+    """INSERT INTO raw_term_stats SELECT f.tenant_no, f.grp, f.term, d.termid, f.df
+       FROM rdf f JOIN dict d ON d.term = f.term ORDER BY f.tenant_no, f.grp, f.term""",
+    """INSERT INTO raw_postings
+       SELECT m.tenant_no, g.grp, d.termid, t.doc_id, t.tf, m.dl, m.mask
+       FROM (SELECT doc_id, unnest(raw_terms) AS term, unnest(raw_tfs) AS tf FROM doc_terms
+             UNION ALL SELECT doc_id, term, tf FROM raw_rows) t
+       JOIN docmask m ON m.doc_id = t.doc_id JOIN objects o ON o.doc_id = t.doc_id
+       JOIN src_grp g ON g.source_id = o.source_id JOIN dict d ON d.term = t.term
+       ORDER BY m.tenant_no, g.grp, d.termid, t.doc_id""",
+    "DROP VIEW dt", "DROP TABLE tdf", "DROP TABLE rdf", "DROP TABLE dict", "DROP TABLE docmask",
+    "DROP TABLE doc_terms", "DROP TABLE doc_rows", "DROP TABLE raw_rows", "DROP TABLE doc_len", "DROP TABLE src_grp",
 ]
+
+
+def _mask_groups(con, loaded: list[LoadedSource]) -> None:
+    """mask_groups (one row per distinct unless_scopes list of the sources' redaction policies;
+    a policy nobody may lift has no group) and the temporary src_grp (source -> group)."""
+    per = {ls.manifest.source_id: tuple(sorted(set(ls.manifest.redaction.unless_scopes))) for ls in loaded
+           if ls.manifest.enabled and ls.manifest.redaction and ls.manifest.redaction.unless_scopes}
+    groups = {g: i for i, g in enumerate(sorted(set(per.values())), 1)}
+    for g, i in groups.items():
+        con.execute("INSERT INTO mask_groups VALUES (?, ?)", [i, list(g)])
+    con.execute("CREATE TEMP TABLE src_grp AS SELECT unnest(?::VARCHAR[]) AS source_id, unnest(?::INTEGER[]) AS grp",
+                [list(per), [groups[g] for g in per.values()]])
 
 
 def _write_fulltext(con) -> None:

@@ -29,7 +29,7 @@ def row_line(row: dict[str, Any], cols) -> bytes:
 def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tuple[str, ...]
            ) -> tuple[bytes, bytes, bytes]:
     """For each object row (``doc_id`` set): its dedup hash, the token count of its content,
-    the shadow text of title + content + keys, and the shadow text's distinct terms
+    the shadow text of title + content + keys (masked for a masked source: _indexed), and the shadow text's distinct terms
     (first-seen order) with their frequencies. Returns the rows as NDJSON lines of the
     objects and doc_terms files (columns ``obj_cols``, ``term_cols``, load/build._Writer's
     format) and their vectors as NDJSON lines ``{"doc_id": …, "vec": […]}`` (load/vectors.py
@@ -44,19 +44,43 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
     enc = encoding()
     dumps = orjson.dumps
     objs, terms = [], []
+    texts = []
     for o in rows:
-        ts = [x for f in (o["title"], o["content"], " ".join(o["keys"])) for x in fts_text.terms(f)]
+        title, content, keys = _indexed(o)
+        texts.append(embed_text(title, content))
+        ts = [x for f in (title, content, " ".join(keys)) for x in fts_text.terms(f)]
         tf: dict[str, int] = {}
         for x in ts:
             tf[x] = tf.get(x, 0) + 1
+        # the terms only the unmasked text has, for subjects holding an unmasking scope
+        raw: dict[str, int] = {}
+        if (o.get("_redact") or {}).get("unless_scopes"):
+            for x in (t for f in (o["title"], o["content"], " ".join(o["keys"])) for t in fts_text.terms(f)):
+                if x not in tf:
+                    raw[x] = raw.get(x, 0) + 1
+        o["raw_terms"], o["raw_tfs"] = list(raw), list(raw.values())
         o["dedup_hash"] = dedup_hash(o["content"])
         o["tokens"], o["fts_text"], o["terms"], o["tfs"] = \
             len(enc.encode_ordinary(o["content"])), " ".join(ts), list(tf), list(tf.values())
         objs.append(row_line(o, obj_cols))
         terms.append(row_line(o, term_cols))
-    vecs = load_model().embed_many([embed_text(o["title"], o["content"]) for o in rows])
+    vecs = load_model().embed_many(texts)
     lines = b"".join(dumps({"doc_id": o["doc_id"], "vec": v}) + b"\n" for o, v in zip(rows, vecs) if v is not None)
     return b"\n".join(objs) + b"\n", b"\n".join(terms) + b"\n", lines
+
+
+def _indexed(o: dict[str, Any]) -> tuple[str | None, str, list[str]]:
+    """(title, content, keys) as the full-text index and the vector see them: masked by the
+    source's redaction policy (``_redact``, set by load/build.py), so that no subject's ranks or
+    scores depend on text a mask hides from it (docs/security.md)."""
+    policy = o.get("_redact")
+    if not policy:
+        return o["title"], o["content"], o["keys"]
+    from ..util.masking import mask, patterns
+
+    pats = patterns(policy)
+    title = mask(o["title"], pats) if o["title"] else o["title"]
+    return title, mask(o["content"], pats), [mask(k, pats) for k in o["keys"]]
 
 
 def workers() -> int:

@@ -122,6 +122,10 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     con.execute("INSERT INTO doc_rows SELECT d.doc_id, ts.term, p.tf FROM prior.postings p "
                 "JOIN prior_docs d ON d.old_doc = p.doc_id "
                 "JOIN prior.term_stats ts ON ts.tenant_no = p.tenant_no AND ts.termid = p.termid")
+    # and their unmasked-only terms (a masked source; schema 0007), regrouped by source later
+    con.execute("INSERT INTO raw_rows SELECT d.doc_id, ts.term, p.tf FROM prior.raw_postings p "
+                "JOIN prior_docs d ON d.old_doc = p.doc_id JOIN prior.raw_term_stats ts "
+                "ON ts.tenant_no = p.tenant_no AND ts.grp = p.grp AND ts.termid = p.termid")
     # relations (kept and dropped ones) with their ends renumbered by entity key
     con.execute("CREATE TEMP TABLE emap AS SELECT o.entity_id AS old_id, n.entity_id AS new_id, n.entity_type "
                 "FROM prior.entities o JOIN entities n ON n.tenant_id = o.tenant_id AND n.entity_key = o.entity_key")

@@ -61,11 +61,20 @@ def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | N
     todo = [r[0] for r in con.execute(
         "SELECT doc_id FROM objects WHERE doc_id NOT IN (SELECT doc_id FROM vec_new) ORDER BY doc_id").fetchall()]
     embedded = 0
+    import orjson
+
+    from ..util.masking import mask, patterns
+
+    # a masked source's objects are embedded from their masked text, as load/derive.py does
+    masks = {sid: patterns(orjson.loads(pol)) for sid, pol in con.execute(
+        "SELECT source_id, redaction FROM sources WHERE redaction IS NOT NULL").fetchall()}
+
+    def shown(sid: str, t: str | None) -> str | None:
+        return mask(t, masks[sid]) if t and sid in masks else t
+
     # New vectors go through an NDJSON file (orjson writes each float32 value's shortest exact
     # repr; read_json reads it back bit for bit): binding lists of floats as parameters costs
     # ~30 ms per vector, the file ~0.1 ms.
-    import orjson
-
     tmpdir = con.execute("SELECT current_setting('temp_directory')").fetchone()[0] or None
     fd, path = tempfile.mkstemp(prefix="vectors-", suffix=".ndjson", dir=tmpdir if tmpdir and os.path.isdir(tmpdir)
                                 else None)
@@ -73,11 +82,11 @@ def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | N
         with os.fdopen(fd, "wb") as fh:
             for i in range(0, len(todo), BATCH):
                 lo, hi = todo[i], todo[min(i + BATCH, len(todo)) - 1]
-                rows = con.execute("SELECT doc_id, title, content FROM objects WHERE doc_id BETWEEN ? AND ? "
+                rows = con.execute("SELECT doc_id, title, content, source_id FROM objects WHERE doc_id BETWEEN ? AND ? "
                                    "AND doc_id NOT IN (SELECT doc_id FROM vec_new) ORDER BY doc_id",
                                    [lo, hi]).fetchall()
-                vecs = model.embed_many([embed_text(t, c) for _, t, c in rows])
-                for (d, _, _), v in zip(rows, vecs):
+                vecs = model.embed_many([embed_text(shown(sid, t), shown(sid, c)) for _, t, c, sid in rows])
+                for (d, _, _, _), v in zip(rows, vecs):
                     if v is not None:
                         fh.write(orjson.dumps({"doc_id": d, "vec": v}))
                         fh.write(b"\n")

@@ -132,12 +132,16 @@ class SourceManifest(Strict):
     @field_validator("redaction")
     @classmethod
     def _redaction(cls, v: Redaction | None) -> Redaction | None:
-        import regex
+        from ..util.masking import PatternError, check_replacement, compile_pattern
 
         if v is not None:
-            for p in v.patterns:
+            for i, p in enumerate(v.patterns):
                 try:
-                    regex.compile(p.regex)
-                except regex.error as e:
-                    raise ValueError(f"redaction pattern {p.name}: {e}") from None
+                    compile_pattern(p.regex)
+                except PatternError as e:
+                    raise ValueError(f"redaction.patterns[{i}].regex ({p.name}): {e}") from None
+                try:
+                    check_replacement(p.replacement)
+                except PatternError as e:
+                    raise ValueError(f"redaction.patterns[{i}].replacement ({p.name}): {e}") from None
         return v

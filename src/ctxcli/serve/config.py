@@ -56,6 +56,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
     for k in ("subject", "purpose", "clearance", "tenant", "db", "runs_dir", "audit_log"):
         if data.get(k) is not None and not isinstance(data[k], str):
             raise InputError(f"{k} must be a string", file=str(path), field=k)
+        if isinstance(data.get(k), str) and (not data[k] or any(ord(c) < 32 for c in data[k])):
+            # a NUL in a path fails only at the first tool call, as an internal error
+            raise InputError(f"{k} must be a non-empty string without control characters", file=str(path), field=k)
     return data
 
 

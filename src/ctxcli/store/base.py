@@ -67,10 +67,14 @@ class Store(Protocol):
         """hits: (query id, doc id) for each (query id, evidence type, object types), rank order;
         withheld keyed by query id."""
     def bm25(self, queries: list[tuple[str, list[str]]], *, tenant: str, readable: Readable, as_of_us: int,
-             limit: int) -> Found:
+             limit: int, unmasked: Sequence[int] = ()) -> Found:
         """Exact Okapi BM25 (ctx's postings, the tenant's statistics) per (evidence type,
         terms): hits (query index, doc id, score rounded to 9 places), rank order; withheld
-        keyed by query index."""
+        keyed by query index. The masked text of masked sources is indexed for everyone; the
+        unmasked-only terms of the mask groups ``unmasked`` count too (for a subject holding one
+        of their unless_scopes)."""
+    def mask_groups(self) -> list[tuple[int, list[str]]]:
+        """(group, unless_scopes) of every mask group, by group."""
     def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
                tenant: str, readable: Readable, as_of_us: int) -> Found:
         """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the

@@ -112,12 +112,26 @@ qm(qi, mask) AS (VALUES {qm}),
 scored AS (
   SELECT qt.qi, p.doc_id,
          round(sum(qt.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / {avgdl}))), 9) AS score
-  FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
+  FROM {postings} p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
   WHERE p.tenant_no = {tno} AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id){check},
 {gated}
 {top}{end}
 """
+# A subject holding a mask group's unmasking scope (``unmasked``, schema 0007): the group's
+# unmasked-only terms count too. Their document frequencies are added to the masked text's
+# (a document holds a term in one table or the other, never both), and their postings join the
+# scan; for every other subject the statements above run unchanged, so nothing it can see
+# depends on masked text.
+_BM25_TERMS_UNMASKED = """
+WITH t AS MATERIALIZED (
+  SELECT tenant_no, term, termid, df FROM term_stats WHERE term IN ({terms})
+  UNION ALL SELECT tenant_no, term, termid, df FROM raw_term_stats WHERE term IN ({terms}) AND grp IN ({grps}))
+SELECT tenant_no, term, termid, ln((({n} - sum(df) + 0.5) / (sum(df) + 0.5)) + 1) AS idf
+FROM t WHERE tenant_no = {tno} GROUP BY tenant_no, term, termid
+"""
+_POSTINGS_UNMASKED = ("(SELECT tenant_no, termid, doc_id, tf, dl, supports FROM postings UNION ALL "
+                      "SELECT tenant_no, termid, doc_id, tf, dl, supports FROM raw_postings WHERE grp IN ({grps}))")
 # The query terms reach the postings scan through the join with qt: DuckDB pushes the build
 # side's term ids into the scan as a dynamic filter (an IN list and min/max), which skips the
 # row groups holding none of them just as a literal IN list did, without the literal list's
@@ -402,10 +416,14 @@ class DuckDBStore:
 
         return vector_topk(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us)
 
-    def bm25(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int) -> Found:
+    def mask_groups(self) -> list[tuple[int, list[str]]]:
+        return self.con.execute("SELECT grp, unless_scopes FROM mask_groups ORDER BY grp").fetchall()
+
+    def bm25(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         """Exact BM25 top-``limit`` of each (evidence type, terms) among the tenant's readable
         records (widened past records not valid at as_of): hits (query index, doc id, score),
-        each query's in rank order; withheld (query index, source, scopes, purposes, count)."""
+        each query's in rank order; withheld (query index, source, scopes, purposes, count). The
+        unmasked-only terms of the mask groups ``unmasked`` count too."""
         from .schema import MASK_BITS
 
         con, lim = self.con, limit
@@ -420,8 +438,9 @@ class DuckDBStore:
         bits = dict(con.execute(_BM25_BITS.format(types=in_list(types, "e", params)), params).fetchall())
         params = {}
         terms = sorted({t for _, qterms in queries for t in qterms})
-        rows = con.execute(_BM25_TERMS.format(n=int(n), tno=int(tno), terms=in_list(terms, "t", params)),
-                           params).fetchall()
+        grps = ", ".join(str(int(g)) for g in sorted(set(unmasked)))
+        rows = con.execute((_BM25_TERMS_UNMASKED if grps else _BM25_TERMS).format(
+            n=int(n), tno=int(tno), terms=in_list(terms, "t", params), grps=grps), params).fetchall()
         if any(no != tno for no, *_ in rows):      # a second line behind the statement's tenant filter
             raise StoreError("a store lookup returned a row of another tenant; nothing was used")
         idf = {t: (tid, x) for _, t, tid, x in rows}
@@ -444,6 +463,7 @@ class DuckDBStore:
         ok, valid, access = duck_access(readable, as_of_us)
         cap = int(lim) * WIDEN_CAP
         sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
+                           postings=_POSTINGS_UNMASKED.format(grps=grps) if grps else "postings",
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            gated=_BM25_GATED.format(src="checked" if overflow else "scored", ok=ok, valid=valid),
                            top=(_BM25_TOP.format(cap=cap) if cap <= _BM25_TOP_N_MAX else _BM25_RANKED),

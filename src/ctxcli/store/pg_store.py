@@ -205,6 +205,8 @@ _INDEXES = [
     "CREATE INDEX ON relations(src, rel_type)",
     "CREATE INDEX ON postings(tenant_no, termid)",
     "CREATE INDEX ON term_stats(tenant_no, term)",
+    "CREATE INDEX ON raw_postings(tenant_no, termid)",
+    "CREATE INDEX ON raw_term_stats(tenant_no, term)",
     "CREATE INDEX ON versions(tenant_id, family)",
     "CREATE INDEX ON tombstones(tenant_id, object_id)",
 ]
@@ -221,6 +223,7 @@ _RLS_TABLES = {
     "objects": "tenant_id", "object_keys": "tenant_id", "entities": "tenant_id", "relations": "tenant_id",
     "tombstones": "tenant_id", "versions": "tenant_id",
     "postings": "tenant_no", "term_stats": "tenant_no", "vectors": "tenant_id",
+    "raw_postings": "tenant_no", "raw_term_stats": "tenant_no",
 }
 
 
@@ -569,7 +572,7 @@ raw AS (
   SELECT qt.qi, p.doc_id,
          sum(qt.idf * p.tf * 2.2::float8 / (p.tf + 1.2::float8 * (0.25::float8 + (0.75 * p.dl)::float8
              / {{avgdl}}))) * 1e9::float8 AS y
-  FROM postings p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
+  FROM {{postings}} p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
   WHERE p.tenant_no = {{tno}} AND p.termid IN ({{termids}}) AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id),
 scored AS (
@@ -595,6 +598,17 @@ checked AS (
   SELECT s.* FROM scored s JOIN (VALUES {qe}) qe(qi, etype) ON qe.qi = s.qi
   JOIN objects o ON o.doc_id = s.doc_id
   WHERE qe.etype IS NULL OR qe.etype = ANY(o.supports))"""
+# A subject holding a mask group's unmasking scope: as duckdb_store._BM25_TERMS_UNMASKED and
+# _POSTINGS_UNMASKED (the df of the unmasked-only terms added, their postings scanned too).
+_BM25_IDF = ("SELECT term, termid, ln(((%s::bigint - df)::float8 + 0.5::float8) / (df::float8 + 0.5::float8) "
+             "+ 1::float8) FROM term_stats WHERE tenant_no = %s AND term = ANY(%s::text[])")
+_BM25_IDF_UNMASKED = ("SELECT term, termid, ln(((%s::bigint - sum(df))::float8 + 0.5::float8) / "
+                      "(sum(df)::float8 + 0.5::float8) + 1::float8) FROM ("
+                      "SELECT term, termid, df FROM term_stats WHERE tenant_no = %s AND term = ANY(%s::text[]) "
+                      "UNION ALL SELECT term, termid, df FROM raw_term_stats WHERE tenant_no = %s "
+                      "AND term = ANY(%s::text[]) AND grp = ANY(%s::int[])) t GROUP BY term, termid")
+_POSTINGS_UNMASKED = ("(SELECT tenant_no, termid, doc_id, tf, dl, supports FROM postings UNION ALL "
+                      "SELECT tenant_no, termid, doc_id, tf, dl, supports FROM raw_postings WHERE grp IN ({grps}))")
 
 # As duckdb_store._WALK: the fan-out rank is computed per hop over the (template, path)
 # partition and applied when the next hop reads the row and in the final select (PostgreSQL has
@@ -834,7 +848,10 @@ class PgStore:
         hits = sorted(((k, d, sup, v) for k, d, sup, v, *_ in got if d is not None), key=lambda r: (r[0].encode(), r[1]))
         return Found(hits, sorted(((k, sup, *rest) for k, d, sup, _, *rest in got if d is None), key=repr))
 
-    def bm25(self, queries, *, tenant: str, readable, as_of_us: int, limit: int) -> Found:
+    def mask_groups(self) -> list[tuple[int, list[str]]]:
+        return [(int(g), list(u or [])) for g, u in self._q("SELECT grp, unless_scopes FROM mask_groups ORDER BY grp")]
+
+    def bm25(self, queries, *, tenant: str, readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         from .schema import MASK_BITS
 
         row = self._q("SELECT tenant_no, num_docs, avgdl FROM tenants WHERE tenant_id = %s", [tenant])
@@ -846,9 +863,10 @@ class PgStore:
                             [types]))
         terms = sorted({t for _, qterms in queries for t in qterms})
         # idf as duckdb_store._BM25_TERMS computes it: float8 arithmetic, natural log.
-        idf = {t: (tid, x) for t, tid, x in self._q(
-            "SELECT term, termid, ln(((%s::bigint - df)::float8 + 0.5::float8) / (df::float8 + 0.5::float8) "
-            "+ 1::float8) FROM term_stats WHERE tenant_no = %s AND term = ANY(%s::text[])", [int(n), int(tno), terms])}
+        grps = sorted({int(g) for g in unmasked})
+        idf = {t: (tid, x) for t, tid, x in (
+            self._q(_BM25_IDF_UNMASKED, [int(n), int(tno), terms, int(tno), terms, grps]) if grps
+            else self._q(_BM25_IDF, [int(n), int(tno), terms]))}
         qt, qm, qe, termids, xparams = [], [], [], set(), {}
         for qi, (etype, qterms) in enumerate(queries):
             bit = bits.get(etype)
@@ -871,6 +889,7 @@ class PgStore:
         overflow = bool(xparams)
         ok, valid, access = pg_access(readable, as_of_us)
         sql = _BM25.format(qt=", ".join(qt), qm=", ".join(qm), avgdl=_num(avgdl), tno=int(tno),
+                           postings=_POSTINGS_UNMASKED.format(grps=", ".join(map(str, grps))) if grps else "postings",
                            termids=", ".join(map(str, sorted(termids))),
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            src="checked" if overflow else "scored", lim=int(limit), cap=int(limit) * WIDEN_CAP,

@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
@@ -98,5 +98,16 @@ CREATE TABLE dropped_relations(
     # copied beside the vector so the exact cosine scan joins nothing.
     ("0006_vectors", """
 CREATE TABLE vectors(tenant_id VARCHAR, doc_id INTEGER, object_type VARCHAR, supports VARCHAR[], vec FLOAT[256]);
+"""),
+    # Masked sources (issue 27): term_stats and postings hold the *masked* text of their objects,
+    # for every subject. The terms only the unmasked text has are kept apart, per mask group (a
+    # distinct unless_scopes list of the sources' redaction policies), and consulted only for a
+    # subject holding one of the group's scopes: raw_term_stats(tenant_no, grp, term, termid, df)
+    # and raw_postings(tenant_no, grp, termid, doc_id, tf, dl, supports), dl the masked length.
+    ("0007_unmasked_terms", """
+CREATE TABLE mask_groups(grp INTEGER, unless_scopes VARCHAR[]);
+CREATE TABLE raw_term_stats(tenant_no INTEGER, grp INTEGER, term VARCHAR, termid INTEGER, df BIGINT);
+CREATE TABLE raw_postings(tenant_no INTEGER, grp INTEGER, termid INTEGER, doc_id INTEGER, tf INTEGER, dl INTEGER,
+    supports UBIGINT);
 """),
 ]

@@ -60,6 +60,19 @@ class _NoAliasLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+def _finite_float(loader, node):
+    """A YAML float, refused when it is ``.inf`` or ``.nan``: JSON has no such number, and a
+    fact that silently became ``null`` in a pack would be a different fact."""
+    v = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"non-finite number {node.value!r} (JSON has no infinity or NaN)", node.start_mark)
+    return v
+
+
+_NoAliasLoader.add_constructor("tag:yaml.org,2002:float", _finite_float)
+
+
 # libyaml's scanner and parser (C) under the same composer (the checks above) and constructor:
 # the events, hence the data and marks, are the same; only a failure differs in wording, so
 # any failure is re-read by the pure-Python loader above, whose message is the one reported.
