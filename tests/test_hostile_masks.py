@@ -403,8 +403,9 @@ def test_unmasked_terms_of_another_tenant_never_reach_the_query(project_copy):
         st = DuckDBStore(con)
         types = [t for (t,) in con.execute("SELECT evidence_type FROM support_bits ORDER BY bit").fetchall()]
         qs = [(t, ["zzsecret"]) for t in types]
-        assert st.bm25(qs, tenant="tenant-demo", limit=10, unmasked=[grp]) == []
-        assert demo != other and st.bm25(qs, tenant="tenant-other", limit=10, unmasked=[grp])
+        kw = {"readable": None, "as_of_us": 0, "limit": 10, "unmasked": [grp]}   # tenant predicate only
+        assert st.bm25(qs, tenant="tenant-demo", **kw).hits == []
+        assert demo != other and st.bm25(qs, tenant="tenant-other", **kw).hits
     finally:
         con.close()
 
