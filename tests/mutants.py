@@ -147,6 +147,29 @@ MUTANTS: list[Mutant] = [
     Mutant("bm25-term-of-another-tenant", "src/ctxcli/store/duckdb_store.py",
            'FROM t WHERE tenant_no = {tno}', 'FROM t WHERE {tno} IS NOT NULL',
            ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
+    # --- ctx serve against a hostile caller and a shared runs folder (issue 27 items 1, 2; 28 item 7)
+    Mutant("serve-case-path-accepted", "src/ctxcli/api.py",
+           "if not by_id and p.suffix in (\".yaml\", \".yml\") and os.path.lexists(p):",
+           "if p.suffix in (\".yaml\", \".yml\") and os.path.lexists(p):",
+           ("tests/test_serve_hardening.py::test_case_argument_is_an_id_under_the_project_never_a_path",)),
+    Mutant("serve-case-symlink-out-followed", "src/ctxcli/api.py",
+           "if by_id and Path(os.path.realpath(cdir)) not in Path(os.path.realpath(path)).parents:",
+           "if False:",
+           ("tests/test_serve_hardening.py::test_a_case_file_that_links_out_of_the_cases_folder_is_refused_"
+            "without_naming_its_target",)),
+    Mutant("serve-case-of-another-tenant", "src/ctxcli/serve/tools.py",
+           "if cfg.tenant is not None and c.tenant_id != cfg.tenant:", "if False:",
+           ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
+    Mutant("serve-variant-own-purpose-accepted", "src/ctxcli/serve/tools.py",
+           "(var.subject is not None or var.purpose is not None)", "(var.subject is not None)",
+           ("tests/test_serve_hardening.py::test_a_variant_that_declares_only_its_own_purpose_is_refused_without_"
+            "a_fixed_identity",)),
+    Mutant("serve-other-subjects-pack-served", "src/ctxcli/serve/tools.py",
+           "return own is not None and own == identity_of(lp.request)", "return True",
+           ("tests/test_serve_hardening.py::test_servers_sharing_a_runs_folder_serve_only_their_own_packs",)),
+    Mutant("serve-resource-reads-unaudited", "src/ctxcli/serve/server.py",
+           '            audit.write("read_resource", args, "ok", pid)\n', "",
+           ("tests/test_serve_hardening.py::test_resource_reads_fail_for_other_packs_and_are_audited",)),
 ]
 
 

@@ -171,16 +171,20 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
-    """The case file for ``case_id`` (or a path to a case file)."""
-    case, disp, _ = _read_case(case_id, cases_dir)
+def read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False) -> tuple[CaseFile, str]:
+    """The case file for ``case_id`` (or a path to a case file; with ``by_id``, only an id
+    resolved under the project's cases folder)."""
+    case, disp, _ = _read_case(case_id, cases_dir, by_id=by_id)
     return case, disp
 
 
-def _read_case(case_id: str, cases_dir: Path | None = None):
+def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
+    """With ``by_id`` (``ctx serve``: the caller is not the operator) a path is never taken,
+    whether or not it exists, and a case file that is a symlink leading out of the cases
+    folder is refused without naming its target."""
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
-    if p.suffix in (".yaml", ".yml") and os.path.lexists(p):
+    if not by_id and p.suffix in (".yaml", ".yml") and os.path.lexists(p):
         path = p     # a FIFO or folder is reported by read_yaml ("not a regular file")
     else:
         _safe_id(case_id, "case")
@@ -189,6 +193,9 @@ def _read_case(case_id: str, cases_dir: Path | None = None):
             known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}" +
                                    (f" (known: {', '.join(known[:12])})" if known else ""))
+        if by_id and Path(os.path.realpath(cdir)) not in Path(os.path.realpath(path)).parents:
+            raise InputError("case file is a symlink that leads outside the cases folder",
+                             file=f"{_display(cdir)}/{case_id}.yaml")     # the link, never its target
     disp = _display(path)
     marks = read_yaml_marked(path, display=disp)
     data = marks.data
@@ -200,12 +207,13 @@ def _read_case(case_id: str, cases_dir: Path | None = None):
         raise input_error(e, file=disp, marks=marks) from None
 
 
-def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None):
+def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None, *,
+                 by_id: bool = False):
     """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
     in a name fails here, loudly, instead of turning a claim unknown at run time."""
     from .check import case_problems
 
-    case, disp, marks = _read_case(case_id, cases_dir)
+    case, disp, marks = _read_case(case_id, cases_dir, by_id=by_id)
     pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
     probs = case_problems(case, marks, disp, pb)
     if probs:
@@ -299,6 +307,7 @@ class InvestigateOptions:
     params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
     extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
+    case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
 
 
 @dataclass
@@ -324,7 +333,7 @@ def _case_of(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
         return adhoc_case(opts)
     if not opts.case:
         raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
-    return read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
+    return read_checked(opts.case, opts.cases_dir, opts.playbooks_dir, by_id=opts.case_by_id)
 
 
 def adhoc_case_id(spec: dict[str, Any]) -> str:

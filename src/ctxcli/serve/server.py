@@ -55,7 +55,9 @@ class AuditLog:
 def build_server(cfg: ServeConfig):
     """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+    from mcp.server.mcpserver.exceptions import (ResourceError, ToolError, UnexpectedResourceError,
+                                                 UnexpectedToolError)
+    from mcp.shared.exceptions import MCPError
 
     audit = AuditLog(cfg.audit_log)
 
@@ -83,6 +85,23 @@ def build_server(cfg: ServeConfig):
                 raise
             pid = _result_pack_id(result) or _pack_id(arguments)
             audit.write(name, arguments, "ok", pid)
+            return result
+
+        async def read_resource(self, uri, context=None):
+            """Resource reads are audited like tool calls: tool ``read_resource``, the URI as the
+            argument, the pack id it names, and the status."""
+            args = {"uri": str(uri)}
+            pid = _uri_pack_id(str(uri))
+            try:
+                result = await super().read_resource(uri, context)
+            except UnexpectedResourceError as e:     # a bug in ctx: recorded, then the SDK's answer
+                cause = e.__cause__ if e.__cause__ is not None else e
+                audit.write("read_resource", args, "internal_error", pid, type(cause).__name__)
+                raise
+            except (ResourceError, MCPError) as e:   # ctx's one-line error, or an unknown URI
+                audit.write("read_resource", args, "error", pid, str(e))
+                raise
+            audit.write("read_resource", args, "ok", pid)
             return result
 
     srv = CtxServer(
@@ -207,6 +226,13 @@ def _pack_id(arguments: dict[str, Any]) -> str | None:
         v = arguments.get(key)
         if isinstance(v, str) and tools.PACK_ID_RE.match(v):
             return v
+    return None
+
+
+def _uri_pack_id(uri: str) -> str | None:
+    parts = uri.split("/")
+    if uri.startswith("ctx://packs/") and len(parts) >= 4 and tools.PACK_ID_RE.match(parts[3]):
+        return parts[3]
     return None
 
 
