@@ -170,6 +170,19 @@ MUTANTS: list[Mutant] = [
     Mutant("serve-resource-reads-unaudited", "src/ctxcli/serve/server.py",
            '            audit.write("read_resource", args, "ok", pid)\n', "",
            ("tests/test_serve_hardening.py::test_resource_reads_fail_for_other_packs_and_are_audited",)),
+    Mutant("serve-http-no-token-off-loopback", "src/ctxcli/serve/http.py",
+           "if not loopback and token is None:", "if False:",
+           ("tests/test_serve_hardening.py::test_http_off_loopback_is_refused_without_a_token_and_before_listening",)),
+    Mutant("serve-http-token-unchecked", "src/ctxcli/serve/http.py",
+           "return BearerTokenMiddleware(app, settings.token) if settings.token is not None else app", "return app",
+           ("tests/test_serve_hardening.py::test_http_with_a_token_needs_it_on_every_request_and_checks_the_host_"
+            "header",)),
+    Mutant("serve-http-host-header-unchecked", "src/ctxcli/serve/http.py",
+           "TransportSecuritySettings(enable_dns_rebinding_protection=True,",
+           "TransportSecuritySettings(enable_dns_rebinding_protection=False,",
+           ("tests/test_serve_hardening.py::test_http_with_a_token_needs_it_on_every_request_and_checks_the_host_"
+            "header",)),
+
 ]
 
 

@@ -189,3 +189,89 @@ def test_resource_reads_fail_for_other_packs_and_are_audited(store, tmp_path):
 
     assert [a["arguments_sha256"] for a in audit] == [
         hashlib.sha256(canonical_bytes({"uri": u})).hexdigest() for u in uris + ["ctx://packs"]]
+
+
+# ------------------------------------------------------------------------------ 27.14: HTTP off loopback
+TOKEN = "t0k3n-" + "9" * 40
+
+
+def test_http_off_loopback_is_refused_without_a_token_and_before_listening(store):
+    # 192.0.2.10 is TEST-NET-1: never an address of this machine, so nothing could listen on it anyway
+    r = run_cli(["serve", "--transport", "http", "--host", "192.0.2.10"])
+    assert r.exit_code == 2
+    assert r.stderr == ("ctx: error: --host 192.0.2.10 is not a loopback address: give a bearer token with "
+                        "--auth-token or $CTX_SERVE_TOKEN so that every caller must authenticate\n")
+    r = run_cli(["serve", "--transport", "http", "--host", "0.0.0.0", "--auth-token", TOKEN])
+    assert r.exit_code == 2
+    assert r.stderr == ("ctx: error: --host 0.0.0.0 listens on every address: name the host names callers use "
+                        "with --allowed-host (Host-header protection)\n")
+    r = run_cli(["serve", "--transport", "http", "--auth-token", "short"])
+    assert r.exit_code == 2 and r.stderr.startswith("ctx: error: --auth-token: a token needs at least 32 ")
+    from ctxcli.serve.http import http_settings
+
+    s = http_settings("10.1.2.3", 8765, TOKEN, ["ctx.internal"])
+    assert s.allowed_hosts == ("10.1.2.3:8765", "10.1.2.3", "ctx.internal", "ctx.internal:8765")
+
+
+def _http_server(store: Path, tmp_path: Path, *extra: str, env_extra: dict[str, str] | None = None):
+    import subprocess
+    import time
+
+    from .test_serve import _env, _free_port
+
+    port = _free_port()
+    env = {**os.environ, **_env(store), **(env_extra or {})}
+    proc = subprocess.Popen([sys.executable, "-m", "ctxcli.cli.main", "serve", "--transport", "http", "--host",
+                             "127.0.0.1", "--port", str(port), "--runs", str(tmp_path / "runs"), *extra],
+                            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import socket
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, port
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.2)
+    proc.terminate()
+    raise AssertionError("ctx serve did not listen")
+
+
+_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"}}}
+_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def test_http_with_a_token_needs_it_on_every_request_and_checks_the_host_header(store, tmp_path):
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc, port = _http_server(store, tmp_path, "--allowed-host", "ctx.internal",
+                              env_extra={"CTX_SERVE_TOKEN": TOKEN})
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        with httpx2.Client() as h:
+            no_token = h.post(url, json=_INIT, headers=_HEADERS)
+            wrong = h.post(url, json=_INIT, headers={**_HEADERS, "authorization": "Bearer " + "x" * 46})
+            evil_host = h.post(url, json=_INIT, headers={**_HEADERS, "authorization": f"Bearer {TOKEN}",
+                                                          "host": f"evil.example:{port}"})
+            allowed = h.post(url, json=_INIT, headers={**_HEADERS, "authorization": f"Bearer {TOKEN}",
+                                                        "host": f"ctx.internal:{port}"})
+        assert (no_token.status_code, wrong.status_code) == (401, 401)
+        assert no_token.headers["www-authenticate"] == 'Bearer realm="ctx"'
+        assert evil_host.status_code == 421
+        assert allowed.status_code == 200
+
+        async def main():
+            async with httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"}) as http:
+                async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as c:
+                    return await c.list_tools()
+
+        assert "investigate" in {t.name for t in anyio.run(main).tools}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

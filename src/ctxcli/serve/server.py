@@ -245,9 +245,15 @@ def _result_pack_id(result: Any) -> str | None:
     return None
 
 
-def serve(cfg: ServeConfig, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
-    srv = build_server(cfg)
+def serve(cfg: ServeConfig, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
+          auth_token: str | None = None, allowed_hosts: list[str] | None = None) -> None:
+    from .http import http_settings
+
     if transport == "stdio":
-        srv.run("stdio")
-    else:
-        srv.run("streamable-http", host=host, port=port)
+        build_server(cfg).run("stdio")
+        return
+    settings = http_settings(host, port, auth_token, allowed_hosts or [])   # refused before anything listens
+    srv = build_server(cfg)
+    from .http import run_http
+
+    run_http(srv, settings)
