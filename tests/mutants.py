@@ -183,6 +183,14 @@ MUTANTS: list[Mutant] = [
            ("tests/test_serve_hardening.py::test_http_with_a_token_needs_it_on_every_request_and_checks_the_host_"
             "header",)),
 
+    # --- single-file outputs replace only what the same command wrote (issue 27 item 12)
+    Mutant("output-file-overwrites-anything", "src/ctxcli/write.py",
+           "if size > _RECOGNISE_MAX or len(head) > _RECOGNISE_MAX or not is_ours(head):", "if False:",
+           ("tests/test_output_files.py",)),
+    Mutant("render-out-recognises-any-json-list", "src/ctxcli/engine/render.py",
+           "            and msgs[0][\"content\"].startswith(_FIRST_SECTION))", "            )",
+           ("tests/test_output_files.py::test_render_out_never_replaces_a_file_ctx_render_did_not_write",)),
+
 ]
 
 

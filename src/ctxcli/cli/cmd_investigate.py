@@ -124,6 +124,11 @@ def investigate(
             from ..write import check_out_dir
 
             check_out_dir(out)   # refuse before the work, not after it
+        if otel_out is not None:
+            from ..otel import is_ctx_otlp
+            from ..write import check_output_file
+
+            check_output_file(otel_out, "--otel-out", "ctx --otel-out", is_ctx_otlp)
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
@@ -138,10 +143,11 @@ def investigate(
         res = api.investigate(opts)
         out_dir = api.write_outputs(res, out, sign=sign)
         if otel_out is not None:
-            from ..otel import otlp_json
-            from ..write import write_file_atomic
+            from ..otel import is_ctx_otlp, otlp_json
+            from ..write import write_output_file
 
-            write_file_atomic(otel_out, otlp_json(res.pack, res.trace, res.timings))
+            write_output_file(otel_out, otlp_json(res.pack, res.trace, res.timings), "--otel-out", "ctx --otel-out",
+                              is_ctx_otlp)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the bundled example data first\n")
         if profile:
