@@ -38,7 +38,7 @@ def test_render_out_never_replaces_a_file_ctx_render_did_not_write(run, tmp_path
         assert r.exit_code == 2 and r.stderr == f"ctx: error: --out {link}: exists and is not a regular file\n"
     # a file that merely starts like a rendering but is a JSON list of something else
     lookalike = tmp_path / "list.json"
-    lookalike.write_bytes(b'[\n  {\n    "content": "x",\n    "role": "system"\n  }\n]')
+    lookalike.write_bytes(b'[\n  {\n    "content": "x",\n    "role": "system"\n  }\n]\n')
     r = run_cli(["render", run / "pack.json", "--format", "messages", "--out", lookalike])
     assert r.exit_code == 2 and "was not written by ctx render" in r.stderr
     assert user.read_bytes() == MINE and lookalike.read_bytes().startswith(b"[")

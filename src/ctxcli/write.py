@@ -72,6 +72,8 @@ def check_output_file(target: Path, what: str, writer: str, is_ours) -> None:
     from .errors import UsageError
 
     target = Path(target)
+    if not target.is_symlink() and target.is_dir():
+        raise UsageError(f"{what} {target}: exists and is not a regular file (a folder: name a file to write)")
     if target.is_symlink() or (target.exists() and not target.is_file()):
         raise UsageError(f"{what} {target}: exists and is not a regular file")
     if not target.exists():
