@@ -191,6 +191,32 @@ MUTANTS: list[Mutant] = [
            "            and msgs[0][\"content\"].startswith(_FIRST_SECTION))", "            )",
            ("tests/test_output_files.py::test_render_out_never_replaces_a_file_ctx_render_did_not_write",)),
 
+    # --- signed runs hold only what run.json lists; a configured key reads only signed runs (issue 27 item 4)
+    Mutant("run-file-unlisted-read", "src/ctxcli/runfolder.py",
+           "    fp = Path(folder) / name\n    if run is None:", "    fp = Path(folder) / name\n    if True:",
+           ("tests/test_signed_runs.py::test_a_forged_model_answer_beside_a_signed_run_is_never_shown_as_part_of_it",)),
+    Mutant("stripped-signature-accepted-with-key", "src/ctxcli/runfolder.py",
+           "    if sig is None:\n        if signing_key(required=False) is not None:",
+           "    if sig is None:\n        if False:",
+           ("tests/test_signed_runs.py::test_with_the_key_set_a_stripped_signature_is_an_error_everywhere",)),
+    Mutant("run-json-deleted-accepted-with-key", "src/ctxcli/postmortem/packfile.py",
+           "        if signing_key(required=False) is not None:", "        if False:",
+           ("tests/test_signed_runs.py::test_with_the_key_set_a_stripped_signature_is_an_error_everywhere",)),
+    Mutant("replay-ignores-answer-json", "src/ctxcli/postmortem/replay.py",
+           "return self.diff.same and self.answer_identical is not False", "return self.diff.same",
+           ("tests/test_signed_runs.py::test_replay_compares_answer_json_with_the_rebuilt_answer",)),
+    # --- a store loaded from older manifests is refused until `ctx load` (issue 27 item 13)
+    Mutant("stale-manifests-ignored", "src/ctxcli/api.py",
+           "    stale = stale_sources(con)\n    if stale:\n        shown", "    stale = []\n    if stale:\n        shown",
+           ("tests/test_stale_manifests.py",)),
+    Mutant("check-ignores-stale-store", "src/ctxcli/api.py",
+           "        rep.problems += store_problems()", "        pass",
+           ("tests/test_stale_manifests.py::test_a_tightened_manifest_stops_every_run_until_ctx_load",)),
+    # --- the report shows bidi isolates as escapes (issue 28 item 7)
+    Mutant("report-bidi-isolates-raw", "src/ctxcli/report/render.py",
+           "or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:", "or 0x202A <= o <= 0x202E:",
+           ("tests/test_report.py::test_bidi_isolates_and_embeddings_in_a_title_are_shown_as_escapes",)),
+
 ]
 
 

@@ -58,6 +58,39 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     return res
 
 
+def stale_sources(con, manifests: Path | None = None) -> list[str]:
+    """The sources whose manifest in the project (``manifests/sources``) differs from the one the
+    store was loaded from — or that only one of them has. Empty when they agree, when the
+    project has no manifests, or when the store predates manifest digests."""
+    import orjson
+
+    from .load.parse import manifest_digest, read_manifests
+
+    recorded = con.meta().get("manifest_digests")
+    mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
+    if recorded is None or not (mdir / "sources").is_dir():
+        return []
+    try:
+        loaded = orjson.loads(recorded)
+    except orjson.JSONDecodeError:
+        loaded = {}
+    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, mdir.resolve().parent)}
+    return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+def require_current_manifests(con) -> None:
+    """Refuse (exit 3, naming the sources) to run with permissions older than the manifests: a
+    tightened ``required_scopes`` or a new mask takes effect only with ``ctx load``, so until
+    then nothing is served from the store."""
+    from .errors import StoreStaleError
+
+    stale = stale_sources(con)
+    if stale:
+        shown = ", ".join(stale[:8]) + (f" and {len(stale) - 8} more" if len(stale) > 8 else "")
+        raise StoreStaleError(f"the store was loaded before the manifests of {shown} changed: run `ctx load` so "
+                              f"that their scopes, purposes, clearance and masks apply")
+
+
 def store_key(db: Path, *, create: bool = True) -> bytes | None:
     """The store secret of ``db`` ($CTX_SECRET or the key file beside it, created when
     missing unless ``create`` is false): every opaque reference and keyed digest uses it."""
@@ -149,7 +182,45 @@ def check(paths: list[Path] | None = None):
     """Static checks of manifests, playbooks and case files (:mod:`ctxcli.check`)."""
     from .check import check_paths
 
-    return check_paths([Path(p) for p in paths or []], root=paths_root())
+    rep = check_paths([Path(p) for p in paths or []], root=paths_root())
+    if not paths:       # the whole project: is the store loaded from these manifests?
+        rep.problems += store_problems()
+    return rep
+
+
+def store_problems(db: Path | str | None = None) -> list:
+    """``ctx check``'s view of the store: one problem per source whose manifest changed since the
+    store was loaded (its new scopes, purposes, clearance or masks do not apply until `ctx load`).
+    Nothing when there is no store or it cannot be opened now (busy, damaged: `ctx load` says)."""
+    from .check import Problem
+    from .errors import CtxError
+    from .store import open_store
+
+    addr = paths.db_path(db)
+    if not isinstance(addr, str) and not addr.exists():
+        return []
+    try:
+        con = open_store(addr)
+    except CtxError:
+        return []
+    try:
+        with con.errors():
+            stale = stale_sources(con)
+    except CtxError:
+        return []
+    finally:
+        con.close()
+    files = {}
+    from .load.parse import read_manifests
+
+    mdir = paths.manifests_dir()
+    for m, disp, _ in read_manifests(mdir, mdir.resolve().parent):
+        files[m.source_id] = disp
+    return [Problem(file=files.get(s, f"source {s}"), line=None, column=None,
+                    message=(f"source {s} changed since the store was loaded ({addr}): run `ctx load` so that its "
+                             f"scopes, purposes, clearance and masks apply" if s in files else
+                             f"the store holds source {s}, which no manifest declares any more: run `ctx load`"))
+            for s in stale]
 
 
 def paths_root() -> Path:
@@ -513,6 +584,7 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     con = open_store(db)
     try:
         with con.errors():
+            require_current_manifests(con)
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key), key=key)
     finally:
         con.close()
@@ -546,6 +618,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
 
         pb, req = with_params(pb, req)
         with con.errors():
+            require_current_manifests(con)
             return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)
     finally:

@@ -182,23 +182,25 @@ def record_files(outcome: AskOutcome) -> dict[str, bytes]:
 
 
 # ---------------------------------------------------------------------------------- replay
-def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db: Path | None = None) -> dict[str, Any]:
+def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db: Path | None = None, *,
+               run_file: Callable[[str], bytes | None]) -> dict[str, Any]:
     """Re-validate the recorded exchange beside a pack, offline. Compares with the recorded
-    model_answer.json: same status and same violation codes, or the difference."""
+    model_answer.json: same status and same violation codes, or the difference. ``run_file``
+    reads a file of the run folder (``LoadedPack.run_file``: only files run.json lists)."""
     import orjson
 
     from ..errors import PackError
 
     try:
-        rec = orjson.loads((run_dir / "model.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError) as e:
+        rec = orjson.loads(run_file("model.json") or b"")
+    except orjson.JSONDecodeError as e:
         raise PackError(f"cannot read the recorded exchange: {e}", file=str(run_dir / "model.json")) from None
     if not isinstance(rec, dict) or rec.get("schema_version") != MODEL_SCHEMA:
         raise PackError(f"not a model record (schema {MODEL_SCHEMA})", file=str(run_dir / "model.json"))
     prev = None
     try:
-        prev = orjson.loads((run_dir / "model_answer.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        prev = orjson.loads(run_file("model_answer.json") or b"null")    # listed in run.json, or an error
+    except orjson.JSONDecodeError:
         prev = None
     messages = messages_for(pack, action_vocab)
     same_request = obj_hash(messages) == (rec.get("request") or {}).get("messages_hash")
@@ -456,20 +458,22 @@ def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: 
     the pack has no model.json beside it (and no re-ask was asked for)."""
     from ..errors import UsageError
 
+    import os
+
     run_dir = lp.path.parent
-    if not (run_dir / "model.json").is_file():
+    if not os.path.lexists(run_dir / "model.json"):
         if re_ask:
             raise UsageError(f"--re-ask: no model.json beside {lp.display}; run `ctx ask` first")
         return None
     pb = playbook_for(lp.data, lp.display)
     vocab = S.actions(pb)
-    out = revalidate(run_dir, lp.data, vocab, db)
+    out = revalidate(run_dir, lp.data, vocab, db, run_file=lp.run_file)
     recorded_answer = out["model_answer"]["answer"]
     out["model_answer"] = {k: out["model_answer"][k] for k in ("status", "validation")}
     if re_ask:
         import orjson
 
-        rec = orjson.loads((run_dir / "model.json").read_bytes())
+        rec = orjson.loads(lp.run_file("model.json") or b"{}")
         from .model import resolve_config
 
         ep = endpoint or (str(rec.get("endpoint") or "") + (rec.get("path") if rec.get("path") not in (None, "/") else ""))

@@ -66,9 +66,10 @@ def serve(
     /answer and /messages. The subject, scopes, clearance, purpose and the tenant of ad-hoc
     runs are fixed here, never by a tool argument; every call is appended to the audit log.
     The store must exist (`ctx load`): exit 2 for bad flags or no store, 3 when the store is
-    busy or unusable. Over HTTP, a --host that is not a loopback address needs a bearer token
-    (--auth-token or $CTX_SERVE_TOKEN; exit 2 without one), and only the listed Host headers are
-    answered (the address itself and each --allowed-host).
+    busy, unusable, or loaded from older manifests than the project's (run `ctx load`).
+    Over HTTP, a --host that is not a loopback address needs a bearer token (--auth-token or
+    $CTX_SERVE_TOKEN; exit 2 without one), and only the listed Host headers are answered (the
+    address itself and each --allowed-host).
 
     Example: ctx serve --transport stdio --subject investigator-01 --scope case:read --scope policy:read
     --clearance confidential --purpose claim_review --tenant tenant-demo
@@ -85,6 +86,13 @@ def serve(
         if transport is Transport.http:     # refused before the store is opened or anything listens
             http_settings(host, port, auth_token, list(allowed_host or []))
         keep_connections(cfg.db)            # a PostgreSQL store: up to 4 pooled connections across tool calls
-        open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken
+        con = open_store(cfg.db)            # fail now, with one line, if the store is missing or broken,
+        try:                                # or loaded from older manifests (exit 3, naming the sources)
+            from .. import api
+
+            with con.errors():
+                api.require_current_manifests(con)
+        finally:
+            con.close()
         run_server(cfg, transport=transport.value, host=host, port=port, auth_token=auth_token,
                    allowed_hosts=list(allowed_host or []))

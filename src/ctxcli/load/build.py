@@ -521,8 +521,12 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set())
     total = stats["objects"]
+    from .parse import manifest_digest
+
     meta = {"schema_version": str(SCHEMA_VERSION), "store_digest": store_digest,
-            "builder_version": BUILDER_VERSION, "encoding": "cl100k_base", "objects": str(total)}
+            "builder_version": BUILDER_VERSION, "encoding": "cl100k_base", "objects": str(total),
+            "manifest_digests": canonical_bytes({ls.manifest.source_id: manifest_digest(ls.manifest)
+                                                 for ls in loaded}).decode("utf-8")}
     import duckdb
 
     meta["duckdb_version"] = duckdb.__version__

@@ -143,7 +143,10 @@ def list_packs(cfg: ServeConfig) -> list[str]:
 def _write(cfg: ServeConfig, res) -> Path:
     from .. import api
 
-    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"])
+    from ..runfolder import signing_key
+
+    # with $CTX_SIGNING_KEY set only signed runs are read back (runfolder.py): sign what we write
+    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"], sign=signing_key(required=False) is not None)
 
 
 def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
@@ -263,7 +266,11 @@ def read_run_file(cfg: ServeConfig, pack_id: str, name: str) -> str:
         from .. import api
 
         return api.render_pack(d / "pack.json", "messages").data.decode("utf-8")
+    from ..errors import PackError
     from ..postmortem import load_pack
 
-    load_pack(d / "pack.json")                 # verified before anything of the folder is served
-    return (d / name).read_text(encoding="utf-8")
+    lp = load_pack(d / "pack.json")            # verified before anything of the folder is served
+    raw = lp.raw if name == "pack.json" else lp.run_file(name)    # only a file run.json lists and verifies
+    if raw is None:
+        raise PackError(f"no {name} in the run folder of {pack_id}")
+    return raw.decode("utf-8")
