@@ -58,16 +58,18 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     return res
 
 
-def stale_sources(con, manifests: Path | None = None) -> list[str]:
-    """The sources whose manifest in the project (``manifests/sources``) differs from the one the
-    store was loaded from — or that only one of them has. Empty when they agree, when the
-    project has no manifests, or when the store predates manifest digests."""
+def stale_sources(con) -> list[str]:
+    """The sources whose manifest now differs from the one the store was loaded from — or that
+    only one of them has — in the manifests folder the store was loaded from (recorded in its
+    meta), else the project's. Empty when they agree, when that folder has no manifests any
+    more, or when the store predates manifest digests."""
     import orjson
 
     from .load.parse import manifest_digest, read_manifests
 
-    recorded = con.meta().get("manifest_digests")
-    mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
+    meta = con.meta()
+    recorded = meta.get("manifest_digests")
+    mdir = _manifests_of(meta)
     if recorded is None or not (mdir / "sources").is_dir():
         return []
     try:
@@ -76,6 +78,14 @@ def stale_sources(con, manifests: Path | None = None) -> list[str]:
         loaded = {}
     now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, mdir.resolve().parent)}
     return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+def _manifests_of(meta: dict[str, str]) -> Path:
+    """The manifests folder a store was loaded from, when it still exists; else the project's."""
+    loaded_from = meta.get("manifests_dir")
+    if loaded_from and (Path(loaded_from) / "sources").is_dir():
+        return Path(loaded_from)
+    return paths.manifests_dir()
 
 
 def require_current_manifests(con) -> None:
@@ -206,6 +216,7 @@ def store_problems(db: Path | str | None = None) -> list:
     try:
         with con.errors():
             stale = stale_sources(con)
+            mdir = _manifests_of(con.meta())
     except CtxError:
         return []
     finally:
@@ -213,7 +224,6 @@ def store_problems(db: Path | str | None = None) -> list:
     files = {}
     from .load.parse import read_manifests
 
-    mdir = paths.manifests_dir()
     for m, disp, _ in read_manifests(mdir, mdir.resolve().parent):
         files[m.source_id] = disp
     return [Problem(file=files.get(s, f"source {s}"), line=None, column=None,

@@ -12,7 +12,8 @@ The pack is recorded by its content hash (a re-formatted pack.json is the same p
 other file by the SHA-256 of its bytes. Files not listed (a marker, files added later) are not
 checked, and no reader uses them (:func:`read_run_file`): a file added beside a run is never part
 of it. With ``$CTX_SIGNING_KEY`` set, only signed runs are read: a run.json without a signature
-(stripped, or written without ``--sign``) and a pack without run.json are errors. The hashes are *checksums*: anyone who can edit the folder can recompute them. The
+(stripped, or written without ``--sign``) and a pack without run.json are errors. The hashes
+are *checksums*: anyone who can edit the folder can recompute them. The
 signature is an HMAC-SHA256, keyed by ``$CTX_SIGNING_KEY``, over the canonical JSON of the
 manifest without its signature; without the key nobody can make one that verifies.
 """

@@ -206,7 +206,8 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from .packfile import read_linked_trace
 
     recorded_trace = read_linked_trace(lp)      # a trace of another pack stops here (exit 2)
-    recorded_answer = lp.run_file("answer.json")     # listed in run.json and verified, or None
+    # the run's own answer.json (listed in run.json and verified); a loose pack has none
+    recorded_answer = lp.run_file("answer.json") if lp.run is not None else None
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
     req = api.make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)

@@ -3,7 +3,9 @@
 Every tool call is checked before it runs (only the declared arguments are accepted: an
 argument naming a subject, scope, purpose or tenant is refused with a tool error), audited
 (one JSON line per call: time, tool, hash of the arguments, pack id, status) and mapped to
-the CLI's one-line messages when it fails. The server never dies on bad input.
+the CLI's one-line messages when it fails; every resource read is audited the same way
+(tool ``read_resource``). A pack is served only to a server with the identity it was made
+for (:func:`ctxcli.serve.tools.serves`). The server never dies on bad input.
 """
 
 from __future__ import annotations

@@ -142,7 +142,6 @@ def list_packs(cfg: ServeConfig) -> list[str]:
 
 def _write(cfg: ServeConfig, res) -> Path:
     from .. import api
-
     from ..runfolder import signing_key
 
     # with $CTX_SIGNING_KEY set only signed runs are read back (runfolder.py): sign what we write
