@@ -461,6 +461,76 @@ MUTANTS: list[Mutant] = [
     Mutant("uncovered-claims-not-warned", "src/ctxcli/answer/validate.py",
            "    if uncovered:\n        warnings.append(", "    if False:\n        warnings.append(",
            ("tests/test_ask.py::test_a_changed_verdict_or_action_is_a_rejection_without_the_flag",)),
+    # --- ctx serve against a hostile caller and a shared runs folder (issue 27 items 1, 2; 28 item 7)
+    Mutant("serve-case-path-accepted", "src/ctxcli/api.py",
+           "if not by_id and p.suffix in (\".yaml\", \".yml\") and os.path.lexists(p):",
+           "if p.suffix in (\".yaml\", \".yml\") and os.path.lexists(p):",
+           ("tests/test_serve_hardening.py::test_case_argument_is_an_id_under_the_project_never_a_path",)),
+    Mutant("serve-case-symlink-out-followed", "src/ctxcli/api.py",
+           "if by_id and Path(os.path.realpath(cdir)) not in Path(os.path.realpath(path)).parents:",
+           "if False:",
+           ("tests/test_serve_hardening.py::test_a_case_file_that_links_out_of_the_cases_folder_is_refused_"
+            "without_naming_its_target",)),
+    Mutant("serve-case-of-another-tenant", "src/ctxcli/serve/tools.py",
+           "if cfg.tenant is not None and c.tenant_id != cfg.tenant:", "if False:",
+           ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
+    Mutant("serve-variant-own-purpose-accepted", "src/ctxcli/serve/tools.py",
+           "(var.subject is not None or var.purpose is not None)", "(var.subject is not None)",
+           ("tests/test_serve_hardening.py::test_a_variant_that_declares_only_its_own_purpose_is_refused_without_"
+            "a_fixed_identity",)),
+    Mutant("serve-other-subjects-pack-served", "src/ctxcli/serve/tools.py",
+           "return own is not None and own == identity_of(lp.request)", "return True",
+           ("tests/test_serve_hardening.py::test_servers_sharing_a_runs_folder_serve_only_their_own_packs",)),
+    Mutant("serve-resource-reads-unaudited", "src/ctxcli/serve/server.py",
+           '            audit.write("read_resource", args, "ok", pid)\n', "",
+           ("tests/test_serve_hardening.py::test_resource_reads_fail_for_other_packs_and_are_audited",)),
+    Mutant("serve-http-no-token-off-loopback", "src/ctxcli/serve/http.py",
+           "if not loopback and token is None:", "if False:",
+           ("tests/test_serve_hardening.py::test_http_off_loopback_is_refused_without_a_token_and_before_listening",)),
+    Mutant("serve-http-token-unchecked", "src/ctxcli/serve/http.py",
+           "return BearerTokenMiddleware(app, settings.token) if settings.token is not None else app", "return app",
+           ("tests/test_serve_hardening.py::test_http_with_a_token_needs_it_on_every_request_and_checks_the_host_"
+            "header",)),
+    Mutant("serve-http-host-header-unchecked", "src/ctxcli/serve/http.py",
+           "TransportSecuritySettings(enable_dns_rebinding_protection=True,",
+           "TransportSecuritySettings(enable_dns_rebinding_protection=False,",
+           ("tests/test_serve_hardening.py::test_http_with_a_token_needs_it_on_every_request_and_checks_the_host_"
+            "header",)),
+
+    # --- single-file outputs replace only what the same command wrote (issue 27 item 12)
+    Mutant("output-file-overwrites-anything", "src/ctxcli/write.py",
+           "if size > _RECOGNISE_MAX or len(head) > _RECOGNISE_MAX or not is_ours(head):", "if False:",
+           ("tests/test_output_files.py",)),
+    Mutant("render-out-recognises-any-json-list", "src/ctxcli/engine/render.py",
+           "            and msgs[0][\"content\"].startswith(_FIRST_SECTION))", "            )",
+           ("tests/test_output_files.py::test_render_out_never_replaces_a_file_ctx_render_did_not_write",)),
+
+    # --- signed runs hold only what run.json lists; a configured key reads only signed runs (issue 27 item 4)
+    Mutant("run-file-unlisted-read", "src/ctxcli/runfolder.py",
+           "    fp = Path(folder) / name\n    if run is None:", "    fp = Path(folder) / name\n    if True:",
+           ("tests/test_signed_runs.py::test_a_forged_model_answer_beside_a_signed_run_is_never_shown_as_part_of_it",)),
+    Mutant("stripped-signature-accepted-with-key", "src/ctxcli/runfolder.py",
+           "    if sig is None:\n        if signing_key(required=False) is not None:",
+           "    if sig is None:\n        if False:",
+           ("tests/test_signed_runs.py::test_with_the_key_set_a_stripped_signature_is_an_error_everywhere",)),
+    Mutant("run-json-deleted-accepted-with-key", "src/ctxcli/postmortem/packfile.py",
+           "        if signing_key(required=False) is not None:", "        if False:",
+           ("tests/test_signed_runs.py::test_with_the_key_set_a_stripped_signature_is_an_error_everywhere",)),
+    Mutant("replay-ignores-answer-json", "src/ctxcli/postmortem/replay.py",
+           "return self.diff.same and self.answer_identical is not False", "return self.diff.same",
+           ("tests/test_signed_runs.py::test_replay_compares_answer_json_with_the_rebuilt_answer",)),
+    # --- a store loaded from older manifests is refused until `ctx load` (issue 27 item 13)
+    Mutant("stale-manifests-ignored", "src/ctxcli/api.py",
+           "    stale = stale_sources(con)\n    if stale:\n        shown", "    stale = []\n    if stale:\n        shown",
+           ("tests/test_stale_manifests.py",)),
+    Mutant("check-ignores-stale-store", "src/ctxcli/api.py",
+           "        rep.problems += store_problems()", "        pass",
+           ("tests/test_stale_manifests.py::test_a_tightened_manifest_stops_every_run_until_ctx_load",)),
+    # --- the report shows bidi isolates as escapes (issue 28 item 7)
+    Mutant("report-bidi-isolates-raw", "src/ctxcli/report/render.py",
+           "or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:", "or 0x202A <= o <= 0x202E:",
+           ("tests/test_report.py::test_bidi_isolates_and_embeddings_in_a_title_are_shown_as_escapes",)),
+
 ]
 
 

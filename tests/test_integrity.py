@@ -321,7 +321,8 @@ def test_render_out_naming_a_folder(run, tmp_path):
     folder = tmp_path / "target"
     folder.mkdir()
     (folder / "keep.txt").write_text("mine")
-    one_line(run_cli(["render", run, "--out", folder]), 2, f"{folder} is a folder; name a file to write")
+    one_line(run_cli(["render", run, "--out", folder]), 2,
+             f"--out {folder}: exists and is not a regular file (a folder: name a file to write)")
     assert [x.name for x in folder.iterdir()] == ["keep.txt"]
 
 

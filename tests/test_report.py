@@ -54,6 +54,15 @@ def _pack(run_dir: Path) -> dict:
     return json.loads((run_dir / "pack.json").read_text(encoding="utf-8"))
 
 
+def _list_in_run_json(run_dir: Path, *names: str) -> None:
+    """What `ctx ask` does after writing its files: run.json lists them (unsigned run)."""
+    from ctxcli.runfolder import run_manifest
+
+    doc = json.loads((run_dir / "run.json").read_text())
+    files = {n: (run_dir / n).read_bytes() for n in [*doc["files"], *names]}
+    (run_dir / "run.json").write_bytes(run_manifest(files, _pack(run_dir)))
+
+
 def _answer(run_dir: Path) -> dict:
     return json.loads((run_dir / "answer.json").read_text(encoding="utf-8"))
 
@@ -298,6 +307,28 @@ def test_hostile_title_renders_as_text(project_copy):
     (project_copy / "page.html").write_text(page, encoding="utf-8")
 
 
+def test_bidi_isolates_and_embeddings_in_a_title_are_shown_as_escapes(project_copy):
+    """U+2066–U+2069 (isolates) reorder text like U+202A–U+202E (embeddings and overrides): every
+    one of them is a visible escape on the page, never the character (issue 28 item 7)."""
+    p = project_copy / "sources" / "claims-core" / "objects.jsonl"
+    marks = [chr(o) for o in (*range(0x2066, 0x206A), *range(0x202A, 0x202F))]
+    hostile = "Case " + "".join(f"{m}x{i}" for i, m in enumerate(marks)) + " C-102"
+    lines = p.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        rec = json.loads(line)
+        if rec["object_id"] == "CASE-C-102":
+            rec["title"] = hostile
+            lines[i] = json.dumps(rec, ensure_ascii=False)
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert run_cli(["load"]).exit_code == 0
+    out = project_copy / "runs" / "bidi"
+    assert run_cli(["investigate", "C-102", "--out", out]).exit_code == 0
+    page = _page(out)
+    assert [m for m in marks if m in page] == []
+    shown = "Case " + "".join(f"\\u{ord(m):04x}x{i}" for i, m in enumerate(marks)) + " C-102"
+    assert f"<h3>{shown}</h3>" in page
+
+
 # ------------------------------------------------------------------------------ errors
 def test_bad_inputs_are_one_line_errors(runs, tmp_path):
     d = runs["c104"]
@@ -401,6 +432,7 @@ def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
     (d / "model.json").write_text(json.dumps({
         "pack_id": pack["pack_id"], "model": "scripted-model", "endpoint": "127.0.0.1:8765", "latency_ms": 12,
         "usage": {"prompt_tokens": 3100, "completion_tokens": 90}}))
+    _list_in_run_json(d, "model_answer.json", "model.json")
     page = _page(d)
     sec = page.split('<section id="model">')[1].split("</section>")[0]
     assert "model_answer.json · model scripted-model at 127.0.0.1:8765 · 12 ms" in sec
@@ -420,6 +452,7 @@ def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
     other = json.loads((d / "model_answer.json").read_text())
     other["pack_id"] = "pk-0000000000000000"
     (d / "model_answer.json").write_text(json.dumps(other))
+    _list_in_run_json(d)
     page = _page(d)
     assert '<section id="model">' not in page
     assert "model_answer.json is not shown: it answers pack pk-0000000000000000, not " + pack["pack_id"] in page

@@ -129,9 +129,10 @@ def test_investigate_matches_cli_pack_and_resources_serve_the_run(store, tmp_pat
     assert _structured(reads[7])["same"] is True
 
     audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
-    assert [a["tool"] for a in audit] == ["investigate", "render", "replay", "explain_omission", "diff"]
+    assert [a["tool"] for a in audit] == ["investigate"] + ["read_resource"] * 4 + [
+        "render", "replay", "explain_omission", "diff"]
     assert {a["status"] for a in audit} == {"ok"}
-    assert all(a["pack_id"] == pid for a in audit)
+    assert [a["pack_id"] for a in audit] == [pid] * 4 + [None] + [pid] * 4     # ctx://packs names no pack
     assert all(len(a["arguments_sha256"]) == 64 for a in audit)
 
 

@@ -61,6 +61,49 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     return res
 
 
+def stale_sources(con) -> list[str]:
+    """The sources whose manifest now differs from the one the store was loaded from — or that
+    only one of them has — in the manifests folder the store was loaded from (recorded in its
+    meta), else the project's. Empty when they agree, when that folder has no manifests any
+    more, or when the store predates manifest digests."""
+    import orjson
+
+    from .load.parse import manifest_digest, read_manifests
+
+    meta = con.meta()
+    recorded = meta.get("manifest_digests")
+    mdir = _manifests_of(meta)
+    if recorded is None or not (mdir / "sources").is_dir():
+        return []
+    try:
+        loaded = orjson.loads(recorded)
+    except orjson.JSONDecodeError:
+        loaded = {}
+    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, mdir.resolve().parent)}
+    return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+def _manifests_of(meta: dict[str, str]) -> Path:
+    """The manifests folder a store was loaded from, when it still exists; else the project's."""
+    loaded_from = meta.get("manifests_dir")
+    if loaded_from and (Path(loaded_from) / "sources").is_dir():
+        return Path(loaded_from)
+    return paths.manifests_dir()
+
+
+def require_current_manifests(con) -> None:
+    """Refuse (exit 3, naming the sources) to run with permissions older than the manifests: a
+    tightened ``required_scopes`` or a new mask takes effect only with ``ctx load``, so until
+    then nothing is served from the store."""
+    from .errors import StoreStaleError
+
+    stale = stale_sources(con)
+    if stale:
+        shown = ", ".join(stale[:8]) + (f" and {len(stale) - 8} more" if len(stale) > 8 else "")
+        raise StoreStaleError(f"the store was loaded before the manifests of {shown} changed: run `ctx load` so "
+                              f"that their scopes, purposes, clearance and masks apply")
+
+
 def store_key(db: Path, *, create: bool = True) -> bytes | None:
     """The store secret of ``db`` ($CTX_SECRET or the key file beside it, created when
     missing unless ``create`` is false): every opaque reference and keyed digest uses it."""
@@ -162,7 +205,45 @@ def check(paths: list[Path] | None = None):
     """Static checks of manifests, playbooks and case files (:mod:`ctxcli.check`)."""
     from .check import check_paths
 
-    return check_paths([Path(p) for p in paths or []], root=paths_root())
+    rep = check_paths([Path(p) for p in paths or []], root=paths_root())
+    if not paths:       # the whole project: is the store loaded from these manifests?
+        rep.problems += store_problems()
+    return rep
+
+
+def store_problems(db: Path | str | None = None) -> list:
+    """``ctx check``'s view of the store: one problem per source whose manifest changed since the
+    store was loaded (its new scopes, purposes, clearance or masks do not apply until `ctx load`).
+    Nothing when there is no store or it cannot be opened now (busy, damaged: `ctx load` says)."""
+    from .check import Problem
+    from .errors import CtxError
+    from .store import open_store
+
+    addr = paths.db_path(db)
+    if not isinstance(addr, str) and not addr.exists():
+        return []
+    try:
+        con = open_store(addr)
+    except CtxError:
+        return []
+    try:
+        with con.errors():
+            stale = stale_sources(con)
+            mdir = _manifests_of(con.meta())
+    except CtxError:
+        return []
+    finally:
+        con.close()
+    files = {}
+    from .load.parse import read_manifests
+
+    for m, disp, _ in read_manifests(mdir, mdir.resolve().parent):
+        files[m.source_id] = disp
+    return [Problem(file=files.get(s, f"source {s}"), line=None, column=None,
+                    message=(f"source {s} changed since the store was loaded ({addr}): run `ctx load` so that its "
+                             f"scopes, purposes, clearance and masks apply" if s in files else
+                             f"the store holds source {s}, which no manifest declares any more: run `ctx load`"))
+            for s in stale]
 
 
 def paths_root() -> Path:
@@ -184,16 +265,20 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def read_case(case_id: str, cases_dir: Path | None = None) -> tuple[CaseFile, str]:
-    """The case file for ``case_id`` (or a path to a case file)."""
-    case, disp, _ = _read_case(case_id, cases_dir)
+def read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False) -> tuple[CaseFile, str]:
+    """The case file for ``case_id`` (or a path to a case file; with ``by_id``, only an id
+    resolved under the project's cases folder)."""
+    case, disp, _ = _read_case(case_id, cases_dir, by_id=by_id)
     return case, disp
 
 
-def _read_case(case_id: str, cases_dir: Path | None = None):
+def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
+    """With ``by_id`` (``ctx serve``: the caller is not the operator) a path is never taken,
+    whether or not it exists, and a case file that is a symlink leading out of the cases
+    folder is refused without naming its target."""
     cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
     p = Path(case_id)
-    if p.suffix in (".yaml", ".yml") and os.path.lexists(p):
+    if not by_id and p.suffix in (".yaml", ".yml") and os.path.lexists(p):
         path = p     # a FIFO or folder is reported by read_yaml ("not a regular file")
     else:
         _safe_id(case_id, "case")
@@ -203,6 +288,9 @@ def _read_case(case_id: str, cases_dir: Path | None = None):
             hint = (f" (known: {', '.join(known[:12])})" if known else
                     "" if paths.is_project() else f"; {paths.root()} is not a ctx project: {NO_PROJECT_HINT}")
             raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}{hint}")
+        if by_id and Path(os.path.realpath(cdir)) not in Path(os.path.realpath(path)).parents:
+            raise InputError("case file is a symlink that leads outside the cases folder",
+                             file=f"{_display(cdir)}/{case_id}.yaml")     # the link, never its target
     disp = _display(path)
     marks = read_yaml_marked(path, display=disp)
     data = marks.data
@@ -214,12 +302,13 @@ def _read_case(case_id: str, cases_dir: Path | None = None):
         raise input_error(e, file=disp, marks=marks) from None
 
 
-def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None):
+def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None, *,
+                 by_id: bool = False):
     """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
     in a name fails here, loudly, instead of turning a claim unknown at run time."""
     from .check import case_problems
 
-    case, disp, marks = _read_case(case_id, cases_dir)
+    case, disp, marks = _read_case(case_id, cases_dir, by_id=by_id)
     pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
     probs = case_problems(case, marks, disp, pb)
     if probs:
@@ -313,6 +402,7 @@ class InvestigateOptions:
     params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
     extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
+    case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
 
 
 @dataclass
@@ -338,7 +428,7 @@ def _case_of(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
         return adhoc_case(opts)
     if not opts.case:
         raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
-    return read_checked(opts.case, opts.cases_dir, opts.playbooks_dir)
+    return read_checked(opts.case, opts.cases_dir, opts.playbooks_dir, by_id=opts.case_by_id)
 
 
 def adhoc_case_id(spec: dict[str, Any]) -> str:
@@ -529,6 +619,7 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     con = open_store(db)
     try:
         with con.errors():
+            require_current_manifests(con)
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
                                                                  clearance=req.clearance), key=key)
     finally:
@@ -563,6 +654,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
 
         pb, req = with_params(pb, req)
         with con.errors():
+            require_current_manifests(con)
             return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)
     finally:

@@ -5,7 +5,8 @@ with ``err.exit_code``. Library code raises these and never prints or exits.
 
 Exit codes: 0 ok; 1 the investigation or check failed (replay drift, eval below
 threshold, packs differ); 2 bad input or usage; 3 store busy (another process holds
-the write lock; retry) or unusable (damaged, disk full, read-only folder).
+the write lock; retry), unusable (damaged, disk full, read-only folder) or stale (loaded
+from older manifests than the project's: run ``ctx load``).
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ class EmbeddingError(StoreError):
 
 class StoreUnusableError(StoreError):
     """The store is damaged (corrupt, truncated) or cannot be written (disk full, read-only folder); exit 3."""
+
+    exit_code = 3
+
+
+class StoreStaleError(StoreError):
+    """The store was loaded from older manifests than the project's (scopes, purposes, clearance or masks changed since); exit 3."""
 
     exit_code = 3
 

@@ -33,6 +33,14 @@ from .models.request import STRATEGIES   # one tuple: case files' by_strategy ke
 from .util.timeutil import dt_to_us
 
 EVAL_SCHEMA = "ctx.eval/1"
+
+
+def is_eval_report(raw: bytes) -> bool:
+    """Whether ``raw`` is an earlier ``ctx eval --out`` report (what ``--out`` may replace)."""
+    from .write import json_of
+
+    doc = json_of(raw)
+    return isinstance(doc, dict) and doc.get("schema_version") == EVAL_SCHEMA and "runs" in doc
 GATED = ("governed", "dynamic", "hybrid")
 LAYERS = ("retriever", "builder", "answer")
 PROVENANCE_FIELDS = ("source_id", "source_version", "locator", "content_hash", "observed_at")

@@ -176,3 +176,19 @@ def export_otlp_http(endpoint: str, body: bytes) -> None:
     if r.status_code >= 300:
         raise OtlpExportError(f"--otel-endpoint: the collector at {host} answered HTTP {r.status_code}; "
                                  "the run folder is written")
+
+
+def is_ctx_otlp(raw: bytes) -> bool:
+    """Whether ``raw`` is an earlier ``--otel-out`` file: OTLP/JSON whose every resource is the
+    service ``ctx`` (what ``--otel-out`` may replace)."""
+    from .write import json_of
+
+    doc = json_of(raw)
+    spans = doc.get("resourceSpans") if isinstance(doc, dict) else None
+    if not isinstance(spans, list) or not spans:
+        return False
+    for rs in spans:
+        attrs = (rs.get("resource") or {}).get("attributes") if isinstance(rs, dict) else None
+        if not isinstance(attrs, list) or {"key": "service.name", "value": {"stringValue": "ctx"}} not in attrs:
+            return False
+    return True

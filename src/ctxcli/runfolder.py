@@ -10,7 +10,10 @@ which is a hash of the pack), so ``run.json`` records them::
 
 The pack is recorded by its content hash (a re-formatted pack.json is the same pack); every
 other file by the SHA-256 of its bytes. Files not listed (a marker, files added later) are not
-checked. The hashes are *checksums*: anyone who can edit the folder can recompute them. The
+checked, and no reader uses them (:func:`read_run_file`): a file added beside a run is never part
+of it. With ``$CTX_SIGNING_KEY`` set, only signed runs are read: a run.json without a signature
+(stripped, or written without ``--sign``) and a pack without run.json are errors. The hashes
+are *checksums*: anyone who can edit the folder can recompute them. The
 signature is an HMAC-SHA256, keyed by ``$CTX_SIGNING_KEY``, over the canonical JSON of the
 manifest without its signature; without the key nobody can make one that verifies.
 """
@@ -32,6 +35,7 @@ RUN_SCHEMA = "ctx.run/1"
 KEY_ENV = "CTX_SIGNING_KEY"
 MIN_KEY_BYTES = 32
 RUN_FILES = ("trace.jsonl", "answer.json", "answer.md")      # files every run folder has beside pack.json
+SIDE_FILES = ("case.json", "model.json", "model_answer.json")  # files some run folders have (run.json lists them)
 MAX_RUN_JSON = 1024 * 1024
 MAX_RUN_FILE = 1024 * 1024 * 1024
 
@@ -88,6 +92,7 @@ class RunCheck:
     files: list[str]                  # the files whose hashes matched
     signed: bool
     key_id: str | None = None
+    hashes: dict[str, str] | None = None     # file name -> the sha256 run.json records (readers check again)
 
 
 def verify_run_folder(pack_path: Path, pack: dict[str, Any]) -> RunCheck | None:
@@ -103,7 +108,7 @@ def verify_run_folder(pack_path: Path, pack: dict[str, Any]) -> RunCheck | None:
     rp = folder / RUN_FILE
     disp = str(rp)
     if not os.path.lexists(rp):
-        present = [n for n in RUN_FILES if os.path.lexists(folder / n)]
+        present = [n for n in RUN_FILES + SIDE_FILES if os.path.lexists(folder / n)]
         if present:
             raise PackError(f"missing: {', '.join(present)} beside the pack cannot be verified without it "
                             f"(deleted, or written by an older ctx: investigate again)", file=disp)
@@ -141,7 +146,10 @@ def verify_run_folder(pack_path: Path, pack: dict[str, Any]) -> RunCheck | None:
         checked.append(name)
     sig = body.get("signature")
     if sig is None:
-        return RunCheck(manifest=disp, files=checked, signed=False)
+        if signing_key(required=False) is not None:
+            raise PackError(f"unsigned: {KEY_ENV} is set, so only signed runs are read, and run.json has no "
+                            f"signature (stripped after signing, or written without --sign)", file=disp)
+        return RunCheck(manifest=disp, files=checked, signed=False, hashes=dict(files))
     if not isinstance(sig, dict) or sig.get("alg") != "hmac-sha256" or not isinstance(sig.get("value"), str):
         raise PackError("bad signature: not an hmac-sha256 signature", file=disp, field="signature")
     kid = sig.get("key_id")
@@ -152,4 +160,35 @@ def verify_run_folder(pack_path: Path, pack: dict[str, Any]) -> RunCheck | None:
         raise PackError(f"bad signature: signed with key {kid}, {KEY_ENV} is key {key_id(key)}", file=disp)
     if not hmac.compare_digest(_mac(key, body).encode(), sig["value"].encode("utf-8")):
         raise PackError("bad signature: the run folder was changed after it was signed", file=disp)
-    return RunCheck(manifest=disp, files=checked, signed=True, key_id=kid)
+    return RunCheck(manifest=disp, files=checked, signed=True, key_id=kid, hashes=dict(files))
+
+
+def read_run_file(run: RunCheck | None, folder: Path, name: str, max_bytes: int = MAX_RUN_FILE) -> bytes | None:
+    """The bytes of ``name`` in a verified run folder, only when ``run.json`` lists it and the
+    bytes read now still have the hash it records. None when the file is absent; PackError
+    when it is there but not listed (a file added after the run was written — a forged
+    model answer beside a signed run — is never part of the run), or changed since."""
+    from .util.safeio import NotReadable, read_regular
+
+    fp = Path(folder) / name
+    if run is None:     # a loose pack (no run folder): its neighbours are read as they are, unverified
+        if not os.path.lexists(fp):
+            return None
+        try:
+            return read_regular(fp, max_bytes)
+        except NotReadable as e:
+            raise PackError(f"cannot be read: {e}", file=str(fp)) from None
+    listed = (run.hashes or {}).get(name)
+    if listed is None:
+        if not os.path.lexists(fp):
+            return None
+        raise PackError("not part of the run: run.json does not list it (added after the run was written); "
+                        "not used", file=str(fp))
+    try:
+        data = read_regular(fp, max_bytes)
+    except NotReadable as e:
+        raise PackError(f"tampered: {e} (run.json records its hash)", file=str(fp)) from None
+    got = "sha256:" + hashlib.sha256(data).hexdigest()
+    if got != listed:
+        raise PackError(f"tampered: the file hashes to {got[:19]}…, run.json records {listed[:19]}…", file=str(fp))
+    return data

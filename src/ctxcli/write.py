@@ -59,6 +59,51 @@ def write_file_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+# ------------------------------------------------------------------------------ single-file outputs
+_RECOGNISE_MAX = 64 * 1024 * 1024
+
+
+def check_output_file(target: Path, what: str, writer: str, is_ours) -> None:
+    """Refuse (exit 2, one line) a single-file output that would replace what ctx did not write.
+
+    The rule of run folders, for one file: ``target`` may be missing, or a regular file (never a
+    symlink, a folder or a FIFO) that ``is_ours(bytes)`` recognises as an earlier output of the
+    same command (``writer``: "ctx render", "ctx eval", …). Files over 64 MB are never recognised."""
+    from .errors import UsageError
+
+    target = Path(target)
+    if not target.is_symlink() and target.is_dir():
+        raise UsageError(f"{what} {target}: exists and is not a regular file (a folder: name a file to write)")
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise UsageError(f"{what} {target}: exists and is not a regular file")
+    if not target.exists():
+        return
+    try:
+        size = target.stat().st_size
+        with open(target, "rb") as fh:
+            head = fh.read(_RECOGNISE_MAX + 1)
+    except OSError as e:
+        raise UsageError(f"{what} {target}: cannot read it ({e.strerror})") from None
+    if size > _RECOGNISE_MAX or len(head) > _RECOGNISE_MAX or not is_ours(head):
+        raise UsageError(f"{what} {target}: exists and was not written by {writer}; not replacing it")
+
+
+def write_output_file(target: Path, data: bytes, what: str, writer: str, is_ours) -> None:
+    """:func:`check_output_file`, then :func:`write_file_atomic`."""
+    check_output_file(target, what, writer, is_ours)
+    write_file_atomic(target, data)
+
+
+def json_of(raw: bytes):
+    """The JSON value of ``raw``, or None when it is not JSON (a recogniser's helper)."""
+    import orjson
+
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def marker_bytes(names: list[str]) -> bytes:
     """The marker of a run folder: ctx's version and the files it wrote (deterministic)."""
     from . import __version__

@@ -195,18 +195,18 @@ def record_files(outcome: AskOutcome) -> dict[str, bytes]:
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
-def _read_record(path: Path, missing_ok: bool = False) -> dict[str, Any] | None:
-    """A JSON object ctx wrote beside a pack, read like every pack file (regular, bounded, strict)."""
+def _read_record(raw: bytes | None, path: Path, missing_ok: bool = False) -> dict[str, Any] | None:
+    """A JSON object ctx wrote beside a pack, as ``run_file`` gave it (only a file run.json lists
+    and verifies), parsed bounded and strict."""
     from ..errors import PackError
-    from ..util.safeio import NotReadable, read_regular
     from .model import loads_bounded
 
-    try:
-        raw = read_regular(path, MAX_RECORD_BYTES)
-    except NotReadable as e:
-        if missing_ok and str(e) == "no such file":
+    if raw is None:
+        if missing_ok:
             return None
-        raise PackError(f"cannot read the recorded exchange: {e}", file=str(path)) from None
+        raise PackError("cannot read the recorded exchange: no such file", file=str(path))
+    if len(raw) > MAX_RECORD_BYTES:
+        raise PackError(f"cannot read the recorded exchange: larger than {MAX_RECORD_BYTES} bytes", file=str(path))
     obj, why = loads_bounded(raw)
     if why is not None:
         raise PackError(f"cannot read the recorded exchange: {why}", file=str(path))
@@ -215,13 +215,13 @@ def _read_record(path: Path, missing_ok: bool = False) -> dict[str, Any] | None:
     return obj
 
 
-def read_model_record(run_dir: Path) -> dict[str, Any]:
-    """model.json beside a pack, with the fields replay reads of the right types; one line (exit 2)
-    naming the file otherwise."""
+def read_model_record(run_dir: Path, run_file: Callable[[str], bytes | None]) -> dict[str, Any]:
+    """model.json beside a pack (through ``run_file``: only a file run.json lists), with the fields
+    replay reads of the right types; one line (exit 2) naming the file otherwise."""
     from ..errors import PackError
 
     p = run_dir / "model.json"
-    rec = _read_record(p)
+    rec = _read_record(run_file("model.json"), p)
     assert rec is not None
     if rec.get("schema_version") != MODEL_SCHEMA:
         raise PackError(f"not a model record (schema {MODEL_SCHEMA})", file=str(p))
@@ -236,11 +236,13 @@ def read_model_record(run_dir: Path) -> dict[str, Any]:
     return rec
 
 
-def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db: Path | None = None) -> dict[str, Any]:
+def revalidate(run_dir: Path, pack: dict[str, Any], action_vocab: list[str], db: Path | None = None, *,
+               run_file: Callable[[str], bytes | None]) -> dict[str, Any]:
     """Re-validate the recorded exchange beside a pack, offline. Compares with the recorded
-    model_answer.json: same status and same violation codes, or the difference."""
-    rec = read_model_record(run_dir)
-    prev = _read_record(run_dir / "model_answer.json", missing_ok=True)
+    model_answer.json: same status and same violation codes, or the difference. ``run_file``
+    reads a file of the run folder (``LoadedPack.run_file``: only files run.json lists)."""
+    rec = read_model_record(run_dir, run_file)
+    prev = _read_record(run_file("model_answer.json"), run_dir / "model_answer.json", missing_ok=True)
     if prev is not None and not (prev.get("schema_version") == S.MODEL_ANSWER_SCHEMA
                                  and isinstance(prev.get("status"), str)
                                  and isinstance(prev.get("validation"), dict)
@@ -533,18 +535,20 @@ def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: 
     the pack has no model.json beside it (and no re-ask was asked for)."""
     from ..errors import UsageError
 
+    import os
+
     run_dir = lp.path.parent
-    if not (run_dir / "model.json").is_file():
+    if not os.path.lexists(run_dir / "model.json"):
         if re_ask:
             raise UsageError(f"--re-ask: no model.json beside {lp.display}; run `ctx ask` first")
         return None
     pb = playbook_for(lp.data, lp.display)
     vocab = S.actions(pb)
-    out = revalidate(run_dir, lp.data, vocab, db)
+    out = revalidate(run_dir, lp.data, vocab, db, run_file=lp.run_file)
     recorded_answer = out["model_answer"]["answer"]
     out["model_answer"] = {k: out["model_answer"][k] for k in ("status", "validation")}
     if re_ask:
-        rec = read_model_record(run_dir)
+        rec = read_model_record(run_dir, lp.run_file)
         from .model import resolve_config
 
         # the endpoint is the user's (--endpoint, CTX_MODEL_ENDPOINT or ctx.toml), never the one a run

@@ -78,6 +78,10 @@ def eval_cases(
                              f"(use {', '.join(E.STRATEGIES)}, a comma list, or all)")
         if out is not None and out.is_dir():
             raise UsageError(f"--out: {out} is a folder; give a file name")
+        if out is not None:     # never over a file ctx eval did not write (refused before the work)
+            from ..write import check_output_file
+
+            check_output_file(out, "--out", "ctx eval", E.is_eval_report)
         if junit is not None and junit.is_dir():
             raise UsageError(f"--junit: {junit} is a folder; give a file name")
         th = E.Thresholds(min_recall=min_recall, max_invalid_rate=max_invalid_rate, max_safety=max_safety)
@@ -98,9 +102,9 @@ def eval_cases(
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         if out is not None:
             from ..util.canon import pretty_bytes
-            from ..write import write_file_atomic
+            from ..write import write_output_file
 
-            write_file_atomic(out, pretty_bytes(doc))
+            write_output_file(out, pretty_bytes(doc), "--out", "ctx eval", E.is_eval_report)
         if junit is not None:
             from ..eval_junit import junit_bytes
             from ..write import write_file_atomic

@@ -130,6 +130,11 @@ def investigate(
             from ..write import check_out_dir
 
             check_out_dir(out)   # refuse before the work, not after it
+        if otel_out is not None:
+            from ..otel import is_ctx_otlp
+            from ..write import check_output_file
+
+            check_output_file(otel_out, "--otel-out", "ctx --otel-out", is_ctx_otlp)
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
@@ -153,9 +158,10 @@ def investigate(
 
             spans = otlp_json(res.pack, res.trace, res.timings)
         if otel_out is not None:
-            from ..write import write_file_atomic
+            from ..otel import is_ctx_otlp
+            from ..write import write_output_file
 
-            write_file_atomic(otel_out, spans)
+            write_output_file(otel_out, spans, "--otel-out", "ctx --otel-out", is_ctx_otlp)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         if otel_endpoint is not None:

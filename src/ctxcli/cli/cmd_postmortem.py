@@ -191,6 +191,8 @@ def _replay_human(res) -> None:
         lines.append(f"{f.field} changed: {_val(f.a)} → {_val(f.b)}")
     if d.other_sections:
         lines.append(f"also differs: {', '.join(d.other_sections)}")
+    if res.answer_identical is False:
+        lines.append("answer.json differs from the rebuilt answer (edited after the run was written?)")
     for ln in lines:
         c.print("- " + safe(ln))
 

@@ -31,7 +31,8 @@ def render(
     encoding: Annotated[Optional[str], typer.Option("--encoding", help="Tokenizer to count with (default: the "
                                                     "pack's, cl100k_base).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the rendering to this file (atomically) "
-                                                "instead of stdout.", show_default=False)] = None,
+                                                "instead of stdout; an existing file is replaced only when it is "
+                                                "an earlier ctx render output.", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (sections, token counts, "
                                           "matches_pack) instead of the rendering.")] = False,
 ) -> None:
@@ -48,8 +49,12 @@ def render(
     with handle_errors():
         from .. import api
 
+        from ..engine.render import is_rendering
         from ..runs import pack_path
+        from ..write import check_output_file
 
+        if out is not None:     # never over a file ctx render did not write (refused before the work)
+            check_output_file(out, "--out", "ctx render", is_rendering)
         res = api.render_pack(pack_path(pack), fmt.value, encoding)
         doc = {"format": res.format, "sections": res.sections, "total_tokens": res.total_tokens,
                "matches_pack": res.matches_pack, "out": str(out) if out is not None else None}
@@ -60,9 +65,9 @@ def render(
                 emit_json(doc)
             raise CheckFailed(f"render drift: {'; '.join(res.drift)}")
         if out is not None:
-            from ..write import write_file_atomic
+            from ..write import write_output_file
 
-            write_file_atomic(out, res.data)
+            write_output_file(out, res.data, "--out", "ctx render", is_rendering)
         if as_json:
             emit_json(doc)
         elif out is None:

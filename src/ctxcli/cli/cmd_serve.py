@@ -27,6 +27,15 @@ def serve(
                                                  "subprocess) or http (streamable HTTP at /mcp).")] = Transport.stdio,
     host: Annotated[str, typer.Option("--host", help="Address to listen on with --transport http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port with --transport http.")] = 8765,
+    auth_token: Annotated[Optional[str], typer.Option("--auth-token", envvar="CTX_SERVE_TOKEN",
+                                                      help="Bearer token every HTTP request must carry (at least "
+                                                      "32 characters; required off loopback; prefer the "
+                                                      "environment variable, which `ps` does not show).",
+                                                      show_default=False)] = None,
+    allowed_host: Annotated[Optional[list[str]], typer.Option("--allowed-host", help="A Host header value "
+                                                              "callers use (NAME or NAME:PORT); repeat. Loopback "
+                                                              "names are always allowed on a loopback --host.",
+                                                              show_default=False)] = None,
     db: DbOpt = None,
     subject: Annotated[Optional[str], typer.Option("--subject", help="Fixed subject id for every call (default: "
                                                    "each case's own subject).", show_default=False)] = None,
@@ -57,19 +66,33 @@ def serve(
     /answer and /messages. The subject, scopes, clearance, purpose and the tenant of ad-hoc
     runs are fixed here, never by a tool argument; every call is appended to the audit log.
     The store must exist (`ctx load`): exit 2 for bad flags or no store, 3 when the store is
-    busy or unusable.
+    busy, unusable, or loaded from older manifests than the project's (run `ctx load`).
+    Over HTTP, a --host that is not a loopback address needs a bearer token (--auth-token or
+    $CTX_SERVE_TOKEN; exit 2 without one), and only the listed Host headers are answered (the
+    address itself and each --allowed-host).
 
     Example: ctx serve --transport stdio --subject investigator-01 --scope case:read --scope policy:read
     --clearance confidential --purpose claim_review --tenant tenant-demo
     """
     with handle_errors():
         from ..serve import load_config
+        from ..serve.http import http_settings
         from ..serve.server import serve as run_server
         from ..store import keep_connections, open_store
 
         cfg = load_config(db=db, runs_dir=runs, audit_log=audit_log, subject_id=subject,
                           scopes=list(scope) if scope else None, purpose=purpose, config_file=config,
                           clearance=clearance, tenant=tenant)
+        if transport is Transport.http:     # refused before the store is opened or anything listens
+            http_settings(host, port, auth_token, list(allowed_host or []))
         keep_connections(cfg.db)            # a PostgreSQL store: up to 4 pooled connections across tool calls
-        open_store(cfg.db).close()          # fail now, with one line, if the store is missing or broken
-        run_server(cfg, transport=transport.value, host=host, port=port)
+        con = open_store(cfg.db)            # fail now, with one line, if the store is missing or broken,
+        try:                                # or loaded from older manifests (exit 3, naming the sources)
+            from .. import api
+
+            with con.errors():
+                api.require_current_manifests(con)
+        finally:
+            con.close()
+        run_server(cfg, transport=transport.value, host=host, port=port, auth_token=auth_token,
+                   allowed_hosts=list(allowed_host or []))

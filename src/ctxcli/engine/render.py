@@ -210,3 +210,27 @@ def render_messages(pack: dict[str, Any]) -> list[dict[str, str]]:
     system = "".join(t for _, slot, _, t in secs if slot == "instructions")
     user = "".join(t for _, slot, _, t in secs if slot != "instructions")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+_FIRST_SECTION = "## System instructions [kind: instructions · trust: playbook "
+
+
+def is_rendering(raw: bytes) -> bool:
+    """Whether ``raw`` is an earlier ``ctx render`` output (markdown or messages): what
+    ``render --out`` may replace (write.check_output_file)."""
+    if raw.startswith(_FIRST_SECTION.encode("utf-8")):
+        return True
+    from ..util.canon import pretty_bytes
+
+    if not raw.startswith(b"["):
+        return False
+    import orjson
+
+    try:
+        msgs = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return (isinstance(msgs, list) and bool(msgs) and pretty_bytes(msgs) == raw
+            and all(isinstance(m, dict) and set(m) == {"role", "content"} and m["role"] in ("system", "user")
+                    and isinstance(m["content"], str) for m in msgs)
+            and msgs[0]["content"].startswith(_FIRST_SECTION))

@@ -157,7 +157,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     # Workers fork before this process opens any DuckDB database (see load/derive.py).
     pool = start_pool() if sum(o.manifest.enabled for o in loaded) else None
     try:
-        return _build(loaded, store_digest, db_path, progress, incremental, pool)
+        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir)
     finally:
         if pool is not None:
             pool.terminate()
@@ -165,7 +165,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
-           pool) -> LoadResult:
+           pool, *, manifests_dir: Path | None = None) -> LoadResult:
     prior = None
     if incremental:
         from .reuse import read_prior
@@ -191,7 +191,8 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
     try:
         while True:
             try:
-                stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool)
+                stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool,
+                                       manifests_dir=manifests_dir)
                 break
             except Fallback:
                 prior = None            # a full load gives the answer (or the exact error)
@@ -225,7 +226,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
 
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
-                   progress: Progress, pool) -> dict[str, Any]:
+                   progress: Progress, pool, *, manifests_dir: Path | None = None) -> dict[str, Any]:
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
@@ -236,7 +237,7 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
             # taking 80 % of the machine (the postings sort is the peak).
             con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
             try:
-                _write_store(con, loaded, stats, store_digest, progress, prior)
+                _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir)
             finally:
                 con.close()
         finally:
@@ -440,7 +441,7 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup
 
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
-                 progress: Progress, prior=None) -> None:
+                 progress: Progress, prior=None, *, manifests_dir: Path | None = None) -> None:
     con.execute("BEGIN")
     for i, (name, ddl) in enumerate(STEPS, 1):
         for stmt in ddl.split(";"):
@@ -529,8 +530,15 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set())
     total = stats["objects"]
+    from .parse import manifest_digest
+
     meta = {"schema_version": str(SCHEMA_VERSION), "store_digest": store_digest,
-            "builder_version": BUILDER_VERSION, "encoding": "cl100k_base", "objects": str(total)}
+            "builder_version": BUILDER_VERSION, "encoding": "cl100k_base", "objects": str(total),
+            # what the store was loaded from: api.stale_sources compares it with those manifests now
+            "manifest_digests": canonical_bytes({ls.manifest.source_id: manifest_digest(ls.manifest)
+                                                 for ls in loaded}).decode("utf-8")}
+    if manifests_dir is not None:
+        meta["manifests_dir"] = str(Path(manifests_dir).resolve())
     import duckdb
 
     meta["duckdb_version"] = duckdb.__version__

@@ -97,6 +97,13 @@ def rel(path: Path, root: Path) -> str:
     return path.as_posix()
 
 
+def manifest_digest(m: SourceManifest) -> str:
+    """The digest of a manifest's content (its validated fields, not its formatting or comments):
+    recorded per source in the store's meta (``manifest_digests``) and compared with the
+    project's manifests whenever a run opens the store (api.require_current_manifests)."""
+    return "sha256:" + sha256_hex(canonical_bytes(m.model_dump(mode="json")))
+
+
 def require_manifests(manifests_dir: Path, root: Path) -> Path:
     """The manifests' sources/ folder; its absence is an input error that says how to start."""
     src_dir = manifests_dir / "sources"

@@ -62,6 +62,13 @@ class LoadedPack:
     def display(self) -> str:
         return str(self.path)
 
+    def run_file(self, name: str, max_bytes: int | None = None) -> bytes | None:
+        """A file of the pack's run folder, only when run.json lists it and it still verifies
+        (runfolder.read_run_file): None when absent, PackError when unlisted or changed."""
+        from ..runfolder import MAX_RUN_FILE, read_run_file
+
+        return read_run_file(self.run, self.path.parent, name, max_bytes or MAX_RUN_FILE)
+
 
 __all__ = ["LoadedPack", "PACK_SCHEMAS", "check_pack", "load_pack", "pack_hash", "pack_id_for"]
 
@@ -91,6 +98,12 @@ def load_pack(path: Path | str) -> LoadedPack:
         raise PackError(f"not a pack: {e}", file=disp) from None
     check_pack(data, disp)
     run = verify_run_folder(p, data)
+    if run is None:
+        from ..runfolder import KEY_ENV, signing_key
+
+        if signing_key(required=False) is not None:
+            raise PackError(f"unsigned: {KEY_ENV} is set, so only signed runs are read, and the pack has no "
+                            f"run.json beside it", file=disp)
     return LoadedPack(path=p, data=data, raw=raw, run=run)
 
 
@@ -167,15 +180,20 @@ def read_linked_trace(lp: LoadedPack, path: Path | None = None) -> list[dict[str
     from ..engine.trace import request_hash, run_id_for
 
     p = Path(path) if path is not None else lp.path.parent / "trace.jsonl"
-    if not p.is_file():
-        return None
     disp = str(p)
-    try:
-        if p.stat().st_size > MAX_TRACE_BYTES:
-            raise PackError(f"not a trace: larger than {MAX_TRACE_BYTES // (1024 * 1024)} MB", file=disp)
-        raw = p.read_bytes()
-    except OSError as e:
-        raise PackError(f"cannot read the trace: {e.strerror or e}", file=disp) from None
+    if lp.run is not None and p == lp.path.parent / "trace.jsonl":    # the run's own: listed and verified
+        raw = lp.run_file("trace.jsonl", MAX_TRACE_BYTES)
+        if raw is None:
+            return None
+    else:
+        if not p.is_file():
+            return None
+        try:
+            if p.stat().st_size > MAX_TRACE_BYTES:
+                raise PackError(f"not a trace: larger than {MAX_TRACE_BYTES // (1024 * 1024)} MB", file=disp)
+            raw = p.read_bytes()
+        except OSError as e:
+            raise PackError(f"cannot read the trace: {e.strerror or e}", file=disp) from None
     run = run_id_for(request_hash(lp.request))
     events: list[dict[str, Any]] = []
     for n, line in enumerate(raw.splitlines(), 1):

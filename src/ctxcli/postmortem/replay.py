@@ -45,10 +45,11 @@ class ReplayResult:
     purged: list[Purged] = field(default_factory=list)
     case: Any = None            # the case file the rebuild used (models.case.CaseFile)
     trace_identical: bool | None = None     # the linked trace beside the pack vs the rebuilt one; None: no trace
+    answer_identical: bool | None = None    # answer.json of the run vs the rebuilt answer; None: no answer.json
 
     @property
     def identical(self) -> bool:
-        return self.diff.same
+        return self.diff.same and self.answer_identical is not False
 
     @property
     def status(self) -> str:
@@ -66,6 +67,7 @@ class ReplayResult:
             "rebuilt_content_hash": self.rebuilt["content_hash"],
             "byte_identical": self.byte_identical,
             "trace_identical": self.trace_identical,
+            "answer_identical": self.answer_identical,
             "db": self.db,
             "store": {"recorded": self.pack.data["store"].get("digest"), "current": self.rebuilt["store"].get("digest"),
                       "sources_changed": [asdict(s) for s in d.sources]},
@@ -204,6 +206,8 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     from .packfile import read_linked_trace
 
     recorded_trace = read_linked_trace(lp)      # a trace of another pack stops here (exit 2)
+    # the run's own answer.json (listed in run.json and verified); a loose pack has none
+    recorded_answer = lp.run_file("answer.json") if lp.run is not None else None
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
     req = api.make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
@@ -212,6 +216,7 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     try:
         key = api.store_key(db_path)
         with con.errors():
+            api.require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
             res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key, tenant=req.tenant_id,
                                                                      clearance=req.clearance), key=key)
             diff = compare(lp.data, res.pack, key=key)
@@ -221,7 +226,21 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     return ReplayResult(pack=lp, rebuilt=res.pack, answer=res.answer, trace=res.trace, diff=diff,
                         byte_identical=pretty_bytes(_as_recorded_backend(res.pack, lp.data)) == lp.raw,
                         db=con.address, purged=purged, case=case,
-                        trace_identical=_same_trace(recorded_trace, res.trace))
+                        trace_identical=_same_trace(recorded_trace, res.trace),
+                        answer_identical=_same_answer(recorded_answer, res.answer))
+
+
+def _same_answer(recorded: bytes | None, rebuilt: dict[str, Any]) -> bool | None:
+    """answer.json of the run (its content, whatever its formatting) against the rebuilt answer:
+    an answer.json edited beside an unchanged pack is drift, not "identical"."""
+    if recorded is None:
+        return None
+    import orjson
+
+    try:
+        return orjson.loads(recorded) == orjson.loads(orjson.dumps(rebuilt))
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _as_recorded_backend(rebuilt: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:

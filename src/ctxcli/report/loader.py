@@ -5,7 +5,10 @@ tampered pack is refused before anything is shown. ``trace.jsonl`` and ``answer.
 the pack are used only when they agree with the pack (the trace's queries, selections and
 counts; the answer's pack id, verdict, action and claims); otherwise the page says why they
 are not shown. A model answer (``model_answer.json``, with ``model.json``, the recorded exchange,
-when present) is shown when it names the pack.
+when present) is shown when it names the pack. Every file beside the pack is read through the run
+folder's check (:func:`ctxcli.runfolder.read_run_file`): a file ``run.json`` does not list (added
+after the run was written, e.g. a forged model answer beside a signed run) is never shown as part
+of the run; the page says it is not shown and why.
 """
 
 from __future__ import annotations
@@ -55,13 +58,13 @@ def load_run(path: Path | str) -> Run:
         run.trace = trace
     elif why:
         run.notes.append(f"trace.jsonl is not shown: {why}")
-    answer, why = _read_answer(folder / "answer.json", lp.data)
+    answer, why = _read_answer(lp, "answer.json")
     if answer is not None:
         run.answer = answer
     elif why:
         run.notes.append(f"answer.json is not shown (the pack's own answer is): {why}")
     for name in (MODEL_ANSWER, MODEL_RECORD):
-        doc, why = _read_json(folder / name)
+        doc, why = _read_run_json(lp, name)
         if doc is None and why is None:
             continue
         if not isinstance(doc, dict):
@@ -77,26 +80,19 @@ def load_run(path: Path | str) -> Run:
     return run
 
 
-def _read_bytes(p: Path) -> tuple[bytes | None, str | None]:
-    """(bytes, None), or (None, why) when the file is unusable, or (None, None) when absent."""
-    if not p.exists():
-        return None, None
-    if not p.is_file():
-        return None, "not a regular file"
-    try:
-        if p.stat().st_size > MAX_SIDE_FILE_BYTES:
-            return None, "too large"
-        return p.read_bytes(), None
-    except OSError as e:
-        return None, f"cannot be read ({e.strerror or e})"
-
-
-def _read_json(p: Path) -> tuple[Any, str | None]:
+def _read_run_json(lp: LoadedPack, name: str) -> tuple[Any, str | None]:
+    """A JSON file of the pack's run folder, only when run.json lists and verifies it:
+    (value, None), (None, why), or (None, None) when absent."""
     import orjson
 
-    raw, why = _read_bytes(p)
+    from ..errors import PackError
+
+    try:
+        raw = lp.run_file(name, MAX_SIDE_FILE_BYTES)
+    except PackError as e:
+        return None, e.detail
     if raw is None:
-        return None, why
+        return None, None
     try:
         return orjson.loads(raw), None
     except orjson.JSONDecodeError:
@@ -148,8 +144,9 @@ def _claim_core(claims: Any) -> list[Any]:
             for c in claims]
 
 
-def _read_answer(p: Path, pack: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    doc, why = _read_json(p)
+def _read_answer(lp: LoadedPack, name: str) -> tuple[dict[str, Any] | None, str | None]:
+    pack = lp.data
+    doc, why = _read_run_json(lp, name)
     if doc is None:
         return None, why
     if not isinstance(doc, dict):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import UsageError
 from .render import GENERATOR
 
 RUN_MARKER = ".ctx-run"          # the marker a run folder carries (the files ctx wrote into it)
@@ -20,16 +19,9 @@ def is_report(head: bytes) -> bool:
 
 def check_target(target: Path, what: str = "--out") -> None:
     """Refuse (exit 2) a target that is a folder, a symlink, or a file ctx report did not write."""
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise UsageError(f"{what} {target}: exists and is not a regular file")
-    if target.exists():
-        try:
-            with open(target, "rb") as fh:
-                head = fh.read(4096)
-        except OSError as e:
-            raise UsageError(f"{what} {target}: cannot read it ({e.strerror})") from None
-        if not is_report(head):
-            raise UsageError(f"{what} {target}: exists and was not written by ctx report; not replacing it")
+    from ..write import check_output_file
+
+    check_output_file(target, what, "ctx report", is_report)
 
 
 def write_report(target: Path, page: bytes, what: str = "--out") -> None:

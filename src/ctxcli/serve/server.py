@@ -3,7 +3,9 @@
 Every tool call is checked before it runs (only the declared arguments are accepted: an
 argument naming a subject, scope, purpose or tenant is refused with a tool error), audited
 (one JSON line per call: time, tool, hash of the arguments, pack id, status) and mapped to
-the CLI's one-line messages when it fails. The server never dies on bad input.
+the CLI's one-line messages when it fails; every resource read is audited the same way
+(tool ``read_resource``). A pack is served only to a server with the identity it was made
+for (:func:`ctxcli.serve.tools.serves`). The server never dies on bad input.
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ class AuditLog:
 def build_server(cfg: ServeConfig):
     """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+    from mcp.server.mcpserver.exceptions import (ResourceError, ToolError, UnexpectedResourceError,
+                                                 UnexpectedToolError)
+    from mcp.shared.exceptions import MCPError
 
     audit = AuditLog(cfg.audit_log)
 
@@ -83,6 +87,23 @@ def build_server(cfg: ServeConfig):
                 raise
             pid = _result_pack_id(result) or _pack_id(arguments)
             audit.write(name, arguments, "ok", pid)
+            return result
+
+        async def read_resource(self, uri, context=None):
+            """Resource reads are audited like tool calls: tool ``read_resource``, the URI as the
+            argument, the pack id it names, and the status."""
+            args = {"uri": str(uri)}
+            pid = _uri_pack_id(str(uri))
+            try:
+                result = await super().read_resource(uri, context)
+            except UnexpectedResourceError as e:     # a bug in ctx: recorded, then the SDK's answer
+                cause = e.__cause__ if e.__cause__ is not None else e
+                audit.write("read_resource", args, "internal_error", pid, type(cause).__name__)
+                raise
+            except (ResourceError, MCPError) as e:   # ctx's one-line error, or an unknown URI
+                audit.write("read_resource", args, "error", pid, str(e))
+                raise
+            audit.write("read_resource", args, "ok", pid)
             return result
 
     srv = CtxServer(
@@ -210,6 +231,13 @@ def _pack_id(arguments: dict[str, Any]) -> str | None:
     return None
 
 
+def _uri_pack_id(uri: str) -> str | None:
+    parts = uri.split("/")
+    if uri.startswith("ctx://packs/") and len(parts) >= 4 and tools.PACK_ID_RE.match(parts[3]):
+        return parts[3]
+    return None
+
+
 def _result_pack_id(result: Any) -> str | None:
     sc = getattr(result, "structured_content", None)
     if isinstance(sc, dict):
@@ -219,9 +247,15 @@ def _result_pack_id(result: Any) -> str | None:
     return None
 
 
-def serve(cfg: ServeConfig, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
-    srv = build_server(cfg)
+def serve(cfg: ServeConfig, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
+          auth_token: str | None = None, allowed_hosts: list[str] | None = None) -> None:
+    from .http import http_settings
+
     if transport == "stdio":
-        srv.run("stdio")
-    else:
-        srv.run("streamable-http", host=host, port=port)
+        build_server(cfg).run("stdio")
+        return
+    settings = http_settings(host, port, auth_token, allowed_hosts or [])   # refused before anything listens
+    srv = build_server(cfg)
+    from .http import run_http
+
+    run_http(srv, settings)

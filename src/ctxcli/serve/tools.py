@@ -19,12 +19,23 @@ PACK_ID_RE = re.compile(r"^pk-[0-9a-f]{8,64}$")
 RUN_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md")
 
 
+def _read_own_case(cfg: ServeConfig, case: str):
+    """A case of this server: an id resolved under the project's cases folder (never a path the
+    caller names), of the server's tenant when it has one."""
+    from .. import api
+
+    c, _ = api.read_case(case, cfg.cases_dir, by_id=True)
+    if cfg.tenant is not None and c.tenant_id != cfg.tenant:
+        raise UsageError(f"case {c.case_id} is not a case of this server's tenant {cfg.tenant}")
+    return c
+
+
 def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | None, variant: str | None,
              budget: int | None):
     """InvestigateOptions with the subject and purpose fixed by the server, never by the caller."""
     from .. import api
 
-    c, _ = api.read_case(case, cfg.cases_dir)
+    c = _read_own_case(cfg, case)
     if variant is not None:
         var = c.variants.get(variant)
         if var is not None and cfg.subject_id is None and (var.subject is not None or var.purpose is not None):
@@ -36,7 +47,7 @@ def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | Non
         case=case, as_of=parse_option_time(as_of, "as_of"), known_at=parse_option_time(known_at, "known_at"),
         subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
         clearance=cfg.clearance, purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db,
-        cases_dir=cfg.cases_dir, playbooks_dir=cfg.playbooks_dir)
+        cases_dir=cfg.cases_dir, playbooks_dir=cfg.playbooks_dir, case_by_id=True)
 
 
 def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, params: dict[str, Any] | None,
@@ -69,25 +80,72 @@ def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, 
 
 
 def run_dir(cfg: ServeConfig, pack_id: str) -> Path:
+    """The run folder of a pack this server may serve: one whose request has the identity this
+    server gives a run of it (:func:`serves`). Any other pack in the runs folder, as a missing
+    one, is "unknown": a server never confirms that a pack of another subject exists."""
     if not isinstance(pack_id, str) or not PACK_ID_RE.match(pack_id):
         raise UsageError(f"pack_id {pack_id!r} is not a pack id (pk-…)")
     d = cfg.runs_dir / pack_id
-    if not (d / "pack.json").is_file():
+    if not (d / "pack.json").is_file() or not serves(cfg, d):
         raise UsageError(f"unknown pack {pack_id}: this server has written no run folder for it")
     return d
+
+
+def identity_of(request: dict[str, Any]) -> tuple[Any, ...]:
+    """What a pack was made for: subject, scopes, clearance, purpose and tenant."""
+    subj = request.get("subject") or {}
+    return (subj.get("id"), tuple(sorted(subj.get("scopes") or [])), subj.get("clearance"), request.get("purpose"),
+            request.get("tenant_id"))
+
+
+def own_identity(cfg: ServeConfig, request: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The identity this server gives a run of the pack's case (and variant), or of an ad-hoc
+    run; None when it would not run it at all (another tenant, no such case, an ad-hoc run
+    without the server's fixed identity)."""
+    from .. import api
+    from ..errors import CtxError
+    from ..models.manifest import DEFAULT_CLEARANCE
+
+    if request.get("adhoc") is True:
+        if cfg.subject_id is None or cfg.tenant is None or cfg.purpose is None or not cfg.scopes:
+            return None
+        return (cfg.subject_id, tuple(cfg.scopes), cfg.clearance or DEFAULT_CLEARANCE, cfg.purpose, cfg.tenant)
+    try:
+        opts = _options(cfg, str(request.get("case_id")), None, None, request.get("variant"), None)
+        case, pb, _ = api.read_checked(opts.case, opts.cases_dir, opts.playbooks_dir, by_id=True)
+        req = api.make_request(case, pb, opts)
+    except CtxError:
+        return None
+    return (req.subject_id, tuple(sorted(set(req.scopes))), req.clearance, req.purpose, req.tenant_id)
+
+
+def serves(cfg: ServeConfig, folder: Path) -> bool:
+    """Whether this server may serve the run folder: its pack verifies and was made for the
+    subject, scopes, clearance, purpose and tenant this server gives a run of its case."""
+    from ..errors import CtxError
+    from ..postmortem import load_pack
+
+    try:
+        lp = load_pack(folder / "pack.json")
+    except CtxError:
+        return False
+    own = own_identity(cfg, lp.request)
+    return own is not None and own == identity_of(lp.request)
 
 
 def list_packs(cfg: ServeConfig) -> list[str]:
     if not cfg.runs_dir.is_dir():
         return []
     return sorted(p.name for p in cfg.runs_dir.iterdir()
-                  if PACK_ID_RE.match(p.name) and (p / "pack.json").is_file())
+                  if PACK_ID_RE.match(p.name) and (p / "pack.json").is_file() and serves(cfg, p))
 
 
 def _write(cfg: ServeConfig, res) -> Path:
     from .. import api
+    from ..runfolder import signing_key
 
-    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"])
+    # with $CTX_SIGNING_KEY set only signed runs are read back (runfolder.py): sign what we write
+    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"], sign=signing_key(required=False) is not None)
 
 
 def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,7 +211,7 @@ def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[s
     if step_budget is None:
         from ..engine.builder import budget_for
 
-        c, _ = api.read_case(case, cfg.cases_dir)
+        c = _read_own_case(cfg, case)
         pb, _ = api.read_playbook(c.playbook, cfg.playbooks_dir)
         step_budget = budget_for(pb, pb.budget.total_tokens)["evidence"]
     step = api.build_step(opts, goal_types=list(types), held=list(held or []), step_budget=step_budget)
@@ -207,7 +265,11 @@ def read_run_file(cfg: ServeConfig, pack_id: str, name: str) -> str:
         from .. import api
 
         return api.render_pack(d / "pack.json", "messages").data.decode("utf-8")
+    from ..errors import PackError
     from ..postmortem import load_pack
 
-    load_pack(d / "pack.json")                 # verified before anything of the folder is served
-    return (d / name).read_text(encoding="utf-8")
+    lp = load_pack(d / "pack.json")            # verified before anything of the folder is served
+    raw = lp.raw if name == "pack.json" else lp.run_file(name)    # only a file run.json lists and verifies
+    if raw is None:
+        raise PackError(f"no {name} in the run folder of {pack_id}")
+    return raw.decode("utf-8")

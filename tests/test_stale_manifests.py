@@ -1,0 +1,71 @@
+"""A manifest change (a tightened required_scopes, a new mask) takes effect only with `ctx load`;
+until then nothing runs on the store with the old permissions, and `ctx check` says why
+(issue 27 item 13)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from .conftest import REPO, run_cli
+
+STALE = ("ctx: error: the store was loaded before the manifests of risk-signals changed: run `ctx load` so that "
+         "their scopes, purposes, clearance and masks apply\n")
+
+
+def _tighten(project) -> None:
+    m = project / "manifests" / "sources" / "risk-signals.yaml"
+    text = m.read_text()
+    assert "required_scopes: [risk:read]\n" in text
+    m.write_text(text.replace("required_scopes: [risk:read]\n", "required_scopes: [risk:read, fraud:read]\n"))
+
+
+def test_a_tightened_manifest_stops_every_run_until_ctx_load(project_copy, tmp_path):
+    assert run_cli(["load"]).exit_code == 0
+    before = run_cli(["investigate", "C-102", "--out", tmp_path / "before"])
+    assert before.exit_code == 0, before.stderr
+    # a comment is not a change of the manifest's content
+    m = project_copy / "manifests" / "sources" / "risk-signals.yaml"
+    m.write_text("# reviewed\n" + m.read_text())
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "comment"]).exit_code == 0
+    r = run_cli(["check"])
+    assert r.exit_code == 0 and r.stderr.endswith("no problems\n"), r.stdout + r.stderr
+    _tighten(project_copy)
+    for args in (["investigate", "C-102", "--out", tmp_path / "after"], ["replay", tmp_path / "before" / "pack.json"]):
+        r = run_cli(args)
+        assert (r.exit_code, r.stderr) == (3, STALE), args
+    assert not (tmp_path / "after").exists()
+    r = run_cli(["check"])
+    assert r.exit_code == 1
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    assert r.stdout == (f"manifests/sources/risk-signals.yaml: source risk-signals changed since the store was "
+                        f"loaded ({db}): run `ctx load` so that its scopes, purposes, clearance and masks apply\n")
+    assert "no problems" not in r.stderr
+    # the MCP server refuses to start (exit 3, before it serves anything)
+    env = {**os.environ, "CTX_ROOT": str(project_copy), "CTX_DB": str(db), "NO_COLOR": "1"}
+    p = subprocess.run([sys.executable, "-m", "ctxcli.cli.main", "serve", "--runs", str(tmp_path / "runs")],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert (p.returncode, p.stderr) == (3, STALE)
+    # after `ctx load` the tightened scope applies: the risk signals are withheld from the case's subject
+    assert run_cli(["load"]).exit_code == 0
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "loaded"])
+    assert r.exit_code == 0, r.stderr
+    pack = json.loads((tmp_path / "loaded" / "pack.json").read_text())
+    assert not any(e["source_id"] == "risk-signals" for e in pack["evidence"])
+    assert any(e["source_id"] == "risk-signals"
+               for e in json.loads((tmp_path / "before" / "pack.json").read_text())["evidence"])
+    assert run_cli(["check"]).exit_code == 0
+
+
+def test_a_removed_or_added_manifest_counts_too(project_copy, tmp_path):
+    assert run_cli(["load"]).exit_code == 0
+    src = project_copy / "manifests" / "sources" / "external-mailbox.yaml"
+    src.rename(tmp_path / "external-mailbox.yaml")
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "o"])
+    assert r.exit_code == 3
+    assert r.stderr.startswith("ctx: error: the store was loaded before the manifests of external-mailbox changed")
+    r = run_cli(["check"])
+    assert r.exit_code == 1 and "the store holds source external-mailbox, which no manifest declares any more" \
+        in r.stdout
