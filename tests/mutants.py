@@ -531,6 +531,13 @@ MUTANTS: list[Mutant] = [
            "or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:", "or 0x202A <= o <= 0x202E:",
            ("tests/test_report.py::test_bidi_isolates_and_embeddings_in_a_title_are_shown_as_escapes",)),
 
+    Mutant("list-cases-shows-other-tenants", "src/ctxcli/serve/tools.py",
+           "            c = _read_own_case(cfg, f.stem)",
+           '            c = __import__("ctxcli.api", fromlist=["api"]).read_case(f.stem, cfg.cases_dir, by_id=True)[0]',
+           ("tests/test_serve.py::test_list_cases_and_playbooks_name_only_this_servers_tenant",)),
+    Mutant("tools-not-read-only", "src/ctxcli/serve/server.py",
+           "    read_only = ToolAnnotations(read_only_hint=True,", "    read_only = ToolAnnotations(read_only_hint=False,",
+           ("tests/test_serve.py::test_tools_listed_with_typed_schemas_and_no_identity_arguments",)),
 ]
 
 

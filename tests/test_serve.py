@@ -78,14 +78,34 @@ def _all_text(results) -> str:
 def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_path):
     (lt,) = _call(_params(store, tmp_path / "runs"), [("list_tools", None, None)])
     names = sorted(t.name for t in lt.tools)
-    assert names == ["build_context", "diff", "explain_omission", "investigate", "render", "replay"]
+    assert names == ["build_context", "diff", "explain_omission", "investigate", "list_cases", "list_playbooks",
+                     "render", "replay"]
     for t in lt.tools:
         props = set(t.input_schema.get("properties", {}))
         assert not props & {"subject", "scopes", "scope", "purpose", "tenant", "tenant_id"}, t.name
     inv = next(t for t in lt.tools if t.name == "investigate")
     assert inv.input_schema.get("required", []) == []      # a case, or ad hoc: playbook + seeds
     assert {"case", "playbook", "seeds", "params", "question", "as_of"} <= set(inv.input_schema["properties"])
-    assert inv.input_schema["properties"]["budget"]["anyOf"][0]["type"] == "integer"
+    assert inv.input_schema["properties"]["budget"]["anyOf"][0] == {"type": "integer", "minimum": 64,
+                                                                    "maximum": 2000000}
+    assert inv.input_schema["properties"]["as_of"]["format"] == "date-time"
+    # read-only annotations (issue 31 item 8): clients need not ask for approval of every call
+    hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for t in lt.tools}
+    assert hints == {n: (n != "investigate", False) for n in names}
+
+
+def test_list_cases_and_playbooks_name_only_this_servers_tenant(store, tmp_path):
+    mine, other = _call(_params(store, tmp_path / "runs", "--tenant", "tenant-demo"),
+                        [("tool", "list_cases", {}), ("tool", "list_playbooks", {})])
+    cases = _structured(mine)
+    ids = [c["case_id"] for c in cases["cases"]]
+    assert "C-102" in ids and "INC-2026-0723" in ids and "PARTNER-C-102" not in ids     # tenant-other's
+    c102 = next(c for c in cases["cases"] if c["case_id"] == "C-102")
+    assert (c102["playbook"], c102["as_of"]) == ("motor-claim-review", "2026-07-23T12:00:00+08:00")
+    assert "restricted" in c102["variants"]
+    pbs = {p["playbook_id"]: p for p in _structured(other)["playbooks"]}
+    assert set(pbs) == {"motor-claim-review", "payment-incident-review", "payment-restore-lookup"}
+    assert any(e["type"] == "policy_version" and e["required"] for e in pbs["motor-claim-review"]["evidence_types"])
 
 
 def test_investigate_matches_cli_pack_and_resources_serve_the_run(store, tmp_path):

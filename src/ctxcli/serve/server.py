@@ -54,6 +54,21 @@ class AuditLog:
                 os.close(fd)
 
 
+from ..models.request import BUDGET_MAX, BUDGET_MIN  # noqa: E402  (light: constants only)
+
+
+def _annotations():
+    from mcp.types import ToolAnnotations
+
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+    # investigate writes its run folder under the server's runs folder (the same inputs: the same
+    # folder and bytes), nothing else
+    writes_run = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                 open_world_hint=False)
+    return read_only, writes_run
+
+
 def build_server(cfg: ServeConfig):
     """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
     from mcp.server.mcpserver import MCPServer
@@ -62,6 +77,7 @@ def build_server(cfg: ServeConfig):
     from mcp.shared.exceptions import MCPError
 
     audit = AuditLog(cfg.audit_log)
+    READ_ONLY, WRITES_RUN = _annotations()
 
     class CtxServer(MCPServer):
         async def call_tool(self, name, arguments, context=None):
@@ -119,7 +135,7 @@ def build_server(cfg: ServeConfig):
         except CtxError as e:
             raise ToolError(f"ctx: error: {e}") from None
 
-    @srv.tool()
+    @srv.tool(annotations=WRITES_RUN)
     def investigate(
         case: Annotated[str | None, Field(description="Case id: the name of a case file under examples/cases/ "
                                                       "(or give playbook and seeds instead)")] = None,
@@ -131,10 +147,13 @@ def build_server(cfg: ServeConfig):
                           Field(description="Ad-hoc run: values of the playbook's declared params")] = None,
         question: Annotated[str | None, Field(description="Ad-hoc run: the question (default: the playbook's "
                                                           "description)")] = None,
-        as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset")] = None,
-        known_at: Annotated[str | None, Field(description="Only objects observed by this time")] = None,
+        as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset",
+                                                                 json_schema_extra={"format": "date-time"})] = None,
+        known_at: Annotated[str | None, Field(description="Only objects observed by this time (ISO-8601 with offset)",
+                                                                    json_schema_extra={"format": "date-time"})] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
-        budget: Annotated[int | None, Field(description="Total token budget of the model call")] = None,
+        budget: Annotated[int | None, Field(description="Total token budget of the model call",
+                                            ge=BUDGET_MIN, le=BUDGET_MAX)] = None,
         include_messages: Annotated[bool, Field(description="Also return the rendered model messages")] = False,
     ) -> dict[str, Any]:
         """Build the governed pack for a case (or ad hoc: playbook + seeds, with the server's tenant, subject
@@ -144,15 +163,17 @@ def build_server(cfg: ServeConfig):
                     include_messages=include_messages, playbook=playbook, seeds=seeds, params=params,
                     question=question)
 
-    @srv.tool()
+    @srv.tool(annotations=READ_ONLY)
     def build_context(
         case: Annotated[str, Field(description="Case id")],
         types: Annotated[list[str], Field(description="Evidence types this step needs")],
         held: Annotated[list[str] | None, Field(description="Evidence or object ids already in the agent's "
                                                              "context")] = None,
         step_budget: Annotated[int | None, Field(description="Most tokens of evidence for this step")] = None,
-        as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset")] = None,
-        known_at: Annotated[str | None, Field(description="Only objects observed by this time")] = None,
+        as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset",
+                                                                 json_schema_extra={"format": "date-time"})] = None,
+        known_at: Annotated[str | None, Field(description="Only objects observed by this time (ISO-8601 with offset)",
+                                                                    json_schema_extra={"format": "date-time"})] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
     ) -> dict[str, Any]:
         """Context for one agent step: only the newly admitted evidence of the requested types, within the
@@ -160,7 +181,7 @@ def build_server(cfg: ServeConfig):
         return _ctx(tools.build_context, case=case, types=types, held=held, step_budget=step_budget, as_of=as_of,
                     known_at=known_at, variant=variant)
 
-    @srv.tool()
+    @srv.tool(annotations=READ_ONLY)
     def explain_omission(
         pack_id: Annotated[str, Field(description="A pack id returned by investigate")],
         object_id: Annotated[str | None, Field(description="Explain this object id")] = None,
@@ -169,18 +190,18 @@ def build_server(cfg: ServeConfig):
         """Why was something not in the pack: every omission by gate, or one object."""
         return _ctx(tools.explain_omission, pack_id=pack_id, object_id=object_id, gate=gate)
 
-    @srv.tool()
+    @srv.tool(annotations=READ_ONLY)
     def replay(pack_id: Annotated[str, Field(description="A pack id returned by investigate")]) -> dict[str, Any]:
         """Verify a pack and rebuild it against the store: identical or drifted, item by item."""
         return _ctx(tools.replay, pack_id=pack_id)
 
-    @srv.tool()
+    @srv.tool(annotations=READ_ONLY)
     def diff(pack_a: Annotated[str, Field(description="First pack id")],
              pack_b: Annotated[str, Field(description="Second pack id")]) -> dict[str, Any]:
         """Request, evidence, omission, claim and verdict differences between two packs."""
         return _ctx(tools.diff, pack_a=pack_a, pack_b=pack_b)
 
-    @srv.tool()
+    @srv.tool(annotations=READ_ONLY)
     def render(pack_id: Annotated[str, Field(description="A pack id returned by investigate")],
                format: Annotated[Literal["markdown", "messages"], Field(description="markdown or messages")]
                = "messages") -> dict[str, Any]:
@@ -212,6 +233,18 @@ def build_server(cfg: ServeConfig):
     def messages_resource(pack_id: str) -> str:
         """The rendered model messages of a pack."""
         return _resource(pack_id, "messages")
+
+    @srv.tool(annotations=READ_ONLY)
+    def list_cases() -> dict[str, Any]:
+        """The project's cases this server runs (its tenant's only): case id, playbook, question,
+        as_of and variant names — what `investigate` and `build_context` take as `case`."""
+        return _ctx(tools.list_cases)
+
+    @srv.tool(annotations=READ_ONLY)
+    def list_playbooks() -> dict[str, Any]:
+        """The project's playbooks: id, version, description, purposes, params and the evidence
+        types an answer needs — what an ad-hoc `investigate` (playbook + seeds) takes."""
+        return _ctx(tools.list_playbooks)
 
     @srv.resource("ctx://packs", mime_type="application/json")
     def packs_list() -> str:

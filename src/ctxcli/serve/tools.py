@@ -273,3 +273,44 @@ def read_run_file(cfg: ServeConfig, pack_id: str, name: str) -> str:
     if raw is None:
         raise PackError(f"no {name} in the run folder of {pack_id}")
     return raw.decode("utf-8")
+
+
+def list_cases(cfg: ServeConfig) -> dict[str, Any]:
+    """The project's cases this server runs: of its tenant when it has one (another tenant's case
+    ids are never listed), with the playbook, question, as_of and variant names; a case file
+    that does not parse is left out and counted, never shown."""
+    from .. import paths
+
+    cdir = Path(cfg.cases_dir) if cfg.cases_dir else paths.cases_dir()
+    out, unreadable = [], 0
+    for f in sorted(cdir.glob("*.yaml")) if cdir.is_dir() else []:
+        try:
+            c = _read_own_case(cfg, f.stem)
+        except UsageError:
+            continue          # another tenant's case (or a name that is not an id): not this server's
+        except Exception:     # noqa: BLE001 — a broken case file is reported by ctx check, not here
+            unreadable += 1
+            continue
+        out.append({"case_id": c.case_id, "playbook": c.playbook, "question": c.question,
+                    "as_of": c.as_of.isoformat(), "variants": sorted(c.variants)})
+    return {"cases": out, "unreadable": unreadable}
+
+
+def list_playbooks(cfg: ServeConfig) -> dict[str, Any]:
+    """The project's playbooks: id, version, description, purposes, and each evidence type an
+    answer needs (required or not, its judgment), for an ad-hoc investigate."""
+    from .. import api, paths
+
+    pdir = Path(cfg.playbooks_dir) if cfg.playbooks_dir else paths.playbooks_dir()
+    out, unreadable = [], 0
+    for f in sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []:
+        try:
+            pb, _ = api.read_playbook(f.stem, cfg.playbooks_dir)
+        except Exception:     # noqa: BLE001 — ctx check reports it
+            unreadable += 1
+            continue
+        out.append({"playbook_id": pb.playbook_id, "version": pb.version, "description": pb.description,
+                    "purposes": list(pb.purposes), "params": sorted(pb.params),
+                    "evidence_types": [{"type": et.type, "required": et.required, "judgment": et.judgment}
+                                       for et in pb.evidence_types]})
+    return {"playbooks": out, "unreadable": unreadable}
