@@ -25,7 +25,7 @@ from . import parsers
 from .parsers.common import rel, us as _us  # noqa: F401  (build.py's names)
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
-_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table")
+_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export")
 
 
 @dataclass

@@ -57,9 +57,11 @@ class Parser(str, Enum):
     markdown = "markdown"        # *.md with YAML front matter, one object per section
     git = "git"                  # every version of the matched files of a git repository or bundle
     table = "table"              # rows of CSV/TSV, Parquet, JSON(L), Excel or SQLite, read by DuckDB
+    json_export = "json-export"  # nested exports: one object per record and per nested item
 
 
-PARSER_VERSIONS = {Parser.records: {"1"}, Parser.markdown: {"1"}, Parser.git: {"1"}, Parser.table: {"1"}}
+PARSER_VERSIONS = {Parser.records: {"1"}, Parser.markdown: {"1"}, Parser.git: {"1"}, Parser.table: {"1"},
+                   Parser.json_export: {"1"}}
 
 FactName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Spec = Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -182,6 +184,26 @@ class Redaction(Strict):
     policy_object: Ident | None = None
 
 
+Selector = Annotated[str, StringConstraints(pattern=r"^(\$|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)$")]
+
+
+class NestedMap(Strict):
+    """Items nested in each exported record (a list, or one object such as a root cause) at a
+    dotted ``path``; each becomes an object mapped by ``mapping``, whose templates also see the
+    parent's fields as ``{parent.<field>}``, its object id as ``{parent_id}`` and the item's
+    position (from 1) as ``{index}``. Every item
+    carries the fact ``parent_id``."""
+
+    path: Selector
+    mapping: Mapping
+
+
+class JsonExportOptions(Strict):
+    file: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    records: Selector = Field("$", description="Dotted path of the records' array ('$': the file is the array).")
+    nested: list[NestedMap] = Field(default_factory=list)
+
+
 class SourceManifest(Strict):
     source_id: Ident
     tenant_id: Ident | None = Field(None, description="None means each record names its tenant.")
@@ -205,19 +227,23 @@ class SourceManifest(Strict):
     markdown: MarkdownOptions | None = None
     git: GitOptions | None = None
     table: TableOptions | None = None
+    json_export: JsonExportOptions | None = None
 
     @model_validator(mode="after")
     def _parser_blocks(self) -> "SourceManifest":
-        own = {Parser.markdown: {"markdown"}, Parser.git: {"git", "markdown"}, Parser.table: {"table"}}
-        for block in ("markdown", "git", "table"):
+        own = {Parser.markdown: {"markdown"}, Parser.git: {"git", "markdown"}, Parser.table: {"table"},
+               Parser.json_export: {"json_export"}}
+        for block in ("markdown", "git", "table", "json_export"):
             if getattr(self, block) is not None and block not in own.get(self.parser, set()):
                 raise ValueError(f"{block}: not an option of parser {self.parser.value}")
         if self.mapping is not None and self.parser is Parser.records:
             raise ValueError("mapping: parser records reads ctx's own fields (no mapping)")
         if self.parser is Parser.table and self.table is None:
             raise ValueError("table: parser table needs a table block (file, format …)")
-        if self.parser is Parser.table and self.mapping is None:
-            raise ValueError("mapping: parser table needs a mapping (object_id, title, body …)")
+        if self.parser in (Parser.table, Parser.json_export) and self.mapping is None:
+            raise ValueError(f"mapping: parser {self.parser.value} needs a mapping (object_id, title, body …)")
+        if self.parser is Parser.json_export and self.json_export is None:
+            raise ValueError("json_export: parser json-export needs a json_export block (file, records …)")
         return self
 
     @field_validator("refresh_sla")

@@ -55,4 +55,4 @@ def get(name: str) -> Parser:
 
 
 # Each module registers its parser; heavy libraries (dulwich, DuckDB) load inside its methods.
-from . import git, markdown, records, table  # noqa: E402,F401
+from . import git, json_export, markdown, records, table  # noqa: E402,F401

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+import orjson
+
 from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
@@ -156,7 +158,8 @@ def visible(ls, row: dict[str, Any], where: Where) -> str | None:
 
 
 def _row_hash(row: dict[str, Any]) -> str:
-    return sha256_hex(canonical_bytes({k: (v if isinstance(v, (str, int, float, bool)) or v is None else str(v))
+    return sha256_hex(canonical_bytes({k: (v if isinstance(v, (str, int, float, bool)) or v is None else
+                                           orjson.loads(orjson.dumps(v, default=str)))
                                        for k, v in row.items()}))
 
 
@@ -174,13 +177,19 @@ def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, 
 
 def _record(ls, n: int, row: dict[str, Any], fields: dict[str, Any], tenant: str, where: Where) -> ObjectRecord:
     opts = ls.manifest.table
+    return mapped_record(row, fields, where, f"{opts.file}" + (f":{opts.table}" if opts.table else "") + f"#row-{n}")
+
+
+def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, locator: str) -> ObjectRecord:
+    """The ObjectRecord of one mapped record: ``body`` is its content, its version the mapped
+    one or a hash of the record, its locator ``locator``."""
     data = {k: v for k, v in fields.items() if k != "body"}
     data["content"] = fields.get("body", "")
     data.setdefault("title", "")
     data.setdefault("source_version", "row:" + _row_hash(row)[:16])
     if "version" in data:
         data["source_version"] = data.pop("version")
-    data.setdefault("locator", f"{opts.file}" + (f":{opts.table}" if opts.table else "") + f"#row-{n}")
+    data.setdefault("locator", locator)
     for k in ("object_id", "object_type", "observed_at"):
         if k not in data:
             raise where.error(f"the mapping gives no {k} (map a column or set a constant)", field=k)
@@ -210,13 +219,7 @@ class TableParser(Parser):
             return
         seen: set[tuple[str, str]] = set()
         for n, row, fields, tenant, where in mapped_rows(ls):
-            data = {"entity_key": resolve(em.key, row, where, "entity.key"), "entity_type": em.type,
-                    "name": resolve(em.name, row, where, "entity.name")}
-            rec = validate(EntityRecord, data, where.file, where.line, where=where.label)
-            if (tenant, rec.entity_key) in seen:
-                continue                # many rows about one entity: declared once
-            seen.add((tenant, rec.entity_key))
-            yield entity_row(ls.manifest, rec, tenant, where.file, where.line)
+            yield from entity_of(ls.manifest, em, row, tenant, where, seen)
 
     def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
         yield from super().relations(ls)
@@ -225,18 +228,35 @@ class TableParser(Parser):
             return
         for n, row, fields, tenant, where in mapped_rows(ls):
             rec = _record(ls, n, row, fields, tenant, where)
-            for rm in mp.relations:
-                try:
-                    src = resolve(rm.from_, row, where, "relations.from")
-                    dst = resolve(rm.to, row, where, "relations.to")
-                except InputError:
-                    continue            # an empty column: this row attests no such relation
-                if empty(src) or empty(dst):
-                    continue
-                data = {"relation_id": f"{rec.object_id}:{rm.type}:{dst}", "from": str(src), "type": rm.type,
-                        "to": str(dst), "evidence_object_id": rec.object_id, "source_version": rec.source_version,
-                        "confidence": rm.confidence,
-                        "valid_from": to_time(fields.get("valid_from"), mp.timezone, where, "valid_from"),
-                        "valid_to": to_time(fields.get("valid_to"), mp.timezone, where, "valid_to")}
-                yield validate(RelationRecord, data, where.file, where.line, where=where.label), tenant, \
-                    where.file, where.line or n
+            yield from relations_of(mp, row, fields, rec, tenant, where, n)
+
+
+def entity_of(m, em, row: dict[str, Any], tenant: str, where: Where,
+              seen: set[tuple[str, str]]) -> Iterator[dict[str, Any]]:
+    """The entity a record declares (once per key: many rows may be about one entity)."""
+    data = {"entity_key": resolve(em.key, row, where, "entity.key"), "entity_type": em.type,
+            "name": resolve(em.name, row, where, "entity.name")}
+    rec = validate(EntityRecord, data, where.file, where.line, where=where.label)
+    if (tenant, rec.entity_key) not in seen:
+        seen.add((tenant, rec.entity_key))
+        yield entity_row(m, rec, tenant, where.file, where.line)
+
+
+def relations_of(mp, row: dict[str, Any], fields: dict[str, Any], rec: ObjectRecord, tenant: str, where: Where,
+                 n: int) -> Iterator[tuple[RelationRecord, str, str, int]]:
+    """The relations a record attests (its object is their evidence); an empty end: none."""
+    for rm in mp.relations:
+        try:
+            src = resolve(rm.from_, row, where, "relations.from")
+            dst = resolve(rm.to, row, where, "relations.to")
+        except InputError:
+            continue            # an empty column: this row attests no such relation
+        if empty(src) or empty(dst):
+            continue
+        data = {"relation_id": f"{rec.object_id}:{rm.type}:{dst}", "from": str(src), "type": rm.type,
+                "to": str(dst), "evidence_object_id": rec.object_id, "source_version": rec.source_version,
+                "confidence": rm.confidence,
+                "valid_from": to_time(fields.get("valid_from"), mp.timezone, where, "valid_from"),
+                "valid_to": to_time(fields.get("valid_to"), mp.timezone, where, "valid_to")}
+        yield validate(RelationRecord, data, where.file, where.line, where=where.label), tenant, \
+            where.file, where.line or n
