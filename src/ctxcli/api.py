@@ -256,10 +256,14 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
-    ``seeds``) count only when used, so the hash of a playbook without them is unchanged."""
+    ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
+    without them is unchanged."""
     d = pb.model_dump(mode="json", by_alias=True)
     if not d["params"]:
         del d["params"]
+    for et in d["evidence_types"]:
+        if not et["match"]:
+            del et["match"]
     for t in d["path_templates"]:
         if not t["seeds"]:
             del t["seeds"]

@@ -354,4 +354,58 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
         kind, probs = check_file(f, disp, root=root, vocab=vocab, playbooks_dir=pdir)
         rep.checked.append({"file": disp, "kind": kind})
         rep.problems += probs
+    if any(f.parent == pdir or pdir in f.parents for f in files) and not rep.problems:
+        rep.problems += evidence_problems(root, manifests_dir or root / "manifests")
     return rep
+
+
+# ------------------------------------------------------------------------------ evidence types in the data
+def evidence_problems(root: Path, manifests_dir: Path) -> list[Problem]:
+    """Evidence types against the data: a ``supports`` name in a snapshot that no playbook
+    declares but that is close to one that is — a typo — (at the first record's file:line that
+    names it; a name far from every declared type is a type no playbook uses yet, allowed), and
+    a playbook ``match`` rule that matches no object of the registered sources (at the rule). Reads every enabled source as ``ctx load`` would;
+    a source that does not parse is skipped here (``ctx load`` reports it)."""
+    from .load.evidence_rules import read_rules
+    from .load.parse import parse_source, read_manifests
+    from .models.playbook import Playbook
+    from .util.yamlio import read_yaml
+
+    pdir = manifests_dir / "playbooks"
+    known: set[str] = set()
+    for p in sorted(pdir.glob("*.y*ml")):
+        try:
+            known |= {et.type for et in Playbook.model_validate(read_yaml(p, display=p.name)).evidence_types}
+        except (CtxError, ValidationError):
+            return []           # reported at the playbook
+    try:
+        rules = read_rules(pdir, root)
+        manifests = read_manifests(manifests_dir, root)
+    except CtxError:
+        return []
+    out: list[Problem] = []
+    hit: set[tuple[str, int, str]] = set()
+    told: set[tuple[str, str]] = set()
+    for m, disp, mbytes in manifests:
+        if not m.enabled:
+            continue
+        try:
+            ls = parse_source(m, disp, mbytes, root, None, rules)
+            mine = ls.rules
+            for o in ls.parser.objects(ls):
+                for name in sorted(set(o["supports"]) - known):
+                    hint = _suggest(name, known)
+                    if hint and (o["_file"], name) not in told:
+                        told.add((o["_file"], name))
+                        out.append(Problem(o["_file"], o["_line"], None,
+                                           f"supports names unknown evidence type {name}{hint}"))
+                for r in mine:
+                    if (r.file, r.line or 0, r.type) not in hit and r.matches(o):
+                        hit.add((r.file, r.line or 0, r.type))
+        except CtxError:
+            continue
+    for r in rules:
+        if (r.file, r.line or 0, r.type) not in hit:
+            out.append(Problem(r.file, r.line, r.column,
+                               f"evidence type {r.type}: match rule {r.index} matches no object of the registered sources"))
+    return out

@@ -79,7 +79,10 @@ TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCH
 
 def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
             progress: Progress = _noop) -> tuple[list[LoadedSource], str]:
+    from .evidence_rules import read_rules
+
     manifests = read_manifests(manifests_dir, root)
+    rules = read_rules(manifests_dir / "playbooks", root)
     loaded: list[LoadedSource] = []
     digests: list[tuple[str, str]] = []
     for i, (m, disp, mbytes) in enumerate(manifests):
@@ -88,7 +91,7 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
             digests.append((m.source_id, "disabled:" + sha256_hex(mbytes)))
             loaded.append(LoadedSource(manifest=m, manifest_file=disp, digest="disabled:" + sha256_hex(mbytes)))
             continue
-        ls = parse_source(m, disp, mbytes, root, sources_dir)
+        ls = parse_source(m, disp, mbytes, root, sources_dir, rules)
         loaded.append(ls)
         digests.append((m.source_id, ls.digest))
     from ..embed import model_identity

@@ -40,6 +40,7 @@ class LoadedSource:
     root: Path | None = None
     snap: Path | None = None
     names: dict[str, Path] = field(default_factory=dict)
+    rules: list = field(default_factory=list)      # the playbooks' evidence rules that can match it
 
     @property
     def parser(self):
@@ -50,11 +51,12 @@ class LoadedSource:
         it in its workers, load/derive.py)."""
         if self.snap is None:
             return
-        if not dedup:
-            yield from self.parser.objects(self)
-            return
+        from .evidence_rules import assign
+
         for o in self.parser.objects(self):
-            o["dedup_hash"] = dedup_hash(o["content"])
+            assign(o, self.rules)
+            if dedup:
+                o["dedup_hash"] = dedup_hash(o["content"])
             yield o
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
@@ -147,7 +149,9 @@ def dedup_hash(text: str) -> str:
 
 
 def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
-                 sources_dir: Path | None) -> LoadedSource:
+                 sources_dir: Path | None, rules: list | None = None) -> LoadedSource:
+    """The source's snapshot, digested; ``rules`` are the playbooks' evidence rules
+    (load/evidence_rules.py): those that can match this source join its digest."""
     snap = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     files: list[Path] = []
@@ -161,6 +165,11 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             files.append(Path(dirpath) / fn)
     digest = hashlib.sha256()
     digest.update(b"manifest\0" + mbytes + b"\0")
+    mine = [r for r in rules or [] if r.applies_to(m.source_id)]
+    if mine:
+        from .evidence_rules import rules_digest
+
+        digest.update(b"rules\0" + rules_digest(mine, m.source_id) + b"\0")
     for p in files:
         if not _inside(p, real_snap):
             raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
@@ -176,6 +185,6 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
     names = {p.relative_to(snap).as_posix(): p for p in files}
     ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest(), root=root,
-                      snap=snap, names=names)
+                      snap=snap, names=names, rules=mine)
     ls.parser.check(ls)
     return ls
