@@ -23,6 +23,17 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 
 
 # ---------------------------------------------------------------------------------- load
+def preview_source(source_id: str, *, manifests: Path | None = None, sources: Path | None = None,
+                   limit: int = 5) -> dict:
+    """The first objects (and entities, relations, tombstones) a source's manifest produces,
+    without loading (load/preview.py)."""
+    from .load.preview import preview
+
+    mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
+    return preview(mdir, mdir.resolve().parent, source_id, limit=limit,
+                   sources_dir=Path(sources) if sources else None)
+
+
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
          progress=None, incremental: bool = True):
     from .load.build import build_store

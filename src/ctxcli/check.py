@@ -8,7 +8,9 @@ Checked: every name used in ``expr``, ``when``, claim templates and ``uses`` is 
 before use; referenced evidence types exist; path templates use edge and entity types that
 the registered sources declare (their ``relations.jsonl`` / ``entities.jsonl``); every
 required evidence type has a retrieval route; a case's playbook, purpose, seeds and params
-resolve. ``ctx load`` and ``ctx investigate`` run the same checks first.
+resolve. ``ctx load`` and ``ctx investigate`` run the same checks first. Checking the whole
+project (``ctx check`` without paths) also reads every source's records: a ``supports`` typo
+and a playbook ``match`` rule that matches no object are problems (evidence_problems).
 """
 
 from __future__ import annotations
@@ -333,6 +335,7 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
     """Check the given files and folders (default: the project's manifests, playbooks, cases)."""
     from .api import _display
 
+    whole_project = not paths       # only then are evidence types checked against the data (it reads it)
     if not paths:
         paths = [p for p in (root / "manifests" / "sources", root / "manifests" / "playbooks",
                              root / "examples" / "cases") if p.is_dir()]
@@ -354,7 +357,7 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
         kind, probs = check_file(f, disp, root=root, vocab=vocab, playbooks_dir=pdir)
         rep.checked.append({"file": disp, "kind": kind})
         rep.problems += probs
-    if any(f.parent == pdir or pdir in f.parents for f in files) and not rep.problems:
+    if whole_project and not rep.problems:
         rep.problems += evidence_problems(root, manifests_dir or root / "manifests")
     return rep
 

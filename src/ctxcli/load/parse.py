@@ -25,7 +25,7 @@ from . import parsers
 from .parsers.common import rel, us as _us  # noqa: F401  (build.py's names)
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
-_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export")
+_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling")
 
 
 @dataclass
@@ -41,6 +41,7 @@ class LoadedSource:
     snap: Path | None = None
     names: dict[str, Path] = field(default_factory=dict)
     rules: list = field(default_factory=list)      # the playbooks' evidence rules that can match it
+    problems: Any = None        # parsers/common.Problems while a load gathers every problem, else None
 
     @property
     def parser(self):

@@ -228,6 +228,9 @@ class SourceManifest(Strict):
     git: GitOptions | None = None
     table: TableOptions | None = None
     json_export: JsonExportOptions | None = None
+    on_dangling: Literal["error", "skip"] | None = Field(
+        None, description="A relation naming an unknown entity or evidence object: an error (the default), "
+                          "or skip: reported by the load and left out.")
 
     @model_validator(mode="after")
     def _parser_blocks(self) -> "SourceManifest":

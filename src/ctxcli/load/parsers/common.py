@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import orjson
 from pydantic import ValidationError
 
-from ...errors import InputError
+from ...errors import InputError, LoadProblems
 from ...models.manifest import DeletionMode, SourceManifest
 from ...models.records import DocumentFrontMatter, EntityRecord, ObjectRecord, RelationRecord, TombstoneRecord
 from ...util import jsonstrict
@@ -21,6 +21,44 @@ from ...util.timeutil import dt_to_us
 MAX_LINE_BYTES = 4 * 1024 * 1024      # one JSONL record
 MAX_MARKDOWN_BYTES = 8 * 1024 * 1024  # one Markdown document
 MAX_CONTENT_CHARS = 2 * 1024 * 1024   # one object's content
+
+
+MAX_PROBLEMS = 50
+
+
+class Problems:
+    """The problems of one load, gathered instead of stopping at the first: a bad record is
+    reported and skipped, the load goes on, and at its end :meth:`raise_if_any` raises them all
+    (a :class:`LoadProblems`); at ``limit`` problems the load stops there."""
+
+    def __init__(self, limit: int = MAX_PROBLEMS) -> None:
+        self.limit, self.items, self.seen = limit, [], set()
+
+    def add(self, e: InputError) -> None:
+        """Record ``e`` (once: a parser that reads its input in several passes meets a bad
+        record in each)."""
+        if isinstance(e, LoadProblems):
+            for p in e.problems:
+                self.add(p)
+            return
+        if str(e) in self.seen:
+            return
+        self.seen.add(str(e))
+        self.items.append(e)
+        if len(self.items) >= self.limit:
+            raise LoadProblems(self.items, more=True)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise LoadProblems(self.items)
+
+
+def report(ls, e: InputError) -> None:
+    """A record's problem: gathered when the load gathers them (``ls.problems``), else raised."""
+    problems = getattr(ls, "problems", None)
+    if problems is None:
+        raise e
+    problems.add(e)
 
 
 def rel(path: Path, root: Path) -> str:
@@ -36,7 +74,9 @@ def rel(path: Path, root: Path) -> str:
     return path.as_posix()
 
 
-def iter_jsonl(path: Path, disp: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: Path, disp: str, ls=None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) per non-empty line; a bad line is reported through ``ls`` (gathered, the
+    next line read) or, without it, raised."""
     try:
         fh = open(path, "rb")
     except OSError as e:
@@ -53,18 +93,25 @@ def iter_jsonl(path: Path, disp: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not raw.strip():
                 continue
             try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(f"not valid UTF-8 (byte {e.start} of the line)", file=disp, line=lineno) from None
-            try:
-                obj = jsonstrict.loads(raw)
-            except orjson.JSONDecodeError as e:
-                raise InputError(f"invalid JSON: {str(e).split(':')[0]}", file=disp, line=lineno) from None
-            except jsonstrict.StrictJSONError as e:   # a duplicate key, an integer beyond 64 bits
-                raise InputError(f"invalid JSON: {e}", file=disp, line=lineno) from None
-            if not isinstance(obj, dict):
-                raise InputError("each line must be a JSON object", file=disp, line=lineno)
-            yield lineno, obj
+                yield lineno, _line_object(raw, disp, lineno)
+            except InputError as e:
+                report(ls, e)
+
+
+def _line_object(raw: bytes, disp: str, lineno: int) -> dict[str, Any]:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid UTF-8 (byte {e.start} of the line)", file=disp, line=lineno) from None
+    try:
+        obj = jsonstrict.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise InputError(f"invalid JSON: {str(e).split(':')[0]}", file=disp, line=lineno) from None
+    except jsonstrict.StrictJSONError as e:   # a duplicate key, an integer beyond 64 bits
+        raise InputError(f"invalid JSON: {e}", file=disp, line=lineno) from None
+    if not isinstance(obj, dict):
+        raise InputError("each line must be a JSON object", file=disp, line=lineno)
+    return obj
 
 
 def remap_valid_time(m: SourceManifest, data: dict[str, Any], disp: str, line: int | None) -> dict[str, Any]:
@@ -140,9 +187,12 @@ def sidecar_entities(ls) -> Iterator[dict[str, Any]]:
     if (p := ls.names.get("entities.jsonl")) is None:
         return
     m, disp = ls.manifest, rel(p, ls.root)
-    for line, data in iter_jsonl(p, disp):
-        rec = validate(EntityRecord, data, disp, line)
-        yield entity_row(m, rec, tenant_of(m, rec.tenant_id, disp, line), disp, line)
+    for line, data in iter_jsonl(p, disp, ls):
+        try:
+            rec = validate(EntityRecord, data, disp, line)
+            yield entity_row(m, rec, tenant_of(m, rec.tenant_id, disp, line), disp, line)
+        except InputError as e:
+            report(ls, e)
 
 
 def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
@@ -150,9 +200,14 @@ def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
     if (p := ls.names.get("relations.jsonl")) is None:
         return
     m, disp = ls.manifest, rel(p, ls.root)
-    for line, data in iter_jsonl(p, disp):
-        rec = validate(RelationRecord, data, disp, line)
-        yield rec, tenant_of(m, rec.tenant_id, disp, line), disp, line
+    for line, data in iter_jsonl(p, disp, ls):
+        try:
+            rec = validate(RelationRecord, data, disp, line)
+            tenant = tenant_of(m, rec.tenant_id, disp, line)
+        except InputError as e:
+            report(ls, e)
+            continue
+        yield rec, tenant, disp, line
 
 
 def sidecar_tombstones(ls) -> Iterator[dict[str, Any]]:
@@ -161,8 +216,13 @@ def sidecar_tombstones(ls) -> Iterator[dict[str, Any]]:
     m, disp = ls.manifest, rel(p, ls.root)
     if m.deletion_mode is DeletionMode.none:
         raise InputError("tombstones.jsonl present but the source's deletion_mode is none", file=disp)
-    for line, data in iter_jsonl(p, disp):
-        rec = validate(TombstoneRecord, data, disp, line)
-        yield {"tenant_id": tenant_of(m, rec.tenant_id, disp, line), "object_id": rec.object_id,
+    for line, data in iter_jsonl(p, disp, ls):
+        try:
+            rec = validate(TombstoneRecord, data, disp, line)
+            tenant = tenant_of(m, rec.tenant_id, disp, line)
+        except InputError as e:
+            report(ls, e)
+            continue
+        yield {"tenant_id": tenant, "object_id": rec.object_id,
                "source_id": m.source_id, "deleted_at_us": us(rec.deleted_at), "reason": rec.reason,
                "_file": disp, "_line": line}

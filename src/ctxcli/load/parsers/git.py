@@ -33,7 +33,7 @@ from typing import Any, Iterator
 
 from ...errors import InputError
 from . import Parser, register
-from .common import MAX_MARKDOWN_BYTES, rel
+from .common import MAX_MARKDOWN_BYTES, rel, report
 from .markdown import document_objects
 
 SHORT = 12
@@ -241,7 +241,11 @@ class GitParser(Parser):
         by_ident: dict[str, dict[str, str]] = {}     # identity -> section -> object id (latest version)
         latest: dict[str, dict[str, str]] = {}       # doc_id -> section -> object id
         for v in versions:
-            rows = version_objects(ls, repo, disp, v, by_ident.get(v.identity, {}), latest)
+            try:
+                rows = version_objects(ls, repo, disp, v, by_ident.get(v.identity, {}), latest)
+            except InputError as e:
+                report(ls, e)       # this version is skipped; the others are still read
+                continue
             secs = {r["section"]: r["object_id"] for r in rows}
             by_ident[v.identity] = secs
             for r in rows[:1]:

@@ -22,7 +22,7 @@ from ...errors import InputError
 from ...models.records import RelationRecord
 from ...util import jsonstrict
 from . import Parser, register
-from .common import object_row, rel
+from .common import object_row, rel, report
 from .mapping import Where, apply
 from .table import entity_of, mapped_record, relations_of, visible
 
@@ -69,12 +69,16 @@ def items(ls) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any], str, Where,
     recs, disp = _load(ls)
     for i, rec in enumerate(recs, 1):
         where = Where(disp, None, f"record {i}")
-        if not isinstance(rec, dict):
-            raise where.error("a record must be a JSON object")
-        tenant = visible(ls, rec, where)
-        if tenant is None:
-            continue            # another tenant's record in a shared export: never read further
-        fields = apply(m.mapping, rec, where)
+        try:
+            if not isinstance(rec, dict):
+                raise where.error("a record must be a JSON object")
+            tenant = visible(ls, rec, where)
+            if tenant is None:
+                continue            # another tenant's record in a shared export: never read further
+            fields = apply(m.mapping, rec, where)
+        except InputError as e:
+            report(ls, e)
+            continue
         fields.pop("tenant_id", None)
         loc = f"{m.json_export.file}#{m.json_export.records}[{i - 1}]"
         yield m.mapping, rec, fields, tenant, where, loc
@@ -84,10 +88,15 @@ def items(ls) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any], str, Where,
             subs = sub if isinstance(sub, list) else [] if sub is None else [sub]
             for j, item in enumerate(subs):
                 iw = Where(disp, None, f"record {i} {nm.path}[{j}]")
-                if not isinstance(item, dict):
-                    raise iw.error("a nested item must be a JSON object")
-                view = {**item, **{f"parent.{k}": v for k, v in rec.items()}, "parent_id": parent_id, "index": j + 1}
-                f2 = apply(nm.mapping, view, iw)
+                try:
+                    if not isinstance(item, dict):
+                        raise iw.error("a nested item must be a JSON object")
+                    view = {**item, **{f"parent.{k}": v for k, v in rec.items()}, "parent_id": parent_id,
+                            "index": j + 1}
+                    f2 = apply(nm.mapping, view, iw)
+                except InputError as e:
+                    report(ls, e)
+                    continue
                 f2.pop("tenant_id", None)
                 f2["facts"] = {**(f2.get("facts") or {}), "parent_id": parent_id}
                 yield nm.mapping, view, f2, tenant, iw, f"{loc}.{nm.path}[{j}]"
@@ -103,7 +112,11 @@ class JsonExportParser(Parser):
     def objects(self, ls) -> Iterator[dict[str, Any]]:
         m = ls.manifest
         for _, view, fields, tenant, where, loc in items(ls):
-            rec = _checked(view, fields, where, loc)
+            try:
+                rec = _checked(view, fields, where, loc)
+            except InputError as e:
+                report(ls, e)
+                continue
             yield object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content,
                              locator=rec.locator, tenant=tenant, version=rec.source_version,
                              supersedes=rec.supersedes, registered_hash=None, section=None, doc_ref=None,
@@ -114,14 +127,24 @@ class JsonExportParser(Parser):
         seen: set[tuple[str, str]] = set()
         for mp, view, fields, tenant, where, loc in items(ls):
             if mp.entity is not None:
-                yield from entity_of(ls.manifest, mp.entity, view, tenant, where, seen)
+                try:
+                    got = list(entity_of(ls.manifest, mp.entity, view, tenant, where, seen))
+                except InputError as e:
+                    report(ls, e)
+                    continue
+                yield from got
 
     def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
         yield from super().relations(ls)
         for n, (mp, view, fields, tenant, where, loc) in enumerate(items(ls), 1):
             if mp.relations:
-                rec = _checked(view, fields, where, loc)
-                yield from relations_of(mp, view, fields, rec, tenant, where, n)
+                try:
+                    rec = _checked(view, fields, where, loc)
+                    got = list(relations_of(mp, view, fields, rec, tenant, where, n))
+                except InputError as e:
+                    report(ls, e)
+                    continue
+                yield from got
 
 
 def _checked(view: dict[str, Any], fields: dict[str, Any], where: Where, loc: str):

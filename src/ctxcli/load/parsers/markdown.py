@@ -16,7 +16,7 @@ from ...models.manifest import SourceManifest
 from ...models.records import DocumentFrontMatter
 from ...util.yamlio import loads_yaml, loads_yaml_marked, read_text
 from . import Parser, register
-from .common import MAX_MARKDOWN_BYTES, object_row, rel, remap_valid_time, tenant_of, validate
+from .common import MAX_MARKDOWN_BYTES, object_row, rel, remap_valid_time, report, tenant_of, validate
 from .mapping import Where, apply
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.S)
@@ -203,5 +203,10 @@ class MarkdownParser(Parser):
             if not relname.endswith(".md"):
                 continue
             disp = rel(p, ls.root)
-            text = read_text(p, display=disp, limit=MAX_MARKDOWN_BYTES)
-            yield from document_objects(ls.manifest, relname, disp, text)
+            try:
+                text = read_text(p, display=disp, limit=MAX_MARKDOWN_BYTES)
+                rows = list(document_objects(ls.manifest, relname, disp, text))
+            except InputError as e:
+                report(ls, e)         # the document is skipped; the load goes on to gather the rest
+                continue
+            yield from rows

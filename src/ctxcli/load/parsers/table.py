@@ -28,7 +28,7 @@ from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
 from . import Parser, register
-from .common import entity_row, object_row, rel, tenant_of, validate
+from .common import entity_row, object_row, rel, report, tenant_of, validate
 from .mapping import Where, apply, empty, resolve, to_time
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl",
@@ -167,10 +167,14 @@ def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, 
     """(row number, the raw row, its ctx fields, tenant, where) for each visible row."""
     mp = ls.manifest.mapping
     for n, row, where in rows(ls):
-        tenant = visible(ls, row, where)
-        if tenant is None:
+        try:
+            tenant = visible(ls, row, where)
+            if tenant is None:
+                continue
+            fields = apply(mp, row, where)
+        except InputError as e:
+            report(ls, e)           # the row is skipped; the rest is read to gather every problem
             continue
-        fields = apply(mp, row, where)
         fields.pop("tenant_id", None)
         yield n, row, fields, tenant, where
 
@@ -206,7 +210,11 @@ class TableParser(Parser):
     def objects(self, ls) -> Iterator[dict[str, Any]]:
         m = ls.manifest
         for n, row, fields, tenant, where in mapped_rows(ls):
-            rec = _record(ls, n, row, fields, tenant, where)
+            try:
+                rec = _record(ls, n, row, fields, tenant, where)
+            except InputError as e:
+                report(ls, e)
+                continue
             yield object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content,
                              locator=rec.locator, tenant=tenant, version=rec.source_version,
                              supersedes=rec.supersedes, registered_hash=None, section=None, doc_ref=None,
@@ -219,7 +227,12 @@ class TableParser(Parser):
             return
         seen: set[tuple[str, str]] = set()
         for n, row, fields, tenant, where in mapped_rows(ls):
-            yield from entity_of(ls.manifest, em, row, tenant, where, seen)
+            try:
+                got = list(entity_of(ls.manifest, em, row, tenant, where, seen))
+            except InputError as e:
+                report(ls, e)
+                continue
+            yield from got
 
     def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
         yield from super().relations(ls)
@@ -227,8 +240,13 @@ class TableParser(Parser):
         if not mp.relations:
             return
         for n, row, fields, tenant, where in mapped_rows(ls):
-            rec = _record(ls, n, row, fields, tenant, where)
-            yield from relations_of(mp, row, fields, rec, tenant, where, n)
+            try:
+                rec = _record(ls, n, row, fields, tenant, where)
+                got = list(relations_of(mp, row, fields, rec, tenant, where, n))
+            except InputError as e:
+                report(ls, e)
+                continue
+            yield from got
 
 
 def entity_of(m, em, row: dict[str, Any], tenant: str, where: Where,
