@@ -72,7 +72,8 @@ class FactSpec(Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     from_: Spec = Field(alias="from")
-    type: Literal["str", "int", "float", "bool", "timestamp"] = "str"
+    type: Literal["str", "int", "float", "bool", "timestamp", "list"] = Field(
+        "str", description="list: text split at ';' (items trimmed, empty ones dropped), or a list as read.")
 
 
 class RelationMap(Strict):

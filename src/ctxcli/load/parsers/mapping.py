@@ -107,6 +107,9 @@ def fact_value(spec: str | FactSpec, rec: dict[str, Any], tz: str | None, where:
             return to_time(v, tz, where, src)
         if typ == "str":
             return _text(v)
+        if typ == "list":
+            items = v if isinstance(v, list) else str(v).split(";")
+            return [x.strip() if isinstance(x, str) else x for x in items if not empty(x)]
     except (ValueError, KeyError, TypeError):
         raise where.error(f"{where.what} {src!r}: {v!r} is not a {typ}", field=f"facts.{fact}") from None
     # untyped: keep what the source typed, made JSON-safe

@@ -1,0 +1,83 @@
+"""Re-express three payment-incident sources in the forms a company has them, from the bundled
+snapshots (run from the repository root: ``python examples/raw-payment/make_raw.py``):
+
+- ``pay-deployments/deployments.csv`` — the CD system's export, one row per change;
+- ``pay-org/ownership.csv`` — the org registry's ownership export, with validity columns;
+- ``pay-service-catalog/catalog.sqlite`` — the service catalog's SQLite database.
+
+``manifests/*.yaml`` map them (parser: table), ``evidence-rules.yaml`` gives the playbook rules
+that replace the records' ``supports`` labels; tests/test_raw_payment.py puts them in place of
+the bundled JSONL objects and checks that every payment-incident case keeps its verdicts.
+The entities and relations of these sources stay in their JSONL sidecars.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def objects(source: str) -> list[dict]:
+    p = REPO / "sources" / source / "objects.jsonl"
+    return [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+
+def _csv(path: Path, cols: list[str], rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: "" if r.get(c) is None else r[c] for c in cols})
+
+
+def deployments() -> None:
+    rows = []
+    for o in objects("pay-deployments"):
+        f = o["facts"]
+        rows.append({"change_id": f["change_id"], "record_type": o["object_type"], "change_kind": f["change_kind"],
+                     "service": f["service"], "impacted_services": ";".join(f.get("impacted_services", [])),
+                     "completed_at": f["completed_at"], "commit": f.get("commit"),
+                     "environment": f.get("environment"), "rule_version": f.get("rule_version"),
+                     "valid_from": o["valid_from"], "valid_to": o["valid_to"], "observed_at": o["observed_at"],
+                     "replaces": o["supersedes"], "export": o["source_version"], "title": o["title"],
+                     "description": o["content"]})
+    _csv(HERE / "pay-deployments" / "deployments.csv", list(rows[0]), rows)
+
+
+def ownership() -> None:
+    rows = [{"record_id": o["object_id"], "service": o["facts"]["service"], "owner_team": o["facts"]["owner_team"],
+             "oncall_rotation": o["facts"]["oncall_rotation"], "valid_from": o["valid_from"],
+             "valid_to": o["valid_to"], "recorded_at": o["observed_at"], "replaces": o["supersedes"],
+             "export": o["source_version"], "title": o["title"], "description": o["content"]}
+            for o in objects("pay-org")]
+    _csv(HERE / "pay-org" / "ownership.csv", list(rows[0]), rows)
+
+
+def catalog() -> None:
+    p = HERE / "pay-service-catalog" / "catalog.sqlite"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.exists():
+        p.unlink()
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE services (name TEXT PRIMARY KEY, tier INTEGER, depends_on TEXT, in_service_since "
+                "TEXT, reviewed_at TEXT, export TEXT, title TEXT, description TEXT)")
+    for o in objects("pay-service-catalog"):
+        f = o["facts"]
+        con.execute("INSERT INTO services VALUES (?,?,?,?,?,?,?,?)",
+                    (f["service"], f["tier"], ";".join(f.get("depends_on", [])), o["valid_from"], o["observed_at"],
+                     o["source_version"], o["title"], o["content"]))
+    con.commit()
+    con.execute("VACUUM")
+    con.close()
+
+
+if __name__ == "__main__":
+    deployments()
+    ownership()
+    catalog()
