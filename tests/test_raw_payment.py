@@ -1,6 +1,6 @@
-"""The payment-incident domain with three sources in raw form (examples/raw-payment/: a CSV
-export of deployments, an ownership CSV with validity, the service catalog as SQLite, evidence
-types by playbook rule): the same objects, and every payment-incident case keeps its verdict,
+"""The payment-incident domain with four sources in raw form (examples/raw-payment/: a CSV
+export of deployments, an ownership CSV with validity, the service catalog as SQLite, the
+incident store's nested JSON export; evidence types by playbook rule): the same objects, and every payment-incident case keeps its verdict,
 action, claims and evidence."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from ctxcli.util.yamlio import read_yaml
 from .conftest import REPO
 
 RAW = REPO / "examples" / "raw-payment"
-SOURCES = {"pay-deployments": "deployments.csv", "pay-org": "ownership.csv", "pay-service-catalog": "catalog.sqlite"}
+SOURCES = {"pay-deployments": "deployments.csv", "pay-org": "ownership.csv", "pay-service-catalog": "catalog.sqlite",
+           "pay-incidents": "incidents.json"}
 PB = "manifests/playbooks/payment-incident-review.yaml"
 SAME = ("object_id", "tenant_id", "object_type", "subject_id", "title", "content", "content_hash", "valid_from_us",
         "valid_to_us", "observed_us", "required_scopes", "allowed_purposes", "supports", "facts", "keys",

@@ -3,7 +3,9 @@ snapshots (run from the repository root: ``python examples/raw-payment/make_raw.
 
 - ``pay-deployments/deployments.csv`` — the CD system's export, one row per change;
 - ``pay-org/ownership.csv`` — the org registry's ownership export, with validity columns;
-- ``pay-service-catalog/catalog.sqlite`` — the service catalog's SQLite database.
+- ``pay-service-catalog/catalog.sqlite`` — the service catalog's SQLite database;
+- ``pay-incidents/incidents.json`` — the incident store's JSON export: tickets with their
+  timeline, findings, notes and security reviews nested inside.
 
 ``manifests/*.yaml`` map them (parser: table), ``evidence-rules.yaml`` gives the playbook rules
 that replace the records' ``supports`` labels; tests/test_raw_payment.py puts them in place of
@@ -77,7 +79,30 @@ def catalog() -> None:
     con.close()
 
 
+NESTED = {"timeline_event": "timeline", "finding": "findings", "incident_note": "notes",
+          "security_review": "security_reviews"}
+
+
+def incidents() -> None:
+    tickets: dict[str, dict] = {}
+    for o in objects("pay-incidents"):
+        common = {"title": o["title"], "text": o["content"], "at": o["valid_from"], "recorded_at": o["observed_at"],
+                  "labels": o["keys"]}
+        if o["object_type"] == "incident":
+            tickets[o["object_id"]] = {"id": o["object_id"], "export": o["source_version"], **common, **o["facts"],
+                                       **{k: [] for k in NESTED.values()}}
+        else:
+            parent = tickets[o["subject_id"].split(":", 1)[1]]
+            parent[NESTED[o["object_type"]]].append(
+                {"entry_id": o["object_id"][len(parent["id"]) + 1:], **common, **o["facts"]})
+    p = HERE / "pay-incidents" / "incidents.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps({"export": {"system": "incidentdb", "tickets": list(tickets.values())}}, indent=2,
+                            ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
     deployments()
     ownership()
     catalog()
+    incidents()

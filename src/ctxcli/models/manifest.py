@@ -193,10 +193,12 @@ class NestedMap(Strict):
     dotted ``path``; each becomes an object mapped by ``mapping``, whose templates also see the
     parent's fields as ``{parent.<field>}``, its object id as ``{parent_id}`` and the item's
     position (from 1) as ``{index}``. Every item
-    carries the fact ``parent_id``."""
+    carries the fact ``parent_id`` (``parent_fact`` renames it, null leaves it out)."""
 
     path: Selector
     mapping: Mapping
+    parent_fact: FactName | None = Field("parent_id", description="The fact naming the parent's object id "
+                                                                  "(null: none).")
 
 
 class JsonExportOptions(Strict):

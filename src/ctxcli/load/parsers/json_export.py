@@ -98,7 +98,8 @@ def items(ls) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any], str, Where,
                     report(ls, e)
                     continue
                 f2.pop("tenant_id", None)
-                f2["facts"] = {**(f2.get("facts") or {}), "parent_id": parent_id}
+                if nm.parent_fact is not None:
+                    f2["facts"] = {**(f2.get("facts") or {}), nm.parent_fact: parent_id}
                 yield nm.mapping, view, f2, tenant, iw, f"{loc}.{nm.path}[{j}]"
 
 

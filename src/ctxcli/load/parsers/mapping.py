@@ -162,8 +162,9 @@ def apply(mp: Mapping, rec: dict[str, Any], where: Where, *, native: tuple[str, 
         for spec in mp.keys:
             if "{" not in spec:
                 v = rec.get(spec)
-                if not empty(v):
-                    keys.append(_text(v))
+                for x in v if isinstance(v, list) else [v]:     # a field may hold a list of keys
+                    if not empty(x):
+                        keys.append(_text(x))
                 continue
             try:
                 keys.append(resolve(spec, rec, where, "keys"))
