@@ -1,12 +1,14 @@
-"""The payment-incident domain with four sources in raw form (examples/raw-payment/: a CSV
+"""The payment-incident domain with five sources in raw form (examples/raw-payment/: a CSV
 export of deployments, an ownership CSV with validity, the service catalog as SQLite, the
-incident store's nested JSON export; evidence types by playbook rule): the same objects, and every payment-incident case keeps its verdict,
+incident store's nested JSON export, the runbook repository as a git bundle with its version
+history; evidence types by playbook rule): the same objects, and every payment-incident case keeps its verdict,
 action, claims and evidence."""
 
 from __future__ import annotations
 
 import shutil
 
+import orjson
 import pytest
 import yaml
 
@@ -19,7 +21,7 @@ from .conftest import REPO
 
 RAW = REPO / "examples" / "raw-payment"
 SOURCES = {"pay-deployments": "deployments.csv", "pay-org": "ownership.csv", "pay-service-catalog": "catalog.sqlite",
-           "pay-incidents": "incidents.json"}
+           "pay-incidents": "incidents.json", "pay-runbooks": "runbooks.bundle"}
 PB = "manifests/playbooks/payment-incident-review.yaml"
 SAME = ("object_id", "tenant_id", "object_type", "subject_id", "title", "content", "content_hash", "valid_from_us",
         "valid_to_us", "observed_us", "required_scopes", "allowed_purposes", "supports", "facts", "keys",
@@ -28,7 +30,10 @@ SAME = ("object_id", "tenant_id", "object_type", "subject_id", "title", "content
 
 def overlay(proj):
     for sid, fname in SOURCES.items():
-        (proj / "sources" / sid / "objects.jsonl").unlink()
+        if sid == "pay-runbooks":
+            shutil.rmtree(proj / "sources" / sid / "payment-recovery")
+        else:
+            (proj / "sources" / sid / "objects.jsonl").unlink()
         shutil.copy(RAW / sid / fname, proj / "sources" / sid / fname)
         shutil.copy(RAW / "manifests" / f"{sid}.yaml", proj / "manifests" / "sources" / f"{sid}.yaml")
     rules = yaml.safe_load((RAW / "evidence-rules.yaml").read_text())
@@ -41,8 +46,18 @@ def overlay(proj):
 
 def _objects(root):
     loaded, _ = collect(root / "manifests", root, None)
-    return {o["object_id"]: {k: o[k] for k in SAME} for ls in loaded if ls.manifest.source_id in SOURCES
-            for o in ls.iter_objects()}
+    out = {}
+    for ls in loaded:
+        if ls.manifest.source_id not in SOURCES:
+            continue
+        for o in ls.iter_objects():
+            o = {k: o[k] for k in SAME}
+            if ls.manifest.source_id == "pay-runbooks":     # git: the version is the commit, provenance facts
+                o.pop("source_version")
+                o["facts"] = orjson.dumps({k: v for k, v in orjson.loads(o["facts"]).items()
+                                           if not k.startswith("git_")}, option=orjson.OPT_SORT_KEYS).decode()
+            out[o["object_id"]] = o
+    return out
 
 
 def test_the_raw_forms_give_the_same_objects(project_copy):
@@ -52,6 +67,7 @@ def test_the_raw_forms_give_the_same_objects(project_copy):
     assert got == want
     for sid in SOURCES:
         assert not (project_copy / "sources" / sid / "objects.jsonl").exists()
+    assert not list((project_copy / "sources" / "pay-runbooks").rglob("*.md"))
 
 
 def _outcomes(case_files):

@@ -5,12 +5,16 @@ snapshots (run from the repository root: ``python examples/raw-payment/make_raw.
 - ``pay-org/ownership.csv`` — the org registry's ownership export, with validity columns;
 - ``pay-service-catalog/catalog.sqlite`` — the service catalog's SQLite database;
 - ``pay-incidents/incidents.json`` — the incident store's JSON export: tickets with their
-  timeline, findings, notes and security reviews nested inside.
+  timeline, findings, notes and security reviews nested inside;
+- ``pay-runbooks/runbooks.bundle`` — the runbook repository as a ``git bundle``: one file,
+  ``runbooks/payment-recovery.md``, committed as v3, v4 and v5 at the times each took effect,
+  with the team's own front matter (``id``, ``version``, ``service``, ``reviewed``, ``codes``).
 
-``manifests/*.yaml`` map them (parser: table), ``evidence-rules.yaml`` gives the playbook rules
+``manifests/*.yaml`` map them (parsers table, json-export, git), ``evidence-rules.yaml`` gives the playbook rules
 that replace the records' ``supports`` labels; tests/test_raw_payment.py puts them in place of
 the bundled JSONL objects and checks that every payment-incident case keeps its verdicts.
-The entities and relations of these sources stay in their JSONL sidecars.
+The entities and relations of these sources stay in their JSONL sidecars. (The bundle's bytes
+may differ from run to run — dulwich's pack order — its commits and their contents do not.)
 """
 
 from __future__ import annotations
@@ -101,8 +105,52 @@ def incidents() -> None:
                             ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def runbooks() -> None:
+    import tempfile
+
+    import yaml
+    from dulwich.bundle import create_bundle_from_repo, write_bundle
+    from dulwich.index import commit_tree
+    from dulwich.objects import Blob, Commit
+    from dulwich.repo import Repo
+
+    from ctxcli.util.timeutil import parse_ts
+
+    folder = REPO / "sources" / "pay-runbooks" / "payment-recovery"
+    versions = []
+    for p in sorted(folder.glob("*.md")):
+        text = p.read_text(encoding="utf-8")
+        _, fm, body = text.split("---\n", 2)
+        d = yaml.safe_load(fm)
+        own = {"id": d["doc_id"].rsplit("-", 1)[0], "version": d["version"], "title": d["title"],
+               "service": d["subject_id"].split(":", 1)[1], "runbook": d["facts"]["runbook"],
+               "owner": "payments-core", "reviewed": d["observed_at"], "codes": d["keys"]}
+        versions.append((parse_ts(d["valid_from"]), "---\n" + yaml.safe_dump(own, sort_keys=False) + "---\n" + body))
+    out = HERE / "pay-runbooks" / "runbooks.bundle"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Repo.init(tmp)
+        parent: list[bytes] = []
+        for when, text in versions:
+            b = Blob.from_string(text.encode("utf-8"))
+            repo.object_store.add_object(b)
+            c = Commit()
+            c.tree = commit_tree(repo.object_store, [(b"runbooks/payment-recovery.md", b.id, 0o100644)])
+            c.parents = parent
+            c.author = c.committer = b"payments-core <payments-core@example.invalid>"
+            c.author_time = c.commit_time = int(when.timestamp())
+            c.author_timezone = c.commit_timezone = int(when.utcoffset().total_seconds())
+            c.message = f"payment-recovery runbook {yaml.safe_load(text.split('---')[1])['version']}\n".encode()
+            repo.object_store.add_object(c)
+            parent = [c.id]
+        repo.refs[b"refs/heads/main"] = parent[0]
+        with open(out, "wb") as fh:
+            write_bundle(fh, create_bundle_from_repo(repo, refs=[b"refs/heads/main"]))
+
+
 if __name__ == "__main__":
     deployments()
     ownership()
     catalog()
     incidents()
+    runbooks()

@@ -149,6 +149,10 @@ class GitOptions(Strict):
     include: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
         default_factory=lambda: ["**/*.md"])
     exclude: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(default_factory=list)
+    version_ids: bool = Field(
+        True, description="true: a version's objects are '<doc_id>@<short sha>#<section>'; false: "
+                          "'<doc_id>#<section>', for front matter that names each version (object_id: "
+                          "'{id}-{version}'): two versions with one id are then a duplicate.")
 
 
 class TableOptions(Strict):

@@ -10,6 +10,8 @@ renames a matched file makes a new version of that document:
   ``git_author`` / ``git_committer``;
 - valid time is the mapped front-matter keys when the manifest maps them, otherwise from the
   commit that introduced the version until the commit that replaced (or deleted) it;
+- a version's objects are ``<doc_id>@<short sha>#<section>`` (``git.version_ids: false``:
+  ``<doc_id>#<section>``, when the mapped front matter names each version itself);
 - each section supersedes the same section of the document's previous version (or, when the
   front matter names the document it replaces, that document's latest version);
 - a rename keeps the document's identity (its first path, or its mapped ``object_id``); a file
@@ -217,6 +219,7 @@ def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, st
     defaults = {"doc_id": ident, "title": v.path, "version": v.commit, "observed_at": _iso(v.when),
                 "valid_from": _iso(v.when), "valid_to": _iso(v.until)}
     short = v.commit[:SHORT]
+    versioned = m.git is None or m.git.version_ids
 
     def supersedes(front, a: str) -> str | None:
         if a in prev_sections:
@@ -227,7 +230,8 @@ def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, st
 
     rows = list(document_objects(
         m, v.path, where, text, locator=f"{v.path}@{short}", label=f"commit {short} {v.path}",
-        defaults=defaults, object_id=lambda front, a: f"{front.doc_id}@{short}#{a}", supersedes=supersedes,
+        defaults=defaults, object_id=(lambda front, a: f"{front.doc_id}@{short}#{a}") if versioned else None,
+        supersedes=supersedes,
         version=v.commit, facts={"git_author": v.author, "git_committer": v.committer}))
     return rows
 
