@@ -173,7 +173,8 @@ MUTANTS: list[Mutant] = [
            "        if r.facts:\n            facts = facts if", "        if False:\n            facts = facts if",
            ("tests/test_evidence_rules.py::test_rules_replace_supports_labels_with_the_same_investigation",)),
     Mutant("load-stops-at-first-problem", "src/ctxcli/load/parsers/common.py",
-           "    if problems is None:\n        raise e\n    problems.add(e)", "    raise e",
+           "    if problems is None or isinstance(e, LoadProblems):    # the limit was reached: stop here\n"
+           "        raise e\n    problems.add(e)", "    raise e",
            ("tests/test_load_problems.py::test_every_bad_record_is_reported_in_one_load",)),
 ]
 

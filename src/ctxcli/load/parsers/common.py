@@ -56,7 +56,7 @@ class Problems:
 def report(ls, e: InputError) -> None:
     """A record's problem: gathered when the load gathers them (``ls.problems``), else raised."""
     problems = getattr(ls, "problems", None)
-    if problems is None:
+    if problems is None or isinstance(e, LoadProblems):    # the limit was reached: stop here
         raise e
     problems.add(e)
 
