@@ -171,7 +171,7 @@ MUTANTS: list[Mutant] = [
            ("tests/test_load_problems.py::test_a_dangling_reference_fails_the_load_by_default",)),
     Mutant("evidence-rule-facts-ignored", "src/ctxcli/load/evidence_rules.py",
            "        if r.facts:\n            facts = facts if", "        if False:\n            facts = facts if",
-           ("tests/test_evidence_rules.py::test_rules_replace_supports_labels_with_the_same_investigation",)),
+           ("tests/test_evidence_rules.py::test_the_bundled_raw_sources_get_their_evidence_types_by_rule",)),
     Mutant("load-stops-at-first-problem", "src/ctxcli/load/parsers/common.py",
            "    if problems is None or isinstance(e, LoadProblems):    # the limit was reached: stop here\n"
            "        raise e\n    problems.add(e)", "    raise e",

@@ -1,5 +1,5 @@
 """Evidence types by rule: playbook ``match`` rules assign evidence types at load, so snapshot
-records need no ``supports``; ``ctx check`` reports a rule that matches nothing and a typo in a
+records need no ``supports`` (the bundled payment sources have none); ``ctx check`` reports a rule that matches nothing and a typo in a
 record's ``supports``, each at file:line."""
 
 from __future__ import annotations
@@ -15,18 +15,6 @@ from ctxcli.store.db import open_reader
 from .conftest import REPO, run_cli
 
 PB = "manifests/playbooks/payment-incident-review.yaml"
-RULES = {"release_event": [{"sources": ["pay-deployments"], "object_types": ["release"]}],
-         "competing_change": [{"sources": ["pay-deployments"], "facts": {"change_kind": "risk_rule"}}],
-         "service_owner": [{"object_types": ["ownership"], "terms": ["owns", "owner"]}]}
-
-
-def _strip_supports(proj, source):
-    p = proj / "sources" / source / "objects.jsonl"
-    lines = [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]
-    for o in lines:
-        o.pop("supports", None)
-        o.pop("content_hash", None)
-    p.write_text("".join(json.dumps(o) + "\n" for o in lines))
 
 
 def _add_rules(proj, rules):
@@ -38,23 +26,8 @@ def _add_rules(proj, rules):
     p.write_text(yaml.safe_dump(pb, sort_keys=False, allow_unicode=True))
 
 
-def _outcome(res):
-    return (res.answer["verdict"], res.answer.get("action"), sorted(e["object_id"] for e in res.pack["evidence"]),
-            [(c["claim_id"], c["status"]) for c in res.answer["claims"]])
-
-
-def test_rules_replace_supports_labels_with_the_same_investigation(project_copy, bundled_store, monkeypatch):
-    monkeypatch.setenv("CTX_ROOT", str(REPO))
-    monkeypatch.setenv("CTX_DB", str(bundled_store))
-    before = api.investigate(api.InvestigateOptions(case="INC-2026-0723"))
-    for s in ("pay-deployments", "pay-org"):
-        _strip_supports(project_copy, s)
-    _add_rules(project_copy, RULES)
-    monkeypatch.setenv("CTX_ROOT", str(project_copy))
-    db = project_copy / ".ctx" / "ctx.duckdb"
-    monkeypatch.setenv("CTX_DB", str(db))
-    build_store(project_copy / "manifests", db, root=project_copy)
-    con = open_reader(db)
+def test_the_bundled_raw_sources_get_their_evidence_types_by_rule(store):
+    con = open_reader(store)
     try:
         got = dict(con.execute("SELECT object_id, supports FROM objects WHERE source_id IN "
                                "('pay-deployments', 'pay-org') ORDER BY object_id").fetchall())
@@ -63,8 +36,19 @@ def test_rules_replace_supports_labels_with_the_same_investigation(project_copy,
     assert got == {"DEP-RR-2026-0723-01": ["competing_change"], "DEP-release-2026.07.09.1": ["release_event"],
                    "DEP-release-2026.07.16.1": ["release_event"], "DEP-release-2026.07.23.1": ["release_event"],
                    "OWN-PAYAPI-2025": ["service_owner"], "OWN-PAYAPI-2026-08": ["service_owner"]}
-    after = api.investigate(api.InvestigateOptions(case="INC-2026-0723"))
-    assert _outcome(after) == _outcome(before)
+
+
+def test_without_its_rules_the_incident_loses_the_evidence_they_typed(project_copy, monkeypatch):
+    p = project_copy / PB
+    pb = yaml.safe_load(p.read_text())
+    for et in pb["evidence_types"]:
+        et.pop("match", None)
+    p.write_text(yaml.safe_dump(pb, sort_keys=False, allow_unicode=True))
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    build_store(project_copy / "manifests", db, root=project_copy)
+    res = api.investigate(api.InvestigateOptions(case="INC-2026-0723"))
+    assert res.answer["verdict"] == "insufficient_evidence"
+    assert not {e["object_id"] for e in res.pack["evidence"]} & {"DEP-release-2026.07.23.1", "OWN-PAYAPI-2025"}
 
 
 def test_a_rule_edit_changes_only_the_digest_of_the_sources_it_can_match(project_copy):
@@ -73,17 +57,18 @@ def test_a_rule_edit_changes_only_the_digest_of_the_sources_it_can_match(project
         return {ls.manifest.source_id: ls.digest for ls in loaded}
 
     a = digests()
-    _add_rules(project_copy, {"release_event": [{"sources": ["pay-deployments"], "object_types": ["release"]}]})
+    _add_rules(project_copy, {"release_event": [{"sources": ["pay-deployments"], "object_types": ["release"],
+                                                 "terms": ["production"]}]})
     b = digests()
     assert {k for k in a if a[k] != b[k]} == {"pay-deployments"}
 
 
 def test_check_reports_a_rule_matching_nothing_and_a_supports_typo(project_copy):
     _add_rules(project_copy, {"release_event": [{"sources": ["pay-deployments"], "object_types": ["relase"]}]})
-    p = project_copy / "sources" / "pay-org" / "objects.jsonl"
+    p = project_copy / "sources" / "claims-core" / "objects.jsonl"
     lines = p.read_text().splitlines()
     o = json.loads(lines[1])
-    o["supports"] = ["service_ownr"]
+    o["supports"] = ["case_statu"]
     lines[1] = json.dumps(o)
     p.write_text("\n".join(lines) + "\n")
     r = run_cli(["check"])
@@ -94,5 +79,5 @@ def test_check_reports_a_rule_matching_nothing_and_a_supports_typo(project_copy)
     col = pb_lines[rule_line - 1].index("sources") + 1
     assert (f"{PB}:{rule_line}:{col}: evidence type release_event: match rule 1 matches no object of the "
             f"registered sources") in r.stdout
-    assert ("sources/pay-org/objects.jsonl:2: supports names unknown evidence type service_ownr "
-            "(did you mean service_owner?)") in r.stdout
+    assert ("sources/claims-core/objects.jsonl:2: supports names unknown evidence type case_statu "
+            "(did you mean case_status?)") in r.stdout

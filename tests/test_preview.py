@@ -28,8 +28,8 @@ def test_preview_prints_the_first_objects_of_a_table_source(tmp_path, monkeypatc
 def test_preview_of_a_bundled_source_in_the_terminal():
     r = run_cli(["sources", "preview", "pay-runbooks", "--limit", "2", "--manifests", REPO / "manifests"])
     assert r.exit_code == 0, r.stderr
-    assert "pay-runbooks (parser markdown): first 2 object(s)" in r.stdout
-    assert "RB-PAY-RECOVERY-v3#overview" in r.stdout
+    assert "pay-runbooks (parser git): first 2 object(s)" in r.stdout
+    assert "RB-PAY-RECOVERY-v3#overview" in r.stdout and "runbooks/payment-recovery.md@" in r.stdout
 
 
 def test_preview_of_an_unknown_source_and_of_a_bad_row(tmp_path, monkeypatch):
