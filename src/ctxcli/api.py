@@ -23,6 +23,17 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 
 
 # ---------------------------------------------------------------------------------- load
+def preview_source(source_id: str, *, manifests: Path | None = None, sources: Path | None = None,
+                   limit: int = 5) -> dict:
+    """The first objects (and entities, relations, tombstones) a source's manifest produces,
+    without loading (load/preview.py)."""
+    from .load.preview import preview
+
+    mdir = Path(manifests) if manifests is not None else paths.manifests_dir()
+    return preview(mdir, mdir.resolve().parent, source_id, limit=limit,
+                   sources_dir=Path(sources) if sources else None)
+
+
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
          progress=None, incremental: bool = True):
     from .load.build import build_store
@@ -359,10 +370,14 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
-    ``seeds``) count only when used, so the hash of a playbook without them is unchanged."""
+    ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
+    without them is unchanged."""
     d = pb.model_dump(mode="json", by_alias=True)
     if not d["params"]:
         del d["params"]
+    for et in d["evidence_types"]:
+        if not et["match"]:
+            del et["match"]
     for t in d["path_templates"]:
         if not t["seeds"]:
             del t["seeds"]

@@ -8,7 +8,9 @@ Checked: every name used in ``expr``, ``when``, claim templates and ``uses`` is 
 before use; referenced evidence types exist; path templates use edge and entity types that
 the registered sources declare (their ``relations.jsonl`` / ``entities.jsonl``); every
 required evidence type has a retrieval route; a case's playbook, purpose, seeds and params
-resolve. ``ctx load`` and ``ctx investigate`` run the same checks first.
+resolve. ``ctx load`` and ``ctx investigate`` run the same checks first. Checking the whole
+project (``ctx check`` without paths) also reads every source's records: a ``supports`` typo
+and a playbook ``match`` rule that matches no object are problems (evidence_problems).
 
 Warned (not a failure, ``ctx check`` only): a case whose subject's clearance is below the
 classification of every source that holds an evidence type of its playbook.
@@ -341,6 +343,7 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
     """Check the given files and folders (default: the project's manifests, playbooks, cases)."""
     from .api import _display
 
+    whole_project = not paths       # only then are evidence types checked against the data (it reads it)
     if not paths:
         paths = [p for p in (root / "manifests" / "sources", root / "manifests" / "playbooks",
                              root / "examples" / "cases") if p.is_dir()]
@@ -363,6 +366,8 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
         kind, probs = check_file(f, disp, root=root, vocab=vocab, playbooks_dir=pdir, cases=cases)
         rep.checked.append({"file": disp, "kind": kind})
         rep.problems += probs
+    if whole_project and not rep.problems:
+        rep.problems += evidence_problems(root, manifests_dir or root / "manifests")
     if cases:
         rep.warnings += clearance_warnings(cases, source_levels(root, manifests_dir))
     return rep
@@ -371,21 +376,26 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
 # ------------------------------------------------------------------------------ clearance warnings
 def source_levels(root: Path, manifests_dir: Path | None = None) -> dict[tuple[str, str], dict[str, str]]:
     """(tenant, evidence type) -> {source id: classification} of the enabled sources whose
-    objects support that type, from their snapshots as ``ctx load`` parses them. A source that
-    does not parse is left out (``ctx load`` reports it)."""
+    objects support that type (their own ``supports`` and the playbooks' ``match`` rules), from
+    their snapshots as ``ctx load`` parses them. A source that does not parse is left out
+    (``ctx load`` reports it)."""
+    from .load.evidence_rules import read_rules
     from .load.parse import parse_source, read_manifests
 
+    mdir = manifests_dir or root / "manifests"
     out: dict[tuple[str, str], dict[str, str]] = {}
     try:
-        manifests = read_manifests(manifests_dir or root / "manifests", root)
+        rules = read_rules(mdir / "playbooks", root)
+        manifests = read_manifests(mdir, root)
     except (CtxError, OSError):
         return out
     for m, disp, mbytes in manifests:
         if not m.enabled:
             continue
         try:
-            for o in parse_source(m, disp, mbytes, root, None).iter_objects(dedup=False):
-                for t in o["supports"]:
+            ls = parse_source(m, disp, mbytes, root, None, rules)
+            for o in ls.parser.objects(ls):
+                for t in set(o["supports"]) | {r.type for r in ls.rules if r.matches(o)}:
                     out.setdefault((o["tenant_id"], t), {})[m.source_id] = m.classification.value
         except (CtxError, OSError, ValueError):
             continue
@@ -412,4 +422,56 @@ def clearance_warnings(cases: list, levels: dict[tuple[str, str], dict[str, str]
                         f"subject {subj.id} is cleared for {clearance}, below the classification of every "
                         f"source of evidence type {et.type}: {named}; the classification gate will withhold "
                         f"all of it")))
+    return out
+
+
+# ------------------------------------------------------------------------------ evidence types in the data
+def evidence_problems(root: Path, manifests_dir: Path) -> list[Problem]:
+    """Evidence types against the data: a ``supports`` name in a snapshot that no playbook
+    declares but that is close to one that is — a typo — (at the first record's file:line that
+    names it; a name far from every declared type is a type no playbook uses yet, allowed), and
+    a playbook ``match`` rule that matches no object of the registered sources (at the rule). Reads every enabled source as ``ctx load`` would;
+    a source that does not parse is skipped here (``ctx load`` reports it)."""
+    from .load.evidence_rules import read_rules
+    from .load.parse import parse_source, read_manifests
+    from .models.playbook import Playbook
+    from .util.yamlio import read_yaml
+
+    pdir = manifests_dir / "playbooks"
+    known: set[str] = set()
+    for p in sorted(pdir.glob("*.y*ml")):
+        try:
+            known |= {et.type for et in Playbook.model_validate(read_yaml(p, display=p.name)).evidence_types}
+        except (CtxError, ValidationError):
+            return []           # reported at the playbook
+    try:
+        rules = read_rules(pdir, root)
+        manifests = read_manifests(manifests_dir, root)
+    except CtxError:
+        return []
+    out: list[Problem] = []
+    hit: set[tuple[str, int, str]] = set()
+    told: set[tuple[str, str]] = set()
+    for m, disp, mbytes in manifests:
+        if not m.enabled:
+            continue
+        try:
+            ls = parse_source(m, disp, mbytes, root, None, rules)
+            mine = ls.rules
+            for o in ls.parser.objects(ls):
+                for name in sorted(set(o["supports"]) - known):
+                    hint = _suggest(name, known)
+                    if hint and (o["_file"], name) not in told:
+                        told.add((o["_file"], name))
+                        out.append(Problem(o["_file"], o["_line"], None,
+                                           f"supports names unknown evidence type {name}{hint}"))
+                for r in mine:
+                    if (r.file, r.line or 0, r.type) not in hit and r.matches(o):
+                        hit.add((r.file, r.line or 0, r.type))
+        except CtxError:
+            continue
+    for r in rules:
+        if (r.file, r.line or 0, r.type) not in hit:
+            out.append(Problem(r.file, r.line, r.column,
+                               f"evidence type {r.type}: match rule {r.index} matches no object of the registered sources"))
     return out

@@ -43,6 +43,26 @@ class InputError(CtxError):
     """A manifest, snapshot, playbook or case file is malformed or invalid."""
 
 
+class LoadProblems(InputError):
+    """Every problem a load found (up to a limit), each an InputError with its position. The
+    message is the first; :meth:`lines` gives one line per problem."""
+
+    def __init__(self, problems: list[InputError], more: bool = False) -> None:
+        self.problems = list(problems)
+        self.more = more
+        first = problems[0]
+        n = len(problems)
+        tail = f" (and {n - 1}{'+' if more else ''} more problem{'s' if n > 2 or more else ''})" if n > 1 or more else ""
+        super().__init__(first.detail + tail, file=first.file, line=first.line, field=first.field,
+                         column=first.column)
+
+    def lines(self) -> list[str]:
+        out = [str(p) for p in self.problems]
+        if self.more:
+            out.append(f"… stopped after {len(self.problems)} problems")
+        return out
+
+
 class UsageError(CtxError):
     """A command-line argument is invalid (bad time, unknown purpose, missing file)."""
 

@@ -15,9 +15,14 @@ DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store file, or a pos
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of a table.")]
 
 
+sources_app = typer.Typer(name="sources", invoke_without_command=True, rich_markup_mode=None)
+
+
 def register(app: typer.Typer) -> None:
     app.command("load")(load)
-    app.command("sources")(sources)
+    sources_app.callback(invoke_without_command=True)(sources)
+    sources_app.command("preview")(preview)
+    app.add_typer(sources_app)
 
 
 def load(
@@ -60,6 +65,11 @@ def load(
                 progress.close()
         doc = {"db": res.db, "store_digest": res.store_digest, "objects": res.objects,
                "sources": [s.__dict__ for s in res.sources], "reused": res.reused}
+        warnings = getattr(res, "warnings", [])
+        if warnings:
+            doc["warnings"] = warnings
+        for w in warnings:
+            sys.stderr.write(f"ctx: warning: {w}\n")
         if as_json:
             emit_json(doc)
             return
@@ -143,16 +153,19 @@ class _plain_progress:
             self._line("done")
 
 
-def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
+def sources(ctx: typer.Context, *, db: DbOpt = None, as_json: JsonOpt = False,
             as_of: Annotated[Optional[str], typer.Option("--as-of", help="Measure snapshot ages at this time "
                                                          "(ISO 8601 with offset; default: now).",
                                                          show_default=False)] = None) -> None:
     """Show the source registry: owner, classification, trust, scopes, purposes, objects,
     snapshot age at --as-of against the source's refresh SLA (stale when older), and whether
     each source is enabled (--json adds the newest observation time and digests).
+    `ctx sources preview SOURCE` shows what a manifest produces, without loading.
 
     Example: ctx sources --json
     """
+    if ctx.invoked_subcommand is not None:
+        return
     with handle_errors():
         from .. import api
         from .console import console, safe, show, table
@@ -174,3 +187,45 @@ def sources(*, db: DbOpt = None, as_json: JsonOpt = False,
                       f"{r['freshness']['age'] or 'none'} / {safe(r['refresh_sla'])}"
                       + (" stale" if r["freshness"]["stale"] else ""), "yes" if r["enabled"] else "no")
         show(console(), t)
+
+
+def preview(
+    source: Annotated[str, typer.Argument(help="The source_id of a manifest in <manifests>/sources/.")],
+    *,
+    manifests: Annotated[Optional[Path], typer.Option("--manifests", help="Folder holding sources/*.yaml "
+                                                      "(default: ./manifests).", show_default=False)] = None,
+    sources_dir: Annotated[Optional[Path], typer.Option("--sources", help="Folder that replaces `sources/` in "
+                                                        "manifests' snapshot paths.", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="How many of each to show.")] = 5,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the first objects a source's manifest produces — id, type, tenant, validity,
+    facts, evidence types (the playbooks' rules applied), locator — and its first entities,
+    relations and tombstones, without loading anything: change a mapping, look again. A bad
+    record is the error `ctx load` would report (exit 2).
+
+    Example: ctx sources preview pay-runbooks --limit 3
+    """
+    with handle_errors():
+        from .. import api
+        from .console import console, safe, table
+
+        doc = api.preview_source(source, manifests=manifests, sources=sources_dir, limit=limit)
+        if as_json:
+            emit_json(doc)
+            return
+        c = console()
+        t = table(f"{doc['source_id']} (parser {doc['parser']}): first {len(doc['objects'])} object(s)",
+                  ["object", "type", "tenant", "valid", "supports", "facts", "locator"])
+        for o in doc["objects"]:
+            valid = f"{o['valid_from'] or '…'} → {o['valid_to'] or '…'}"
+            facts = ", ".join(f"{k}={v}" for k, v in sorted(o["facts"].items()))
+            t.add_row(safe(o["object_id"]), safe(o["object_type"]), safe(o["tenant_id"]), valid,
+                      safe(", ".join(o["supports"]) or "none"), safe(facts), safe(o["locator"]))
+        c.print(t)
+        for kind, fmt in (("entities", lambda e: f"{e['entity_key']} ({e['entity_type']}) {e['name']}"),
+                          ("relations", lambda r: f"{r['from']} -{r['type']}-> {r['to']}"
+                                                  f" (evidence {r['evidence_object_id'] or 'none'})"),
+                          ("tombstones", lambda t: f"{t['object_id']}: {t['reason']}")):
+            if doc[kind]:
+                c.print(f"{kind}: " + "; ".join(safe(fmt(x)) for x in doc[kind]))

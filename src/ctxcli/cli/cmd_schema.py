@@ -15,8 +15,10 @@ def register(app: typer.Typer) -> None:
 
 
 def schema(
-    name: Annotated[Optional[str], typer.Argument(help="pack, answer, timings, case, playbook, source-manifest or "
-                                                  "trace.EVENT (e.g. trace.run_started). Omit to list them.",
+    name: Annotated[Optional[str], typer.Argument(help="pack, answer, timings, case, playbook, source-manifest, "
+                                                  "source-mapping, record.KIND (object, entity, relation, tombstone, "
+                                                  "front-matter) or trace.EVENT (e.g. trace.run_started). Omit to "
+                                                  "list them.",
                                                   show_default=False)] = None,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of a file ctx reads or writes, as shipped with ctx;

@@ -23,7 +23,9 @@ def handle_errors() -> Iterator[None]:
     except CtxError as e:
         from ..store.pg_store import mask
 
-        sys.stderr.write(f"ctx: error: {mask(str(e))}\n")
+        lines = e.lines() if hasattr(e, "lines") else [str(e)]    # LoadProblems: one line per problem
+        for line in lines:
+            sys.stderr.write(f"ctx: error: {mask(line)}\n")
         raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt:
         sys.stderr.write("ctx: interrupted\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,6 +44,7 @@ class LoadResult:
     store_digest: str
     sources: list[SourceSummary]
     objects: int
+    warnings: list[str] = field(default_factory=list)      # e.g. dangling references skipped
 
     @property
     def reused(self) -> list[str]:
@@ -80,7 +81,10 @@ TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCH
 
 def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
             progress: Progress = _noop) -> tuple[list[LoadedSource], str]:
+    from .evidence_rules import read_rules
+
     manifests = read_manifests(manifests_dir, root)
+    rules = read_rules(manifests_dir / "playbooks", root)
     loaded: list[LoadedSource] = []
     digests: list[tuple[str, str]] = []
     for i, (m, disp, mbytes) in enumerate(manifests):
@@ -89,7 +93,7 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
             digests.append((m.source_id, "disabled:" + sha256_hex(mbytes)))
             loaded.append(LoadedSource(manifest=m, manifest_file=disp, digest="disabled:" + sha256_hex(mbytes)))
             continue
-        ls = parse_source(m, disp, mbytes, root, sources_dir)
+        ls = parse_source(m, disp, mbytes, root, sources_dir, rules)
         loaded.append(ls)
         digests.append((m.source_id, ls.digest))
     progress("read", len(manifests), len(manifests))
@@ -222,7 +226,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
-                      objects=stats["objects"])
+                      objects=stats["objects"], warnings=stats["warnings"])
 
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
@@ -253,8 +257,13 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
 
 def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior=None,
                  pool=None, opened: list | None = None) -> dict[str, Any]:
+    from .parsers.common import Problems
     from .reuse import Fallback
 
+    problems = Problems()       # every bad record is gathered; all are raised at the end
+    warnings: list[str] = []
+    for ls in loaded:
+        ls.problems = problems
     reuse = prior.sources if prior is not None else {}
     w_obj = _Writer(tmpdir, "objects", OBJ_COLS)
     w_ent = _Writer(tmpdir, "entities", ENT_COLS)
@@ -288,8 +297,9 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                 if not ents[k][2]:
                     raise Fallback("entity key")
                 _, _, f, ln = ents[k]
-                raise InputError(f"duplicate entity key {e['entity_key']!r} (first at {f}:{ln})",
-                                 file=e["_file"], line=e["_line"], field="entity_key")
+                problems.add(InputError(f"duplicate entity key {e['entity_key']!r} (first at {f}:{ln})",
+                                        file=e["_file"], line=e["_line"], field="entity_key"))
+                continue
             e["entity_id"] = len(ents) + 1
             ents[k] = (e["entity_id"], e["entity_type"], e["_file"], e["_line"])
             w_ent.write(e)
@@ -334,8 +344,9 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                 if not objs[k][1]:
                     raise Fallback("object id")
                 _, f, ln, _ = objs[k]
-                raise InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
-                                 file=o["_file"], line=o["_line"], field="object_id")
+                problems.add(InputError(f"duplicate object id {o['object_id']!r} (first at {f}:{ln})",
+                                        file=o["_file"], line=o["_line"], field="object_id"))
+                continue
             o["doc_id"] = len(objs) + 1
             objs[k] = (o["doc_id"], o["_file"], o["_line"], sid)
             first[sid][1] += 1
@@ -361,9 +372,10 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             if k in objs and objs[k][3] != t["source_id"]:
                 # A source deletes only its own objects: a tombstone line elsewhere must not
                 # remove another source's rule or case snapshot.
-                raise InputError(f"tombstone names {t['object_id']!r}, an object of source {objs[k][3]!r}; "
-                                 f"a source may only delete its own objects", file=t["_file"], line=t["_line"],
-                                 field="object_id")
+                problems.add(InputError(f"tombstone names {t['object_id']!r}, an object of source "
+                                        f"{objs[k][3]!r}; a source may only delete its own objects",
+                                        file=t["_file"], line=t["_line"], field="object_id"))
+                continue
             per[t["source_id"]]["tombstones"] += 1
             if k not in removed:
                 removed.add(k)
@@ -375,26 +387,34 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
 
     # Relations: both ends known entities of the tenant, the evidence a known object.
     rel_ids: set[tuple[str, str]] = set()
+    bad_records = len(problems.items)
     for ls in loaded:
         sid = ls.manifest.source_id
         if sid in reuse:
             continue                    # copied and checked in SQL (reuse.copy_rows)
+        skip = ls.manifest.on_dangling == "skip"
         for rec, tenant, disp, line in ls.iter_relations():
-            ends = []
-            for fld, key in (("from", rec.from_), ("to", rec.to)):
-                e = ents.get((tenant, key))
-                if e is None:
-                    raise InputError(f"relation {rec.relation_id} points to unknown entity {key!r}",
-                                     file=disp, line=line, field=fld)
-                ends.append(e)
-            if (tenant, rec.relation_id) in rel_ids:
-                raise InputError(f"duplicate relation id {rec.relation_id!r}", file=disp, line=line,
-                                 field="relation_id")
-            rel_ids.add((tenant, rec.relation_id))
             ev = rec.evidence_object_id
+            dangling = [InputError(f"relation {rec.relation_id} points to unknown entity {key!r}",
+                                   file=disp, line=line, field=fld)
+                        for fld, key in (("from", rec.from_), ("to", rec.to)) if (tenant, key) not in ents]
             if ev is not None and (tenant, ev) not in objs:
-                raise InputError(f"relation {rec.relation_id} cites unknown evidence object {ev!r}",
-                                 file=disp, line=line, field="evidence_object_id")
+                dangling.append(InputError(f"relation {rec.relation_id} cites unknown evidence object {ev!r}",
+                                           file=disp, line=line, field="evidence_object_id"))
+            if dangling and bad_records:
+                continue        # a record that failed may be the one it names: reported once that is fixed
+            if dangling:
+                if skip:        # the manifest says so (on_dangling: skip): reported, not loaded
+                    warnings.append(f"skipped (on_dangling: skip): {dangling[0]}")
+                else:
+                    problems.add(dangling[0])
+                continue
+            ends = [ents[(tenant, rec.from_)], ents[(tenant, rec.to)]]
+            if (tenant, rec.relation_id) in rel_ids:
+                problems.add(InputError(f"duplicate relation id {rec.relation_id!r}", file=disp, line=line,
+                                        field="relation_id"))
+                continue
+            rel_ids.add((tenant, rec.relation_id))
             (s_id, s_type, _, _), (d_id, d_type, _, _) = ends
             w = w_rel
             if ev is not None and (tenant, ev) in removed:
@@ -409,12 +429,13 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             if w is w_rel:
                 per[sid]["relations"] += 1
 
+    problems.raise_if_any()
     families = _families(objs, sup, set(removed_docs))
     gone = sorted((t, o, objs[(t, o)][3], objs[(t, o)][0]) for t, o in removed if (t, o) in objs)
     return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines), "per": per,
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": first,
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
-            "vectors": vec_path}
+            "vectors": vec_path, "warnings": warnings}
 
 
 def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup: list[tuple[int, str, str]],

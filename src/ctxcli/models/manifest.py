@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 IDENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/#-]{0,159}$"
 SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
@@ -55,9 +55,114 @@ class DeletionMode(str, Enum):
 class Parser(str, Enum):
     records = "records"          # objects.jsonl
     markdown = "markdown"        # *.md with YAML front matter, one object per section
+    git = "git"                  # every version of the matched files of a git repository or bundle
+    table = "table"              # rows of CSV/TSV, Parquet, JSON(L), Excel or SQLite, read by DuckDB
+    json_export = "json-export"  # nested exports: one object per record and per nested item
 
 
-PARSER_VERSIONS = {Parser.records: {"1"}, Parser.markdown: {"1"}}
+PARSER_VERSIONS = {Parser.records: {"1"}, Parser.markdown: {"1"}, Parser.git: {"1"}, Parser.table: {"1"},
+                   Parser.json_export: {"1"}}
+
+FactName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+Spec = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class FactSpec(Strict):
+    """A typed fact: the value of ``from`` (a field name or a ``{field}`` template) as ``type``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    from_: Spec = Field(alias="from")
+    type: Literal["str", "int", "float", "bool", "timestamp", "list"] = Field(
+        "str", description="list: text split at ';' (items trimmed, empty ones dropped), or a list as read.")
+
+
+class RelationMap(Strict):
+    """A relation each record attests: from an entity key to another entity's key (templates over
+    the record's fields); evidence is the record's object. A record whose fields are empty for
+    either end attests nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    type: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
+    from_: Spec = Field(alias="from")
+    to: Spec
+    confidence: float = Field(1.0, ge=0.0, le=1.0)
+
+
+class EntityMap(Strict):
+    """An entity each record declares (key, type and name templates)."""
+
+    key: Spec
+    type: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    name: Spec
+
+
+class Mapping(Strict):
+    """The source's own fields onto ctx's. Each value is a field name (``effective_date``) or a
+    template (``"service:{service}"``); ``set`` gives constants. Fields the mapping does not
+    name keep their ctx meaning when the record has them under ctx's names (Markdown front matter);
+    every other field of the record is ignored."""
+
+    object_id: Spec | None = Field(None, description="Object id (a document's doc_id for Markdown and git).")
+    title: Spec | None = None
+    body: Spec | None = Field(None, description="Content template (tables, exports).")
+    version: Spec | None = None
+    object_type: Spec | None = None
+    subject_id: Spec | None = None
+    tenant_id: Spec | None = Field(None, description="A field naming each record's tenant (shared tables).")
+    valid_from: Spec | None = None
+    valid_to: Spec | None = None
+    observed_at: Spec | None = None
+    supersedes: Spec | None = None
+    facts: dict[FactName, Spec | FactSpec] = Field(default_factory=dict)
+    keys: list[Spec] = Field(default_factory=list, description="Business keys (templates); empty ones are skipped.")
+    set: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")], Any] = Field(
+        default_factory=dict, description="Constant ctx fields, e.g. {object_type: runbook}.")
+    timezone: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        None, description="IANA zone for naive times (without it a naive time is an error).")
+    entity: EntityMap | None = None
+    relations: list[RelationMap] = Field(default_factory=list)
+
+    @field_validator("timezone")
+    @classmethod
+    def _tzname(cls, v: str | None) -> str | None:
+        if v is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(v)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {v!r}") from None
+        return v
+
+
+class MarkdownOptions(Strict):
+    split: Literal["h2", "headings"] = Field(
+        "h2", description="h2: one object per '## ' section; headings: per heading of any level, "
+                          "the heading path in the locator.")
+
+
+class GitOptions(Strict):
+    path: Annotated[str, StringConstraints(min_length=1, max_length=512)] = Field(
+        ".", description="The repository folder or bundle file, inside the snapshot folder.")
+    ref: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        None, description="Branch, tag or commit (default: HEAD, else the bundle's only head).")
+    include: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default_factory=lambda: ["**/*.md"])
+    exclude: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(default_factory=list)
+    version_ids: bool = Field(
+        True, description="true: a version's objects are '<doc_id>@<short sha>#<section>'; false: "
+                          "'<doc_id>#<section>', for front matter that names each version (object_id: "
+                          "'{id}-{version}'): two versions with one id are then a duplicate.")
+
+
+class TableOptions(Strict):
+    file: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    format: Literal["csv", "tsv", "parquet", "json", "jsonl", "excel", "sqlite"] | None = Field(
+        None, description="Default: from the file's extension.")
+    sheet: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    table: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")] | None = None
+    query: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
+        None, description="A read-only SELECT over the SQLite database's tables.")
 
 
 class Freshness(Strict):
@@ -84,6 +189,28 @@ class Redaction(Strict):
     policy_object: Ident | None = None
 
 
+Selector = Annotated[str, StringConstraints(pattern=r"^(\$|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)$")]
+
+
+class NestedMap(Strict):
+    """Items nested in each exported record (a list, or one object such as a root cause) at a
+    dotted ``path``; each becomes an object mapped by ``mapping``, whose templates also see the
+    parent's fields as ``{parent.<field>}``, its object id as ``{parent_id}`` and the item's
+    position (from 1) as ``{index}``. Every item
+    carries the fact ``parent_id`` (``parent_fact`` renames it, null leaves it out)."""
+
+    path: Selector
+    mapping: Mapping
+    parent_fact: FactName | None = Field("parent_id", description="The fact naming the parent's object id "
+                                                                  "(null: none).")
+
+
+class JsonExportOptions(Strict):
+    file: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    records: Selector = Field("$", description="Dotted path of the records' array ('$': the file is the array).")
+    nested: list[NestedMap] = Field(default_factory=list)
+
+
 class SourceManifest(Strict):
     source_id: Ident
     tenant_id: Ident | None = Field(None, description="None means each record names its tenant.")
@@ -103,6 +230,31 @@ class SourceManifest(Strict):
     enabled: bool
     snapshot: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     redaction: Redaction | None = None
+    mapping: Mapping | None = None
+    markdown: MarkdownOptions | None = None
+    git: GitOptions | None = None
+    table: TableOptions | None = None
+    json_export: JsonExportOptions | None = None
+    on_dangling: Literal["error", "skip"] | None = Field(
+        None, description="A relation naming an unknown entity or evidence object: an error (the default), "
+                          "or skip: reported by the load and left out.")
+
+    @model_validator(mode="after")
+    def _parser_blocks(self) -> "SourceManifest":
+        own = {Parser.markdown: {"markdown"}, Parser.git: {"git", "markdown"}, Parser.table: {"table"},
+               Parser.json_export: {"json_export"}}
+        for block in ("markdown", "git", "table", "json_export"):
+            if getattr(self, block) is not None and block not in own.get(self.parser, set()):
+                raise ValueError(f"{block}: not an option of parser {self.parser.value}")
+        if self.mapping is not None and self.parser is Parser.records:
+            raise ValueError("mapping: parser records reads ctx's own fields (no mapping)")
+        if self.parser is Parser.table and self.table is None:
+            raise ValueError("table: parser table needs a table block (file, format …)")
+        if self.parser in (Parser.table, Parser.json_export) and self.mapping is None:
+            raise ValueError(f"mapping: parser {self.parser.value} needs a mapping (object_id, title, body …)")
+        if self.parser is Parser.json_export and self.json_export is None:
+            raise ValueError("json_export: parser json-export needs a json_export block (file, records …)")
+        return self
 
     @field_validator("refresh_sla")
     @classmethod

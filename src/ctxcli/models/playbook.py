@@ -82,6 +82,23 @@ class ChannelSpecs(P):
     vector: VectorSpec | None = None
 
 
+class EvidenceRule(P):
+    """Objects that support an evidence type, by rule rather than by a ``supports`` label in the
+    data: every stated criterion must hold (``sources`` / ``object_types``: one of; ``facts``: each
+    equal; ``terms``: one of them in the title or content, case-insensitive). Applied at load."""
+
+    sources: list[Ident] = Field(default_factory=list)
+    object_types: list[TypeName] = Field(default_factory=list)
+    facts: dict[FactName, str | int | float | bool] = Field(default_factory=dict)
+    terms: list[Term] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _some(self) -> "EvidenceRule":
+        if not (self.sources or self.object_types or self.facts or self.terms):
+            raise ValueError("a rule needs at least one of sources, object_types, facts, terms")
+        return self
+
+
 class EvidenceType(P):
     type: TypeName
     judgment: Annotated[str, StringConstraints(min_length=1, max_length=300)]
@@ -92,6 +109,7 @@ class EvidenceType(P):
                            "missing over budget.")
     retrieve: ChannelSpecs
     followup: ChannelSpecs | None = None
+    match: list[EvidenceRule] = Field(default_factory=list, description="Objects that support this type by rule.")
 
 
 class Budget(P):

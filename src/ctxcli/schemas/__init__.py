@@ -19,11 +19,15 @@ def models() -> dict[str, Any]:
     """Schema name -> Pydantic model."""
     from ..models import contracts as c
     from ..models.case import CaseFile
-    from ..models.manifest import SourceManifest
+    from ..models import records as r
+    from ..models.manifest import Mapping, SourceManifest
     from ..models.playbook import Playbook
 
     out: dict[str, Any] = {"pack": c.Pack, "answer": c.Answer, "timings": c.Timings, "case": CaseFile,
-                           "playbook": Playbook, "source-manifest": SourceManifest}
+                           "playbook": Playbook, "source-manifest": SourceManifest, "source-mapping": Mapping,
+                           "record.object": r.ObjectRecord, "record.entity": r.EntityRecord,
+                           "record.relation": r.RelationRecord, "record.tombstone": r.TombstoneRecord,
+                           "record.front-matter": r.DocumentFrontMatter}
     for name, model in c.TRACE_EVENTS.items():
         out[f"trace.{name}"] = model
     return out

@@ -1,0 +1,88 @@
+"""Throughput of the source parsers (issue 29, "Measured"): objects per second through the
+parser alone (read, map, validate; no store), and the peak memory of the process.
+
+    python benchmarks/parsers.py table --rows 100000
+    python benchmarks/parsers.py git --files 1000 --commits 5
+
+``table`` writes a CSV of N rows (id, tenant, service, time, a typed int, a 200-character
+description) mapped with templates, a timezone, typed facts and a tenant column; ``git``
+writes a repository of F Markdown files changed in C commits (every commit changes every
+file: F×C versions). Figures are for one process on the machine it runs on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+BASE = {"tenant_id": "t1", "source_type": "bench", "owner_team": "bench", "classification": "internal",
+        "trust_level": "operational", "required_scopes": [], "allowed_purposes": ["incident_review"],
+        "refresh_sla": "24h", "deletion_mode": "none", "parser_version": "1", "schema_version": 1, "enabled": True}
+
+
+def _project(tmp: Path, name: str, manifest: dict) -> Path:
+    (tmp / "manifests" / "sources").mkdir(parents=True)
+    (tmp / "manifests" / "sources" / f"{name}.yaml").write_text(
+        yaml.safe_dump({**BASE, "source_id": name, "snapshot": f"sources/{name}", **manifest}))
+    snap = tmp / "sources" / name
+    snap.mkdir(parents=True)
+    return snap
+
+
+def table(tmp: Path, rows: int) -> tuple[int, float]:
+    snap = _project(tmp, "rows", {"parser": "table", "table": {"file": "rows.csv"}, "mapping": {
+        "object_id": "ROW-{id}", "title": "Change {id} of {service}", "body": "{description}", "keys": ["id"],
+        "tenant_id": "tenant", "observed_at": "at", "valid_from": "at", "timezone": "Europe/Berlin",
+        "facts": {"service": "service", "n": {"from": "n", "type": "int"}}, "set": {"object_type": "change"}}})
+    with open(snap / "rows.csv", "w") as fh:
+        fh.write("id,tenant,service,at,n,description\n")
+        for i in range(rows):
+            fh.write(f"{i},t{1 + i % 2},svc-{i % 50},2026-03-01 10:{i % 60:02d}:00,{i},{'x' * 190} {i}\n")
+    return _count(tmp)
+
+
+def git(tmp: Path, files: int, commits: int) -> tuple[int, float]:
+    from tests.gitrepo import make_repo
+
+    snap = _project(tmp, "docs", {"parser": "git", "mapping": {"set": {"object_type": "runbook"}}})
+    hist = []
+    for c in range(commits):
+        hist.append((1_767_225_600 + c * 3600, {f"d/{f}.md": f"---\nservice: s{f}\n---\n# T\n\n## A\nrev {c} of {f}\n\n"
+                                                 f"## B\n{'text ' * 40}\n" for f in range(files)}))
+    make_repo(snap, hist)
+    return _count(tmp)
+
+
+def _count(tmp: Path) -> tuple[int, float]:
+    from ctxcli.load.build import collect
+
+    t0 = time.perf_counter()
+    loaded, _ = collect(tmp / "manifests", tmp, None)
+    n = sum(1 for ls in loaded for _ in ls.iter_objects(dedup=False))
+    return n, time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("parser", choices=["table", "git"])
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--commits", type=int, default=5)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        n, s = table(Path(d), a.rows) if a.parser == "table" else git(Path(d), a.files, a.commits)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{a.parser}: {n} objects in {s:.2f} s = {n / s:,.0f} objects/s; peak RSS {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Parsers: one module per kind of source, behind one small interface.
+
+A parser takes a source (its manifest, the snapshot folder and the files in it: a
+:class:`~ctxcli.load.parse.LoadedSource`) and yields the rows the store is built from —
+objects, entities, relations and tombstones — raising :class:`~ctxcli.errors.InputError`
+with the file and line, row or commit of the first problem. The mapping from a source's own
+fields to ctx's lives in the manifest as data; no parser knows a domain.
+
+``REGISTRY`` maps each manifest ``parser:`` name to its parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ...models.records import RelationRecord
+from . import common
+
+
+class Parser:
+    """The interface. The default entities / relations / tombstones read the optional sidecar
+    files (``entities.jsonl``, ``relations.jsonl``, ``tombstones.jsonl``) of the snapshot."""
+
+    name = ""
+
+    def check(self, ls) -> None:
+        """Refuse a snapshot folder that cannot hold this parser's input (before any row)."""
+
+    def objects(self, ls) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
+
+    def entities(self, ls) -> Iterator[dict[str, Any]]:
+        return common.sidecar_entities(ls)
+
+    def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
+        """(record, tenant, file, line)."""
+        return common.sidecar_relations(ls)
+
+    def tombstones(self, ls) -> Iterator[dict[str, Any]]:
+        return common.sidecar_tombstones(ls)
+
+
+REGISTRY: dict[str, Parser] = {}
+
+
+def register(cls: type[Parser]) -> type[Parser]:
+    """Class decorator: one instance of ``cls`` serves every source of its ``name``."""
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get(name: str) -> Parser:
+    """The parser registered under the manifest's ``parser:`` value."""
+    return REGISTRY[name]
+
+
+# Each module registers its parser; heavy libraries (dulwich, DuckDB) load inside its methods.
+from . import git, json_export, markdown, records, table  # noqa: E402,F401

@@ -1,0 +1,277 @@
+"""``parser: git`` — every version of every matched file in a git repository's history.
+
+The repository is a folder (a work tree's ``.git``, or a bare repository) or a ``git bundle``
+file inside the snapshot folder, read with dulwich (pure Python: no ``git`` binary needed). The
+first-parent history of the ref is walked oldest first; each commit that adds, changes or
+renames a matched file makes a new version of that document:
+
+- ``source_version`` is the commit id, ``observed_at`` the commit time, and the locator
+  ``path@<short sha>#<section>:L<a>-L<b>``; author and committer are kept as the facts
+  ``git_author`` / ``git_committer``;
+- valid time is the mapped front-matter keys when the manifest maps them, otherwise from the
+  commit that introduced the version until the commit that replaced (or deleted) it;
+- a version's objects are ``<doc_id>@<short sha>#<section>`` (``git.version_ids: false``:
+  ``<doc_id>#<section>``, when the mapped front matter names each version itself);
+- each section supersedes the same section of the document's previous version (or, when the
+  front matter names the document it replaces, that document's latest version);
+- a rename keeps the document's identity (its first path, or its mapped ``object_id``); a file
+  deleted in the history ends its last version at the deleting commit, and with
+  ``deletion_mode: tombstone`` that version's objects are tombstoned there.
+
+The documents are Markdown with front matter (parsers/markdown.py, ``mapping:`` and
+``markdown.split`` apply); defaults under the mapping give each version an id, a title (the
+path) and its times, so a repository's own front matter needs only ``object_type``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from ...errors import InputError
+from . import Parser, register
+from .common import MAX_MARKDOWN_BYTES, rel, report
+from .markdown import document_objects
+
+SHORT = 12
+
+
+@lru_cache(maxsize=256)
+def glob_re(pattern: str) -> re.Pattern:
+    """A path glob: ``**`` any folders (also none), ``*`` and ``?`` within one name."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches(path: str, include: list[str], exclude: list[str]) -> bool:
+    return any(glob_re(p).match(path) for p in include) and not any(glob_re(p).match(path) for p in exclude)
+
+
+@dataclass
+class Version:
+    identity: str           # the document's first matched path: kept through renames
+    path: str
+    blob: bytes
+    commit: str
+    when: datetime
+    author: str
+    committer: str
+    until: datetime | None = None       # the commit time of the next version or the deletion
+    deleted: tuple[str, datetime] | None = None     # (commit, time) of the deletion that ends it
+
+
+def _when(ts: int, offset: int) -> datetime:
+    return datetime.fromtimestamp(ts, tz=timezone(timedelta(seconds=offset)))
+
+
+def open_repo(ls):
+    """(repository, its display path, the tip commit id) of the source's ``git:`` block."""
+    from dulwich.errors import NotGitRepository
+
+    opts = ls.manifest.git
+    raw = Path(opts.path if opts is not None else ".")
+    if raw.is_absolute() or ".." in raw.parts:
+        raise InputError("git.path must stay inside the snapshot folder", file=ls.manifest_file, field="git.path")
+    target = ls.snap / raw
+    real = Path(os.path.realpath(target))
+    real_snap = Path(os.path.realpath(ls.snap))
+    if real != real_snap and real_snap not in real.parents:
+        raise InputError("git.path escapes the snapshot folder", file=ls.manifest_file, field="git.path")
+    disp = rel(target, ls.root)
+    if real.is_file():
+        from dulwich.bundle import read_bundle
+        from dulwich.repo import MemoryRepo
+
+        repo = MemoryRepo()
+        try:
+            with open(real, "rb") as fh:
+                b = read_bundle(fh)
+                if b.prerequisites:
+                    raise InputError("the bundle needs prerequisite commits (make it from the full history)",
+                                     file=disp)
+                b.store_objects(repo.object_store)
+                refs = dict(b.references)
+        except (ValueError, AssertionError, KeyError, OSError) as e:
+            raise InputError(f"not a readable git bundle ({e})", file=disp) from None
+    elif real.is_dir():
+        from dulwich.repo import Repo
+
+        try:
+            repo = Repo(str(real))
+        except NotGitRepository:
+            raise InputError("not a git repository (no .git folder, not a bare repository)", file=disp) from None
+        refs = {k: v for k, v in repo.get_refs().items()}
+    else:
+        raise InputError(f"git.path {raw.as_posix()} does not exist", file=ls.manifest_file, field="git.path")
+    return repo, disp, _tip(repo, refs, opts.ref if opts is not None else None, disp)
+
+
+def _tip(repo, refs: dict[bytes, bytes], ref: str | None, disp: str) -> bytes:
+    if ref is None:
+        if b"HEAD" in refs:
+            return refs[b"HEAD"]
+        heads = sorted(k for k in refs if k.startswith(b"refs/heads/"))
+        if len(heads) == 1:
+            return refs[heads[0]]
+        raise InputError(f"no HEAD and {len(heads)} branches: name one as git.ref "
+                         f"({', '.join(h.decode()[11:] for h in heads) or 'none'})", file=disp)
+    r = ref.encode()
+    for k in (r, b"refs/heads/" + r, b"refs/tags/" + r):
+        if k in refs:
+            sha = refs[k]
+            obj = repo.object_store[sha]
+            while obj.type_name == b"tag":          # an annotated tag: the commit it names
+                sha = obj.object[1]
+                obj = repo.object_store[sha]
+            return sha
+    if re.fullmatch(r"[0-9a-f]{40}", ref) and ref.encode() in repo.object_store:
+        return ref.encode()
+    raise InputError(f"git.ref {ref!r} is not a branch, tag or commit of the repository", file=disp)
+
+
+def history(ls) -> tuple[Any, str, list[Version]]:
+    """(repository, display path, every version of every matched document, oldest first)."""
+    from dulwich.diff_tree import CHANGE_ADD, CHANGE_DELETE, CHANGE_RENAME, RenameDetector, tree_changes
+
+    repo, disp, tip = open_repo(ls)
+    opts = ls.manifest.git
+    include = list(opts.include) if opts is not None else ["**/*.md"]
+    exclude = list(opts.exclude) if opts is not None else []
+    chain, sha = [], tip
+    store = repo.object_store
+    while True:                                   # first-parent history, newest first
+        c = store[sha]
+        chain.append(c)
+        if not c.parents:
+            break
+        sha = c.parents[0]
+    chain.reverse()
+    live: dict[str, Version] = {}                 # path -> its document's latest version
+    versions: list[Version] = []
+    parent_tree = None
+    detector = RenameDetector(store)
+    for c in chain:
+        commit = c.id.decode()
+        when = _when(c.commit_time, c.commit_timezone)
+        author, committer = c.author.decode("utf-8", "replace"), c.committer.decode("utf-8", "replace")
+        for ch in tree_changes(store, parent_tree, c.tree, rename_detector=detector):
+            old = ch.old.path.decode("utf-8", "replace") if ch.old is not None and ch.old.path else None
+            new = ch.new.path.decode("utf-8", "replace") if ch.new is not None and ch.new.path else None
+            old_in = old is not None and old in live
+            new_in = new is not None and ch.type != CHANGE_DELETE and matches(new, include, exclude)
+            prev = live.get(old) if old_in else None
+            if old_in and (ch.type in (CHANGE_DELETE, CHANGE_RENAME) or not new_in):
+                del live[old]
+            if not new_in:
+                if prev is not None:            # deleted, or renamed out of the matched paths
+                    prev.until, prev.deleted = when, (commit, when)
+                continue
+            if prev is not None:
+                prev.until = when
+            if ch.type == CHANGE_ADD or prev is None:
+                ident = new
+            else:
+                ident = prev.identity
+            v = Version(ident, new, ch.new.sha, commit, when, author, committer)
+            versions.append(v)
+            live[new] = v
+        parent_tree = c.tree
+    return repo, disp, versions
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat() if dt is not None else None
+
+
+def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, str],
+                    latest: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    m = ls.manifest
+    blob = repo.object_store[v.blob].as_raw_string()
+    where = f"{disp}@{v.commit[:SHORT]}:{v.path}"
+    if len(blob) > MAX_MARKDOWN_BYTES:
+        raise InputError(f"over {MAX_MARKDOWN_BYTES} bytes", file=where)
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid UTF-8 (byte {e.start})", file=where) from None
+    ident = v.identity[:-3] if v.identity.endswith(".md") else v.identity
+    defaults = {"doc_id": ident, "title": v.path, "version": v.commit, "observed_at": _iso(v.when),
+                "valid_from": _iso(v.when), "valid_to": _iso(v.until)}
+    short = v.commit[:SHORT]
+    versioned = m.git is None or m.git.version_ids
+
+    def supersedes(front, a: str) -> str | None:
+        if a in prev_sections:
+            return prev_sections[a]
+        if front.supersedes and a in latest.get(front.supersedes, {}):
+            return latest[front.supersedes][a]
+        return None
+
+    rows = list(document_objects(
+        m, v.path, where, text, locator=f"{v.path}@{short}", label=f"commit {short} {v.path}",
+        defaults=defaults, object_id=(lambda front, a: f"{front.doc_id}@{short}#{a}") if versioned else None,
+        supersedes=supersedes,
+        version=v.commit, facts={"git_author": v.author, "git_committer": v.committer}))
+    return rows
+
+
+@register
+class GitParser(Parser):
+    name = "git"
+
+    def _walk(self, ls) -> Iterator[tuple[Version, list[dict[str, Any]]]]:
+        repo, disp, versions = history(ls)
+        by_ident: dict[str, dict[str, str]] = {}     # identity -> section -> object id (latest version)
+        latest: dict[str, dict[str, str]] = {}       # doc_id -> section -> object id
+        for v in versions:
+            try:
+                rows = version_objects(ls, repo, disp, v, by_ident.get(v.identity, {}), latest)
+            except InputError as e:
+                report(ls, e)       # this version is skipped; the others are still read
+                continue
+            secs = {r["section"]: r["object_id"] for r in rows}
+            by_ident[v.identity] = secs
+            for r in rows[:1]:
+                latest[r["doc_ref"]] = secs
+            yield v, rows
+
+    def objects(self, ls) -> Iterator[dict[str, Any]]:
+        for _, rows in self._walk(ls):
+            yield from rows
+
+    def tombstones(self, ls) -> Iterator[dict[str, Any]]:
+        yield from super().tombstones(ls)
+        from ...models.manifest import DeletionMode
+        from .common import us
+
+        if ls.manifest.deletion_mode is not DeletionMode.tombstone:
+            return
+        for v, rows in self._walk(ls):
+            if v.deleted is None:
+                continue
+            commit, when = v.deleted
+            for r in rows:
+                yield {"tenant_id": r["tenant_id"], "object_id": r["object_id"], "source_id": r["source_id"],
+                       "deleted_at_us": us(when), "reason": f"deleted in commit {commit[:SHORT]} ({v.path})",
+                       "_file": r["_file"], "_line": r["_line"]}

@@ -1,0 +1,152 @@
+"""``parser: json-export`` — a nested export (tickets with timeline arrays, findings, a root
+cause, action items) mapped onto one object per record and one per nested item.
+
+``json_export.records`` is the dotted path of the records' array (``$``: the file is the
+array); the manifest's ``mapping:`` maps each record. Each ``json_export.nested`` entry names a
+dotted path inside a record (a list, or one object) and its own mapping; an item's templates
+see its own fields, the record's as ``{parent.<field>}`` and the record's object id as
+``{parent_id}``, its position (from 1) as ``{index}``; the item carries the fact ``parent_id``. Tenants, times, facts, entities
+and relations map as for tables (parsers/table.py). Problems name the file and the record
+(``record 3 timeline[2]``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from ...errors import InputError
+from ...models.records import RelationRecord
+from ...util import jsonstrict
+from . import Parser, register
+from .common import object_row, rel, report
+from .mapping import Where, apply
+from .table import entity_of, mapped_record, relations_of, visible
+
+MAX_EXPORT_BYTES = 256 * 1024 * 1024
+
+
+def _select(doc: Any, path: str) -> Any:
+    if path == "$":
+        return doc
+    for part in path.split("."):
+        doc = doc.get(part) if isinstance(doc, dict) else None
+    return doc
+
+
+def _load(ls) -> tuple[list[Any], str]:
+    opts = ls.manifest.json_export
+    raw = Path(opts.file)
+    p = ls.snap / raw
+    real, real_snap = Path(os.path.realpath(p)), Path(os.path.realpath(ls.snap))
+    if raw.is_absolute() or ".." in raw.parts or real_snap not in real.parents:
+        raise InputError("json_export.file must stay inside the snapshot folder", file=ls.manifest_file,
+                         field="json_export.file")
+    disp = rel(p, ls.root)
+    if not real.is_file():
+        raise InputError(f"json_export.file {opts.file} does not exist", file=ls.manifest_file,
+                         field="json_export.file")
+    data = real.read_bytes()
+    if len(data) > MAX_EXPORT_BYTES:
+        raise InputError(f"over {MAX_EXPORT_BYTES} bytes", file=disp)
+    try:
+        doc = jsonstrict.loads(data)
+    except (orjson.JSONDecodeError, jsonstrict.StrictJSONError) as e:
+        raise InputError(f"invalid JSON: {str(e).split(':')[0]}", file=disp) from None
+    recs = _select(doc, opts.records)
+    if not isinstance(recs, list):
+        raise InputError(f"json_export.records {opts.records!r} is not an array in the file", file=disp)
+    return recs, disp
+
+
+def items(ls) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any], str, Where, str]]:
+    """(mapping, item fields as the templates see them, ctx fields, tenant, where, locator) for the
+    visible records and their nested items, each record followed by its items."""
+    m = ls.manifest
+    recs, disp = _load(ls)
+    for i, rec in enumerate(recs, 1):
+        where = Where(disp, None, f"record {i}")
+        try:
+            if not isinstance(rec, dict):
+                raise where.error("a record must be a JSON object")
+            tenant = visible(ls, rec, where)
+            if tenant is None:
+                continue            # another tenant's record in a shared export: never read further
+            fields = apply(m.mapping, rec, where)
+        except InputError as e:
+            report(ls, e)
+            continue
+        fields.pop("tenant_id", None)
+        loc = f"{m.json_export.file}#{m.json_export.records}[{i - 1}]"
+        yield m.mapping, rec, fields, tenant, where, loc
+        parent_id = fields.get("object_id")
+        for nm in m.json_export.nested:
+            sub = _select(rec, nm.path)
+            subs = sub if isinstance(sub, list) else [] if sub is None else [sub]
+            for j, item in enumerate(subs):
+                iw = Where(disp, None, f"record {i} {nm.path}[{j}]")
+                try:
+                    if not isinstance(item, dict):
+                        raise iw.error("a nested item must be a JSON object")
+                    view = {**item, **{f"parent.{k}": v for k, v in rec.items()}, "parent_id": parent_id,
+                            "index": j + 1}
+                    f2 = apply(nm.mapping, view, iw)
+                except InputError as e:
+                    report(ls, e)
+                    continue
+                f2.pop("tenant_id", None)
+                if nm.parent_fact is not None:
+                    f2["facts"] = {**(f2.get("facts") or {}), nm.parent_fact: parent_id}
+                yield nm.mapping, view, f2, tenant, iw, f"{loc}.{nm.path}[{j}]"
+
+
+@register
+class JsonExportParser(Parser):
+    name = "json-export"
+
+    def check(self, ls) -> None:
+        _load(ls)
+
+    def objects(self, ls) -> Iterator[dict[str, Any]]:
+        m = ls.manifest
+        for _, view, fields, tenant, where, loc in items(ls):
+            try:
+                rec = _checked(view, fields, where, loc)
+            except InputError as e:
+                report(ls, e)
+                continue
+            yield object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content,
+                             locator=rec.locator, tenant=tenant, version=rec.source_version,
+                             supersedes=rec.supersedes, registered_hash=None, section=None, doc_ref=None,
+                             disp=where.file, line=where.line)
+
+    def entities(self, ls) -> Iterator[dict[str, Any]]:
+        yield from super().entities(ls)
+        seen: set[tuple[str, str]] = set()
+        for mp, view, fields, tenant, where, loc in items(ls):
+            if mp.entity is not None:
+                try:
+                    got = list(entity_of(ls.manifest, mp.entity, view, tenant, where, seen))
+                except InputError as e:
+                    report(ls, e)
+                    continue
+                yield from got
+
+    def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
+        yield from super().relations(ls)
+        for n, (mp, view, fields, tenant, where, loc) in enumerate(items(ls), 1):
+            if mp.relations:
+                try:
+                    rec = _checked(view, fields, where, loc)
+                    got = list(relations_of(mp, view, fields, rec, tenant, where, n))
+                except InputError as e:
+                    report(ls, e)
+                    continue
+                yield from got
+
+
+def _checked(view: dict[str, Any], fields: dict[str, Any], where: Where, loc: str):
+    return mapped_record(view, fields, where, loc)

@@ -1,0 +1,280 @@
+"""``parser: table`` — one object per row of a CSV/TSV, Parquet, JSON/JSONL or Excel file, or of
+a SQLite table or read-only query, all read through DuckDB.
+
+The ``table:`` block names the file (inside the snapshot folder) and, for SQLite, a table or a
+single SELECT; the ``mapping:`` turns each row into an object (parsers/mapping.py): key columns
+into the object id and business keys, a tenant column (a shared table: with the manifest's
+``tenant_id`` set, rows of any other tenant are skipped before anything reads them), time
+columns placed in the declared ``timezone`` when naive, typed facts, title and body templates,
+an entity per row and relations from columns that name another entity's key (attested by the
+row's object). CSV, TSV and Excel cells are read as text (the mapping types them); Parquet,
+JSON and SQLite keep their own types.
+
+Extensions (sqlite, excel) come from the PyPI ``duckdb-extension-*`` wheels' own files, never
+from the network (see NOTES-duckdb.md: sqlite is INSTALLed from the wheel's file into a
+temporary extension folder, then LOADed by name).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from ...errors import InputError
+from ...models.records import EntityRecord, ObjectRecord, RelationRecord
+from ...util.canon import canonical_bytes, sha256_hex
+from . import Parser, register
+from .common import entity_row, object_row, rel, report, tenant_of, validate
+from .mapping import Where, apply, empty, resolve, to_time
+
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl",
+           ".ndjson": "jsonl", ".xlsx": "excel", ".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite"}
+FETCH = 2048
+
+
+def _ext_file(pkg: str, name: str) -> str:
+    import importlib
+
+    import duckdb
+
+    try:
+        mod = importlib.import_module(pkg)
+    except ImportError:
+        raise InputError(f"reading this table needs the {name} extension: pip install "
+                         f"duckdb-extension-{name}=={duckdb.__version__}") from None
+    path = Path(mod.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not path.is_file():
+        raise InputError(f"the {name} extension for duckdb {duckdb.__version__} is not installed ({path})")
+    return str(path)
+
+
+def _target(ls) -> tuple[Path, str, str]:
+    opts = ls.manifest.table
+    raw = Path(opts.file)
+    if raw.is_absolute() or ".." in raw.parts:
+        raise InputError("table.file must stay inside the snapshot folder", file=ls.manifest_file, field="table.file")
+    p = ls.snap / raw
+    real, real_snap = Path(os.path.realpath(p)), Path(os.path.realpath(ls.snap))
+    if real_snap not in real.parents:
+        raise InputError("table.file escapes the snapshot folder", file=ls.manifest_file, field="table.file")
+    if not real.is_file():
+        raise InputError(f"table.file {opts.file} does not exist", file=ls.manifest_file, field="table.file")
+    fmt = opts.format or FORMATS.get(real.suffix.lower())
+    if fmt is None:
+        raise InputError(f"cannot tell the format of {opts.file} from its extension: set table.format",
+                         file=ls.manifest_file, field="table.format")
+    return real, rel(p, ls.root), fmt
+
+
+def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
+    """(row number from 1, the row, where it is) in the file's order."""
+    import duckdb
+
+    path, disp, fmt = _target(ls)
+    opts = ls.manifest.table
+    with tempfile.TemporaryDirectory(prefix="ctx-table-") as extdir:
+        con = duckdb.connect(config={"extension_directory": extdir, "autoinstall_known_extensions": False,
+                                     "autoload_known_extensions": False, "threads": 1})
+        try:
+            sql, params, label, first_line = _query(con, path, fmt, opts, ls.manifest_file)
+            try:
+                cur = con.execute(sql, params)
+            except duckdb.Error as e:
+                raise InputError(f"cannot read the table: {str(e).splitlines()[0]}", file=disp) from None
+            cols = [d[0] for d in cur.description]
+            n = 0
+            while True:
+                try:
+                    batch = cur.fetchmany(FETCH)
+                except duckdb.Error as e:
+                    raise InputError(f"cannot read the table after row {n}: {str(e).splitlines()[0]}",
+                                     file=disp) from None
+                if not batch:
+                    break
+                for values in batch:
+                    n += 1
+                    line = n + first_line if first_line is not None else None
+                    yield n, dict(zip(cols, values)), Where(disp, line, f"{label}row {n}", what="column")
+        finally:
+            con.close()
+
+
+def _query(con, path: Path, fmt: str, opts, mdisp: str) -> tuple[str, list, str, int | None]:
+    """(SQL, parameters, row label prefix, the file line of the header for text formats)."""
+    if fmt in ("csv", "tsv"):
+        sep = "\t" if fmt == "tsv" else ","
+        return ("SELECT * FROM read_csv(?, header=true, all_varchar=true, delim=?, strict_mode=true)",
+                [str(path), sep], "", 1)
+    if fmt == "parquet":
+        return "SELECT * FROM read_parquet(?)", [str(path)], "", None
+    if fmt == "json":
+        return "SELECT * FROM read_json(?, format='array')", [str(path)], "", None
+    if fmt == "jsonl":
+        return "SELECT * FROM read_json(?, format='newline_delimited')", [str(path)], "", None
+    if fmt == "excel":
+        con.execute(f"LOAD '{_ext_file('duckdb_extension_excel', 'excel')}'")
+        if opts.sheet:
+            return ("SELECT * FROM read_xlsx(?, sheet=?, header=true, all_varchar=true)",
+                    [str(path), opts.sheet], f"sheet {opts.sheet} ", None)
+        return "SELECT * FROM read_xlsx(?, header=true, all_varchar=true)", [str(path)], "", None
+    # sqlite: attached read-only; a table, or one SELECT statement
+    ext = _ext_file("duckdb_extension_sqlite", "sqlite")
+    con.execute(f"INSTALL '{ext}'")
+    con.execute("LOAD sqlite")
+    quoted = str(path).replace("'", "''")       # ATTACH takes no parameter
+    con.execute(f"ATTACH '{quoted}' AS src (TYPE sqlite, READ_ONLY)")
+    con.execute("USE src")
+    if (opts.table is None) == (opts.query is None):
+        raise InputError("a SQLite table needs exactly one of table.table or table.query", file=mdisp, field="table")
+    if opts.table is not None:
+        return f'SELECT * FROM "{opts.table}"', [], f"table {opts.table} ", None
+    import duckdb
+
+    try:
+        stmts = con.extract_statements(opts.query)
+    except duckdb.Error as e:
+        raise InputError(f"table.query does not parse: {str(e).splitlines()[0]}", file=mdisp,
+                         field="table.query") from None
+    if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
+        raise InputError("table.query must be one read-only SELECT statement", file=mdisp, field="table.query")
+    return f"SELECT * FROM ({opts.query})", [], "query ", None
+
+
+def visible(ls, row: dict[str, Any], where: Where) -> str | None:
+    """The row's tenant, or None for a row of another tenant in a shared table (never read)."""
+    m, mp = ls.manifest, ls.manifest.mapping
+    if mp.tenant_id is None:
+        return tenant_of(m, None, where.file, where.line) if m.tenant_id is None else m.tenant_id
+    t = resolve(mp.tenant_id, row, where, "tenant_id")
+    if m.tenant_id is not None:
+        return m.tenant_id if (not empty(t) and str(t) == m.tenant_id) else None
+    if empty(t):
+        raise where.error(f"{where.what} {mp.tenant_id!r} (the tenant) is empty", field="tenant_id")
+    return str(t)
+
+
+def _row_hash(row: dict[str, Any]) -> str:
+    return sha256_hex(canonical_bytes({k: (v if isinstance(v, (str, int, float, bool)) or v is None else
+                                           orjson.loads(orjson.dumps(v, default=str)))
+                                       for k, v in row.items()}))
+
+
+def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, Where]]:
+    """(row number, the raw row, its ctx fields, tenant, where) for each visible row."""
+    mp = ls.manifest.mapping
+    for n, row, where in rows(ls):
+        try:
+            tenant = visible(ls, row, where)
+            if tenant is None:
+                continue
+            fields = apply(mp, row, where)
+        except InputError as e:
+            report(ls, e)           # the row is skipped; the rest is read to gather every problem
+            continue
+        fields.pop("tenant_id", None)
+        yield n, row, fields, tenant, where
+
+
+def _record(ls, n: int, row: dict[str, Any], fields: dict[str, Any], tenant: str, where: Where) -> ObjectRecord:
+    opts = ls.manifest.table
+    return mapped_record(row, fields, where, f"{opts.file}" + (f":{opts.table}" if opts.table else "") + f"#row-{n}")
+
+
+def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, locator: str) -> ObjectRecord:
+    """The ObjectRecord of one mapped record: ``body`` is its content, its version the mapped
+    one or a hash of the record, its locator ``locator``."""
+    data = {k: v for k, v in fields.items() if k != "body"}
+    data["content"] = fields.get("body", "")
+    data.setdefault("title", "")
+    data.setdefault("source_version", "row:" + _row_hash(row)[:16])
+    if "version" in data:
+        data["source_version"] = data.pop("version")
+    data.setdefault("locator", locator)
+    for k in ("object_id", "object_type", "observed_at"):
+        if k not in data:
+            raise where.error(f"the mapping gives no {k} (map a column or set a constant)", field=k)
+    return validate(ObjectRecord, data, where.file, where.line, where=where.label)
+
+
+@register
+class TableParser(Parser):
+    name = "table"
+
+    def check(self, ls) -> None:
+        _target(ls)
+
+    def objects(self, ls) -> Iterator[dict[str, Any]]:
+        m = ls.manifest
+        for n, row, fields, tenant, where in mapped_rows(ls):
+            try:
+                rec = _record(ls, n, row, fields, tenant, where)
+            except InputError as e:
+                report(ls, e)
+                continue
+            yield object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content,
+                             locator=rec.locator, tenant=tenant, version=rec.source_version,
+                             supersedes=rec.supersedes, registered_hash=None, section=None, doc_ref=None,
+                             disp=where.file, line=where.line)
+
+    def entities(self, ls) -> Iterator[dict[str, Any]]:
+        yield from super().entities(ls)
+        em = ls.manifest.mapping.entity
+        if em is None:
+            return
+        seen: set[tuple[str, str]] = set()
+        for n, row, fields, tenant, where in mapped_rows(ls):
+            try:
+                got = list(entity_of(ls.manifest, em, row, tenant, where, seen))
+            except InputError as e:
+                report(ls, e)
+                continue
+            yield from got
+
+    def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
+        yield from super().relations(ls)
+        mp = ls.manifest.mapping
+        if not mp.relations:
+            return
+        for n, row, fields, tenant, where in mapped_rows(ls):
+            try:
+                rec = _record(ls, n, row, fields, tenant, where)
+                got = list(relations_of(mp, row, fields, rec, tenant, where, n))
+            except InputError as e:
+                report(ls, e)
+                continue
+            yield from got
+
+
+def entity_of(m, em, row: dict[str, Any], tenant: str, where: Where,
+              seen: set[tuple[str, str]]) -> Iterator[dict[str, Any]]:
+    """The entity a record declares (once per key: many rows may be about one entity)."""
+    data = {"entity_key": resolve(em.key, row, where, "entity.key"), "entity_type": em.type,
+            "name": resolve(em.name, row, where, "entity.name")}
+    rec = validate(EntityRecord, data, where.file, where.line, where=where.label)
+    if (tenant, rec.entity_key) not in seen:
+        seen.add((tenant, rec.entity_key))
+        yield entity_row(m, rec, tenant, where.file, where.line)
+
+
+def relations_of(mp, row: dict[str, Any], fields: dict[str, Any], rec: ObjectRecord, tenant: str, where: Where,
+                 n: int) -> Iterator[tuple[RelationRecord, str, str, int]]:
+    """The relations a record attests (its object is their evidence); an empty end: none."""
+    for rm in mp.relations:
+        try:
+            src = resolve(rm.from_, row, where, "relations.from")
+            dst = resolve(rm.to, row, where, "relations.to")
+        except InputError:
+            continue            # an empty column: this row attests no such relation
+        if empty(src) or empty(dst):
+            continue
+        data = {"relation_id": f"{rec.object_id}:{rm.type}:{dst}", "from": str(src), "type": rm.type,
+                "to": str(dst), "evidence_object_id": rec.object_id, "source_version": rec.source_version,
+                "confidence": rm.confidence,
+                "valid_from": to_time(fields.get("valid_from"), mp.timezone, where, "valid_from"),
+                "valid_to": to_time(fields.get("valid_to"), mp.timezone, where, "valid_to")}
+        yield validate(RelationRecord, data, where.file, where.line, where=where.label), tenant, \
+            where.file, where.line or n

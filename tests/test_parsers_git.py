@@ -1,0 +1,165 @@
+"""parser: git — history to versions, supersession, renames, deletions, bundles, positions."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+import yaml
+
+from ctxcli.errors import InputError
+from ctxcli.load.build import build_store, collect
+from ctxcli.store.db import open_reader
+
+from .gitrepo import make_repo
+
+BASE = {
+    "source_id": "runbooks", "tenant_id": "t1", "source_type": "runbook_repository", "owner_team": "ops",
+    "classification": "internal", "trust_level": "operational", "required_scopes": [],
+    "allowed_purposes": ["incident_review"], "refresh_sla": "24h", "deletion_mode": "none",
+    "parser": "git", "parser_version": "1", "schema_version": 1, "enabled": True,
+    "snapshot": "sources/runbooks",
+}
+T0 = 1_767_225_600          # 2026-01-01T00:00:00Z
+DAY = 86_400
+
+
+def doc(owner: str, body: str, **extra) -> str:
+    fm = {"owner": owner, "service": "checkout", **extra}
+    return "---\n" + yaml.safe_dump(fm, sort_keys=True) + "---\n" + body
+
+
+def project(tmp_path, commits, *, bundle=False, **manifest):
+    snap = tmp_path / "sources" / "runbooks"
+    snap.mkdir(parents=True)
+    if bundle:
+        ids = make_repo(tmp_path / "work", commits, bundle=snap / "runbooks.bundle")
+        manifest.setdefault("git", {"path": "runbooks.bundle"})
+    else:
+        ids = make_repo(snap, commits)
+    mdir = tmp_path / "manifests" / "sources"
+    mdir.mkdir(parents=True)
+    m = {**BASE, "mapping": {"set": {"object_type": "runbook"}, "subject_id": "service:{service}",
+                             "facts": {"owner": "owner"}}, **manifest}
+    (mdir / "runbooks.yaml").write_text(yaml.safe_dump(m, sort_keys=False))
+    return ids
+
+
+def objects(tmp_path):
+    loaded, _ = collect(tmp_path / "manifests", tmp_path, None)
+    return [o for ls in loaded for o in ls.iter_objects()]
+
+
+def tombstones(tmp_path):
+    loaded, _ = collect(tmp_path / "manifests", tmp_path, None)
+    return [t for ls in loaded for t in ls.iter_tombstones()]
+
+
+def test_every_commit_of_a_file_is_a_version_that_supersedes_the_last(tmp_path):
+    ids = project(tmp_path, [
+        (T0, {"rb/restart.md": doc("alice", "# Restart\n\n## Steps\nrestart pods\n")}),
+        (T0 + DAY, {"rb/restart.md": doc("bob", "# Restart\n\n## Steps\nrestart pods slowly\n"),
+                    "README.txt": "not matched"}),
+        (T0 + 3 * DAY, {"rb/restart.md": doc("bob", "# Restart\n\n## Steps\ndrain first, then restart\n")}),
+    ])
+    obs = objects(tmp_path)
+    assert [o["object_id"] for o in obs] == [f"rb/restart@{c[:12]}#steps" for c in ids]
+    assert [o["source_version"] for o in obs] == ids
+    assert [o["locator"] for o in obs] == [f"rb/restart.md@{c[:12]}#steps:L7-L8" for c in ids]
+    assert [o["supersedes"] for o in obs] == [None, obs[0]["object_id"], obs[1]["object_id"]]
+    us = 1_000_000
+    assert [(o["valid_from_us"], o["valid_to_us"], o["observed_us"]) for o in obs] == [
+        (T0 * us, (T0 + DAY) * us, T0 * us), ((T0 + DAY) * us, (T0 + 3 * DAY) * us, (T0 + DAY) * us),
+        ((T0 + 3 * DAY) * us, None, (T0 + 3 * DAY) * us)]
+    assert [orjson.loads(o["facts"])["owner"] for o in obs] == ["alice", "bob", "bob"]
+    assert orjson.loads(obs[0]["facts"])["git_author"] == "Ana Ops <ana@example.com>"
+    assert {o["subject_id"] for o in obs} == {"service:checkout"}
+
+
+def test_mapped_front_matter_times_win_over_commit_times(tmp_path):
+    project(tmp_path, [
+        (T0, {"a.md": doc("alice", "## S\ntext\n", effective="2025-06-01")})],
+        mapping={"set": {"object_type": "runbook"}, "valid_from": "effective", "timezone": "Europe/Berlin"})
+    (o,) = objects(tmp_path)
+    assert o["valid_from_us"] == 1_748_728_800 * 1_000_000      # 2025-06-01T00:00+02:00
+    assert o["valid_to_us"] is None
+
+
+def test_a_rename_keeps_the_documents_identity(tmp_path):
+    body = "## Steps\n" + "a long enough body so that the rename is detected by similarity\n" * 5
+    ids = project(tmp_path, [
+        (T0, {"old/name.md": doc("alice", body)}),
+        (T0 + DAY, {"old/name.md": None, "new/place.md": doc("alice", body)}),
+    ])
+    a, b = objects(tmp_path)
+    assert a["object_id"] == f"old/name@{ids[0][:12]}#steps"
+    assert b["object_id"] == f"old/name@{ids[1][:12]}#steps"       # the same document, a new version
+    assert b["locator"].startswith(f"new/place.md@{ids[1][:12]}#steps")
+    assert b["supersedes"] == a["object_id"]
+    assert a["valid_to_us"] == (T0 + DAY) * 1_000_000
+
+
+def test_a_deleted_file_ends_its_last_version_and_is_tombstoned(tmp_path):
+    ids = project(tmp_path, [
+        (T0, {"a.md": doc("alice", "## S\none\n"), "b.md": doc("bob", "## S\nother\n")}),
+        (T0 + DAY, {"a.md": None}),
+    ], deletion_mode="tombstone")
+    obs = {o["object_id"]: o for o in objects(tmp_path)}
+    a = obs[f"a@{ids[0][:12]}#s"]
+    assert a["valid_to_us"] == (T0 + DAY) * 1_000_000
+    (t,) = tombstones(tmp_path)
+    assert (t["object_id"], t["deleted_at_us"]) == (a["object_id"], (T0 + DAY) * 1_000_000)
+    assert t["reason"] == f"deleted in commit {ids[1][:12]} (a.md)"
+    db = tmp_path / "s.duckdb"
+    build_store(tmp_path / "manifests", db, root=tmp_path)
+    con = open_reader(db)
+    try:
+        left = [r[0] for r in con.execute("SELECT object_id FROM objects ORDER BY object_id").fetchall()]
+    finally:
+        con.close()
+    assert left == [f"b@{ids[0][:12]}#s"]
+
+
+def test_a_bundle_file_reads_like_the_repository(tmp_path):
+    ids = project(tmp_path, [(T0, {"a.md": doc("alice", "## S\none\n")}),
+                             (T0 + DAY, {"a.md": doc("alice", "## S\ntwo\n")})], bundle=True)
+    assert [o["source_version"] for o in objects(tmp_path)] == ids
+
+
+def test_include_exclude_globs_and_ref(tmp_path):
+    ids = project(tmp_path, [(T0, {"docs/a.md": doc("a", "## S\none\n"), "docs/drafts/b.md": doc("b", "## S\nx\n"),
+                                   "top.md": doc("c", "## S\ny\n")}),
+                             (T0 + DAY, {"docs/a.md": doc("a", "## S\ntwo\n")})],
+                  git={"include": ["docs/**/*.md"], "exclude": ["docs/drafts/**"], "ref": None})
+    assert [o["object_id"] for o in objects(tmp_path)] == [f"docs/a@{ids[0][:12]}#s", f"docs/a@{ids[1][:12]}#s"]
+
+
+def test_ref_names_a_commit_and_a_bad_ref_is_an_error(tmp_path):
+    ids = project(tmp_path, [(T0, {"a.md": doc("a", "## S\none\n")}), (T0 + DAY, {"a.md": doc("a", "## S\ntwo\n")})],
+                  git={"ref": "main"})
+    assert len(objects(tmp_path)) == 2
+    m = tmp_path / "manifests" / "sources" / "runbooks.yaml"
+    data = yaml.safe_load(m.read_text())
+    data["git"] = {"ref": ids[0]}
+    m.write_text(yaml.safe_dump(data))
+    assert [o["source_version"] for o in objects(tmp_path)] == ids[:1]
+    data["git"] = {"ref": "nope"}
+    m.write_text(yaml.safe_dump(data))
+    with pytest.raises(InputError, match="git.ref 'nope' is not a branch, tag or commit"):
+        objects(tmp_path)
+
+
+def test_a_bad_version_names_the_commit_and_path(tmp_path):
+    ids = project(tmp_path, [(T0, {"a.md": doc("a", "## S\none\n")}),
+                             (T0 + DAY, {"a.md": "---\nowner: [unclosed\n---\n## S\n"})])
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value).startswith(f"sources/runbooks@{ids[1][:12]}:a.md:")
+
+
+def test_a_missing_template_field_names_the_commit_path_and_key(tmp_path):
+    ids = project(tmp_path, [(T0, {"a.md": "---\nowner: x\n---\n## S\none\n"})])
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value) == (f"sources/runbooks@{ids[0][:12]}:a.md:1: subject_id: commit {ids[0][:12]} a.md: "
+                            f"front-matter key 'service' (in the subject_id template 'service:{{service}}') "
+                            f"is missing or empty")
