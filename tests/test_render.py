@@ -171,7 +171,9 @@ def test_unknown_schema_missing_file_not_json_unknown_encoding(c102, tmp_path):
     _one_line_error(run_cli(["render", tmp_path / "x.json"]), 2, "not a pack: not valid JSON")
     (tmp_path / "l.json").write_text("[1, 2]\n")
     _one_line_error(run_cli(["render", tmp_path / "l.json"]), 2, "not a pack: a JSON array, not an object")
-    _one_line_error(run_cli(["render", tmp_path]), 2, "not a pack: not a regular file (a folder)")
+    # a folder is taken as a run folder (issue 31 item 4): one without pack.json says so
+    _one_line_error(run_cli(["render", tmp_path]), 2, "a folder without pack.json (give a run folder, a pack.json "
+                                                      "or `latest`)")
     _one_line_error(run_cli(["render", path, "--encoding", "p50k_nope"]), 2, "unknown encoding")
     _one_line_error(run_cli(["render", path, "--format", "messages", "--encoding", "x"]), 2, "--encoding")
 

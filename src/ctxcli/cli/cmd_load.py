@@ -204,7 +204,7 @@ def preview(
     relations and tombstones, without loading anything: change a mapping, look again. A bad
     record is the error `ctx load` would report (exit 2).
 
-    Example: ctx sources preview pay-runbooks --limit 3
+    Example: ctx sources preview claims-core --limit 3
     """
     with handle_errors():
         from .. import api

@@ -6,7 +6,7 @@ The import package is ``ctxcli`` and the command is ``ctx``; the distribution is
 from __future__ import annotations
 
 DISTRIBUTION = "ctx-investigator"
-EXTRAS = ("otel", "postgres", "test")
+EXTRAS = ("otel", "postgres", "tables", "test")
 
 
 def install_hint(extra: str | None = None) -> str:
