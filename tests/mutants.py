@@ -7,7 +7,8 @@ the copy's ``src`` first on ``PYTHONPATH``), and records whether at least one te
 survives, 2 when a mutant no longer applies (its old text is not in the file exactly once:
 the code moved, so the list needs updating).
 
-    python -m tests.mutants                  # every mutant, its own test selection (~3 min)
+    python -m tests.mutants                  # every mutant, its own test selection
+    python -m tests.mutants --jobs 2         # two at a time, each in its own copy (what CI runs)
     python -m tests.mutants --full           # every mutant against the whole suite (slow)
     python -m tests.mutants -k rrf -k redact # mutants whose name contains a word
     python -m tests.mutants --list
@@ -94,7 +95,8 @@ MUTANTS: list[Mutant] = [
            ("tests/test_vector.py::test_replay_reports_drift_when_the_model_hash_changes",)),
     Mutant("scope-gate-off", "src/ctxcli/engine/gates.py",
            "missing = sorted(set(o.required_scopes) - c.scopes)", "missing = []",
-           ("tests/test_investigate.py::test_restricted_subject_is_insufficient_and_leaks_nothing",)),
+           ("tests/test_investigate.py::test_restricted_subject_is_insufficient_and_leaks_nothing",
+            B + "::test_the_access_gates_still_reject_what_the_statements_should_have_withheld")),
     Mutant("integrity-gate-off", "src/ctxcli/engine/gates.py",
            "if actual != o.content_hash:", "if False:",
            ("tests/test_hostile.py::test_tampered_content_is_rejected_at_the_integrity_gate",)),
@@ -165,7 +167,8 @@ MUTANTS: list[Mutant] = [
     Mutant("unmasked-terms-for-every-subject", "src/ctxcli/engine/retrieve.py",
            "return [g for g, scopes in con.mask_groups() if set(scopes or []) & access.scopes]",
            "return [g for g, scopes in con.mask_groups()]",
-           (M + "::test_a_masked_number_is_not_confirmed_by_ranks_from_the_cli",)),
+           (M + "::test_a_masked_number_is_not_confirmed_by_ranks_from_the_cli",
+            M + "::test_a_masked_number_is_not_confirmed_by_ranks_through_the_adhoc_question")),
     Mutant("unmasked-postings-never-scanned", "src/ctxcli/store/duckdb_store.py",
            'postings=_POSTINGS_UNMASKED.format(grps=grps) if grps else "postings",', 'postings="postings",',
            (M + "::test_a_subject_holding_the_unmasking_scope_finds_a_masked_number_by_full_text",)),
@@ -611,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full", action="store_true", help="run the whole suite for every mutant")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants tested at once, each in its own copy")
     a = ap.parse_args(argv)
     chosen = [m for m in MUTANTS if not a.k or any(w in m.name for w in a.k)]
     if a.list:
@@ -618,31 +622,53 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.name:40} {m.file}  [{' '.join(m.tests)}]")
         return 0
     stale, survived = [], []
+    jobs = max(1, min(a.jobs, len(chosen) or 1))
     with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp:
-        root = Path(tmp)
-        make_copy(root)
+        roots = [Path(tmp) / f"copy{i}" for i in range(jobs)]
+        for root in roots:
+            make_copy(root)
         # The unmutated copy must pass its selections, or a "caught" would mean nothing.
         sel = ["tests"] if a.full else sorted({t for m in chosen for t in m.tests})
-        ok, tail = run_tests(root, sel, a.timeout * 2)
+        ok, tail = run_tests(roots[0], sel, a.timeout * 2)
         if not ok:
             print(f"the unmutated copy fails its tests; fix that first:\n{tail}")
             return 1
-        for m in chosen:
-            t0 = time.perf_counter()
+        import queue
+        import threading
+
+        free: queue.Queue[Path] = queue.Queue()
+        for root in roots:
+            free.put(root)
+        lock = threading.Lock()
+
+        def one(m: Mutant) -> None:
+            root = free.get()
             try:
-                original = apply(root, m)
-            except LookupError as e:
-                stale.append(m.name)
-                print(f"STALE     {e}")
-                continue
-            try:
-                ok, tail = run_tests(root, ["tests"] if a.full else list(m.tests), a.timeout)
+                t0 = time.perf_counter()
+                try:
+                    original = apply(root, m)
+                except LookupError as e:
+                    with lock:
+                        stale.append(m.name)
+                        print(f"STALE     {e}", flush=True)
+                    return
+                try:
+                    ok, tail = run_tests(root, ["tests"] if a.full else list(m.tests), a.timeout)
+                finally:
+                    (root / m.file).write_text(original, encoding="utf-8")
+                with lock:
+                    if ok:
+                        survived.append(m.name)
+                    print(f"{'SURVIVED' if ok else 'caught':9} {m.name:40} {time.perf_counter() - t0:6.1f} s  "
+                          f"{tail.splitlines()[-1] if tail else ''}", flush=True)
             finally:
-                (root / m.file).write_text(original, encoding="utf-8")
-            verdict = "SURVIVED" if ok else "caught"
-            if ok:
-                survived.append(m.name)
-            print(f"{verdict:9} {m.name:40} {time.perf_counter() - t0:6.1f} s  {tail.splitlines()[-1] if tail else ''}")
+                free.put(root)
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(one, chosen))
+    survived.sort(key=[m.name for m in chosen].index)
     print(f"{len(chosen)} mutants: {len(chosen) - len(survived) - len(stale)} caught, {len(survived)} survived"
           + (f", {len(stale)} stale" if stale else "") + (f": {', '.join(survived)}" if survived else ""))
     return 2 if stale else (1 if survived else 0)

@@ -68,6 +68,18 @@ def test_freshness_at_exactly_max_age_is_fresh():
     assert rej.detail["max_age"] and rej.detail["age_days"] == 1.0
 
 
+def test_the_access_gates_still_reject_what_the_statements_should_have_withheld():
+    """The access rules run inside every channel's statement (docs/gates.md); the gates after
+    retrieval are the second line: a record that reaches them without the subject's scope, of
+    another tenant, or for another purpose is rejected all the same."""
+    rej = run_gates(obj(required_scopes=["fraud:read"]), CTX)[0]
+    assert (rej.gate, rej.reason, rej.detail["needs"]) == ("scope", "missing_scope", ["fraud:read"])
+    assert run_gates(obj(tenant_id="other"), CTX)[0].gate == "tenant"
+    assert run_gates(obj(allowed_purposes=["audit"]), CTX)[0].gate == "purpose"
+    assert run_gates(obj(required_scopes=["fraud:read"]), dataclasses.replace(CTX, scopes=frozenset({"fraud:read"}))
+                     )[0] is None
+
+
 # ------------------------------------------------------------------------------ RRF
 def _run(qid: str, channel: str, hits: list[int]) -> QueryRun:
     return QueryRun(Query(qid, channel, "t", 10), list(hits))
