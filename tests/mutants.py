@@ -380,10 +380,9 @@ MUTANTS: list[Mutant] = [
            "        run.withheld[gate] = run.withheld.get(gate, 0) + int(n)", "        pass",
            ("tests/test_access_rules.py::test_a_missing_type_still_says_how_many_were_withheld_for_access",)),
     Mutant("withheld-gate-order-swapped", "src/ctxcli/engine/retrieve.py",
-           '        elif levels[src] is None or not access.cleared(levels[src]):\n            gate = "classification"\n'
-           '        elif access.purpose not in (purposes or []):\n            gate = "purpose"',
-           '        elif access.purpose not in (purposes or []):\n            gate = "purpose"\n'
-           '        elif levels[src] is None or not access.cleared(levels[src]):\n            gate = "classification"',
+           '        elif levels[src] is None or not access.cleared(levels[src]):\n            gate = "classification"\n',
+           '        elif (levels[src] is None or not access.cleared(levels[src])) and access.purpose in (purposes or []):\n'
+           '            gate = "classification"\n',
            (AR_DUCK,)),
     Mutant("readable-ignores-clearance", "src/ctxcli/engine/retrieve.py",
            "if enabled and access.cleared(level))))", "if enabled)))", (AR_DUCK,)),
