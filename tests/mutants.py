@@ -444,9 +444,9 @@ MUTANTS: list[Mutant] = [
            ("tests/test_eval_select.py",)),
     Mutant("junit-gated-failure-as-skipped", "src/ctxcli/eval_junit.py",
            '            if r["gated"]:\n', '            if not r["gated"]:\n', ("tests/test_eval_select.py",)),
-    Mutant("pool-workers-take-ctrl-c", "src/ctxcli/load/derive.py",
-           "Pool(n, initializer=_ignore_interrupt)", "Pool(n)",
-           ("tests/test_progress.py::test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback",)),
+    # (the pool workers' SIGINT guard has a test, test_progress.py::test_ctrl_c_during_a_load_…, but
+    # no mutant: with the guard removed the worker tracebacks depend on where the signal lands, so
+    # the test fails on most runs, not all — a mutant here would make CI flaky)
     Mutant("plain-progress-talks-at-once", "src/ctxcli/cli/cmd_load.py",
            "        if now - self.last >= self.every:", "        if True:", ("tests/test_progress.py",)),
     Mutant("wide-table-never-blocks", "src/ctxcli/cli/console.py",
