@@ -216,6 +216,8 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             os.close(dfd)
         except OSError:
             pass
+    except duckdb.InterruptException:      # Ctrl-C during a statement: an interrupt, not a broken store
+        raise KeyboardInterrupt from None
     except duckdb.Error as e:
         from ..errors import StoreUnusableError     # disk full, read-only folder: exit 3
 

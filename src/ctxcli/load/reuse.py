@@ -53,6 +53,8 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> 
 
     try:
         con = duckdb.connect(str(db), read_only=True, config={"threads": "1"})
+    except duckdb.InterruptException:    # Ctrl-C: never taken for an unreadable prior store
+        raise KeyboardInterrupt from None
     except duckdb.Error:
         return None
     try:
@@ -89,6 +91,8 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> 
                                           "FROM source_tombstones WHERE source_id = ? ORDER BY seq", [sid]).fetchall()]
             prior.sources[sid] = PriorSource(first_doc, objs, removed, first_ent, ents, tombs)
         return prior
+    except duckdb.InterruptException:    # Ctrl-C: never taken for an unreadable prior store
+        raise KeyboardInterrupt from None
     except duckdb.Error:
         return None
     finally:
