@@ -61,8 +61,9 @@ def is_project(folder: Path | None = None) -> bool:
     return (f / PROJECT_FILE).is_file() or (f / "manifests").is_dir()
 
 
-def project_settings(folder: Path | None = None) -> dict[str, Any]:
-    """The ``[project]`` table of the root's ctx.toml ({} without one); a bad value is a usage error."""
+def toml_table(name: str, folder: Path | None = None) -> dict[str, Any]:
+    """The ``[name]`` table of the root's ctx.toml ({} without the file or the table); a file
+    that is not TOML, or a ``name`` that is not a table, is a usage error."""
     from .errors import UsageError
 
     p = (folder or root()) / PROJECT_FILE
@@ -74,9 +75,17 @@ def project_settings(folder: Path | None = None) -> dict[str, Any]:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
         raise UsageError(f"{PROJECT_FILE}: not valid TOML ({e})") from None
-    sect = data.get("project", {})
+    sect = data.get(name, {})
     if not isinstance(sect, dict):
-        raise UsageError(f"{PROJECT_FILE}: [project] must be a table")
+        raise UsageError(f"{PROJECT_FILE}: [{name}] must be a table")
+    return sect
+
+
+def project_settings(folder: Path | None = None) -> dict[str, Any]:
+    """The ``[project]`` table of the root's ctx.toml ({} without one); a bad value is a usage error."""
+    from .errors import UsageError
+
+    sect = toml_table("project", folder)
     bad = sorted(set(sect) - _PROJECT_KEYS)
     if bad:
         raise UsageError(f"{PROJECT_FILE}: project.{bad[0]}: unknown setting (known: {', '.join(sorted(_PROJECT_KEYS))})")

@@ -70,18 +70,9 @@ class ModelConfig:
 
 
 def _read_config_file(root: Path) -> dict[str, Any]:
-    p = root / CONFIG_FILE
-    if not p.is_file():
-        return {}
-    import tomllib
+    from ..paths import toml_table
 
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
-        raise UsageError(f"{CONFIG_FILE}: not valid TOML ({e})") from None
-    sect = data.get("model", {})
-    if not isinstance(sect, dict):
-        raise UsageError(f"{CONFIG_FILE}: [model] must be a table")
+    sect = toml_table("model", root)
     if "api_key" in sect:
         raise UsageError(f"{CONFIG_FILE}: model.api_key: keys do not belong in project files; set CTX_MODEL_API_KEY "
                          "or name a variable with api_key_env")

@@ -153,6 +153,14 @@ def us(dt) -> int | None:
     return dt_to_us(dt)
 
 
+def record_row(m: SourceManifest, rec: ObjectRecord, tenant: str, where) -> dict[str, Any]:
+    """The object row of a record a mapping built (parser table, json-export): its own id,
+    title, content, locator, version and supersedes; positioned at ``where`` (file, line)."""
+    return object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content, locator=rec.locator,
+                      tenant=tenant, version=rec.source_version, supersedes=rec.supersedes, registered_hash=None,
+                      section=None, doc_ref=None, disp=where.file, line=where.line)
+
+
 def object_row(m: SourceManifest, rec: ObjectRecord | DocumentFrontMatter, *, object_id: str, title: str,
                content: str, locator: str, tenant: str, version: str, supersedes: str | None,
                registered_hash: str | None, section: str | None, doc_ref: str | None,

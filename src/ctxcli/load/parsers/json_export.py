@@ -22,7 +22,7 @@ from ...errors import InputError
 from ...models.records import RelationRecord
 from ...util import jsonstrict
 from . import Parser, register
-from .common import object_row, rel, report
+from .common import record_row, rel, report
 from .mapping import Where, apply
 from .table import entity_of, mapped_record, relations_of, visible
 
@@ -118,10 +118,7 @@ class JsonExportParser(Parser):
             except InputError as e:
                 report(ls, e)
                 continue
-            yield object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content,
-                             locator=rec.locator, tenant=tenant, version=rec.source_version,
-                             supersedes=rec.supersedes, registered_hash=None, section=None, doc_ref=None,
-                             disp=where.file, line=where.line)
+            yield record_row(m, rec, tenant, where)
 
     def entities(self, ls) -> Iterator[dict[str, Any]]:
         yield from super().entities(ls)

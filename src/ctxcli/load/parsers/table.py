@@ -28,7 +28,7 @@ from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
 from . import Parser, register
-from .common import entity_row, object_row, rel, report, tenant_of, validate
+from .common import entity_row, record_row, rel, report, tenant_of, validate
 from .mapping import Where, apply, empty, resolve, to_time
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl",
@@ -215,10 +215,7 @@ class TableParser(Parser):
             except InputError as e:
                 report(ls, e)
                 continue
-            yield object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content,
-                             locator=rec.locator, tenant=tenant, version=rec.source_version,
-                             supersedes=rec.supersedes, registered_hash=None, section=None, doc_ref=None,
-                             disp=where.file, line=where.line)
+            yield record_row(m, rec, tenant, where)
 
     def entities(self, ls) -> Iterator[dict[str, Any]]:
         yield from super().entities(ls)
