@@ -569,6 +569,9 @@ MUTANTS: list[Mutant] = [
            "    if problems is None or isinstance(e, LoadProblems):    # the limit was reached: stop here\n"
            "        raise e\n    problems.add(e)", "    raise e",
            ("tests/test_load_problems.py::test_every_bad_record_is_reported_in_one_load",)),
+    Mutant("junit-overwrites-anything", "src/ctxcli/eval_junit.py",
+           "    return raw.startswith(", "    return True or raw.startswith(",
+           ("tests/test_eval_select.py::test_junit_replaces_only_an_earlier_junit_file",)),
 ]
 
 

@@ -49,3 +49,16 @@ def test_junit_marks_a_failing_gated_run_as_failure_and_full_topk_as_skipped(pro
     assert "answer.action: expected 'approve_claim', got 'continue_read_only_review'" in fail.text
     (skip,) = topk.find("testcase").findall("skipped")
     assert skip.get("message").startswith("not gated (topk bypasses the gates): first broken layer: ")
+
+
+def test_junit_replaces_only_an_earlier_junit_file(store, tmp_path):
+    mine = tmp_path / "notes.xml"
+    mine.write_text("<notes>mine</notes>\n")
+    r = run_cli(["eval", "--case", "C-104", "--variant", "base", "--junit", mine])
+    assert (r.exit_code, r.stderr) == (2, f"ctx: error: --junit {mine}: exists and was not written by ctx eval "
+                                          "--junit; not replacing it\n")
+    assert mine.read_text() == "<notes>mine</notes>\n"
+    out = tmp_path / "eval.xml"
+    for _ in range(2):      # the second run replaces the first one's file
+        assert run_cli(["eval", "--case", "C-104", "--variant", "base", "--junit", out]).exit_code == 0
+    assert out.read_text().startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ctx eval" ')

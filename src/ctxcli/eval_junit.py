@@ -43,3 +43,8 @@ def junit_bytes(doc: dict[str, Any]) -> bytes:
                 ET.SubElement(case, "skipped", message=f"not gated ({strategy} bypasses the gates): {msg}")
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+
+
+def is_ctx_junit(raw: bytes) -> bool:
+    """Whether ``raw`` is an earlier ``--junit`` file (what ``--junit`` may replace)."""
+    return raw.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ctx eval" ')

@@ -46,7 +46,8 @@ def eval_cases(
                                                          "more); `base` is the case without a variant.",
                                                          show_default=False)] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write the runs as JUnit XML to this "
-                                                  "file (atomically), for CI test reports.", show_default=False,
+                                                  "file (atomically; only over an earlier --junit file), for CI "
+                                                  "test reports.", show_default=False,
                                                   metavar="FILE.xml")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -82,8 +83,11 @@ def eval_cases(
             from ..write import check_output_file
 
             check_output_file(out, "--out", "ctx eval", E.is_eval_report)
-        if junit is not None and junit.is_dir():
-            raise UsageError(f"--junit: {junit} is a folder; give a file name")
+        if junit is not None:   # the same rule: only over an earlier --junit file (refused before the work)
+            from ..eval_junit import is_ctx_junit
+            from ..write import check_output_file
+
+            check_output_file(junit, "--junit", "ctx eval --junit", is_ctx_junit)
         th = E.Thresholds(min_recall=min_recall, max_invalid_rate=max_invalid_rate, max_safety=max_safety)
         if answerer not in ("deterministic", "model"):
             raise UsageError(f"--answerer: {answerer!r} is not deterministic or model")
@@ -106,10 +110,10 @@ def eval_cases(
 
             write_output_file(out, pretty_bytes(doc), "--out", "ctx eval", E.is_eval_report)
         if junit is not None:
-            from ..eval_junit import junit_bytes
-            from ..write import write_file_atomic
+            from ..eval_junit import is_ctx_junit, junit_bytes
+            from ..write import write_output_file
 
-            write_file_atomic(junit, junit_bytes(doc))
+            write_output_file(junit, junit_bytes(doc), "--junit", "ctx eval --junit", is_ctx_junit)
         if as_json:
             emit_json(doc)
         elif len(strategies) > 1:
