@@ -59,8 +59,13 @@ def test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback(tmp_path):
 
     from .conftest import REPO
 
+    # A corpus large enough that the load is still running well after its pool starts (the
+    # bundled data can finish within the half second below on a quiet machine).
+    corpus = tmp_path / "corpus"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), "--objects", "5000",
+                    "--out", str(corpus)], check=True, stdout=subprocess.DEVNULL)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
-    env.update(CTX_ROOT=str(REPO), CTX_DB=str(tmp_path / "ctx.duckdb"), NO_COLOR="1")
+    env.update(CTX_ROOT=str(corpus), CTX_DB=str(tmp_path / "ctx.duckdb"), NO_COLOR="1")
     proc = subprocess.Popen([str(Path(sys.executable).parent / "ctx"), "load"], env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
