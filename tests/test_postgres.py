@@ -218,7 +218,7 @@ def test_a_second_tenant_never_appears(store, loaded_pg, tmp_path):
                     assert sum(w[-1] for w in held) >= len(all_[ch][0] - docs) > 0, (name, ch, tenant)
                     if ch == "graph":          # (the others count a match once per query it matched)
                         assert sum(w[-1] for w in held) == len(all_[ch][0] - docs), (name, ch, tenant)
-            walked = p.walk(steps=[("t", 1, e, dt) for (e, dt) in p.con.execute(
+            walked = p.walk(steps=[("t", 1, e, dt, 0.0, True) for (e, dt) in p.con.execute(
                                 "SELECT DISTINCT rel_type, dst_type FROM relations ORDER BY 1, 2")],
                             starts=[("t", st) for (st,) in p.con.execute(
                                 "SELECT DISTINCT entity_type FROM entities ORDER BY 1")],
@@ -647,24 +647,43 @@ def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
 
     d, p = open_store(store), open_store(loaded_pg)
     try:
-        edges = d.con.execute("SELECT DISTINCT src_type, rel_type, dst_type FROM relations ORDER BY ALL").fetchall()
-        seeds = [e for (e,) in d.con.execute("SELECT DISTINCT entity_key FROM entities ORDER BY 1").fetchall()]
         access = [r[0] for r in d.relation_access()]
         sources = sorted({r[0] for r in d.source_access()})
-        chains = [[e] for e in edges] + [[a, b] for a in edges for b in edges if a[2] == b[0]]
-        steps = [(f"t{i}", j, e[1], e[2]) for i, ch in enumerate(chains) for j, e in enumerate(ch, 1)]
-        starts = [(f"t{i}", ch[0][0]) for i, ch in enumerate(chains)]
         n = 0
-        for as_of in (0, 1_780_000_000_000_000, 1_790_000_000_000_000, 2**62):
-            for hops, fanout in ((1, 1), (2, 1), (2, 2), (2, 50)):
-                for acc, readable in ((access, sources), (access[::2], sources), (access, sources[1:])):
-                    kw = dict(steps=steps, starts=starts, seeds=seeds, tenant="tenant-demo", max_hops=hops,
-                              as_of_us=as_of, fanout=fanout, readable=readable, access_ok=acc)
-                    want = [(a, b, list(c), list(e), f) for a, b, c, e, f in d.walk(**kw)]
-                    got = [(a, b, list(c), list(e), f) for a, b, c, e, f in p.walk(**kw)]
-                    assert got == want, (as_of, hops, fanout)
-                    n += len(got)
+        for tenant in ("tenant-demo", "tenant-shop"):
+            edges = d.con.execute("SELECT DISTINCT src_type, rel_type, dst_type FROM relations WHERE tenant_id = ? "
+                                  "ORDER BY ALL", [tenant]).fetchall()
+            seeds = [e for (e,) in d.con.execute("SELECT DISTINCT entity_key FROM entities WHERE tenant_id = ? "
+                                                 "ORDER BY 1", [tenant]).fetchall()]
+            chains = [[e] for e in edges] + [[a, b] for a in edges for b in edges if a[2] == b[0]]
+            starts = [(f"t{i}", ch[0][0]) for i, ch in enumerate(chains)]
+            # least confidence and inferred (linked) edges allowed, per template (issue 30)
+            for least, inferred in ((0.0, True), (0.99, True), (0.0, False)):
+                steps = [(f"t{i}", j, e[1], e[2], least, inferred) for i, ch in enumerate(chains)
+                         for j, e in enumerate(ch, 1)]
+                for as_of in (0, 1_780_000_000_000_000, 1_790_000_000_000_000, 2**62):
+                    for hops, fanout in ((1, 1), (2, 1), (2, 2), (2, 50)):
+                        for acc, readable in ((access, sources), (access[::2], sources), (access, sources[1:])):
+                            kw = dict(steps=steps, starts=starts, seeds=seeds, tenant=tenant, max_hops=hops,
+                                      as_of_us=as_of, fanout=fanout, readable=readable, access_ok=acc)
+                            want = [(a, b, list(c), list(e), f) for a, b, c, e, f in d.walk(**kw)]
+                            got = [(a, b, list(c), list(e), f) for a, b, c, e, f in p.walk(**kw)]
+                            assert got == want, (tenant, least, inferred, as_of, hops, fanout)
+                            n += len(got)
+                            if tenant == "tenant-demo" and (least, inferred) == (0.0, True):
+                                walks = kw
+            # alias lookup and relations among keys (CONTRADICTS), the same rows on both backends
+            for readable in (sources, sources[1:], []):
+                assert p.entity_names(tenant, readable) == d.entity_names(tenant, readable)
+                assert p.entity_names(tenant, readable, types=["service"], keys=seeds[:3]) == \
+                    d.entity_names(tenant, readable, types=["service"], keys=seeds[:3])
+            types = sorted({e[1] for e in edges})
+            for acc in (access, access[::2]):
+                rk = dict(rel_types=types, tenant=tenant, as_of_us=2**62, access_ok=acc)
+                assert p.relations_among(seeds, **rk) == d.relations_among(seeds, **rk)
+            assert d.relations_among(seeds, **{**rk, "access_ok": access})
         assert n > 100
+        kw = walks
         capped = d.walk(**{**kw, "fanout": 1, "max_hops": 2, "access_ok": access, "readable": sources})
         assert len(capped) < len(d.walk(**{**kw, "fanout": 50, "max_hops": 2, "access_ok": access,
                                           "readable": sources}))

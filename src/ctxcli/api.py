@@ -375,12 +375,18 @@ def playbook_hash(pb: Playbook) -> str:
     d = pb.model_dump(mode="json", by_alias=True)
     if not d["params"]:
         del d["params"]
+    if d["resolve_names"] is None:
+        del d["resolve_names"]
     for et in d["evidence_types"]:
         if not et["match"]:
             del et["match"]
     for t in d["path_templates"]:
         if not t["seeds"]:
             del t["seeds"]
+        if t["min_confidence"] is None:
+            del t["min_confidence"]
+        if t["inferred"]:
+            del t["inferred"]
     return obj_hash(d)
 
 

@@ -239,6 +239,11 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
             data = read_yaml(m, display=m.name)
         except CtxError:
             return Vocabulary()     # a source we cannot read may declare any edge: no vocabulary checks
+        link = data.get("linking") if isinstance(data, dict) else None
+        if isinstance(link, dict):      # entity linking declares its relation type (default MENTIONS)
+            rel = link.get("relation", "MENTIONS")
+            if isinstance(rel, str):
+                edges.add(rel)
         snap = data.get("snapshot") if isinstance(data, dict) else None
         if not isinstance(snap, str) or "\0" in snap or Path(snap).is_absolute() or ".." in Path(snap).parts:
             return Vocabulary()     # (its own error is reported at the manifest)

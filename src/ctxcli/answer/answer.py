@@ -197,18 +197,29 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
     judg = {et.type: et.judgment for et in pb.evidence_types}
     claims = [_claim(c, f, values, judg) for c in pb.claims]
     missing = pack["missing"]
-    verdict = _verdict(missing, f)
-    action = _action(pb, verdict, missing, f, values)
+    contradicts = pack.get("contradictions") or []
+    verdict = _verdict(missing, f, contradicts)
+    action = _action(pb, verdict, missing, f, values, contradicts)
     conflicts = [{"fact": k, "values": [{"value": b.value, "evidence": b.evidence} for b in bs]}
                  for k, bs in sorted(f.conflicts.items())]
-    return {
-        "verdict": verdict, "summary": _summary(verdict, claims, action, missing, conflicts), "claims": claims,
-        "conflicts": conflicts,
+    out = {
+        "verdict": verdict, "summary": _summary(verdict, claims, action, missing, conflicts, contradicts),
+        "claims": claims, "conflicts": conflicts,
         "missing_evidence": [{"type": m["type"], "judgment": m["judgment"], "required": m["required"],
                               "reason": m["reason"]} for m in missing],
         "recommended_action": action, "side_effect": "none",
         "derived_facts": {k: {"value": b.value, "evidence": b.evidence} for k, b in sorted(f.bound.items())},
     }
+    if contradicts:     # admitted items a CONTRADICTS relation links (engine/contradict.py): stated, not resolved
+        out["contradictions"] = [
+            {"relation_id": c["relation_id"], "evidence": _merge_ids(c["from"]["evidence"], c["to"]["evidence"]),
+             "text": f"{', '.join(c['from']['evidence'])} contradicts {', '.join(c['to']['evidence'])} "
+                     f"(relation {c['relation_id']})."} for c in contradicts]
+    return out
+
+
+def _contradiction_ids(contradicts: list[dict[str, Any]]) -> list[str]:
+    return _merge_ids(*[c["from"]["evidence"] + c["to"]["evidence"] for c in contradicts])
 
 
 def _claim(c, f: Facts, values: dict[str, Any], judg: dict[str, str]) -> dict[str, Any]:
@@ -254,16 +265,16 @@ def _claim(c, f: Facts, values: dict[str, Any], judg: dict[str, str]) -> dict[st
     return claim
 
 
-def _verdict(missing: list[dict[str, Any]], f: Facts) -> str:
+def _verdict(missing: list[dict[str, Any]], f: Facts, contradicts: list[dict[str, Any]] = ()) -> str:
     if any(m["required"] for m in missing):
         return "insufficient_evidence"
-    if f.conflicts:
+    if f.conflicts or contradicts:
         return "conflicting_evidence"
     return "partial" if missing else "complete"
 
 
 def _action(pb: Playbook, verdict: str, missing: list[dict[str, Any]], f: Facts,
-            values: dict[str, Any]) -> dict[str, Any]:
+            values: dict[str, Any], contradicts: list[dict[str, Any]] = ()) -> dict[str, Any]:
     """The recommended action: fixed for insufficient or conflicting evidence, else the first
     decision rule that holds, else the default."""
     if verdict == "insufficient_evidence":
@@ -271,9 +282,11 @@ def _action(pb: Playbook, verdict: str, missing: list[dict[str, Any]], f: Facts,
                 "reason": "required evidence is missing: " + ", ".join(m["type"] for m in missing if m["required"]),
                 "evidence": []}
     if verdict == "conflicting_evidence":
+        on = sorted(f.conflicts) + [f"{c['relation_id']} ({c['type']})" for c in contradicts]
         return {"action": pb.decision.on_conflict, "rule_id": None,
-                "reason": "evidence conflicts on " + ", ".join(sorted(f.conflicts)),
-                "evidence": _merge_ids(*[b.evidence for bs in f.conflicts.values() for b in bs])}
+                "reason": "evidence conflicts on " + ", ".join(on),
+                "evidence": _merge_ids(*[b.evidence for bs in f.conflicts.values() for b in bs],
+                                       _contradiction_ids(list(contradicts)))}
     undetermined = []
     for r in pb.decision.rules:
         try:
@@ -290,7 +303,7 @@ def _action(pb: Playbook, verdict: str, missing: list[dict[str, Any]], f: Facts,
 
 
 def _summary(verdict: str, claims: list[dict[str, Any]], action: dict[str, Any], missing: list[dict[str, Any]],
-             conflicts: list[dict[str, Any]]) -> str:
+             conflicts: list[dict[str, Any]], contradicts: list[dict[str, Any]] = ()) -> str:
     n_status: dict[str, int] = {}
     for c in claims:
         n_status[c["status"]] = n_status.get(c["status"], 0) + 1
@@ -301,6 +314,10 @@ def _summary(verdict: str, claims: list[dict[str, Any]], action: dict[str, Any],
         summary += " Missing evidence: " + ", ".join(m["type"] for m in missing) + "."
     if conflicts:
         summary += " Conflicts: " + ", ".join(c["fact"] for c in conflicts) + "."
+    if contradicts:
+        summary += " Contradictions: " + "; ".join(
+            f"{', '.join(c['from']['evidence'])} vs {', '.join(c['to']['evidence'])} ({c['relation_id']})"
+            for c in contradicts) + "."
     return summary
 
 

@@ -25,6 +25,9 @@ def answer_markdown(ans: dict[str, Any], pack: dict[str, Any]) -> str:
         for c in ans["conflicts"]:
             vals = "; ".join(f"{v['value']} [{', '.join(v['evidence'])}]" for v in c["values"])
             lines.append(f"- {c['fact']}: {clean(vals)}")
+    if ans.get("contradictions"):
+        lines += ["", "## Contradictions", ""]
+        lines += [f"- {clean(c['text'])}" for c in ans["contradictions"]]
     lines += ["", "## Missing evidence", ""]
     if ans["missing_evidence"]:
         for m in ans["missing_evidence"]:

@@ -116,6 +116,7 @@ class BuildContext:
     playbook_types: set[str]
     cover_all: frozenset[str]
     disclosure: Disclosure              # how objects appear in outputs (masks, keyed digests and refs)
+    resolution: Any = None              # the request's names resolved to entity keys (engine/resolve.py)
     timings: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)   # source id -> source_discovered reason
 
@@ -177,6 +178,12 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
                variant=req.variant, strategy=req.strategy, playbook={"playbook_id": pb.playbook_id,
                                                                      "version": pb.version})
     sources = discover_sources(con, req, trace, key=key)
+    from .resolve import resolve
+    from .retrieve import walk_access
+
+    access = Access(scopes=scopes, purpose=req.purpose, clearance=req.clearance)
+    resolution = resolve(con, tenant=req.tenant_id, readable=walk_access(con, access)["readable"],
+                         seeds=list(req.seeds), question=req.question, spec=pb.resolve_names)
     bc = BuildContext(
         con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation, sources=sources,
         apply_gates=req.strategy in ("governed", "dynamic", "hybrid"),
@@ -186,12 +193,12 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
         playbook_types=set(type_order),
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
-        disclosure=Disclosure(key=key, scopes=scopes))
+        disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution)
     header = count(evidence_header(0))
     packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
                        used=header)
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
-                    anchored_subjects=set(req.seeds), held=held)
+                    anchored_subjects=set(req.seeds) | set(resolution.seeds), held=held)
     return bc, st
 
 
@@ -258,7 +265,7 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
     target = [t for t in bc.type_order if t in st.missing_types]
     return make_plan(bc.pb, round_no=round_no, target_types=target, seeds=bc.req.seeds,
                      business_keys=bc.req.business_keys, channels=bc.channels,
-                     question=bc.req.question)
+                     question=bc.req.question, resolution=bc.resolution)
 
 
 def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
@@ -381,7 +388,9 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
     st.plans.append(plan.to_json())
     qt = {q.query_id: list(q.question_terms) for q in plan.queries if q.question_terms}
     bc.trace.emit("plan_created", round=round_no, target_types=plan.target_types, queries=len(plan.queries),
-                  **({"question_terms": qt} if qt else {}))
+                  **({"question_terms": qt} if qt else {}),
+                  **({"resolved": plan.resolved} if plan.resolved else {}),
+                  **({"unresolved": plan.unresolved} if plan.unresolved else {}))
     found = retrieve(bc, st, plan)
     for run in found.runs:
         q = run.query
@@ -529,6 +538,15 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "tools": list(bc.req.tools),
         "stale_sources": _stale_sources(bc),
     }
+    if bc.apply_gates:          # the ungated baselines authorise nothing, so surface nothing either
+        from .contradict import contradictions
+        from .retrieve import walk_access
+
+        access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
+        found = contradictions(bc.con, st.packed.admitted, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us,
+                               access_ok=walk_access(bc.con, access)["access_ok"])
+        if found:
+            pack["contradictions"] = found
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
         pack["state"]["gaps"] = "compact"

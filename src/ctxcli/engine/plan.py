@@ -66,6 +66,8 @@ class Plan:
     candidate_limit: int
     queries: list[Query] = field(default_factory=list)
     vector_skipped: str | None = None       # why declared vector queries were not planned
+    resolved: list[dict[str, Any]] = field(default_factory=list)      # names resolved to keys (engine/resolve.py)
+    unresolved: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         d = {"round": self.round, "target_types": self.target_types, "seeds": self.seeds,
@@ -73,6 +75,10 @@ class Plan:
              "candidate_limit": self.candidate_limit, "queries": [q.to_json() for q in self.queries]}
         if self.vector_skipped:
             d["vector_skipped"] = self.vector_skipped
+        if self.resolved:
+            d["resolved"] = self.resolved
+        if self.unresolved:
+            d["unresolved"] = self.unresolved
         return d
 
 
@@ -112,11 +118,18 @@ def _type_vocabulary(et) -> set[str]:
 
 def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: list[str],
               business_keys: list[str], channels: tuple[str, ...] = ("structured", "fulltext", "graph"),
-              question: str = "") -> Plan:
+              question: str = "", resolution=None) -> Plan:
+    """``resolution`` (engine/resolve.Resolution): the seeds to use instead of ``seeds``, and
+    the entity keys the question named, which join every full-text query."""
     limit = pb.candidate_limit * (2 ** (round_no - 1))
+    if resolution is not None:
+        seeds = resolution.seeds
+    named = list(resolution.added_keys) if resolution is not None else []
     plan = Plan(round=round_no, target_types=list(target_types), seeds=list(seeds),
                 business_keys=list(business_keys), max_hops=pb.max_hops, fanout_cap=pb.fanout_cap,
                 candidate_limit=limit)
+    if resolution is not None:
+        plan.resolved, plan.unresolved = list(resolution.resolved), list(resolution.unresolved)
     by_type = {et.type: et for et in pb.evidence_types}
     anchored, content = salient_terms(question) if question else ([], [])
     n = 0
@@ -129,7 +142,7 @@ def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: li
                                       object_types=tuple(spec.structured.object_types)))
         if spec.fulltext is not None and "fulltext" in channels:
             n += 1
-            base = " ".join(list(spec.fulltext.terms) + list(business_keys))
+            base = " ".join(list(spec.fulltext.terms) + list(business_keys) + named)
             have = set(query_terms(base))
             vocab = _type_vocabulary(et)
             qterms = [w for w in anchored if w not in have] + [w for w in content if w in vocab and w not in have]

@@ -173,6 +173,9 @@ def gaps_text(pack: dict[str, Any]) -> str:
                 lines.append(f"- Missing {m['type']} ({kind}): {m['judgment']} — {why}.")
     else:
         lines.append("- No declared evidence type is missing.")
+    for c in pack.get("contradictions") or ():
+        lines.append(f"- Contradiction ({c['type']} {c['relation_id']}): {', '.join(c['from']['evidence'])} "
+                     f"contradicts {', '.join(c['to']['evidence'])}.")
     by_gate: dict[str, list[str]] = {}
     counted: dict[str, int] = {}
     for o in pack["omissions"]:

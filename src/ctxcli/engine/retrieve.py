@@ -90,7 +90,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
     channel, each with the subject's access rules before its limit (:func:`readable_for`).
     Returns one QueryRun per query, in plan order, with what it withheld per gate; a channel's
     elapsed time is shared evenly by its queries. The graph walk follows only edges ``access``
-    authorises (the store's ``walk``; _walk_access decides which). ``ungated``: the baselines
+    authorises (the store's ``walk``; walk_access decides which). ``ungated``: the baselines
     that apply no gate (strategies ``full`` and ``topk``) — only the tenant predicate."""
     runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
     by_ch: dict[str, list[Query]] = {}
@@ -139,10 +139,12 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}
         used = sorted({tid for q in qs for tid in q.templates})
-        steps = [(tid, i, s.edge, s.to) for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
+        # (template, step, edge, target type, least confidence, inferred edges allowed)
+        steps = [(tid, i, s.edge, s.to, tmpl[tid].min_confidence or 0.0, tmpl[tid].inferred)
+                 for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
         reached = con.walk(steps=steps, starts=[(tid, tmpl[tid].start) for tid in used], seeds=list(plan.seeds),
                            tenant=tenant, max_hops=plan.max_hops, as_of_us=as_of_us, fanout=plan.fanout_cap,
-                           **_walk_access(con, access))     # (tid, depth, path, rels, entity_key), ordered
+                           **walk_access(con, access))     # (tid, depth, path, rels, entity_key), ordered
         first: dict[tuple[str, str], tuple] = {}
         for tid, depth, path, rels, key in reached:
             first.setdefault((tid, key), (depth, list(path), list(rels)))
@@ -180,7 +182,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
     return [runs[q.query_id] for q in plan.queries]
 
 
-def _walk_access(con, access: Access) -> dict[str, Any]:
+def walk_access(con, access: Access) -> dict[str, Any]:
     """The subject's access as arguments of the store's ``walk``: the sources it may read
     (``readable``) and the relation_access rows it is authorised for (``access_ok``). Both tables are small (one row per
     source, one per distinct access combination of the relations): read whole."""

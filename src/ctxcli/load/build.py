@@ -70,7 +70,11 @@ ENT_COLS = {"entity_id": "BIGINT", "tenant_id": "VARCHAR", "entity_key": "VARCHA
 REL_COLS = {"tenant_id": "VARCHAR", "relation_id": "VARCHAR", "src": "BIGINT", "dst": "BIGINT",
             "rel_type": "VARCHAR", "src_type": "VARCHAR", "dst_type": "VARCHAR", "valid_from_us": "BIGINT",
             "valid_to_us": "BIGINT", "evidence_object_id": "VARCHAR", "source_id": "VARCHAR",
-            "source_version": "VARCHAR", "confidence": "DOUBLE"}
+            "source_version": "VARCHAR", "confidence": "DOUBLE",
+             "extraction_method": "VARCHAR"}
+UNRES_COLS = {"tenant_id": "VARCHAR", "source_id": "VARCHAR", "object_id": "VARCHAR", "subject_id": "VARCHAR",
+              "field": "VARCHAR", "mention": "VARCHAR", "method": "VARCHAR", "candidates": "VARCHAR[]",
+              "scores": "DOUBLE[]"}
 TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]", "raw_terms": "VARCHAR[]",
              "raw_tfs": "INTEGER[]"}
 TLINE_COLS = {"source_id": "VARCHAR", "seq": "INTEGER", "tenant_id": "VARCHAR", "object_id": "VARCHAR",
@@ -174,7 +178,10 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
     if incremental:
         from .reuse import read_prior
 
-        prior = read_prior(db_path, {ls.manifest.source_id: ls.digest for ls in loaded if ls.manifest.enabled},
+        # A source that declares linking is read again on every load (its links depend on other
+        # sources' entities, which a reused source supplies from the live store).
+        prior = read_prior(db_path, {ls.manifest.source_id: ls.digest for ls in loaded
+                                     if ls.manifest.enabled and not ls.manifest.linking},
                            BUILDER_VERSION, SCHEMA_VERSION)
         if prior is not None and prior.store_digest == store_digest:
             # Same builder, schema and source digests: the live store is the store this load
@@ -274,8 +281,16 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     w_terms = _Writer(tmpdir, "doc_terms", TERM_COLS)
     w_drop = _Writer(tmpdir, "dropped_relations", REL_COLS)
     w_tlines = _Writer(tmpdir, "source_tombstones", TLINE_COLS)
+    w_unres = _Writer(tmpdir, "unresolved_entities", UNRES_COLS)
     if opened is not None:
-        opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines))
+        opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines, w_unres))
+    linker = None
+    if any(ls.manifest.enabled and ls.manifest.linking for ls in loaded):
+        from .link import Linker
+
+        linker = Linker()
+    links: list[tuple[str, dict[str, Any]]] = []            # (source, link) found in the objects
+    unresolved: list[tuple[str, dict[str, Any]]] = []
     first: dict[str, list[int]] = {}        # source -> [first doc, objects parsed, first entity, entities]
     per: dict[str, dict[str, int]] = {ls.manifest.source_id: {
         "objects": 0, "sections": 0, "entities": 0, "relations": 0, "tombstones": 0, "dropped": 0}
@@ -287,10 +302,13 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
         sid = ls.manifest.source_id
         first[sid] = [0, 0, len(ents) + 1, 0]
         if sid in reuse:
-            for tenant, key, etype in reuse[sid].entities:
+            for tenant, key, etype, name, aliases in reuse[sid].entities:
                 if (tenant, key) in ents:
                     raise Fallback("entity key")
                 ents[(tenant, key)] = (len(ents) + 1, etype, "", 0)
+                if linker is not None:
+                    linker.add_entity({"tenant_id": tenant, "entity_key": key, "entity_type": etype, "name": name,
+                                       "aliases": list(aliases or [])})
             per[sid]["entities"] = first[sid][3] = len(reuse[sid].entities)
             continue
         for e in ls.iter_entities():
@@ -304,6 +322,8 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                 continue
             e["entity_id"] = len(ents) + 1
             ents[k] = (e["entity_id"], e["entity_type"], e["_file"], e["_line"])
+            if linker is not None:
+                linker.add_entity(e)
             w_ent.write(e)
             per[e["source_id"]]["entities"] += 1
             first[sid][3] += 1
@@ -339,6 +359,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             continue
         # the index and the vector of a masked source are made from its masked text (load/derive.py)
         policy = ls.manifest.redaction.model_dump(mode="json") if ls.manifest.redaction else None
+        linking = ls.manifest.linking if linker is not None else None
         for o in ls.iter_objects(dedup=False):
             o["_redact"] = policy
             k = (o["tenant_id"], o["object_id"])
@@ -354,6 +375,10 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             first[sid][1] += 1
             if o["supersedes"]:
                 sup.append((o["doc_id"], o["tenant_id"], o["supersedes"]))
+            if linking is not None:
+                found, weak = linker.scan(o, linking, sid)
+                links.extend((sid, x) for x in found)
+                unresolved.extend((sid, x) for x in weak)
             batch.append(o)
             if len(batch) >= BATCH:
                 deriver.add(batch)
@@ -431,10 +456,29 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             if w is w_rel:
                 per[sid]["relations"] += 1
 
+    # Linked mentions (load/link.py): from the object's subject entity (an object whose subject
+    # is no entity of the tenant links nothing) to the entity named, attested by the object.
+    for sid, x in links:
+        tenant = x["tenant_id"]
+        src, dst = ents.get((tenant, x["from"])), ents.get((tenant, x["to"]))
+        if src is None or dst is None or (tenant, x["relation_id"]) in rel_ids:
+            continue
+        rel_ids.add((tenant, x["relation_id"]))
+        gone_ev = (tenant, x["object_id"]) in removed
+        (w_drop if gone_ev else w_rel).write({
+            "tenant_id": tenant, "relation_id": x["relation_id"], "src": src[0], "dst": dst[0], "rel_type": x["type"],
+            "src_type": src[1], "dst_type": dst[1], "valid_from_us": None, "valid_to_us": None,
+            "evidence_object_id": x["object_id"], "source_id": sid, "source_version": x["source_version"],
+            "confidence": x["confidence"], "extraction_method": x["extraction_method"]})
+        per[sid]["dropped" if gone_ev else "relations"] += 1
+    for sid, x in unresolved:
+        if (x["tenant_id"], x["object_id"]) not in removed:
+            w_unres.write(x)
+
     problems.raise_if_any()
     families = _families(objs, sup, set(removed_docs))
     gone = sorted((t, o, objs[(t, o)][3], objs[(t, o)][0]) for t, o in removed if (t, o) in objs)
-    return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines), "per": per,
+    return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines, w_unres), "per": per,
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": first,
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
             "vectors": vec_path, "warnings": warnings}

@@ -25,7 +25,7 @@ from . import parsers
 from .parsers.common import rel, us as _us  # noqa: F401  (build.py's names)
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
-_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling")
+_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling", "linking")
 
 
 @dataclass
@@ -81,7 +81,10 @@ def manifest_digest(m: SourceManifest) -> str:
     """The digest of a manifest's content (its validated fields, not its formatting or comments):
     recorded per source in the store's meta (``manifest_digests``) and compared with the
     project's manifests whenever a run opens the store (api.require_current_manifests)."""
-    return "sha256:" + sha256_hex(canonical_bytes(m.model_dump(mode="json")))
+    d = m.model_dump(mode="json")
+    if d.get("linking") is None:
+        d.pop("linking", None)       # a manifest without linking keeps the digest it had before linking existed
+    return "sha256:" + sha256_hex(canonical_bytes(d))
 
 
 def require_manifests(manifests_dir: Path, root: Path) -> Path:

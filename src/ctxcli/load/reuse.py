@@ -32,7 +32,7 @@ class PriorSource:
     objects: list[tuple[str, str, int, str | None]]         # (tenant, object id, old doc id, supersedes)
     removed: set[tuple[str, str]]                             # its objects a tombstone deleted
     first_entity: int
-    entities: list[tuple[str, str, str]]                      # (tenant, key, type), in id order
+    entities: list[tuple[str, str, str, str, list[str]]]      # (tenant, key, type, name, aliases), in id order
     tombstones: list[dict[str, Any]]
 
 
@@ -84,8 +84,8 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> 
                 continue
             removed = {(t, o) for t, o in con.execute(
                 "SELECT tenant_id, object_id FROM removed_objects WHERE source_id = ?", [sid]).fetchall()}
-            ents = con.execute("SELECT tenant_id, entity_key, entity_type FROM entities WHERE source_id = ? "
-                               "ORDER BY entity_id", [sid]).fetchall()
+            ents = con.execute("SELECT tenant_id, entity_key, entity_type, name, aliases FROM entities "
+                               "WHERE source_id = ? ORDER BY entity_id", [sid]).fetchall()
             tombs = [dict(zip(("tenant_id", "object_id", "source_id", "deleted_at_us", "reason"), r))
                      for r in con.execute("SELECT tenant_id, object_id, source_id, deleted_at_us, reason "
                                           "FROM source_tombstones WHERE source_id = ? ORDER BY seq", [sid]).fetchall()]
@@ -134,7 +134,7 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     con.execute("CREATE TEMP TABLE emap AS SELECT o.entity_id AS old_id, n.entity_id AS new_id, n.entity_type "
                 "FROM prior.entities o JOIN entities n ON n.tenant_id = o.tenant_id AND n.entity_key = o.entity_key")
     cols = "tenant_id, relation_id, src, dst, rel_type, src_type, dst_type, valid_from_us, valid_to_us, " \
-           "evidence_object_id, source_id, source_version, confidence"
+           "evidence_object_id, source_id, source_version, confidence, extraction_method"
     con.execute("CREATE TEMP TABLE rrel AS SELECT r.* REPLACE (a.new_id AS src, b.new_id AS dst, "
                 "a.entity_type AS src_type, b.entity_type AS dst_type) FROM ("
                 f" SELECT {cols} FROM prior.relations UNION ALL SELECT {cols} FROM prior.dropped_relations) r "

@@ -209,6 +209,8 @@ class Pack(Closed):
     state_version: str | None = Field(description="the case's state_version; null when it has none")
     tools: list[str] = Field(description="the case's tools; empty when it has none")
     stale_sources: list[StaleSource]
+    contradictions: list[JSON] | None = Field(
+        None, description="admitted items a CONTRADICTS relation links (engine/contradict.py); absent when none")
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
 
@@ -265,6 +267,8 @@ class Answer(BaseModel):
     side_effect: Literal["none"]
     derived_facts: dict[str, JSON]
     conflicts: list[JSON]
+    contradictions: list[JSON] | None = Field(None, description="CONTRADICTS relations between admitted items, "
+                                              "stated with their evidence; absent when none")
     missing_evidence: list[JSON]
     validation: JSON
     refusal: Refusal | None = Field(None, description="present when verdict is refused")
@@ -314,6 +318,10 @@ class PlanCreated(Event):
     target_types: list[str]
     queries: int
     question_terms: dict[str, list[str]] | None = Field(None, description="query id -> terms taken from the question")
+    resolved: list[JSON] | None = Field(None, description="names in the seeds or the question resolved to entity "
+                                        "keys (engine/resolve.py)")
+    unresolved: list[JSON] | None = Field(None, description="names that matched several entities or none well "
+                                          "enough, with their candidates")
 
 
 class RetrievalExecuted(Event):

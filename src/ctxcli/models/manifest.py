@@ -211,6 +211,30 @@ class JsonExportOptions(Strict):
     nested: list[NestedMap] = Field(default_factory=list)
 
 
+class Linking(Strict):
+    """Entity linking at load (load/link.py): the names, aliases and keys of the tenant's
+    entities of ``entity_types`` found in each object's ``fields`` become relations
+    ``relation`` (default MENTIONS) from the object's subject entity to the entity named,
+    attested by the object, with ``extraction_method`` ``linker:exact`` or ``linker:fuzzy``
+    and the match's confidence. A match below ``accept``, or with a rival entity within
+    ``margin``, is kept as an unresolved entity with its candidates (at least ``candidate``)
+    and links nothing."""
+
+    entity_types: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]] = Field(min_length=1)
+    fields: list[Literal["title", "content", "keys"]] = Field(default_factory=lambda: ["title", "content"])
+    relation: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] = "MENTIONS"
+    accept: float = Field(0.9, gt=0.0, le=1.0, description="Least confidence of a linked mention.")
+    candidate: float = Field(0.75, gt=0.0, le=1.0, description="Least score of an unresolved entity's candidate.")
+    margin: float = Field(0.05, ge=0.0, le=1.0, description="A rival within this of the best leaves it unresolved.")
+    fuzzy: bool = Field(True, description="false: exact phrases only.")
+
+    @model_validator(mode="after")
+    def _order(self) -> "Linking":
+        if self.candidate > self.accept:
+            raise ValueError("linking.candidate: must not exceed linking.accept")
+        return self
+
+
 class SourceManifest(Strict):
     source_id: Ident
     tenant_id: Ident | None = Field(None, description="None means each record names its tenant.")
@@ -235,6 +259,7 @@ class SourceManifest(Strict):
     git: GitOptions | None = None
     table: TableOptions | None = None
     json_export: JsonExportOptions | None = None
+    linking: Linking | None = Field(None, description="Entity linking of this source's objects (opt-in).")
     on_dangling: Literal["error", "skip"] | None = Field(
         None, description="A relation naming an unknown entity or evidence object: an error (the default), "
                           "or skip: reported by the load and left out.")

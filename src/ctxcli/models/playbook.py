@@ -28,12 +28,16 @@ class PathStep(P):
 class PathTemplate(P):
     """A typed, directed edge sequence the graph channel may walk, e.g.
     case -BOUND_TO-> ruleset -REQUIRES-> document_type. ``seeds`` (entity keys, may use
-    ``{param.NAME}``, e.g. ``store:{param.store}``) join the investigation's seeds."""
+    ``{param.NAME}``, e.g. ``store:{param.store}``) join the investigation's seeds.
+    ``min_confidence``: every edge walked has at least this confidence; ``inferred: false``: only
+    declared relations are walked, never those entity linking made (load/link.py)."""
 
     id: Ident
     start: TypeName
     steps: list[PathStep] = Field(min_length=1, max_length=6)
     seeds: list[Term] = Field(default_factory=list)
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0)
+    inferred: bool = Field(True, description="false: relations made by entity linking are not walked.")
 
 
 ParamValue = str | int | float | bool
@@ -192,6 +196,25 @@ class Decision(P):
     on_conflict: Ident
 
 
+class NameResolution(P):
+    """Entity names in the question resolved to their stable keys (engine/resolve.py): a name or
+    alias of a readable entity of ``entity_types`` found in the question (util/entity_match.py,
+    thresholds as a source's ``linking``) joins the seeds, and its key the full-text queries;
+    an ambiguous or weak one is recorded as unresolved, with its candidates, and used nowhere."""
+
+    entity_types: list[TypeName] = Field(min_length=1)
+    accept: float = Field(0.9, gt=0.0, le=1.0)
+    candidate: float = Field(0.75, gt=0.0, le=1.0)
+    margin: float = Field(0.05, ge=0.0, le=1.0)
+    fuzzy: bool = True
+
+    @model_validator(mode="after")
+    def _order(self) -> "NameResolution":
+        if self.candidate > self.accept:
+            raise ValueError("resolve_names.candidate: must not exceed resolve_names.accept")
+        return self
+
+
 class Playbook(P):
     playbook_id: Ident
     version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -206,6 +229,7 @@ class Playbook(P):
     budget: Budget
     params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)
+    resolve_names: NameResolution | None = Field(None, description="Entity names in the question (opt-in).")
     evidence_types: list[EvidenceType] = Field(min_length=1)
     facts: list[DerivedFact] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)

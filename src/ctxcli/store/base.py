@@ -82,11 +82,22 @@ class Store(Protocol):
         withheld keyed by query index."""
     def relation_access(self) -> list[tuple]:
         """relation_access rows, by access id."""
-    def walk(self, *, steps: list[tuple[str, int, str, str]], starts: list[tuple[str, str]], seeds: list[str],
-             tenant: str, max_hops: int, as_of_us: int, fanout: int, readable: list[str],
+    def walk(self, *, steps: list[tuple[str, int, str, str, float, bool]], starts: list[tuple[str, str]],
+             seeds: list[str], tenant: str, max_hops: int, as_of_us: int, fanout: int, readable: list[str],
              access_ok: list[int]) -> list[tuple]:
         """(template id, depth, entity path, relation ids, entity key) ordered by template,
-        depth, path."""
+        depth, path. A step (template, step, edge, target type, least confidence, inferred
+        allowed) walks only edges of at least that confidence, and no linked (inferred) edge
+        when the last is false."""
+    def entity_names(self, tenant: str, readable: list[str], *, keys: list[str] | None = None,
+                     types: list[str] | None = None) -> list[tuple]:
+        """(entity key, entity type, name, aliases) of the tenant's entities registered by a
+        ``readable`` source (of ``keys`` / of ``types`` when given), by entity key."""
+    def relations_among(self, keys: list[str], *, rel_types: list[str], tenant: str, as_of_us: int,
+                        access_ok: list[int]) -> list[tuple]:
+        """(relation id, rel type, from key, to key, evidence object id, confidence) of the
+        tenant's relations of ``rel_types`` valid at as_of whose two ends are both in ``keys``
+        and that the subject may walk (``access_ok``, as :meth:`walk`), by relation id."""
     def graph_hits(self, keys: list[str], *, tenant: str, readable: Readable, as_of_us: int) -> Found:
         """hits: (entity key, doc id, supports, valid at as_of) of the tenant's readable objects
         about ``keys``, by (key, doc id); withheld: (entity key, supports, source id, required

@@ -54,7 +54,7 @@ WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source
 _EDGES_SQL = """
 WITH r AS MATERIALIZED (
   SELECT src, dst, rel_type, dst_type, relation_id, tenant_id, valid_from_us, valid_to_us, access_id,
-         ev_valid_from_us, ev_valid_to_us
+         ev_valid_from_us, ev_valid_to_us, confidence, extraction_method
   FROM relations WHERE src IN ({nodes}))
 SELECT * FROM r
 WHERE tenant_id = $tenant AND dst IS NOT NULL
@@ -63,6 +63,26 @@ WHERE tenant_id = $tenant AND dst IS NOT NULL
   AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $asof) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
 """
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
+# Names and aliases of the tenant's entities of readable sources (alias resolution, engine/resolve.py).
+_ENTITY_NAMES_SQL = """
+SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities
+WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id){more}
+ORDER BY entity_key
+"""
+# Relations of some types between entities both among ``keys`` (CONTRADICTS, engine/contradictions.py),
+# authorised and valid at as_of as a walked edge (_EDGES_SQL).
+_AMONG_SQL = """
+WITH e AS MATERIALIZED (SELECT entity_id, entity_key, tenant_id FROM entities WHERE entity_key IN ({keys})),
+n AS (SELECT entity_id, entity_key FROM e WHERE tenant_id = $tenant)
+SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_id, r.confidence, r.tenant_id,
+       r.access_id, r.valid_from_us, r.valid_to_us, r.ev_valid_from_us, r.ev_valid_to_us
+FROM relations r JOIN n a ON a.entity_id = r.src JOIN n b ON b.entity_id = r.dst
+WHERE r.tenant_id = $tenant AND list_contains(CAST($types AS VARCHAR[]), r.rel_type)
+  AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
+  AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
+  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof) AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
+ORDER BY r.relation_id
+"""
 
 
 def _same_tenant(rows: list[tuple], tenant: str, col: int) -> list[tuple]:
@@ -187,7 +207,7 @@ def _num(x: float) -> str:
 # at as_of; (2) the source that registered it and the source of the entity it leads to pass the
 # subject's scope, classification and purpose; (3) the object that attests it, if it names one,
 # would pass the scope, classification, purpose and validity gates. (2) and the non-temporal
-# part of (3) are decided per relation_access row in Python (_walk_access → $access_ok); the
+# part of (3) are decided per relation_access row in Python (walk_access → $access_ok); the
 # attesting object's validity is checked in
 # :meth:`DuckDBStore.walk`. A seed entity starts a walk only when its source
 # passes (2) ($readable).
@@ -343,7 +363,7 @@ class DuckDBStore:
         entity path, relation ids, key of the last entity), ordered by (template, depth, path).
         At each hop a path follows at most ``fanout`` authorised edges (lowest target first)."""
         con = self.con
-        step_of = {(tid, step): (edge, to) for tid, step, edge, to in steps}
+        step_of = {(tid, step): (edge, to, least, inferred) for tid, step, edge, to, least, inferred in steps}
         readable_set, ok = set(readable), set(access_ok)
         params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable_set)}
         ents = _same_tenant(con.execute(_SEEDS_SQL.format(keys=in_list(seeds, "k", params)), params).fetchall(),
@@ -363,17 +383,18 @@ class DuckDBStore:
             edges: dict[int, list[tuple]] = {}
             for e in _same_tenant(con.execute(_EDGES_SQL.format(
                     nodes=in_list(sorted({w[2] for w in frontier}), "n", params)), params).fetchall(), tenant, 5):
-                src, dst, rel, dtype, rid, ten, vf, vt, aid, evf, evt = e
+                src, dst, rel, dtype, rid, ten, vf, vt, aid, evf, evt, conf, method = e
                 if not (dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us)):
                     raise StoreError("a store lookup returned an edge the subject may not walk")
-                edges.setdefault(src, []).append((dst, rel, dtype, rid))
+                edges.setdefault(src, []).append((dst, rel, dtype, rid, conf, method))
             # the fan-out cap counts the edges of every walk row with the same (template, path)
             groups: dict[tuple, list[tuple]] = {}
             for tid, _, node, path, rels in frontier:
-                edge, to = step_of[(tid, depth + 1)]
+                edge, to, least, inferred = step_of[(tid, depth + 1)]
                 groups.setdefault((tid, path), []).extend(
-                    (dst, rid, rels) for dst, rel, dtype, rid in edges.get(node, ())
-                    if rel == edge and dtype == to and dst not in path)
+                    (dst, rid, rels) for dst, rel, dtype, rid, conf, method in edges.get(node, ())
+                    if rel == edge and dtype == to and dst not in path and conf >= least
+                    and (inferred or method is None))
             nxt = []
             for (tid, path), cand in groups.items():
                 cand.sort(key=lambda c: (c[0], c[2], c[1]))
@@ -389,6 +410,34 @@ class DuckDBStore:
         out = [(tid, d, list(path), list(rels), keys[node]) for tid, d, node, path, rels in rows if node in keys]
         out.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
         return out
+
+    def entity_names(self, tenant, readable, *, keys=None, types=None) -> list[tuple]:
+        params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable)}
+        more = ""
+        if keys is not None:
+            more += " AND list_contains(CAST($keys AS VARCHAR[]), entity_key)"
+            params["keys"] = sorted(keys)
+        if types is not None:
+            more += " AND list_contains(CAST($types AS VARCHAR[]), entity_type)"
+            params["types"] = sorted(types)
+        rows = self.con.execute(_ENTITY_NAMES_SQL.format(more=more), params).fetchall()
+        ok = set(readable)
+        if any(r[5] not in ok for r in _same_tenant(rows, tenant, 4)):
+            raise StoreError("a store lookup returned an entity of a source the subject may not read")
+        return [(k, t, n, list(a or [])) for k, t, n, a, *_ in rows]
+
+    def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok) -> list[tuple]:
+        if not keys or not rel_types:
+            return []
+        params: dict[str, Any] = {"tenant": tenant, "types": sorted(rel_types), "access_ok": sorted(access_ok),
+                                  "asof": as_of_us}
+        rows = _same_tenant(self.con.execute(_AMONG_SQL.format(keys=in_list(sorted(keys), "k", params)),
+                                             params).fetchall(), tenant, 6)
+        ok = set(access_ok)
+        for *_, aid, vf, vt, evf, evt in rows:
+            if not (aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us)):
+                raise StoreError("a store lookup returned an edge the subject may not walk")
+        return [tuple(r[:6]) for r in rows]
 
     def graph_hits(self, keys, *, tenant, readable, as_of_us) -> Found:
         """(entity key, doc id, supports, valid) of the tenant's readable objects whose subject

@@ -189,7 +189,7 @@ def _require_layout(con, address: str) -> None:
 # ---------------------------------------------------------------------------------- publishing
 _PG_TYPES = {"VARCHAR": "text", "INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8",
              "BOOLEAN": "bool", "UBIGINT": "int8", "VARCHAR[]": "text[]", "INTEGER[]": "int4[]",
-             "BIGINT[]": "int8[]", "FLOAT[256]": "float4[]"}     # vectors: searched by vector() in float4
+             "BIGINT[]": "int8[]", "DOUBLE[]": "float8[]", "FLOAT[256]": "float4[]"}     # vectors: searched by vector() in float4
 # Point lookups and scans the statements below need (the DuckDB file is sorted instead).
 _INDEXES = [
     "CREATE UNIQUE INDEX ON objects(doc_id)",
@@ -223,7 +223,7 @@ _RLS_TABLES = {
     "objects": "tenant_id", "object_keys": "tenant_id", "entities": "tenant_id", "relations": "tenant_id",
     "tombstones": "tenant_id", "versions": "tenant_id",
     "postings": "tenant_no", "term_stats": "tenant_no", "vectors": "tenant_id",
-    "raw_postings": "tenant_no", "raw_term_stats": "tenant_no",
+    "raw_postings": "tenant_no", "raw_term_stats": "tenant_no", "unresolved_entities": "tenant_id",
 }
 
 
@@ -357,7 +357,7 @@ def export_current(address: str, duckdb_file, *, con=None) -> str | None:
             for t, name, pgtype, comment in cols:
                 pgt = {"text": "text", "integer": "int4", "bigint": "int8", "double precision": "float8",
                        "boolean": "bool", "text[]": "text[]", "integer[]": "int4[]", "bigint[]": "int8[]",
-                       "real[]": "float4[]"}.get(pgtype)
+                       "real[]": "float4[]", "double precision[]": "float8[]"}.get(pgtype)
                 duck = comment[len("duckdb:"):] if comment and comment.startswith("duckdb:") else _DUCK_TYPES.get(pgt)
                 tables.setdefault(t, []).append((name, pgt, duck))
             if not any(d in ("UBIGINT",) for t in tables.values() for _, _, d in t) and "postings" in tables:
@@ -615,7 +615,7 @@ _POSTINGS_UNMASKED = ("(SELECT tenant_no, termid, doc_id, tf, dl, supports FROM 
 # no QUALIFY); ties among equal destinations are broken by relation id.
 _WALK = f"""
 WITH RECURSIVE
-steps(tid, step, edge, to_type) AS (VALUES {{steps}}),
+steps(tid, step, edge, to_type, least, inferred) AS (VALUES {{steps}}),
 starts(tid, start_type) AS (VALUES {{starts}}),
 walk(tid, depth, node, path, rels, rn) AS (
   SELECT s.tid, 0, e.entity_id, ARRAY[e.entity_id], ARRAY[]::text[], 1::bigint
@@ -635,6 +635,7 @@ walk(tid, depth, node, path, rels, rn) AS (
     AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(asof)s)
     AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
     AND NOT r.dst = ANY(w.path)
+    AND r.confidence >= st.least AND (st.inferred OR r.extraction_method IS NULL)
 )
 SELECT w.tid, w.depth, w.path, w.rels, e.entity_key
 FROM walk w JOIN entities e ON e.entity_id = w.node
@@ -837,9 +838,44 @@ class PgStore:
     def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
         params: dict[str, Any] = {"tenant": tenant, "max_hops": max_hops, "asof": as_of_us, "fanout": fanout,
                                   "readable": list(readable), "access_ok": list(access_ok), "seeds": list(seeds)}
-        sql = _WALK.format(steps=_values(steps, "g", params, casts=("text", "integer", "text", "text")),
+        sql = _WALK.format(steps=_values(steps, "g", params, casts=("text", "integer", "text", "text", "float8", "boolean")),
                            starts=_values(starts, "t", params, casts=("text", "text")))
         return self._tenant_q(tenant, sql, params)
+
+    def entity_names(self, tenant, readable, *, keys=None, types=None) -> list[tuple]:
+        # As duckdb_store._ENTITY_NAMES_SQL.
+        params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable)}
+        more = ""
+        if keys is not None:
+            more += " AND entity_key = ANY(%(keys)s::text[])"
+            params["keys"] = sorted(keys)
+        if types is not None:
+            more += " AND entity_type = ANY(%(types)s::text[])"
+            params["types"] = sorted(types)
+        rows = self._tenant_q(tenant, "SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities "
+                              "WHERE tenant_id = %(tenant)s AND source_id = ANY(%(readable)s::text[])" + more
+                              + f" ORDER BY entity_key {C}", params)
+        ok = set(readable)
+        if any(r[4] != tenant or r[5] not in ok for r in rows):
+            raise StoreError("a store lookup returned an entity of a source the subject may not read")
+        return [(k, t, n, list(a or [])) for k, t, n, a, *_ in rows]
+
+    def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok) -> list[tuple]:
+        # As duckdb_store._AMONG_SQL.
+        if not keys or not rel_types:
+            return []
+        rows = self._tenant_q(tenant, f"""
+SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_id, r.confidence
+FROM relations r JOIN entities a ON a.entity_id = r.src JOIN entities b ON b.entity_id = r.dst
+WHERE r.tenant_id = %(tenant)s AND a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s
+  AND a.entity_key = ANY(%(keys)s::text[]) AND b.entity_key = ANY(%(keys)s::text[])
+  AND r.rel_type = ANY(%(types)s::text[]) AND r.access_id = ANY(%(access_ok)s::integer[])
+  AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(asof)s) AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
+  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(asof)s)
+  AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
+ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types": sorted(rel_types),
+                                "access_ok": sorted(access_ok), "asof": as_of_us})
+        return [(rid, t, a, b, ev, float(c)) for rid, t, a, b, ev, c in rows]
 
     def graph_hits(self, keys, *, tenant, readable, as_of_us) -> Found:
         ok, valid, access = pg_access(readable, as_of_us)

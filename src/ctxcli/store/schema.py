@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
@@ -109,5 +109,15 @@ CREATE TABLE mask_groups(grp INTEGER, unless_scopes VARCHAR[]);
 CREATE TABLE raw_term_stats(tenant_no INTEGER, grp INTEGER, term VARCHAR, termid INTEGER, df BIGINT);
 CREATE TABLE raw_postings(tenant_no INTEGER, grp INTEGER, termid INTEGER, doc_id INTEGER, tf INTEGER, dl INTEGER,
     supports UBIGINT);
+"""),
+    # Entity linking at load (issue 30, load/link.py): a relation made by the linker names its
+    # extraction_method ('linker:exact' / 'linker:fuzzy'; NULL for a declared relation) beside
+    # its confidence; a mention the linker could not resolve to one entity is kept in
+    # unresolved_entities with its candidate entity keys and scores (best first), never linked.
+    ("0008_entity_linking", """
+ALTER TABLE relations ADD COLUMN extraction_method VARCHAR;
+ALTER TABLE dropped_relations ADD COLUMN extraction_method VARCHAR;
+CREATE TABLE unresolved_entities(tenant_id VARCHAR, source_id VARCHAR, object_id VARCHAR, subject_id VARCHAR,
+    field VARCHAR, mention VARCHAR, method VARCHAR, candidates VARCHAR[], scores DOUBLE[]);
 """),
 ]
