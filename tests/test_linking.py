@@ -99,6 +99,30 @@ def test_an_inferred_edge_from_an_unreadable_object_is_never_walked(store):
         d.close()
 
 
+def test_a_linked_edge_is_authorised_by_its_own_attesting_object(project_copy, tmp_path):
+    """The source is readable, but one mentioning object needs a scope the subject lacks: the
+    edge that object attests is never walked, the other one is."""
+    from ctxcli.load.build import build_store
+    from ctxcli.store import open_store
+
+    p = project_copy / "sources" / "shop-incidents" / "objects.jsonl"
+    rows = [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+    rows[1]["required_scopes"] = ["incident:timeline"]          # INC-SHOP-0901-TL-01
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.duckdb"
+    build_store(project_copy / "manifests", db, root=project_copy)
+    d = open_store(db)
+    try:
+        by_obj = dict(d.con.execute("SELECT evidence_object_id, relation_id FROM relations "
+                                    "WHERE extraction_method IS NOT NULL").fetchall())
+        hop1 = sorted({tuple(r[3]) for r in _walk(d, ONCALL) if r[1] == 1})
+        assert hop1 == [(by_obj["INC-SHOP-0901"],)]
+        both = Access(ONCALL.scopes | {"incident:timeline"}, ONCALL.purpose, ONCALL.clearance)
+        assert sorted({tuple(r[3]) for r in _walk(d, both) if r[1] == 1}) == sorted((x,) for x in by_obj.values())
+    finally:
+        d.close()
+
+
 def test_templates_can_require_confidence_and_exclude_inferred_edges(store):
     from ctxcli.store import open_store
 
