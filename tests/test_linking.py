@@ -123,6 +123,25 @@ def test_a_linked_edge_is_authorised_by_its_own_attesting_object(project_copy, t
         d.close()
 
 
+def test_linking_reads_the_masked_text_only(project_copy, tmp_path):
+    """A word a source's mask hides never makes an edge, even for subjects who may unmask it."""
+    import duckdb
+
+    from ctxcli.load.build import build_store
+
+    m = project_copy / "manifests" / "sources" / "shop-incidents.yaml"
+    m.write_text(m.read_text() + "redaction:\n  unless_scopes: [incident:read_raw]\n  patterns:\n"
+                 "  - {name: svc, regex: 'checkout service', replacement: '[service]'}\n")
+    db = tmp_path / "s.duckdb"
+    build_store(project_copy / "manifests", db, root=project_copy)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT evidence_object_id, extraction_method FROM relations "
+                           "WHERE extraction_method IS NOT NULL").fetchall() == [("INC-SHOP-0901-TL-01", "linker:fuzzy")]
+    finally:
+        con.close()
+
+
 def test_templates_can_require_confidence_and_exclude_inferred_edges(store):
     from ctxcli.store import open_store
 
