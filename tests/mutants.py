@@ -572,6 +572,14 @@ MUTANTS: list[Mutant] = [
     Mutant("junit-overwrites-anything", "src/ctxcli/eval_junit.py",
            "    return raw.startswith(", "    return True or raw.startswith(",
            ("tests/test_eval_select.py::test_junit_replaces_only_an_earlier_junit_file",)),
+    Mutant("git-emails-unmasked", "src/ctxcli/load/parsers/git.py",
+           "        return [EMAIL_MASK]", "        return []",
+           ("tests/test_parsers_git.py::test_author_and_committer_e_mails_are_masked_like_pii",
+            "tests/test_incident.py::test_git_author_e_mails_reach_no_output_unmasked")),
+    Mutant("git-email-mask-drops-manifest-scopes", "src/ctxcli/load/parsers/__init__.py",
+           'base = m.redaction.model_dump(mode="json") if m.redaction is not None else {"patterns": []}',
+           'base = {"patterns": []}',
+           ("tests/test_parsers_git.py::test_a_manifest_redaction_lifts_the_e_mail_mask_for_its_scopes",)),
 ]
 
 

@@ -20,6 +20,7 @@ from ..store.schema import SCHEMA_VERSION, STEPS
 from ..util.canon import canonical_bytes, sha256_hex
 from .derive import BATCH, Deriver, row_line, start_pool
 from .parse import LoadedSource, _us, parse_source, read_manifests
+from .parsers import redaction
 
 Progress = Callable[[str, int, int], None]
 
@@ -338,7 +339,8 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             first[sid][1] = len(reuse[sid].objects)
             continue
         # the index and the vector of a masked source are made from its masked text (load/derive.py)
-        policy = ls.manifest.redaction.model_dump(mode="json") if ls.manifest.redaction else None
+        red = redaction(ls.manifest)
+        policy = red.model_dump(mode="json") if red else None
         for o in ls.iter_objects(dedup=False):
             o["_redact"] = policy
             k = (o["tenant_id"], o["object_id"])
@@ -641,8 +643,8 @@ _FULLTEXT = [
 def _mask_groups(con, loaded: list[LoadedSource]) -> None:
     """mask_groups (one row per distinct unless_scopes list of the sources' redaction policies;
     a policy nobody may lift has no group) and the temporary src_grp (source -> group)."""
-    per = {ls.manifest.source_id: tuple(sorted(set(ls.manifest.redaction.unless_scopes))) for ls in loaded
-           if ls.manifest.enabled and ls.manifest.redaction and ls.manifest.redaction.unless_scopes}
+    reds = {ls.manifest.source_id: redaction(ls.manifest) for ls in loaded if ls.manifest.enabled}
+    per = {sid: tuple(sorted(set(r.unless_scopes))) for sid, r in reds.items() if r and r.unless_scopes}
     groups = {g: i for i, g in enumerate(sorted(set(per.values())), 1)}
     for g, i in groups.items():
         con.execute("INSERT INTO mask_groups VALUES (?, ?)", [i, list(g)])
@@ -683,7 +685,7 @@ def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int
             sorted(m.required_scopes), sorted(m.allowed_purposes), m.refresh_sla, max_age,
             m.valid_time.from_field, m.valid_time.to_field, m.deletion_mode.value, m.parser.value,
             m.parser_version, m.schema_version, m.enabled, m.snapshot,
-            canonical_bytes(m.redaction.model_dump(mode="json")).decode() if m.redaction else None,
+            canonical_bytes(red.model_dump(mode="json")).decode() if (red := redaction(m)) else None,
             ls.manifest_file, ls.digest, n_obj, n_sec, c["entities"], c["relations"], c["tombstones"],
             c["dropped"], newest])
         out.append(SourceSummary(source_id=sid, enabled=m.enabled, objects=n_obj, sections=n_sec,

@@ -180,6 +180,9 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             files.append(Path(dirpath) / fn)
     digest = hashlib.sha256()
     digest.update(b"manifest\0" + mbytes + b"\0")
+    own = parsers.get(m.parser.value).masks(m)
+    if own:     # the parser's own masks shape the index: a store made without them is not reused
+        digest.update(b"masks\0" + canonical_bytes(own) + b"\0")
     mine = [r for r in rules or [] if r.applies_to(m.source_id)]
     if mine:
         from .evidence_rules import rules_digest
