@@ -580,6 +580,19 @@ MUTANTS: list[Mutant] = [
            'base = m.redaction.model_dump(mode="json") if m.redaction is not None else {"patterns": []}',
            'base = {"patterns": []}',
            ("tests/test_parsers_git.py::test_a_manifest_redaction_lifts_the_e_mail_mask_for_its_scopes",)),
+    Mutant("kept-row-ignores-text-change", "src/ctxcli/load/build.py",
+           'if was is not None and was[1] == row_key(o["title"], o["content"], o["keys"]):',
+           "if was is not None:",
+           ("tests/test_incremental_rows.py::test_a_reload_derives_only_changed_records_and_equals_a_full_load",)),
+    Mutant("kept-row-policy-unchecked", "src/ctxcli/load/reuse.py",
+           "if sid not in policies or pols.get(sid) != policies[sid]:", "if sid not in policies:",
+           ("tests/test_incremental_rows.py::test_a_changed_redaction_policy_derives_the_sources_records_again",)),
+    Mutant("row-reload-derives-everything", "src/ctxcli/load/build.py",
+           "was = kept.get(k)", "was = None",
+           ("tests/test_incremental_rows.py::test_a_reload_derives_only_changed_records_and_equals_a_full_load",)),
+    Mutant("load-delta-ignores-changed-columns", "src/ctxcli/load/reuse.py",
+           'if c not in ("doc_id", "family"))', 'if c in ("content",))',
+           ("tests/test_incremental_rows.py::test_a_reload_derives_only_changed_records_and_equals_a_full_load",)),
 ]
 
 
