@@ -593,6 +593,14 @@ MUTANTS: list[Mutant] = [
     Mutant("load-delta-ignores-changed-columns", "src/ctxcli/load/reuse.py",
            'if c not in ("doc_id", "family"))', 'if c in ("content",))',
            ("tests/test_incremental_rows.py::test_a_reload_derives_only_changed_records_and_equals_a_full_load",)),
+    Mutant("postgres-rows-outside-the-digest", "src/ctxcli/load/parsers/table.py",
+           'if ls.manifest.table.format != "postgres":\n            return None',
+           "if True:\n            return None",
+           ("tests/test_parsers_table_postgres.py::test_a_changed_row_is_a_changed_source_and_reloads_only_that_row",)),
+    Mutant("postgres-password-in-manifest", "src/ctxcli/models/manifest.py",
+           'raise ValueError("table.database: a manifest never holds a password',
+           'print("table.database: a manifest never holds a password',
+           ("tests/test_parsers_table_postgres.py::test_a_password_in_the_manifest_is_refused_and_an_address_error_shows_none",)),
 ]
 
 

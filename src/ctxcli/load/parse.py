@@ -202,7 +202,10 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
         digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
     names = {p.relative_to(snap).as_posix(): p for p in files}
-    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest(), root=root,
-                      snap=snap, names=names, rules=mine)
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, rules=mine)
     ls.parser.check(ls)
+    extra = ls.parser.content_digest(ls)     # rows read from a database, not from the folder
+    if extra is not None:
+        digest.update(b"content\0" + extra + b"\0")
+    ls.digest = "sha256:" + digest.hexdigest()
     return ls

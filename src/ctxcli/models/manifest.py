@@ -156,13 +156,36 @@ class GitOptions(Strict):
 
 
 class TableOptions(Strict):
-    file: Annotated[str, StringConstraints(min_length=1, max_length=512)]
-    format: Literal["csv", "tsv", "parquet", "json", "jsonl", "excel", "sqlite"] | None = Field(
+    file: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
+        None, description="The file inside the snapshot folder (every format but postgres).")
+    format: Literal["csv", "tsv", "parquet", "json", "jsonl", "excel", "sqlite", "postgres"] | None = Field(
         None, description="Default: from the file's extension.")
+    database: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = Field(
+        None, description="format postgres: the database's address (postgresql://user@host:port/db, or libpq "
+                          "key=value pairs); the password comes from PGPASSFILE or the libpq environment, "
+                          "never from the manifest.")
     sheet: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
     table: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")] | None = None
     query: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
-        None, description="A read-only SELECT over the SQLite database's tables.")
+        None, description="A read-only SELECT over the SQLite or PostgreSQL database's tables.")
+
+    @model_validator(mode="after")
+    def _where(self) -> "TableOptions":
+        if self.format == "postgres":
+            if self.database is None:
+                raise ValueError("table.database: format postgres reads a database: give its address")
+            if self.file is not None:
+                raise ValueError("table.file: a PostgreSQL table has no file (table.database names the database)")
+            if re.search(r"://[^/?#@\s]*:[^@/?#\s]*@", self.database) or re.search(r"\bpassword\s*=",
+                                                                                  self.database, re.I):
+                raise ValueError("table.database: a manifest never holds a password (use PGPASSFILE or the "
+                                 "libpq environment)")
+        else:
+            if self.file is None:
+                raise ValueError("table.file: missing (the file inside the snapshot folder)")
+            if self.database is not None:
+                raise ValueError("table.database: only for format postgres")
+        return self
 
 
 class Freshness(Strict):

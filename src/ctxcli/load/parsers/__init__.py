@@ -39,6 +39,11 @@ class Parser:
     def tombstones(self, ls) -> Iterator[dict[str, Any]]:
         return common.sidecar_tombstones(ls)
 
+    def content_digest(self, ls) -> bytes | None:
+        """The digest of what the source reads from outside its snapshot folder (a
+        database), joined to the source's digest; None when it reads only its files."""
+        return None
+
     def masks(self, m) -> list[dict[str, str]]:
         """Redaction patterns (``name``, ``regex``, ``replacement``) every object of this
         parser carries whatever the manifest says: PII the parser itself writes (git: the
