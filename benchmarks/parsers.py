@@ -99,10 +99,14 @@ def _reload(tmp: Path, parser: str, files: int, commits: int) -> tuple[float, fl
                                           for f in range(0, files, 100)}))
         make_repo(tmp / "sources" / "docs", hist)
     t0 = time.perf_counter()
-    res = build_store(tmp / "manifests", db, root=tmp)
+    stages: dict[str, float] = {}
+
+    def seen(stage: str, done: int, total: int) -> None:      # when each stage of the reload began
+        stages.setdefault(stage, round(time.perf_counter() - t0, 1))
+    res = build_store(tmp / "manifests", db, root=tmp, progress=seen)
     inc = time.perf_counter() - t0
     said = ", ".join(f"{s.source_id} +{s.added} ~{s.changed} -{s.removed}" for s in res.sources)
-    return full, inc, said
+    return full, inc, f"{said}; stages began at {stages} s"
 
 
 def main() -> None:
@@ -119,7 +123,9 @@ def main() -> None:
         print(f"{a.parser}: {n} objects in {s:.2f} s = {n / s:,.0f} objects/s; peak RSS {peak:.0f} MB", flush=True)
         if a.reload:
             full, inc, said = _reload(Path(d), a.parser, a.files, a.commits)
-            print(f"full load {full:.2f} s; reload after a 1 % change {inc:.2f} s = {100 * inc / full:.0f} % ({said})")
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(f"full load {full:.2f} s; reload after a 1 % change {inc:.2f} s = {100 * inc / full:.0f} % ({said}); "
+                  f"peak RSS of the loading process {peak:.0f} MB (workers not counted)")
 
 
 if __name__ == "__main__":
