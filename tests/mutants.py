@@ -601,6 +601,13 @@ MUTANTS: list[Mutant] = [
            'raise ValueError("table.database: a manifest never holds a password',
            'print("table.database: a manifest never holds a password',
            ("tests/test_parsers_table_postgres.py::test_a_password_in_the_manifest_is_refused_and_an_address_error_shows_none",)),
+    Mutant("row-groups-ignore-the-key", "src/ctxcli/load/parsers/table.py",
+           "                    or any(row.get(c) != r0[1].get(c) for c in rg.by)):",
+           "                    or False):",
+           ("tests/test_parsers_table.py::test_row_groups_keep_keys_and_column_names_for_long_tables",)),
+    Mutant("row-groups-keep-only-the-first-key", "src/ctxcli/load/parsers/table.py",
+           "        for _, _, f, _, _ in group:", "        for _, _, f, _, _ in group[:1]:",
+           ("tests/test_parsers_table.py::test_row_groups_keep_keys_and_column_names_for_long_tables",)),
 ]
 
 

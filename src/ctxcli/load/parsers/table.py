@@ -247,6 +247,9 @@ class TableParser(Parser):
 
     def objects(self, ls) -> Iterator[dict[str, Any]]:
         m = ls.manifest
+        if m.table.row_groups is not None:
+            yield from group_objects(ls)
+            return
         for n, row, fields, tenant, where in mapped_rows(ls):
             try:
                 rec = _record(ls, n, row, fields, tenant, where)
@@ -282,6 +285,57 @@ class TableParser(Parser):
                 report(ls, e)
                 continue
             yield from got
+
+
+def group_objects(ls) -> Iterator[dict[str, Any]]:
+    """``table.row_groups``: one object per run of at most ``rows`` consecutive rows of one
+    tenant with equal ``by`` values (models.manifest.RowGroups)."""
+    from .mapping import _text
+
+    m, rg = ls.manifest, ls.manifest.table.row_groups
+    base = (m.table.file if m.table.format != "postgres" else "postgres") + (f":{m.table.table}" if m.table.table else "")
+    group: list[tuple[int, dict[str, Any], dict[str, Any], str, Where]] = []
+
+    def flush() -> Iterator[dict[str, Any]]:
+        n0, row0, fields0, tenant, where = group[0]
+        cols = list(rg.columns) or list(row0)
+        a, b = n0, group[-1][0]
+        lines = [" | ".join(cols)] + [" | ".join("" if empty(r.get(c)) else _text(r.get(c)) for c in cols)
+                                      for _, r, _, _, _ in group]
+        fields = dict(fields0)
+        head = fields.get("body")
+        fields["body"] = "\n".join(([head] if head else []) + lines)
+        keys: list[str] = []
+        for _, _, f, _, _ in group:
+            keys.extend(k for k in f.get("keys", []) if k not in keys)
+        fields["keys"] = keys
+        if "object_id" in fields:
+            fields["object_id"] = f"{fields['object_id']}#rows-{a}-{b}"
+        if "version" not in fields:
+            fields["version"] = "rows:" + sha256_hex(canonical_bytes([_row_hash(r) for _, r, _, _, _ in group]))[:16]
+        try:
+            rec = mapped_record(row0, fields, where, f"{base}#rows-{a}-{b}")
+        except InputError as e:
+            report(ls, e)
+            return
+        yield record_row(m, rec, tenant, where)
+
+    for item in mapped_rows(ls):
+        n, row, fields, tenant, where = item
+        if group:
+            r0 = group[0]
+            if (len(group) >= rg.rows or tenant != r0[3]
+                    or any(row.get(c) != r0[1].get(c) for c in rg.by)):
+                yield from flush()
+                group = []
+        for c in rg.by:
+            if c not in row:
+                report(ls, where.error(f"{where.what} {c!r} (table.row_groups.by) is not a column",
+                                       field="table.row_groups.by"))
+                return
+        group.append(item)
+    if group:
+        yield from flush()
 
 
 def entity_of(m, em, row: dict[str, Any], tenant: str, where: Where,
