@@ -137,7 +137,8 @@ def test_ctx_load_reports_added_changed_removed_per_source(tmp_path, monkeypatch
     _project(root)
     monkeypatch.setenv("CTX_ROOT", str(root))
     db = tmp_path / "s.duckdb"
-    assert run_cli(["load", "--manifests", root / "manifests", "--db", db]).exit_code == 0
+    r = run_cli(["load", "--manifests", root / "manifests", "--db", db])
+    assert r.exit_code == 0 and "no previous store to compare with: every object is new" in r.stdout
     _change(root)
     r = run_cli(["load", "--manifests", root / "manifests", "--db", db, "--json"])
     assert r.exit_code == 0

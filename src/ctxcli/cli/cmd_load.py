@@ -89,7 +89,10 @@ def load(
             c.print(f"reused {len(res.reused)} unchanged source(s) from the previous store: {safe(', '.join(res.reused))}")
         moved = [f"{s.source_id} +{s.added} ~{s.changed} -{s.removed}" for s in res.sources
                  if s.added or s.changed or s.removed]
-        c.print(f"changes since the previous store: {safe(', '.join(moved)) if moved else 'none'}")
+        if not getattr(res, "compared", True):
+            c.print("no previous store to compare with: every object is new")
+        else:
+            c.print(f"changes since the previous store: {safe(', '.join(moved)) if moved else 'none'}")
         c.print(f"store digest {res.store_digest}")
 
 

@@ -50,6 +50,7 @@ class LoadResult:
     sources: list[SourceSummary]
     objects: int
     warnings: list[str] = field(default_factory=list)      # e.g. dangling references skipped
+    compared: bool = True       # False: no previous store of this schema and builder to count changes against
 
     @property
     def reused(self) -> list[str]:
@@ -245,7 +246,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
-                      objects=stats["objects"], warnings=stats["warnings"])
+                      objects=stats["objects"], warnings=stats["warnings"], compared=stats["compared"])
 
 
 def _policy_text(m) -> str | None:
@@ -589,6 +590,7 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
                 "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
     delta = None
+    stats["compared"] = prior is not None
     if prior is not None:
         from .reuse import deltas
 
