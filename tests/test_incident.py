@@ -54,6 +54,18 @@ def test_main_answer_separates_facts_from_hypothesis(runs):
     assert a["side_effect"] == "none"
 
 
+def test_git_author_e_mails_reach_no_output_unmasked(runs):
+    """The runbooks' authors and committers (git provenance) are shown with their e-mail
+    addresses masked: no subject of these runs holds a scope that lifts the mask."""
+    from ctxcli.api import output_files
+
+    for res in runs.values():
+        files = output_files(res)
+        assert not any(b"payments-core@example.invalid" in data for data in files.values())
+    facts = [e["facts"] for e in runs[None].pack["evidence"] if e["object_id"].startswith("RB-PAY-RECOVERY-v4#")]
+    assert facts and {f["git_author"] for f in facts} == {"payments-core <[email redacted]>"}
+
+
 def test_semantic_differently_titled_runbook_is_found(runs):
     res = runs[None]
     v4 = [e for e in res.pack["evidence"] if e["object_id"].startswith("RB-PAY-RECOVERY-v4#")]

@@ -119,6 +119,39 @@ def test_a_deleted_file_ends_its_last_version_and_is_tombstoned(tmp_path):
     assert left == [f"b@{ids[0][:12]}#s"]
 
 
+def _policy_and_text(tmp_path):
+    db = tmp_path / "s.duckdb"
+    build_store(tmp_path / "manifests", db, root=tmp_path)
+    con = open_reader(db)
+    try:
+        (pol,) = con.execute("SELECT redaction FROM sources WHERE source_id = 'runbooks'").fetchone()
+        text = " ".join(r[0] for r in con.execute("SELECT fts_text FROM objects").fetchall())
+    finally:
+        con.close()
+    return orjson.loads(pol), text
+
+
+def test_author_and_committer_e_mails_are_masked_like_pii(tmp_path):
+    """The git facts are provenance and PII: the source's redaction gains the git_email mask
+    (for every subject without a redaction block; lifted by the manifest's unless_scopes), and
+    the index is made from the masked text."""
+    project(tmp_path, [(T0, {"a.md": doc("alice", "## S\nwrite to ana@example.com\n")})])
+    pol, text = _policy_and_text(tmp_path)
+    assert pol == {"unless_scopes": [], "policy_object": None, "patterns": [
+        {"name": "git_email", "regex": "[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}",
+         "replacement": "[email redacted]"}]}
+    assert "ana" not in text.split() and "redacted" in text.split()
+
+
+def test_a_manifest_redaction_lifts_the_e_mail_mask_for_its_scopes(tmp_path):
+    red = {"unless_scopes": ["pii:read"], "patterns": [{"name": "ticket", "regex": "TCK-[0-9]+",
+                                                        "replacement": "[ticket]"}]}
+    project(tmp_path, [(T0, {"a.md": doc("alice", "## S\ntext\n")})], redaction=red)
+    pol, _ = _policy_and_text(tmp_path)
+    assert pol["unless_scopes"] == ["pii:read"]
+    assert [p["name"] for p in pol["patterns"]] == ["ticket", "git_email"]
+
+
 def test_a_bundle_file_reads_like_the_repository(tmp_path):
     ids = project(tmp_path, [(T0, {"a.md": doc("alice", "## S\none\n")}),
                              (T0 + DAY, {"a.md": doc("alice", "## S\ntwo\n")})], bundle=True)

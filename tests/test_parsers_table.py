@@ -178,3 +178,38 @@ def test_a_table_without_mapping_is_refused_with_the_manifest_field(tmp_path):
     project(tmp_path, {"deployments.csv": CSV}, {"file": "deployments.csv"}, mapping=None)
     with pytest.raises(InputError, match="mapping: parser table needs a mapping"):
         loaded(tmp_path)
+
+
+def test_row_groups_keep_keys_and_column_names_for_long_tables(tmp_path):
+    """table.row_groups (issue 29 item 3): consecutive rows of one key become one object of at
+    most `rows` rows — header + rows, so every value keeps its column, and every row's key."""
+    csv = ("service,minute,errors,tenant\n"
+           "checkout,10:00,3,t1\ncheckout,10:01,5,t1\ncheckout,10:02,9,t1\n"
+           "ledger,10:00,0,t2\nledger,10:01,1,t1\n")
+    mapping = {"object_id": "errors:{service}", "title": "Errors of {service}", "keys": ["{service}@{minute}"],
+               "tenant_id": "tenant", "observed_at": "minute", "set": {"object_type": "error_rates",
+                                                                      "observed_at": "2026-03-01T10:00:00Z"},
+               "facts": {"service": "service"}}
+    mapping.pop("observed_at")
+    project(tmp_path, {"errors.csv": csv}, {"file": "errors.csv", "row_groups": {
+        "by": ["service"], "rows": 2, "columns": ["minute", "errors"]}}, mapping=mapping)
+    obs = objects(tmp_path)
+    assert [(o["object_id"], o["locator"]) for o in obs] == [
+        ("errors:checkout#rows-1-2", "errors.csv#rows-1-2"), ("errors:checkout#rows-3-3", "errors.csv#rows-3-3"),
+        ("errors:ledger#rows-5-5", "errors.csv#rows-5-5")]           # row 4 is tenant t2's
+    assert obs[0]["content"] == "minute | errors\n10:00 | 3\n10:01 | 5"
+    assert obs[0]["keys"] == ["checkout@10:00", "checkout@10:01"]
+    assert orjson.loads(obs[0]["facts"]) == {"service": "checkout"}
+    assert obs[0]["source_version"].startswith("rows:") and obs[0]["source_version"] != obs[1]["source_version"]
+
+
+def test_row_groups_refuse_relations_and_name_a_missing_key_column(tmp_path):
+    project(tmp_path, {"deploys.csv": CSV}, {"file": "deploys.csv", "row_groups": {"by": ["service"]}})
+    with pytest.raises(InputError, match="a group of rows attests no relation"):
+        loaded(tmp_path)
+    m = {k: v for k, v in MAPPING.items() if k != "relations"}
+    (tmp_path / "sources").rename(tmp_path / "old")
+    (tmp_path / "manifests").rename(tmp_path / "oldm")
+    project(tmp_path, {"deploys.csv": CSV}, {"file": "deploys.csv", "row_groups": {"by": ["team"]}}, mapping=m)
+    with pytest.raises(InputError, match="'team' \\(table.row_groups.by\\) is not a column"):
+        objects(tmp_path)

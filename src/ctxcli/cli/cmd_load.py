@@ -40,8 +40,11 @@ def load(
     The new store is built beside the old one and swapped in only on success; any bad
     record is a one-line error naming file, line and field (exit 2), and the old store
     stays as it was. Sources whose digest is unchanged since the previous load are not
-    read again: their rows are copied from the old store (column "reused"); --full reads
-    every source. One load at a time: while another load holds the store's writer lock
+    read again: their rows are copied from the old store (column "reused"), and a changed
+    source's records whose text is unchanged keep what was derived from it (token counts,
+    index terms, vectors); --full reads and derives every source. Each source's objects
+    added, changed and removed since the old store are reported (+added ~changed -removed;
+    --json: "added", "changed", "removed"). One load at a time: while another load holds the store's writer lock
     (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
     the same store is published as a new generation of a team store (`ctx store init` first;
     docs/postgres.md).
@@ -84,6 +87,12 @@ def load(
         show(c, t)
         if res.reused:
             c.print(f"reused {len(res.reused)} unchanged source(s) from the previous store: {safe(', '.join(res.reused))}")
+        moved = [f"{s.source_id} +{s.added} ~{s.changed} -{s.removed}" for s in res.sources
+                 if s.added or s.changed or s.removed]
+        if not getattr(res, "compared", True):
+            c.print("no previous store to compare with: every object is new")
+        else:
+            c.print(f"changes since the previous store: {safe(', '.join(moved)) if moved else 'none'}")
         c.print(f"store digest {res.store_digest}")
 
 

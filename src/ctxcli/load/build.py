@@ -20,6 +20,7 @@ from ..store.schema import SCHEMA_VERSION, STEPS
 from ..util.canon import canonical_bytes, sha256_hex
 from .derive import BATCH, Deriver, row_line, start_pool
 from .parse import LoadedSource, _us, parse_source, read_manifests
+from .parsers import redaction
 
 Progress = Callable[[str, int, int], None]
 
@@ -36,6 +37,10 @@ class SourceSummary:
     dropped: int
     digest: str
     reused: bool = False
+    # objects against the previous store's, by tenant and id (no comparable store: all added)
+    added: int | None = None
+    changed: int | None = None
+    removed: int | None = None
 
 
 @dataclass
@@ -45,6 +50,7 @@ class LoadResult:
     sources: list[SourceSummary]
     objects: int
     warnings: list[str] = field(default_factory=list)      # e.g. dangling references skipped
+    compared: bool = True       # False: no previous store of this schema and builder to count changes against
 
     @property
     def reused(self) -> list[str]:
@@ -75,6 +81,10 @@ REL_COLS = {"tenant_id": "VARCHAR", "relation_id": "VARCHAR", "src": "BIGINT", "
 UNRES_COLS = {"tenant_id": "VARCHAR", "source_id": "VARCHAR", "object_id": "VARCHAR", "subject_id": "VARCHAR",
               "field": "VARCHAR", "mention": "VARCHAR", "method": "VARCHAR", "candidates": "VARCHAR[]",
               "scores": "DOUBLE[]"}
+# A changed source's objects whose text is unchanged (load/reuse.py): their row, without the
+# values derived from that text (copied from the live store), and the live store's doc id.
+KEPT_COLS = {**{c: t for c, t in OBJ_COLS.items() if c not in ("tokens", "fts_text", "dedup_hash")},
+             "old_doc": "INTEGER"}
 TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]", "raw_terms": "VARCHAR[]",
              "raw_tfs": "INTEGER[]"}
 TLINE_COLS = {"source_id": "VARCHAR", "seq": "INTEGER", "tenant_id": "VARCHAR", "object_id": "VARCHAR",
@@ -150,7 +160,9 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     the staging file replaces the live store in one rename.
 
     With ``incremental`` (the default), sources whose digest equals the live store's are not
-    read again: their rows are copied from the live store (see load/reuse.py).
+    read again: their rows are copied from the live store, and the objects of a changed source
+    whose text is unchanged keep their derived values (see load/reuse.py). Either way, each
+    source's added / changed / removed objects are counted against the live store.
     """
     manifests_dir = Path(manifests_dir)
     root = Path(root) if root is not None else manifests_dir.resolve().parent
@@ -174,23 +186,28 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
            pool, *, manifests_dir: Path | None = None) -> LoadResult:
-    prior = None
-    if incremental:
-        from .reuse import read_prior
+    from .reuse import read_prior
 
+    if incremental:
         # A source that declares linking is read again on every load (its links depend on other
-        # sources' entities, which a reused source supplies from the live store).
-        prior = read_prior(db_path, {ls.manifest.source_id: ls.digest for ls in loaded
-                                     if ls.manifest.enabled and not ls.manifest.linking},
-                           BUILDER_VERSION, SCHEMA_VERSION)
+        # sources' entities, which a reused source supplies from the live store): a digest that
+        # never matches, so it counts as changed and only its records whose text changed are derived.
+        prior = read_prior(db_path, {ls.manifest.source_id: "relink:" + ls.digest if ls.manifest.linking
+                                     else ls.digest for ls in loaded if ls.manifest.enabled},
+                           BUILDER_VERSION, SCHEMA_VERSION,
+                           policies={ls.manifest.source_id: _policy_text(ls.manifest) for ls in loaded
+                                     if ls.manifest.enabled})
         if prior is not None and prior.store_digest == store_digest:
             # Same builder, schema and source digests: the live store is the store this load
             # would build, byte for byte in every table. Nothing to do.
             by_id = {r[0]: r for r in prior.summaries}
             if set(by_id) == {ls.manifest.source_id for ls in loaded}:
-                sums = [SourceSummary(*by_id[ls.manifest.source_id], reused=True) for ls in loaded]
+                sums = [SourceSummary(*by_id[ls.manifest.source_id], reused=True, added=0, changed=0, removed=0)
+                        for ls in loaded]
                 return LoadResult(db=str(db_path), store_digest=store_digest, sources=sums,
                                   objects=sum(x.objects for x in sums))
+    else:       # nothing is reused; the live store only tells what changed
+        prior = read_prior(db_path, {}, BUILDER_VERSION, SCHEMA_VERSION)
 
     fd, staging = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".staging", dir=db_path.parent)
     os.close(fd)
@@ -205,8 +222,10 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
                 stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool,
                                        manifests_dir=manifests_dir)
                 break
-            except Fallback:
-                prior = None            # a full load gives the answer (or the exact error)
+            except Fallback:            # a full load gives the answer (or the exact error)
+                from .reuse import read_prior
+
+                prior = read_prior(db_path, {}, BUILDER_VERSION, SCHEMA_VERSION)    # for the counts only
                 for p in (staging, staging + ".wal"):
                     if os.path.exists(p):
                         os.unlink(p)
@@ -235,7 +254,13 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
-                      objects=stats["objects"], warnings=stats["warnings"])
+                      objects=stats["objects"], warnings=stats["warnings"], compared=stats["compared"])
+
+
+def _policy_text(m) -> str | None:
+    """A source's redaction policy as the sources table records it."""
+    red = redaction(m)
+    return canonical_bytes(red.model_dump(mode="json")).decode() if red else None
 
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
@@ -282,8 +307,9 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     w_drop = _Writer(tmpdir, "dropped_relations", REL_COLS)
     w_tlines = _Writer(tmpdir, "source_tombstones", TLINE_COLS)
     w_unres = _Writer(tmpdir, "unresolved_entities", UNRES_COLS)
+    w_kept = _Writer(tmpdir, "kept_objects", KEPT_COLS)
     if opened is not None:
-        opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines, w_unres))
+        opened.extend(w.fh for w in (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines, w_unres, w_kept))
     linker = None
     if any(ls.manifest.enabled and ls.manifest.linking for ls in loaded):
         from .link import Linker
@@ -291,6 +317,9 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
         linker = Linker()
     links: list[tuple[str, dict[str, Any]]] = []            # (source, link) found in the objects
     unresolved: list[tuple[str, dict[str, Any]]] = []
+    from .reuse import row_key
+
+    prior_rows = prior.rows if prior is not None else {}
     first: dict[str, list[int]] = {}        # source -> [first doc, objects parsed, first entity, entities]
     per: dict[str, dict[str, int]] = {ls.manifest.source_id: {
         "objects": 0, "sections": 0, "entities": 0, "relations": 0, "tombstones": 0, "dropped": 0}
@@ -358,8 +387,10 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             first[sid][1] = len(reuse[sid].objects)
             continue
         # the index and the vector of a masked source are made from its masked text (load/derive.py)
-        policy = ls.manifest.redaction.model_dump(mode="json") if ls.manifest.redaction else None
+        red = redaction(ls.manifest)
+        policy = red.model_dump(mode="json") if red else None
         linking = ls.manifest.linking if linker is not None else None
+        kept = prior_rows.get(sid, {})      # its objects in the live store, if their policy is this one
         for o in ls.iter_objects(dedup=False):
             o["_redact"] = policy
             k = (o["tenant_id"], o["object_id"])
@@ -379,6 +410,11 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                 found, weak = linker.scan(o, linking, sid)
                 links.extend((sid, x) for x in found)
                 unresolved.extend((sid, x) for x in weak)
+            was = kept.get(k)
+            if was is not None and was[1] == row_key(o["title"], o["content"], o["keys"]):
+                o["old_doc"] = was[0]       # same text: its derived values are copied, not derived again
+                w_kept.write(o)
+                continue
             batch.append(o)
             if len(batch) >= BATCH:
                 deriver.add(batch)
@@ -478,7 +514,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     problems.raise_if_any()
     families = _families(objs, sup, set(removed_docs))
     gone = sorted((t, o, objs[(t, o)][3], objs[(t, o)][0]) for t, o in removed if (t, o) in objs)
-    return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines, w_unres), "per": per,
+    return {"writers": (w_obj, w_ent, w_rel, w_tomb, w_terms, w_drop, w_tlines, w_unres, w_kept), "per": per,
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": first,
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
             "vectors": vec_path, "warnings": warnings}
@@ -521,14 +557,17 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     con.execute("CREATE TEMP TABLE doc_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # reused documents
     con.execute("CREATE TEMP TABLE raw_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # their raw_postings
     con.execute("CREATE TEMP TABLE doc_len(doc_id INTEGER, dl INTEGER)")
+    con.execute("CREATE TEMP TABLE kept_objects(" + ", ".join(f"{c} {t}" for c, t in KEPT_COLS.items()) + ")")
     for w in stats["writers"]:
         w.insert(con)
     con.execute("INSERT INTO doc_len SELECT doc_id, coalesce(list_sum(tfs), 0) FROM doc_terms")
     if prior is not None:
-        from .reuse import copy_rows
+        from .reuse import attach, copy_rows
 
+        attach(con, prior)
         reused = {sid: (stats["first"][sid][0], stats["first"][sid][2]) for sid in prior.sources}
-        copy_rows(con, prior, reused, stats["removed"], stats["per"])
+        copy_rows(con, prior, reused, stats["removed"], stats["per"], tuple(OBJ_COLS))
+    con.execute("DROP TABLE kept_objects")
     con.execute("CREATE TEMP TABLE gone_docs AS SELECT unnest(?::INTEGER[]) AS doc_id", [stats["removed_docs"]])
     fam = stats["families"]
     con.execute("CREATE TEMP TABLE fam AS SELECT unnest(?::INTEGER[]) AS doc_id, unnest(?::BIGINT[]) AS family",
@@ -595,7 +634,13 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     con.execute("INSERT INTO versions SELECT family, tenant_id, object_id, supersedes, source_version, "
                 "valid_from_us, valid_to_us, required_scopes, allowed_purposes FROM objects "
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
-    stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set())
+    delta = None
+    stats["compared"] = prior is not None
+    if prior is not None:
+        from .reuse import deltas
+
+        delta = deltas(con, tuple(OBJ_COLS))
+    stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set(), delta)
     total = stats["objects"]
     from .parse import manifest_digest
 
@@ -614,7 +659,8 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     from ..embed import load_model
     from .vectors import write_vectors
 
-    write_vectors(con, load_model(), prior, stats["first"], made=stats["vectors"])
+    write_vectors(con, load_model(), prior, made=stats["vectors"])
+    con.execute("DROP TABLE IF EXISTS prior_docs")
     progress("fts", 0, 1)
     _write_fulltext(con)
     con.execute("COMMIT")
@@ -685,8 +731,8 @@ _FULLTEXT = [
 def _mask_groups(con, loaded: list[LoadedSource]) -> None:
     """mask_groups (one row per distinct unless_scopes list of the sources' redaction policies;
     a policy nobody may lift has no group) and the temporary src_grp (source -> group)."""
-    per = {ls.manifest.source_id: tuple(sorted(set(ls.manifest.redaction.unless_scopes))) for ls in loaded
-           if ls.manifest.enabled and ls.manifest.redaction and ls.manifest.redaction.unless_scopes}
+    reds = {ls.manifest.source_id: redaction(ls.manifest) for ls in loaded if ls.manifest.enabled}
+    per = {sid: tuple(sorted(set(r.unless_scopes))) for sid, r in reds.items() if r and r.unless_scopes}
     groups = {g: i for i, g in enumerate(sorted(set(per.values())), 1)}
     for g, i in groups.items():
         con.execute("INSERT INTO mask_groups VALUES (?, ?)", [i, list(g)])
@@ -709,8 +755,16 @@ def _write_fulltext(con) -> None:
 FULLTEXT_SECONDS: list[tuple[str, float]] = []    # the last load's statements and their times (benchmarks)
 
 
+def _delta(delta: dict[str, tuple[int, int, int]] | None, sid: str, n_obj: int) -> dict[str, int | None]:
+    """A source's added / changed / removed objects; with no comparable previous store, all added."""
+    if delta is None:
+        return {"added": n_obj, "changed": 0, "removed": 0}
+    a, c, r = delta.get(sid, (0, 0, 0))
+    return {"added": a, "changed": c, "removed": r}
+
+
 def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int]],
-                   reused: set[str]) -> list[SourceSummary]:
+                   reused: set[str], delta: dict[str, tuple[int, int, int]] | None = None) -> list[SourceSummary]:
     from ..util.timeutil import parse_duration
 
     counted = {r[0]: r[1:] for r in con.execute(
@@ -727,10 +781,11 @@ def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int
             sorted(m.required_scopes), sorted(m.allowed_purposes), m.refresh_sla, max_age,
             m.valid_time.from_field, m.valid_time.to_field, m.deletion_mode.value, m.parser.value,
             m.parser_version, m.schema_version, m.enabled, m.snapshot,
-            canonical_bytes(m.redaction.model_dump(mode="json")).decode() if m.redaction else None,
+            _policy_text(m),
             ls.manifest_file, ls.digest, n_obj, n_sec, c["entities"], c["relations"], c["tombstones"],
             c["dropped"], newest])
         out.append(SourceSummary(source_id=sid, enabled=m.enabled, objects=n_obj, sections=n_sec,
                                  entities=c["entities"], relations=c["relations"], tombstones=c["tombstones"],
-                                 dropped=c["dropped"], digest=ls.digest, reused=sid in reused))
+                                 dropped=c["dropped"], digest=ls.digest, reused=sid in reused,
+                                 **_delta(delta, sid, n_obj)))
     return out

@@ -183,6 +183,9 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             files.append(Path(dirpath) / fn)
     digest = hashlib.sha256()
     digest.update(b"manifest\0" + mbytes + b"\0")
+    own = parsers.get(m.parser.value).masks(m)
+    if own:     # the parser's own masks shape the index: a store made without them is not reused
+        digest.update(b"masks\0" + canonical_bytes(own) + b"\0")
     mine = [r for r in rules or [] if r.applies_to(m.source_id)]
     if mine:
         from .evidence_rules import rules_digest
@@ -202,7 +205,10 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
         digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
     names = {p.relative_to(snap).as_posix(): p for p in files}
-    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="sha256:" + digest.hexdigest(), root=root,
-                      snap=snap, names=names, rules=mine)
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, rules=mine)
     ls.parser.check(ls)
+    extra = ls.parser.content_digest(ls)     # rows read from a database, not from the folder
+    if extra is not None:
+        digest.update(b"content\0" + extra + b"\0")
+    ls.digest = "sha256:" + digest.hexdigest()
     return ls

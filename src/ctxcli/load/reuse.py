@@ -9,6 +9,13 @@ in manifest order, records in file order). Everything that spans sources — tom
 dropped relations, supersession families, lookup tables, per-tenant BM25 statistics and the
 postings — is rebuilt from the combined rows, so the result is the store a full load gives.
 
+Within a source whose digest changed, each object whose title, content and keys are those of
+the live store's object of the same tenant and id (:func:`row_key`), under the same redaction
+policy, keeps what was derived from them — token count, dedup hash, shadow text, its terms and
+unmasked-only terms, and its vector — instead of being tokenised and embedded again: only
+the records that changed are derived (``kept_objects`` rows, load/build.py). The per-source
+added / changed / removed counts compare the new objects with the live store's (:func:`deltas`).
+
 When that cannot be guaranteed from what the store holds, the load falls back to a full load
 (``Fallback``): a reused source's record collides with a changed source's (the full load
 reports which line), an object of a reused source deleted by a tombstone is no longer
@@ -42,11 +49,30 @@ class Prior:
     sources: dict[str, PriorSource] = field(default_factory=dict)
     store_digest: str = ""
     summaries: list[tuple] = field(default_factory=list)     # the sources table's counts, in load order
+    # changed sources under an unchanged redaction policy: (tenant, object id) -> (doc id, row_key)
+    rows: dict[str, dict[tuple[str, str], tuple[int, bytes]]] = field(default_factory=dict)
 
 
-def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> Prior | None:
-    """What the live store at ``db`` holds for the sources whose digest is unchanged; None
-    when there is no usable store (missing, another schema or builder, unreadable)."""
+# What load/derive.py derives an object's values from, besides its source's redaction policy.
+DERIVED = ("tokens", "fts_text", "dedup_hash")
+
+
+def row_key(title: str | None, content: str, keys: list[str]) -> bytes:
+    """The digest of what an object's derived values (:data:`DERIVED`, its terms and vector)
+    are made from: equal keys give equal derived values under one builder and policy."""
+    import hashlib
+
+    import orjson
+
+    return hashlib.sha256(orjson.dumps([title, content, list(keys)])).digest()
+
+
+def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int,
+               policies: dict[str, str | None] | None = None) -> Prior | None:
+    """What the live store at ``db`` holds for the sources whose digest is unchanged, and the
+    row keys of the changed ones whose redaction policy (``policies``: source -> the sources
+    table's ``redaction`` text) is the same; None when there is no usable store (missing,
+    another schema or builder, unreadable)."""
     if not db.is_file() or Path(str(db) + ".wal").exists():
         return None             # no store, or a killed writer's log: its rows are not trusted
     import duckdb
@@ -68,6 +94,18 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> 
             "SELECT s.source_id, s.enabled, s.n_objects, s.n_sections, s.n_entities, s.n_relations, s.n_tombstones, "
             "s.n_dropped, s.digest FROM sources s JOIN source_loads l ON l.source_id = s.source_id "
             "ORDER BY l.first_entity, l.first_doc, s.source_id").fetchall()
+        if policies is not None:
+            pols = dict(con.execute("SELECT source_id, redaction FROM sources WHERE enabled").fetchall())
+            for sid in sorted(s for s in digests if s in old and old[s] != digests[s]):
+                if sid not in policies or pols.get(sid) != policies[sid]:
+                    continue
+                cur = con.execute("SELECT tenant_id, object_id, doc_id, title, content, keys FROM objects "
+                                  "WHERE source_id = ?", [sid])
+                rows: dict[tuple[str, str], tuple[int, bytes]] = {}
+                while chunk := cur.fetchmany(4096):
+                    for t, o, d, ti, c, k in chunk:
+                        rows[(t, o)] = (d, row_key(ti, c, k))
+                prior.rows[sid] = rows
         if not same:
             return prior
         loads = {r[0]: r[1:] for r in con.execute(
@@ -99,16 +137,24 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int) -> 
         con.close()
 
 
-def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: set[tuple[str, str]],
-              per: dict[str, dict[str, int]]) -> None:
-    """Copy the reused sources' rows from the live store (attached read-only as ``prior``)
-    into the staging store. ``reused`` maps a source to its (new first doc id, new first
-    entity id). Relations are renumbered through entity keys and split into kept and dropped
-    by the load's tombstones; checks that a full load makes on them raise Fallback."""
-    if not reused:
-        return
+def attach(con, prior: Prior) -> None:
+    """The live store, read-only, as ``prior`` in the staging connection."""
     path = str(prior.path).replace("'", "''")
     con.execute(f"ATTACH '{path}' AS prior (READ_ONLY)")
+
+
+def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: set[tuple[str, str]],
+              per: dict[str, dict[str, int]], obj_cols: tuple[str, ...] = ()) -> None:
+    """Copy the reused sources' rows, and the derived values of the changed sources' kept
+    objects (``kept_objects``, columns ``obj_cols`` but :data:`DERIVED`, plus ``old_doc``),
+    from the live store (attached read-only as ``prior``) into the staging store. ``reused``
+    maps a source to its (new first doc id, new first entity id). Relations are renumbered
+    through entity keys and split into kept and dropped by the load's tombstones; checks that
+    a full load makes on them raise Fallback. Leaves ``prior_docs`` (old doc id -> new doc id
+    of every object whose terms and vector are copied) for load/vectors.py."""
+    kept = con.execute("SELECT count(*) FROM kept_objects").fetchone()[0]
+    if not reused and not kept:
+        return
     con.execute("CREATE TEMP TABLE reuse_src(source_id VARCHAR, doc_off BIGINT, ent_off BIGINT)")
     con.execute("INSERT INTO reuse_src SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[]), unnest(?::BIGINT[])",
                 [list(reused), [reused[s][0] - prior.sources[s].first_doc for s in reused],
@@ -117,12 +163,17 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
                 "FROM prior.entities e JOIN reuse_src r ON r.source_id = e.source_id")
     con.execute("INSERT INTO objects SELECT o.* REPLACE ((o.doc_id + r.doc_off)::INTEGER AS doc_id, "
                 "NULL::BIGINT AS family) FROM prior.objects o JOIN reuse_src r ON r.source_id = o.source_id")
+    if kept:        # the new row, with the values derived from its unchanged text
+        cols = ", ".join(f"p.{c}" if c in DERIVED else f"k.{c}" for c in obj_cols)
+        con.execute(f"INSERT INTO objects ({', '.join(obj_cols)}) SELECT {cols} FROM kept_objects k "
+                    "JOIN prior.objects p ON p.doc_id = k.old_doc")
     # term frequencies of the reused documents, from the postings (tenant-local term ids -> terms)
     con.execute("CREATE TEMP TABLE prior_docs AS SELECT o.doc_id AS old_doc, (o.doc_id + r.doc_off)::INTEGER AS doc_id "
-                "FROM prior.objects o JOIN reuse_src r ON r.source_id = o.source_id")
-    con.execute("INSERT INTO doc_len SELECT (o.doc_id + r.doc_off)::INTEGER, CASE WHEN o.fts_text = '' THEN 0 "
+                "FROM prior.objects o JOIN reuse_src r ON r.source_id = o.source_id "
+                "UNION ALL SELECT old_doc, doc_id FROM kept_objects")
+    con.execute("INSERT INTO doc_len SELECT d.doc_id, CASE WHEN o.fts_text = '' THEN 0 "
                 "ELSE len(string_split(o.fts_text, ' ')) END FROM prior.objects o "
-                "JOIN reuse_src r ON r.source_id = o.source_id")
+                "JOIN prior_docs d ON d.old_doc = o.doc_id")
     con.execute("INSERT INTO doc_rows SELECT d.doc_id, ts.term, p.tf FROM prior.postings p "
                 "JOIN prior_docs d ON d.old_doc = p.doc_id "
                 "JOIN prior.term_stats ts ON ts.tenant_no = p.tenant_no AND ts.termid = p.termid")
@@ -168,5 +219,21 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
                       ).fetchone()[0]
     if dup:
         raise Fallback("a relation id of a reused source is used again")
-    for t in ("rrel", "emap", "gone", "prior_docs", "reuse_src"):
+    for t in ("rrel", "emap", "gone", "reuse_src"):
         con.execute(f"DROP TABLE {t}")
+
+
+def deltas(con, obj_cols: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+    """Per source: (added, changed, removed) objects of the staging store's ``objects``
+    against the live store's (attached as ``prior``), by tenant and object id; changed means
+    any column but the doc id and family differs."""
+    diff = " OR ".join(f"n.{c} IS DISTINCT FROM p.{c}" for c in obj_cols if c not in ("doc_id", "family"))
+    out: dict[str, list[int]] = {}
+    for sid, a, c, r in con.execute(
+            "SELECT coalesce(n.source_id, p.source_id), count(*) FILTER (WHERE p.object_id IS NULL), "
+            f"count(*) FILTER (WHERE n.object_id IS NOT NULL AND p.object_id IS NOT NULL AND ({diff})), "
+            "count(*) FILTER (WHERE n.object_id IS NULL) FROM objects n FULL JOIN prior.objects p "
+            "ON p.source_id = n.source_id AND p.tenant_id = n.tenant_id AND p.object_id = n.object_id "
+            "GROUP BY ALL").fetchall():
+        out[sid] = (a, c, r)
+    return out

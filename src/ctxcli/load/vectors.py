@@ -1,7 +1,7 @@
 """The vectors table: one unit vector per object, made once at load by the pinned model.
 
-Objects of sources reused by an incremental load keep the vectors the live store holds for
-them (renumbered like their rows, see load/reuse.py) when that store's vectors were made by the
+Objects of sources reused by an incremental load, and the unchanged objects of changed sources,
+keep the vectors the live store holds for them (renumbered like their rows, see load/reuse.py) when that store's vectors were made by the
 same weights (sha256 in meta); every other object is embedded here, in doc id order, in
 batches. A text's vector depends on nothing but its text and the weights, so an incremental
 load gives the same table as a full load.
@@ -30,26 +30,21 @@ def meta_rows(model: Model) -> dict[str, str]:
             "embedding_weights_sha256": ident["weights_sha256"], "embedding_dim": str(ident["dim"])}
 
 
-def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | None = None,
-                  progress=None, made: str | None = None) -> dict[str, Any]:
+def write_vectors(con, model: Model, prior=None, progress=None, made: str | None = None) -> dict[str, Any]:
     """Fill ``vectors`` for every object in ``objects`` (final doc ids, tombstoned ones gone).
-    ``prior`` (load/reuse.Prior, attached as ``prior`` when sources are reused) and ``first``
-    (source -> [new first doc id, …]) let reused sources keep their vectors. ``made`` is an
+    With ``prior`` (load/reuse.Prior, attached as ``prior``), the objects of ``prior_docs`` (the
+    reused sources' objects and the changed sources' unchanged ones, load/reuse.copy_rows) keep
+    their vectors when the live store's were made by the same weights. ``made`` is an
     NDJSON file of the vectors the load's workers made while the rows streamed (load/derive.py,
     the same model and text; objects tombstoned since are skipped). Returns counts."""
     con.execute(f"CREATE TEMP TABLE vec_new(doc_id INTEGER, vec FLOAT[{DIM}])")
     copied = 0
-    if prior is not None and prior.sources and first is not None and _attached(con):
+    if prior is not None and _attached(con) and _has_prior_docs(con):
         row = con.execute("SELECT value FROM prior.meta WHERE key = 'embedding_weights_sha256'").fetchone()
         if row is not None and row[0] == model.weights_sha256:
-            sids = sorted(prior.sources)
-            con.execute("CREATE TEMP TABLE vec_src AS SELECT unnest(?::VARCHAR[]) AS source_id, "
-                        "unnest(?::BIGINT[]) AS doc_off",
-                        [sids, [first[s][0] - prior.sources[s].first_doc for s in sids]])
-            con.execute("INSERT INTO vec_new SELECT (v.doc_id + s.doc_off)::INTEGER, v.vec FROM prior.vectors v "
-                        "JOIN prior.objects o ON o.doc_id = v.doc_id JOIN vec_src s ON s.source_id = o.source_id "
-                        "WHERE (v.doc_id + s.doc_off)::INTEGER IN (SELECT doc_id FROM objects)")
-            con.execute("DROP TABLE vec_src")
+            # prior_docs (load/reuse.copy_rows): every reused object and kept row, old -> new doc id
+            con.execute("INSERT INTO vec_new SELECT d.doc_id, v.vec FROM prior.vectors v "
+                        "JOIN prior_docs d ON d.old_doc = v.doc_id WHERE d.doc_id IN (SELECT doc_id FROM objects)")
             copied = con.execute("SELECT count(*) FROM vec_new").fetchone()[0]
     streamed = 0
     if made is not None and os.path.getsize(made):
@@ -104,6 +99,11 @@ def write_vectors(con, model: Model, prior=None, first: dict[str, list[int]] | N
     for k, v in meta_rows(model).items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
     return {"copied": copied, "streamed": streamed, "embedded": embedded}
+
+
+def _has_prior_docs(con) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'prior_docs' "
+                            "AND temporary").fetchone()[0])
 
 
 def _attached(con) -> bool:

@@ -155,14 +155,52 @@ class GitOptions(Strict):
                           "'{id}-{version}'): two versions with one id are then a duplicate.")
 
 
+class RowGroups(Strict):
+    """Wide or long tables: consecutive rows with equal ``by`` values (the group's primary key)
+    become one object of at most ``rows`` rows — the first row's mapping (its object id with
+    ``#rows-<a>-<b>``), the mapped body if any, then a header of the column names and one line per
+    row, so every value keeps its column; the keys of every row of the group are its keys."""
+
+    by: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(
+        min_length=1, description="Key columns: a new group starts where any of them changes.")
+    rows: int = Field(50, ge=1, le=10000, description="At most this many rows per object.")
+    columns: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(
+        default_factory=list, description="The columns of the header and of each row line (default: all, "
+                                          "in the table's order).")
+
+
 class TableOptions(Strict):
-    file: Annotated[str, StringConstraints(min_length=1, max_length=512)]
-    format: Literal["csv", "tsv", "parquet", "json", "jsonl", "excel", "sqlite"] | None = Field(
+    file: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
+        None, description="The file inside the snapshot folder (every format but postgres).")
+    format: Literal["csv", "tsv", "parquet", "json", "jsonl", "excel", "sqlite", "postgres"] | None = Field(
         None, description="Default: from the file's extension.")
+    database: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = Field(
+        None, description="format postgres: the database's address (postgresql://user@host:port/db, or libpq "
+                          "key=value pairs); the password comes from PGPASSFILE or the libpq environment, "
+                          "never from the manifest.")
     sheet: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
     table: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")] | None = None
     query: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
-        None, description="A read-only SELECT over the SQLite database's tables.")
+        None, description="A read-only SELECT over the SQLite or PostgreSQL database's tables.")
+    row_groups: RowGroups | None = None
+
+    @model_validator(mode="after")
+    def _where(self) -> "TableOptions":
+        if self.format == "postgres":
+            if self.database is None:
+                raise ValueError("table.database: format postgres reads a database: give its address")
+            if self.file is not None:
+                raise ValueError("table.file: a PostgreSQL table has no file (table.database names the database)")
+            if re.search(r"://[^/?#@\s]*:[^@/?#\s]*@", self.database) or re.search(r"\bpassword\s*=",
+                                                                                  self.database, re.I):
+                raise ValueError("table.database: a manifest never holds a password (use PGPASSFILE or the "
+                                 "libpq environment)")
+        else:
+            if self.file is None:
+                raise ValueError("table.file: missing (the file inside the snapshot folder)")
+            if self.database is not None:
+                raise ValueError("table.database: only for format postgres")
+        return self
 
 
 class Freshness(Strict):
@@ -277,6 +315,9 @@ class SourceManifest(Strict):
             raise ValueError("table: parser table needs a table block (file, format …)")
         if self.parser in (Parser.table, Parser.json_export) and self.mapping is None:
             raise ValueError(f"mapping: parser {self.parser.value} needs a mapping (object_id, title, body …)")
+        if self.table is not None and self.table.row_groups is not None and self.mapping.relations:
+            raise ValueError("table.row_groups: a group of rows attests no relation (map relations per row, "
+                             "without row_groups)")
         if self.parser is Parser.json_export and self.json_export is None:
             raise ValueError("json_export: parser json-export needs a json_export block (file, records …)")
         return self

@@ -39,6 +39,17 @@ class Parser:
     def tombstones(self, ls) -> Iterator[dict[str, Any]]:
         return common.sidecar_tombstones(ls)
 
+    def content_digest(self, ls) -> bytes | None:
+        """The digest of what the source reads from outside its snapshot folder (a
+        database), joined to the source's digest; None when it reads only its files."""
+        return None
+
+    def masks(self, m) -> list[dict[str, str]]:
+        """Redaction patterns (``name``, ``regex``, ``replacement``) every object of this
+        parser carries whatever the manifest says: PII the parser itself writes (git: the
+        e-mail addresses of authors and committers)."""
+        return []
+
 
 REGISTRY: dict[str, Parser] = {}
 
@@ -52,6 +63,22 @@ def register(cls: type[Parser]) -> type[Parser]:
 def get(name: str) -> Parser:
     """The parser registered under the manifest's ``parser:`` value."""
     return REGISTRY[name]
+
+
+def redaction(m):
+    """The redaction policy of a source (models.manifest.Redaction, or None): the manifest's
+    ``redaction`` with its parser's own masks added (:meth:`Parser.masks`). Without a
+    ``redaction`` block those masks apply to every subject; a manifest lifts them for the
+    holders of its ``unless_scopes``, as it does its own patterns."""
+    extra = get(m.parser.value).masks(m)
+    if not extra:
+        return m.redaction
+    from ...models.manifest import Redaction
+
+    base = m.redaction.model_dump(mode="json") if m.redaction is not None else {"patterns": []}
+    have = {p["regex"] for p in base["patterns"]}
+    base["patterns"] = base["patterns"] + [p for p in extra if p["regex"] not in have]
+    return Redaction.model_validate(base)
 
 
 # Each module registers its parser; heavy libraries (dulwich, DuckDB) load inside its methods.

@@ -7,7 +7,8 @@ renames a matched file makes a new version of that document:
 
 - ``source_version`` is the commit id, ``observed_at`` the commit time, and the locator
   ``path@<short sha>#<section>:L<a>-L<b>``; author and committer are kept as the facts
-  ``git_author`` / ``git_committer``;
+  ``git_author`` / ``git_committer``, their e-mail addresses masked like any PII (the source's
+  redaction gains the mask ``git_email``: lifted only for the manifest's ``redaction.unless_scopes``);
 - valid time is the mapped front-matter keys when the manifest maps them, otherwise from the
   commit that introduced the version until the commit that replaced (or deleted) it;
 - a version's objects are ``<doc_id>@<short sha>#<section>`` (``git.version_ids: false``:
@@ -236,9 +237,18 @@ def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, st
     return rows
 
 
+# The e-mail addresses of authors and committers (the same pattern the bundled incident
+# store masks): provenance, and PII.
+EMAIL_MASK = {"name": "git_email", "regex": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+              "replacement": "[email redacted]"}
+
+
 @register
 class GitParser(Parser):
     name = "git"
+
+    def masks(self, m) -> list[dict[str, str]]:
+        return [EMAIL_MASK]
 
     def _walk(self, ls) -> Iterator[tuple[Version, list[dict[str, Any]]]]:
         repo, disp, versions = history(ls)

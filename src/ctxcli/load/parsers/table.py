@@ -1,5 +1,5 @@
 """``parser: table`` — one object per row of a CSV/TSV, Parquet, JSON/JSONL or Excel file, or of
-a SQLite table or read-only query, all read through DuckDB.
+a SQLite or PostgreSQL table or read-only query, all read through DuckDB.
 
 The ``table:`` block names the file (inside the snapshot folder) and, for SQLite, a table or a
 single SELECT; the ``mapping:`` turns each row into an object (parsers/mapping.py): key columns
@@ -10,9 +10,14 @@ an entity per row and relations from columns that name another entity's key (att
 row's object). CSV, TSV and Excel cells are read as text (the mapping types them); Parquet,
 JSON and SQLite keep their own types.
 
-Extensions (sqlite, excel) come from the PyPI ``duckdb-extension-*`` wheels' own files, never
-from the network (see NOTES-duckdb.md: sqlite is INSTALLed from the wheel's file into a
-temporary extension folder, then LOADed by name).
+Extensions (sqlite, excel, postgres_scanner) come from the PyPI ``duckdb-extension-*`` wheels'
+own files, never from the network (see NOTES-duckdb.md: sqlite and postgres_scanner are
+INSTALLed from the wheel's file into a temporary extension folder, then LOADed by name).
+
+A PostgreSQL table (``format: postgres``, ``database:`` its address, no password in the
+manifest: PGPASSFILE or the libpq environment) is attached read-only; its rows live outside
+the snapshot folder, so the source's digest also covers every row read (:meth:`TableParser.
+content_digest`): a changed row makes a changed source, and an unchanged database a reused one.
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ def _ext_file(pkg: str, name: str) -> str:
     return str(path)
 
 
-def _target(ls) -> tuple[Path, str, str]:
+def _target(ls) -> tuple[Path | None, str, str]:
     opts = ls.manifest.table
+    if opts.format == "postgres":
+        return None, f"postgres:{opts.table or 'query'}", "postgres"
     raw = Path(opts.file)
     if raw.is_absolute() or ".." in raw.parts:
         raise InputError("table.file must stay inside the snapshot folder", file=ls.manifest_file, field="table.file")
@@ -84,14 +91,14 @@ def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
             try:
                 cur = con.execute(sql, params)
             except duckdb.Error as e:
-                raise InputError(f"cannot read the table: {str(e).splitlines()[0]}", file=disp) from None
+                raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
             cols = [d[0] for d in cur.description]
             n = 0
             while True:
                 try:
                     batch = cur.fetchmany(FETCH)
                 except duckdb.Error as e:
-                    raise InputError(f"cannot read the table after row {n}: {str(e).splitlines()[0]}",
+                    raise InputError(f"cannot read the table after row {n}: {_first_line(e, opts)}",
                                      file=disp) from None
                 if not batch:
                     break
@@ -103,7 +110,14 @@ def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
             con.close()
 
 
-def _query(con, path: Path, fmt: str, opts, mdisp: str) -> tuple[str, list, str, int | None]:
+def _first_line(e: Exception, opts) -> str:
+    """The first line of a reader's error; a database address's password masked (``***``)."""
+    from ...store.pg_store import mask
+
+    return mask(str(e).splitlines()[0] if str(e) else type(e).__name__, opts.database)
+
+
+def _query(con, path: Path | None, fmt: str, opts, mdisp: str) -> tuple[str, list, str, int | None]:
     """(SQL, parameters, row label prefix, the file line of the header for text formats)."""
     if fmt in ("csv", "tsv"):
         sep = "\t" if fmt == "tsv" else ","
@@ -121,19 +135,30 @@ def _query(con, path: Path, fmt: str, opts, mdisp: str) -> tuple[str, list, str,
             return ("SELECT * FROM read_xlsx(?, sheet=?, header=true, all_varchar=true)",
                     [str(path), opts.sheet], f"sheet {opts.sheet} ", None)
         return "SELECT * FROM read_xlsx(?, header=true, all_varchar=true)", [str(path)], "", None
-    # sqlite: attached read-only; a table, or one SELECT statement
-    ext = _ext_file("duckdb_extension_sqlite", "sqlite")
-    con.execute(f"INSTALL '{ext}'")
-    con.execute("LOAD sqlite")
-    quoted = str(path).replace("'", "''")       # ATTACH takes no parameter
-    con.execute(f"ATTACH '{quoted}' AS src (TYPE sqlite, READ_ONLY)")
-    con.execute("USE src")
-    if (opts.table is None) == (opts.query is None):
-        raise InputError("a SQLite table needs exactly one of table.table or table.query", file=mdisp, field="table")
-    if opts.table is not None:
-        return f'SELECT * FROM "{opts.table}"', [], f"table {opts.table} ", None
+    # sqlite and postgres: attached read-only; a table, or one SELECT statement
     import duckdb
 
+    kind = "PostgreSQL" if fmt == "postgres" else "SQLite"
+    if (opts.table is None) == (opts.query is None):
+        raise InputError(f"a {kind} table needs exactly one of table.table or table.query", file=mdisp, field="table")
+    if fmt == "postgres":
+        con.execute(f"INSTALL '{_ext_file('duckdb_extension_postgres_scanner', 'postgres_scanner')}'")
+        con.execute("LOAD postgres_scanner")
+        quoted = opts.database.replace("'", "''")
+        try:
+            con.execute(f"ATTACH '{quoted}' AS src (TYPE postgres, READ_ONLY)")
+        except duckdb.Error as e:
+            raise InputError(f"cannot open the PostgreSQL database: {_first_line(e, opts)}", file=mdisp,
+                             field="table.database") from None
+    else:
+        ext = _ext_file("duckdb_extension_sqlite", "sqlite")
+        con.execute(f"INSTALL '{ext}'")
+        con.execute("LOAD sqlite")
+        quoted = str(path).replace("'", "''")       # ATTACH takes no parameter
+        con.execute(f"ATTACH '{quoted}' AS src (TYPE sqlite, READ_ONLY)")
+    con.execute("USE src")
+    if opts.table is not None:
+        return f'SELECT * FROM "{opts.table}"', [], f"table {opts.table} ", None
     try:
         stmts = con.extract_statements(opts.query)
     except duckdb.Error as e:
@@ -181,7 +206,8 @@ def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, 
 
 def _record(ls, n: int, row: dict[str, Any], fields: dict[str, Any], tenant: str, where: Where) -> ObjectRecord:
     opts = ls.manifest.table
-    return mapped_record(row, fields, where, f"{opts.file}" + (f":{opts.table}" if opts.table else "") + f"#row-{n}")
+    base = opts.file if opts.format != "postgres" else "postgres"
+    return mapped_record(row, fields, where, f"{base}" + (f":{opts.table}" if opts.table else "") + f"#row-{n}")
 
 
 def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, locator: str) -> ObjectRecord:
@@ -207,8 +233,23 @@ class TableParser(Parser):
     def check(self, ls) -> None:
         _target(ls)
 
+    def content_digest(self, ls) -> bytes | None:
+        """A database table's rows are not in the snapshot folder: their digest, in the
+        order read (None for files, which the snapshot digest covers)."""
+        if ls.manifest.table.format != "postgres":
+            return None
+        import hashlib
+
+        h = hashlib.sha256()
+        for _, row, _ in rows(ls):
+            h.update(_row_hash(row).encode() + b"\n")
+        return h.digest()
+
     def objects(self, ls) -> Iterator[dict[str, Any]]:
         m = ls.manifest
+        if m.table.row_groups is not None:
+            yield from group_objects(ls)
+            return
         for n, row, fields, tenant, where in mapped_rows(ls):
             try:
                 rec = _record(ls, n, row, fields, tenant, where)
@@ -244,6 +285,57 @@ class TableParser(Parser):
                 report(ls, e)
                 continue
             yield from got
+
+
+def group_objects(ls) -> Iterator[dict[str, Any]]:
+    """``table.row_groups``: one object per run of at most ``rows`` consecutive rows of one
+    tenant with equal ``by`` values (models.manifest.RowGroups)."""
+    from .mapping import _text
+
+    m, rg = ls.manifest, ls.manifest.table.row_groups
+    base = (m.table.file if m.table.format != "postgres" else "postgres") + (f":{m.table.table}" if m.table.table else "")
+    group: list[tuple[int, dict[str, Any], dict[str, Any], str, Where]] = []
+
+    def flush() -> Iterator[dict[str, Any]]:
+        n0, row0, fields0, tenant, where = group[0]
+        cols = list(rg.columns) or list(row0)
+        a, b = n0, group[-1][0]
+        lines = [" | ".join(cols)] + [" | ".join("" if empty(r.get(c)) else _text(r.get(c)) for c in cols)
+                                      for _, r, _, _, _ in group]
+        fields = dict(fields0)
+        head = fields.get("body")
+        fields["body"] = "\n".join(([head] if head else []) + lines)
+        keys: list[str] = []
+        for _, _, f, _, _ in group:
+            keys.extend(k for k in f.get("keys", []) if k not in keys)
+        fields["keys"] = keys
+        if "object_id" in fields:
+            fields["object_id"] = f"{fields['object_id']}#rows-{a}-{b}"
+        if "version" not in fields:
+            fields["version"] = "rows:" + sha256_hex(canonical_bytes([_row_hash(r) for _, r, _, _, _ in group]))[:16]
+        try:
+            rec = mapped_record(row0, fields, where, f"{base}#rows-{a}-{b}")
+        except InputError as e:
+            report(ls, e)
+            return
+        yield record_row(m, rec, tenant, where)
+
+    for item in mapped_rows(ls):
+        n, row, fields, tenant, where = item
+        if group:
+            r0 = group[0]
+            if (len(group) >= rg.rows or tenant != r0[3]
+                    or any(row.get(c) != r0[1].get(c) for c in rg.by)):
+                yield from flush()
+                group = []
+        for c in rg.by:
+            if c not in row:
+                report(ls, where.error(f"{where.what} {c!r} (table.row_groups.by) is not a column",
+                                       field="table.row_groups.by"))
+                return
+        group.append(item)
+    if group:
+        yield from flush()
 
 
 def entity_of(m, em, row: dict[str, Any], tenant: str, where: Where,
