@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from ctxcli.gate import injection as inj  # noqa: F401
-from ctxcli.gate.injection import engine
-from ctxcli.gate.injection import (
+from ctxcli import injection as inj  # noqa: F401
+from ctxcli.injection import engine
+from ctxcli.injection import (
     PATTERN_IDS,
     InjectionMatch,
     detect_injection,
@@ -477,8 +477,8 @@ import json  # noqa: E402
 import urllib.parse  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from ctxcli.gate.injection import FAMILIES, LANGUAGES  # noqa: E402
-from ctxcli.gate.injection.decode import MAX_DEPTH  # noqa: E402
+from ctxcli.injection import FAMILIES, LANGUAGES  # noqa: E402
+from ctxcli.injection.decode import MAX_DEPTH  # noqa: E402
 
 # (language, text, family that must be among the findings)
 LANG_ATTACKS = [
@@ -628,7 +628,7 @@ def test_evaluation_set_is_large_enough_and_balanced() -> None:
 
 
 def test_evaluate_meets_the_documented_floors(capsys) -> None:
-    from ctxcli.gate import evaluate
+    from ctxcli.injection import evaluate
 
     assert evaluate.main([]) == 0
     out = capsys.readouterr().out

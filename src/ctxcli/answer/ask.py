@@ -65,7 +65,7 @@ def rejected_texts(pack: dict[str, Any], db: Path | None) -> dict[str, str] | No
 
 
 def _scan():
-    from ..gate.injection import detect_injection
+    from ..injection import detect_injection
 
     return detect_injection
 

@@ -33,7 +33,7 @@ def scan(
     Example: ctx scan sources/external-mailbox/objects.jsonl --json
     """
     with handle_errors():
-        from ..gate.scan_files import scan_files
+        from ..injection.scan_files import scan_files
 
         res = scan_files(list(files))
         n = sum(len(r["findings"]) for r in res)

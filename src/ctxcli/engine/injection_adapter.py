@@ -1,4 +1,4 @@
-"""Bridge to the untrusted-instruction detector (``ctxcli.gate.injection``), imported on first
+"""Bridge to the untrusted-instruction detector (``ctxcli.injection``), imported on first
 use so commands that never gate (``--help``, ``sources``) do not pay for compiling it.
 
 Short fields (identifiers, locators, versions: every header string the evidence block
@@ -21,7 +21,7 @@ def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:
 
 @lru_cache(maxsize=2048)
 def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
-    from ..gate.injection import scan_fields
+    from ..injection import scan_fields
 
     long_fields = [(n, t) for n, t in fields if t and (len(t) > _SHORT or n in ("title", "content"))]
     short = [(n, t) for n, t in fields if t and not (len(t) > _SHORT or n in ("title", "content"))]

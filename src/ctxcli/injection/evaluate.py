@@ -1,7 +1,7 @@
 """Recall and false-positive rate of the injection detector on the labelled evaluation set
 (``tests/data/injection/heldout.jsonl`` and ``dev.jsonl``), per language and per family.
 
-    python -m ctxcli.gate.evaluate [--data DIR] [--json] [--markdown]
+    python -m ctxcli.injection.evaluate [--data DIR] [--json] [--markdown]
 
 Exit 0 when the held-out figures meet the floors below, 1 when any is missed, 2 when the
 data cannot be read. The floors are the documented figures (docs/security.md): CI fails
@@ -43,7 +43,7 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def evaluate_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from .injection import detect_injection
+    from . import detect_injection
 
     def blank() -> dict[str, int]:
         return {"attacks": 0, "caught": 0, "benign": 0, "false_alarms": 0}
@@ -140,7 +140,7 @@ def _text_report(name: str, res: dict[str, Any], show_ids: bool = True) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ctxcli.gate.evaluate", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m ctxcli.injection.evaluate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=_default_dir(), help="folder with heldout.jsonl and dev.jsonl")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/security.md)")
