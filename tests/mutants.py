@@ -572,6 +572,22 @@ MUTANTS: list[Mutant] = [
     Mutant("junit-overwrites-anything", "src/ctxcli/eval_junit.py",
            "    return raw.startswith(", "    return True or raw.startswith(",
            ("tests/test_eval_select.py::test_junit_replaces_only_an_earlier_junit_file",)),
+    Mutant("learned-layer-never-consulted", "src/ctxcli/injection/__init__.py",
+           "    if not hits and use_learned and text:", "    if False:",
+           ("tests/test_injection.py::test_the_learned_layer_flags_what_the_patterns_miss_and_names_itself",
+            "tests/test_injection.py::test_the_learned_layer_finds_an_instruction_deep_in_a_long_document")),
+    Mutant("learned-weights-hash-unchecked", "src/ctxcli/injection/learned.py",
+           "    if hashlib.sha256(data).hexdigest() != WEIGHTS_SHA256:", "    if False:",
+           ("tests/test_injection.py::test_weights_whose_sha256_differs_are_refused",)),
+    Mutant("learned-whole-text-only", "src/ctxcli/injection/learned.py",
+           "    if n <= WINDOWS[0][0]:", "    if True:",
+           ("tests/test_injection.py::test_the_learned_layer_finds_an_instruction_deep_in_a_long_document",)),
+    Mutant("learned-short-texts-scored", "src/ctxcli/injection/learned.py",
+           "    if len(norm) < MIN_CHARS:", "    if not norm:",
+           ("tests/test_injection.py::test_short_texts_are_left_to_the_patterns",)),
+    Mutant("quote-in-quote-not-framed", "src/ctxcli/injection/context.py",
+           "                for m in _QUOTED.finditer(self.s, qs + 1, qe - 1):", "                for m in ():",
+           ("tests/test_injection.py::test_a_quoted_attack_inside_front_matter_is_a_framed_example",)),
 ]
 
 
@@ -626,23 +642,7 @@ def main(argv: list[str] | None = None) -> int:
     stale, survived = [], []
     jobs = max(1, min(a.jobs, len(chosen) or 1))
     with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp:
-        roots = [Path(tmp) / f"copy{i}" for i in range(jobs)    Mutant("learned-layer-never-consulted", "src/ctxcli/injection/__init__.py",
-           "    if not hits and use_learned and text:", "    if False:",
-           ("tests/test_injection.py::test_the_learned_layer_flags_what_the_patterns_miss_and_names_itself",
-            "tests/test_injection.py::test_the_learned_layer_finds_an_instruction_deep_in_a_long_document")),
-    Mutant("learned-weights-hash-unchecked", "src/ctxcli/injection/learned.py",
-           "    if hashlib.sha256(data).hexdigest() != WEIGHTS_SHA256:", "    if False:",
-           ("tests/test_injection.py::test_weights_whose_sha256_differs_are_refused",)),
-    Mutant("learned-whole-text-only", "src/ctxcli/injection/learned.py",
-           "    if n <= WINDOWS[0][0]:", "    if True:",
-           ("tests/test_injection.py::test_the_learned_layer_finds_an_instruction_deep_in_a_long_document",)),
-    Mutant("learned-short-texts-scored", "src/ctxcli/injection/learned.py",
-           "    if len(norm) < MIN_CHARS:", "    if not norm:",
-           ("tests/test_injection.py::test_short_texts_are_left_to_the_patterns",)),
-    Mutant("quote-in-quote-not-framed", "src/ctxcli/injection/context.py",
-           "                for m in _QUOTED.finditer(self.s, qs + 1, qe - 1):", "                for m in ():",
-           ("tests/test_injection.py::test_a_quoted_attack_inside_front_matter_is_a_framed_example",)),
-]
+        roots = [Path(tmp) / f"copy{i}" for i in range(jobs)]
         for root in roots:
             make_copy(root)
         # The unmutated copy must pass its selections, or a "caught" would mean nothing.
