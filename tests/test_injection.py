@@ -469,32 +469,22 @@ def test_pathological_inputs_complete(text: str) -> None:
     assert m is not None and m.pattern in PATTERN_IDS
 
 
-def test_learned_layer_work_is_linear_in_the_input(monkeypatch) -> None:
+def test_learned_layer_work_is_linear_in_the_input() -> None:
     """Work, not time: the learned layer computes at most len(CHAR_NS) character features per
     character and two word features per word, and scores at most 2n/stride + 2 windows per
-    window size, plus at most three sentence runs per sentence end -- for a 1 MB pathological
-    input as for prose."""
+    window size plus three sentence runs per sentence end -- for a 1 MB pathological input as
+    for prose."""
     from ctxcli.injection import learned
 
-    seen: dict[str, int] = {}
-    real_unique = learned.np.unique
-
-    def counting_unique(a, axis=None):  # noqa: ANN001, ANN202
-        seen["windows"] = len(a)
-        return real_unique(a, axis=axis)
-
-    monkeypatch.setattr(learned.np, "unique", counting_unique)
-    for text in ("as the ai " * 100_000, "x" * 1_000_000, "忽略 " * 300_000):
+    for text in ("as the ai " * 100_000, "x" * 1_000_000, "忽略 " * 300_000, "system:\n" * 100_000):
         norm = normalize_for_scan(text)
         n = len(norm)
         cb, _ = learned.char_features(norm)
         wb, _ = learned.word_features(norm)
         assert len(cb) <= len(learned.CHAR_NS) * n
         assert len(wb) <= 2 * (n // 2 + 1)
-        learned.score(norm)
-        sentences = len(learned._sentence_spans(norm))
-        assert sentences <= 3 * (norm.count(".") + norm.count("\n") + 2)
-        assert seen["windows"] <= sum(2 * n // stride + 2 for _, stride in learned.WINDOWS) + sentences
+        ends = sum(norm.count(c) for c in ".!?\n。！？")
+        assert len(learned.spans(norm)) <= sum(2 * n // stride + 2 for _, stride in learned.WINDOWS) + 3 * (ends + 1)
 
 
 # --------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ WEIGHTS_SHA256 = "2a651c334bdd61b2680c66d21dfdc1a64faa6f3e194704a8f745736fd3505b
 _P = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _SHIFT = np.uint64(64 - 18)
-_WORD = re.compile(r"\w+")
+_WORD_SPLIT = re.compile(r"(\w+)")
 
 
 class WeightsError(RuntimeError):
@@ -72,11 +72,13 @@ def char_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
 
 def word_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
     """(bucket, start offset) of every word and every pair of neighbouring words."""
-    spans = [(m.start(), zlib.crc32(m.group().encode("utf-8"))) for m in _WORD.finditer(norm)]
-    if not spans:
+    parts = _WORD_SPLIT.split(norm)      # [gap, word, gap, word, ..., gap]
+    words = parts[1::2]
+    if not words:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    pos = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
-    h = np.fromiter((c for _, c in spans), dtype=np.uint64, count=len(spans))
+    lens = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    pos = np.cumsum(lens)[0::2][: len(words)]
+    h = np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
     with np.errstate(over="ignore"):
         uni = ((h + np.uint64(7)) * _MIX) >> _SHIFT
         bi = (((h[:-1] * _P + h[1:]) + np.uint64(11)) * _MIX) >> _SHIFT
@@ -126,6 +128,22 @@ def _sentence_spans(norm: str) -> np.ndarray:
     return np.concatenate(out).astype(np.int64)
 
 
+def spans(norm: str) -> np.ndarray:
+    """(start, end) of every window scored for ``norm`` (rows may repeat)."""
+    n = len(norm)
+    if n <= WINDOWS[0][0]:
+        return np.array([[0, n]], dtype=np.int64)
+    out: list[np.ndarray] = []
+    for size, stride in WINDOWS:
+        if size >= n:
+            out.append(np.array([[0, n]], dtype=np.int64))
+            continue
+        st = np.minimum(np.arange(0, n - size + stride, stride), n - size)
+        out.append(np.stack([st, st + size], axis=1))
+    out.append(_sentence_spans(norm))
+    return np.concatenate(out)
+
+
 def score(norm: str) -> Score:
     """Highest window score of the normal form ``norm`` (0.0 for a text shorter than MIN_CHARS)."""
     if len(norm) < MIN_CHARS:
@@ -136,19 +154,7 @@ def score(norm: str) -> Score:
     n = len(norm)
     cs, cc = _window_sums(n, cp, wc[cb])
     ws, wn = _window_sums(n, wp, ww[wb])
-    spans: list[np.ndarray] = []
-    if n <= WINDOWS[0][0]:
-        spans.append(np.array([[0, n]]))
-    else:
-        for size, stride in WINDOWS:
-            if size >= n:
-                spans.append(np.array([[0, n]]))
-                continue
-            st = np.arange(0, n - size + stride, stride)
-            st = np.minimum(st, n - size)
-            spans.append(np.stack([st, st + size], axis=1))
-        spans.append(_sentence_spans(norm))
-    sp = np.unique(np.concatenate(spans), axis=0)
+    sp = spans(norm)
     a, b = sp[:, 0], sp[:, 1]
     z = bias + (cs[b] - cs[a]) / np.maximum(cc[b] - cc[a], 1) + (ws[b] - ws[a]) / np.maximum(wn[b] - wn[a], 1)
     i = int(np.argmax(z))
