@@ -588,6 +588,9 @@ MUTANTS: list[Mutant] = [
     Mutant("quote-in-quote-not-framed", "src/ctxcli/injection/context.py",
            "                for m in _QUOTED.finditer(self.s, qs + 1, qe - 1):", "                for m in ():",
            ("tests/test_injection.py::test_a_quoted_attack_inside_front_matter_is_a_framed_example",)),
+    Mutant("gate-short-fields-learned-only-joined", "src/ctxcli/engine/injection_adapter.py",
+           "                f = learned_finding(t) if len(t) >= learned.MIN_CHARS else None", "                f = None",
+           ("tests/test_injection.py::test_the_gate_scores_a_short_field_on_its_own_with_the_learned_layer",)),
 ]
 
 
