@@ -591,6 +591,9 @@ MUTANTS: list[Mutant] = [
     Mutant("gate-short-fields-learned-only-joined", "src/ctxcli/engine/injection_adapter.py",
            "                f = learned_finding(t) if len(t) >= learned.MIN_CHARS else None", "                f = None",
            ("tests/test_injection.py::test_the_gate_scores_a_short_field_on_its_own_with_the_learned_layer",)),
+    Mutant("explain-learned-as-pattern", "src/ctxcli/postmortem/sentences.py",
+           '    if isinstance(pattern, str) and pattern.startswith("learned:"):', "    if False:",
+           ("tests/test_injection.py::test_explain_omissions_names_the_learned_layer_and_its_score",)),
 ]
 
 

@@ -840,3 +840,14 @@ def test_the_gate_scores_a_short_field_on_its_own_with_the_learned_layer() -> No
               ("facts.doc_type", "POLICE_REPORT"), ("facts.note", note), ("locator", "test://DOC-H-757-NOTE"),
               ("object_id", "DOC-H-757-NOTE"), ("object_type", "received_document"), ("source_id", "h-docs")]
     assert injection_adapter.scan(fields)[:2] == ("facts.note", "learned:ngram-lr@1")
+
+
+def test_explain_omissions_names_the_learned_layer_and_its_score() -> None:
+    from ctxcli.postmortem.sentences import explain
+
+    om = {"gate": "injection", "reason": "instruction_like_text", "trust_level": "internal",
+          "detail": {"trust_level": "internal", "field": "facts.note", "pattern": "learned:ngram-lr@1",
+                     "matched": "learned score 0.968"}}
+    sentence, _ = explain(om, {"evidence": []})
+    assert sentence == ("untrusted source (trust internal): the learned detector learned:ngram-lr@1 flagged "
+                        "facts.note (learned score 0.968)")
