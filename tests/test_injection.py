@@ -807,6 +807,12 @@ def test_weights_whose_sha256_differs_are_refused(tmp_path, monkeypatch) -> None
     try:
         with pytest.raises(learned.WeightsError, match="sha256 does not match"):
             learned.score(normalize_for_scan(LEARNED_ONLY))
+        note = tmp_path / "note.txt"
+        note.write_text(LEARNED_ONLY + "\n", "utf-8")
+        r = _cli(["scan", note])       # a damaged install: one line, exit 3, no traceback
+        assert r.exit_code == 3
+        assert "ngram-lr-1.npz: sha256 does not match the recorded" in r.output
+        assert "Traceback" not in r.output
     finally:
         learned.weights.cache_clear()
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import CtxError
+
 MODEL = "ngram-lr"
 VERSION = "1"
 NAME = f"learned:{MODEL}@{VERSION}"
@@ -39,8 +41,11 @@ _SHIFT = np.uint64(64 - 18)
 _WORD_SPLIT = re.compile(r"(\w+)")
 
 
-class WeightsError(RuntimeError):
-    """The shipped weights file is missing or does not match its recorded sha256."""
+class WeightsError(CtxError):
+    """The learned detector's shipped weights file is missing or does not match its recorded
+    sha256 (a damaged install); exit 3."""
+
+    exit_code = 3
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,3 @@ def score(norm: str) -> Score:
     z = bias + (cs[b] - cs[a]) / np.maximum(cc[b] - cc[a], 1) + (ws[b] - ws[a]) / np.maximum(wn[b] - wn[a], 1)
     i = int(np.argmax(z))
     return Score(float(1.0 / (1.0 + np.exp(-z[i]))), int(a[i]), int(b[i]))
-
-
-def weights_sha256() -> str:
-    return WEIGHTS_SHA256
