@@ -1,4 +1,4 @@
-"""Cost of the injection detector (``ctxcli.gate.injection.detect_injection``) on ordinary
+"""Cost of the injection detector (``ctxcli.injection.detect_injection``) on ordinary
 prose: per 10 KB, per MB, and on both sides of 64 Ki characters (where the matcher
 switches from per-rule to per-lead-keyword regexes). One core, CPU time
 (``time.process_time``), best of N runs after one warm-up (regexes compiled).
@@ -50,7 +50,7 @@ def best_cpu(fn, text: str, runs: int) -> float:  # noqa: ANN001
 
 
 def main() -> int:
-    from ctxcli.gate.injection import detect_injection
+    from ctxcli.injection import detect_injection
 
     rows = []
     for name, sents in (("english", EN), ("mixed", MIXED)):

@@ -450,7 +450,7 @@ def test_ablation_all_strategies_c102(store):
     assert doc["strategies"] == ["full", "topk", "governed", "dynamic", "hybrid"]
     assert doc["exit_code"] == r.exit_code == (1 if doc["gated_failures"] else 0)
     assert all(not x["gated"] for x in doc["runs"] if x["strategy"] in ("full", "topk"))
-    assert doc["injection_detector"], "ctxcli.gate.injection.scan_fields is not importable"
+    assert doc["injection_detector"], "ctxcli.injection.scan_fields is not importable"
     runs = {(x["case_id"], x["variant"], x["strategy"]): x for x in doc["runs"]}
     assert {k[2] for k in runs if k[0] == "C-102"} == set(E.STRATEGIES)
     for s in ("full", "topk"):

@@ -326,7 +326,7 @@ def check_invariants(run: Run) -> None:
     assert pack["slots"]["evidence_tokens_by_items"] <= pack["slots"]["allocation"]["evidence"]
     # Nothing admitted is an invalid source, judged by the evaluator's own reading of the
     # store (not by the engine's gates) with the injection detector on.
-    from ctxcli.gate.injection import scan_fields
+    from ctxcli.injection import scan_fields
 
     con = open_reader(run.db)
     try:

@@ -83,7 +83,7 @@ def test_detector_flags_exactly_the_bundled_attacks():
     runbook, policy or case text is."""
     import json
 
-    from ctxcli.gate.injection import scan_fields
+    from ctxcli.injection import scan_fields
 
     flagged = []
     for p in sorted((REPO / "sources").rglob("*")):

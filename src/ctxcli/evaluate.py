@@ -14,7 +14,7 @@ packs by hand. Store facts are read independently of the gates, from the store i
 
 ``injection`` is ``None`` (scanned, clean, or an authoritative source) or a hit
 ``{"field", "pattern", "label"}``; ``injection_detector: false`` means the detector
-(``ctxcli.gate.injection``) is not installed, so injections cannot be measured.
+(``ctxcli.injection``) is not installed, so injections cannot be measured.
 
 Nothing here prints, exits or writes files: :func:`run` returns an :class:`EvalReport`.
 Runs are never written to disk (``full`` and ``topk`` packs may hold denied content).
@@ -412,9 +412,9 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
 
 # ------------------------------------------------------------------------------ store facts
 def detector():
-    """``ctxcli.gate.injection.scan_fields`` or None when the detector is not installed."""
+    """``ctxcli.injection.scan_fields`` or None when the detector is not installed."""
     try:
-        from .gate.injection import scan_fields  # type: ignore[import-not-found]
+        from .injection import scan_fields  # type: ignore[import-not-found]
     except ImportError:
         return None
     return scan_fields

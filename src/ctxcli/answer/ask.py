@@ -65,9 +65,12 @@ def rejected_texts(pack: dict[str, Any], db: Path | None) -> dict[str, str] | No
 
 
 def _scan():
-    from ..gate.injection import detect_injection
+    from functools import partial
 
-    return detect_injection
+    from ..injection import detect_injection
+
+    # patterns only: the learned layer is trained on retrieved text, not on model answers
+    return partial(detect_injection, use_learned=False)
 
 
 def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: str | None,

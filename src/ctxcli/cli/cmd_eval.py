@@ -197,7 +197,7 @@ def _failures(c, runs: list[dict[str, Any]]) -> None:
 
 def _notes(c, rep) -> None:
     if not rep.injection_detector:
-        c.print("note: the injection detector (ctxcli.gate.injection) is not installed: admitted injections "
+        c.print("note: the injection detector (ctxcli.injection) is not installed: admitted injections "
                 "are not measured (n/a)")
 
 

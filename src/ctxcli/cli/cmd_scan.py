@@ -25,15 +25,16 @@ def scan(
 
     Runs the same detector as the injection gate: the text itself, a deobfuscated view
     (markup, spaced-out letters, look-alike letters, leetspeak) and decoded encoded spans
-    (base64, base32, hex, percent, \\u escapes, rot13, reversed). Each finding names its
-    pattern id (family), language, what it was decoded from and its span in that view.
+    (base64, base32, hex, percent, \\u escapes, rot13, reversed), then the learned layer
+    (learned:<model>@<version>, with its score). Each finding names its pattern id (family),
+    language, what it was decoded from and its span in that view.
     Exit 1 when anything is found, 0 when every file is clean, 2 when a file cannot be
     read.
 
     Example: ctx scan sources/external-mailbox/objects.jsonl --json
     """
     with handle_errors():
-        from ..gate.scan_files import scan_files
+        from ..injection.scan_files import scan_files
 
         res = scan_files(list(files))
         n = sum(len(r["findings"]) for r in res)
@@ -48,7 +49,8 @@ def scan(
                     c.print(f"{safe(r['file'])}: clean")
                 for f in r["findings"]:
                     via = safe(f" [decoded from {f['decoded_from']}]") if f["decoded_from"] else ""
-                    c.print(f"{safe(r['file'])}: {f['pattern']} ({f['language']}){via} "
+                    lang = f" ({f['language']})" if f["language"] else ""
+                    c.print(f"{safe(r['file'])}: {f['pattern']}{lang}{via} "
                             f"at {f['span'][0]}-{f['span'][1]}: {safe(f['rule'])}: \"{safe(f['excerpt'])}\"")
             c.print(f"{n} finding(s) in {len(res)} file(s)")
         if n:

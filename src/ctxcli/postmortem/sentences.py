@@ -100,6 +100,10 @@ def _injection(om, pack):
     trust = d.get("trust_level", om.get("trust_level"))
     pattern = d.get("pattern")
     label = d.get("matched") or pattern
+    if isinstance(pattern, str) and pattern.startswith("learned:"):
+        return (f"untrusted source (trust {trust}): the learned detector {pattern} flagged "
+                f"{d.get('field', 'its text')} ({label})",
+                ["a trusted source (trust authoritative)", "text without instruction-like wording"])
     what = f"'{label}'" if label else "an instruction pattern"
     rule = f" (rule {pattern})" if pattern and pattern != label else ""
     return (f"untrusted source (trust {trust}), matched instruction pattern {what} in "

@@ -18,6 +18,13 @@ Layout
   (one word-list module per language + shared templates) register the rules.
 * :mod:`.context` -- negation and quotation filters; :mod:`.detector` -- views → findings.
 * :mod:`.families` -- the stable pattern ids (one per family).
+* :mod:`.learned` -- the learned layer: a logistic regression over hashed character n-grams
+  and words, shipped as weights (``data/``), scored in numpy.
+
+The decision (one rule): a text is flagged when a pattern family fires (after the negation
+and quotation filters) **or** the learned score of one of its windows is at least
+``learned.THRESHOLD``. A pattern finding is reported first; the learned layer is named
+``learned:<model>@<version>`` with its score.
 
 Offsets of :func:`detect_injection` index ``normalize_for_scan(text)`` when the match is
 in the text itself (``decoded_from == ""``), otherwise the decoded/deobfuscated view.
@@ -59,9 +66,24 @@ class InjectionMatch:
     decoded_from: str = ""
 
 
-def detect_injection(text: str) -> InjectionMatch | None:
-    """First finding (lowest start in the text itself; then derived views), or None."""
+def learned_finding(text: str) -> Finding | None:
+    """The learned layer's finding for ``text`` (its best window), or None below the threshold."""
+    from . import learned
+
+    norm = normalize_for_scan(text)
+    s = learned.score(norm)
+    if s.score < learned.THRESHOLD:
+        return None
+    return Finding(learned.NAME, f"learned score {s.score:.3f}", "", "", s.start, s.end, norm[s.start:s.end][:80])
+
+
+def detect_injection(text: str, *, use_learned: bool = True) -> InjectionMatch | None:
+    """First finding (lowest start in the text itself; then derived views; then the learned
+    layer unless ``use_learned`` is false), or None."""
     hits = scan_text(text, first_only=True)
+    if not hits and use_learned and text:
+        f1 = learned_finding(text)
+        hits = [f1] if f1 is not None else []
     if not hits:
         return None
     f = hits[0]

@@ -1,11 +1,20 @@
-"""Recall and false-positive rate of the injection detector on the labelled evaluation set
-(``tests/data/injection/heldout.jsonl`` and ``dev.jsonl``), per language and per family.
+"""Recall and false-positive rate of the injection detector (patterns, the learned layer, and
+their one combined decision) per corpus, language and family, on the labelled sets of
+``tests/data/injection/``:
 
-    python -m ctxcli.gate.evaluate [--data DIR] [--json] [--markdown]
+* ``public`` -- the test side of the public corpora (``public/test.jsonl``), never trained on;
+* ``heldout`` -- this repo's held-out rows (``heldout.jsonl``), never trained on;
+* ``indirect`` -- attacks hidden in tickets, e-mails, front matter, table cells and code
+  comments (``indirect.jsonl``), never trained on;
+* ``business`` -- business hard negatives (``business_negatives.jsonl``), never trained on;
+* ``dev`` -- the development rows, which ARE training rows of the learned layer (reported,
+  no floor).
 
-Exit 0 when the held-out figures meet the floors below, 1 when any is missed, 2 when the
-data cannot be read. The floors are the documented figures (docs/security.md): CI fails
-when the detector drops below them.
+    python -m ctxcli.injection.evaluate [--data DIR] [--json] [--markdown]
+
+Exit 0 when every set meets its floors below, 1 when any is missed, 2 when the data cannot
+be read. The floors are the documented figures (docs/security.md): CI fails when the
+detector drops below them.
 """
 
 from __future__ import annotations
@@ -16,12 +25,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Held-out floors (measured figures rounded down; see docs/security.md).
-FLOORS = {
-    "recall_overall": 0.90,
-    "recall_per_language": 0.80,
-    "fpr_overall": 0.02,
+# Floors of the combined decision (measured figures rounded down; see docs/security.md).
+FLOORS: dict[str, dict[str, float]] = {
+    "public": {"recall_overall": 0.77, "fpr_overall": 0.01},        # target 0.90 / 0.01: missed
+    "heldout": {"recall_overall": 0.96, "recall_per_language": 0.81, "fpr_overall": 0.01},  # target .95/.01, .85
+    "indirect": {"recall_overall": 0.41},                            # no target in the issue; far from good
+    "business": {"fpr_overall": 0.005},                              # target 0.005: met
 }
+SETS = (("public", "public/test.jsonl"), ("heldout", "heldout.jsonl"), ("indirect", "indirect.jsonl"),
+        ("business", "business_negatives.jsonl"), ("dev", "dev.jsonl"))
+DETECTORS = ("combined", "patterns", "learned")
 LANG_ORDER = ("en", "zh", "de", "fr", "es", "it", "pt", "ja", "ko", "ru")
 
 
@@ -42,18 +55,31 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def evaluate_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from .injection import detect_injection
+def verdicts(text: str) -> dict[str, bool]:
+    """Whether each detector flags ``text``: the patterns, the learned layer, and the gate's
+    one rule (either of them)."""
+    from . import detect_injection, learned_finding
 
+    pat = detect_injection(text, use_learned=False) is not None
+    lrn = learned_finding(text) is not None
+    return {"patterns": pat, "learned": lrn, "combined": pat or lrn}
+
+
+def evaluate_rows(rows: list[dict[str, Any]], detector: str = "combined",
+                  cache: dict[str, dict[str, bool]] | None = None) -> dict[str, Any]:
     def blank() -> dict[str, int]:
         return {"attacks": 0, "caught": 0, "benign": 0, "false_alarms": 0}
 
-    overall, by_lang, by_fam, by_obf, by_carrier = blank(), {}, {}, {}, {}
+    overall, by_lang, by_fam, by_obf, by_carrier, by_corpus = blank(), {}, {}, {}, {}, {}
     missed: list[str] = []
     false_alarms: list[str] = []
+    cache = {} if cache is None else cache
     for r in rows:
-        hit = detect_injection(r["text"]) is not None
-        keys = [(by_lang, r.get("lang") or "?")]
+        v = cache.get(r["text"])
+        if v is None:
+            v = cache[r["text"]] = verdicts(r["text"])
+        hit = v[detector]
+        keys = [(by_lang, r.get("lang") or "?"), (by_corpus, r.get("corpus") or "ctx")]
         if r["label"] == "attack":
             keys += [(by_fam, r.get("family") or "?"), (by_obf, r.get("obfuscation") or "none"),
                      (by_carrier, r.get("carrier") or "direct")]
@@ -80,6 +106,7 @@ def evaluate_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "by_family": {k: rates(v) for k, v in sorted(by_fam.items())},
         "by_obfuscation": {k: rates(v) for k, v in sorted(by_obf.items())},
         "by_carrier": {k: rates(v) for k, v in sorted(by_carrier.items())},
+        "by_corpus": {k: rates(v) for k, v in sorted(by_corpus.items())},
         "missed": missed, "false_alarms": false_alarms,
     }
 
@@ -88,17 +115,18 @@ def _lang_key(k: str) -> tuple[int, str]:
     return (LANG_ORDER.index(k) if k in LANG_ORDER else len(LANG_ORDER), k)
 
 
-def check_floors(res: dict[str, Any]) -> list[str]:
-    """What the held-out result misses (empty: all floors met)."""
+def check_floors(name: str, res: dict[str, Any]) -> list[str]:
+    """What the combined result of set ``name`` misses (empty: all its floors met)."""
+    fl = FLOORS.get(name, {})
     out = []
     o = res["overall"]
-    if o["recall"] is not None and o["recall"] < FLOORS["recall_overall"]:
-        out.append(f"recall {o['recall']:.1%} < {FLOORS['recall_overall']:.0%}")
-    if o["fpr"] is not None and o["fpr"] > FLOORS["fpr_overall"]:
-        out.append(f"false-positive rate {o['fpr']:.1%} > {FLOORS['fpr_overall']:.0%}")
+    if "recall_overall" in fl and o["recall"] is not None and o["recall"] < fl["recall_overall"]:
+        out.append(f"{name}: recall {o['recall']:.1%} < {fl['recall_overall']:.1%}")
+    if "fpr_overall" in fl and o["fpr"] is not None and o["fpr"] > fl["fpr_overall"]:
+        out.append(f"{name}: false-positive rate {o['fpr']:.1%} > {fl['fpr_overall']:.1%}")
     for lang, t in res["by_language"].items():
-        if t["recall"] is not None and t["recall"] < FLOORS["recall_per_language"]:
-            out.append(f"recall in {lang} {t['recall']:.1%} < {FLOORS['recall_per_language']:.0%}")
+        if "recall_per_language" in fl and t["recall"] is not None and t["recall"] < fl["recall_per_language"]:
+            out.append(f"{name}: recall in {lang} {t['recall']:.1%} < {fl['recall_per_language']:.1%}")
     return out
 
 
@@ -116,6 +144,10 @@ def markdown(name: str, res: dict[str, Any]) -> str:
     lines += ["", "| family | attacks | recall |", "|---|---:|---:|"]
     for k, t in res["by_family"].items():
         lines.append(f"| {k} | {t['attacks']} | {_pct(t['recall'])} |")
+    if len(res["by_corpus"]) > 1:
+        lines += ["", "| corpus | attacks | recall | benign | FPR |", "|---|---:|---:|---:|---:|"]
+        for k, t in res["by_corpus"].items():
+            lines.append(f"| {k} | {t['attacks']} | {_pct(t['recall'])} | {t['benign']} | {_pct(t['fpr'])} |")
     lines += ["", "| obfuscation / carrier | attacks | recall |", "|---|---:|---:|"]
     for k, t in res["by_obfuscation"].items():
         lines.append(f"| {k} | {t['attacks']} | {_pct(t['recall'])} |")
@@ -132,6 +164,9 @@ def _text_report(name: str, res: dict[str, Any], show_ids: bool = True) -> str:
         f"{k} {_pct(t['recall'])}/{_pct(t['fpr'])}" for k, t in res["by_language"].items()))
     out.append("  per family:   " + "  ".join(
         f"{k} {_pct(t['recall'])}" for k, t in res["by_family"].items()))
+    if len(res["by_corpus"]) > 1:
+        out.append("  per corpus:   " + "  ".join(
+            f"{k} {_pct(t['recall'])}/{_pct(t['fpr'])}" for k, t in res["by_corpus"].items()))
     if show_ids and res["missed"]:
         out.append("  missed: " + " ".join(res["missed"]))
     if show_ids and res["false_alarms"]:
@@ -139,30 +174,37 @@ def _text_report(name: str, res: dict[str, Any], show_ids: bool = True) -> str:
     return "\n".join(out)
 
 
+def _layers_line(parts: dict[str, dict[str, Any]]) -> str:
+    return "  layers:       " + "  ".join(
+        f"{d} {_pct(parts[d]['overall']['recall'])}/{_pct(parts[d]['overall']['fpr'])}" for d in DETECTORS)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ctxcli.gate.evaluate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=_default_dir(), help="folder with heldout.jsonl and dev.jsonl")
+    ap = argparse.ArgumentParser(prog="python -m ctxcli.injection.evaluate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=_default_dir(), help="folder with the labelled sets (tests/data/injection)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/security.md)")
-    ap.add_argument("--show-heldout-ids", action="store_true",
-                    help="also list which held-out rows were missed (not used while tuning)")
+    ap.add_argument("--show-ids", action="store_true", help="also list which rows were missed or falsely flagged")
     a = ap.parse_args(argv)
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
+    cache: dict[str, dict[str, bool]] = {}
     try:
-        for name in ("heldout", "dev"):
-            results[name] = evaluate_rows(load_rows(a.data / f"{name}.jsonl"))
+        for name, rel in SETS:
+            rows = load_rows(a.data / rel)
+            results[name] = {d: evaluate_rows(rows, d, cache) for d in DETECTORS}
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    missed = check_floors(results["heldout"])
+    missed = [m for name, _ in SETS for m in check_floors(name, results[name]["combined"])]
     if a.json:
         print(json.dumps({**results, "floors": FLOORS, "floors_missed": missed}, indent=1, sort_keys=True))
     elif a.markdown:
-        print(markdown("Held-out part", results["heldout"]))
-        print(markdown("Development part", results["dev"]))
+        for name, _ in SETS:
+            print(markdown(name, results[name]["combined"]))
     else:
-        print(_text_report("held-out", results["heldout"], a.show_heldout_ids))
-        print(_text_report("dev", results["dev"]))
+        for name, _ in SETS:
+            print(_text_report(name, results[name]["combined"], a.show_ids))
+            print(_layers_line(results[name]))
         print("floors: " + ("met" if not missed else "MISSED: " + "; ".join(missed)))
     return 1 if missed else 0
 

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import InputError
 
 MAX_FILE_BYTES = 64 << 20
+LEARNED_FAMILY = "the learned layer scores a window of the text at or above its threshold"
 
 
 def read_text_file(path: Path) -> str:
@@ -41,17 +42,23 @@ def read_text_file(path: Path) -> str:
 
 def scan_files(paths: list[Path]) -> list[dict[str, Any]]:
     """One entry per file, in the given order: ``{"file", "findings": [...]}``; each
-    finding has pattern (the family id), family, rule, language, decoded_from, span
+    finding has pattern (the family id, or ``learned:<model>@<version>`` for the learned
+    layer, whose rule carries its score), family, rule, language, decoded_from, span
     (offsets into the normalised or decoded view named by decoded_from) and excerpt.
     Every file is read (and checked) before any is scanned."""
     texts = [(str(p), read_text_file(p)) for p in paths]
-    from .injection import FAMILIES, scan_text
+    from . import FAMILIES, learned, learned_finding, scan_text
 
     out = []
     for disp, text in texts:
+        found = scan_text(text)
+        lf = learned_finding(text) if text else None
+        if lf is not None:
+            found.append(lf)
         findings = [{
-            "pattern": f.pattern, "family": FAMILIES[f.pattern], "rule": f.label, "language": f.lang,
-            "decoded_from": f.decoded_from or None, "span": [f.start, f.end], "excerpt": f.excerpt,
-        } for f in scan_text(text)]
+            "pattern": f.pattern, "family": FAMILIES.get(f.pattern, LEARNED_FAMILY), "rule": f.label,
+            "language": f.lang, "decoded_from": f.decoded_from or None, "span": [f.start, f.end],
+            "excerpt": f.excerpt,
+        } for f in found]
         out.append({"file": disp, "findings": findings})
     return out

@@ -37,7 +37,7 @@ _FRAMING = regex.compile(
     r"|suspicious|injections?|training|awareness|do\snot\sfollow|don['’]t\sfollow|never\sact"
     r"|do\snot\sact|red\sflags?|scam|we\sreceived|warning|beispiel|z\.\sb\.|angreifer|exemples?"
     r"|attaquants?|hameçonnage|ejemplos?|atacantes?|esempio|attaccanti?|exemplos?|например"
-    r"|примеры?|атак\p{L}{0,12}|фишинг\p{L}{0,12})(?![\p{L}\p{N}])"
+    r"|примеры?|атак\p{L}{0,12}|фишинг\p{L}{0,12}|обучени\p{L}{0,3}|злоумышленник\p{L}{0,3})(?![\p{L}\p{N}])"
     r"|例如|比如|示例|例子|培训|培訓|攻击|攻擊|钓鱼|釣魚|请勿照做|不要照做|典型|例えば|攻撃|フィッシング"
     r"|예를\s?들어|예시|공격|피싱"
 )
@@ -100,8 +100,13 @@ class Quotes:
             if qs > start:
                 break
             if qs <= start and end <= qe:
-                frame = self.s[max(0, qs - 200):qs]
-                return _FRAMING.search(frame) is not None
+                if _FRAMING.search(self.s[max(0, qs - 200):qs]) is not None:
+                    return True
+                # a quote inside the quote (front matter: summary: "… attackers write «…» …")
+                for m in _QUOTED.finditer(self.s, qs + 1, qe - 1):
+                    if m.start() <= start and end <= m.end():
+                        return _FRAMING.search(self.s[max(qs + 1, m.start() - 200):m.start()]) is not None
+                return False
         return False
 
 
