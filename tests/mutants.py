@@ -311,10 +311,10 @@ MUTANTS: list[Mutant] = [
            "    if superseded:", "    if False:", (G,)),
     Mutant("supersession-ignores-known-at", "src/ctxcli/engine/hydrate.py",
            "and (known_at_us is None or m[8] <= known_at_us)", "and True", (G,)),
-    Mutant("pack-names-other-tenants-sources", "src/ctxcli/api.py",
+    Mutant("pack-names-other-tenants-sources", "src/ctxcli/pipeline.py",
            "srcs = {s: d for s, d in con.source_digests().items() if s in known}",
            "srcs = dict(con.source_digests())", (G,)),
-    Mutant("pack-names-sources-above-clearance", "src/ctxcli/api.py",
+    Mutant("pack-names-sources-above-clearance", "src/ctxcli/pipeline.py",
            "if not level or clearance_rank(level) <= clearance_rank(clearance)}", "}", (G,)),
     Mutant("gap-ignores-clearance", "src/ctxcli/engine/builder.py",
            'w["by_gate"][g] = max(w["by_gate"].get(g, 0), run.withheld[g])',
@@ -464,11 +464,11 @@ MUTANTS: list[Mutant] = [
            "    if uncovered:\n        warnings.append(", "    if False:\n        warnings.append(",
            ("tests/test_ask.py::test_a_changed_verdict_or_action_is_a_rejection_without_the_flag",)),
     # --- ctx serve against a hostile caller and a shared runs folder (issue 27 items 1, 2; 28 item 7)
-    Mutant("serve-case-path-accepted", "src/ctxcli/api.py",
+    Mutant("serve-case-path-accepted", "src/ctxcli/project.py",
            "if not by_id and p.suffix in (\".yaml\", \".yml\") and os.path.lexists(p):",
            "if p.suffix in (\".yaml\", \".yml\") and os.path.lexists(p):",
            ("tests/test_serve_hardening.py::test_case_argument_is_an_id_under_the_project_never_a_path",)),
-    Mutant("serve-case-symlink-out-followed", "src/ctxcli/api.py",
+    Mutant("serve-case-symlink-out-followed", "src/ctxcli/project.py",
            "if by_id and Path(os.path.realpath(cdir)) not in Path(os.path.realpath(path)).parents:",
            "if False:",
            ("tests/test_serve_hardening.py::test_a_case_file_that_links_out_of_the_cases_folder_is_refused_"
@@ -522,7 +522,7 @@ MUTANTS: list[Mutant] = [
            "return self.diff.same and self.answer_identical is not False", "return self.diff.same",
            ("tests/test_signed_runs.py::test_replay_compares_answer_json_with_the_rebuilt_answer",)),
     # --- a store loaded from older manifests is refused until `ctx load` (issue 27 item 13)
-    Mutant("stale-manifests-ignored", "src/ctxcli/api.py",
+    Mutant("stale-manifests-ignored", "src/ctxcli/project.py",
            "    stale = stale_sources(con)\n    if stale:\n        shown", "    stale = []\n    if stale:\n        shown",
            ("tests/test_stale_manifests.py",)),
     Mutant("check-ignores-stale-store", "src/ctxcli/api.py",
@@ -572,6 +572,22 @@ MUTANTS: list[Mutant] = [
     Mutant("junit-overwrites-anything", "src/ctxcli/eval_junit.py",
            "    return raw.startswith(", "    return True or raw.startswith(",
            ("tests/test_eval_select.py::test_junit_replaces_only_an_earlier_junit_file",)),
+    # --- the house, second pass (issue 32): one request policy -------------------------------
+    Mutant("policy-limits-not-rechecked", "src/ctxcli/policy.py",
+           "    refuse_out_of_limits(subject=sid, scopes=list(scopes), budget=budget, max_rounds=max_rounds)\n", "",
+           ("tests/test_policy.py::test_the_resolved_request_is_held_to_the_limits_whoever_calls",)),
+    Mutant("policy-other-subject-inherits-clearance", "src/ctxcli/policy.py",
+           "    elif opts.subject_id is None or opts.subject_id == subject.id:\n        clearance = subject.clearance.value",
+           "    elif True:\n        clearance = subject.clearance.value",
+           ("tests/test_policy.py::test_another_subject_starts_with_no_scope_and_the_default_clearance",)),
+    Mutant("serve-budget-unchecked", "src/ctxcli/serve/tools.py",
+           '    refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)\n'
+           '    return api.InvestigateOptions(\n        case=case,',
+           '    return api.InvestigateOptions(\n        case=case,',
+           ("tests/test_policy.py::test_the_mcp_servers_budget_uses_the_same_limits",)),
+    Mutant("layers-check-imports-the-api", "src/ctxcli/check.py",
+           "    from .paths import display as _display\n", "    from .api import display as _display\n",
+           ("tests/test_layers.py::test_no_module_imports_a_layer_above_its_own",)),
 ]
 
 
