@@ -588,6 +588,9 @@ MUTANTS: list[Mutant] = [
     Mutant("layers-check-imports-the-api", "src/ctxcli/check.py",
            "    from .paths import display as _display\n", "    from .api import display as _display\n",
            ("tests/test_layers.py::test_no_module_imports_a_layer_above_its_own",)),
+    Mutant("gate-table-validity-withholds", "src/ctxcli/engine/gates.py",
+           'Gate("validity", g_validity, "metadata", False)', 'Gate("validity", g_validity, "metadata", True)',
+           ("tests/test_gates_table.py",)),
 ]
 
 
