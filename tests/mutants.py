@@ -139,9 +139,10 @@ MUTANTS: list[Mutant] = [
            'f"CREATE POLICY ctx_tenant ON {table} USING ({_TENANT} IS NULL OR {own})"',
            'f"CREATE POLICY ctx_tenant ON {table} USING (true)"',
            ("tests/test_postgres.py::test_row_level_security_is_a_second_line_for_an_ordinary_role",)),
-    Mutant("pg-password-shown", "src/ctxcli/store/pg_store.py",
+    Mutant("pg-password-shown", "src/ctxcli/util/passwords.py",
            'out = _PW_URL.sub(lambda m: m["pre"] + "***" + m["post"], str(text))', "out = str(text)",
-           ("tests/test_postgres.py::test_the_password_is_never_printed",)),
+           ("tests/test_postgres.py::test_the_password_is_never_printed",
+            "tests/test_exit_codes.py::test_the_error_handler_masks_passwords_without_the_postgresql_backend")),
     Mutant("unlinked-candidate-never-reconsidered", "src/ctxcli/engine/builder.py",
            'if rej.gate == "relevance" and rej.reason == "not_linked_to_case":', "if False:",
            ("tests/test_vector.py::test_a_candidate_dropped_as_unlinked_is_admitted_when_a_later_round_links_it",)),
@@ -591,6 +592,10 @@ MUTANTS: list[Mutant] = [
     Mutant("gate-table-validity-withholds", "src/ctxcli/engine/gates.py",
            'Gate("validity", g_validity, "metadata", False)', 'Gate("validity", g_validity, "metadata", True)',
            ("tests/test_gates_table.py",)),
+    Mutant("cli-masks-through-the-pg-backend", "src/ctxcli/cli/common.py",
+           "        from ..util.passwords import mask\n\n        lines",
+           "        from ..store.pg_store import mask\n\n        lines",
+           ("tests/test_exit_codes.py::test_the_error_handler_masks_passwords_without_the_postgresql_backend",)),
 ]
 
 
