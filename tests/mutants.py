@@ -596,6 +596,10 @@ MUTANTS: list[Mutant] = [
            "        from ..util.passwords import mask\n\n        lines",
            "        from ..store.pg_store import mask\n\n        lines",
            ("tests/test_exit_codes.py::test_the_error_handler_masks_passwords_without_the_postgresql_backend",)),
+    Mutant("mcp-input-model-ignores-extras", "src/ctxcli/serve/server.py",
+           'config = ConfigDict(extra="forbid", json_schema_extra=SCHEMA_RULES.get(name))',
+           'config = ConfigDict(extra="ignore", json_schema_extra=SCHEMA_RULES.get(name))',
+           ("tests/test_serve_inputs.py",)),
 ]
 
 
