@@ -3,23 +3,20 @@ programs call them directly. Nothing here prints or exits: errors are CtxError s
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from . import paths
-from .errors import InputError, StoreError, UnknownCaseError, UsageError
-from .models.case import CaseFile, Subject
-from .models.playbook import Playbook
-from .util.canon import obj_hash
-from .util.pyd import input_error
-from .util.yamlio import read_yaml_marked
-
-_ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-")
+from .errors import StoreError, UsageError
+from .models.case import CaseFile
+from .paths import display
+# the public names of the project's files and of the request policy (their home modules)
+from .policy import (ADHOC_PREFIX, AdhocSpec, InvestigateOptions, adhoc_case, adhoc_case_id, case_from_request,
+                     case_of, make_request, refuse_out_of_limits)
+from .project import (NO_PROJECT_HINT, playbook_hash, read_case, read_checked, read_playbook,
+                      require_current_manifests, stale_sources)
+from .project import _manifests_of
 
 
 # ---------------------------------------------------------------------------------- load
@@ -72,49 +69,6 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
     return res
 
 
-def stale_sources(con) -> list[str]:
-    """The sources whose manifest now differs from the one the store was loaded from — or that
-    only one of them has — in the manifests folder the store was loaded from (recorded in its
-    meta), else the project's. Empty when they agree, when that folder has no manifests any
-    more, or when the store predates manifest digests."""
-    import orjson
-
-    from .load.parse import manifest_digest, read_manifests
-
-    meta = con.meta()
-    recorded = meta.get("manifest_digests")
-    mdir = _manifests_of(meta)
-    if recorded is None or not (mdir / "sources").is_dir():
-        return []
-    try:
-        loaded = orjson.loads(recorded)
-    except orjson.JSONDecodeError:
-        loaded = {}
-    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, mdir.resolve().parent)}
-    return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
-
-
-def _manifests_of(meta: dict[str, str]) -> Path:
-    """The manifests folder a store was loaded from, when it still exists; else the project's."""
-    loaded_from = meta.get("manifests_dir")
-    if loaded_from and (Path(loaded_from) / "sources").is_dir():
-        return Path(loaded_from)
-    return paths.manifests_dir()
-
-
-def require_current_manifests(con) -> None:
-    """Refuse (exit 3, naming the sources) to run with permissions older than the manifests: a
-    tightened ``required_scopes`` or a new mask takes effect only with ``ctx load``, so until
-    then nothing is served from the store."""
-    from .errors import StoreStaleError
-
-    stale = stale_sources(con)
-    if stale:
-        shown = ", ".join(stale[:8]) + (f" and {len(stale) - 8} more" if len(stale) > 8 else "")
-        raise StoreStaleError(f"the store was loaded before the manifests of {shown} changed: run `ctx load` so "
-                              f"that their scopes, purposes, clearance and masks apply")
-
-
 def store_key(db: Path, *, create: bool = True) -> bytes | None:
     """The store secret of ``db`` ($CTX_SECRET or the key file beside it, created when
     missing unless ``create`` is false): every opaque reference and keyed digest uses it."""
@@ -160,17 +114,13 @@ def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
     if isinstance(p, str) or p.exists():     # a PostgreSQL store is never loaded implicitly
         return p, False
     if db is not None:
-        raise StoreError(f"no store at {_display(p)}: build it with `ctx load --db {_display(p)}`, "
+        raise StoreError(f"no store at {display(p)}: build it with `ctx load --db {display(p)}`, "
                          "or leave out --db to use the project's store")
     if not (paths.manifests_dir() / "sources").is_dir():
-        raise StoreError(f"no store at {_display(p)} and no manifests/sources to load from in {paths.root()}: "
+        raise StoreError(f"no store at {display(p)} and no manifests/sources to load from in {paths.root()}: "
                          + NO_PROJECT_HINT)
     load(db=p)
     return p, True
-
-
-NO_PROJECT_HINT = ("run `ctx init` for a new project (or `ctx init --example claims` for the bundled example), "
-                   "then `ctx load`")
 
 
 def sources(db: Path | None = None, as_of=None) -> list[dict[str, Any]]:
@@ -261,169 +211,12 @@ def paths_root() -> Path:
     return paths.root()
 
 
-# ---------------------------------------------------------------------------------- cases
-def _safe_id(value: str, what: str) -> str:
-    if not value or not set(value) <= _ID_OK or value.startswith("."):
-        raise UsageError(f"{what} {value!r} is not a valid id")
-    return value
-
-
-def _display(path: Path) -> str:
-    """A path as shown in messages: relative to the project root when inside it."""
-    try:
-        return Path(path).resolve().relative_to(paths.root().resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False) -> tuple[CaseFile, str]:
-    """The case file for ``case_id`` (or a path to a case file; with ``by_id``, only an id
-    resolved under the project's cases folder)."""
-    case, disp, _ = _read_case(case_id, cases_dir, by_id=by_id)
-    return case, disp
-
-
-def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
-    """With ``by_id`` (``ctx serve``: the caller is not the operator) a path is never taken,
-    whether or not it exists, and a case file that is a symlink leading out of the cases
-    folder is refused without naming its target."""
-    cdir = Path(cases_dir) if cases_dir else paths.cases_dir()
-    p = Path(case_id)
-    if not by_id and p.suffix in (".yaml", ".yml") and os.path.lexists(p):
-        path = p     # a FIFO or folder is reported by read_yaml ("not a regular file")
-    else:
-        _safe_id(case_id, "case")
-        path = cdir / f"{case_id}.yaml"
-        if not os.path.lexists(path):
-            known = sorted(x.stem for x in cdir.glob("*.yaml")) if cdir.is_dir() else []
-            hint = (f" (known: {', '.join(known[:12])})" if known else
-                    "" if paths.is_project() else f"; {paths.root()} is not a ctx project: {NO_PROJECT_HINT}")
-            raise UnknownCaseError(f"unknown case {case_id!r}: no {_display(path)}{hint}")
-        if by_id and Path(os.path.realpath(cdir)) not in Path(os.path.realpath(path)).parents:
-            raise InputError("case file is a symlink that leads outside the cases folder",
-                             file=f"{_display(cdir)}/{case_id}.yaml")     # the link, never its target
-    disp = _display(path)
-    marks = read_yaml_marked(path, display=disp)
-    data = marks.data
-    if not isinstance(data, dict):
-        raise InputError("a case file must be a YAML mapping", file=disp)
-    try:
-        return CaseFile.model_validate(data), disp, marks
-    except ValidationError as e:
-        raise input_error(e, file=disp, marks=marks) from None
-
-
-def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None, *,
-                 by_id: bool = False):
-    """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
-    in a name fails here, loudly, instead of turning a claim unknown at run time."""
-    from .check import case_problems
-
-    case, disp, marks = _read_case(case_id, cases_dir, by_id=by_id)
-    pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
-    probs = case_problems(case, marks, disp, pb)
-    if probs:
-        raise probs[0].error()
-    return case, pb, pb_hash
-
-
-def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[Playbook, str]:
-    from .answer import expr
-
-    _safe_id(playbook_id, "playbook")
-    pdir = Path(playbooks_dir) if playbooks_dir else paths.playbooks_dir()
-    path = pdir / f"{playbook_id}.yaml"
-    if not os.path.lexists(path):   # a FIFO or folder is reported by read_yaml ("not a regular file")
-        raise InputError(f"unknown playbook {playbook_id!r}: no {_display(path)} (playbooks are read from "
-                         f"the project root {paths.root()}; set CTX_ROOT to the project folder)", field="playbook")
-    disp = _display(path)
-    real_root = Path(os.path.realpath(pdir)).parent.parent    # the folder holding manifests/playbooks
-    if real_root not in Path(os.path.realpath(path)).parents:
-        raise InputError("playbook is a symlink that leads outside the project root", file=disp)
-    marks = read_yaml_marked(path, display=disp)
-    data = marks.data
-    if not isinstance(data, dict):
-        raise InputError("a playbook must be a YAML mapping", file=disp)
-    try:
-        pb = Playbook.model_validate(data)
-    except ValidationError as e:
-        raise input_error(e, file=disp, marks=marks) from None
-    if pb.playbook_id != playbook_id:
-        ln, col = marks.find("playbook_id") or (None, None)
-        raise InputError(f"playbook_id {pb.playbook_id!r} differs from the file name", file=disp,
-                         line=ln, column=col, field="playbook_id")
-    for where, src in ([(f"facts.{f.name}.expr", f.expr) for f in pb.facts if f.expr]
-                       + [(f"claims.{c.id}.when", c.when) for c in pb.claims if c.when]
-                       + [(f"decision.rules.{r.id}.when", r.when) for r in pb.decision.rules]):
-        try:
-            expr.parse(src)
-        except expr.ExprError as e:
-            ln, col = marks.find(where) or (None, None)
-            raise InputError(str(e), file=disp, line=ln, column=col, field=where) from None
-    from .check import playbook_problems
-
-    probs = playbook_problems(pb, marks, disp)
-    if probs:
-        raise probs[0].error()
-    return pb, playbook_hash(pb)
-
-
-def playbook_hash(pb: Playbook) -> str:
-    """The hash of a playbook's content. Fields added later (``params``, path-template
-    ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
-    without them is unchanged."""
-    d = pb.model_dump(mode="json", by_alias=True)
-    if not d["params"]:
-        del d["params"]
-    if d["resolve_names"] is None:
-        del d["resolve_names"]
-    for et in d["evidence_types"]:
-        if not et["match"]:
-            del et["match"]
-    for t in d["path_templates"]:
-        if not t["seeds"]:
-            del t["seeds"]
-        if t["min_confidence"] is None:
-            del t["min_confidence"]
-        if t["inferred"]:
-            del t["inferred"]
-    return obj_hash(d)
-
-
 # ---------------------------------------------------------------------------------- investigate
-@dataclass
-class AdhocSpec:
-    """The case of an ad-hoc run (``ctx investigate --playbook P --seed KEY``): no case file.
-    The subject, purpose and as_of come from the :class:`InvestigateOptions` beside it."""
+def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) -> dict[str, Any]:
+    """The store section of a pack, as its tenant and subject may know the store (:func:`ctxcli.pipeline.store_info`)."""
+    from .pipeline import store_info as section
 
-    playbook: str
-    seeds: list[str]
-    tenant_id: str | None = None
-    question: str | None = None
-    business_keys: list[str] | None = None   # None: the key part of each seed (``case:K-1`` -> ``K-1``)
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class InvestigateOptions:
-    case: str | None = None          # a case id or case file; None with ``adhoc``
-    as_of: datetime | None = None
-    known_at: datetime | None = None
-    subject_id: str | None = None
-    scopes: list[str] | None = None
-    clearance: str | None = None
-    purpose: str | None = None
-    budget: int | None = None
-    max_rounds: int | None = None
-    variant: str | None = None
-    strategy: str = "dynamic"
-    db: Path | None = None
-    cases_dir: Path | None = None
-    playbooks_dir: Path | None = None
-    params: dict[str, Any] | None = None     # None: the case's (and variant's); replay passes the pack's
-    extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
-    adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
-    case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
+    return section(con, key, tenant=tenant, clearance=clearance)
 
 
 @dataclass
@@ -435,101 +228,6 @@ class InvestigateResult:
     timings: dict[str, float] = field(default_factory=dict)
     candidates: list[dict[str, Any]] = field(default_factory=list)
     store_loaded_now: bool = False
-
-
-ADHOC_PREFIX = "adhoc-"
-# field of the synthesised case -> the flag that gives it
-_ADHOC_FLAGS = {"tenant_id": "--tenant", "question": "--question", "seeds": "--seed", "business_keys": "--business-key",
-                "params": "--param", "subject": "--subject", "purpose": "--purpose", "as_of": "--as-of"}
-
-
-def _case_of(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
-    """(case, playbook, playbook hash) of a run: the case file's, or the synthesised one."""
-    if opts.adhoc is not None:
-        return adhoc_case(opts)
-    if not opts.case:
-        raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
-    return read_checked(opts.case, opts.cases_dir, opts.playbooks_dir, by_id=opts.case_by_id)
-
-
-def adhoc_case_id(spec: dict[str, Any]) -> str:
-    """``adhoc-`` and the first 12 hex digits of the SHA-256 of the canonical JSON of what is
-    investigated: playbook, tenant, seeds, business keys, params and question. Who asks, for
-    which purpose and at which time are the request's, as with a case file: the same look by
-    another subject or at another as_of keeps its case id."""
-    keyed = {k: spec[k] for k in ("playbook", "tenant_id", "seeds", "business_keys", "params", "question")}
-    return ADHOC_PREFIX + obj_hash(keyed).split(":", 1)[1][:12]
-
-
-def adhoc_case(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
-    """The case of an ad-hoc run, synthesised from ``opts.adhoc`` and the request options, after
-    the checks a case file gets (``ctx check``). Nothing is taken from a default: the tenant,
-    subject, scopes, purpose and as_of must be given (UsageError naming the flag otherwise);
-    the clearance defaults to ``internal`` and the question to the playbook's description."""
-    from .check import case_problems
-    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE, IDENT_RE
-
-    spec = opts.adhoc
-    assert spec is not None
-    if opts.case:
-        raise UsageError(f"a case id ({opts.case}) and --playbook cannot be combined: a case file names its own "
-                         f"playbook")
-    if opts.variant is not None:
-        raise UsageError("--variant needs a case file: an ad-hoc run (--playbook) has no variants")
-    if not spec.seeds:
-        raise UsageError("--seed is required with --playbook: the entity keys the investigation starts from")
-    for flag, value in (("--tenant", spec.tenant_id), ("--subject", opts.subject_id),
-                        ("--scope", opts.scopes or None), ("--purpose", opts.purpose), ("--as-of", opts.as_of)):
-        if value is None:
-            raise UsageError(f"{flag} is required with --playbook: an ad-hoc run has no case file to take it from")
-    if not IDENT_RE.match(spec.tenant_id or ""):
-        raise UsageError(f"--tenant {spec.tenant_id!r} is not a valid id")
-    clearance = opts.clearance or DEFAULT_CLEARANCE
-    if clearance not in CLEARANCE_LEVELS:
-        raise UsageError(f"--clearance {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
-    try:
-        pb, pb_hash = read_playbook(spec.playbook, opts.playbooks_dir)
-    except (InputError, UsageError) as e:
-        if e.file is None:       # unknown or misnamed playbook: say which flag named it
-            raise UsageError(f"--playbook: {e.detail}") from None
-        raise
-    question = spec.question if spec.question is not None else (
-        " ".join(pb.description.split()) or f"Ad-hoc review with playbook {pb.playbook_id}.")
-    keys = spec.business_keys if spec.business_keys is not None else [s.split(":", 1)[1] for s in spec.seeds
-                                                                       if ":" in s and s.split(":", 1)[1]]
-    data: dict[str, Any] = {
-        "playbook": pb.playbook_id, "tenant_id": spec.tenant_id, "seeds": list(dict.fromkeys(spec.seeds)),
-        "business_keys": list(dict.fromkeys(keys)), "params": dict(sorted(spec.params.items())),
-        "question": question}
-    data = {"case_id": adhoc_case_id(data), **data, "purpose": opts.purpose, "as_of": opts.as_of,
-            "subject": {"id": opts.subject_id, "scopes": sorted(set(opts.scopes or [])), "clearance": clearance}}
-    try:
-        case = CaseFile.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = [str(x) for x in err.get("loc", ())]
-        flag = _ADHOC_FLAGS.get(loc[0], loc[0]) if loc else "--playbook"
-        if loc[:2] == ["subject", "scopes"]:
-            flag = "--scope"
-        raise UsageError(f"{flag}: {err.get('msg', 'invalid')}"
-                         + (f" ({'.'.join(loc[1:])})" if len(loc) > 1 and flag != "--scope" else "")) from None
-    probs = case_problems(case, None, "", pb)
-    if probs:
-        raise UsageError(probs[0].message)
-    return case, pb, pb_hash
-
-
-def case_from_request(request: dict[str, Any], playbook_id: str) -> CaseFile:
-    """The synthesised case of an ad-hoc run, read back from the request its pack records
-    (``ctx replay``). Raises ValidationError when the request does not make a case."""
-    subj = request.get("subject") or {}
-    return CaseFile.model_validate({
-        "case_id": request.get("case_id"), "tenant_id": request.get("tenant_id"), "playbook": playbook_id,
-        "question": request.get("question"), "purpose": request.get("purpose"), "as_of": request.get("as_of"),
-        "subject": {"id": subj.get("id"), "scopes": subj.get("scopes") or [],
-                    **({"clearance": subj["clearance"]} if subj.get("clearance") else {})},
-        "seeds": request.get("seeds"), "business_keys": request.get("business_keys") or [],
-        "params": request.get("params") or {}})
 
 
 def case_json(case: CaseFile) -> bytes:
@@ -544,96 +242,13 @@ def case_json(case: CaseFile) -> bytes:
     return pretty_bytes(d)
 
 
-def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adhoc: bool = False):
-    from .engine.builder import Request
-
-    var = None
-    if opts.variant:
-        if opts.variant not in case.variants:
-            raise UsageError(f"case {case.case_id} has no variant {opts.variant!r}"
-                             + (f" (known: {', '.join(sorted(case.variants))})" if case.variants else ""))
-        var = case.variants[opts.variant]
-    subject: Subject = (var.subject if var and var.subject else case.subject)
-    sid = opts.subject_id or subject.id
-    scopes = opts.scopes if opts.scopes is not None else (
-        list(subject.scopes) if opts.subject_id is None or opts.subject_id == subject.id else [])
-    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
-
-    # The clearance goes with the subject: the case's (or variant's) subject keeps its own,
-    # another subject named with --subject gets the default unless --clearance is given.
-    if opts.clearance is not None:
-        if opts.clearance not in CLEARANCE_LEVELS:
-            raise UsageError(f"--clearance {opts.clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
-        clearance = opts.clearance
-    elif opts.subject_id is None or opts.subject_id == subject.id:
-        clearance = subject.clearance.value
-    else:
-        clearance = DEFAULT_CLEARANCE
-    purpose = opts.purpose or (var.purpose if var and var.purpose else case.purpose)
-    if purpose not in pb.purposes:
-        raise UsageError(f"purpose {purpose!r} is not served by playbook {pb.playbook_id} "
-                         f"(serves: {', '.join(pb.purposes)})")
-    as_of = opts.as_of or (var.as_of if var and var.as_of else case.as_of)
-    known_at = opts.known_at or (var.known_at if var else None)
-    budget = opts.budget or (var.budget if var and var.budget else pb.budget.total_tokens)
-    max_rounds = opts.max_rounds or (var.max_rounds if var and var.max_rounds else pb.max_rounds)
-    from .params import case_params
-
-    params = case_params(case, var, pb, opts.params, opts.extra_params)
-    from .models.request import STRATEGIES
-
-    if opts.strategy not in STRATEGIES:
-        raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
-    from .engine.builder import budget_for
-
-    if budget_for(pb, budget)["evidence"] <= 0:
-        raise UsageError(f"--budget {budget} leaves no room for evidence")
-    return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
-                   as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
-                   max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
-                   variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
-                   clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
-                   tools=list(case.tools), adhoc=adhoc)
-
-
-def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) -> dict[str, Any]:
-    """The store section of a pack, as the pack's tenant and subject may know the store:
-    ``sources`` names only the sources of ``tenant`` (and per-record-tenant sources) whose
-    classification the subject's ``clearance`` allows — those ``source_discovered`` names —
-    and ``digest`` is the digest of that view (the store schema, those sources' digests and
-    the embedding model), so a change to another tenant's source, or to one the subject may not
-    know of, is no drift for this pack. With the store secret ``key``, the digests (plain
-    digests of whole snapshots, masked text included) are keyed with it, and ``key_id`` names
-    (never reveals) the secret."""
-    from .models.manifest import clearance_rank
-    from .util.canon import canonical_bytes, key_id, sealed_hash, sha256_hex
-
-    meta = con.meta()
-    known = {sid for sid, _en, _sc, _pu, level in con.tenant_sources(tenant)
-             if not level or clearance_rank(level) <= clearance_rank(clearance)}
-    srcs = {s: d for s, d in con.source_digests().items() if s in known}
-    digest = "sha256:" + sha256_hex(canonical_bytes({
-        "schema_version": meta["schema_version"], "sources": sorted(srcs.items()),
-        "embedding": meta.get("embedding_weights_sha256")}))
-    info = {"digest": digest, "schema_version": int(meta["schema_version"]), "sources": srcs}
-    if "embedding_weights_sha256" in meta:      # the model the store's vectors were made with
-        info["embedding"] = {"model": meta["embedding_model"], "version": meta["embedding_version"],
-                             "weights_sha256": meta["embedding_weights_sha256"]}
-    if key is not None:
-        info["digest"] = sealed_hash(info["digest"], key=key)
-        info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
-        info["key_id"] = key_id(key)
-    info.update(con.describe())     # {"backend": "postgresql"} on a team store; nothing for DuckDB
-    return info
-
-
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .pipeline import investigate as run_pipeline
     from .store import open_store
     from .tokens import warm_up
 
     warm_up()
-    case, pb, pb_hash = _case_of(opts)
+    case, pb, pb_hash = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     db, loaded = ensure_store(opts.db)
     key = store_key(db)
@@ -659,7 +274,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
     from .tokens import warm_up
 
     warm_up()
-    case, pb, _ = _case_of(opts)
+    case, pb, _ = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     known = [et.type for et in pb.evidence_types]
     bad = [t for t in goal_types if t not in known]
@@ -808,7 +423,11 @@ def ask(target: str, **kw: Any):
     accept_disagreement)."""
     from .answer.ask import AskOptions, run_ask
 
-    return run_ask(AskOptions(target=target, **kw))
+    def build(opts: InvestigateOptions) -> tuple[InvestigateResult, dict[str, bytes], Path]:
+        res = investigate(opts)
+        return res, output_files(res), default_out_dir(res)
+
+    return run_ask(AskOptions(target=target, **kw), build=build)
 
 
 def validate_answer(pack: Path, answer: Path, db: Path | None = None, *,

@@ -346,7 +346,7 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
 
 def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = None) -> CheckReport:
     """Check the given files and folders (default: the project's manifests, playbooks, cases)."""
-    from .api import _display
+    from .paths import display as _display
 
     whole_project = not paths       # only then are evidence types checked against the data (it reads it)
     if not paths:

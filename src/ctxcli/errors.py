@@ -3,19 +3,31 @@
 The CLI catches :class:`CtxError`, prints ``str(err)`` as one line on stderr and exits
 with ``err.exit_code``. Library code raises these and never prints or exits.
 
-Exit codes: 0 ok; 1 the investigation or check failed (replay drift, eval below
-threshold, packs differ); 2 bad input or usage; 3 store busy (another process holds
-the write lock; retry), unusable (damaged, disk full, read-only folder) or stale (loaded
-from older manifests than the project's: run ``ctx load``).
+Exit codes: :class:`ExitCode`, the one list (README.md "Exit codes" documents each).
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Every exit code of ``ctx`` (README.md, "Exit codes"; tests/test_exit_codes.py checks the table)."""
+
+    OK = 0
+    FAILED = 1            # a check ran and failed: replay drift, packs differ, eval below threshold, model answer rejected
+    BAD_INPUT = 2         # bad input or usage: one line naming file, line and field
+    STORE = 3             # the store is busy, unusable or stale
+    UNREACHABLE = 4       # the model endpoint or OTLP collector is unreachable or answered an error
+    MODEL_AUTH = 5        # the model endpoint refused the credentials
+    INTERNAL = 70         # a bug in ctx (sysexits' EX_SOFTWARE)
+    INTERRUPTED = 130     # Ctrl-C, or SIGTERM during a PostgreSQL load (128 + SIGINT)
 
 
 class CtxError(Exception):
     """Base class: a user-facing error with a one-line message and an exit code."""
 
-    exit_code = 2
+    exit_code: int = ExitCode.BAD_INPUT
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
                  field: str | None = None, column: int | None = None) -> None:
@@ -78,25 +90,25 @@ class StoreError(CtxError):
 class StoreBusyError(CtxError):
     """Another process holds the store's write lock; retry shortly."""
 
-    exit_code = 3
+    exit_code = ExitCode.STORE
 
 
 class EmbeddingError(StoreError):
     """The pinned embedding model (vector channel) is not installed, or differs from the one the store's vectors were made with; exit 3."""
 
-    exit_code = 3
+    exit_code = ExitCode.STORE
 
 
 class StoreUnusableError(StoreError):
     """The store is damaged (corrupt, truncated) or cannot be written (disk full, read-only folder); exit 3."""
 
-    exit_code = 3
+    exit_code = ExitCode.STORE
 
 
 class StoreStaleError(StoreError):
     """The store was loaded from older manifests than the project's (scopes, purposes, clearance or masks changed since); exit 3."""
 
-    exit_code = 3
+    exit_code = ExitCode.STORE
 
 
 class OutputError(CtxError):
@@ -110,7 +122,7 @@ class PackError(CtxError):
 class CheckFailed(CtxError):
     """A check ran and failed (replay drift, eval threshold); exit code 1."""
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 def one_line(text: str, limit: int = 400) -> str:
@@ -135,17 +147,17 @@ def one_line(text: str, limit: int = 400) -> str:
 class ModelEndpointError(CtxError):
     """The model endpoint is unreachable, timed out, or answered an HTTP error or non-JSON; exit code 4."""
 
-    exit_code = 4
+    exit_code = ExitCode.UNREACHABLE
 
 
 class ModelAuthError(CtxError):
     """The model endpoint refused the credentials (HTTP 401/403); exit code 5."""
 
-    exit_code = 5
+    exit_code = ExitCode.MODEL_AUTH
 
 
 class OtlpExportError(CtxError):
     """The OTLP collector named by --otel-endpoint is unreachable or refused the spans; exit code 4
     (the run folder is written first)."""
 
-    exit_code = 4
+    exit_code = ExitCode.UNREACHABLE

@@ -634,12 +634,9 @@ def case_files(paths_in: Iterable[Path]) -> list[Path]:
 
 
 def _display(p: Path) -> str:
-    from . import paths as P
+    from .paths import display
 
-    try:
-        return str(p.resolve().relative_to(P.root().resolve()))
-    except ValueError:
-        return str(p)
+    return display(p)
 
 
 def select(cases: list[tuple[Path, Any]], case_ids: tuple[str, ...], variants: tuple[str, ...]):

@@ -134,3 +134,11 @@ def playbooks_dir() -> Path:
 
 def cases_dir() -> Path:
     return root() / "examples" / "cases"
+
+
+def display(path: Path | str) -> str:
+    """A path as shown in messages: relative to the project root when inside it, else as given."""
+    try:
+        return Path(path).resolve().relative_to(root().resolve()).as_posix()
+    except ValueError:
+        return str(path)

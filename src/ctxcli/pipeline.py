@@ -1,7 +1,7 @@
 """One investigation end to end: build the pack (engine), answer from it (answer), seal it.
 
 The engine and the answer layer do not import each other; this module composes them. The
-API and replay call :func:`investigate`."""
+API and replay call :func:`investigate`, with the pack's store section from :func:`store_info`."""
 
 from __future__ import annotations
 
@@ -44,6 +44,37 @@ def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, 
     built.timings["total"] = time.perf_counter() - t_all
     return BuildResult(pack=built.pack, answer=ans, trace=built.trace.events, timings=built.timings,
                        candidates=built.candidates)
+
+
+def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) -> dict[str, Any]:
+    """The store section of a pack, as the pack's tenant and subject may know the store:
+    ``sources`` names only the sources of ``tenant`` (and per-record-tenant sources) whose
+    classification the subject's ``clearance`` allows — those ``source_discovered`` names —
+    and ``digest`` is the digest of that view (the store schema, those sources' digests and
+    the embedding model), so a change to another tenant's source, or to one the subject may not
+    know of, is no drift for this pack. With the store secret ``key``, the digests (plain
+    digests of whole snapshots, masked text included) are keyed with it, and ``key_id`` names
+    (never reveals) the secret."""
+    from .models.manifest import clearance_rank
+    from .util.canon import canonical_bytes, key_id, sealed_hash, sha256_hex
+
+    meta = con.meta()
+    known = {sid for sid, _en, _sc, _pu, level in con.tenant_sources(tenant)
+             if not level or clearance_rank(level) <= clearance_rank(clearance)}
+    srcs = {s: d for s, d in con.source_digests().items() if s in known}
+    digest = "sha256:" + sha256_hex(canonical_bytes({
+        "schema_version": meta["schema_version"], "sources": sorted(srcs.items()),
+        "embedding": meta.get("embedding_weights_sha256")}))
+    info = {"digest": digest, "schema_version": int(meta["schema_version"]), "sources": srcs}
+    if "embedding_weights_sha256" in meta:      # the model the store's vectors were made with
+        info["embedding"] = {"model": meta["embedding_model"], "version": meta["embedding_version"],
+                             "weights_sha256": meta["embedding_weights_sha256"]}
+    if key is not None:
+        info["digest"] = sealed_hash(info["digest"], key=key)
+        info["sources"] = {s: sealed_hash(d, key=key) for s, d in srcs.items()}
+        info["key_id"] = key_id(key)
+    info.update(con.describe())     # {"backend": "postgresql"} on a team store; nothing for DuckDB
+    return info
 
 
 def with_params(pb: Playbook, req: Request) -> tuple[Playbook, Request]:

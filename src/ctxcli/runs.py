@@ -87,12 +87,9 @@ def run_folder(ref: Path | str) -> Path:
 
 
 def _display(p: Path) -> str:
-    from . import paths
+    from .paths import display
 
-    try:
-        return p.resolve().relative_to(paths.root().resolve()).as_posix()
-    except ValueError:
-        return str(p)
+    return display(p)
 
 
 def _json(path: Path) -> Any:

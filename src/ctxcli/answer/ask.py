@@ -404,21 +404,24 @@ def is_pack_path(target: str) -> bool:
 
 def playbook_for(pack: dict[str, Any], display: str):
     """The pack's playbook, which must still hash to what the pack records."""
-    from .. import api
     from ..errors import PackError
+    from ..project import read_playbook
 
     pb_id = (pack.get("playbook") or {}).get("playbook_id")
     if not isinstance(pb_id, str):
         raise PackError("not a pack: playbook.playbook_id is missing", file=display)
-    pb, h = api.read_playbook(pb_id)
+    pb, h = read_playbook(pb_id)
     if pack["playbook"].get("hash") and pack["playbook"]["hash"] != h:
         raise PackError(f"playbook {pb_id} changed since the pack was built (hash {h[:19]}…, pack records "
                         f"{str(pack['playbook']['hash'])[:19]}…); rebuild the pack", file=display)
     return pb
 
 
-def run_ask(opts: AskOptions) -> AskResult:
-    from .. import api
+def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, bytes], Path]]) -> AskResult:
+    """Ask over a pack (``opts.target`` a pack.json or run folder), or over a case's new pack:
+    ``build`` is the API's investigation, called with the case's
+    :class:`~ctxcli.policy.InvestigateOptions`; it returns the result, its run-folder files and
+    its default run folder. (This module sits below the API and does not import it.)"""
     from ..postmortem.packfile import load_pack
     from ..write import add_to_run_folder, write_run_folder
     from .model import resolve_config
@@ -464,18 +467,19 @@ def run_ask(opts: AskOptions) -> AskResult:
             except orjson.JSONDecodeError:
                 det = {}
         return AskResult(pack=lp.data, answer=det, outcome=outcome, out_dir=out_dir, from_pack=True)
-    res = api.investigate(api.InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant,
-                                                 db=opts.db))
+    from ..policy import InvestigateOptions
+
+    res, files, default_out = build(InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant,
+                                                       db=opts.db))
     pb = playbook_for(res.pack, opts.target)
     outcome = ask_over_pack(res.pack, S.actions(pb), cfg, db=opts.db, sleep=opts.sleep,
                             accept_disagreement=opts.accept_disagreement)
-    files = api.output_files(res)
     files["trace.jsonl"] = trace_with(files["trace.jsonl"], outcome.events)
     files.update(record_files(outcome))
     from ..runfolder import RUN_FILE, run_manifest
 
     files[RUN_FILE] = run_manifest(files, res.pack)      # the hashes of the files as written
-    out_dir = Path(opts.out) if opts.out is not None else api.default_out_dir(res)
+    out_dir = Path(opts.out) if opts.out is not None else default_out
     write_run_folder(out_dir, files)
     return AskResult(pack=res.pack, answer=res.answer, outcome=outcome, out_dir=out_dir, from_pack=False,
                      store_loaded_now=res.store_loaded_now)

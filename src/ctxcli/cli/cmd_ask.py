@@ -88,7 +88,9 @@ def ask(
             for name in files:
                 console().print(f"wrote {safe(res.out_dir / name)}")
         if ma["status"] == "rejected":
-            raise typer.Exit(1)
+            from ..errors import ExitCode
+
+            raise typer.Exit(ExitCode.FAILED)
 
 
 def validate_answer(
@@ -126,7 +128,9 @@ def validate_answer(
         else:
             _human(rec, None)
         if rec["status"] == "rejected":
-            raise typer.Exit(1)
+            from ..errors import ExitCode
+
+            raise typer.Exit(ExitCode.FAILED)
 
 
 def _human(ma: dict[str, Any], record: dict[str, Any] | None) -> None:

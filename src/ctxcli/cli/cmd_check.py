@@ -50,4 +50,6 @@ def check(
                              + (f"{len(rep.problems)} problem(s)" if rep.problems else "no problems")
                              + (f", {len(rep.warnings)} warning(s)\n" if rep.warnings else "\n"))
         if rep.problems:
-            raise typer.Exit(1)
+            from ..errors import ExitCode
+
+            raise typer.Exit(ExitCode.FAILED)

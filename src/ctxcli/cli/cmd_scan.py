@@ -54,4 +54,6 @@ def scan(
                             f"at {f['span'][0]}-{f['span'][1]}: {safe(f['rule'])}: \"{safe(f['excerpt'])}\"")
             c.print(f"{n} finding(s) in {len(res)} file(s)")
         if n:
-            raise typer.Exit(1)
+            from ..errors import ExitCode
+
+            raise typer.Exit(ExitCode.FAILED)

@@ -10,7 +10,7 @@ from typing import Iterator
 
 import typer
 
-from ..errors import CtxError, one_line
+from ..errors import CtxError, ExitCode, one_line
 
 
 @contextmanager
@@ -21,7 +21,7 @@ def handle_errors() -> Iterator[None]:
     except typer.Exit:
         raise
     except CtxError as e:
-        from ..store.pg_store import mask
+        from ..util.passwords import mask
 
         lines = e.lines() if hasattr(e, "lines") else [str(e)]    # LoadProblems: one line per problem
         for line in lines:
@@ -29,18 +29,18 @@ def handle_errors() -> Iterator[None]:
         raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt:
         sys.stderr.write("ctx: interrupted\n")
-        raise typer.Exit(130) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     except Exception as e:  # a bug in ctx, not a user error
         if _interrupted(e):
             sys.stderr.write("ctx: interrupted\n")
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
         if os.environ.get("CTX_DEBUG"):
             raise
-        from ..store.pg_store import mask
+        from ..util.passwords import mask
 
         sys.stderr.write(f"ctx: internal error: {one_line(mask(type(e).__name__ + ': ' + str(e)))} "
                          f"(set CTX_DEBUG=1 for a traceback)\n")
-        raise typer.Exit(70) from None
+        raise typer.Exit(ExitCode.INTERNAL) from None
 
 
 def _interrupted(e: BaseException) -> bool:

@@ -25,7 +25,7 @@ from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
 from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
-from . import compress as compression
+from . import compress
 from .disclose import Disclosure
 from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
                     run_gates)
@@ -268,7 +268,7 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
                      question=bc.req.question, resolution=bc.resolution)
 
 
-def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
+def retrieve_candidates(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     """Run the plan's queries and fuse their rankings; keep the candidates not seen before."""
     t0 = time.perf_counter()
     access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
@@ -288,7 +288,7 @@ def retrieve(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     return Retrieved(runs, fresh, fused)
 
 
-def hydrate(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[int, Obj]:
+def hydrate_objects(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[int, Obj]:
     """The fresh candidates' objects (metadata only); the subjects reached by the graph and
     structured channels become anchors of the case. A candidate an earlier round dropped as not
     linked to the case joins the fresh ones again (in fused order) once its subject is an
@@ -312,7 +312,7 @@ def hydrate(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[int, Obj
     return objs
 
 
-def gate(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj]) -> list[Decision]:
+def gate_candidates(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj]) -> list[Decision]:
     """The per-candidate gates, in fused order: the metadata gates first, then (for those that
     pass) the content is read and the content gates run. Ungated strategies keep everything."""
     t0 = time.perf_counter()
@@ -338,8 +338,8 @@ def gate(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj
     return decisions
 
 
-def pack(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, Candidate]],
-         target: list[str]) -> Packed:
+def pack_admitted(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, Candidate]],
+                  target: list[str]) -> Packed:
     """Coverage-first admission into the evidence slot (duplicate, relevance and budget gates)."""
     t0 = time.perf_counter()
     req = bc.req
@@ -351,13 +351,13 @@ def pack(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, 
     def make(o: Obj, c: Candidate) -> dict[str, Any]:
         return make_item(o, tz=req.as_of.tzinfo, disclosure=bc.disclosure, round_no=round_no, cand=c, count=count)
 
-    def compress(item: dict[str, Any], o: Obj, remaining: int) -> dict[str, Any] | None:
-        return compression.try_compress(item, o, remaining, bc.pb, count)
+    def shrink(item: dict[str, Any], o: Obj, remaining: int) -> dict[str, Any] | None:
+        return compress.try_compress(item, o, remaining, bc.pb, count)
 
     before = len(st.packed.admitted)
     dropped = pack_round(kept, state=st.packed, type_order=bc.type_order, target=target,
                          playbook_types=bc.playbook_types, anchored=anchored, make=make,
-                         compress=compress if bc.apply_gates else None, coverage_first=bc.apply_gates,
+                         compress=shrink if bc.apply_gates else None, coverage_first=bc.apply_gates,
                          apply_gates=bc.apply_gates, enforce_budget=req.strategy != "full",
                          cover_all=bc.cover_all)
     bc.time("pack", t0)
@@ -391,7 +391,7 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
                   **({"question_terms": qt} if qt else {}),
                   **({"resolved": plan.resolved} if plan.resolved else {}),
                   **({"unresolved": plan.unresolved} if plan.unresolved else {}))
-    found = retrieve(bc, st, plan)
+    found = retrieve_candidates(bc, st, plan)
     for run in found.runs:
         q = run.query
         bc.trace.emit("retrieval_executed", round=round_no, query_id=q.query_id, channel=q.channel,
@@ -400,11 +400,11 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
                                "supports": q.evidence_type}, hits=len(run.hits),
                       **({"withheld": dict(run.withheld)} if run.withheld else {}))
     _count_withheld(bc, st, found.runs)
-    objs = hydrate(bc, st, found)
-    decisions = gate(bc, st, found, objs)
+    objs = hydrate_objects(bc, st, found)
+    decisions = gate_candidates(bc, st, found, objs)
     for d in decisions:
         _record_candidate(bc, st, round_no, d)
-    packed = pack(bc, st, round_no, [(d.obj, d.cand) for d in decisions if d.rejection is None], plan.target_types)
+    packed = pack_admitted(bc, st, round_no, [(d.obj, d.cand) for d in decisions if d.rejection is None], plan.target_types)
     for o, c, rej in packed.dropped:
         _record_rejection(bc, st, round_no, o, c, rej)
         if rej.gate == "relevance" and rej.reason == "not_linked_to_case":

@@ -127,7 +127,7 @@ _ABBREV = {"e.g", "i.e", "etc", "vs", "no", "nos", "approx", "mr", "mrs", "ms", 
            "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s"}
 _STOP = {"the", "and", "for", "with", "that", "this", "from", "which", "when", "what", "whether", "one", "each",
          "are", "was", "were", "has", "have", "had", "its", "their", "they", "them", "into", "onto", "say", "says",
-         "item", "items", "case", "current", "say", "also", "been", "being", "does", "did", "per", "any", "all",
+         "item", "items", "case", "current", "also", "been", "being", "does", "did", "per", "any", "all",
          "not", "but", "via", "who", "how", "why", "where", "there", "here", "then", "than", "such"}
 
 _CLOSERS = "”’」』）)]\"'"

@@ -22,9 +22,6 @@ from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import content_hash
 from ..util.timeutil import us_to_dt
 
-GATE_ORDER = ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time", "freshness",
-              "integrity", "injection", "duplicate", "relevance", "budget"]
-WITHHOLDING_GATES = {"tenant", "scope", "classification", "purpose"}
 
 
 @dataclass
@@ -204,15 +201,43 @@ def g_injection(o: Obj, c: GateContext) -> Rejection | None:
         "trust_level": o.trust_level, "field": fld, "pattern": pattern, "matched": label})
 
 
-PER_CANDIDATE: list[Callable[[Obj, GateContext], Rejection | None]] = [
-    g_tenant, g_scope, g_classification, g_purpose, g_validity, g_knowledge_time, g_freshness, g_integrity,
-    g_injection]
+GateFn = Callable[[Obj, GateContext], Rejection | None]
 
 
+@dataclass(frozen=True)
+class Gate:
+    """One row of :data:`GATES`."""
+
+    name: str                # as recorded in omissions and traces (``Rejection.gate``)
+    check: GateFn | None     # the per-candidate function; None: decided while packing (engine/pack.py)
+    phase: str               # metadata (before content is read) | content | pack
+    withholding: bool        # a rejection here withholds the object: nothing of it is disclosed
+
+
+# The gates in their one order (docs/gates.md, whose table tests/test_gates_table.py checks).
+# Every other list derives from this one.
+GATES: tuple[Gate, ...] = (
+    Gate("tenant", g_tenant, "metadata", True),
+    Gate("scope", g_scope, "metadata", True),
+    Gate("classification", g_classification, "metadata", True),
+    Gate("purpose", g_purpose, "metadata", True),
+    Gate("validity", g_validity, "metadata", False),
+    Gate("knowledge_time", g_knowledge_time, "metadata", False),
+    Gate("freshness", g_freshness, "metadata", False),
+    Gate("integrity", g_integrity, "content", False),
+    Gate("injection", g_injection, "content", False),
+    Gate("duplicate", None, "pack", False),
+    Gate("relevance", None, "pack", False),
+    Gate("budget", None, "pack", False),
+)
+GATE_ORDER = [g.name for g in GATES]
+WITHHOLDING_GATES = {g.name for g in GATES if g.withholding}
+PER_CANDIDATE: list[GateFn] = [g.check for g in GATES if g.check is not None]
 # Gates that need only an object's metadata, and those that read its content. The builder
 # fetches content only for candidates that pass the first group (the order is unchanged).
-META_GATES = PER_CANDIDATE[:PER_CANDIDATE.index(g_integrity)]
-CONTENT_GATES = PER_CANDIDATE[PER_CANDIDATE.index(g_integrity):]
+META_GATES = [g.check for g in GATES if g.check is not None and g.phase == "metadata"]
+CONTENT_GATES = [g.check for g in GATES if g.check is not None and g.phase == "content"]
+_NAMES = {g.check: g.name for g in GATES if g.check is not None}
 
 
 def run_gates(o: Obj, c: GateContext, gates=PER_CANDIDATE) -> tuple[Rejection | None, list[str]]:
@@ -222,5 +247,5 @@ def run_gates(o: Obj, c: GateContext, gates=PER_CANDIDATE) -> tuple[Rejection | 
         r = g(o, c)
         if r is not None:
             return r, passed
-        passed.append(g.__name__[2:])
+        passed.append(_NAMES[g])
     return None, passed

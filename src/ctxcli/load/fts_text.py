@@ -77,10 +77,6 @@ def _runs(chunks: list[str]) -> list[tuple[bool, str]]:
     return out
 
 
-def shadow_text(*fields: str) -> str:
-    return " ".join(t for f in fields for t in terms(f))
-
-
 def query_terms(text: str) -> list[str]:
     """Distinct query terms in first-seen order."""
     seen: dict[str, None] = {}

@@ -16,7 +16,6 @@ from typing import Any
 from ..embed.model import DIM, Model
 
 BATCH = 512
-META_KEYS = ("embedding_model", "embedding_version", "embedding_weights_sha256", "embedding_dim")
 
 
 def embed_text(title: str | None, content: str | None) -> str:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from .manifest import Ident
 from .records import TypeName
+from .request import BUDGET_MAX, BUDGET_MIN, MAX_ROUNDS_MAX, MAX_ROUNDS_MIN
 
 EdgeType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
 FactName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
@@ -117,7 +118,7 @@ class EvidenceType(P):
 
 
 class Budget(P):
-    total_tokens: int = Field(ge=64, le=2_000_000)
+    total_tokens: int = Field(ge=BUDGET_MIN, le=BUDGET_MAX)
     response_reserve: int = Field(ge=0)
     instructions: int = Field(ge=0)
     goal_state: int = Field(ge=0)
@@ -223,7 +224,7 @@ class Playbook(P):
     instructions: Annotated[str, StringConstraints(min_length=1)]
     policy_constraints: str = ""
     max_hops: int = Field(ge=1, le=6)
-    max_rounds: int = Field(ge=1, le=5)
+    max_rounds: int = Field(ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
     candidate_limit: int = Field(ge=1, le=1000)
     fanout_cap: int = Field(200, ge=1, le=100000)
     budget: Budget

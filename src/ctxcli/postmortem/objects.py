@@ -73,9 +73,10 @@ def _transformation(t: dict) -> str:
 
 def _key(db: Path | None) -> bytes | None:
     """The store secret, if there is one (it is never created here)."""
-    from .. import api, paths
+    from .. import paths
+    from ..store.secret import store_key
 
-    return api.store_key(paths.db_path(db), create=False)
+    return store_key(paths.db_path(db), create=False)
 
 
 def _ref(tenant: str, object_id: str, key: bytes | None) -> str | None:
@@ -150,9 +151,9 @@ def _from_store(lp: LoadedPack, object_id: str, db: Path | None, key: bytes | No
 
         # A pack records the store digest keyed with the secret; without it, no digest is shown.
         recorded = (pack.get("store") or {}).get("digest")
-        from .. import api
+        from ..pipeline import store_info
 
-        digest = api.store_info(con, key, tenant=tenant, clearance=clearance)["digest"] if key is not None else None
+        digest = store_info(con, key, tenant=tenant, clearance=clearance)["digest"] if key is not None else None
         if digest is None or digest != recorded:
             notes.append("the store has changed since the pack was built"
                          + (f" (digest {digest}, the pack recorded {recorded})" if digest else " (or lost its secret)")

@@ -148,11 +148,11 @@ def _unlimited_ranks(con, plan, queries, pb, tenant: str, as_of_us: int | None,
 
 
 def _playbook(pack: dict[str, Any]):
-    from .. import api
     from ..errors import CtxError
+    from ..project import read_playbook
 
     try:
-        pb, _ = api.read_playbook(pack["playbook"].get("playbook_id", ""))
+        pb, _ = read_playbook(pack["playbook"].get("playbook_id", ""))
         return pb
     except CtxError:
         return None

@@ -88,8 +88,8 @@ class ReplayResult:
 
 
 def rebuild_options(lp: LoadedPack, db: Path | None = None):
-    """The :class:`api.InvestigateOptions` that reproduce the pack's recorded request."""
-    from .. import api
+    """The :class:`~ctxcli.policy.InvestigateOptions` that reproduce the pack's recorded request."""
+    from ..policy import InvestigateOptions
     from ..util.timeutil import parse_ts
 
     req = lp.request
@@ -118,7 +118,7 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     if clearance not in CLEARANCE_LEVELS:
         raise PackError(f"refused: {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)} (the command line "
                         f"refuses it too)", file=lp.display, field="request.subject.clearance")
-    return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
+    return InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
                                   scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
                                   budget=req["budget"], max_rounds=req["max_rounds"], variant=req.get("variant"),
                                   strategy=strategy, db=db,
@@ -127,15 +127,16 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
 
 def read_case_and_playbook(lp: LoadedPack):
     """The pack's case and playbook as they are now; a one-line PackError if either is gone."""
-    from .. import api, paths
+    from .. import paths
     from ..errors import UnknownCaseError, UsageError
+    from ..project import read_case
 
     case_id = lp.request["case_id"]
     pb_id = lp.data["playbook"].get("playbook_id")
     if lp.request.get("adhoc") is True:
         return _adhoc_case_and_playbook(lp, pb_id)
     try:
-        case, _ = api.read_case(case_id)
+        case, _ = read_case(case_id)
     except UnknownCaseError:
         raise PackError(f"the pack's case {case_id!r} no longer exists "
                         f"(no {_rel(paths.cases_dir() / (case_id + '.yaml'))})", file=lp.display) from None
@@ -147,13 +148,14 @@ def read_case_and_playbook(lp: LoadedPack):
 
 def _pack_playbook(lp: LoadedPack, pb_id):
     """The playbook a pack names, with its hash; a missing or unreadable one is a PackError."""
-    from .. import api, paths
+    from .. import paths
     from ..errors import InputError, UsageError
+    from ..project import read_playbook
 
     if not isinstance(pb_id, str):
         raise PackError("not a pack: playbook.playbook_id is missing", file=lp.display)
     try:
-        pb, pb_hash = api.read_playbook(pb_id)
+        pb, pb_hash = read_playbook(pb_id)
     except UsageError as e:
         raise PackError(f"not a pack: playbook.playbook_id: {e.detail}", file=lp.display) from None
     except InputError:
@@ -170,11 +172,11 @@ def _adhoc_case_and_playbook(lp: LoadedPack, pb_id):
     (the run folder's case.json holds the same case for people to read)."""
     from pydantic import ValidationError
 
-    from .. import api
+    from ..policy import case_from_request
 
     pb, pb_hash = _pack_playbook(lp, pb_id)
     try:
-        case = api.case_from_request(lp.request, pb_id)
+        case = case_from_request(lp.request, pb_id)
     except ValidationError as e:
         loc = ".".join(str(x) for x in e.errors()[0].get("loc", ()))
         raise PackError(f"not a pack: the ad-hoc request does not make a case ({loc})", file=lp.display,
@@ -198,9 +200,12 @@ def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
 
 
 def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
-    from .. import api, paths
-    from ..pipeline import investigate as run_pipeline
+    from .. import paths
+    from ..pipeline import investigate as run_pipeline, store_info
+    from ..policy import make_request
+    from ..project import require_current_manifests
     from ..store import open_store
+    from ..store.secret import store_key
     from ..util.canon import pretty_bytes
 
     from .packfile import read_linked_trace
@@ -210,15 +215,15 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     recorded_answer = lp.run_file("answer.json") if lp.run is not None else None
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
-    req = api.make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
+    req = make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
     db_path = paths.db_path(db)
     con = open_store(db_path)
     try:
-        key = api.store_key(db_path)
+        key = store_key(db_path)
         with con.errors():
-            api.require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
-            res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key, tenant=req.tenant_id,
-                                                                     clearance=req.clearance), key=key)
+            require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
+            res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
+                                                                 clearance=req.clearance), key=key)
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:

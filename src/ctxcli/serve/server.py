@@ -1,7 +1,9 @@
 """The MCP server: the tools of :mod:`ctxcli.serve.tools` and the run folders as resources.
 
-Every tool call is checked before it runs (only the declared arguments are accepted: an
-argument naming a subject, scope, purpose or tenant is refused with a tool error), audited
+Every tool call is checked before it runs by the tool's own input model (:func:`input_model`,
+``extra="forbid"``: only the declared arguments are accepted, and an argument naming a subject,
+scope, purpose or tenant is refused with a tool error; the listed input schemas are those
+models'), audited
 (one JSON line per call: time, tool, hash of the arguments, pack id, status) and mapped to
 the CLI's one-line messages when it fails; every resource read is audited the same way
 (tool ``read_resource``). A pack is served only to a server with the identity it was made
@@ -56,6 +58,33 @@ class AuditLog:
 
 from ..models.request import BUDGET_MAX, BUDGET_MIN  # noqa: E402  (light: constants only)
 
+# JSON-schema rules of a tool's input beyond its parameters' own (what one parameter cannot say).
+SCHEMA_RULES: dict[str, dict[str, Any]] = {
+    # a case, or an ad-hoc run: playbook and seeds (never both: a case file names its own playbook)
+    "investigate": {"oneOf": [{"required": ["case"]}, {"required": ["playbook", "seeds"]}]},
+}
+
+
+def input_model(fn, name: str):
+    """A tool's own input model: its parameters (types, limits, formats as annotated) and
+    nothing else (``extra="forbid"``), with ``SCHEMA_RULES[name]`` in its JSON schema. Every tool
+    the server registers gets one (:meth:`CtxServer.add_tool`), a tool added later included."""
+    import inspect
+    import typing
+
+    from mcp.server.mcpserver import Context
+    from pydantic import ConfigDict, create_model
+
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields = {}
+    for p in inspect.signature(fn).parameters.values():
+        hint = hints.get(p.name, Any)
+        if isinstance(typing.get_origin(hint) or hint, type) and issubclass(typing.get_origin(hint) or hint, Context):
+            continue        # the SDK's request context, never an argument
+        fields[p.name] = (hint, ... if p.default is inspect.Parameter.empty else p.default)
+    config = ConfigDict(extra="forbid", json_schema_extra=SCHEMA_RULES.get(name))
+    return create_model(f"{name}Arguments", __config__=config, **fields)      # the SDK's title
+
 
 def _annotations():
     from mcp.types import ToolAnnotations
@@ -80,12 +109,33 @@ def build_server(cfg: ServeConfig):
     READ_ONLY, WRITES_RUN = _annotations()
 
     class CtxServer(MCPServer):
+        inputs: dict[str, Any] = {}      # tool name -> its input model (input_model)
+
+        def add_tool(self, fn, name=None, *args, **kw):
+            super().add_tool(fn, name, *args, **kw)
+            self.inputs = {**self.inputs, (name or fn.__name__): input_model(fn, name or fn.__name__)}
+
+        async def list_tools(self):
+            """The SDK's listing, each input schema replaced by the tool's own model's: no
+            property beyond its parameters (``additionalProperties: false``), and its rules."""
+            listed = await super().list_tools()
+            for t in listed:
+                if t.name in self.inputs:
+                    t.input_schema = self.inputs[t.name].model_json_schema()
+            return listed
+
         async def call_tool(self, name, arguments, context=None):
             arguments = dict(arguments or {})
-            tool = self._tool_manager.get_tool(name)
-            if tool is not None:
-                allowed = set((tool.parameters or {}).get("properties", {}))
-                extra = sorted(set(arguments) - allowed)
+            model = self.inputs.get(name)
+            if model is not None:
+                from pydantic import ValidationError
+
+                try:
+                    model.model_validate(arguments)
+                    extra = []
+                except ValidationError as e:    # other problems: the SDK's own messages, below
+                    extra = sorted(str(err["loc"][0]) for err in e.errors() if err["type"] == "extra_forbidden")
+                allowed = set(model.model_fields)
                 if extra:
                     bad = extra[0]
                     why = ("the subject, its scopes and purpose are fixed by the server's configuration"

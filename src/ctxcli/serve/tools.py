@@ -41,8 +41,9 @@ def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | Non
         if var is not None and cfg.subject_id is None and (var.subject is not None or var.purpose is not None):
             raise UsageError(f"variant {variant!r} of case {c.case_id} declares its own subject or purpose; this "
                              f"server's subject is fixed by its configuration (start it with --subject to choose)")
-    if budget is not None and not 64 <= budget <= 2_000_000:
-        raise UsageError(f"budget {budget} is out of range (64 to 2000000)")
+    from ..policy import refuse_out_of_limits
+
+    refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)
     return api.InvestigateOptions(
         case=case, as_of=parse_option_time(as_of, "as_of"), known_at=parse_option_time(known_at, "known_at"),
         subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
@@ -69,8 +70,9 @@ def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, 
         raise UsageError("seeds is required with playbook: the entity keys the investigation starts from")
     if not cfg.scopes:
         raise UsageError("an ad-hoc run needs this server's fixed scopes: start ctx serve with --scope")
-    if budget is not None and not 64 <= budget <= 2_000_000:
-        raise UsageError(f"budget {budget} is out of range (64 to 2000000)")
+    from ..policy import refuse_out_of_limits
+
+    refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)
     spec = api.AdhocSpec(playbook=playbook, seeds=list(seeds), tenant_id=cfg.tenant, question=question,
                          params=dict(params or {}))
     return api.InvestigateOptions(

@@ -1,4 +1,4 @@
-"""Opening the store: the FTS extension from its PyPI wheel, read-only readers, lockdown."""
+"""Opening the store: read-only readers, lockdown, the writer's lock."""
 
 from __future__ import annotations
 
@@ -9,19 +9,6 @@ from typing import Iterator
 
 from ..errors import StoreBusyError, StoreError, StoreUnusableError, UsageError
 from .schema import SCHEMA_VERSION
-
-
-def fts_extension_path() -> str:
-    import duckdb_extension_fts
-
-    import duckdb
-
-    base = Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
-    path = base / "fts.duckdb_extension"
-    if not path.is_file():
-        raise StoreError(f"the FTS extension for duckdb {duckdb.__version__} is not installed ({path}); "
-                         f"install duckdb-extension-fts=={duckdb.__version__}")
-    return str(path)
 
 
 def lockdown(con) -> None:

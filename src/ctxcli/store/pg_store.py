@@ -40,30 +40,7 @@ META = "ctx_meta"
 LOCK_KEY = 0x637478_6c6f6164      # "ctx" "load": the writer's advisory lock
 C = 'COLLATE "C"'
 
-_PW_URL = re.compile(r"(?P<pre>[a-z]+://[^:/?#@\s]*:)(?P<pw>[^@/?#\s]*)(?P<post>@)", re.I)
-_PW_KV = re.compile(r"(?P<pre>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|[^\s&]*)", re.I)
-
-
-def mask(text: str, address: str | None = None) -> str:
-    """``text`` with every password (in URLs, ``password=`` pairs and the literal password of
-    ``address``) replaced by ``***``."""
-    out = _PW_URL.sub(lambda m: m["pre"] + "***" + m["post"], str(text))
-    out = _PW_KV.sub(lambda m: m["pre"] + "***", out)
-    if address:
-        pw = _password(address)
-        if pw and len(pw) >= 3:
-            out = out.replace(pw, "***")
-    return out
-
-
-def _password(address: str) -> str | None:
-    m = _PW_URL.search(address)
-    if m and m["pw"]:
-        from urllib.parse import unquote
-
-        return unquote(m["pw"])
-    m = _PW_KV.search(address)
-    return m["pw"].strip("'") if m and m["pw"] else None
+from ..util.passwords import mask, password_of as _password  # noqa: E402,F401  (re-exported: store.pg_store.mask)
 
 
 def _first_line(e: Exception, address: str) -> str:

@@ -1,0 +1,42 @@
+"""One ordered gate table (engine/gates.py:GATES): every list of gates derives from it, each
+gate function rejects under its own name, and docs/gates.md shows the same table."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+from ctxcli.engine import gates
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "gates.md"
+
+
+def doc_rows() -> list[tuple[str, str, str, bool]]:
+    rows = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\| (\d+) \| (\w+) \| (\w+) \| (yes|no) \|", line)
+        if m:
+            rows.append((m.group(1), m.group(2), m.group(3), m.group(4) == "yes"))
+    return rows
+
+
+def test_docs_gates_table_is_the_gate_table():
+    assert doc_rows() == [(str(i), g.name, g.phase, g.withholding) for i, g in enumerate(gates.GATES, 1)]
+
+
+def test_every_list_of_gates_is_the_table_in_its_order():
+    assert gates.GATE_ORDER == ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time",
+                                "freshness", "integrity", "injection", "duplicate", "relevance", "budget"]
+    assert gates.WITHHOLDING_GATES == {"tenant", "scope", "classification", "purpose"}
+    assert gates.PER_CANDIDATE == gates.META_GATES + gates.CONTENT_GATES
+    assert [g.phase for g in gates.GATES] == sorted((g.phase for g in gates.GATES),
+                                                    key=["metadata", "content", "pack"].index)
+
+
+def test_each_gate_function_rejects_under_its_own_name():
+    for g in gates.GATES:
+        if g.check is None:
+            continue
+        named = set(re.findall(r'Rejection\(\s*"(\w+)"', inspect.getsource(g.check)))
+        assert named == {g.name}, (g.check.__name__, named)
