@@ -35,7 +35,7 @@ def preview_source(source_id: str, *, manifests: Path | None = None, sources: Pa
 
 
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
-         progress=None, incremental: bool = True):
+         progress=None, incremental: bool = True, vectors: bool = False):
     from .load.build import build_store
     from .store.db import writer_lock
 
@@ -50,7 +50,16 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
         probs = check_paths([mdir / "playbooks"], root=root, manifests_dir=mdir).problems
         if probs:
             raise probs[0].error()
+    from .load.vectors import requested
+
+    why = requested(mdir / "playbooks", root, vectors)
+    if why:             # asked for vectors without the extra: one line, before anything is made
+        from .embed.model import require
+
+        require(why)
     kw = {"progress": progress} if progress else {}
+    if vectors:
+        kw["vectors"] = True
     db_path = paths.db_path(db)
     if isinstance(db_path, str):    # a PostgreSQL store: build as for DuckDB, publish a generation
         from .store.pg_load import load_pg
@@ -371,8 +380,9 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
-    without them is unchanged."""
+    without them is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
+    del d["vectors"]        # what `ctx load` builds (the store's identity records it), not how a run works
     if not d["params"]:
         del d["params"]
     for et in d["evidence_types"]:
@@ -578,6 +588,10 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
 
     if opts.strategy not in STRATEGIES:
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
+    if opts.strategy == "hybrid":
+        from .embed.model import require
+
+        require("--strategy hybrid")
     from .engine.builder import budget_for
 
     if budget_for(pb, budget)["evidence"] <= 0:

@@ -4,7 +4,7 @@ The CLI catches :class:`CtxError`, prints ``str(err)`` as one line on stderr and
 with ``err.exit_code``. Library code raises these and never prints or exits.
 
 Exit codes: 0 ok; 1 the investigation or check failed (replay drift, eval below
-threshold, packs differ); 2 bad input or usage; 3 store busy (another process holds
+threshold, packs differ); 2 bad input or usage (also an extra that is not installed); 3 store busy (another process holds
 the write lock; retry), unusable (damaged, disk full, read-only folder) or stale (loaded
 from older manifests than the project's: run ``ctx load``).
 """
@@ -67,6 +67,10 @@ class UsageError(CtxError):
     """A command-line argument is invalid (bad time, unknown purpose, missing file)."""
 
 
+class VectorsNotInstalledError(UsageError):
+    """A load asking for vectors, or the hybrid strategy, without the ``vectors`` extra installed; exit 2."""
+
+
 class UnknownCaseError(CtxError):
     """No case file exists for the requested case id."""
 
@@ -82,7 +86,7 @@ class StoreBusyError(CtxError):
 
 
 class EmbeddingError(StoreError):
-    """The pinned embedding model (vector channel) is not installed, or differs from the one the store's vectors were made with; exit 3."""
+    """The pinned embedding model's files are damaged, or differ from the one the store's vectors were made with, or the store holds no vectors; exit 3."""
 
     exit_code = 3
 

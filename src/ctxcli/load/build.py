@@ -80,7 +80,7 @@ TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCH
 
 
 def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
-            progress: Progress = _noop) -> tuple[list[LoadedSource], str]:
+            progress: Progress = _noop, vectors: bool = True) -> tuple[list[LoadedSource], str]:
     from .evidence_rules import read_rules
 
     manifests = read_manifests(manifests_dir, root)
@@ -97,11 +97,14 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
         loaded.append(ls)
         digests.append((m.source_id, ls.digest))
     progress("read", len(manifests), len(manifests))
-    from ..embed import model_identity
+    embedding = None
+    if vectors:
+        from ..embed import model_identity
 
+        embedding = model_identity()["weights_sha256"]
     store_digest = "sha256:" + sha256_hex(canonical_bytes(
         {"schema": SCHEMA_VERSION, "builder": BUILDER_VERSION, "sources": sorted(digests),
-         "embedding": model_identity()["weights_sha256"]}))
+         "embedding": embedding}))
     return loaded, store_digest
 
 
@@ -136,7 +139,7 @@ _SEQ = itertools.count()
 
 
 def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None, sources_dir: Path | None = None,
-                progress: Progress = _noop, incremental: bool = True) -> LoadResult:
+                progress: Progress = _noop, incremental: bool = True, vectors: bool = False) -> LoadResult:
     """Validate every source and publish a new store at ``db_path``.
 
     Records are streamed: entities, then objects (token counts and full-text text computed in
@@ -147,6 +150,10 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
     With ``incremental`` (the default), sources whose digest equals the live store's are not
     read again: their rows are copied from the live store (see load/reuse.py).
+
+    The vectors table is built when ``vectors`` (``ctx load --vectors``) or a playbook under
+    ``manifests_dir/playbooks`` asks for it (:func:`.vectors.requested`); otherwise the store
+    holds none and the embedding model is never loaded (nor needs to be installed).
     """
     manifests_dir = Path(manifests_dir)
     root = Path(root) if root is not None else manifests_dir.resolve().parent
@@ -157,11 +164,20 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         db_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--db {db_path}: cannot create its folder ({e.strerror})") from None
-    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress)
+    from .vectors import requested
+
+    why = requested(manifests_dir / "playbooks", root, vectors)
+    vectors = why is not None
+    if why:
+        from ..embed.model import require
+
+        require(why)
+    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
     # Workers fork before this process opens any DuckDB database (see load/derive.py).
-    pool = start_pool() if sum(o.manifest.enabled for o in loaded) else None
+    pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
     try:
-        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir)
+        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir,
+                      vectors=vectors)
     finally:
         if pool is not None:
             pool.terminate()
@@ -169,7 +185,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
-           pool, *, manifests_dir: Path | None = None) -> LoadResult:
+           pool, *, manifests_dir: Path | None = None, vectors: bool = True) -> LoadResult:
     prior = None
     if incremental:
         from .reuse import read_prior
@@ -196,7 +212,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         while True:
             try:
                 stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool,
-                                       manifests_dir=manifests_dir)
+                                       manifests_dir=manifests_dir, vectors=vectors)
                 break
             except Fallback:
                 prior = None            # a full load gives the answer (or the exact error)
@@ -232,18 +248,20 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
 
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
-                   progress: Progress, pool, *, manifests_dir: Path | None = None) -> dict[str, Any]:
+                   progress: Progress, pool, *, manifests_dir: Path | None = None,
+                   vectors: bool = True) -> dict[str, Any]:
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
         opened: list = []
         try:
-            stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened)
+            stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened, vectors=vectors)
             # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
             # taking 80 % of the machine (the postings sort is the peak).
             con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
             try:
-                _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir)
+                _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir,
+                             vectors=vectors)
             finally:
                 con.close()
         finally:
@@ -258,7 +276,7 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
 
 
 def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior=None,
-                 pool=None, opened: list | None = None) -> dict[str, Any]:
+                 pool=None, opened: list | None = None, *, vectors: bool = True) -> dict[str, Any]:
     from .parsers.common import Problems
     from .reuse import Fallback
 
@@ -324,7 +342,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
         vec_fh.write(lines[2])
         progress("index", len(objs), len(objs))
 
-    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool)
+    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool, vectors=vectors)
     for ls in loaded:
         sid = ls.manifest.source_id
         first[sid][0] = len(objs) + 1
@@ -464,7 +482,7 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup
 
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
-                 progress: Progress, prior=None, *, manifests_dir: Path | None = None) -> None:
+                 progress: Progress, prior=None, *, manifests_dir: Path | None = None, vectors: bool = True) -> None:
     con.execute("BEGIN")
     for i, (name, ddl) in enumerate(STEPS, 1):
         for stmt in ddl.split(";"):
@@ -567,10 +585,11 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
-    from ..embed import load_model
-    from .vectors import write_vectors
+    if vectors:         # else the vectors table stays empty and meta names no embedding model
+        from ..embed import load_model
+        from .vectors import write_vectors
 
-    write_vectors(con, load_model(), prior, stats["first"], made=stats["vectors"])
+        write_vectors(con, load_model(), prior, stats["first"], made=stats["vectors"])
     progress("fts", 0, 1)
     _write_fulltext(con)
     con.execute("COMMIT")

@@ -203,6 +203,9 @@ class Playbook(P):
     max_rounds: int = Field(ge=1, le=5)
     candidate_limit: int = Field(ge=1, le=1000)
     fanout_cap: int = Field(200, ge=1, le=100000)
+    vectors: bool = Field(False, description="`ctx load` builds the store with vectors (the vector channel of the "
+                                             "hybrid strategy; the `vectors` extra). A load directive: not part of "
+                                             "the playbook's hash")
     budget: Budget
     params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)
