@@ -594,6 +594,14 @@ MUTANTS: list[Mutant] = [
     Mutant("init-hides-the-vectors-extra", "src/ctxcli/scaffold/__init__.py",
            "        steps.insert(0, install_hint(\"vectors\"))", "        pass",
            ("tests/test_vectors_extra.py::test_without_the_extra_init_of_an_example_asking_for_vectors_says_to_install_it_first",)),
+    Mutant("model-span-not-a-child", "src/ctxcli/otel.py",
+           "span = run.tracer.start_span(f\"chat {c['model']}\", context=ctx,",
+           "span = run.tracer.start_span(f\"chat {c['model']}\", context=None,",
+           ("tests/test_otlp_http.py::test_the_model_call_of_ctx_ask_is_a_child_span_with_genai_attributes_and_no_content",)),
+    Mutant("model-span-output-tokens-dropped", "src/ctxcli/otel.py",
+           '                         ("gen_ai.usage.output_tokens", "completion_tokens")):',
+           '                         ):',
+           ("tests/test_otlp_http.py::test_the_model_call_of_ctx_ask_is_a_child_span_with_genai_attributes_and_no_content",)),
 ]
 
 
