@@ -602,6 +602,9 @@ MUTANTS: list[Mutant] = [
            '                         ("gen_ai.usage.output_tokens", "completion_tokens")):',
            '                         ):',
            ("tests/test_otlp_http.py::test_the_model_call_of_ctx_ask_is_a_child_span_with_genai_attributes_and_no_content",)),
+    Mutant("playbook-vectors-not-strict", "src/ctxcli/models/playbook.py",
+           "    vectors: StrictBool = Field(", "    vectors: bool = Field(",
+           ("tests/test_vectors_extra.py::test_vectors_is_a_strict_boolean",)),
 ]
 
 

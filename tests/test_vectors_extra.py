@@ -106,3 +106,15 @@ def test_without_the_extra_init_of_an_example_asking_for_vectors_says_to_install
                                                   "ctx investigate INC-2026-0723", "ctx runs"]
     r = run_cli(["init", tmp_path / "claims", "--example", "claims", "--json"])
     assert json.loads(r.stdout)["next_steps"] == ["ctx load", "ctx investigate C-102", "ctx runs"]
+
+
+def test_vectors_is_a_strict_boolean(claims):
+    pb = claims / "manifests" / "playbooks" / "motor-claim-review.yaml"
+    text = pb.read_text()
+    pb.write_text(text.replace("\nmax_rounds:", '\nvectors: "yes"\nmax_rounds:', 1))
+    line = pb.read_text().splitlines().index('vectors: "yes"') + 1
+    r = run_cli(["load"])
+    assert (r.exit_code, r.stderr) == (
+        2, f"ctx: error: manifests/playbooks/motor-claim-review.yaml:{line}:1: vectors: Input should be a valid "
+           "boolean\n")
+    assert not (claims / ".ctx").exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
 from .manifest import Ident
 from .records import TypeName
@@ -203,7 +203,7 @@ class Playbook(P):
     max_rounds: int = Field(ge=1, le=5)
     candidate_limit: int = Field(ge=1, le=1000)
     fanout_cap: int = Field(200, ge=1, le=100000)
-    vectors: bool = Field(False, description="`ctx load` builds the store with vectors (the vector channel of the "
+    vectors: StrictBool = Field(False, description="`ctx load` builds the store with vectors (the vector channel of the "
                                              "hybrid strategy; the `vectors` extra). A load directive: not part of "
                                              "the playbook's hash")
     budget: Budget
