@@ -118,7 +118,8 @@ def cb(stage, done, total):
     now = time.perf_counter() - t0
     m = marks.setdefault(stage, [now, now])
     m[1] = now
-res = api.load(manifests=Path(sys.argv[1]), sources=Path(sys.argv[2]), db=Path(sys.argv[3]), progress=cb)
+res = api.load(manifests=Path(sys.argv[1]), sources=Path(sys.argv[2]), db=Path(sys.argv[3]), progress=cb,
+               vectors=True)     # the figures include the vectors (the vector rows need them)
 end = time.perf_counter() - t0
 try:
     from ctxcli.load.build import FULLTEXT_SECONDS
@@ -133,7 +134,7 @@ def bench_load(corpus: Path, db: Path, size: int, staged: bool) -> dict:
     if db.exists():
         db.unlink()
     wall, rss, p = time_v([CTX, "load", "--manifests", str(corpus / "manifests"), "--sources",
-                           str(corpus / "sources"), "--db", str(db), "--json"], cwd=corpus)
+                           str(corpus / "sources"), "--db", str(db), "--vectors", "--json"], cwd=corpus)
     res = json.loads(p.stdout)
     n = res["objects"]
     out["cli"] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss / 1024, 1), "objects_loaded": n,
@@ -187,7 +188,7 @@ def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS
     rec["title"] = rec["title"] + " (amended)"
     out: dict = {}
     cmd = [CTX, "load", "--manifests", str(corpus / "manifests"), "--sources", str(corpus / "sources"),
-           "--db", str(db), "--json"]
+           "--db", str(db), "--vectors", "--json"]
     try:
         src.write_text("\n".join([json.dumps(rec, ensure_ascii=False)] + lines[1:]) + "\n")
         for name in RELOADS:

@@ -27,6 +27,15 @@ def test_the_distribution_module_matches_pyproject():
         install_hint("nope")
 
 
+def test_the_vector_model_is_an_extra_that_the_test_extra_includes():
+    deps = PYPROJECT["project"]["dependencies"]
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert not [d for d in deps if d.startswith("wordllama")]       # the default install has no model
+    assert extras["vectors"] == ["wordllama==0.4.0.post1"]
+    assert set(extras["vectors"]) <= set(extras["test"])            # tests and CI run the hybrid strategy
+    assert install_hint("vectors") == "pip install 'ctx-investigator[vectors]'"
+
+
 def test_the_distribution_is_not_the_unrelated_ctxcli():
     assert re.sub(r"[-_.]+", "", DISTRIBUTION.lower()) not in {"ctxcli", "ctx", "ctxpack"}
 

@@ -142,7 +142,9 @@ def test_project_settings_are_checked(tmp_path):
 
 def test_the_built_wheel_runs_a_first_investigation_outside_the_repository(tmp_path):
     """Build the wheel, install it (without dependencies, which this venv already has) into a
-    fresh venv outside the repository, and go from an empty folder to a report-ready run."""
+    fresh venv outside the repository, and go from an empty folder to a report: init, load,
+    investigate, runs, report latest. The default install has no vector model (the `vectors`
+    extra), so the dependencies are this venv's minus wordllama."""
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", wheels,
                     REPO], check=True, capture_output=True, timeout=600)
@@ -154,21 +156,44 @@ def test_the_built_wheel_runs_a_first_investigation_outside_the_repository(tmp_p
                    capture_output=True, timeout=600)
     site = subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    # the dependencies come from this test venv's site-packages (never its editable ctxcli)
-    Path(site, "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # the dependencies come from this test venv's site-packages (never its editable ctxcli, nor
+    # the vectors extra): a folder of links to its entries, on the fresh venv's path
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        name = entry.name.lower()
+        if not name.startswith(("wordllama", "ctxcli", "ctx_investigator", "__editable__")) \
+                and entry.suffix != ".pth":
+            (deps / entry.name).symlink_to(entry)
+    Path(site, "_deps.pth").write_text(f"{deps}\n")
     work = tmp_path / "empty"
     work.mkdir()
     exe = str(venv / "bin" / "ctx")
     where = subprocess.run([vpy, "-c", "import ctxcli; print(ctxcli.__file__)"], cwd=work, capture_output=True,
                            text=True, env=_env()).stdout
     assert where.startswith(site), where
+    r = subprocess.run([vpy, "-c", "import importlib.util as u; print(u.find_spec('wordllama'))"], cwd=work,
+                       capture_output=True, text=True, env=_env())
+    assert r.stdout == "None\n"
     r = ctx(["init", "--example", "claims"], work, exe=exe)
     assert r.returncode == 0, r.stderr
     assert ctx(["load"], work, exe=exe).returncode == 0
     r = ctx(["investigate", "C-102", "--as-of", "2026-07-23T12:00:00+08:00", "--json"], work, exe=exe)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["answer"]["verdict"] == "complete"
-    assert list((work / "runs").glob("C-102-*/pack.json"))
+    (run,) = (work / "runs").glob("C-102-*/pack.json")
+    r = ctx(["runs", "--json"], work, exe=exe)
+    assert r.returncode == 0, r.stderr
+    assert [(x["folder"], x["case_id"], x["verdict"]) for x in json.loads(r.stdout)] == [
+        (f"runs/{run.parent.name}", "C-102", "complete")]
+    r = ctx(["report", "latest"], work, exe=exe)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"wrote {run.parent / 'report.html'}: pk-")
+    assert "C-102" in (run.parent / "report.html").read_text(encoding="utf-8")
+    # the hybrid strategy, without the vectors extra: one line naming the pip command
+    r = ctx(["investigate", "C-102", "--strategy", "hybrid"], work, exe=exe)
+    assert (r.returncode, r.stderr) == (2, "ctx: error: --strategy hybrid needs the vector model, which is not "
+                                           "installed: pip install 'ctx-investigator[vectors]'\n")
 
 
 def test_runs_lists_the_project_runs_and_latest_names_the_newest(tmp_path):

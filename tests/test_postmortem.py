@@ -388,7 +388,8 @@ def test_diff_default_vs_restricted(c102, restricted):
     only_a = {c["object_id"]: c for c in doc["evidence"]["only_a"]}
     assert {"RULE-MCS-2026.1", "DOC-C102-003", "SIG-C102-AMOUNT", "RULE-MANUAL-REVIEW"} <= set(only_a)
     # withheld inside the statements, it was never a candidate of the restricted pack
-    assert only_a["RULE-MCS-2026.1"]["b_state"] == "not a candidate"
+    assert only_a["RULE-MCS-2026.1"]["b_state"] == ("not a candidate; withheld for access there: policy_version "
+                                                    "at least 3 by scope")
     assert "CASE-C-102" not in only_a
     assert doc["evidence"]["only_b"] == []
     ans = {c["field"]: (c["a"], c["b"]) for c in doc["answer"]}
@@ -472,3 +473,28 @@ def test_compression_is_explained_with_tokens_checks_and_hashes():
     assert s == ("; compressed 266 → 240 tokens by extractive-sentences/1 (4 clauses kept, 2 dropped; fidelity "
                  "checks dates passed, hedges passed, identifiers passed, negations passed, numbers passed; "
                  "text hash sha256:aaaaaaaaaaaa… → sha256:bbbbbbbbbbbb…)")
+
+
+def test_a_withheld_ref_is_matched_with_the_store_secret_and_unknown_without_it():
+    """compare() (ctx diff, ctx report --compare): an object one pack withheld (an opaque ref)
+    and the other admitted is one change with the secret; without it, the ref's other side is
+    unknown, never "not a candidate"."""
+    from ctxcli.postmortem import compare
+    from ctxcli.util.canon import opaque_ref
+
+    key = b"k" * 32
+    ref = opaque_ref("t", "X", key=key)
+    a = {"pack_id": "pk-a", "content_hash": "h-a", "request": {"tenant_id": "t"}, "evidence": [],
+         "omissions": [{"ref": ref, "withheld": True, "gate": "scope", "reason": "scope"}]}
+    b = {"pack_id": "pk-b", "content_hash": "h-b", "request": {"tenant_id": "t"}, "omissions": [],
+         "evidence": [{"object_id": "X", "evidence_id": "ev-1", "supports": ["t1"]}]}
+    d = compare(a, b, key=key)
+    assert [(c.key, c.a.describe(), c.b.describe()) for c in d.evidence_only_b] == [
+        ("X", "withheld by scope", "admitted as ev-1")]
+    assert d.omissions_only_a == []
+    d = compare(a, b)
+    unknown = "unknown (matching a withheld object needs the store's secret: --db)"
+    assert [(c.key, c.a.describe(), c.b.describe()) for c in d.omissions_only_a] == [
+        (ref, "withheld by scope", unknown)]
+    assert [(c.key, c.a.describe(), c.b.describe()) for c in d.evidence_only_b] == [
+        ("X", "not a candidate", "admitted as ev-1")]

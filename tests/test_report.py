@@ -249,6 +249,29 @@ def test_compare_shows_the_diff_side_by_side(runs):
         assert f"<tr><td><code>claim {cl.claim_id}</code></td><td>{cl.a_status}" in page
 
 
+def test_compare_is_the_comparison_of_ctx_diff_with_the_same_store(runs, bundled_store):
+    """The same counts and the same reasons as `ctx diff --db` (issue 31.7): the restricted run
+    withheld the rules and documents default admitted, and both say so with the counts."""
+    a, b = runs["default"], runs["restricted"]
+    r = run_cli(["diff", a, b, "--db", bundled_store, "--json"])
+    assert r.exit_code == 1
+    d = json.loads(r.stdout)
+    page = _page(a, "--compare", b, "--db", bundled_store)
+    n = len(d["request"]) + len(d["versions"]) + len(d["store"]["sources"]) + sum(
+        len(d[k][x]) for k, xs in (("evidence", ("only_a", "only_b", "changed")),
+                                   ("omissions", ("moved", "only_a", "only_b"))) for x in xs) \
+        + len(d["answer"]) + len(d["claims"]) + len(d["outcome"]) + len(d["other_sections"]) \
+        + (d["store"]["digest"] is not None) + (d["store"]["key_id"] is not None)
+    assert f"A is this run, B is {_pack(b)['pack_id']}: {n} difference(s)" in page
+    only_a = {c["object_id"]: c for c in d["evidence"]["only_a"]}
+    assert only_a["RULE-MCS-2026.1"]["b_state"] == ("not a candidate; withheld for access there: policy_version "
+                                                    "at least 3 by scope")
+    for c in d["evidence"]["only_a"]:
+        item = html.escape(c["key"] + (f" ({c['source_id']})" if c["source_id"] else ""), quote=False)
+        assert (f"<tr><td><code>{item}</code></td><td>{html.escape(c['a_state'], quote=False)}</td>"
+                f"<td>{html.escape(c['b_state'], quote=False)}</td></tr>") in page
+
+
 def _denied_strings(db: Path, pack: dict) -> list[str]:
     """Titles, contents and content sentences of every object the pack's subject may not see
     (another tenant, a scope it lacks, a purpose not allowed), read from the store — minus
@@ -448,6 +471,15 @@ def test_model_answer_with_validator_marks_is_shown(runs, tmp_path):
     assert '<span class="ev missing" title="not in this pack">wh-0123456789abcdef</span>' in row1
     assert re.findall(r'<div class="mark violation">✗ ([a-z_]+):', row1) == ["cites_withheld", "unsupported_value"]
     assert "prompt_tokens 3100" in sec
+    # the validation sits next to the deterministic claims: a line under them, then the section
+    outcome = page.split('<section id="outcome">')[1].split("</section>")[0]
+    assert ('<p class="model-line" id="model-verdict"><span class="badge m-rejected">model answer rejected</span> '
+            "1 of 2 model claim(s) checked · 3 violation(s): action_not_in_vocabulary, cites_withheld, "
+            "unsupported_value · not used: these claims (answer.json) stay the answer — "
+            "<a href=\"#model\">the model's claims and the validator's marks</a></p>") in outcome
+    assert page.index('<section id="outcome">') < page.index('<section id="model">') \
+        < page.index('<section id="budget">') < page.index('<section id="trace">')
+    assert '<a href="#outcome">Outcome</a><a href="#model">Model answer</a><a href="#budget">' in page
     # a model answer of another pack is not shown
     other = json.loads((d / "model_answer.json").read_text())
     other["pack_id"] = "pk-0000000000000000"
@@ -618,3 +650,39 @@ def test_every_mark_has_a_legend(runs):
         assert m, lid
         for w in words:
             assert w in m.group(1), (lid, w)
+
+
+def test_compare_matches_a_withheld_object_with_the_store_secret_as_ctx_diff_does(runs, bundled_store, monkeypatch,
+                                                                                  tmp_path):
+    """An object B withheld as an opaque ref (made here: the statements withhold before
+    retrieval now) is matched to A's evidence with the store's secret (--db, as `ctx diff`), and
+    is unknown without it — never "not a candidate"."""
+    import ctxcli.report as report_mod
+    from ctxcli import api
+    from ctxcli.util.canon import opaque_ref
+
+    a, b = runs["default"], runs["restricted"]
+    tenant = _pack(b)["request"]["tenant_id"]
+    ref = opaque_ref(tenant, "RULE-MCS-2026.1", key=api.store_key(bundled_store, create=False))
+    real = report_mod.load_run
+
+    def with_withheld(p):
+        run = real(p)
+        if Path(p) == b:
+            run.pack["omissions"].append({"ref": ref, "withheld": True, "gate": "scope", "reason": "missing_scope",
+                                          "detail": {"needs": ["policy:read"]}, "round": 1,
+                                          "channels": {"structured": 3}, "rrf": 0.016})
+        return run
+
+    monkeypatch.setattr(report_mod, "load_run", with_withheld)
+    ev = {e["object_id"]: e["evidence_id"] for e in _pack(a)["evidence"]}["RULE-MCS-2026.1"]
+    row = (f"<tr><td><code>RULE-MCS-2026.1 (claims-rules)</code></td><td>admitted as {ev}</td>"
+           "<td>withheld by scope</td></tr>")
+    page = _page(a, "--compare", b, "--db", bundled_store)
+    assert row in page and ref not in page
+    monkeypatch.setenv("CTX_DB", str(tmp_path / "elsewhere" / "ctx.duckdb"))
+    page = _page(a, "--compare", b)
+    assert row not in page
+    assert (f"<tr><td><code>{ref}</code></td><td>unknown (matching a withheld object needs the store&#39;s secret: "
+            "--db)</td><td>withheld by scope</td></tr>") in page
+    assert not (tmp_path / "elsewhere").exists()           # the report never creates a secret

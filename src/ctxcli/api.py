@@ -32,7 +32,7 @@ def preview_source(source_id: str, *, manifests: Path | None = None, sources: Pa
 
 
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
-         progress=None, incremental: bool = True):
+         progress=None, incremental: bool = True, vectors: bool = False):
     from .load.build import build_store
     from .store.db import writer_lock
 
@@ -47,7 +47,16 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
         probs = check_paths([mdir / "playbooks"], root=root, manifests_dir=mdir).problems
         if probs:
             raise probs[0].error()
+    from .load.vectors import requested
+
+    why = requested(mdir / "playbooks", root, vectors)
+    if why:             # asked for vectors without the extra: one line, before anything is made
+        from .embed.model import require
+
+        require(why)
     kw = {"progress": progress} if progress else {}
+    if vectors:
+        kw["vectors"] = True
     db_path = paths.db_path(db)
     if isinstance(db_path, str):    # a PostgreSQL store: build as for DuckDB, publish a generation
         from .store.pg_load import load_pg

@@ -79,6 +79,10 @@ class UsageError(CtxError):
     """A command-line argument is invalid (bad time, unknown purpose, missing file)."""
 
 
+class VectorsNotInstalledError(UsageError):
+    """A load asking for vectors, or the hybrid strategy, without the ``vectors`` extra installed; exit 2."""
+
+
 class UnknownCaseError(CtxError):
     """No case file exists for the requested case id."""
 
@@ -94,7 +98,7 @@ class StoreBusyError(CtxError):
 
 
 class EmbeddingError(StoreError):
-    """The pinned embedding model (vector channel) is not installed, or differs from the one the store's vectors were made with; exit 3."""
+    """The pinned embedding model's files are damaged, or differ from the one the store's vectors were made with, or the store holds no vectors; exit 3."""
 
     exit_code = ExitCode.STORE
 

@@ -663,6 +663,10 @@ def run(opts: EvalOptions) -> EvalReport:
     if bad or not opts.strategies:
         raise UsageError(f"--strategy: unknown strategy {bad[0] if bad else ''!r} "
                          f"(use {', '.join(STRATEGIES)} or all)")
+    if "hybrid" in opts.strategies:     # before any run: the one-line install hint (exit 2)
+        from .embed.model import require
+
+        require("--strategy hybrid")
     files = case_files(opts.paths)
     cases = [(f, api.read_case(str(f))[0]) for f in files]   # validate every file before running any
     cases = select(cases, opts.cases, opts.variants)

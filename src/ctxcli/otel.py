@@ -10,6 +10,10 @@ follow the GenAI semantic conventions where one exists (``gen_ai.operation.name`
 ``gen_ai.usage.input_tokens`` for the model-visible pack tokens); the rest are ``ctx.*``. The
 trace id is derived from the pack id, so a run's spans can be found from its pack. Durations
 are wall clock (from the run's timings); the optional ``otel`` extra installs the SDK.
+
+``ctx ask`` exports its model call the same way (:func:`ask_otlp_json`): a ``ctx.ask`` span
+with one ``chat <model>`` child carrying the GenAI attributes (requested model, server, token
+counts when reported, outcome) — never the prompt or the completion.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from .errors import UsageError
 STAGES = ("retrieve", "hydrate", "gates", "pack", "assemble", "answer")
 
 
-def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[str, float],
-              *, end_ns: int | None = None) -> bytes:
+def require_sdk(flag: str = "--otel-out"):
+    """The SDK's pieces, or the one-line install hint."""
     try:
         from google.protobuf.json_format import MessageToDict
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -37,30 +41,58 @@ def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[s
     except ImportError:
         from .util.distribution import install_hint
 
-        raise UsageError(f"--otel-out needs the OpenTelemetry SDK: {install_hint('otel')}") from None
+        raise UsageError(f"{flag} needs the OpenTelemetry SDK: {install_hint('otel')}") from None
+    return (MessageToDict, encode_spans, Resource, TracerProvider, SimpleSpanProcessor, InMemorySpanExporter,
+            IdGenerator, set_span_in_context)
 
-    from . import BUILDER_VERSION, __version__
 
-    digest = hashlib.sha256(pack["pack_id"].encode()).digest()
+class _Run:
+    """A tracer whose trace id comes from the pack id (the spans of a pack's investigation and
+    of a model call over it are one trace), its span ids counted from it; :meth:`encode` gives
+    the OTLP/JSON document of every finished span."""
 
-    class PackIds(IdGenerator):
-        """Trace id from the pack id; span ids counted from it."""
+    def __init__(self, pack: dict[str, Any], *, salt: bytes = b"") -> None:
+        (self.to_dict, self.encode_spans, Resource, TracerProvider, SimpleSpanProcessor, InMemorySpanExporter,
+         IdGenerator, self.in_context) = require_sdk()
+        from . import BUILDER_VERSION, __version__
 
-        def __init__(self) -> None:
-            self.n = int.from_bytes(digest[16:24], "big") & ((1 << 62) - 1)
+        digest = hashlib.sha256(pack["pack_id"].encode()).digest()
+        first = hashlib.sha256(pack["pack_id"].encode() + salt).digest() if salt else digest
 
-        def generate_trace_id(self) -> int:
-            return int.from_bytes(digest[:16], "big") or 1
+        class PackIds(IdGenerator):
+            def __init__(self) -> None:
+                self.n = int.from_bytes(first[16:24], "big") & ((1 << 62) - 1)
 
-        def generate_span_id(self) -> int:
-            self.n += 1
-            return self.n
+            def generate_trace_id(self) -> int:
+                return int.from_bytes(digest[:16], "big") or 1
 
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "ctx", "service.version": __version__}),
-                              id_generator=PackIds())
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("ctxcli", BUILDER_VERSION)
+            def generate_span_id(self) -> int:
+                self.n += 1
+                return self.n
+
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider(resource=Resource.create({"service.name": "ctx",
+                                                                 "service.version": __version__}),
+                                       id_generator=PackIds())
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.tracer = self.provider.get_tracer("ctxcli", BUILDER_VERSION)
+
+    def encode(self) -> bytes:
+        self.provider.shutdown()
+        spans = sorted(self.exporter.get_finished_spans(), key=lambda s: (s.start_time, s.name))
+        doc = self.to_dict(self.encode_spans(spans))
+        _ids(doc, _b64_to_hex)
+        import json
+
+        return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[str, float],
+              *, end_ns: int | None = None) -> bytes:
+    from . import BUILDER_VERSION
+
+    run = _Run(pack)
+    tracer = run.tracer
     ns = lambda s: int(s * 1e9)   # noqa: E731
     end = end_ns if end_ns is not None else time.time_ns()
     total = ns(timings.get("total", sum(timings.get(s, 0.0) for s in STAGES)))
@@ -72,14 +104,14 @@ def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[s
         "ctx.strategy": req["strategy"], "ctx.purpose": req["purpose"], "ctx.builder_version": BUILDER_VERSION,
         "ctx.verdict": pack["answer"]["verdict"], "ctx.evidence": len(pack["evidence"]),
         "ctx.omissions": len(pack["omissions"]), "ctx.stop_reason": pack["state"]["stop_reason"]})
-    ctx = set_span_in_context(root)
+    ctx = run.in_context(root)
     queries = [e for e in trace if e.get("event") == "retrieval_executed"]
     t = start
     for stage in STAGES:
         d = ns(timings.get(stage, 0.0))
         span = tracer.start_span(f"ctx.{stage}", context=ctx, start_time=t, attributes={"ctx.stage": stage})
         if stage == "retrieve":
-            q_ctx = set_span_in_context(span)
+            q_ctx = run.in_context(span)
             qt = t
             for q in queries:
                 qd = ns(timings.get(f"query.{q['query_id']}", 0.0))
@@ -91,13 +123,66 @@ def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[s
         span.end(end_time=t + d)
         t += d
     root.end(end_time=max(end, t))
-    provider.shutdown()
-    spans = sorted(exporter.get_finished_spans(), key=lambda s: (s.start_time, s.name))
-    doc = MessageToDict(encode_spans(spans))
-    _ids(doc, _b64_to_hex)
-    import json
+    return run.encode()
 
-    return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+def model_call_attributes(called: dict[str, Any], validated: dict[str, Any] | None) -> dict[str, Any]:
+    """The GenAI semantic-convention attributes of one model call, from its ``model_called``
+    (and ``model_answer_validated``) trace events: operation, requested model, server, token
+    counts when the endpoint reported them, the HTTP status and the outcome. Never a message,
+    the prompt or the completion: only what the trace events already hold."""
+    from urllib.parse import urlsplit
+
+    where = urlsplit(str(called["endpoint"]))       # the endpoint's origin (never a key: model.py scrubs it)
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": str(called["model"]),
+                             "server.address": where.hostname or "",
+                             "ctx.model.attempts": int(called.get("attempts") or 0)}
+    if where.port:
+        attrs["server.port"] = where.port
+    usage = called.get("usage") if isinstance(called.get("usage"), dict) else {}
+    for ours, theirs in (("gen_ai.usage.input_tokens", "prompt_tokens"),
+                         ("gen_ai.usage.output_tokens", "completion_tokens")):
+        v = usage.get(theirs)
+        if isinstance(v, int) and not isinstance(v, bool):
+            attrs[ours] = v
+    status = called.get("status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        attrs["http.response.status_code"] = status
+        if status >= 400:
+            attrs["error.type"] = str(status)
+    if validated is not None:
+        attrs["ctx.model_answer.status"] = str(validated["status"])
+        attrs["ctx.model_answer.violations"] = len(validated.get("violations") or [])
+        attrs["ctx.model_answer.claims"] = int(validated.get("claims") or 0)
+        attrs["ctx.model_answer.claims_ok"] = int(validated.get("claims_ok") or 0)
+    return attrs
+
+
+def ask_otlp_json(pack: dict[str, Any], events: list[dict[str, Any]], *, end_ns: int | None = None) -> bytes:
+    """The spans of ``ctx ask``: a root ``ctx.ask`` span over the pack and, as its child, one
+    ``chat <model>`` span per model call (its recorded latency as duration), in the pack's trace."""
+    run = _Run(pack, salt=b"ask")
+    called = [e for e in events if e.get("event") == "model_called"]
+    validated = next((e for e in events if e.get("event") == "model_answer_validated"), None)
+    end = end_ns if end_ns is not None else time.time_ns()
+    total = sum(int(float(c.get("latency_ms") or 0.0) * 1e6) for c in called)
+    start = end - total
+    req = pack["request"]
+    root_attrs: dict[str, Any] = {"ctx.pack_id": pack["pack_id"], "ctx.case_id": req["case_id"],
+                                  "ctx.variant": req["variant"] or "", "ctx.verdict": pack["answer"]["verdict"]}
+    if validated is not None:
+        root_attrs["ctx.model_answer.status"] = str(validated["status"])
+    root = run.tracer.start_span("ctx.ask", start_time=start, attributes=root_attrs)
+    ctx = run.in_context(root)
+    t = start
+    for c in called:
+        d = int(float(c.get("latency_ms") or 0.0) * 1e6)
+        span = run.tracer.start_span(f"chat {c['model']}", context=ctx, start_time=t,
+                                     attributes=model_call_attributes(c, validated))
+        span.end(end_time=t + d)
+        t += d
+    root.end(end_time=max(end, t))
+    return run.encode()
 
 
 ID_KEYS = ("traceId", "spanId", "parentSpanId")

@@ -215,6 +215,10 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
 
     if opts.strategy not in STRATEGIES:
         raise UsageError(f"--strategy: unknown strategy {opts.strategy!r}")
+    if opts.strategy == "hybrid":
+        from .embed.model import require
+
+        require("--strategy hybrid")
     refuse_out_of_limits(subject=sid, scopes=list(scopes), budget=budget, max_rounds=max_rounds)
     from .engine.builder import budget_for
 

@@ -174,8 +174,9 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
-    without them is unchanged."""
+    without them is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
+    del d["vectors"]        # what `ctx load` builds (the store's identity records it), not how a run works
     if not d["params"]:
         del d["params"]
     if d["resolve_names"] is None:

@@ -47,6 +47,15 @@ def ask(
                                                 show_default=False)] = None,
     db: DbOpt = None,
     accept_disagreement: AcceptOpt = False,
+    otel_out: Annotated[Optional[Path], typer.Option("--otel-out", help="Also write the model call as OTLP/JSON "
+                                                     "spans (ctx.ask and its `chat <model>` child: model, token "
+                                                     "counts, outcome; never the prompt) to this file; needs the "
+                                                     "otel extra.", show_default=False)] = None,
+    otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send those spans to an "
+                                                         "OTLP/HTTP collector (JSON), e.g. http://127.0.0.1:4318; "
+                                                         "needs the otel extra. An unreachable collector exits 4 "
+                                                         "after the run folder is written.", show_default=False,
+                                                         metavar="URL")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask an OpenAI-compatible model over a governed pack and validate its answer against the pack.
@@ -61,16 +70,42 @@ def ask(
 
     Exit 0 accepted (or accepted with warnings), 1 rejected or unparseable (recorded), 2 bad
     input, 4 endpoint unreachable, timed out, HTTP error or non-JSON, 5 credentials refused.
+    --otel-out / --otel-endpoint export the call as a span with GenAI attributes, in the
+    pack's trace (the trace id of `ctx investigate --otel-out` for the same pack).
 
     Example: ctx ask C-102 --endpoint http://127.0.0.1:8000 --model qwen2.5-7b-instruct
     """
     with handle_errors():
         from .. import api
 
+        if otel_out is not None:
+            from ..otel import require_sdk, is_ctx_otlp
+            from ..write import check_output_file
+
+            require_sdk()                                  # a missing extra fails before the model is called
+            check_output_file(otel_out, "--otel-out", "ctx --otel-out", is_ctx_otlp)
+        if otel_endpoint is not None:
+            from ..otel import require_sdk, traces_url
+
+            require_sdk("--otel-endpoint")
+            traces_url(otel_endpoint)        # a malformed URL fails before any work
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
                       out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
+        if otel_out is not None or otel_endpoint is not None:
+            from ..otel import ask_otlp_json
+
+            spans = ask_otlp_json(res.pack, res.outcome.events)
+            if otel_out is not None:
+                from ..otel import is_ctx_otlp
+                from ..write import write_output_file
+
+                write_output_file(otel_out, spans, "--otel-out", "ctx --otel-out", is_ctx_otlp)
+            if otel_endpoint is not None:
+                from ..otel import export_otlp_http
+
+                export_otlp_http(otel_endpoint, spans)
         ma = res.outcome.model_answer
         if as_json:
             emit_json({"out": str(res.out_dir), "pack_id": res.pack["pack_id"], "status": ma["status"],

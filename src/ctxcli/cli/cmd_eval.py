@@ -65,7 +65,10 @@ def eval_cases(
     --case and --variant narrow the runs (an unknown name is exit 2); --junit writes them as
     JUnit XML too (a failing gated run is a <failure>, a failing full/topk run <skipped>).
 
-    Example: ctx eval --strategy all
+    --strategy hybrid (also in all) needs the vectors extra and a store with vectors (ctx load
+    --vectors); without the extra it exits 2 before any run.
+
+    Example: ctx eval --strategy governed,dynamic
     """
     with handle_errors():
         from .. import evaluate as E

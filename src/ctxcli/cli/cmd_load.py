@@ -33,6 +33,9 @@ def load(
                                                         "manifests' snapshot paths.", show_default=False)] = None,
     db: DbOpt = None,
     full: Annotated[bool, typer.Option("--full", help="Read every source again, even unchanged ones.")] = False,
+    vectors: Annotated[bool, typer.Option("--vectors", help="Also store one vector per object for the hybrid "
+                                          "strategy (needs the vectors extra; a playbook with `vectors: true` "
+                                          "asks for them too).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate every registered source and build the store, atomically.
@@ -47,7 +50,9 @@ def load(
     --json: "added", "changed", "removed"). One load at a time: while another load holds the store's writer lock
     (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
     the same store is published as a new generation of a team store (`ctx store init` first;
-    docs/postgres.md).
+    docs/postgres.md). Vectors (the hybrid strategy's channel) are built only with --vectors
+    or when a playbook says `vectors: true`; without the vectors extra that load exits 2
+    naming the pip command.
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
@@ -62,7 +67,7 @@ def load(
             progress = _progress_bar() if sys.stderr.isatty() else _plain_progress()
         try:
             res = api.load(manifests=manifests, sources=sources_dir, db=db,
-                           progress=progress.update if progress else None, incremental=not full)
+                           progress=progress.update if progress else None, incremental=not full, vectors=vectors)
         finally:
             if progress:
                 progress.close()

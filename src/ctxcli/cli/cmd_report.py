@@ -22,6 +22,10 @@ def report(
     compare: Annotated[Optional[Path], typer.Option("--compare", help="Another run folder or pack.json: show "
                                                     "the `ctx diff` of this run against it, side by side.",
                                                     show_default=False, metavar="OTHER")] = None,
+    db: Annotated[Optional[str], typer.Option("--db", help="With --compare: the store both runs were built on; "
+                                              "its secret matches an object withheld in one run to its id in the "
+                                              "other, as `ctx diff` does (default: $CTX_DB or .ctx/ctx.duckdb; "
+                                              "never created).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="The HTML file to write (default: report.html "
                                                 "beside the pack). An existing file is replaced only if ctx "
                                                 "report wrote it.", show_default=False,
@@ -34,7 +38,8 @@ def report(
     locator, validity, observed time, tokens, transformations, the text as packed); the token
     budget by slot and evidence type; omissions by gate in gate order with the facts that
     decided them and what would have admitted them; the retrieval of each round; the trace as
-    a timeline; with --compare, the `ctx diff` against another run side by side.
+    a timeline; with --compare, the `ctx diff` against another run side by side (the same
+    comparison, counts and reasons as `ctx diff` with the same --db).
 
     The pack is verified first (a tampered pack is refused, exit 2); trace.jsonl and
     answer.json beside it are shown only when they belong to it. The page has no script and
@@ -49,8 +54,13 @@ def report(
 
         a = load_run(run)
         b = load_run(compare) if compare is not None else None
+        key = None
+        if b is not None:       # what `ctx diff` matches withheld objects with
+            from .. import api, paths
+
+            key = api.store_key(paths.db_path(db), create=False)
         target = Path(out) if out is not None else pack_path(run).parent / "report.html"
-        page = render(a, b).encode("utf-8")
+        page = render(a, b, key=key).encode("utf-8")
         write_report(target, page, "--out" if out is not None else "report")
         doc = {"out": str(target), "pack_id": a.lp.pack_id, "compare": b.lp.pack_id if b else None,
                "bytes": len(page), "sha256": "sha256:" + sha256_hex(page), "notes": a.notes}

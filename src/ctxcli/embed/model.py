@@ -1,9 +1,10 @@
-"""The pinned embedding model, read offline from the files inside the ``wordllama`` wheel.
+"""The pinned embedding model, read offline from the files inside the ``wordllama`` wheel
+(the ``vectors`` extra: without it, :func:`require` names the pip command).
 
 Nothing here downloads: the tokenizer comes from ``Tokenizer.from_file`` on the bundled JSON
 and the weights from the bundled safetensors file, parsed by hand (8-byte header length, JSON
 header, raw little-endian fp16 rows). A missing or different file is an :class:`EmbeddingError`
-naming the package to install, never a download attempt.
+naming the package to reinstall, never a download attempt.
 
 One vector per text: the sum of its tokens' fp16 rows (added as float64, token by token), then
 divided by its L2 norm and stored as float32. :meth:`Model.embed` (one text, pure Python, the
@@ -38,12 +39,28 @@ TENSOR = "embedding.weight"
 _WEIGHTS_OVERRIDE: Path | None = None
 
 
+def installed() -> bool:
+    """Whether the ``vectors`` extra (the wordllama wheel) is installed; nothing is imported."""
+    spec = importlib.util.find_spec(PACKAGE)
+    return spec is not None and bool(spec.submodule_search_locations)
+
+
+def require(why: str) -> None:
+    """Raise :class:`VectorsNotInstalledError` (exit 2, one line) when the model is missing:
+    ``why`` names what needs it (a playbook, ``--vectors``, ``--strategy hybrid``)."""
+    if not installed():
+        from ..errors import VectorsNotInstalledError
+        from ..util.distribution import install_hint
+
+        raise VectorsNotInstalledError(f"{why} needs the vector model, which is not installed: "
+                                       f"{install_hint('vectors')}")
+
+
 def package_dir() -> Path:
     """The installed wordllama folder, found without importing the package (its __init__
     configures logging and imports the download code)."""
+    require("the vector channel")
     spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingError(f"the embedding model is not installed: pip install {PACKAGE}=={PINNED_VERSION}")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -53,8 +70,9 @@ def _version() -> str:
     try:
         return version(PACKAGE)
     except PackageNotFoundError:
-        raise EmbeddingError(f"the embedding model is not installed: pip install {PACKAGE}=={PINNED_VERSION}") \
-            from None
+        require("the vector channel")
+        raise EmbeddingError(f"the embedding model {PACKAGE} has no package metadata: "
+                             f"pip install --force-reinstall {PACKAGE}=={PINNED_VERSION}") from None
 
 
 def model_files() -> tuple[Path, Path]:

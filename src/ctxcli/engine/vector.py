@@ -22,7 +22,8 @@ def query_model(store):
     stored = store.meta().get("embedding_weights_sha256")
     if stored is None:
         store.vector([], tenant="", readable=Readable((), "", ()), as_of_us=0)     # a backend without vectors says so
-        raise EmbeddingError(f"the store {store.address} holds no vectors; rebuild it with `ctx load`")
+        raise EmbeddingError(f"the store {store.address} holds no vectors; rebuild it with `ctx load --vectors` "
+                             f"(or set `vectors: true` in a playbook)")
     if stored != model.weights_sha256:
         raise EmbeddingError(f"the store's vectors were made with other embedding weights "
                              f"(sha256 {str(stored)[:12]}…, installed {model.weights_sha256[:12]}…); "

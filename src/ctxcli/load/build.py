@@ -94,7 +94,7 @@ TOMB_COLS = {"tenant_id": "VARCHAR", "object_id": "VARCHAR", "source_id": "VARCH
 
 
 def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
-            progress: Progress = _noop) -> tuple[list[LoadedSource], str]:
+            progress: Progress = _noop, vectors: bool = True) -> tuple[list[LoadedSource], str]:
     from .evidence_rules import read_rules
 
     manifests = read_manifests(manifests_dir, root)
@@ -111,11 +111,14 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
         loaded.append(ls)
         digests.append((m.source_id, ls.digest))
     progress("read", len(manifests), len(manifests))
-    from ..embed import model_identity
+    embedding = None
+    if vectors:
+        from ..embed import model_identity
 
+        embedding = model_identity()["weights_sha256"]
     store_digest = "sha256:" + sha256_hex(canonical_bytes(
         {"schema": SCHEMA_VERSION, "builder": BUILDER_VERSION, "sources": sorted(digests),
-         "embedding": model_identity()["weights_sha256"]}))
+         "embedding": embedding}))
     return loaded, store_digest
 
 
@@ -150,7 +153,7 @@ _SEQ = itertools.count()
 
 
 def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None, sources_dir: Path | None = None,
-                progress: Progress = _noop, incremental: bool = True) -> LoadResult:
+                progress: Progress = _noop, incremental: bool = True, vectors: bool = False) -> LoadResult:
     """Validate every source and publish a new store at ``db_path``.
 
     Records are streamed: entities, then objects (token counts and full-text text computed in
@@ -163,6 +166,10 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     read again: their rows are copied from the live store, and the objects of a changed source
     whose text is unchanged keep their derived values (see load/reuse.py). Either way, each
     source's added / changed / removed objects are counted against the live store.
+
+    The vectors table is built when ``vectors`` (``ctx load --vectors``) or a playbook under
+    ``manifests_dir/playbooks`` asks for it (:func:`.vectors.requested`); otherwise the store
+    holds none and the embedding model is never loaded (nor needs to be installed).
     """
     manifests_dir = Path(manifests_dir)
     root = Path(root) if root is not None else manifests_dir.resolve().parent
@@ -173,11 +180,20 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         db_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--db {db_path}: cannot create its folder ({e.strerror})") from None
-    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress)
+    from .vectors import requested
+
+    why = requested(manifests_dir / "playbooks", root, vectors)
+    vectors = why is not None
+    if why:
+        from ..embed.model import require
+
+        require(why)
+    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
     # Workers fork before this process opens any DuckDB database (see load/derive.py).
-    pool = start_pool() if sum(o.manifest.enabled for o in loaded) else None
+    pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
     try:
-        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir)
+        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir,
+                      vectors=vectors)
     finally:
         if pool is not None:
             pool.terminate()
@@ -185,7 +201,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
-           pool, *, manifests_dir: Path | None = None) -> LoadResult:
+           pool, *, manifests_dir: Path | None = None, vectors: bool = True) -> LoadResult:
     from .reuse import read_prior
 
     if incremental:
@@ -220,7 +236,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         while True:
             try:
                 stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool,
-                                       manifests_dir=manifests_dir)
+                                       manifests_dir=manifests_dir, vectors=vectors)
                 break
             except Fallback:            # a full load gives the answer (or the exact error)
                 from .reuse import read_prior
@@ -264,18 +280,20 @@ def _policy_text(m) -> str | None:
 
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
-                   progress: Progress, pool, *, manifests_dir: Path | None = None) -> dict[str, Any]:
+                   progress: Progress, pool, *, manifests_dir: Path | None = None,
+                   vectors: bool = True) -> dict[str, Any]:
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
         opened: list = []
         try:
-            stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened)
+            stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened, vectors=vectors)
             # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
             # taking 80 % of the machine (the postings sort is the peak).
             con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
             try:
-                _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir)
+                _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir,
+                             vectors=vectors)
             finally:
                 con.close()
         finally:
@@ -290,7 +308,7 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
 
 
 def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, prior=None,
-                 pool=None, opened: list | None = None) -> dict[str, Any]:
+                 pool=None, opened: list | None = None, *, vectors: bool = True) -> dict[str, Any]:
     from .parsers.common import Problems
     from .reuse import Fallback
 
@@ -373,7 +391,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
         vec_fh.write(lines[2])
         progress("index", len(objs), len(objs))
 
-    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool)
+    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool, vectors=vectors)
     for ls in loaded:
         sid = ls.manifest.source_id
         first[sid][0] = len(objs) + 1
@@ -544,7 +562,7 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup
 
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
-                 progress: Progress, prior=None, *, manifests_dir: Path | None = None) -> None:
+                 progress: Progress, prior=None, *, manifests_dir: Path | None = None, vectors: bool = True) -> None:
     con.execute("BEGIN")
     for i, (name, ddl) in enumerate(STEPS, 1):
         for stmt in ddl.split(";"):
@@ -656,10 +674,11 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
-    from ..embed import load_model
-    from .vectors import write_vectors
+    if vectors:         # else the vectors table stays empty and meta names no embedding model
+        from ..embed import load_model
+        from .vectors import write_vectors
 
-    write_vectors(con, load_model(), prior, made=stats["vectors"])
+        write_vectors(con, load_model(), prior, made=stats["vectors"])
     con.execute("DROP TABLE IF EXISTS prior_docs")
     progress("fts", 0, 1)
     _write_fulltext(con)

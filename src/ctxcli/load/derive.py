@@ -26,17 +26,16 @@ def row_line(row: dict[str, Any], cols) -> bytes:
     return orjson.dumps({c: row.get(c) for c in cols})
 
 
-def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tuple[str, ...]
-           ) -> tuple[bytes, bytes, bytes]:
+def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tuple[str, ...],
+           vectors: bool = True) -> tuple[bytes, bytes, bytes]:
     """For each object row (``doc_id`` set): its dedup hash, the token count of its content,
     the shadow text of title + content + keys (masked for a masked source: _indexed), and the shadow text's distinct terms
     (first-seen order) with their frequencies. Returns the rows as NDJSON lines of the
     objects and doc_terms files (columns ``obj_cols``, ``term_cols``, load/build._Writer's
     format) and their vectors as NDJSON lines ``{"doc_id": …, "vec": […]}`` (load/vectors.py
-    reads them; a text without a token has no line)."""
+    reads them; a text without a token has no line; none at all without ``vectors``)."""
     import orjson
 
-    from ..embed.model import load_model
     from ..tokens import encoding
     from .parse import dedup_hash
     from .vectors import embed_text
@@ -64,6 +63,10 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
             len(enc.encode_ordinary(o["content"])), " ".join(ts), list(tf), list(tf.values())
         objs.append(row_line(o, obj_cols))
         terms.append(row_line(o, term_cols))
+    if not vectors:
+        return b"\n".join(objs) + b"\n", b"\n".join(terms) + b"\n", b""
+    from ..embed.model import load_model
+
     vecs = load_model().embed_many(texts)
     lines = b"".join(dumps({"doc_id": o["doc_id"], "vec": v}) + b"\n" for o, v in zip(rows, vecs) if v is not None)
     return b"\n".join(objs) + b"\n", b"\n".join(terms) + b"\n", lines
@@ -97,19 +100,22 @@ def workers() -> int:
     return min(os.cpu_count() or 1, 4)
 
 
-def start_pool():
-    """A pool of forked workers (the encoding loaded first, so they inherit it), or None when
-    this machine or platform runs everything in this process."""
+def start_pool(vectors: bool = True):
+    """A pool of forked workers (the encoding, and with ``vectors`` the embedding matrix, loaded
+    first, so they inherit it), or None when this machine or platform runs everything in this
+    process."""
     n = workers()
     if n <= 1:
         return None
     import multiprocessing
 
-    from ..embed.model import load_model
     from ..tokens import encoding
 
     encoding()
-    load_model().matrix()
+    if vectors:
+        from ..embed.model import load_model
+
+        load_model().matrix()
     return multiprocessing.get_context("fork").Pool(n, initializer=_ignore_interrupt)
 
 
@@ -128,9 +134,9 @@ class Deriver:
     this process."""
 
     def __init__(self, done: Callable[[int, tuple[bytes, bytes, bytes]], None], obj_cols: tuple[str, ...],
-                 term_cols: tuple[str, ...], pool=None) -> None:
+                 term_cols: tuple[str, ...], pool=None, vectors: bool = True) -> None:
         self.done = done
-        self.cols = (obj_cols, term_cols)
+        self.cols = (obj_cols, term_cols, vectors)
         self.pool = pool
         self.pending: deque = deque()
         self.batches = 0

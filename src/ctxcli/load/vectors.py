@@ -1,4 +1,6 @@
-"""The vectors table: one unit vector per object, made once at load by the pinned model.
+"""The vectors table: one unit vector per object, made once at load by the pinned model —
+only when something asks for it (:func:`requested`: ``ctx load --vectors``, or a playbook's
+``vectors: true``); otherwise the table stays empty and no model is loaded.
 
 Objects of sources reused by an incremental load, and the unchanged objects of changed sources,
 keep the vectors the live store holds for them (renumbered like their rows, see load/reuse.py) when that store's vectors were made by the
@@ -11,11 +13,36 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from ..embed.model import DIM, Model
 
 BATCH = 512
+
+
+def requested(playbooks_dir: Path, root: Path, flag: bool = False) -> str | None:
+    """What asks this load for vectors, as a user would name it (``ctx load --vectors``, or the
+    first playbook file under ``playbooks_dir`` with ``vectors: true``), or None."""
+    if flag:
+        return "ctx load --vectors"
+    if not playbooks_dir.is_dir():
+        return None
+    from .parsers.common import rel
+
+    for p in sorted(x for x in playbooks_dir.iterdir() if x.suffix in (".yaml", ".yml")):
+        disp = rel(p, root)
+        if asks(p, disp):
+            return f"{disp} (vectors: true)"
+    return None
+
+
+def asks(playbook: Path, display: str | None = None) -> bool:
+    """Whether a playbook file says ``vectors: true`` (its other fields are checked elsewhere)."""
+    from ..util.yamlio import read_yaml_marked
+
+    data = read_yaml_marked(playbook, display=display or str(playbook)).data
+    return isinstance(data, dict) and data.get("vectors") is True
 
 
 def embed_text(title: str | None, content: str | None) -> str:

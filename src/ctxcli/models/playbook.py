@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
 from .manifest import Ident
 from .records import TypeName
@@ -227,6 +227,9 @@ class Playbook(P):
     max_rounds: int = Field(ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
     candidate_limit: int = Field(ge=1, le=1000)
     fanout_cap: int = Field(200, ge=1, le=100000)
+    vectors: StrictBool = Field(False, description="`ctx load` builds the store with vectors (the vector channel of the "
+                                             "hybrid strategy; the `vectors` extra). A load directive: not part of "
+                                             "the playbook's hash")
     budget: Budget
     params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)

@@ -42,13 +42,14 @@ class SourceChange:
 class ObjectState:
     """What one pack did with one object."""
 
-    state: str                  # evidence | omitted | absent
+    state: str                  # evidence | omitted | absent | unmatched (see describe)
     gate: str | None = None
     reason: str | None = None
     withheld: bool = False
     evidence_id: str | None = None
     content_hash: str | None = None
     round: int | None = None
+    withheld_there: str | None = None   # absent: what that pack withheld of the object's evidence types
 
     def describe(self) -> str:
         if self.state == "evidence":
@@ -57,6 +58,11 @@ class ObjectState:
             if self.withheld:
                 return f"withheld by {self.gate}"
             return f"rejected by {self.gate} ({self.reason})"
+        if self.state == "unmatched":
+            # the other pack withheld the object: only the store's secret tells which one it is
+            return "unknown (matching a withheld object needs the store's secret: --db)"
+        if self.withheld_there:
+            return f"not a candidate; withheld for access there: {self.withheld_there}"
         return "not a candidate"
 
 
@@ -200,6 +206,34 @@ def _unify(mine: dict[str, _Entry], tenant: str, theirs: dict[str, _Entry], key:
 _RANKS = {"round", "rrf", "channels", "queries", "graph_templates"}   # where and how high it ranked
 
 
+def _withheld_by_type(pack: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per evidence type, at least how many records the pack's queries withheld for access, by
+    gate (from the counts each round records per query: objects withheld inside the statements
+    are never candidates, so this is all a pack says of them)."""
+    out: dict[str, dict[str, int]] = {}
+    for r in pack.get("rounds") or []:
+        types = {q.get("query_id"): q.get("evidence_type") for q in r.get("queries") or [] if isinstance(q, dict)}
+        for qid, by_gate in (r.get("withheld") or {}).items():
+            t = types.get(qid)
+            if t is None or not isinstance(by_gate, dict):
+                continue
+            for g, n in by_gate.items():
+                # queries of one type may withhold the same records: at least the largest count
+                out.setdefault(t, {})[g] = max(out.get(t, {}).get(g, 0), int(n))
+    return out
+
+
+def _withheld_note(record: dict[str, Any], withheld: dict[str, dict[str, int]]) -> str | None:
+    """'policy_version at least 3 by scope', for the evidence types an object supports that the other
+    pack withheld records of (None when it withheld none)."""
+    parts = []
+    for t in sorted(set(record.get("supports") or [])):
+        if t in withheld:
+            gates = ", ".join(f"at least {n} by {g}" for g, n in sorted(withheld[t].items()))
+            parts.append(f"{t} {gates}")
+    return "; ".join(parts) or None
+
+
 def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -> PackDiff:
     """Every difference between two verified packs, itemised. ``key`` is the store secret the
     packs' opaque refs were keyed with (None: withheld refs are matched only to each other)."""
@@ -224,10 +258,20 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -
     ea_u = _unify(ea, ra.get("tenant_id", ""), eb, key)
     eb_u = _unify(eb, rb.get("tenant_id", ""), ea, key)
     absent = ObjectState("absent")
+    held_a, held_b = _withheld_by_type(a), _withheld_by_type(b)
     keys = sorted(set(ea_u) | set(eb_u))
     for k in keys:
         x, y = ea_u.get(k), eb_u.get(k)
         sx, sy = (x.state if x else absent), (y.state if y else absent)
+        if key is None:     # an unmatched withheld ref may be any object of the other pack
+            if x is None and y is not None and y.object_id is None:
+                sx = ObjectState("unmatched")
+            if y is None and x is not None and x.object_id is None:
+                sy = ObjectState("unmatched")
+        if y is None and x is not None and sy.state == "absent":
+            sy = ObjectState("absent", withheld_there=_withheld_note(x.record, held_b))
+        if x is None and y is not None and sx.state == "absent":
+            sx = ObjectState("absent", withheld_there=_withheld_note(y.record, held_a))
         oid = (x.object_id if x else None) or (y.object_id if y else None)
         src = (x.source_id if x else None) or (y.source_id if y else None)
         ch = ObjectChange(k, oid, src, sx, sy)

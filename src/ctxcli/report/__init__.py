@@ -16,8 +16,9 @@ from .render import GENERATOR, render
 __all__ = ["GENERATOR", "Run", "is_report", "load_run", "pack_path", "render", "report_html", "write_report"]
 
 
-def report_html(path: Path | str, compare: Path | str | None = None) -> str:
-    """The report page for a run folder or pack, optionally compared with another."""
+def report_html(path: Path | str, compare: Path | str | None = None, *, key: bytes | None = None) -> str:
+    """The report page for a run folder or pack, optionally compared with another (``key``: the
+    store secret that matches withheld objects across the two, as ``ctx diff`` uses it)."""
     run = load_run(path)
     other = load_run(compare) if compare is not None else None
-    return render(run, other)
+    return render(run, other, key=key)

@@ -389,13 +389,18 @@ def model_answer(run: Run, ev_ids: set[str]) -> dict[str, Any] | None:
             "verdict": show(ans.get("verdict")), "action": show(ans.get("recommended_action")),
             "det_verdict": show(det.get("verdict")), "det_action": show(det.get("recommended_action")),
             "summary": ans.get("summary"), "claims": claims, "general": general,
+            "n_ok": sum(1 for c in claims if c["ok"]),
+            "n_violations": len(val.get("violations") or []),
+            "codes": show(sorted({str(v.get("code")) for v in val.get("violations") or [] if isinstance(v, dict)})),
             "counts": [(show(k), show(v)) for k, v in sorted((val.get("counts") or {}).items())]}
 
 
 # ---------------------------------------------------------------------------------- compare
-def comparison(run: Run, other: Run) -> dict[str, Any]:
-    """``ctx diff`` of this run (A) against another (B), as rows for a side-by-side table."""
-    d = compare(run.pack, other.pack)
+def comparison(run: Run, other: Run, key: bytes | None = None) -> dict[str, Any]:
+    """``ctx diff`` of this run (A) against another (B), as rows for a side-by-side table: the
+    same comparison (``key``: the store secret ``ctx diff`` uses, so withheld objects are matched
+    across the runs, and the counts and reasons are the same)."""
+    d = compare(run.pack, other.pack, key=key)
     ev_a = {e.get("evidence_id") for e in run.pack["evidence"]}
 
     def obj(ch) -> str:
@@ -454,13 +459,13 @@ def side(run: Run) -> dict[str, Any]:
             "omissions": len(p["omissions"])}
 
 
-def build(run: Run, other: Run | None = None) -> dict[str, Any]:
+def build(run: Run, other: Run | None = None, key: bytes | None = None) -> dict[str, Any]:
     ev_ids = {e.get("evidence_id") for e in run.pack["evidence"]}
     out = outcome(run, ev_ids)
     return {
         "h": header(run), "outcome": out, "budget": budget(run), "cards": evidence_cards(run, out["claims"]),
         "omissions": omissions(run), "retrieval": retrieval(run), "timeline": timeline(run),
         "trace_events": len(run.trace or []), "model": model_answer(run, ev_ids),
-        "compare": comparison(run, other) if other is not None else None,
+        "compare": comparison(run, other, key) if other is not None else None,
         "notes": list(run.notes),
     }

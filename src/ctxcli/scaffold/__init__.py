@@ -33,7 +33,15 @@ def _plan(example: str | None) -> tuple[dict[str, Path], list[str]]:
     chosen = {"ctx.toml": files["ctx.toml"]}
     chosen.update({rel: root / rel for rel in example_files(example)})
     first = (examples()[example].get("cases") or [""])[0]
-    return chosen, ["ctx load", f"ctx investigate {first}", "ctx runs"]
+    steps = ["ctx load", f"ctx investigate {first}", "ctx runs"]
+    from ..embed.model import installed
+    from ..load.vectors import asks
+
+    if not installed() and any(rel.startswith("manifests/playbooks/") and asks(p) for rel, p in chosen.items()):
+        from ..util.distribution import install_hint
+
+        steps.insert(0, install_hint("vectors"))     # a playbook of the example asks for vectors
+    return chosen, steps
 
 
 def init_project(dest: Path, example: str | None = None) -> InitResult:

@@ -60,7 +60,7 @@ def _terminate_interrupts() -> Iterator[None]:
 
 
 def load_pg(manifests_dir: Path, address: str, *, root: Path, sources_dir: Path | None = None, progress=None,
-            on_table=None, incremental: bool = True):
+            on_table=None, incremental: bool = True, vectors: bool = False):
     """With ``incremental`` (the default), the current generation is first written back into
     the temporary DuckDB file (pg_store.export_current), so the build reuses the rows of the
     sources whose digest is unchanged exactly as a DuckDB load does (load/reuse.py)."""
@@ -74,7 +74,7 @@ def load_pg(manifests_dir: Path, address: str, *, root: Path, sources_dir: Path 
             try:
                 prior = export_current(address, built, con=lock) if incremental else None
                 res = build_store(manifests_dir, built, root=root, sources_dir=sources_dir,
-                                  incremental=prior is not None, **kw)
+                                  incremental=prior is not None, vectors=vectors, **kw)
             except OSError as e:
                 from ..errors import StoreUnusableError
 

@@ -6,7 +6,7 @@ The import package is ``ctxcli`` and the command is ``ctx``; the distribution is
 from __future__ import annotations
 
 DISTRIBUTION = "ctx-investigator"
-EXTRAS = ("otel", "postgres", "tables", "test")
+EXTRAS = ("otel", "postgres", "tables", "test", "vectors")
 
 
 def install_hint(extra: str | None = None) -> str:
