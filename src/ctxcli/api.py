@@ -418,6 +418,7 @@ class InvestigateOptions:
     extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
     case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
+    tool_results: list[Any] | None = None   # agents.tool_results.ToolResult: gated and packed (tool_results section)
 
 
 @dataclass
@@ -587,7 +588,17 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
                    variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
                    clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
-                   tools=list(case.tools), adhoc=adhoc)
+                   tools=_usable_tools(case, scopes, purpose), tool_results=list(opts.tool_results or []),
+                   adhoc=adhoc)
+
+
+def _usable_tools(case: CaseFile, scopes: list[str], purpose: str) -> list[str]:
+    """pack.tools: the case's tools the project's tool registry knows and this subject may use."""
+    if not case.tools:
+        return []
+    from .agents.registry import read_registry, usable_tools
+
+    return usable_tools(read_registry(), list(case.tools), list(scopes), purpose)
 
 
 def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) -> dict[str, Any]:
@@ -674,6 +685,18 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
                                step_budget=step_budget, key=key)
     finally:
         con.close()
+
+
+def gate_tool_results(opts: InvestigateOptions):
+    """The request's tool results (``opts.tool_results``) through the tool-result gates, as
+    :func:`investigate` would pack them (``agents.tool_results.ToolGate``); None without any."""
+    from .pipeline import gate_tools, with_params
+
+    case, pb, _ = _case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    db, _ = ensure_store(opts.db)
+    pb, req = with_params(pb, req)
+    return gate_tools(pb, req, store_key(db))
 
 
 def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, bytes]:

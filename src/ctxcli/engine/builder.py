@@ -60,6 +60,7 @@ class Request:
     goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
+    tool_results: list[Any] = field(default_factory=list)    # agents.tool_results.ToolResult, gated by the pipeline
     adhoc: bool = False                     # no case file: the case was synthesised from the request
 
     def to_json(self) -> dict[str, Any]:
@@ -149,7 +150,7 @@ class BuildState:
 
 
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
-          held: frozenset[str] = frozenset()) -> tuple[BuildContext, BuildState]:
+          held: frozenset[str] = frozenset(), tool_tokens: int = 0) -> tuple[BuildContext, BuildState]:
     """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
     of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
@@ -188,7 +189,9 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
         disclosure=Disclosure(key=key, scopes=scopes))
     header = count(evidence_header(0))
-    packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
+    # tool results charged to the evidence slot (``tool_tokens``) are packed before any evidence
+    packed = PackState(budget=allocation["evidence"] - tool_tokens if evidence_budget is None
+                       else evidence_budget + header,
                        used=header)
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
                     anchored_subjects=set(req.seeds), held=held)
@@ -482,7 +485,8 @@ def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int, disc: Disclos
 
 
 # ------------------------------------------------------------------------------ assemble
-def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any]) -> dict[str, Any]:
+def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any],
+             tools: Any = None) -> dict[str, Any]:
     """The pack without its answer and seal: request, plans, evidence, omissions (in gate
     order), what is missing and why, and the token count of every section."""
     t0 = time.perf_counter()
@@ -529,6 +533,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "tools": list(bc.req.tools),
         "stale_sources": _stale_sources(bc),
     }
+    if tools is not None:     # recorded only when tool results were given: other packs keep their bytes
+        pack.update(tools.to_pack())
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
         pack["state"]["gaps"] = "compact"
@@ -579,18 +585,21 @@ class Built:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes) -> Built:
+def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes,
+          tools: Any = None) -> Built:
     """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
-    a stop reason, then assemble (``key``: the store secret, see :func:`start`)."""
+    a stop reason, then assemble (``key``: the store secret, see :func:`start`). ``tools``: the
+    gated tool results (``agents.tool_results.ToolGate``), packed before the evidence."""
     t_all = time.perf_counter()
-    bc, st = start(con, pb, req, key=key)
+    bc, st = start(con, pb, req, key=key,
+                   tool_tokens=tools.tokens if tools is not None and tools.slot == "evidence" else 0)
     for round_no in range(1, bc.max_rounds + 1):
         packed = run_round(bc, st, round_no)
         stop = assess(bc, st, round_no, progressed=bool(packed.admitted))
         if stop is not None:
             st.stop_reason = stop
             break
-    pack_doc = assemble(bc, st, pb_hash, store)
+    pack_doc = assemble(bc, st, pb_hash, store, tools)
     bc.timings["build"] = time.perf_counter() - t_all
     return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)
 

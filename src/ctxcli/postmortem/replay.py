@@ -217,8 +217,11 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
         key = api.store_key(db_path)
         with con.errors():
             api.require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
+            from ..agents.tool_results import recorded
+
             res = run_pipeline(con, pb, pb_hash, req, api.store_info(con, key, tenant=req.tenant_id,
-                                                                     clearance=req.clearance), key=key)
+                                                                     clearance=req.clearance), key=key,
+                               tools=recorded(lp.data))     # the caller's tool results, as gated then
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:

@@ -55,6 +55,7 @@ class AuditLog:
 
 
 from ..models.request import BUDGET_MAX, BUDGET_MIN  # noqa: E402  (light: constants only)
+from ..agents.tool_results import Shaped  # noqa: E402  (the shaped form add_tool_result takes)
 
 
 def _annotations():
@@ -155,13 +156,47 @@ def build_server(cfg: ServeConfig):
         budget: Annotated[int | None, Field(description="Total token budget of the model call",
                                             ge=BUDGET_MIN, le=BUDGET_MAX)] = None,
         include_messages: Annotated[bool, Field(description="Also return the rendered model messages")] = False,
+        tool_results: Annotated[list[str] | None, Field(description="Ids (tr-…) of tool results stored with "
+                                                                    "add_tool_result: gated and packed")] = None,
     ) -> dict[str, Any]:
         """Build the governed pack for a case (or ad hoc: playbook + seeds, with the server's tenant, subject
         and purpose) and answer from it: pack id, verdict, claims with evidence ids, missing evidence types,
         and resource links to pack, trace, answer and messages."""
         return _ctx(tools.investigate, case=case, as_of=as_of, known_at=known_at, variant=variant, budget=budget,
                     include_messages=include_messages, playbook=playbook, seeds=seeds, params=params,
-                    question=question)
+                    question=question, tool_results=tool_results)
+
+    @srv.tool(annotations=WRITES_RUN)
+    def add_tool_result(
+        case: Annotated[str, Field(description="Case id the result is for (its as_of and the server's subject "
+                                               "judge it)")],
+        tool: Annotated[str, Field(description="Tool name, as in the project's tool registry")],
+        version: Annotated[str, Field(description="Tool version")],
+        shaped: Annotated[Shaped, Field(description="What the model may see: typed facts, limitations, ids of "
+                                                    "the records the result came from")],
+        observed_at: Annotated[str, Field(description="When the tool observed it, ISO-8601 with offset",
+                                          json_schema_extra={"format": "date-time"})],
+        raw: Annotated[str, Field(description="The raw result as the tool returned it: stored by reference "
+                                              "(sha256, size, location), never shown to the model")],
+        arguments: Annotated[dict[str, Any] | None, Field(description="The call's arguments")] = None,
+        call_id: Annotated[str | None, Field(description="The agent's id of the tool call")] = None,
+        max_age: Annotated[str | None, Field(description="Older than this at as_of is stale: 15m, 24h, 30d")] = None,
+        data_tenant: Annotated[str | None, Field(description="Tenant the data belongs to (default: the "
+                                                             "case's)")] = None,
+        needs_scopes: Annotated[list[str] | None, Field(description="Scopes a subject needs to see it")] = None,
+        allowed_purposes: Annotated[list[str] | None, Field(description="Purposes it may serve")] = None,
+        as_of: Annotated[str | None, Field(description="Judge at this valid time (default: the case's)",
+                                           json_schema_extra={"format": "date-time"})] = None,
+    ) -> dict[str, Any]:
+        """Hand in a tool call's result: stored under the runs folder and judged by the tool-result gates
+        (tenant, scope, purpose, freshness, injection, budget) for this server's subject. Returns its id for
+        investigate's tool_results, and whether it would be admitted, excluded or withheld."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.add_tool_result, case=case, tool=tool, version=version,
+                    shaped=shaped.model_dump(mode="json"), observed_at=observed_at, raw=raw, arguments=arguments,
+                    call_id=call_id, max_age=max_age, data_tenant=data_tenant, needs_scopes=needs_scopes,
+                    allowed_purposes=allowed_purposes, as_of=as_of)
 
     @srv.tool(annotations=READ_ONLY)
     def build_context(

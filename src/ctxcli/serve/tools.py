@@ -156,9 +156,11 @@ def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
 def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None = None,
                 known_at: str | None = None, variant: str | None = None, budget: int | None = None,
                 include_messages: bool = False, playbook: str | None = None, seeds: list[str] | None = None,
-                params: dict[str, Any] | None = None, question: str | None = None) -> dict[str, Any]:
+                params: dict[str, Any] | None = None, question: str | None = None,
+                tool_results: list[str] | None = None) -> dict[str, Any]:
     """A case by id, or an ad-hoc run (``playbook`` + ``seeds``, optional ``params`` and
-    ``question``) whose tenant, subject and purpose are the server's."""
+    ``question``) whose tenant, subject and purpose are the server's; ``tool_results``: ids from
+    ``add_tool_result`` (serve/agent_tools.py), gated and packed in the tool_results section."""
     from .. import api
 
     if case is not None and playbook is not None:
@@ -173,6 +175,10 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         if extra:
             raise UsageError(f"{extra[0]} needs playbook: a case names its own {extra[0]}")
         opts = _options(cfg, case, as_of, known_at, variant, budget)
+    if tool_results:
+        from .agent_tools import load_results
+
+        opts.tool_results = load_results(cfg, list(tool_results))
     res = api.investigate(opts)
     d = _write(cfg, res)
     pid = res.pack["pack_id"]
@@ -182,6 +188,10 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         "claims": _claims(res.answer),
         "missing_types": [{"type": m["type"], "reason": m["reason"]} for m in res.answer["missing_evidence"]],
         "stop_reason": res.pack["state"]["stop_reason"],
+        **({"tool_results": [{"result_id": i["result_id"], "trust": i["trust_level"], "tokens": i["tokens"]}
+                             for i in res.pack["tool_results"]],
+            "tool_omissions": [{k: o[k] for k in ("ref", "gate", "reason", "withheld")}
+                               for o in res.pack["tool_omissions"]]} if "tool_results" in res.pack else {}),
         "resources": {"pack": f"ctx://packs/{pid}", "trace": f"ctx://packs/{pid}/trace",
                       "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
     }
