@@ -768,7 +768,7 @@ class RenderResult:
 def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
     """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render
     its model-visible context and count every section against the counts it records."""
-    from .engine.render import render_markdown, render_messages, section_texts
+    from .engine.render import render_markdown, render_messages, section_info, section_texts
     from .errors import PackError
     from .postmortem.packfile import load_pack
     from .tokens import count, encoding as get_encoding
@@ -802,7 +802,8 @@ def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | No
             drift.append(f"section {i + 1} is {name}, the pack records {rec.get('section')!r}")
         elif rn != n:
             drift.append(f"section {name} has {n} tokens, the pack records {rn}")
-        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n, "recorded_tokens": rn})
+        sections.append({"section": name, "slot": slot, "trust": trust, **section_info(p, name), "tokens": n,
+                         "recorded_tokens": rn})
     if len(rec_by_pos) != len(secs):
         drift.append(f"the pack records {len(rec_by_pos)} sections, the renderer has {len(secs)}")
     if fmt == "markdown":

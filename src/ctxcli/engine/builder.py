@@ -32,7 +32,7 @@ from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Ac
 from .hydrate import Hydrator, find_replacement, find_successor
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
-from .render import evidence_header, section_texts
+from .render import evidence_header, section_info, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
 from .trace import Trace, request_hash, run_id_for
 
@@ -568,7 +568,7 @@ def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
     slot_used = {s: 0 for s in ("instructions", "goal_state", "tools", "evidence")}
     for name, slot, trust, text in section_texts(pack):
         n = count(text)
-        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n})
+        sections.append({"section": name, "slot": slot, "trust": trust, **section_info(pack, name), "tokens": n})
         slot_used[slot] += n
     return sections, slot_used
 

@@ -18,16 +18,25 @@ import regex
 
 from ..util.canon import canonical_bytes, sha256_hex
 
+# The design's order: instructions, policy, request, goal and state, tool results, evidence,
+# (memories and examples: no section yet, nothing fills them), exclusions and gaps — then
+# ctx's response contract. Only the playbook's and ctx's own texts are in the instructions
+# slot (the system message); whatever came from data or tools is in the user message.
 SECTION_ORDER = [
     ("system_instructions", "instructions", "playbook"),
     ("policy_constraints", "instructions", "playbook"),
     ("request", "goal_state", "case file"),
     ("goal_state", "goal_state", "ctx"),
-    ("tool_results", "tools", "approved tools"),
+    ("tool_results", "tools", "tool output"),
     ("evidence", "evidence", "retrieved data"),
     ("gaps_and_exclusions", "goal_state", "ctx"),
     ("response_contract", "instructions", "ctx"),
 ]
+# the design's section kind of each section
+SECTION_KINDS = {"system_instructions": "system_instruction", "policy_constraints": "policy",
+                 "request": "user_request", "goal_state": "working_memory", "tool_results": "tool_result",
+                 "evidence": "retrieved_evidence", "gaps_and_exclusions": "exclusion",
+                 "response_contract": "system_instruction"}
 SLOTS = ["instructions", "goal_state", "tools", "evidence"]
 
 _CTRL = regex.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -256,6 +265,35 @@ def tool_gap_lines(pack: dict[str, Any]) -> list[str]:
                        f"{o['reason'].replace('_', ' ')}.")
     out += [f"- Tool results withheld by {g}: {n} the subject may not see." for g, n in held.items()]
     return out
+
+
+def section_info(pack: dict[str, Any], name: str) -> dict[str, Any]:
+    """The kind, source refs and freshness of a section: where its text came from (playbook,
+    case, evidence ids, tool-result ids; none for what ctx itself states) and, for data
+    sections, the oldest and newest observation among their items."""
+    req, pb = pack["request"], pack["playbook"]
+    items: list[dict[str, Any]] = []
+    if name in ("system_instructions", "policy_constraints"):
+        refs = [f"playbook:{pb['playbook_id']}@{pb['version']}"]
+    elif name == "request":
+        refs = [f"case:{req['case_id']}" + (f"#{req['variant']}" if req.get("variant") else "")]
+    elif name == "evidence":
+        items = pack["evidence"]
+        refs = [i["evidence_id"] for i in items]
+    elif name == "tool_results":
+        items = pack.get("tool_results") or []
+        refs = [i["result_id"] for i in items]
+    else:
+        refs = []
+    freshness = None
+    if name in ("evidence", "tool_results"):
+        from datetime import datetime
+
+        seen = sorted((datetime.fromisoformat(i["observed_at"]), i["observed_at"]) for i in items
+                      if i.get("observed_at"))
+        freshness = {"oldest_observed_at": seen[0][1] if seen else None,
+                     "newest_observed_at": seen[-1][1] if seen else None}
+    return {"kind": SECTION_KINDS[name], "source_refs": refs, "freshness": freshness}
 
 
 def render_markdown(pack: dict[str, Any]) -> str:

@@ -131,10 +131,24 @@ class PackState(Closed):
     gaps: Literal["full", "compact"]
 
 
+class SectionFreshness(Closed):
+    oldest_observed_at: str | None
+    newest_observed_at: str | None
+
+
 class Section(Closed):
+    """One model-visible section, in the fixed order (docs/agents.md, "Section order and trust")."""
+
     section: str
     slot: Literal["instructions", "goal_state", "tools", "evidence"]
     trust: str
+    kind: Literal["system_instruction", "policy", "user_request", "working_memory", "tool_result",
+                  "retrieved_evidence", "episodic_memory", "semantic_memory", "example", "exclusion"] | None = Field(
+        None, description="the design's section kind (absent in packs written before it was recorded)")
+    source_refs: list[str] | None = Field(None, description="where the text came from: playbook:ID@VERSION, "
+                                          "case:ID[#variant], evidence ids, tool-result ids; [] for ctx's own")
+    freshness: SectionFreshness | None = Field(None, description="oldest and newest observation of the items "
+                                               "of a data section; null for the others")
     tokens: int
 
 
