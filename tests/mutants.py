@@ -596,6 +596,17 @@ MUTANTS: list[Mutant] = [
     Mutant("agents-registry-any-subject", "src/ctxcli/agents/registry.py",
            "return set(self.scopes) <= set(scopes) and (not self.purposes or purpose in self.purposes)",
            "return True", ("tests/test_agents.py",)),
+    Mutant("audit-withheld-ref-unkeyed", "src/ctxcli/agents/audit.py",
+           'v = {"status": "withheld", "gate": "tenant", "ref": opaque_ref(tenant, object_id, key=key)}',
+           'v = {"status": "withheld", "gate": "tenant", "ref": "wh-" + content_hash(object_id)[7:23]}', ("tests/test_audit_call.py",)),
+    Mutant("audit-no-hash-match", "src/ctxcli/agents/audit.py",
+           "    if hits:\n        return [(n, \"content_hash\", None) for n in hits]", "", ("tests/test_audit_call.py",)),
+    Mutant("audit-span-not-scanned", "src/ctxcli/agents/audit.py",
+           'hit = None if withheld else scan([("content", sp.text)])', "hit = None", ("tests/test_audit_call.py",)),
+    Mutant("audit-no-text-match", "src/ctxcli/agents/audit.py", "MIN_CONTAINMENT = 0.5", "MIN_CONTAINMENT = 1.01", ("tests/test_audit_call.py",)),
+    Mutant("audit-withheld-gate-shows-object", "src/ctxcli/agents/audit.py",
+           'v = {"status": "withheld", "gate": rej.gate, "ref": opaque_ref(tenant, object_id, key=key)}',
+           'v = {"status": "withheld", "gate": rej.gate, "ref": object_id}', ("tests/test_audit_call.py",)),
 ]
 
 

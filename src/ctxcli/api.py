@@ -699,6 +699,61 @@ def gate_tool_results(opts: InvestigateOptions):
     return gate_tools(pb, req, store_key(db))
 
 
+def audit_call(path: Path, *, case: str | None = None, variant: str | None = None, tenant: str | None = None,
+               subject_id: str | None = None, scopes: list[str] | None = None, clearance: str | None = None,
+               purpose: str | None = None, as_of=None, known_at=None, db: Path | None = None) -> dict[str, Any]:
+    """``ctx audit-call``: a recorded agent request (OpenAI-style chat or OTLP/JSON GenAI trace)
+    checked span by span against the store for one subject (a case's, or the one given)."""
+    from .agents.audit import AUDIT_SCHEMA, AuditSubject, audit, counts, read_spans
+    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+    from .store import open_store
+    from .util import jsonstrict
+    from .util.safeio import NotReadable, read_regular
+
+    disp = _display(path)
+    if case is not None:
+        extra = [f for f, v in (("--tenant", tenant), ("--purpose", purpose)) if v is not None]
+        if extra:
+            raise UsageError(f"{extra[0]} cannot be combined with --case: the case names its own")
+        opts = InvestigateOptions(case=case, variant=variant, subject_id=subject_id, scopes=scopes,
+                                  clearance=clearance, as_of=as_of, known_at=known_at, db=db)
+        c, pb, _ = _case_of(opts)
+        req = make_request(c, pb, opts)
+        who = AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
+                           req.known_at)
+    else:
+        for flag, v in (("--tenant", tenant), ("--subject", subject_id), ("--purpose", purpose), ("--as-of", as_of)):
+            if v is None:
+                raise UsageError(f"give --case, or {flag} (with --tenant, --subject, --scope, --purpose, --as-of)")
+        if clearance is not None and clearance not in CLEARANCE_LEVELS:
+            raise UsageError(f"--clearance {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
+        who = AuditSubject(tenant, subject_id, sorted(set(scopes or [])), clearance or DEFAULT_CLEARANCE, purpose,
+                           as_of, known_at)
+    try:
+        raw = read_regular(path, 50_000_000)
+    except NotReadable as e:
+        raise InputError(str(e), file=disp) from None
+    try:
+        data = jsonstrict.loads(raw)
+    except ValueError as e:
+        raise InputError(f"not JSON: {e}", file=disp) from None
+    try:
+        fmt, spans = read_spans(data)
+    except ValueError as e:
+        raise InputError(str(e), file=disp) from None
+    dbp, _ = ensure_store(db)
+    key = store_key(dbp)
+    con = open_store(dbp)
+    try:
+        with con.errors():
+            require_current_manifests(con)
+            rows = audit(con, spans, who, key=key)
+    finally:
+        con.close()
+    return {"schema_version": AUDIT_SCHEMA, "file": disp, "format": fmt, "subject": who.to_json(),
+            "counts": counts(rows), "spans": rows}
+
+
 def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, bytes]:
     """The files of a run folder: pack.json, trace.jsonl, answer.json, answer.md and run.json
     (their hashes; signed with ``$CTX_SIGNING_KEY`` when ``sign``)."""

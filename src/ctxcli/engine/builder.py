@@ -149,27 +149,34 @@ class BuildState:
     withheld_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose: str, as_of: datetime,
+                 known_at: datetime | None, clearance: str) -> GateContext:
+    """What the per-candidate gates judge against, with the version chains ``hydrator`` reads
+    (a superseded object names its visible replacement)."""
+    scope_set = frozenset(scopes)
+    as_of_us = dt_to_us(as_of)
+    known_at_us = dt_to_us(known_at) if known_at else None
+
+    def replacement(o: Obj) -> dict[str, Any] | None:
+        return find_replacement(hydrator.families.get(o.family, []), o, purpose, as_of_us, scope_set,
+                                clearance=clearance, sources=hydrator.sources)
+
+    def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
+        return find_successor(hydrator.families.get(o.family, []), o, purpose, as_of_us, known_at_us, scope_set,
+                              clearance=clearance, sources=hydrator.sources)
+
+    return GateContext(tenant=tenant, scopes=scope_set, purpose=purpose, as_of=as_of, as_of_us=as_of_us,
+                       known_at_us=known_at_us, replacement=replacement, clearance=clearance, successor=successor)
+
+
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
           held: frozenset[str] = frozenset(), tool_tokens: int = 0) -> tuple[BuildContext, BuildState]:
     """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
     of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
-    as_of_us = dt_to_us(req.as_of)
     hydrator = Hydrator(con, req.tenant_id)
-
-    def replacement(o: Obj) -> dict[str, Any] | None:
-        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes,
-                                clearance=req.clearance, sources=hydrator.sources)
-
-    known_at_us = dt_to_us(req.known_at) if req.known_at else None
-
-    def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
-        return find_successor(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, known_at_us, scopes,
-                              clearance=req.clearance, sources=hydrator.sources)
-
-    gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
-                       as_of_us=as_of_us, known_at_us=known_at_us, replacement=replacement,
-                       clearance=req.clearance, successor=successor)
+    gctx = gate_context(hydrator, tenant=req.tenant_id, scopes=req.scopes, purpose=req.purpose, as_of=req.as_of,
+                        known_at=req.known_at, clearance=req.clearance)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())
