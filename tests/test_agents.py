@@ -238,3 +238,31 @@ def test_add_tool_result_over_mcp_never_lets_injected_text_into_the_messages(sto
     pack = json.loads((runs / res["pack_id"] / "pack.json").read_text())
     assert INJECTED not in (runs / res["pack_id"] / "pack.json").read_text().lower()
     assert pack["tool_results"][0]["raw"]["location"] == f"tool-results/raw/{ok['raw']['sha256']}"
+
+
+def test_state_version_is_recorded_and_an_older_pack_is_stale(store, tmp_path):
+    out, pack = _run(tmp_path, extra=["--state-version", "3"])
+    assert pack["state_version"] == "3"
+    same = run_cli(["replay", out / "pack.json", "--state-version", "3"])
+    assert same.exit_code == 0 and "current: built for state_version 3; the current state is 3" in same.output
+    newer = run_cli(["replay", out / "pack.json", "--state-version", "4", "--json"])
+    assert newer.exit_code == 1
+    doc = json.loads(newer.stdout)
+    assert doc["status"] == "identical" and doc["state"] == {
+        "recorded": "3", "current": "4", "stale": True,
+        "sentence": "stale: the pack was built for state_version 3; the current state is 4"}
+    _, none = _run(tmp_path / "n")
+    r = run_cli(["replay", tmp_path / "n" / "o" / "pack.json", "--state-version", "1"])
+    assert r.exit_code == 1 and "stale: the pack records no state_version" in r.output
+
+
+def test_replay_over_mcp_says_when_a_pack_is_stale_for_the_agents_state(store, tmp_path):
+    from .test_serve import _call, _params, _structured
+
+    runs = tmp_path / "runs"
+    (inv,) = _call(_params(store, runs), [("tool", "investigate", {"case": "INC-2026-0723"})])
+    pid = _structured(inv)["pack_id"]
+    (rep,) = _call(_params(store, runs), [("tool", "replay", {"pack_id": pid, "state_version": "2"})])
+    res = _structured(rep)
+    assert res["status"] == "identical" and res["state"]["stale"] is True
+    assert res["state"]["sentence"] == "stale: the pack records no state_version"

@@ -64,6 +64,10 @@ def investigate(
                                                               "JSON, see docs/agents.md); repeat. Gated like "
                                                               "evidence and packed in the tool_results section.",
                                                               show_default=False)] = None,
+    state_version: Annotated[Optional[str], typer.Option("--state-version", help="The version of the caller's "
+                                                         "task state this pack is built for (default: the case's "
+                                                         "state_version); `ctx replay --state-version` checks it.",
+                                                         show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/); "
                                                 "only a new or empty folder or a run folder ctx wrote is replaced.",
                                                 show_default=False)] = None,
@@ -148,6 +152,10 @@ def investigate(
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
             purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db, strategy=strategy,
             extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc)
+        if state_version is not None:
+            if not 1 <= len(state_version) <= 128:
+                raise UsageError("--state-version must be 1 to 128 characters")
+            opts.state_version = state_version
         if tool_result:
             from ..agents.tool_results import read_tool_result
 

@@ -121,7 +121,7 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     return api.InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
                                   scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
                                   budget=req["budget"], max_rounds=req["max_rounds"], variant=req.get("variant"),
-                                  strategy=strategy, db=db,
+                                  strategy=strategy, db=db, state_version=lp.data.get("state_version"),
                                   params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
 
 

@@ -226,9 +226,13 @@ def build_server(cfg: ServeConfig):
         return _ctx(tools.explain_omission, pack_id=pack_id, object_id=object_id, gate=gate)
 
     @srv.tool(annotations=READ_ONLY)
-    def replay(pack_id: Annotated[str, Field(description="A pack id returned by investigate")]) -> dict[str, Any]:
-        """Verify a pack and rebuild it against the store: identical or drifted, item by item."""
-        return _ctx(tools.replay, pack_id=pack_id)
+    def replay(pack_id: Annotated[str, Field(description="A pack id returned by investigate")],
+               state_version: Annotated[str | None, Field(description="The agent's current task-state version: "
+                                                                      "a pack built for an older one is stale",
+                                                          min_length=1, max_length=128)] = None) -> dict[str, Any]:
+        """Verify a pack and rebuild it against the store: identical or drifted, item by item (and, given the
+        agent's current state_version, whether the pack is stale)."""
+        return _ctx(tools.replay, pack_id=pack_id, state_version=state_version)
 
     @srv.tool(annotations=READ_ONLY)
     def diff(pack_a: Annotated[str, Field(description="First pack id")],

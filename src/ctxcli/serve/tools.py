@@ -248,10 +248,16 @@ def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = 
     return explain_omissions(lp, gate).to_json()
 
 
-def replay(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
+def replay(cfg: ServeConfig, *, pack_id: str, state_version: str | None = None) -> dict[str, Any]:
     from ..postmortem import replay as pm_replay
 
-    return pm_replay(run_dir(cfg, pack_id) / "pack.json", cfg.db).to_json()
+    res = pm_replay(run_dir(cfg, pack_id) / "pack.json", cfg.db)
+    out = res.to_json()
+    if state_version is not None:      # the caller's current task state: an older pack is stale
+        from ..agents.state import check
+
+        out["state"] = check(res.pack.data.get("state_version"), state_version)
+    return out
 
 
 def diff(cfg: ServeConfig, *, pack_a: str, pack_b: str) -> dict[str, Any]:
