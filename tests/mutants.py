@@ -597,7 +597,7 @@ MUTANTS: list[Mutant] = [
            "return set(self.scopes) <= set(scopes) and (not self.purposes or purpose in self.purposes)",
            "return True", ("tests/test_agents.py",)),
     Mutant("audit-withheld-ref-unkeyed", "src/ctxcli/agents/audit.py",
-           'v = {"status": "withheld", "gate": "tenant", "ref": opaque_ref(tenant, object_id, key=key)}',
+           'v = {"status": "withheld", "gate": "tenant", "ref": opaque_ref(tenant, object_id, key=self.key)}',
            'v = {"status": "withheld", "gate": "tenant", "ref": "wh-" + content_hash(object_id)[7:23]}', ("tests/test_audit_call.py",)),
     Mutant("audit-no-hash-match", "src/ctxcli/agents/audit.py",
            "    if hits:\n        return [(n, \"content_hash\", None) for n in hits]", "", ("tests/test_audit_call.py",)),
@@ -605,8 +605,18 @@ MUTANTS: list[Mutant] = [
            'hit = None if withheld else scan([("content", sp.text)])', "hit = None", ("tests/test_audit_call.py",)),
     Mutant("audit-no-text-match", "src/ctxcli/agents/audit.py", "MIN_CONTAINMENT = 0.5", "MIN_CONTAINMENT = 1.01", ("tests/test_audit_call.py",)),
     Mutant("audit-withheld-gate-shows-object", "src/ctxcli/agents/audit.py",
-           'v = {"status": "withheld", "gate": rej.gate, "ref": opaque_ref(tenant, object_id, key=key)}',
+           'v = {"status": "withheld", "gate": rej.gate, "ref": opaque_ref(tenant, object_id, key=self.key)}',
            'v = {"status": "withheld", "gate": rej.gate, "ref": object_id}', ("tests/test_audit_call.py",)),
+    Mutant("handoff-passes-everything", "src/ctxcli/agents/handoff.py",
+           'if not (v.get("status") == "admitted" or (v.get("gate") == "redaction" and o in c.get("masked", []))):',
+           "if False:", ("tests/test_handoff.py",)),
+    Mutant("handoff-hash-unchecked", "src/ctxcli/agents/handoff.py",
+           "    if obj_hash(body) != doc.get(\"content_hash\"):", "    if False:", ("tests/test_handoff.py",)),
+    Mutant("handoff-any-purpose", "src/ctxcli/agents/handoff.py",
+           'if doc["tenant_id"] != who.tenant_id or doc["valid_for"]["purpose"] != who.purpose:',
+           'if doc["tenant_id"] != who.tenant_id:', ("tests/test_handoff.py",)),
+    Mutant("state-version-never-stale", "src/ctxcli/agents/state.py",
+           "stale = int(current) > int(recorded)", "stale = False", ("tests/test_agents.py::test_state_version_is_recorded_and_an_older_pack_is_stale",)),
 ]
 
 

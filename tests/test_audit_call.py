@@ -18,15 +18,17 @@ OTLP = AUDIT / "otlp-trace.json"
 EXPECTED = {
     0: ("unknown_origin", []),
     1: ("unknown_origin", []),
-    3: ("admitted", [("content_hash", "INC-2026-0723-TL-01", "admitted")]),
+    3: ("admitted", [("content_hash", "DEP-release-2026.07.23.1", "admitted")]),
     4: ("invalid_at_as_of", [("content_hash", "RB-PAY-RECOVERY-v3#steps", "invalid_at_as_of")]),
-    5: ("withheld", [("text", None, "withheld")]),
-    6: ("injection", []),
-    7: ("injection", [("content_hash", "WIKI-PAYAPI-OPS-NOTES", "injection")]),
-    8: ("withheld", [("text", None, "withheld"), ("locator", "INC-2026-0723", "admitted")]),
+    5: ("withheld", [("content_hash", None, "withheld")]),        # masked for this subject, sent unmasked
+    6: ("withheld", [("text", None, "withheld")]),                # another tenant's runbook
+    7: ("injection", []),
+    8: ("injection", [("content_hash", "WIKI-PAYAPI-OPS-NOTES", "injection")]),
+    9: ("withheld", [("text", None, "withheld"), ("locator", "INC-2026-0723", "admitted")]),
 }
 WITHHELD_TEXTS = ("OTH-RB-PAYAPI", "tenant-other", "pay-tenant-other-ops", "INC-2026-0723-SEC-01",
-                  "security_reviews", "Recovery runbook v9", "card-not-present")
+                  "security_reviews", "Recovery runbook v9", "card-not-present", "INC-2026-0723-NOTE-01",
+                  "CUST-884512", "li.wei@example.com")
 
 
 def _audit(path, *extra):
@@ -52,12 +54,12 @@ def test_every_planted_span_is_flagged(store, path):
         (s,) = [x for x in spans[i] if "arguments" not in x["span"]]
         got = [(m["by"], m.get("object_id"), m["status"]) for m in s["matches"]]
         assert (s["status"], got) == (status, matches), (i, s)
-    assert [s["status"] for s in spans[2]] == ["unknown_origin", "unknown_origin"]    # the tool calls' arguments
-    assert spans[6][0]["injection"]["pattern"] == "override_instructions"
+    assert [s["status"] for s in spans[2]] == ["unknown_origin"] * 3    # the tool calls' arguments
+    assert spans[7][0]["injection"]["pattern"] == "override_instructions"
     v3 = spans[4][0]["matches"][0]
     assert (v3["gate"], v3["reason"]) == ("validity", "expired")
     gates = sorted(m["gate"] for s in doc["spans"] for m in s["matches"] if m["status"] == "withheld")
-    assert gates == ["scope", "tenant"]
+    assert gates == ["redaction", "scope", "tenant"]
 
 
 def test_nothing_withheld_is_printed_and_refs_are_keyed(store):
@@ -69,14 +71,15 @@ def test_nothing_withheld_is_printed_and_refs_are_keyed(store):
     assert "wh-" in human.output and "withheld by tenant" in human.output
     r, doc = _audit(CHAT)
     key = api.store_key(store, create=False)
-    refs = {m["gate"]: m["ref"] for s in doc["spans"] for m in s["matches"] if m["status"] == "withheld"}
-    assert refs == {"tenant": opaque_ref("tenant-other", "OTH-RB-PAYAPI", key=key),
-                    "scope": opaque_ref("tenant-demo", "INC-2026-0723-SEC-01", key=key)}
+    refs = {m["ref"] for s in doc["spans"] for m in s["matches"] if m["status"] == "withheld"}
+    assert refs == {opaque_ref("tenant-other", "OTH-RB-PAYAPI", key=key),
+                    opaque_ref("tenant-demo", "INC-2026-0723-SEC-01", key=key),
+                    opaque_ref("tenant-demo", "INC-2026-0723-NOTE-01", key=key)}
     import duckdb
 
     con = duckdb.connect(str(store), read_only=True)
     digests = [h for (h,) in con.execute("SELECT content_hash FROM objects WHERE object_id IN "
-                                         "('OTH-RB-PAYAPI', 'INC-2026-0723-SEC-01')").fetchall()]
+                                         "('OTH-RB-PAYAPI', 'INC-2026-0723-SEC-01', 'INC-2026-0723-NOTE-01')").fetchall()]
     con.close()
     digests += [d.split(":", 1)[1] for d in digests]
     for out in (human.output, r.stdout):
@@ -86,13 +89,16 @@ def test_nothing_withheld_is_printed_and_refs_are_keyed(store):
 
 def test_a_subject_with_the_scope_sees_the_security_review_admitted(store):
     r = run_cli(["audit-call", CHAT, "--tenant", "tenant-demo", "--subject", "sec-01", "--scope", "incident:read",
-                 "--scope", "security:read", "--clearance", "confidential", "--purpose", "incident_review",
+                 "--scope", "security:read", "--scope", "incident:read_raw", "--clearance", "confidential",
+                 "--purpose", "incident_review",
                  "--as-of", "2026-07-23T10:30:00+08:00", "--json"])
     doc = json.loads(r.stdout)
-    sec = _by_message(doc)[8][0]
+    sec = _by_message(doc)[9][0]
     assert ("text", "INC-2026-0723-SEC-01", "admitted") in [(m["by"], m.get("object_id"), m["status"])
                                                              for m in sec["matches"]]
-    assert doc["subject"]["scopes"] == ["incident:read", "security:read"]
+    note = _by_message(doc)[5][0]       # with incident:read_raw the customer notes are no longer masked
+    assert (note["status"], note["matches"][0].get("object_id")) == ("admitted", "INC-2026-0723-NOTE-01")
+    assert doc["subject"]["scopes"] == ["incident:read", "incident:read_raw", "security:read"]
 
 
 @pytest.mark.parametrize("body, args, message", [
@@ -116,5 +122,5 @@ def test_a_clean_request_exits_0(store, tmp_path):
     f = tmp_path / "clean.json"
     f.write_text(json.dumps(chat))
     r, doc = _audit(f)
-    assert r.exit_code == 0 and doc["counts"] == {"admitted": 1, "unknown_origin": 4}
+    assert r.exit_code == 0 and doc["counts"] == {"admitted": 1, "unknown_origin": 5}
     assert hashlib.sha256(f.read_bytes()).hexdigest() not in r.stdout

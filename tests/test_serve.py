@@ -78,8 +78,8 @@ def _all_text(results) -> str:
 def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_path):
     (lt,) = _call(_params(store, tmp_path / "runs"), [("list_tools", None, None)])
     names = sorted(t.name for t in lt.tools)
-    assert names == ["add_tool_result", "build_context", "diff", "explain_omission", "investigate", "list_cases", "list_playbooks",
-                     "render", "replay"]
+    assert names == ["add_tool_result", "build_context", "diff", "explain_omission", "handoff", "investigate",
+                     "list_cases", "list_playbooks", "render", "replay"]
     for t in lt.tools:
         props = set(t.input_schema.get("properties", {}))
         assert not props & {"subject", "scopes", "scope", "purpose", "tenant", "tenant_id"}, t.name

@@ -756,6 +756,46 @@ def audit_call(path: Path, *, case: str | None = None, variant: str | None = Non
             "counts": counts(rows), "spans": rows}
 
 
+def handoff(pack_path: Path | str) -> dict[str, Any]:
+    """``ctx handoff``: the handoff document of a verified run (its pack and answer.json)."""
+    from .agents.handoff import make
+    from .errors import PackError
+    from .postmortem.packfile import load_pack
+
+    lp = load_pack(pack_path)
+    raw = lp.run_file("answer.json") if lp.run is not None else None
+    if raw is None:
+        raise PackError("a handoff needs the run's answer.json (a run folder ctx wrote)", file=lp.display)
+    import orjson
+
+    return make(lp.data, orjson.loads(raw))
+
+
+def receive_handoff(opts: InvestigateOptions, doc: Any) -> dict[str, Any]:
+    """What of handoff ``doc`` the subject of ``opts`` (its case's, or the one given) may be
+    handed, re-gated at its as_of; UsageError for a document that is not an intact handoff."""
+    from .agents.audit import AuditSubject, Judge
+    from .agents.handoff import receive, verify
+    from .store import open_store
+
+    bad = verify(doc)
+    if bad is not None:
+        raise UsageError(f"handoff: {bad}")
+    case, pb, _ = _case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    who = AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
+                       req.known_at)
+    db, _ = ensure_store(opts.db)
+    key = store_key(db)
+    con = open_store(db)
+    try:
+        with con.errors():
+            require_current_manifests(con)
+            return receive(Judge(con, who, key=key), doc)
+    finally:
+        con.close()
+
+
 def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, bytes]:
     """The files of a run folder: pack.json, trace.jsonl, answer.json, answer.md and run.json
     (their hashes; signed with ``$CTX_SIGNING_KEY`` when ``sign``)."""

@@ -11,7 +11,7 @@ tool-call arguments, tool result). Each span is matched to stored objects of any
 Every matched object is judged by the per-candidate gates for the auditing subject at as_of,
 and every span is scanned for injected instructions. A span's status, most severe first:
 ``withheld`` (it matched an object this subject may not see: another tenant's, a missing
-scope, clearance or purpose) → ``injection`` → ``invalid_at_as_of`` → ``stale`` → ``tampered``
+scope, clearance or purpose, or one its source masks for this subject — gate ``redaction``) → ``injection`` → ``invalid_at_as_of`` → ``stale`` → ``tampered``
 → ``admitted`` (governed: every match passes) → ``unknown_origin`` (no match).
 
 A withheld match is reported only by a reference keyed with the store secret (``wh-…``) and
@@ -33,6 +33,7 @@ AUDIT_SCHEMA = "ctx.audit-call/1"
 SEVERITY = ["withheld", "injection", "invalid_at_as_of", "stale", "tampered", "admitted", "unknown_origin"]
 _GATE_STATUS = {"validity": "invalid_at_as_of", "knowledge_time": "invalid_at_as_of", "freshness": "stale",
                 "integrity": "tampered", "injection": "injection"}
+_BY = ["content_hash", "locator", "text"]
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
 SHINGLE = 4
 MIN_SHINGLES = 3
@@ -201,39 +202,69 @@ def match(ix: _Index, text: str) -> list[tuple[int, str, float | None]]:
 
 
 # ------------------------------------------------------------------------------ the audit
-def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict[str, Any]]:
-    """One entry per span: where, role, status, what it matched, an injection finding."""
-    from ..engine.builder import gate_context
-    from ..engine.gates import run_gates
-    from ..engine.hydrate import Hydrator
-    from ..engine.injection_adapter import scan
+class Judge:
+    """The per-candidate gates for one subject at as_of, object by object (memoised)."""
 
-    ix = _Index.of(con.audit_index())
-    hyd = Hydrator(con, who.tenant_id)
-    gctx = gate_context(hyd, tenant=who.tenant_id, scopes=who.scopes, purpose=who.purpose, as_of=who.as_of,
-                        known_at=who.known_at, clearance=who.clearance)
-    verdicts: dict[int, dict[str, Any]] = {}
+    def __init__(self, con, who: AuditSubject, *, key: bytes) -> None:
+        from ..engine.builder import gate_context
+        from ..engine.hydrate import Hydrator
 
-    def judge(n: int) -> dict[str, Any]:
-        if n in verdicts:
-            return verdicts[n]
-        doc_id, tenant, object_id = ix.rows[n][:3]
-        if tenant != who.tenant_id:
-            v = {"status": "withheld", "gate": "tenant", "ref": opaque_ref(tenant, object_id, key=key)}
+        self.con, self.who, self.key = con, who, key
+        self.hyd = Hydrator(con, who.tenant_id)
+        self.gctx = gate_context(self.hyd, tenant=who.tenant_id, scopes=who.scopes, purpose=who.purpose,
+                                 as_of=who.as_of, known_at=who.known_at, clearance=who.clearance)
+        self._seen: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def object(self, object_id: str) -> dict[str, Any] | None:
+        """The verdict on the subject's tenant's object ``object_id``; None when there is none."""
+        row = self.con.object_summary(self.who.tenant_id, object_id)
+        return None if row is None else self.doc(row[0], self.who.tenant_id, object_id)
+
+    def _masked(self, o) -> bool:
+        """Whether the source's masks change anything of ``o`` for this subject."""
+        from ..engine.disclose import Disclosure
+        from ..tokens import count
+
+        return bool(Disclosure(key=self.key, scopes=self.gctx.scopes).view(o, count)[1])
+
+    def doc(self, doc_id: int, tenant: str, object_id: str) -> dict[str, Any]:
+        """{"status", ...}: withheld ones carry only the gate and a keyed reference."""
+        from ..engine import redact
+        from ..engine.gates import run_gates
+
+        k = (tenant, object_id)
+        if k in self._seen:
+            return self._seen[k]
+        if tenant != self.who.tenant_id:
+            v = {"status": "withheld", "gate": "tenant", "ref": opaque_ref(tenant, object_id, key=self.key)}
         else:
-            objs = hyd.metadata([doc_id])
-            hyd.fill_content(objs, [doc_id])
+            objs = self.hyd.metadata([doc_id])
+            self.hyd.fill_content(objs, [doc_id])
             o = objs[doc_id]
-            rej, _ = run_gates(o, gctx)
+            rej, _ = run_gates(o, self.gctx)
             if rej is not None and rej.gate in WITHHOLDING_GATES:
-                v = {"status": "withheld", "gate": rej.gate, "ref": opaque_ref(tenant, object_id, key=key)}
+                v = {"status": "withheld", "gate": rej.gate, "ref": opaque_ref(tenant, object_id, key=self.key)}
             elif rej is not None:
                 v = {"status": _GATE_STATUS.get(rej.gate, rej.gate), "gate": rej.gate, "reason": rej.reason,
                      "object_id": object_id, "source_id": o.source_id, "detail": rej.detail}
+            elif redact.applies(o, self.gctx.scopes) and self._masked(o):
+                # its source masks it for this subject: the unmasked text is withheld like the others
+                v = {"status": "withheld", "gate": "redaction", "ref": opaque_ref(tenant, object_id, key=self.key)}
             else:
                 v = {"status": "admitted", "object_id": object_id, "source_id": o.source_id}
-        verdicts[n] = v
+        self._seen[k] = v
         return v
+
+
+def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict[str, Any]]:
+    """One entry per span: where, role, status, what it matched, an injection finding."""
+    from ..engine.injection_adapter import scan
+
+    ix = _Index.of(con.audit_index())
+    judge_ = Judge(con, who, key=key)
+
+    def judge(n: int) -> dict[str, Any]:
+        return judge_.doc(*ix.rows[n][:3])
 
     out = []
     for sp in spans:
@@ -244,7 +275,8 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
             if sim is not None and m["status"] != "withheld":
                 m["similarity"] = sim
             matches.append(m)
-        matches.sort(key=lambda m: (SEVERITY.index(m["status"]), m.get("ref") or m.get("object_id") or ""))
+        matches.sort(key=lambda m: (SEVERITY.index(m["status"]), _BY.index(m["by"]),
+                                    m.get("ref") or m.get("object_id") or ""))
         entry: dict[str, Any] = {"span": sp.where, "role": sp.role, "chars": len(sp.text)}
         withheld = any(m["status"] == "withheld" for m in matches)
         hit = None if withheld else scan([("content", sp.text)])

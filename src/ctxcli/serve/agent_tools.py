@@ -99,3 +99,11 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str, sha
                    detail=om["detail"])
     out["use"] = "pass result_id in investigate's tool_results"
     return out
+
+
+def handoff(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
+    """The handoff document of a pack this server serves (``ctx handoff``)."""
+    from .. import api
+    from .tools import run_dir
+
+    return api.handoff(run_dir(cfg, pack_id) / "pack.json")

@@ -210,11 +210,22 @@ def build_server(cfg: ServeConfig):
         known_at: Annotated[str | None, Field(description="Only objects observed by this time (ISO-8601 with offset)",
                                                                     json_schema_extra={"format": "date-time"})] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
+        handoff: Annotated[dict[str, Any] | None, Field(description="Another agent's handoff document (the "
+                                                                    "handoff tool, or ctx handoff): re-gated for "
+                                                                    "this server's subject")] = None,
     ) -> dict[str, Any]:
         """Context for one agent step: only the newly admitted evidence of the requested types, within the
-        step budget, through the same gates as investigate."""
+        step budget, through the same gates as investigate (and what of a handoff this subject may see)."""
         return _ctx(tools.build_context, case=case, types=types, held=held, step_budget=step_budget, as_of=as_of,
-                    known_at=known_at, variant=variant)
+                    known_at=known_at, variant=variant, handoff=handoff)
+
+    @srv.tool(annotations=READ_ONLY)
+    def handoff(pack_id: Annotated[str, Field(description="A pack id returned by investigate")]) -> dict[str, Any]:
+        """A handoff document for another agent: findings bound to evidence ids, open uncertainties, the next
+        step, and the subject and purpose it is valid for (another agent's build_context re-gates it)."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.handoff, pack_id=pack_id)
 
     @srv.tool(annotations=READ_ONLY)
     def explain_omission(

@@ -204,14 +204,15 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
 
 def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[str] | None = None,
                   step_budget: int | None = None, as_of: str | None = None, known_at: str | None = None,
-                  variant: str | None = None) -> dict[str, Any]:
+                  variant: str | None = None, handoff: dict[str, Any] | None = None) -> dict[str, Any]:
     """One agent step: the newly admitted evidence of the types the step needs.
 
     Runs one round of the same stages and gates as ``investigate`` (``api.build_step``) for
     ``types`` only; items whose evidence id is in ``held`` are dropped as duplicates
     (``already_held``) and the rest are packed within ``step_budget`` evidence tokens
     (default: the playbook's evidence allocation). Omissions are reported as in a pack:
-    withheld ones only as opaque references with what they need.
+    withheld ones only as opaque references with what they need. ``handoff``: another agent's
+    handoff document, passed on only as far as this subject may see it.
     """
     from .. import api
 
@@ -233,7 +234,9 @@ def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[s
             "covered_types": step.covered, "missing_types": step.missing,
             "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
                           for o in step.omissions],
-            "trace_events": len(step.trace)}
+            "trace_events": len(step.trace),
+            # another agent's handoff, re-gated for this server's subject (agents/handoff.py)
+            **({"handoff": api.receive_handoff(opts, handoff)} if handoff is not None else {})}
 
 
 def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = None,
