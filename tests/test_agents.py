@@ -117,6 +117,17 @@ def test_tool_results_over_budget_are_excluded_by_the_budget_gate(store, tmp_pat
     assert om["detail"]["tokens"] == full["tool_results"][0]["tokens"]
 
 
+def test_tool_results_take_their_tokens_from_a_full_evidence_slot(store, tmp_path):
+    """tiny-budget: the evidence slot is full without tool results; with one, the evidence
+    gets only what the tool result leaves, and the slot still holds."""
+    _, plain = _run(tmp_path / "a", extra=["--variant", "tiny-budget"])
+    _, pack = _run(tmp_path / "b", STEPS[0], extra=["--variant", "tiny-budget"])
+    assert pack["tool_results"]
+    used, alloc = pack["slots"]["used"], pack["slots"]["allocation"]
+    assert used["evidence"] <= alloc["evidence"] and pack["slots"]["within_budget"]["evidence"]
+    assert len(pack["evidence"]) < len(plain["evidence"])
+
+
 def test_registry_makes_a_tool_authoritative_and_lists_usable_tools(tmp_path):
     from ctxcli.agents.registry import Registry, ToolSpec, usable_tools
     from ctxcli.agents.tool_results import gate_tool_results, read_tool_result
@@ -233,7 +244,7 @@ def test_add_tool_result_over_mcp_never_lets_injected_text_into_the_messages(sto
     text = json.dumps(res["messages"])
     assert f"<<<TOOL_RESULT {ok['result_id']}" in res["messages"][1]["content"]
     assert INJECTED not in text.lower() and "roll forward" not in text
-    assert other["result_id"] not in json.dumps(res)       # a withheld one only by keyed reference
+    assert other["result_id"][3:] not in json.dumps(res)   # a withheld one only by keyed reference
     assert bad.is_error and "unknown tool result tr-000000000000" in bad.content[0].text
     pack = json.loads((runs / res["pack_id"] / "pack.json").read_text())
     assert INJECTED not in (runs / res["pack_id"] / "pack.json").read_text().lower()
