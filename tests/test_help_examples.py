@@ -22,6 +22,7 @@ ELSEWHERE = {
     "store init": "a PostgreSQL server (tests/test_postgres.py)",
     "store generations": "a PostgreSQL server (tests/test_postgres.py)",
     "store prune": "a PostgreSQL server (tests/test_postgres.py)",
+    "audit-call": "the incident example's recorded agent request (tests/test_audit_call.py)",
 }
 # Exit codes the examples are documented to give on this project (1: the check found a difference).
 EXIT = {"diff": 1, "scan": 1}

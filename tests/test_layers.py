@@ -22,12 +22,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("below the api", ("ctxcli.postmortem", "ctxcli.answer.ask", "ctxcli.report", "ctxcli.runs", "ctxcli.otel",
                        "ctxcli.scaffold")),
     ("pipeline", ("ctxcli.pipeline", "ctxcli.policy")),
-    ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params")),
+    ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params", "ctxcli.agents", "ctxcli.schemas")),
     ("engine / answer", ("ctxcli.engine", "ctxcli.answer", "ctxcli.load", "ctxcli.embed", "ctxcli.injection")),
     ("files", ("ctxcli.paths", "ctxcli.write", "ctxcli.runfolder")),
     ("store", ("ctxcli.store",)),
     ("util", ("ctxcli.util", "ctxcli.models", "ctxcli.errors", "ctxcli.tokens", "ctxcli.bundled",
-              "ctxcli.schemas", "ctxcli")),
+              "ctxcli")),
 ]
 
 # Known upward imports, each with the reason it stays for now. Keep this list short.

@@ -310,7 +310,11 @@ def test_whole_render_tokens_are_sum_of_sections(base_pack, instructions, policy
     p["playbook"]["instructions"] = instructions or "x"
     p["playbook"]["policy_constraints"] = policy
     p["request"]["question"] = question
-    p["tool_results"] = tools
+    p["tool_results"] = [{"result_id": f"tr-{i:012x}", "tool": "t", "version": t, "call_id": t or None,
+                          "arguments": {"q": t}, "trust_level": "untrusted", "observed_at": "2026-07-23T10:00:00+08:00",
+                          "max_age": None, "raw": {"sha256": "0" * 64, "size": 1, "location": t or "x"},
+                          "facts": {"f": t}, "limitations": [t], "record_ids": [t], "tokens": 0}
+                         for i, t in enumerate(tools)]
     for item, t in zip(p["evidence"], texts):
         item["text"] = t
     p["missing"] = [{"type": "t", "judgment": judgment, "required": True, "reason": "over_budget"}]

@@ -306,6 +306,113 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
         con.close()
 
 
+def gate_tool_results(opts: InvestigateOptions):
+    """The request's tool results (``opts.tool_results``) through the tool-result gates, as
+    :func:`investigate` would pack them (``agents.tool_results.ToolGate``); None without any."""
+    from .pipeline import gate_tools, with_params
+
+    case, pb, _ = case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    db, _ = ensure_store(opts.db)
+    pb, req = with_params(pb, req)
+    return gate_tools(pb, req, store_key(db))
+
+
+def audit_call(path: Path, *, case: str | None = None, variant: str | None = None, tenant: str | None = None,
+               subject_id: str | None = None, scopes: list[str] | None = None, clearance: str | None = None,
+               purpose: str | None = None, as_of=None, known_at=None, db: Path | None = None) -> dict[str, Any]:
+    """``ctx audit-call``: a recorded agent request (OpenAI-style chat or OTLP/JSON GenAI trace)
+    checked span by span against the store for one subject (a case's, or the one given)."""
+    from .agents.audit import AUDIT_SCHEMA, AuditSubject, audit, counts, read_spans
+    from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
+    from .store import open_store
+    from .util import jsonstrict
+    from .util.safeio import NotReadable, read_regular
+
+    disp = display(path)
+    if case is not None:
+        extra = [f for f, v in (("--tenant", tenant), ("--purpose", purpose)) if v is not None]
+        if extra:
+            raise UsageError(f"{extra[0]} cannot be combined with --case: the case names its own")
+        opts = InvestigateOptions(case=case, variant=variant, subject_id=subject_id, scopes=scopes,
+                                  clearance=clearance, as_of=as_of, known_at=known_at, db=db)
+        c, pb, _ = case_of(opts)
+        req = make_request(c, pb, opts)
+        who = AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
+                           req.known_at)
+    else:
+        for flag, v in (("--tenant", tenant), ("--subject", subject_id), ("--purpose", purpose), ("--as-of", as_of)):
+            if v is None:
+                raise UsageError(f"give --case, or {flag} (with --tenant, --subject, --scope, --purpose, --as-of)")
+        if clearance is not None and clearance not in CLEARANCE_LEVELS:
+            raise UsageError(f"--clearance {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)}")
+        who = AuditSubject(tenant, subject_id, sorted(set(scopes or [])), clearance or DEFAULT_CLEARANCE, purpose,
+                           as_of, known_at)
+    try:
+        raw = read_regular(path, 50_000_000)
+    except NotReadable as e:
+        raise InputError(str(e), file=disp) from None
+    try:
+        data = jsonstrict.loads(raw)
+    except ValueError as e:
+        raise InputError(f"not JSON: {e}", file=disp) from None
+    try:
+        fmt, spans = read_spans(data)
+    except ValueError as e:
+        raise InputError(str(e), file=disp) from None
+    dbp, _ = ensure_store(db)
+    key = store_key(dbp)
+    con = open_store(dbp)
+    try:
+        with con.errors():
+            require_current_manifests(con)
+            rows = audit(con, spans, who, key=key)
+    finally:
+        con.close()
+    return {"schema_version": AUDIT_SCHEMA, "file": disp, "format": fmt, "subject": who.to_json(),
+            "counts": counts(rows), "spans": rows}
+
+
+def handoff(pack_path: Path | str) -> dict[str, Any]:
+    """``ctx handoff``: the handoff document of a verified run (its pack and answer.json)."""
+    from .agents.handoff import make
+    from .errors import PackError
+    from .postmortem.packfile import load_pack
+
+    lp = load_pack(pack_path)
+    raw = lp.run_file("answer.json") if lp.run is not None else None
+    if raw is None:
+        raise PackError("a handoff needs the run's answer.json (a run folder ctx wrote)", file=lp.display)
+    import orjson
+
+    return make(lp.data, orjson.loads(raw))
+
+
+def receive_handoff(opts: InvestigateOptions, doc: Any) -> dict[str, Any]:
+    """What of handoff ``doc`` the subject of ``opts`` (its case's, or the one given) may be
+    handed, re-gated at its as_of; UsageError for a document that is not an intact handoff."""
+    from .agents.audit import AuditSubject, Judge
+    from .agents.handoff import receive, verify
+    from .store import open_store
+
+    bad = verify(doc)
+    if bad is not None:
+        raise UsageError(f"handoff: {bad}")
+    case, pb, _ = case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    who = AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
+                       req.known_at)
+    db, _ = ensure_store(opts.db)
+    key = store_key(db)
+    con = open_store(db)
+    try:
+        with con.errors():
+            require_current_manifests(con)
+            return receive(Judge(con, who, key=key), doc)
+    finally:
+        con.close()
+
+
 def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, bytes]:
     """The files of a run folder: pack.json, trace.jsonl, answer.json, answer.md and run.json
     (their hashes; signed with ``$CTX_SIGNING_KEY`` when ``sign``)."""
@@ -375,7 +482,7 @@ class RenderResult:
 def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
     """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render
     its model-visible context and count every section against the counts it records."""
-    from .engine.render import render_markdown, render_messages, section_texts
+    from .engine.render import render_markdown, render_messages, section_info, section_texts
     from .errors import PackError
     from .postmortem.packfile import load_pack
     from .tokens import count, encoding as get_encoding
@@ -409,7 +516,8 @@ def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | No
             drift.append(f"section {i + 1} is {name}, the pack records {rec.get('section')!r}")
         elif rn != n:
             drift.append(f"section {name} has {n} tokens, the pack records {rn}")
-        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n, "recorded_tokens": rn})
+        sections.append({"section": name, "slot": slot, "trust": trust, **section_info(p, name), "tokens": n,
+                         "recorded_tokens": rn})
     if len(rec_by_pos) != len(secs):
         drift.append(f"the pack records {len(rec_by_pos)} sections, the renderer has {len(secs)}")
     if fmt == "markdown":

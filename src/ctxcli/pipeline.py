@@ -28,11 +28,13 @@ class BuildResult:
 
 
 def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *,
-                key: bytes) -> BuildResult:
-    """``key``: the store secret (opaque references and digests of masked text are keyed with it)."""
+                key: bytes, tools=None) -> BuildResult:
+    """``key``: the store secret (opaque references and digests of masked text are keyed with it).
+    ``tools``: an already gated set of tool results (replay passes the pack's); by default the
+    request's tool results are gated here (:func:`gate_tools`)."""
     t_all = time.perf_counter()
     pb, req = with_params(pb, req)
-    built = build(con, pb, pb_hash, req, store, key=key)
+    built = build(con, pb, pb_hash, req, store, key=key, tools=tools if tools is not None else gate_tools(pb, req, key))
     t0 = time.perf_counter()
     ans = answer_and_record(pb, built.pack, built.trace, refusal=refusal_for(req, built.sources))
     built.timings["answer"] = time.perf_counter() - t0
@@ -75,6 +77,24 @@ def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) ->
         info["key_id"] = key_id(key)
     info.update(con.describe())     # {"backend": "postgresql"} on a team store; nothing for DuckDB
     return info
+
+
+def gate_tools(pb: Playbook, req: Request, key: bytes):
+    """The request's tool results through the tool-result gates (``agents.tool_results``), within
+    the tools slot — or the evidence slot when the playbook gives tools no tokens; None when the
+    request has no tool result (the pack then has no tool-result fields)."""
+    if not req.tool_results:
+        return None
+    from .agents.registry import read_registry
+    from .agents.tool_results import gate_tool_results
+    from .engine.builder import budget_for
+    from .tokens import count
+
+    alloc = budget_for(pb, req.budget)
+    slot = "tools" if alloc["tools"] else "evidence"
+    return gate_tool_results(req.tool_results, tenant_id=req.tenant_id, scopes=req.scopes, purpose=req.purpose,
+                             as_of=req.as_of, known_at=req.known_at, budget=alloc[slot], slot=slot,
+                             registry=read_registry(), key=key, count=count)
 
 
 def with_params(pb: Playbook, req: Request) -> tuple[Playbook, Request]:

@@ -76,6 +76,8 @@ class InvestigateOptions:
     extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
     case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
+    tool_results: list[Any] | None = None   # agents.tool_results.ToolResult: gated and packed (tool_results section)
+    state_version: str | None = None  # the caller's task-state version (--state-version); None: the case's
 
 
 ADHOC_PREFIX = "adhoc-"
@@ -228,5 +230,16 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
                    variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
-                   clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
-                   tools=list(case.tools), adhoc=adhoc)
+                   clearance=clearance, goal_ref=case.goal_ref,
+                   state_version=opts.state_version if opts.state_version is not None else case.state_version,
+                   tools=_usable_tools(case, scopes, purpose), tool_results=list(opts.tool_results or []),
+                   adhoc=adhoc)
+
+
+def _usable_tools(case: CaseFile, scopes: list[str], purpose: str) -> list[str]:
+    """pack.tools: the case's tools the project's tool registry knows and this subject may use."""
+    if not case.tools:
+        return []
+    from .agents.registry import read_registry, usable_tools
+
+    return usable_tools(read_registry(), list(case.tools), list(scopes), purpose)

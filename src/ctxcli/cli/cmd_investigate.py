@@ -60,6 +60,14 @@ def investigate(
     param: Annotated[Optional[list[str]], typer.Option("--param", help="A case parameter NAME=VALUE the "
                                                        "playbook declares; repeat. Overrides the case's.",
                                                        show_default=False)] = None,
+    tool_result: Annotated[Optional[list[Path]], typer.Option("--tool-result", help="A tool-result file (YAML or "
+                                                              "JSON, see docs/agents.md); repeat. Gated like "
+                                                              "evidence and packed in the tool_results section.",
+                                                              show_default=False)] = None,
+    state_version: Annotated[Optional[str], typer.Option("--state-version", help="The version of the caller's "
+                                                         "task state this pack is built for (default: the case's "
+                                                         "state_version); `ctx replay --state-version` checks it.",
+                                                         show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<case>-<pack hash>/); "
                                                 "only a new or empty folder or a run folder ctx wrote is replaced.",
                                                 show_default=False)] = None,
@@ -89,6 +97,10 @@ def investigate(
     The synthesised case gets the id adhoc-<12 hex digits of the SHA-256 of playbook, tenant,
     seeds, business keys, params and question> and is written as case.json in the run folder;
     replay, explain-omissions, diff, render and report work on it as on a case run.
+
+    --tool-result FILE hands in what an agent's tool call returned (docs/agents.md): it is
+    gated for tenant, scope, purpose, freshness and injected instructions, and only its shaped
+    form (facts, limitations, source record ids) is packed, never the raw rows.
 
     Without a store, the project's sources are loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case or playbook,
@@ -140,6 +152,14 @@ def investigate(
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
             purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db, strategy=strategy,
             extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc)
+        if state_version is not None:
+            if not 1 <= len(state_version) <= 128:
+                raise UsageError("--state-version must be 1 to 128 characters")
+            opts.state_version = state_version
+        if tool_result:
+            from ..agents.tool_results import read_tool_result
+
+            opts.tool_results = [read_tool_result(p) for p in tool_result]   # a bad file fails before any work
         if adhoc is not None:
             api.adhoc_case(opts)             # a missing flag or unknown playbook fails before any work
         if sign:

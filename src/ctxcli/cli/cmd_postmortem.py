@@ -57,10 +57,15 @@ def replay(
                                                     "folder records).", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Model for --re-ask (default: the recorded one).",
                                                  show_default=False)] = None,
+    state_version: Annotated[Optional[str], typer.Option("--state-version", help="The caller's current task-state "
+                                                         "version: a pack built for an older one is stale (exit 1).",
+                                                         show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a pack, rebuild it from its recorded request against the current store (or --db),
     and report `identical` (exit 0) or `drifted` with every difference itemised (exit 1).
+    With --state-version, a pack built for an older task state than the current one is
+    reported stale (exit 1), whatever the store says.
 
     A pack whose content no longer matches its hash, whose evidence text no longer matches
     its text_hash, or whose run folder no longer matches its run.json (an edited answer, a
@@ -97,16 +102,27 @@ def replay(
 
             api.write_outputs(api.InvestigateResult(pack=res.rebuilt, answer=res.answer, trace=res.trace,
                                                     case=res.case), out)
+        state = None
+        if state_version is not None:
+            from ..agents.state import check
+
+            state = check(res.pack.data.get("state_version"), state_version)
         if as_json:
             doc = res.to_json()
             if mres is not None:
                 doc["model"] = mres
+            if state is not None:
+                doc["state"] = state
             emit_json(doc)
         else:
             _replay_human(res)
             if mres is not None:
                 _model_replay_human(mres)
-        if not res.identical or (mres is not None and not mres["identical"]):
+            if state is not None:
+                from .console import console, safe
+
+                console().print(safe(state["sentence"]))
+        if not res.identical or (mres is not None and not mres["identical"]) or (state and state["stale"]):
             raise typer.Exit(CheckFailed.exit_code)
 
 

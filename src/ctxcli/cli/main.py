@@ -48,6 +48,8 @@ COMMAND_MODULES = (
     "cmd_check",
     "cmd_schema",
     "cmd_store",
+    "cmd_audit",
+    "cmd_handoff",
 )
 
 

@@ -32,7 +32,7 @@ from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Ac
 from .hydrate import Hydrator, find_replacement, find_successor
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
-from .render import evidence_header, section_texts
+from .render import evidence_header, section_info, section_texts
 from .retrieve import Candidate, QueryRun, fuse, run_plan
 from .trace import Trace, request_hash, run_id_for
 
@@ -60,6 +60,7 @@ class Request:
     goal_ref: str | None = None             # contract fields from the case, recorded at the pack's top level
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
+    tool_results: list[Any] = field(default_factory=list)    # agents.tool_results.ToolResult, gated by the pipeline
     adhoc: bool = False                     # no case file: the case was synthesised from the request
 
     def to_json(self) -> dict[str, Any]:
@@ -149,27 +150,34 @@ class BuildState:
     withheld_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose: str, as_of: datetime,
+                 known_at: datetime | None, clearance: str) -> GateContext:
+    """What the per-candidate gates judge against, with the version chains ``hydrator`` reads
+    (a superseded object names its visible replacement)."""
+    scope_set = frozenset(scopes)
+    as_of_us = dt_to_us(as_of)
+    known_at_us = dt_to_us(known_at) if known_at else None
+
+    def replacement(o: Obj) -> dict[str, Any] | None:
+        return find_replacement(hydrator.families.get(o.family, []), o, purpose, as_of_us, scope_set,
+                                clearance=clearance, sources=hydrator.sources)
+
+    def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
+        return find_successor(hydrator.families.get(o.family, []), o, purpose, as_of_us, known_at_us, scope_set,
+                              clearance=clearance, sources=hydrator.sources)
+
+    return GateContext(tenant=tenant, scopes=scope_set, purpose=purpose, as_of=as_of, as_of_us=as_of_us,
+                       known_at_us=known_at_us, replacement=replacement, clearance=clearance, successor=successor)
+
+
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
-          held: frozenset[str] = frozenset()) -> tuple[BuildContext, BuildState]:
+          held: frozenset[str] = frozenset(), tool_tokens: int = 0) -> tuple[BuildContext, BuildState]:
     """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
     of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
-    as_of_us = dt_to_us(req.as_of)
     hydrator = Hydrator(con, req.tenant_id)
-
-    def replacement(o: Obj) -> dict[str, Any] | None:
-        return find_replacement(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, scopes,
-                                clearance=req.clearance, sources=hydrator.sources)
-
-    known_at_us = dt_to_us(req.known_at) if req.known_at else None
-
-    def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
-        return find_successor(hydrator.families.get(o.family, []), o, req.purpose, as_of_us, known_at_us, scopes,
-                              clearance=req.clearance, sources=hydrator.sources)
-
-    gctx = GateContext(tenant=req.tenant_id, scopes=scopes, purpose=req.purpose, as_of=req.as_of,
-                       as_of_us=as_of_us, known_at_us=known_at_us, replacement=replacement,
-                       clearance=req.clearance, successor=successor)
+    gctx = gate_context(hydrator, tenant=req.tenant_id, scopes=req.scopes, purpose=req.purpose, as_of=req.as_of,
+                        known_at=req.known_at, clearance=req.clearance)
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())
@@ -195,7 +203,9 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
         disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution)
     header = count(evidence_header(0))
-    packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
+    # tool results charged to the evidence slot (``tool_tokens``) are packed before any evidence
+    packed = PackState(budget=allocation["evidence"] - tool_tokens if evidence_budget is None
+                       else evidence_budget + header,
                        used=header)
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
                     anchored_subjects=set(req.seeds) | set(resolution.seeds), held=held)
@@ -491,7 +501,8 @@ def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int, disc: Disclos
 
 
 # ------------------------------------------------------------------------------ assemble
-def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any]) -> dict[str, Any]:
+def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any],
+             tools: Any = None) -> dict[str, Any]:
     """The pack without its answer and seal: request, plans, evidence, omissions (in gate
     order), what is missing and why, and the token count of every section."""
     t0 = time.perf_counter()
@@ -547,6 +558,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
                                access_ok=walk_access(bc.con, access)["access_ok"])
         if found:
             pack["contradictions"] = found
+    if tools is not None:     # recorded only when tool results were given: other packs keep their bytes
+        pack.update(tools.to_pack())
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
         pack["state"]["gaps"] = "compact"
@@ -580,7 +593,7 @@ def _count_sections(pack: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
     slot_used = {s: 0 for s in ("instructions", "goal_state", "tools", "evidence")}
     for name, slot, trust, text in section_texts(pack):
         n = count(text)
-        sections.append({"section": name, "slot": slot, "trust": trust, "tokens": n})
+        sections.append({"section": name, "slot": slot, "trust": trust, **section_info(pack, name), "tokens": n})
         slot_used[slot] += n
     return sections, slot_used
 
@@ -597,18 +610,21 @@ class Built:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes) -> Built:
+def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes,
+          tools: Any = None) -> Built:
     """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
-    a stop reason, then assemble (``key``: the store secret, see :func:`start`)."""
+    a stop reason, then assemble (``key``: the store secret, see :func:`start`). ``tools``: the
+    gated tool results (``agents.tool_results.ToolGate``), packed before the evidence."""
     t_all = time.perf_counter()
-    bc, st = start(con, pb, req, key=key)
+    bc, st = start(con, pb, req, key=key,
+                   tool_tokens=tools.tokens if tools is not None and tools.slot == "evidence" else 0)
     for round_no in range(1, bc.max_rounds + 1):
         packed = run_round(bc, st, round_no)
         stop = assess(bc, st, round_no, progressed=bool(packed.admitted))
         if stop is not None:
             st.stop_reason = stop
             break
-    pack_doc = assemble(bc, st, pb_hash, store)
+    pack_doc = assemble(bc, st, pb_hash, store, tools)
     bc.timings["build"] = time.perf_counter() - t_all
     return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)
 

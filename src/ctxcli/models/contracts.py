@@ -131,10 +131,24 @@ class PackState(Closed):
     gaps: Literal["full", "compact"]
 
 
+class SectionFreshness(Closed):
+    oldest_observed_at: str | None
+    newest_observed_at: str | None
+
+
 class Section(Closed):
+    """One model-visible section, in the fixed order (docs/agents.md, "Section order and trust")."""
+
     section: str
     slot: Literal["instructions", "goal_state", "tools", "evidence"]
     trust: str
+    kind: Literal["system_instruction", "policy", "user_request", "working_memory", "tool_result",
+                  "retrieved_evidence", "episodic_memory", "semantic_memory", "example", "exclusion"] | None = Field(
+        None, description="the design's section kind (absent in packs written before it was recorded)")
+    source_refs: list[str] | None = Field(None, description="where the text came from: playbook:ID@VERSION, "
+                                          "case:ID[#variant], evidence ids, tool-result ids; [] for ctx's own")
+    freshness: SectionFreshness | None = Field(None, description="oldest and newest observation of the items "
+                                               "of a data section; null for the others")
     tokens: int
 
 
@@ -187,6 +201,52 @@ class StaleSource(Closed):
     age: str | None
 
 
+class ToolRaw(Closed):
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size: int
+    location: str
+
+
+class ToolResultItem(Closed):
+    """A tool result that passed the tool-result gates: its shaped form (what the model sees)
+    and a reference to the raw result (which it never sees)."""
+
+    result_id: str = Field(pattern=r"^tr-[0-9a-f]{12}$")
+    tool: str
+    version: str
+    call_id: str | None
+    arguments: JSON
+    trust_level: Literal["untrusted", "authoritative"]
+    observed_at: str
+    max_age: str | None
+    raw: ToolRaw
+    facts: JSON
+    limitations: list[str]
+    record_ids: list[str]
+    tokens: int
+
+
+class WithheldToolOmission(Closed):
+    """A tool result the subject may not see: an opaque keyed reference and what it needs."""
+
+    ref: str = Field(pattern=r"^wh-[0-9a-f]{16}$")
+    withheld: Literal[True]
+    gate: Literal["tenant", "scope", "purpose"]
+    reason: str
+    detail: JSON
+
+
+class VisibleToolOmission(Closed):
+    ref: str = Field(pattern=r"^tr-[0-9a-f]{12}$")
+    withheld: Literal[False]
+    gate: Literal["knowledge_time", "freshness", "injection", "duplicate", "budget"]
+    reason: str
+    detail: JSON
+    tool: str
+    version: str
+    observed_at: str
+
+
 class Pack(Closed):
     """pack.json (``ctx.pack/1``)."""
 
@@ -207,10 +267,15 @@ class Pack(Closed):
     answer: PackAnswer
     goal_ref: str | None = Field(description="the case's goal_ref; null when it has none")
     state_version: str | None = Field(description="the case's state_version; null when it has none")
-    tools: list[str] = Field(description="the case's tools; empty when it has none")
+    tools: list[str] = Field(description="the case's tools that the project's tool registry (manifests/tools.yaml) "
+                             "knows and the subject may use; empty when none")
     stale_sources: list[StaleSource]
     contradictions: list[JSON] | None = Field(
         None, description="admitted items a CONTRADICTS relation links (engine/contradict.py); absent when none")
+    tool_results: list[ToolResultItem] | None = Field(None, description="gated tool results, packed in the "
+                                                      "tool_results section (only when the run was given any)")
+    tool_omissions: list[Union[WithheldToolOmission, VisibleToolOmission]] | None = Field(
+        None, description="tool results the tool-result gates dropped (only when the run was given any)")
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
 

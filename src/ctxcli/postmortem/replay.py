@@ -121,7 +121,7 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
     return InvestigateOptions(case=req["case_id"], as_of=as_of, known_at=known_at, subject_id=subj["id"],
                                   scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
                                   budget=req["budget"], max_rounds=req["max_rounds"], variant=req.get("variant"),
-                                  strategy=strategy, db=db,
+                                  strategy=strategy, db=db, state_version=lp.data.get("state_version"),
                                   params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
 
 
@@ -222,8 +222,11 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
         key = store_key(db_path)
         with con.errors():
             require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
+            from ..agents.tool_results import recorded
+
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
-                                                                 clearance=req.clearance), key=key)
+                                                                 clearance=req.clearance), key=key,
+                               tools=recorded(lp.data))     # the caller's tool results, as gated then
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:

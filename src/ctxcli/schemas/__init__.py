@@ -28,6 +28,11 @@ def models() -> dict[str, Any]:
                            "record.object": r.ObjectRecord, "record.entity": r.EntityRecord,
                            "record.relation": r.RelationRecord, "record.tombstone": r.TombstoneRecord,
                            "record.front-matter": r.DocumentFrontMatter}
+    from ..agents.registry import Registry
+    from ..agents.tool_results import ToolResult
+
+    out["tool-result"] = ToolResult
+    out["tool-registry"] = Registry
     for name, model in c.TRACE_EVENTS.items():
         out[f"trace.{name}"] = model
     return out

@@ -57,6 +57,7 @@ class AuditLog:
 
 
 from ..models.request import BUDGET_MAX, BUDGET_MIN  # noqa: E402  (light: constants only)
+from ..agents.tool_results import Shaped  # noqa: E402  (the shaped form add_tool_result takes)
 
 # JSON-schema rules of a tool's input beyond its parameters' own (what one parameter cannot say).
 SCHEMA_RULES: dict[str, dict[str, Any]] = {
@@ -205,13 +206,47 @@ def build_server(cfg: ServeConfig):
         budget: Annotated[int | None, Field(description="Total token budget of the model call",
                                             ge=BUDGET_MIN, le=BUDGET_MAX)] = None,
         include_messages: Annotated[bool, Field(description="Also return the rendered model messages")] = False,
+        tool_results: Annotated[list[str] | None, Field(description="Ids (tr-…) of tool results stored with "
+                                                                    "add_tool_result: gated and packed")] = None,
     ) -> dict[str, Any]:
         """Build the governed pack for a case (or ad hoc: playbook + seeds, with the server's tenant, subject
         and purpose) and answer from it: pack id, verdict, claims with evidence ids, missing evidence types,
         and resource links to pack, trace, answer and messages."""
         return _ctx(tools.investigate, case=case, as_of=as_of, known_at=known_at, variant=variant, budget=budget,
                     include_messages=include_messages, playbook=playbook, seeds=seeds, params=params,
-                    question=question)
+                    question=question, tool_results=tool_results)
+
+    @srv.tool(annotations=WRITES_RUN)
+    def add_tool_result(
+        case: Annotated[str, Field(description="Case id the result is for (its as_of and the server's subject "
+                                               "judge it)")],
+        tool: Annotated[str, Field(description="Tool name, as in the project's tool registry")],
+        version: Annotated[str, Field(description="Tool version")],
+        shaped: Annotated[Shaped, Field(description="What the model may see: typed facts, limitations, ids of "
+                                                    "the records the result came from")],
+        observed_at: Annotated[str, Field(description="When the tool observed it, ISO-8601 with offset",
+                                          json_schema_extra={"format": "date-time"})],
+        raw: Annotated[str, Field(description="The raw result as the tool returned it: stored by reference "
+                                              "(sha256, size, location), never shown to the model")],
+        arguments: Annotated[dict[str, Any] | None, Field(description="The call's arguments")] = None,
+        call_id: Annotated[str | None, Field(description="The agent's id of the tool call")] = None,
+        max_age: Annotated[str | None, Field(description="Older than this at as_of is stale: 15m, 24h, 30d")] = None,
+        data_tenant: Annotated[str | None, Field(description="Tenant the data belongs to (default: the "
+                                                             "case's)")] = None,
+        needs_scopes: Annotated[list[str] | None, Field(description="Scopes a subject needs to see it")] = None,
+        allowed_purposes: Annotated[list[str] | None, Field(description="Purposes it may serve")] = None,
+        as_of: Annotated[str | None, Field(description="Judge at this valid time (default: the case's)",
+                                           json_schema_extra={"format": "date-time"})] = None,
+    ) -> dict[str, Any]:
+        """Hand in a tool call's result: stored under the runs folder and judged by the tool-result gates
+        (tenant, scope, purpose, freshness, injection, budget) for this server's subject. Returns its id for
+        investigate's tool_results, and whether it would be admitted, excluded or withheld."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.add_tool_result, case=case, tool=tool, version=version,
+                    shaped=shaped.model_dump(mode="json"), observed_at=observed_at, raw=raw, arguments=arguments,
+                    call_id=call_id, max_age=max_age, data_tenant=data_tenant, needs_scopes=needs_scopes,
+                    allowed_purposes=allowed_purposes, as_of=as_of)
 
     @srv.tool(annotations=READ_ONLY)
     def build_context(
@@ -225,11 +260,22 @@ def build_server(cfg: ServeConfig):
         known_at: Annotated[str | None, Field(description="Only objects observed by this time (ISO-8601 with offset)",
                                                                     json_schema_extra={"format": "date-time"})] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
+        handoff: Annotated[dict[str, Any] | None, Field(description="Another agent's handoff document (the "
+                                                                    "handoff tool, or ctx handoff): re-gated for "
+                                                                    "this server's subject")] = None,
     ) -> dict[str, Any]:
         """Context for one agent step: only the newly admitted evidence of the requested types, within the
-        step budget, through the same gates as investigate."""
+        step budget, through the same gates as investigate (and what of a handoff this subject may see)."""
         return _ctx(tools.build_context, case=case, types=types, held=held, step_budget=step_budget, as_of=as_of,
-                    known_at=known_at, variant=variant)
+                    known_at=known_at, variant=variant, handoff=handoff)
+
+    @srv.tool(annotations=READ_ONLY)
+    def handoff(pack_id: Annotated[str, Field(description="A pack id returned by investigate")]) -> dict[str, Any]:
+        """A handoff document for another agent: findings bound to evidence ids, open uncertainties, the next
+        step, and the subject and purpose it is valid for (another agent's build_context re-gates it)."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.handoff, pack_id=pack_id)
 
     @srv.tool(annotations=READ_ONLY)
     def explain_omission(
@@ -241,9 +287,13 @@ def build_server(cfg: ServeConfig):
         return _ctx(tools.explain_omission, pack_id=pack_id, object_id=object_id, gate=gate)
 
     @srv.tool(annotations=READ_ONLY)
-    def replay(pack_id: Annotated[str, Field(description="A pack id returned by investigate")]) -> dict[str, Any]:
-        """Verify a pack and rebuild it against the store: identical or drifted, item by item."""
-        return _ctx(tools.replay, pack_id=pack_id)
+    def replay(pack_id: Annotated[str, Field(description="A pack id returned by investigate")],
+               state_version: Annotated[str | None, Field(description="The agent's current task-state version: "
+                                                                      "a pack built for an older one is stale",
+                                                          min_length=1, max_length=128)] = None) -> dict[str, Any]:
+        """Verify a pack and rebuild it against the store: identical or drifted, item by item (and, given the
+        agent's current state_version, whether the pack is stale)."""
+        return _ctx(tools.replay, pack_id=pack_id, state_version=state_version)
 
     @srv.tool(annotations=READ_ONLY)
     def diff(pack_a: Annotated[str, Field(description="First pack id")],

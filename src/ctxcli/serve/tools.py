@@ -158,9 +158,11 @@ def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
 def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None = None,
                 known_at: str | None = None, variant: str | None = None, budget: int | None = None,
                 include_messages: bool = False, playbook: str | None = None, seeds: list[str] | None = None,
-                params: dict[str, Any] | None = None, question: str | None = None) -> dict[str, Any]:
+                params: dict[str, Any] | None = None, question: str | None = None,
+                tool_results: list[str] | None = None) -> dict[str, Any]:
     """A case by id, or an ad-hoc run (``playbook`` + ``seeds``, optional ``params`` and
-    ``question``) whose tenant, subject and purpose are the server's."""
+    ``question``) whose tenant, subject and purpose are the server's; ``tool_results``: ids from
+    ``add_tool_result`` (serve/agent_tools.py), gated and packed in the tool_results section."""
     from .. import api
 
     if case is not None and playbook is not None:
@@ -175,6 +177,10 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         if extra:
             raise UsageError(f"{extra[0]} needs playbook: a case names its own {extra[0]}")
         opts = _options(cfg, case, as_of, known_at, variant, budget)
+    if tool_results:
+        from .agent_tools import load_results
+
+        opts.tool_results = load_results(cfg, list(tool_results))
     res = api.investigate(opts)
     d = _write(cfg, res)
     pid = res.pack["pack_id"]
@@ -184,6 +190,10 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         "claims": _claims(res.answer),
         "missing_types": [{"type": m["type"], "reason": m["reason"]} for m in res.answer["missing_evidence"]],
         "stop_reason": res.pack["state"]["stop_reason"],
+        **({"tool_results": [{"result_id": i["result_id"], "trust": i["trust_level"], "tokens": i["tokens"]}
+                             for i in res.pack["tool_results"]],
+            "tool_omissions": [{k: o[k] for k in ("ref", "gate", "reason", "withheld")}
+                               for o in res.pack["tool_omissions"]]} if "tool_results" in res.pack else {}),
         "resources": {"pack": f"ctx://packs/{pid}", "trace": f"ctx://packs/{pid}/trace",
                       "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
     }
@@ -196,14 +206,15 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
 
 def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[str] | None = None,
                   step_budget: int | None = None, as_of: str | None = None, known_at: str | None = None,
-                  variant: str | None = None) -> dict[str, Any]:
+                  variant: str | None = None, handoff: dict[str, Any] | None = None) -> dict[str, Any]:
     """One agent step: the newly admitted evidence of the types the step needs.
 
     Runs one round of the same stages and gates as ``investigate`` (``api.build_step``) for
     ``types`` only; items whose evidence id is in ``held`` are dropped as duplicates
     (``already_held``) and the rest are packed within ``step_budget`` evidence tokens
     (default: the playbook's evidence allocation). Omissions are reported as in a pack:
-    withheld ones only as opaque references with what they need.
+    withheld ones only as opaque references with what they need. ``handoff``: another agent's
+    handoff document, passed on only as far as this subject may see it.
     """
     from .. import api
 
@@ -225,7 +236,9 @@ def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[s
             "covered_types": step.covered, "missing_types": step.missing,
             "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
                           for o in step.omissions],
-            "trace_events": len(step.trace)}
+            "trace_events": len(step.trace),
+            # another agent's handoff, re-gated for this server's subject (agents/handoff.py)
+            **({"handoff": api.receive_handoff(opts, handoff)} if handoff is not None else {})}
 
 
 def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = None,
@@ -240,10 +253,16 @@ def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = 
     return explain_omissions(lp, gate).to_json()
 
 
-def replay(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
+def replay(cfg: ServeConfig, *, pack_id: str, state_version: str | None = None) -> dict[str, Any]:
     from ..postmortem import replay as pm_replay
 
-    return pm_replay(run_dir(cfg, pack_id) / "pack.json", cfg.db).to_json()
+    res = pm_replay(run_dir(cfg, pack_id) / "pack.json", cfg.db)
+    out = res.to_json()
+    if state_version is not None:      # the caller's current task state: an older pack is stale
+        from ..agents.state import check
+
+        out["state"] = check(res.pack.data.get("state_version"), state_version)
+    return out
 
 
 def diff(cfg: ServeConfig, *, pack_a: str, pack_b: str) -> dict[str, Any]:

@@ -112,6 +112,9 @@ class Store(Protocol):
         required_scopes, allowed_purposes, source_id, observed_us) of the tenant's versions."""
     def object_texts(self, tenant: str, object_ids: list[str]) -> list[tuple[str, str, str]]:
         """(object_id, content, content_hash) of the tenant's objects."""
+    def audit_index(self) -> list[tuple[int, str, str, str | None, str, str]]:
+        """(doc_id, tenant_id, object_id, locator, content_hash, content) of every object of every
+        tenant, in doc_id order: what ``ctx audit-call`` matches a recorded request against."""
 
     # -- postmortem lookups --------------------------------------------------------------------
     def tombstone(self, tenant: str, object_id: str) -> tuple | None:

@@ -540,6 +540,10 @@ class DuckDBStore:
         return self.con.execute("SELECT object_id, content, content_hash FROM objects WHERE tenant_id = ? AND "
                                 "list_contains(?, object_id) ORDER BY object_id", [tenant, object_ids]).fetchall()
 
+    def audit_index(self) -> list[tuple[int, str, str, str | None, str, str]]:
+        return self.con.execute("SELECT doc_id, tenant_id, object_id, locator, content_hash, content FROM objects "
+                                "ORDER BY doc_id").fetchall()
+
     # -- postmortem lookups
     def tombstone(self, tenant, object_id) -> tuple | None:
         return self.con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "

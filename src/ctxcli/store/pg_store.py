@@ -946,6 +946,10 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         return self._q(f"SELECT object_id, content, content_hash FROM objects WHERE tenant_id = %s AND "
                        f"object_id = ANY(%s::text[]) ORDER BY object_id {C}, doc_id", [tenant, list(object_ids)])
 
+    def audit_index(self) -> list[tuple[int, str, str, str | None, str, str]]:
+        return self._q("SELECT doc_id, tenant_id, object_id, locator, content_hash, content FROM objects "
+                       "ORDER BY doc_id", [])
+
     # -- postmortem lookups
     def tombstone(self, tenant, object_id) -> tuple | None:
         rows = self._q(f"SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = %s AND "

@@ -1,0 +1,299 @@
+"""Audit an agent call ctx did not build (``ctx audit-call``).
+
+A recorded model request — an OpenAI-style chat request (messages, tool calls, tool results)
+or an OTLP/JSON trace with GenAI spans — is cut into spans (one per message content part,
+tool-call arguments, tool result). Each span is matched to stored objects of any tenant:
+
+1. by content hash (the span's text is an object's content),
+2. else by locator or object id (the span names one) and by close text match (at least half
+   of an object's word 4-grams are in the span), both.
+
+Every matched object is judged by the per-candidate gates for the auditing subject at as_of,
+and every span is scanned for injected instructions. A span's status, most severe first:
+``withheld`` (it matched an object this subject may not see: another tenant's, a missing
+scope, clearance or purpose, or one its source masks for this subject — gate ``redaction``) → ``injection`` → ``invalid_at_as_of`` → ``stale`` → ``tampered``
+→ ``admitted`` (governed: every match passes) → ``unknown_origin`` (no match).
+
+A withheld match is reported only by a reference keyed with the store secret (``wh-…``) and
+its gate: never its id, source, tenant, text or a digest of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import regex
+
+from ..engine.gates import WITHHOLDING_GATES
+from ..util.canon import content_hash, opaque_ref
+
+AUDIT_SCHEMA = "ctx.audit-call/1"
+SEVERITY = ["withheld", "injection", "invalid_at_as_of", "stale", "tampered", "admitted", "unknown_origin"]
+_GATE_STATUS = {"validity": "invalid_at_as_of", "knowledge_time": "invalid_at_as_of", "freshness": "stale",
+                "integrity": "tampered", "injection": "injection"}
+_BY = ["content_hash", "locator", "text"]
+_WORD = regex.compile(r"[\p{L}\p{N}]+")
+SHINGLE = 4
+MIN_SHINGLES = 3
+MIN_CONTAINMENT = 0.5
+
+
+@dataclass
+class Span:
+    where: str
+    role: str
+    text: str
+
+
+@dataclass
+class AuditSubject:
+    tenant_id: str
+    subject_id: str
+    scopes: list[str]
+    clearance: str
+    purpose: str
+    as_of: datetime
+    known_at: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tenant_id": self.tenant_id, "subject": self.subject_id, "scopes": sorted(self.scopes),
+                "clearance": self.clearance, "purpose": self.purpose, "as_of": self.as_of.isoformat(),
+                "known_at": self.known_at.isoformat() if self.known_at else None}
+
+
+# ------------------------------------------------------------------------------ reading spans
+def _parts(content: Any) -> list[tuple[str, str]]:
+    """(suffix, text) of a message content: a string, or a list of parts."""
+    if isinstance(content, str):
+        return [("", content)]
+    out = []
+    if isinstance(content, list):
+        for j, p in enumerate(content):
+            if isinstance(p, str):
+                out.append((f"[{j}]", p))
+            elif isinstance(p, dict):
+                for key in ("text", "content", "response", "result"):
+                    v = p.get(key)
+                    if isinstance(v, str):
+                        out.append((f"[{j}]", v))
+                        break
+                    if v is not None and key in ("response", "result"):
+                        import orjson
+
+                        out.append((f"[{j}]", orjson.dumps(v).decode()))
+                        break
+                if p.get("type") == "tool_call" and isinstance(p.get("arguments"), (dict, str)):
+                    a = p["arguments"]
+                    import orjson
+
+                    out.append((f"[{j}].arguments", a if isinstance(a, str) else orjson.dumps(a).decode()))
+    return out
+
+
+def _messages(msgs: list[Any], prefix: str) -> list[Span]:
+    spans = []
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict):
+            continue
+        role = str(m.get("role") or "unknown")
+        for suffix, text in _parts(m.get("content", m.get("parts"))):
+            if text.strip():
+                spans.append(Span(f"{prefix}[{i}].content{suffix}", role, text))
+        for k, tc in enumerate(m.get("tool_calls") or []):
+            fn = (tc or {}).get("function") or {}
+            args = fn.get("arguments")
+            if isinstance(args, str) and args.strip():
+                spans.append(Span(f"{prefix}[{i}].tool_calls[{k}].arguments", "assistant", args))
+    return spans
+
+
+def _attr_value(v: dict[str, Any]) -> Any:
+    for k in ("stringValue", "intValue", "boolValue", "doubleValue"):
+        if k in v:
+            return v[k]
+    return None
+
+
+def read_spans(data: Any) -> tuple[str, list[Span]]:
+    """(format, spans) of a recorded request; ValueError naming what is wrong."""
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        return "openai-chat", _messages(data["messages"], "messages")
+    if isinstance(data, dict) and isinstance(data.get("resourceSpans"), list):
+        import orjson
+
+        spans: list[Span] = []
+        for rs in data["resourceSpans"]:
+            for ss in (rs or {}).get("scopeSpans") or []:
+                for sp in (ss or {}).get("spans") or []:
+                    name = f"span {sp.get('name', '?')} {sp.get('spanId', '')}".rstrip()
+                    attrs = {a.get("key"): _attr_value(a.get("value") or {}) for a in sp.get("attributes") or []}
+                    for key in ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt"):
+                        raw = attrs.get(key)
+                        if isinstance(raw, str):
+                            try:
+                                msgs = orjson.loads(raw)
+                            except orjson.JSONDecodeError:
+                                raise ValueError(f"{name}: attribute {key} is not JSON") from None
+                            if isinstance(msgs, list):
+                                spans += _messages(msgs, f"{name} {key}")
+                    for k, ev in enumerate(sp.get("events") or []):
+                        en = str(ev.get("name") or "")
+                        if en.startswith("gen_ai.") and en.endswith(".message"):
+                            ea = {a.get("key"): _attr_value(a.get("value") or {}) for a in ev.get("attributes") or []}
+                            if isinstance(ea.get("content"), str) and ea["content"].strip():
+                                role = en[len("gen_ai."):-len(".message")]
+                                spans.append(Span(f"{name} events[{k}] {en}", role, ea["content"]))
+        return "otlp-json", spans
+    raise ValueError("neither an OpenAI-style chat request (messages) nor an OTLP/JSON trace (resourceSpans)")
+
+
+# ------------------------------------------------------------------------------ matching
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    w = [x.lower() for x in _WORD.findall(text)]
+    return {tuple(w[i:i + SHINGLE]) for i in range(max(0, len(w) - SHINGLE + 1))}
+
+
+@dataclass
+class _Index:
+    rows: list[tuple]                                   # (doc_id, tenant, object_id, locator, hash, content)
+    by_hash: dict[str, list[int]] = field(default_factory=dict)
+    shingles: dict[int, set] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: list[tuple]) -> "_Index":
+        ix = cls(rows)
+        for n, r in enumerate(rows):
+            ix.by_hash.setdefault(r[4], []).append(n)
+            ix.shingles[n] = _shingles(r[5] or "")
+        return ix
+
+
+def _names(text: str, name: str | None) -> bool:
+    if not name or len(name) < 6:
+        return False
+    i = text.find(name)
+    while i >= 0:
+        before = text[i - 1] if i else " "
+        after = text[i + len(name)] if i + len(name) < len(text) else " "
+        if not (before.isalnum() or before in "-_#/") and not (after.isalnum() or after in "-_#/"):
+            return True
+        i = text.find(name, i + 1)
+    return False
+
+
+def match(ix: _Index, text: str) -> list[tuple[int, str, float | None]]:
+    """(row, by, similarity) of the objects a span matches: its content hash, or else every
+    object it names and every object most of whose text it holds."""
+    hits = ix.by_hash.get(content_hash(text), []) or ix.by_hash.get(content_hash(text.strip()), [])
+    if hits:
+        return [(n, "content_hash", None) for n in hits]
+    out: list[tuple[int, str, float | None]] = [(n, "locator", None) for n, r in enumerate(ix.rows)
+                                                if _names(text, r[3]) or _names(text, r[2])]
+    named = {n for n, _, _ in out}
+    sh = _shingles(text)
+    for n, obj in ix.shingles.items():
+        if n not in named and len(obj) >= MIN_SHINGLES:
+            c = len(obj & sh) / len(obj)
+            if c >= MIN_CONTAINMENT:
+                out.append((n, "text", round(c, 2)))
+    return out
+
+
+# ------------------------------------------------------------------------------ the audit
+class Judge:
+    """The per-candidate gates for one subject at as_of, object by object (memoised)."""
+
+    def __init__(self, con, who: AuditSubject, *, key: bytes) -> None:
+        from ..engine.builder import gate_context
+        from ..engine.hydrate import Hydrator
+
+        self.con, self.who, self.key = con, who, key
+        self.hyd = Hydrator(con, who.tenant_id)
+        self.gctx = gate_context(self.hyd, tenant=who.tenant_id, scopes=who.scopes, purpose=who.purpose,
+                                 as_of=who.as_of, known_at=who.known_at, clearance=who.clearance)
+        self._seen: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def object(self, object_id: str) -> dict[str, Any] | None:
+        """The verdict on the subject's tenant's object ``object_id``; None when there is none."""
+        row = self.con.object_summary(self.who.tenant_id, object_id)
+        return None if row is None else self.doc(row[0], self.who.tenant_id, object_id)
+
+    def _masked(self, o) -> bool:
+        """Whether the source's masks change anything of ``o`` for this subject."""
+        from ..engine.disclose import Disclosure
+        from ..tokens import count
+
+        return bool(Disclosure(key=self.key, scopes=self.gctx.scopes).view(o, count)[1])
+
+    def doc(self, doc_id: int, tenant: str, object_id: str) -> dict[str, Any]:
+        """{"status", ...}: withheld ones carry only the gate and a keyed reference."""
+        from ..engine import redact
+        from ..engine.gates import run_gates
+
+        k = (tenant, object_id)
+        if k in self._seen:
+            return self._seen[k]
+        if tenant != self.who.tenant_id:
+            v = {"status": "withheld", "gate": "tenant", "ref": opaque_ref(tenant, object_id, key=self.key)}
+        else:
+            objs = self.hyd.metadata([doc_id])
+            self.hyd.fill_content(objs, [doc_id])
+            o = objs[doc_id]
+            rej, _ = run_gates(o, self.gctx)
+            if rej is not None and rej.gate in WITHHOLDING_GATES:
+                v = {"status": "withheld", "gate": rej.gate, "ref": opaque_ref(tenant, object_id, key=self.key)}
+            elif rej is not None:
+                v = {"status": _GATE_STATUS.get(rej.gate, rej.gate), "gate": rej.gate, "reason": rej.reason,
+                     "object_id": object_id, "source_id": o.source_id, "detail": rej.detail}
+            elif redact.applies(o, self.gctx.scopes) and self._masked(o):
+                # its source masks it for this subject: the unmasked text is withheld like the others
+                v = {"status": "withheld", "gate": "redaction", "ref": opaque_ref(tenant, object_id, key=self.key)}
+            else:
+                v = {"status": "admitted", "object_id": object_id, "source_id": o.source_id}
+        self._seen[k] = v
+        return v
+
+
+def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict[str, Any]]:
+    """One entry per span: where, role, status, what it matched, an injection finding."""
+    from ..engine.injection_adapter import scan
+
+    ix = _Index.of(con.audit_index())
+    judge_ = Judge(con, who, key=key)
+
+    def judge(n: int) -> dict[str, Any]:
+        return judge_.doc(*ix.rows[n][:3])
+
+    out = []
+    for sp in spans:
+        found = match(ix, sp.text)
+        matches = []
+        for n, by, sim in found:
+            m = {"by": by, **judge(n)}
+            if sim is not None and m["status"] != "withheld":
+                m["similarity"] = sim
+            matches.append(m)
+        matches.sort(key=lambda m: (SEVERITY.index(m["status"]), _BY.index(m["by"]),
+                                    m.get("ref") or m.get("object_id") or ""))
+        entry: dict[str, Any] = {"span": sp.where, "role": sp.role, "chars": len(sp.text)}
+        withheld = any(m["status"] == "withheld" for m in matches)
+        hit = None if withheld else scan([("content", sp.text)])
+        statuses = [m["status"] for m in matches] + (["injection"] if hit else [])
+        entry["status"] = min(statuses, key=SEVERITY.index) if statuses else "unknown_origin"
+        if withheld:       # nothing of a withheld object, nor what the span shares with it
+            matches = [{"by": m["by"], "status": "withheld", "gate": m["gate"], "ref": m["ref"]}
+                       if m["status"] == "withheld" else m for m in matches]
+        entry["matches"] = matches
+        if hit is not None:
+            entry["injection"] = {"pattern": hit[1], "matched": hit[2]}
+        out.append(entry)
+    return out
+
+
+def counts(spans: list[dict[str, Any]]) -> dict[str, int]:
+    c: dict[str, int] = {}
+    for s in spans:
+        c[s["status"]] = c.get(s["status"], 0) + 1
+    return {k: c[k] for k in SEVERITY if k in c}

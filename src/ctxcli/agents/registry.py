@@ -1,0 +1,89 @@
+"""The project's tool registry: ``manifests/tools.yaml``.
+
+    tools:
+      - name: metrics.query        # the tool name a tool result carries
+        authoritative: true        # its results are packed with trust authoritative
+        scopes: [service:read]     # scopes a subject needs to use it (all of them)
+        purposes: [incident_review]  # purposes it serves (empty: any)
+
+A tool not in the registry is unregistered: its results are ``untrusted`` and it is never
+listed in ``pack.tools``. No registry file: no tool is registered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..models.manifest import Ident, Scope
+
+REGISTRY_FILE = "tools.yaml"
+
+
+class ToolSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Ident
+    authoritative: bool = False
+    scopes: list[Scope] = Field(default_factory=list)
+    purposes: list[Ident] = Field(default_factory=list)
+
+    def usable_by(self, scopes: list[str], purpose: str) -> bool:
+        return set(self.scopes) <= set(scopes) and (not self.purposes or purpose in self.purposes)
+
+
+class Registry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tools: list[ToolSpec] = Field(default_factory=list)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+def _display(path: Path) -> str:
+    """A path as shown in messages: relative to the project root when inside it (paths.display)."""
+    from ..paths import display
+
+    return display(path)
+
+
+def registry_path(manifests_dir: Path | None = None) -> Path:
+    from .. import paths
+
+    return (manifests_dir or paths.manifests_dir()) / REGISTRY_FILE
+
+
+def read_registry(path: Path | None = None) -> Registry:
+    """The registry at ``path`` (default: the project's); an empty one when there is no file.
+    A malformed file is an InputError naming the file and field."""
+    from ..util.pyd import input_error
+    from ..util.yamlio import read_yaml
+
+    p = path or registry_path()
+    if not p.is_file():
+        return Registry()
+    data = read_yaml(p, display=_display(p))
+    try:
+        reg = Registry.model_validate(data if data is not None else {})
+    except ValidationError as e:
+        raise input_error(e, file=_display(p)) from None
+    names = [t.name for t in reg.tools]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        from ..errors import InputError
+
+        raise InputError(f"tool {dup!r} is registered twice", file=_display(p), field="tools")
+    return reg
+
+
+def usable_tools(reg: Registry, case_tools: list[str], scopes: list[str], purpose: str) -> list[str]:
+    """``pack.tools``: the case's tools that are registered and that this subject (scopes) may
+    use for this purpose, in the case's order; an unregistered or forbidden tool is left out."""
+    out = []
+    for name in case_tools:
+        spec = reg.get(name)
+        if spec is not None and spec.usable_by(scopes, purpose) and name not in out:
+            out.append(name)
+    return out

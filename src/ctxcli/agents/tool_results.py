@@ -1,0 +1,269 @@
+"""Tool results as governed inputs.
+
+A tool result is what an agent's tool call returned: the tool's name and version, the call's
+arguments, the raw result *by reference* (sha256, size, where it lies) and a shaped form —
+typed facts, limitations, the ids of the records it came from. Only the shaped form is
+rendered to the model; the raw rows never are.
+
+Every tool result is gated like evidence, in this order:
+
+    tenant → scope → purpose → knowledge_time → freshness → injection → duplicate → budget
+
+The first three withhold (the omission is an opaque keyed reference and what it needs, never
+the tool, its arguments or a digest of its content); the others exclude with a reason. What
+passes is packed in the ``tool_results`` section with trust ``untrusted`` — or
+``authoritative`` when the project's tool registry (:mod:`.registry`) says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Union
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from typing_extensions import Annotated
+
+from ..models.manifest import Ident, Scope
+from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
+
+TOOL_GATE_ORDER = ["tenant", "scope", "purpose", "knowledge_time", "freshness", "injection", "duplicate", "budget"]
+WITHHOLDING = ("tenant", "scope", "purpose")
+MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it names has no limit: only hashed)
+
+Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Text = Annotated[str, StringConstraints(max_length=4000)]
+Scalar = Union[str, int, float, bool, None]
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RawRef(Closed):
+    """Where the raw result lies and what it is: never rendered, kept retrievable."""
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size: int = Field(ge=0)
+    location: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+
+
+class Shaped(Closed):
+    """What the model sees of a tool result."""
+
+    facts: dict[Short, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    limitations: list[Text] = Field(default_factory=list)
+    record_ids: list[Short] = Field(default_factory=list)
+
+
+class ToolResult(Closed):
+    """One tool result as an agent hands it in."""
+
+    tool: Ident
+    version: Short
+    call_id: Short | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    tenant_id: Ident
+    scopes: list[Scope] = Field(default_factory=list, description="scopes a subject needs to see the result")
+    purposes: list[Ident] = Field(default_factory=list, description="purposes it may serve (empty: any)")
+    observed_at: AwareDatetime
+    max_age: str | int | None = Field(None, description="'15m', '24h', '30d' or seconds; older at as_of: stale")
+    raw: RawRef
+    shaped: Shaped
+
+    @field_validator("max_age")
+    @classmethod
+    def _dur(cls, v):
+        if v is not None:
+            from ..util.timeutil import parse_duration
+
+            parse_duration(v, what="max_age")
+        return v
+
+    @field_validator("arguments")
+    @classmethod
+    def _json(cls, v):
+        canonical_bytes(v)      # a value that is not JSON fails here, with the field named
+        return v
+
+    def result_id(self) -> str:
+        return "tr-" + sha256_hex(canonical_bytes(self.model_dump(mode="json")))[:12]
+
+    def max_age_td(self) -> timedelta | None:
+        from ..util.timeutil import parse_duration
+
+        return None if self.max_age is None else parse_duration(self.max_age, what="max_age")
+
+
+def parse_tool_result(data: Any, *, file: str, base: Path | None = None) -> ToolResult:
+    """A ToolResult from a parsed file or tool call. ``raw`` may be ``{path: FILE}`` (relative
+    to ``base``): ctx hashes it and records its size and the path as given."""
+    from ..errors import InputError
+    from ..util.pyd import input_error
+
+    if isinstance(data, dict) and isinstance(data.get("raw"), dict) and set(data["raw"]) == {"path"}:
+        given = data["raw"]["path"]
+        if not isinstance(given, str) or not given:
+            raise InputError("raw.path must be a file path", file=file, field="raw.path")
+        p = Path(given)
+        p = p if p.is_absolute() or base is None else base / p
+        try:
+            blob = p.read_bytes()
+        except OSError as e:
+            raise InputError(f"cannot read the raw result {given}: {e.strerror}", file=file, field="raw.path") from None
+        data = {**data, "raw": {"sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "location": given}}
+    try:
+        return ToolResult.model_validate(data)
+    except ValidationError as e:
+        raise input_error(e, file=file) from None
+    except ValueError as e:     # canonical_bytes of an argument that is not JSON
+        raise InputError(str(e), file=file, field="arguments") from None
+
+
+def read_tool_result(path: Path) -> ToolResult:
+    """``ctx investigate --tool-result FILE``: a YAML or JSON tool-result file."""
+    from .registry import _display
+    from ..util.yamlio import loads_yaml, read_text
+
+    disp = _display(path)
+    data = loads_yaml(read_text(path, display=disp, limit=MAX_TOOL_RESULT_BYTES), file=disp)
+    return parse_tool_result(data, file=disp, base=path.parent)
+
+
+def strings(tr: ToolResult) -> list[tuple[str, str]]:
+    """Every string of a tool result, named by field: what the injection scan reads."""
+    out: list[tuple[str, str]] = [("tool", tr.tool), ("version", tr.version), ("raw.location", tr.raw.location)]
+    if tr.call_id:
+        out.append(("call_id", tr.call_id))
+
+    def walk(name: str, v: Any) -> None:
+        if isinstance(v, str):
+            out.append((name, v))
+        elif isinstance(v, dict):
+            for k in sorted(v):
+                out.append((f"{name} (names)", str(k)))
+                walk(f"{name}.{k}", v[k])
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(f"{name}[{i}]", x)
+
+    walk("arguments", tr.arguments)
+    walk("facts", tr.shaped.facts)
+    walk("limitations", tr.shaped.limitations)
+    walk("record_ids", tr.shaped.record_ids)
+    return out
+
+
+@dataclass
+class ToolGate:
+    """What the tool-result gates kept and dropped, and the tokens of the rendered section."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    omissions: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int = 0                 # the section (header and blocks); 0 with no item
+    slot: str = "tools"             # the slot it is charged to: tools, or evidence when the playbook gives tools none
+
+    def to_pack(self) -> dict[str, Any]:
+        return {"tool_results": self.items, "tool_omissions": self.omissions}
+
+
+def _iso(dt: datetime, tz) -> str:
+    return dt.astimezone(tz).isoformat()
+
+
+def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list[str], purpose: str,
+                      as_of: datetime, known_at: datetime | None, budget: int, slot: str, registry, key: bytes,
+                      count: Callable[[str], int]) -> ToolGate:
+    """Gate ``results`` (in the order given) for this request and pack what passes within
+    ``budget`` tokens (section header included)."""
+    from ..engine.injection_adapter import scan
+    from ..engine.render import tool_result_block, tool_results_header
+
+    tz = as_of.tzinfo
+    g = ToolGate(slot=slot)
+    seen: dict[str, str] = {}
+    cutoff = min(as_of, known_at) if known_at else as_of
+
+    def withhold(tr: ToolResult, gate: str, reason: str, detail: dict[str, Any]) -> None:
+        ref = "wh-" + keyed_hex(key, "ctx-withheld-tool-result", tr.tenant_id, tr.result_id())[:16]
+        g.omissions.append({"ref": ref, "withheld": True, "gate": gate, "reason": reason, "detail": detail})
+
+    def exclude(tr: ToolResult, gate: str, reason: str, detail: dict[str, Any]) -> None:
+        g.omissions.append({"ref": tr.result_id(), "withheld": False, "gate": gate, "reason": reason,
+                            "detail": detail, "tool": tr.tool, "version": tr.version,
+                            "observed_at": _iso(tr.observed_at, tz)})
+
+    passed: list[tuple[ToolResult, dict[str, Any]]] = []
+    for tr in results:
+        if tr.tenant_id != tenant_id:
+            withhold(tr, "tenant", "other_tenant", {})
+            continue
+        missing = sorted(set(tr.scopes) - set(scopes))
+        if missing:
+            withhold(tr, "scope", "missing_scope", {"needs_scopes": missing})
+            continue
+        if tr.purposes and purpose not in tr.purposes:
+            withhold(tr, "purpose", "purpose_not_allowed", {"allowed_purposes": sorted(tr.purposes)})
+            continue
+        if tr.observed_at > cutoff:
+            exclude(tr, "knowledge_time", "not_yet_observed", {"cutoff": _iso(cutoff, tz)})
+            continue
+        age = tr.max_age_td()
+        if age is not None and as_of - tr.observed_at > age:
+            from ..util.timeutil import fmt_duration
+
+            exclude(tr, "freshness", "stale", {"max_age": fmt_duration(age),
+                                               "age": fmt_duration(as_of - tr.observed_at)})
+            continue
+        hit = scan(strings(tr))
+        if hit is not None:
+            fld, pattern, label = hit
+            exclude(tr, "injection", "instruction_like_text", {"field": fld, "pattern": pattern, "matched": label})
+            continue
+        rid = tr.result_id()
+        if rid in seen:
+            exclude(tr, "duplicate", "same_result_as_admitted", {"duplicate_of": seen[rid]})
+            continue
+        seen[rid] = rid
+        spec = registry.get(tr.tool)
+        item = {"result_id": rid, "tool": tr.tool, "version": tr.version, "call_id": tr.call_id,
+                "arguments": tr.arguments, "trust_level": "authoritative" if spec and spec.authoritative
+                else "untrusted", "observed_at": _iso(tr.observed_at, tz),
+                "max_age": None if age is None else str(tr.max_age), "raw": tr.raw.model_dump(mode="json"),
+                "facts": tr.shaped.facts, "limitations": list(tr.shaped.limitations),
+                "record_ids": list(tr.shaped.record_ids), "tokens": 0}
+        item["tokens"] = count(tool_result_block(item))
+        passed.append((tr, item))
+    if passed:
+        used = count(tool_results_header(0))
+        for tr, item in passed:
+            if used + item["tokens"] > budget:
+                exclude(tr, "budget", "over_budget", {"tokens": item["tokens"], "remaining": budget - used,
+                                                      "budget": budget, "slot": slot})
+                continue
+            g.items.append(item)
+            used += item["tokens"]
+        if g.items:
+            g.tokens = count(tool_results_header(len(g.items))) + sum(i["tokens"] for i in g.items)
+    g.omissions.sort(key=lambda o: (TOOL_GATE_ORDER.index(o["gate"]), o["ref"]))
+    return g
+
+
+def recorded(pack: dict[str, Any]) -> ToolGate | None:
+    """The tool gate of a pack as recorded (replay re-uses it: tool results are the caller's
+    inputs, not objects of the store, and a withheld one cannot be rebuilt from the pack)."""
+    if "tool_results" not in pack:
+        return None
+    slot = "tools"
+    for s in pack["slots"]["sections"]:
+        if s["section"] == "tool_results":
+            slot = s["slot"]
+    g = ToolGate(items=list(pack["tool_results"]), omissions=list(pack["tool_omissions"]), slot=slot)
+    if g.items:
+        from ..engine.render import tool_results_header
+        from ..tokens import count
+
+        g.tokens = count(tool_results_header(len(g.items))) + sum(i["tokens"] for i in g.items)
+    return g

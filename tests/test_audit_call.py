@@ -1,0 +1,126 @@
+"""ctx audit-call (issue 34 item 6): a recorded agent request ctx did not build, checked span by
+span against the store — every planted span flagged, nothing withheld printed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from .conftest import REPO, run_cli
+
+AUDIT = REPO / "examples" / "agent" / "audit"
+CHAT = AUDIT / "chat-request.json"
+OTLP = AUDIT / "otlp-trace.json"
+
+# message index -> (status, [(by, object id or None for a withheld one, status)])
+EXPECTED = {
+    0: ("unknown_origin", []),
+    1: ("unknown_origin", []),
+    3: ("admitted", [("content_hash", "DEP-release-2026.07.23.1", "admitted")]),
+    4: ("invalid_at_as_of", [("content_hash", "RB-PAY-RECOVERY-v3#steps", "invalid_at_as_of")]),
+    5: ("withheld", [("content_hash", None, "withheld")]),        # masked for this subject, sent unmasked
+    6: ("withheld", [("text", None, "withheld")]),                # another tenant's runbook
+    7: ("injection", []),
+    8: ("injection", [("content_hash", "WIKI-PAYAPI-OPS-NOTES", "injection")]),
+    9: ("withheld", [("text", None, "withheld"), ("locator", "INC-2026-0723", "admitted")]),
+}
+WITHHELD_TEXTS = ("OTH-RB-PAYAPI", "tenant-other", "pay-tenant-other-ops", "INC-2026-0723-SEC-01",
+                  "security_reviews", "Recovery runbook v9", "card-not-present", "INC-2026-0723-NOTE-01",
+                  "CUST-884512", "li.wei@example.com")
+
+
+def _audit(path, *extra):
+    r = run_cli(["audit-call", path, "--case", "INC-2026-0723", "--json", *extra])
+    return r, json.loads(r.stdout)
+
+
+def _by_message(doc):
+    out: dict[int, list] = {}
+    for s in doc["spans"]:
+        i = int(s["span"].split("messages[")[1].split("]")[0])
+        out.setdefault(i, []).append(s)
+    return out
+
+
+@pytest.mark.parametrize("path", [CHAT, OTLP], ids=["openai-chat", "otlp-json"])
+def test_every_planted_span_is_flagged(store, path):
+    r, doc = _audit(path)
+    assert r.exit_code == 1, r.output          # a span is withheld, injected or invalid
+    assert doc["format"] == ("openai-chat" if path == CHAT else "otlp-json")
+    spans = _by_message(doc)
+    for i, (status, matches) in EXPECTED.items():
+        (s,) = [x for x in spans[i] if "arguments" not in x["span"]]
+        got = [(m["by"], m.get("object_id"), m["status"]) for m in s["matches"]]
+        assert (s["status"], got) == (status, matches), (i, s)
+    assert [s["status"] for s in spans[2]] == ["unknown_origin"] * 3    # the tool calls' arguments
+    assert spans[7][0]["injection"]["pattern"] == "override_instructions"
+    v3 = spans[4][0]["matches"][0]
+    assert (v3["gate"], v3["reason"]) == ("validity", "expired")
+    gates = sorted(m["gate"] for s in doc["spans"] for m in s["matches"] if m["status"] == "withheld")
+    assert gates == ["redaction", "scope", "tenant"]
+
+
+def test_nothing_withheld_is_printed_and_refs_are_keyed(store):
+    from ctxcli import api
+    from ctxcli.util.canon import opaque_ref
+
+    human = run_cli(["audit-call", CHAT, "--case", "INC-2026-0723"])
+    assert human.exit_code == 1
+    assert "wh-" in human.output and "withheld by tenant" in human.output
+    r, doc = _audit(CHAT)
+    key = api.store_key(store, create=False)
+    refs = {m["ref"] for s in doc["spans"] for m in s["matches"] if m["status"] == "withheld"}
+    assert refs == {opaque_ref("tenant-other", "OTH-RB-PAYAPI", key=key),
+                    opaque_ref("tenant-demo", "INC-2026-0723-SEC-01", key=key),
+                    opaque_ref("tenant-demo", "INC-2026-0723-NOTE-01", key=key)}
+    import duckdb
+
+    con = duckdb.connect(str(store), read_only=True)
+    digests = [h for (h,) in con.execute("SELECT content_hash FROM objects WHERE object_id IN "
+                                         "('OTH-RB-PAYAPI', 'INC-2026-0723-SEC-01', 'INC-2026-0723-NOTE-01')").fetchall()]
+    con.close()
+    digests += [d.split(":", 1)[1] for d in digests]
+    for out in (human.output, r.stdout):
+        leaked = [t for t in WITHHELD_TEXTS + tuple(digests) if t in out]
+        assert not leaked, leaked
+
+
+def test_a_subject_with_the_scope_sees_the_security_review_admitted(store):
+    r = run_cli(["audit-call", CHAT, "--tenant", "tenant-demo", "--subject", "sec-01", "--scope", "incident:read",
+                 "--scope", "security:read", "--scope", "incident:read_raw", "--clearance", "confidential",
+                 "--purpose", "incident_review",
+                 "--as-of", "2026-07-23T10:30:00+08:00", "--json"])
+    doc = json.loads(r.stdout)
+    sec = _by_message(doc)[9][0]
+    assert ("text", "INC-2026-0723-SEC-01", "admitted") in [(m["by"], m.get("object_id"), m["status"])
+                                                             for m in sec["matches"]]
+    note = _by_message(doc)[5][0]       # with incident:read_raw the customer notes are no longer masked
+    assert (note["status"], note["matches"][0].get("object_id")) == ("admitted", "INC-2026-0723-NOTE-01")
+    assert doc["subject"]["scopes"] == ["incident:read", "incident:read_raw", "security:read"]
+
+
+@pytest.mark.parametrize("body, args, message", [
+    ("{", ["--case", "INC-2026-0723"], "x.json: not JSON"),
+    ('{"input": []}', ["--case", "INC-2026-0723"], "x.json: neither an OpenAI-style chat request"),
+    ('{"messages": []}', ["--tenant", "tenant-demo", "--subject", "s", "--purpose", "incident_review"],
+     "--as-of"),
+    ('{"messages": []}', ["--case", "INC-2026-0723", "--tenant", "tenant-demo"], "--tenant cannot be combined"),
+])
+def test_bad_input_is_one_line_exit_2(store, tmp_path, body, args, message):
+    f = tmp_path / "x.json"
+    f.write_text(body)
+    r = run_cli(["audit-call", f, *args])
+    assert r.exit_code == 2
+    assert message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_a_clean_request_exits_0(store, tmp_path):
+    chat = json.loads(CHAT.read_text())
+    chat["messages"] = chat["messages"][:4]
+    f = tmp_path / "clean.json"
+    f.write_text(json.dumps(chat))
+    r, doc = _audit(f)
+    assert r.exit_code == 0 and doc["counts"] == {"admitted": 1, "unknown_origin": 5}
+    assert hashlib.sha256(f.read_bytes()).hexdigest() not in r.stdout
