@@ -59,14 +59,14 @@ def test_a_tool_added_later_gets_its_own_input_model(tmp_path):
     srv = _server(tmp_path)
 
     @srv.tool()
-    def handoff(note: Annotated[str, Field(description="A note", max_length=20)], n: int = 1) -> dict[str, Any]:
+    def stand_in(note: Annotated[str, Field(description="A note", max_length=20)], n: int = 1) -> dict[str, Any]:
         """A stand-in for a tool another module adds."""
         return {"note": note, "n": n}
 
-    lt, ok, extra, long = _session(srv, [(None, None), ("handoff", {"note": "hi"}),
-                                         ("handoff", {"note": "hi", "tenant_id": "t-2"}),
-                                         ("handoff", {"note": "x" * 21})])
-    schema = next(t for t in lt.tools if t.name == "handoff").input_schema
+    lt, ok, extra, long = _session(srv, [(None, None), ("stand_in", {"note": "hi"}),
+                                         ("stand_in", {"note": "hi", "tenant_id": "t-2"}),
+                                         ("stand_in", {"note": "x" * 21})])
+    schema = next(t for t in lt.tools if t.name == "stand_in").input_schema
     assert schema["additionalProperties"] is False and schema["required"] == ["note"]
     assert schema["properties"]["note"]["maxLength"] == 20
     assert not ok.is_error

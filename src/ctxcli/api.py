@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
-from .errors import StoreError, UsageError
+from .errors import InputError, StoreError, UsageError
 from .models.case import CaseFile
 from .paths import display
 # the public names of the project's files and of the request policy (their home modules)
