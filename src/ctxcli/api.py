@@ -370,14 +370,22 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
-    ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
-    without them is unchanged."""
+    ``seeds``, evidence rules ``match``, the ``window`` channel, claims' ``temporal``, ``aggregates``,
+    ``deadline_seconds`` and ``statement_timeout_seconds``) count only when used, so the hash of a
+    playbook without them is unchanged."""
     d = pb.model_dump(mode="json", by_alias=True)
-    if not d["params"]:
-        del d["params"]
+    for k in ("params", "aggregates", "deadline_seconds", "statement_timeout_seconds"):
+        if k in d and not d[k]:
+            del d[k]
     for et in d["evidence_types"]:
         if not et["match"]:
             del et["match"]
+        for spec in (et["retrieve"], et["followup"]):
+            if spec is not None and spec.get("window") is None:
+                spec.pop("window", None)
+    for c in d["claims"]:
+        if c.get("temporal") is None:
+            c.pop("temporal", None)
     for t in d["path_templates"]:
         if not t["seeds"]:
             del t["seeds"]
@@ -418,6 +426,8 @@ class InvestigateOptions:
     extra_params: dict[str, Any] | None = None   # --param NAME=VALUE, over the case's and variant's
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
     case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
+    deadline_seconds: float | None = None   # --deadline: over the case's and the playbook's
+    clock: Any = None                # what the deadline is measured with (tests); None: time.monotonic
 
 
 @dataclass
@@ -587,7 +597,10 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
                    variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
                    clearance=clearance, goal_ref=case.goal_ref, state_version=case.state_version,
-                   tools=list(case.tools), adhoc=adhoc)
+                   tools=list(case.tools), adhoc=adhoc,
+                   deadline_seconds=opts.deadline_seconds if opts.deadline_seconds is not None
+                   else var.deadline_seconds if var is not None and var.deadline_seconds is not None
+                   else case.deadline_seconds)
 
 
 def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) -> dict[str, Any]:
@@ -636,7 +649,8 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
         with con.errors():
             require_current_manifests(con)
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
-                                                                 clearance=req.clearance), key=key)
+                                                                 clearance=req.clearance), key=key,
+                               clock=opts.clock)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,

@@ -28,11 +28,12 @@ class BuildResult:
 
 
 def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *,
-                key: bytes) -> BuildResult:
-    """``key``: the store secret (opaque references and digests of masked text are keyed with it)."""
+                key: bytes, clock=None) -> BuildResult:
+    """``key``: the store secret (opaque references and digests of masked text are keyed with it);
+    ``clock``: what the deadline is measured with (tests pass their own; default time.monotonic)."""
     t_all = time.perf_counter()
     pb, req = with_params(pb, req)
-    built = build(con, pb, pb_hash, req, store, key=key)
+    built = build(con, pb, pb_hash, req, store, key=key, **({"clock": clock} if clock is not None else {}))
     t0 = time.perf_counter()
     ans = answer_and_record(pb, built.pack, built.trace, refusal=refusal_for(req, built.sources))
     built.timings["answer"] = time.perf_counter() - t0

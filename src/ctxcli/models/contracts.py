@@ -125,10 +125,16 @@ class Missing(BaseModel):
     reason: str = Field(description="over_budget, rejected_by_gates, not_found, withheld_for_access, …")
 
 
+class NotTried(Closed):
+    rounds: list[int] = Field(description="the rounds a deadline stop did not run")
+    evidence_types: list[str] = Field(description="the evidence types still missing when it stopped")
+
+
 class PackState(Closed):
     rounds: int
-    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted"]
+    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted", "deadline"]
     gaps: Literal["full", "compact"]
+    not_tried: NotTried | None = Field(None, description="present when the deadline stopped the round loop")
 
 
 class Section(Closed):
@@ -224,6 +230,8 @@ class AnswerClaim(BaseModel):
     text: str
     condition: JSON | None = Field(None, description="the claim's `when` and whether it holds")
     competing: list[JSON] | None = Field(None, description="competing explanations with their evidence")
+    correlation: JSON | None = Field(None, description="a temporal claim's anchor, window, ranked candidates and "
+                                     "whether its mechanism evidence is present")
     confidence: Confidence
 
 
@@ -268,6 +276,7 @@ class Answer(BaseModel):
     missing_evidence: list[JSON]
     validation: JSON
     refusal: Refusal | None = Field(None, description="present when verdict is refused")
+    not_tried: NotTried | None = Field(None, description="present when the deadline stopped the round loop")
     stale_sources: list[StaleSource]
 
 
@@ -296,6 +305,8 @@ class RunStarted(Event):
     variant: str | None
     strategy: str
     playbook: JSON
+    deadline_seconds: float | None = Field(None, description="the run's deadline, when it has one")
+    statement_timeout_seconds: float | None = Field(None, description="the store statements' timeout, when set")
 
 
 class SourceDiscovered(Event):
@@ -320,7 +331,7 @@ class RetrievalExecuted(Event):
     event: Literal["retrieval_executed"]
     round: int
     query_id: str
-    channel: Literal["structured", "fulltext", "graph", "vector"]
+    channel: Literal["structured", "fulltext", "graph", "vector", "window"]
     evidence_type: str
     query: JSON
     filters: JSON
@@ -382,6 +393,14 @@ class SufficiencyAssessed(Event):
     evidence_budget: int
 
 
+class DeadlineReached(Event):
+    event: Literal["deadline_reached"]
+    round: int = Field(description="the round that was not started")
+    deadline_seconds: float
+    not_tried_rounds: list[int]
+    not_tried_types: list[str]
+
+
 class PackBuilt(Event):
     event: Literal["pack_built"]
     evidence: int
@@ -437,6 +456,6 @@ TRACE_EVENTS: dict[str, type[BaseModel]] = {
     "retrieval_executed": RetrievalExecuted, "candidate_retrieved": CandidateRetrieved,
     "candidate_rejected": CandidateRejected, "evidence_selected": EvidenceSelected,
     "evidence_transformed": EvidenceTransformed, "sufficiency_assessed": SufficiencyAssessed,
-    "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
+    "deadline_reached": DeadlineReached, "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
     "pack_sealed": PackSealed, "model_called": ModelCalled, "model_answer_validated": ModelAnswerValidated,
 }
