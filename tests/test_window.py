@@ -198,3 +198,39 @@ def test_a_statement_over_its_timeout_is_cancelled(store):
         assert st.con.execute("SELECT 2").fetchall() == [(2,)]     # the store stays usable
     finally:
         st.close()
+
+
+def test_aggregates_are_computed_over_the_rows_the_subject_may_see(runs):
+    res = runs[(None, "dynamic")]
+    agg = {a["name"]: a for a in res.pack["aggregates"]}
+    assert {k: (a["value"], a["rows"], a["withheld"], a["excluded"]) for k, a in agg.items()} == {
+        "service_changes_in_window": (2, ["CHG-CFG-0811-05", "CHG-CFG-0811-07"], {}, {}),
+        # any change of the tenant: the ledger-api push counts, the sensitive push only as withheld
+        "tenant_changes_in_window": (3, ["CHG-CFG-0811-05", "CHG-CFG-0811-06", "CHG-CFG-0811-07"], {"scope": 1}, {}),
+        "last_change_before_error": ("CFG-0811-07", ["CHG-CFG-0811-07"], {}, {})}
+    assert agg["tenant_changes_in_window"]["query"]["entity_type"] == "change"
+    ev = {e["object_id"]: e["evidence_id"] for e in res.pack["evidence"]}
+    c = claim(res, "changes_in_window")
+    assert c["status"] == "fact" and c["evidence"] == sorted([ev["CHG-CFG-0811-05"], ev["CHG-CFG-0811-07"]])
+    assert c["text"].startswith("2 change(s) readable to you reached the service in the ten minutes before the "
+                                "first error (3 across the tenant); the last one was CFG-0811-07.")
+    traced = [(e["name"], e["value"], e["rows"], e["withheld"]) for e in res.trace if e["event"] == "aggregate_computed"]
+    assert traced == [("service_changes_in_window", 2, 2, {}), ("tenant_changes_in_window", 3, 3, {"scope": 1}),
+                      ("last_change_before_error", "CFG-0811-07", 1, {})]
+    # one round: computed, but none of its rows is in the pack to cite
+    gov = runs[(None, "governed")]
+    assert claim(gov, "changes_in_window")["status"] == "unknown"
+    assert {a["name"]: a["value"] for a in gov.pack["aggregates"]}["tenant_changes_in_window"] == 3
+
+
+def test_an_aggregate_counts_a_withheld_row_only_for_a_subject_who_may_see_it(store):
+    agg = {a["name"]: a for a in run(subject_id="oncall-07", scopes=["incident:read", "deploy:read",
+                                                                      "deploy:read_sensitive"]).pack["aggregates"]}
+    assert agg["tenant_changes_in_window"]["value"] == 4 and agg["tenant_changes_in_window"]["withheld"] == {}
+    assert agg["service_changes_in_window"]["value"] == 3
+    assert agg["last_change_before_error"]["value"] == "CFG-0811-08"
+    low = {a["name"]: a for a in run(subject_id="oncall-07", scopes=["incident:read"]).pack["aggregates"]}
+    # without deploy:read the change entities' source is unreadable: nothing is linked, counted or hinted at
+    assert (low["tenant_changes_in_window"]["value"], low["tenant_changes_in_window"]["withheld"]) == (0, {})
+    assert low["last_change_before_error"]["value"] is None
+    assert low["last_change_before_error"]["unknown"] == "no_rows"

@@ -106,7 +106,7 @@ def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> 
     out: list[Problem] = []
     params = set(getattr(pb, "params", {}) or {})
     types = {et.type for et in pb.evidence_types}
-    defined: set[str] = set()
+    defined: set[str] = {a.name for a in getattr(pb, "aggregates", [])}    # bound before the facts
     all_facts = {f.name for f in pb.facts}
 
     def names_ok(names, known: set[str], where: str, what: str) -> None:

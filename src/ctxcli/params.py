@@ -115,6 +115,9 @@ def resolve(pb, params: dict[str, Any]):
                 spec["fulltext"]["terms"] = [_text(t, params) for t in spec["fulltext"]["terms"]]
             if spec and spec.get("window") and spec["window"].get("entity"):
                 spec["window"]["entity"] = _text(spec["window"]["entity"], params)
+    for a in d.get("aggregates", []):
+        if a["over"].get("entity"):
+            a["over"]["entity"] = _text(a["over"]["entity"], params)
     for t in d["path_templates"]:
         t["seeds"] = [_text(x, params) for x in t["seeds"]]
     return Playbook.model_validate(d)

@@ -42,12 +42,22 @@ def _merge_ids(*lists: list[str]) -> list[str]:
 
 
 def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
-           missing_types: frozenset[str] = frozenset()) -> Facts:
+           missing_types: frozenset[str] = frozenset(), aggregates: list[dict[str, Any]] = ()) -> Facts:
     """Bind derived facts. A type reported missing binds nothing, even when some of its items
-    were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated."""
+    were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated.
+    ``aggregates`` (the pack's, computed over stored rows) are bound first, with the admitted
+    items among their rows as evidence."""
     f = Facts()
     covered = {t for e in evidence for t in e["supports"]} - missing_types
     needs: dict[str, list[str]] = {}          # fact -> the evidence types it rests on
+    for rec in aggregates:
+        needs[rec["name"]] = [rec["evidence_type"]]
+        if rec["value"] is None:
+            f.unbound[rec["name"]] = [rec["evidence_type"]]
+        else:   # its evidence: the admitted items among the rows it was computed from
+            rows = set(rec["rows"])
+            f.bound[rec["name"]] = Bound(rec["value"], sorted({e["evidence_id"] for e in evidence
+                                                               if e["object_id"] in rows}))
     for d in pb.facts:
         if d.op in ("value", "collect", "mapping"):
             needs[d.name] = [d.from_]
@@ -191,13 +201,20 @@ def _text(template: str, values: dict[str, Any]) -> str:
 def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
     evidence = pack["evidence"]
     env0 = {"as_of": pack["request"]["as_of"]}
-    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]))
+    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]), pack.get("aggregates", []))
     values = dict(env0)
     values.update({k: b.value for k, b in f.bound.items()})
     judg = {et.type: et.judgment for et in pb.evidence_types}
     missing_types = frozenset(m["type"] for m in pack["missing"])
     claims = [_claim(c, f, values, judg) for c in pb.claims]
+    agg_names = {a["name"] for a in pack.get("aggregates", [])}
     for c, claim in zip(pb.claims, claims):
+        used = sorted(set(c.uses) & agg_names)
+        if used and claim["status"] != "unknown" and not claim["evidence"]:
+            # computed over stored rows, none of which is in the pack: nothing here to cite
+            claim.update(status="unknown", facts={}, evidence=[], text=(
+                "Unknown: none of the rows " + ", ".join(used) + " was computed from is in the pack "
+                "(pack.aggregates lists them)."))
         if c.temporal is not None and claim["status"] != "unknown":
             _correlation(c, claim, f, values, evidence, missing_types)
     missing = pack["missing"]

@@ -146,6 +146,7 @@ class BuildState:
     rounds: int = 0
     stop_reason: str = "max_rounds_reached"
     not_tried: dict[str, Any] | None = None     # what a deadline stop left out (rounds, evidence types)
+    aggregates: list[dict[str, Any]] = field(default_factory=list)   # the playbook's aggregates, computed
     # evidence type -> what withheld candidates (scope / classification / purpose gates, same
     # tenant only) would need: {"count", "scopes", "purposes", "clearance", "by_gate"}; reported
     # on the missing type, never their content
@@ -274,11 +275,10 @@ def window_anchors(bc: BuildContext, st: BuildState) -> dict[str, tuple[int, str
     from ..util.timeutil import parse_ts
 
     out: dict[str, tuple[int, str] | str] = {"as_of": (bc.gctx.as_of_us, bc.req.as_of.isoformat())}
-    for et in bc.pb.evidence_types:
-        for spec in (et.retrieve, et.followup):
-            w = spec.window if spec else None
-            if w is None or w.anchor_fact is None:
-                continue
+    windows = [spec.window for et in bc.pb.evidence_types for spec in (et.retrieve, et.followup)
+               if spec is not None and spec.window is not None] + [a.over for a in bc.pb.aggregates]
+    for w in windows:
+        if w.anchor_fact is not None:
             vals = sorted({str(i["facts"][w.anchor_fact]) for i in st.packed.admitted
                            if w.anchor_from in i["supports"] and i["facts"].get(w.anchor_fact) is not None})
             key = f"{w.anchor_from}.{w.anchor_fact}"
@@ -562,6 +562,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "tools": list(bc.req.tools),
         "stale_sources": _stale_sources(bc),
     }
+    if bc.pb.aggregates:     # recorded only when the playbook declares some: other packs keep their bytes
+        pack["aggregates"] = st.aggregates
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
         pack["state"]["gaps"] = "compact"
@@ -643,6 +645,12 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
         if stop is not None:
             st.stop_reason = stop
             break
+    if pb.aggregates:
+        from .aggregate import compute
+
+        t0 = time.perf_counter()
+        st.aggregates = compute(bc, st, window_anchors(bc, st))
+        bc.time("aggregates", t0)
     pack_doc = assemble(bc, st, pb_hash, store)
     bc.timings["build"] = time.perf_counter() - t_all
     return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)

@@ -193,6 +193,22 @@ class StaleSource(Closed):
     age: str | None
 
 
+class AggregateRecord(Closed):
+    """One computed aggregate: the set's query, the value, the rows it rests on (ids as the
+    subject may see them; each passed the gates) and what was excluded or withheld (counts)."""
+
+    name: str
+    op: Literal["count", "sum", "min", "max", "latest_before", "earliest_after"]
+    evidence_type: str
+    fact: str | None
+    query: JSON | None = Field(description="the window query of the set; null when it could not be run")
+    value: JSON
+    rows: list[str]
+    excluded: dict[str, int]
+    withheld: dict[str, int]
+    unknown: str | None = None
+
+
 class Pack(Closed):
     """pack.json (``ctx.pack/1``)."""
 
@@ -215,6 +231,8 @@ class Pack(Closed):
     state_version: str | None = Field(description="the case's state_version; null when it has none")
     tools: list[str] = Field(description="the case's tools; empty when it has none")
     stale_sources: list[StaleSource]
+    aggregates: list[AggregateRecord] | None = Field(None, description="the playbook's aggregates as computed; "
+                                                     "absent when it declares none")
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
 
@@ -393,6 +411,18 @@ class SufficiencyAssessed(Event):
     evidence_budget: int
 
 
+class AggregateComputed(Event):
+    event: Literal["aggregate_computed"]
+    name: str
+    op: str
+    value: JSON
+    rows: int = Field(ge=0, description="how many gated rows the value rests on")
+    excluded: dict[str, int] = Field(description="rows the gates excluded, per gate")
+    withheld: dict[Literal["scope", "classification", "purpose"], int] = Field(
+        description="matches the access rules inside the statement withheld, per gate (never an id)")
+    unknown: str | None = Field(None, description="why no value: anchor_not_admitted, no_rows, too_many_rows, …")
+
+
 class DeadlineReached(Event):
     event: Literal["deadline_reached"]
     round: int = Field(description="the round that was not started")
@@ -456,6 +486,6 @@ TRACE_EVENTS: dict[str, type[BaseModel]] = {
     "retrieval_executed": RetrievalExecuted, "candidate_retrieved": CandidateRetrieved,
     "candidate_rejected": CandidateRejected, "evidence_selected": EvidenceSelected,
     "evidence_transformed": EvidenceTransformed, "sufficiency_assessed": SufficiencyAssessed,
-    "deadline_reached": DeadlineReached, "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
+    "deadline_reached": DeadlineReached, "aggregate_computed": AggregateComputed, "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
     "pack_sealed": PackSealed, "model_called": ModelCalled, "model_answer_validated": ModelAnswerValidated,
 }

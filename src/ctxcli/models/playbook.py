@@ -221,6 +221,29 @@ class TemporalSpec(P):
         return self
 
 
+class Aggregate(P):
+    """A computed fact over a typed set of stored objects, not only over admitted evidence: the
+    tenant's objects the subject may read (the access rules inside the statement) that support
+    ``evidence_type`` and lie in the window ``over`` (the time-window channel's set, without its
+    limit), each gated like a candidate. ``count`` the rows; ``sum``/``min``/``max`` of the
+    numeric ``fact``; ``latest_before``/``earliest_after`` the row at or before / at or after the
+    window's anchor T nearest to it, reported by ``fact`` (default its object id). The result,
+    the rows it was computed from (object ids) and what the gates excluded are recorded in the
+    pack (``aggregates``); the answer binds it as a fact named ``name``."""
+
+    name: FactName
+    op: Literal["count", "sum", "min", "max", "latest_before", "earliest_after"]
+    evidence_type: TypeName
+    over: WindowSpec
+    fact: FactName | None = None
+
+    @model_validator(mode="after")
+    def _fact(self) -> "Aggregate":
+        if self.op in ("sum", "min", "max") and self.fact is None:
+            raise ValueError(f"aggregates.{self.name}: op {self.op} needs fact")
+        return self
+
+
 class Claim(P):
     id: Ident
     text: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
@@ -275,6 +298,8 @@ class Playbook(P):
     params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)
     evidence_types: list[EvidenceType] = Field(min_length=1)
+    aggregates: list[Aggregate] = Field(default_factory=list, description="Computed facts over stored rows "
+                                        "(count, sum, min, max, latest_before, earliest_after), bound before facts.")
     facts: list[DerivedFact] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     decision: Decision
@@ -301,6 +326,14 @@ class Playbook(P):
                 if w and w.anchor_from and w.anchor_from not in types:
                     raise ValueError(f"evidence_types.{et.type}: window anchor_from: unknown evidence type {w.anchor_from}")
         names: set[str] = set()
+        for a in self.aggregates:
+            if a.evidence_type not in types:
+                raise ValueError(f"aggregates.{a.name}: unknown evidence type {a.evidence_type}")
+            if a.over.anchor_from and a.over.anchor_from not in types:
+                raise ValueError(f"aggregates.{a.name}: anchor_from: unknown evidence type {a.over.anchor_from}")
+            if a.name in names:
+                raise ValueError(f"aggregates: duplicate name {a.name}")
+            names.add(a.name)
         for f in self.facts:
             if f.from_ and f.from_ not in types:
                 raise ValueError(f"facts.{f.name}: unknown evidence type {f.from_}")
