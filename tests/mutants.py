@@ -599,6 +599,9 @@ MUTANTS: list[Mutant] = [
     Mutant("statement-timeout-not-mapped", "src/ctxcli/store/duckdb_store.py",
            "            if not self.fired.is_set():\n                raise\n", "            raise\n",
            ("tests/test_window.py::test_a_statement_over_its_timeout_is_cancelled",)),
+    Mutant("replay-drops-deadline", "src/ctxcli/postmortem/replay.py",
+           ',\n                                  deadline_seconds=req.get("deadline_seconds"))', ")",
+           ("tests/test_window.py::test_replay_of_a_deadline_stop_reproduces_it",)),
 ]
 
 

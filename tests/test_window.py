@@ -234,3 +234,16 @@ def test_an_aggregate_counts_a_withheld_row_only_for_a_subject_who_may_see_it(st
     assert (low["tenant_changes_in_window"]["value"], low["tenant_changes_in_window"]["withheld"]) == (0, {})
     assert low["last_change_before_error"]["value"] is None
     assert low["last_change_before_error"]["unknown"] == "no_rows"
+
+
+def test_replay_of_a_deadline_stop_reproduces_it(store, tmp_path):
+    from .conftest import run_cli
+
+    r = run_cli(["investigate", CASE, "--variant", "deadline-zero", "--out", tmp_path / "o"])
+    assert r.exit_code == 0, r.stderr
+    r = run_cli(["replay", tmp_path / "o"])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    r = run_cli(["investigate", CASE, "--deadline", "0", "--out", tmp_path / "p"])
+    assert r.exit_code == 0
+    r = run_cli(["replay", tmp_path / "p"])
+    assert r.exit_code == 0, r.stdout + r.stderr
