@@ -247,3 +247,16 @@ def test_replay_of_a_deadline_stop_reproduces_it(store, tmp_path):
     assert r.exit_code == 0
     r = run_cli(["replay", tmp_path / "p"])
     assert r.exit_code == 0, r.stdout + r.stderr
+
+
+def test_check_names_a_window_relation_type_no_source_declares(project_copy):
+    from .conftest import run_cli
+
+    pb = project_copy / "manifests" / "playbooks" / "payment-change-window.yaml"
+    text = pb.read_text()
+    pb.write_text(text.replace("        via: [APPLIES_TO, CHANGED_BY]\n        time: valid_from",
+                               "        via: [APPLIES_TOO, CHANGED_BY]\n        time: valid_from", 1))
+    r = run_cli(["check"])
+    assert r.exit_code == 1, r.output
+    assert "evidence type recent_change: window: edge type APPLIES_TOO is not declared by any source " \
+           "(did you mean APPLIES_TO?)" in r.stdout
