@@ -260,3 +260,31 @@ def test_check_names_a_window_relation_type_no_source_declares(project_copy):
     assert r.exit_code == 1, r.output
     assert "evidence type recent_change: window: edge type APPLIES_TOO is not declared by any source " \
            "(did you mean APPLIES_TO?)" in r.stdout
+
+
+def test_every_aggregate_op_over_gated_rows():
+    from types import SimpleNamespace as NS
+
+    from ctxcli.engine.aggregate import _value
+    from ctxcli.models.playbook import Aggregate
+
+    rows = [NS(doc_id=1, object_id="A", facts={"n": 5, "id": "a"}), NS(doc_id=2, object_id="B", facts={"n": 2, "id": "b"}),
+            NS(doc_id=3, object_id="C", facts={"n": "x", "id": "c"}), NS(doc_id=4, object_id="D", facts={"n": 9, "id": "d"})]
+    times = {1: 100, 2: 90, 3: 130, 4: 160}
+    disc = NS(ref=lambda o, withheld=False: o.object_id)
+    over = {"entity_type": "change", "before_minutes": 10}
+
+    def val(op, fact=None):
+        rec = {"value": None, "rows": [], "excluded": {}}
+        _value(rec, Aggregate.model_validate({"name": "x", "op": op, "evidence_type": "e", "fact": fact, "over": over}),
+               rows, times, 120, disc)
+        return rec["value"], rec["rows"], rec["excluded"]
+
+    assert val("count") == (4, ["A", "B", "C", "D"], {})
+    assert val("sum", "n") == (16, ["A", "B", "D"], {"fact_not_a_number": 1})
+    assert val("min", "n") == (2, ["B"], {"fact_not_a_number": 1})
+    assert val("max", "n") == (9, ["D"], {"fact_not_a_number": 1})
+    assert val("latest_before", "id") == ("a", ["A"], {})       # 100 is the nearest at or before 120
+    assert val("earliest_after") == ("C", ["C"], {})            # 130 is the nearest at or after: its object id
+    with pytest.raises(ValueError, match="op sum needs fact"):
+        Aggregate.model_validate({"name": "x", "op": "sum", "evidence_type": "e", "over": over})
