@@ -44,6 +44,8 @@ class PackRequest(Closed):
                                                                "the playbook declares any)")
     adhoc: Literal[True] | None = Field(None, description="an ad-hoc run: no case file, the case is this request "
                                         "(ctx investigate --playbook)")
+    deadline_seconds: float | None = Field(None, description="the case's, variant's or --deadline's deadline "
+                                           "(only when given)")
 
 
 class Transformation(BaseModel):
@@ -202,7 +204,7 @@ class AggregateRecord(Closed):
     evidence_type: str
     fact: str | None
     query: JSON | None = Field(description="the window query of the set; null when it could not be run")
-    value: JSON
+    value: int | float | str | bool | None = Field(description="the computed value; null when unknown")
     rows: list[str]
     excluded: dict[str, int]
     withheld: dict[str, int]
@@ -415,7 +417,7 @@ class AggregateComputed(Event):
     event: Literal["aggregate_computed"]
     name: str
     op: str
-    value: JSON
+    value: int | float | str | bool | None
     rows: int = Field(ge=0, description="how many gated rows the value rests on")
     excluded: dict[str, int] = Field(description="rows the gates excluded, per gate")
     withheld: dict[Literal["scope", "classification", "purpose"], int] = Field(
