@@ -212,7 +212,7 @@ def test_aggregates_are_computed_over_the_rows_the_subject_may_see(runs):
     ev = {e["object_id"]: e["evidence_id"] for e in res.pack["evidence"]}
     c = claim(res, "changes_in_window")
     assert c["status"] == "fact" and c["evidence"] == sorted([ev["CHG-CFG-0811-05"], ev["CHG-CFG-0811-07"]])
-    assert c["text"].startswith("2 change(s) readable to you reached the service in the ten minutes before the "
+    assert c["text"].startswith("2 change(s) readable to you reached the service in the window before the "
                                 "first error (3 across the tenant); the last one was CFG-0811-07.")
     traced = [(e["name"], e["value"], e["rows"], e["withheld"]) for e in res.trace if e["event"] == "aggregate_computed"]
     assert traced == [("service_changes_in_window", 2, 2, {}), ("tenant_changes_in_window", 3, 3, {"scope": 1}),

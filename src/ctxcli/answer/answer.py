@@ -319,6 +319,9 @@ def _correlation(c, claim: dict[str, Any], f: Facts, values: dict[str, Any], evi
                                         for m in t.mechanism)
     claim["correlation"] = {"anchor": t.anchor, "anchor_at": anchor, "within_minutes": t.within_minutes,
                             "candidates": cands, "mechanism": {"types": list(t.mechanism), "present": present}}
+    # the interval and the ranked candidates are values the claim states: bound with it (sealed in the pack)
+    claim["facts"] = {**claim["facts"], "within_minutes": t.within_minutes,
+                      "candidates": [{k: x[k] for k in ("label", "at", "minutes_before")} for x in cands]}
     if not cands:
         claim.update(status="unknown", facts={}, evidence=[],
                      text=f"Unknown: no {t.events} item within {fmt(t.within_minutes)} minutes before "
