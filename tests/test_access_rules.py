@@ -19,7 +19,7 @@ from .conftest import REPO, run_cli
 
 BIG = 100_000          # a limit past every match: the lists hold every readable match
 AS_OF = 2**62          # (validity does not matter with limits this large)
-CHANNELS = ("structured", "bm25", "graph", "vector")
+CHANNELS = ("structured", "bm25", "graph", "vector", "window")
 SUBJECTS = {
     # the C-102 investigator: no fraud:read (the SIU note, the partner's fraud-desk notes),
     # purpose claim_review (the audit-only extract, the fraud_investigation notes)
@@ -55,7 +55,19 @@ def corpus(d) -> dict:
             "keys": sorted({k for (k,) in con.execute("SELECT DISTINCT key FROM object_keys").fetchall()}),
             "terms": sorted({t for (t,) in con.execute("SELECT term FROM term_stats").fetchall()}),
             "types": [t for (t,) in con.execute("SELECT evidence_type FROM support_bits ORDER BY 1").fetchall()],
-            "vecs": vecs}
+            "vecs": vecs,
+            # the window channel: every entity type, every relation type, every relation and source usable
+            "entity_types": [t for (t,) in con.execute("SELECT DISTINCT entity_type FROM entities ORDER BY 1").fetchall()],
+            "rel_types": [t for (t,) in con.execute("SELECT DISTINCT rel_type FROM relations ORDER BY 1").fetchall()],
+            "access_ids": [a for (a,) in con.execute("SELECT access_id FROM relation_access ORDER BY 1").fetchall()],
+            "sources": [s for (s,) in con.execute("SELECT source_id FROM sources ORDER BY 1").fetchall()]}
+
+
+def window_queries(c: dict, limit: int, anchor_us: int) -> list[tuple]:
+    """One window query per (evidence type, entity type), every relation type, all of time."""
+    return [(f"w{i:03d}{j:03d}", t, [], {"entity": None, "entity_type": et, "via": c["rel_types"], "time": "valid_from",
+                                         "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": anchor_us}, limit)
+            for i, t in enumerate(c["types"]) for j, et in enumerate(c["entity_types"])]
 
 
 def run_channels(st, tenant: str, readable, c: dict) -> dict[str, tuple[set[int], list[tuple]]]:
@@ -74,6 +86,8 @@ def run_channels(st, tenant: str, readable, c: dict) -> dict[str, tuple[set[int]
     out["graph"] = ({d for _, d, _, _ in f.hits}, [w[2:] for w in f.withheld])
     f = st.vector([(t, [], BIG, v) for v in c["vecs"] for t in types], **gated)
     out["vector"] = ({d for _, d, _ in f.hits}, [w[1:] for w in f.withheld])
+    f = st.window(window_queries(c, BIG, AS_OF), access_ok=c["access_ids"], entity_sources=c["sources"], **gated)
+    out["window"] = ({d for _, d, _ in f.hits}, [w[1:] for w in f.withheld])
     return out
 
 

@@ -174,7 +174,8 @@ def test_every_file_of_every_bundled_run_validates_against_its_schema(store):
             _check(f"trace.{ev['event']}", ev, f"{where}/trace.jsonl seq {ev['seq']}")
     build_events = {"run_started", "source_discovered", "plan_created", "retrieval_executed", "candidate_retrieved",
                     "candidate_rejected", "evidence_selected", "evidence_transformed", "sufficiency_assessed",
-                    "pack_built", "claim_generated", "answer_validated", "pack_sealed"}
+                    "pack_built", "claim_generated", "answer_validated", "pack_sealed",
+                    "deadline_reached", "aggregate_computed"}          # INC-2026-0811 (issue 30)
     assert seen_events == build_events
 
 

@@ -117,6 +117,33 @@ def test_every_case_and_variant_is_byte_identical_on_both_backends(store, loaded
         assert _without_backend(post[name]["pack.json"]) == json.loads(duck[name]["pack.json"]), name
 
 
+def test_the_time_window_case_is_byte_identical_on_both_backends(store, loaded_pg, monkeypatch, tmp_path):
+    """INC-2026-0811 (issue 30): the window channel, its aggregates and the deadline variant."""
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    shutil.copy(REPO / "examples" / "cases" / "INC-2026-0811.yaml", tmp_path / "INC-2026-0811.yaml")
+    duck, post = _runs(store, tmp_path), _runs(loaded_pg, tmp_path)
+    assert sorted(duck) == sorted(post) and len(duck) == 3 * len(STRATEGIES)
+    for name in duck:
+        for fn in ("trace.jsonl", "answer.json", "answer.md"):
+            assert duck[name][fn] == post[name][fn], (name, fn)
+        assert _without_backend(post[name]["pack.json"]) == json.loads(duck[name]["pack.json"]), name
+    assert b'"window"' in duck["INC-2026-0811-dynamic"]["trace.jsonl"]
+
+
+def test_a_statement_over_its_timeout_is_cancelled_on_postgres(loaded_pg):
+    from ctxcli.errors import StatementTimeoutError
+    from ctxcli.store import open_store
+
+    st = open_store(loaded_pg)
+    try:
+        st.set_statement_timeout(0.2)
+        with pytest.raises(StatementTimeoutError, match="statement timeout"):
+            with st.errors():
+                st.con.execute("SELECT pg_sleep(30)")
+    finally:
+        st.close()
+
+
 def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
     from ctxcli.load.fts_text import query_terms
     from ctxcli.store import open_store

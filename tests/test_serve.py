@@ -104,7 +104,8 @@ def test_list_cases_and_playbooks_name_only_this_servers_tenant(store, tmp_path)
     assert (c102["playbook"], c102["as_of"]) == ("motor-claim-review", "2026-07-23T12:00:00+08:00")
     assert "restricted" in c102["variants"]
     pbs = {p["playbook_id"]: p for p in _structured(other)["playbooks"]}
-    assert set(pbs) == {"motor-claim-review", "payment-incident-review", "payment-restore-lookup", "incident-owner-lookup"}
+    assert set(pbs) == {"motor-claim-review", "payment-incident-review", "payment-restore-lookup",
+                        "payment-change-window", "incident-owner-lookup"}
     assert any(e["type"] == "policy_version" and e["required"] for e in pbs["motor-claim-review"]["evidence_types"])
 
 

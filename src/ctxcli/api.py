@@ -266,7 +266,8 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
         with con.errors():
             require_current_manifests(con)
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
-                                                                 clearance=req.clearance), key=key)
+                                                                 clearance=req.clearance), key=key,
+                               clock=opts.clock)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,

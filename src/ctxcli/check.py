@@ -106,7 +106,7 @@ def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> 
     out: list[Problem] = []
     params = set(getattr(pb, "params", {}) or {})
     types = {et.type for et in pb.evidence_types}
-    defined: set[str] = set()
+    defined: set[str] = {a.name for a in getattr(pb, "aggregates", [])}    # bound before the facts
     all_facts = {f.name for f in pb.facts}
 
     def names_ok(names, known: set[str], where: str, what: str) -> None:
@@ -157,9 +157,21 @@ def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> 
         except expr.ExprError as e:
             out.append(_at(marks, disp, where, str(e)))
 
+    def window_ok(w, where: str, what: str) -> None:
+        """A window's entity template, entity type and relation types against the sources' vocabulary."""
+        if w.entity:
+            names_ok(template_names(w.entity), set(), where + ".entity", f"{what} entity")
+        etype = w.entity_type or (w.entity.split(":", 1)[0] if w.entity and ":" in w.entity else None)
+        if vocab.entity_types is not None and etype and "{" not in etype and etype not in vocab.entity_types:
+            out.append(_at(marks, disp, where, f"{what}: no source declares entity type {etype}"))
+        for edge in w.via:
+            if vocab.edges is not None and edge not in vocab.edges:
+                out.append(_at(marks, disp, where + ".via", f"{what}: edge type {edge} is not declared by any "
+                                                             f"source{_suggest(edge, vocab.edges)}"))
+
     for et in pb.evidence_types:
         routes = [s for s in (et.retrieve, et.followup) if s is not None
-                  and ((s.structured and s.structured.object_types) or s.fulltext or s.graph)]
+                  and ((s.structured and s.structured.object_types) or s.fulltext or s.graph or s.window)]
         if et.required and not routes:
             out.append(_at(marks, disp, f"evidence_types.{et.type}",
                            f"required evidence type {et.type} has no retrieval route"))
@@ -168,6 +180,10 @@ def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> 
                 for t in spec.fulltext.terms:
                     names_ok(template_names(t), set(), f"evidence_types.{et.type}.{spec_name}.fulltext",
                              f"evidence type {et.type}: term")
+            if spec and spec.window:
+                window_ok(spec.window, f"evidence_types.{et.type}.{spec_name}.window", f"evidence type {et.type}: window")
+    for a in getattr(pb, "aggregates", []):
+        window_ok(a.over, f"aggregates.{a.name}.over", f"aggregate {a.name}: over")
 
     for t in pb.path_templates:
         where = f"path_templates.{t.id}"

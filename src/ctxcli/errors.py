@@ -109,6 +109,12 @@ class StoreUnusableError(StoreError):
     exit_code = ExitCode.STORE
 
 
+class StatementTimeoutError(StoreError):
+    """A store statement ran longer than the playbook's statement_timeout_seconds and was cancelled; exit 3."""
+
+    exit_code = 3
+
+
 class StoreStaleError(StoreError):
     """The store was loaded from older manifests than the project's (scopes, purposes, clearance or masks changed since); exit 3."""
 

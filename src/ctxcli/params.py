@@ -85,7 +85,7 @@ def _expr(s: str, params: dict[str, Any]) -> str:
 
 def resolve(pb, params: dict[str, Any]):
     """The playbook with ``{param.NAME}`` filled in: ``where`` values (a value that is exactly
-    ``{param.NAME}`` keeps the parameter's type), full-text terms, path-template seeds,
+    ``{param.NAME}`` keeps the parameter's type), full-text terms, window entities, path-template seeds,
     expressions (``param.NAME``) and claim texts. Unchanged when nothing refers to a param."""
     from .models.playbook import Playbook
 
@@ -113,6 +113,11 @@ def resolve(pb, params: dict[str, Any]):
         for spec in (et["retrieve"], et.get("followup")):
             if spec and spec.get("fulltext"):
                 spec["fulltext"]["terms"] = [_text(t, params) for t in spec["fulltext"]["terms"]]
+            if spec and spec.get("window") and spec["window"].get("entity"):
+                spec["window"]["entity"] = _text(spec["window"]["entity"], params)
+    for a in d.get("aggregates", []):
+        if a["over"].get("entity"):
+            a["over"]["entity"] = _text(a["over"]["entity"], params)
     for t in d["path_templates"]:
         t["seeds"] = [_text(x, params) for x in t["seeds"]]
     return Playbook.model_validate(d)

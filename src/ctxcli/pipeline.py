@@ -28,13 +28,15 @@ class BuildResult:
 
 
 def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *,
-                key: bytes, tools=None) -> BuildResult:
+                key: bytes, tools=None, clock=None) -> BuildResult:
     """``key``: the store secret (opaque references and digests of masked text are keyed with it).
     ``tools``: an already gated set of tool results (replay passes the pack's); by default the
-    request's tool results are gated here (:func:`gate_tools`)."""
+    request's tool results are gated here (:func:`gate_tools`). ``clock``: what the deadline is
+    measured with (tests pass their own; default time.monotonic)."""
     t_all = time.perf_counter()
     pb, req = with_params(pb, req)
-    built = build(con, pb, pb_hash, req, store, key=key, tools=tools if tools is not None else gate_tools(pb, req, key))
+    built = build(con, pb, pb_hash, req, store, key=key, tools=tools if tools is not None else gate_tools(pb, req, key),
+                  **({"clock": clock} if clock is not None else {}))
     t0 = time.perf_counter()
     ans = answer_and_record(pb, built.pack, built.trace, refusal=refusal_for(req, built.sources))
     built.timings["answer"] = time.perf_counter() - t0

@@ -173,17 +173,26 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
-    ``seeds``, evidence rules ``match``) count only when used, so the hash of a playbook
-    without them is unchanged; ``vectors`` never counts."""
+    ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
+    the ``window`` channel, claims' ``temporal``, ``aggregates``, ``deadline_seconds`` and
+    ``statement_timeout_seconds``) count only when used, so the hash of a playbook without them
+    is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
     del d["vectors"]        # what `ctx load` builds (the store's identity records it), not how a run works
-    if not d["params"]:
-        del d["params"]
+    for k in ("params", "aggregates", "deadline_seconds", "statement_timeout_seconds"):
+        if k in d and not d[k]:
+            del d[k]
     if d["resolve_names"] is None:
         del d["resolve_names"]
     for et in d["evidence_types"]:
         if not et["match"]:
             del et["match"]
+        for spec in (et["retrieve"], et["followup"]):
+            if spec is not None and spec.get("window") is None:
+                spec.pop("window", None)
+    for c in d["claims"]:
+        if c.get("temporal") is None:
+            c.pop("temporal", None)
     for t in d["path_templates"]:
         if not t["seeds"]:
             del t["seeds"]

@@ -42,12 +42,22 @@ def _merge_ids(*lists: list[str]) -> list[str]:
 
 
 def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
-           missing_types: frozenset[str] = frozenset()) -> Facts:
+           missing_types: frozenset[str] = frozenset(), aggregates: list[dict[str, Any]] = ()) -> Facts:
     """Bind derived facts. A type reported missing binds nothing, even when some of its items
-    were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated."""
+    were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated.
+    ``aggregates`` (the pack's, computed over stored rows) are bound first, with the admitted
+    items among their rows as evidence."""
     f = Facts()
     covered = {t for e in evidence for t in e["supports"]} - missing_types
     needs: dict[str, list[str]] = {}          # fact -> the evidence types it rests on
+    for rec in aggregates:
+        needs[rec["name"]] = [rec["evidence_type"]]
+        if rec["value"] is None:
+            f.unbound[rec["name"]] = [rec["evidence_type"]]
+        else:   # its evidence: the admitted items among the rows it was computed from
+            rows = set(rec["rows"])
+            f.bound[rec["name"]] = Bound(rec["value"], sorted({e["evidence_id"] for e in evidence
+                                                               if e["object_id"] in rows}))
     for d in pb.facts:
         if d.op in ("value", "collect", "mapping"):
             needs[d.name] = [d.from_]
@@ -191,20 +201,40 @@ def _text(template: str, values: dict[str, Any]) -> str:
 def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
     evidence = pack["evidence"]
     env0 = {"as_of": pack["request"]["as_of"]}
-    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]))
+    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]), pack.get("aggregates", []))
     values = dict(env0)
     values.update({k: b.value for k, b in f.bound.items()})
     judg = {et.type: et.judgment for et in pb.evidence_types}
+    missing_types = frozenset(m["type"] for m in pack["missing"])
     claims = [_claim(c, f, values, judg) for c in pb.claims]
+    agg_names = {a["name"] for a in pack.get("aggregates", [])}
+    for c, claim in zip(pb.claims, claims):
+        used = sorted(set(c.uses) & agg_names)
+        if used and claim["status"] != "unknown" and not claim["evidence"]:
+            # computed over stored rows, none of which is in the pack: nothing here to cite
+            claim.update(status="unknown", facts={}, evidence=[], text=(
+                "Unknown: none of the rows " + ", ".join(used) + " was computed from is in the pack "
+                "(pack.aggregates lists them)."))
+        if c.temporal is not None and claim["status"] != "unknown":
+            _correlation(c, claim, f, values, evidence, missing_types)
     missing = pack["missing"]
     contradicts = pack.get("contradictions") or []
     verdict = _verdict(missing, f, contradicts)
     action = _action(pb, verdict, missing, f, values, contradicts)
     conflicts = [{"fact": k, "values": [{"value": b.value, "evidence": b.evidence} for b in bs]}
                  for k, bs in sorted(f.conflicts.items())]
+    not_tried = pack["state"].get("not_tried")
+    if not_tried is not None and verdict in ("complete", "insufficient_evidence"):
+        verdict = "partial"          # a deadline stop: what was gathered, and what was not tried
+    summary = _summary(verdict, claims, action, missing, conflicts, contradicts)
+    extra: dict[str, Any] = {}
+    if not_tried is not None:
+        extra["not_tried"] = not_tried
+        summary += (" Stopped at the deadline; not tried: round(s) " + ", ".join(map(str, not_tried["rounds"]))
+                    + (" for " + ", ".join(not_tried["evidence_types"]) if not_tried["evidence_types"] else "") + ".")
     out = {
-        "verdict": verdict, "summary": _summary(verdict, claims, action, missing, conflicts, contradicts),
-        "claims": claims, "conflicts": conflicts,
+        "verdict": verdict, "summary": summary, "claims": claims, **extra,
+        "conflicts": conflicts,
         "missing_evidence": [{"type": m["type"], "judgment": m["judgment"], "required": m["required"],
                               "reason": m["reason"]} for m in missing],
         "recommended_action": action, "side_effect": "none",
@@ -263,6 +293,64 @@ def _claim(c, f: Facts, values: dict[str, Any], judg: dict[str, str]) -> dict[st
             claim["text"] += " Competing explanation(s): " + "; ".join(
                 f"{fmt(x['value'])} [{', '.join(x['evidence'])}]" for x in comp) + "."
     return claim
+
+
+def _minutes(a, b) -> float | None:
+    """Minutes from ISO time ``a`` to ``b`` (None when either is not a time)."""
+    try:
+        return expr.FUNCS["minutes_between"](a, b)
+    except (ValueError, TypeError):
+        return None
+
+
+def _correlation(c, claim: dict[str, Any], f: Facts, values: dict[str, Any], evidence: list[dict[str, Any]],
+                 missing_types: frozenset[str]) -> None:
+    """A claim resting on "A happened shortly before B" (the playbook's ``temporal``): the
+    admitted ``events`` items within ``within_minutes`` before the anchor, ranked by distance to
+    it (then label, then evidence id) and named — several are candidates, not a conflict. The
+    claim stays a correlation (its hypothesis/inference status, with the interval) unless every
+    ``mechanism`` type is present in the pack: then ``cause_text``, as an inference that also
+    cites the mechanism evidence."""
+    t = c.temporal
+    anchor = f.bound[t.anchor].value
+    ranked = []
+    for e in evidence:
+        if t.events not in e["supports"] or t.events in missing_types:
+            continue
+        gap = _minutes(e["facts"].get(t.time_fact), anchor)
+        if gap is not None and 0 <= gap <= t.within_minutes:
+            ranked.append((gap, str(e["facts"].get(t.label_fact, e["object_id"])), e["evidence_id"],
+                           e["facts"][t.time_fact]))
+    ranked.sort()
+    cands = [{"rank": i, "label": label, "at": at, "minutes_before": gap, "evidence": [eid]}
+             for i, (gap, label, eid, at) in enumerate(ranked, 1)]
+    mech_ids = sorted({e["evidence_id"] for e in evidence for m in t.mechanism
+                       if m in e["supports"] and m not in missing_types})
+    present = bool(t.mechanism) and all(any(m in e["supports"] for e in evidence) and m not in missing_types
+                                        for m in t.mechanism)
+    claim["correlation"] = {"anchor": t.anchor, "anchor_at": anchor, "within_minutes": t.within_minutes,
+                            "candidates": cands, "mechanism": {"types": list(t.mechanism), "present": present}}
+    # the interval and the ranked candidates are values the claim states: bound with it (sealed in the pack)
+    claim["facts"] = {**claim["facts"], "within_minutes": t.within_minutes,
+                      "candidates": [{k: x[k] for k in ("label", "at", "minutes_before")} for x in cands]}
+    if not cands:
+        claim.update(status="unknown", facts={}, evidence=[],
+                     text=f"Unknown: no {t.events} item within {fmt(t.within_minutes)} minutes before "
+                          f"{t.anchor} ({anchor}).")
+        return
+    named = "; ".join(f"{x['rank']}. {x['label']} at {x['at']}, {fmt(x['minutes_before'])} min before "
+                      f"[{x['evidence'][0]}]" for x in cands)
+    ids = _merge_ids(claim["evidence"], [x["evidence"][0] for x in cands])
+    if present:
+        claim.update(status="inference", text=_text(" ".join(t.cause_text.split()), values)
+                     + f" Nearest preceding: {cands[0]['label']} ({fmt(cands[0]['minutes_before'])} min before); "
+                     f"mechanism evidence [{', '.join(mech_ids)}]. Candidates in the window: {named}.",
+                     evidence=_merge_ids(ids, mech_ids))
+        return
+    claim.update(evidence=ids, text=claim["text"] + f" Temporal correlation within {fmt(t.within_minutes)} minutes "
+                 f"before {t.anchor} ({anchor}), ranked by distance: {named}. Not a confirmed cause: no "
+                 + (f"mechanism evidence ({', '.join(t.mechanism)}) in the pack." if t.mechanism
+                    else "mechanism evidence is declared for this claim."))
 
 
 def _verdict(missing: list[dict[str, Any]], f: Facts, contradicts: list[dict[str, Any]] = ()) -> str:

@@ -52,6 +52,11 @@ def investigate(
                                                   "2000000 (default: the playbook's).", show_default=False)] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", help="Most retrieval rounds, 1 to 5.",
                                                       show_default=False)] = None,
+    deadline: Annotated[Optional[float], typer.Option("--deadline", help="Stop planning rounds once this many "
+                                                      "seconds have passed (stop reason deadline; the answer names "
+                                                      "what was not tried); over the case's and the playbook's "
+                                                      "deadline_seconds.", min=0, max=86400, show_default=False,
+                                                      metavar="SECONDS")] = None,
     strategy: Annotated[str, typer.Option("--strategy", help="dynamic (gates and follow-up rounds), hybrid "
                                           "(dynamic plus the vector channel), governed (gates, one round), "
                                           "or the ungated baselines full and topk.")] = "dynamic",
@@ -151,7 +156,8 @@ def investigate(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
             purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db, strategy=strategy,
-            extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc)
+            extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc,
+            deadline_seconds=deadline)
         if state_version is not None:
             if not 1 <= len(state_version) <= 128:
                 raise UsageError("--state-version must be 1 to 128 characters")

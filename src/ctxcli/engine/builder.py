@@ -62,6 +62,7 @@ class Request:
     tools: list[str] = field(default_factory=list)
     tool_results: list[Any] = field(default_factory=list)    # agents.tool_results.ToolResult, gated by the pipeline
     adhoc: bool = False                     # no case file: the case was synthesised from the request
+    deadline_seconds: float | None = None   # the case's or --deadline (else the playbook's)
 
     def to_json(self) -> dict[str, Any]:
         d = {"case_id": self.case_id, "tenant_id": self.tenant_id, "question": self.question,
@@ -74,6 +75,8 @@ class Request:
             d["params"] = dict(sorted(self.params.items()))
         if self.adhoc:    # recorded only for ad-hoc runs: replay rebuilds their case from this request
             d["adhoc"] = True
+        if self.deadline_seconds is not None:   # recorded only when given: other packs keep their bytes
+            d["deadline_seconds"] = self.deadline_seconds
         return d
 
 
@@ -144,6 +147,8 @@ class BuildState:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     rounds: int = 0
     stop_reason: str = "max_rounds_reached"
+    not_tried: dict[str, Any] | None = None     # what a deadline stop left out (rounds, evidence types)
+    aggregates: list[dict[str, Any]] = field(default_factory=list)   # the playbook's aggregates, computed
     # evidence type -> what withheld candidates (scope / classification / purpose gates, same
     # tenant only) would need: {"count", "scopes", "purposes", "clearance", "by_gate"}; reported
     # on the missing type, never their content
@@ -182,9 +187,12 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())
     trace = Trace(run=run_id_for(req_hash))
+    limits = {k: v for k, v in (("deadline_seconds", deadline_of(pb, req)),
+                                ("statement_timeout_seconds", pb.statement_timeout_seconds)) if v is not None}
     trace.emit("run_started", request_hash=req_hash, builder_version=BUILDER_VERSION, case_id=req.case_id,
                variant=req.variant, strategy=req.strategy, playbook={"playbook_id": pb.playbook_id,
-                                                                     "version": pb.version})
+                                                                     "version": pb.version},
+               **limits)     # recorded only when set: other traces keep their bytes
     sources = discover_sources(con, req, trace, key=key)
     from .resolve import resolve
     from .retrieve import walk_access
@@ -196,8 +204,8 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         con=con, pb=pb, req=req, gctx=gctx, hydrator=hydrator, trace=trace, allocation=allocation, sources=sources,
         apply_gates=req.strategy in ("governed", "dynamic", "hybrid"),
         max_rounds=req.max_rounds if req.strategy in ("dynamic", "hybrid") else 1,
-        channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph", "vector")
-        if req.strategy == "hybrid" else ("structured", "fulltext", "graph"),
+        channels=("fulltext",) if req.strategy == "topk" else ("structured", "fulltext", "graph", "window", "vector")
+        if req.strategy == "hybrid" else ("structured", "fulltext", "graph", "window"),
         type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
         playbook_types=set(type_order),
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
@@ -275,7 +283,31 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
     target = [t for t in bc.type_order if t in st.missing_types]
     return make_plan(bc.pb, round_no=round_no, target_types=target, seeds=bc.req.seeds,
                      business_keys=bc.req.business_keys, channels=bc.channels,
-                     question=bc.req.question, resolution=bc.resolution)
+                     question=bc.req.question, resolution=bc.resolution,
+                     anchors=window_anchors(bc, st))
+
+
+def window_anchors(bc: BuildContext, st: BuildState) -> dict[str, tuple[int, str] | str]:
+    """The anchors the playbook's window queries name: ``as_of``, and each (evidence type, fact)
+    as the one value the admitted items of that type agree on (an ISO time), else why not."""
+    from ..util.timeutil import parse_ts
+
+    out: dict[str, tuple[int, str] | str] = {"as_of": (bc.gctx.as_of_us, bc.req.as_of.isoformat())}
+    windows = [spec.window for et in bc.pb.evidence_types for spec in (et.retrieve, et.followup)
+               if spec is not None and spec.window is not None] + [a.over for a in bc.pb.aggregates]
+    for w in windows:
+        if w.anchor_fact is not None:
+            vals = sorted({str(i["facts"][w.anchor_fact]) for i in st.packed.admitted
+                           if w.anchor_from in i["supports"] and i["facts"].get(w.anchor_fact) is not None})
+            key = f"{w.anchor_from}.{w.anchor_fact}"
+            if len(vals) > 1:
+                out[key] = "anchor_conflict"
+            elif vals:
+                try:
+                    out[key] = (dt_to_us(parse_ts(vals[0])), vals[0])
+                except ValueError:
+                    out[key] = "anchor_not_a_time"
+    return out
 
 
 def retrieve_candidates(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
@@ -305,7 +337,7 @@ def hydrate_objects(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[
     anchor, and its omission record is withdrawn: it is gated and packed anew."""
     t0 = time.perf_counter()
     objs = bc.hydrator.metadata([c.doc_id for c in found.fresh])
-    linked = {d for run in found.runs if run.query.channel in ("graph", "structured") for d in run.hits}
+    linked = {d for run in found.runs if run.query.channel in ("graph", "structured", "window") for d in run.hits}
     for d in linked:
         subject = objs[d].subject_id if d in objs else st.unlinked[d][0] if d in st.unlinked else None
         if subject:
@@ -515,7 +547,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
                        key=GATE_ORDER.index)
         w = st.withheld_types.get(t)
         reason = "over_budget" if t in st.packed.over_budget_types else (
-            "withheld_for_access" if w else "rejected_by_gates" if gates else "not_found")
+            "withheld_for_access" if w else "rejected_by_gates" if gates else
+            "not_tried" if st.not_tried is not None else "not_found")
         entry: dict[str, Any] = {"type": t, "judgment": judg[t].judgment, "required": judg[t].required,
                                  "reason": reason}
         if gates and reason != "over_budget":
@@ -543,7 +576,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "evidence": st.packed.admitted,
         "omissions": st.omissions,
         "missing": missing,
-        "state": {"rounds": st.rounds, "stop_reason": st.stop_reason, "gaps": "full"},
+        "state": {"rounds": st.rounds, "stop_reason": st.stop_reason, "gaps": "full",
+                  **({"not_tried": st.not_tried} if st.not_tried is not None else {})},
         "goal_ref": bc.req.goal_ref,
         "state_version": bc.req.state_version,
         "tools": list(bc.req.tools),
@@ -560,6 +594,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
             pack["contradictions"] = found
     if tools is not None:     # recorded only when tool results were given: other packs keep their bytes
         pack.update(tools.to_pack())
+    if bc.pb.aggregates:     # recorded only when the playbook declares some: other packs keep their bytes
+        pack["aggregates"] = st.aggregates
     sections, slot_used = _count_sections(pack)
     if slot_used["goal_state"] > allocation["goal_state"]:
         pack["state"]["gaps"] = "compact"
@@ -610,20 +646,45 @@ class Built:
     sources: dict[str, str] = field(default_factory=dict)
 
 
+def deadline_of(pb: Playbook, req: Request) -> float | None:
+    """The run's deadline in seconds: the request's (case or --deadline), else the playbook's."""
+    return req.deadline_seconds if req.deadline_seconds is not None else pb.deadline_seconds
+
+
 def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes,
-          tools: Any = None) -> Built:
+          tools: Any = None, clock=time.monotonic) -> Built:
     """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
     a stop reason, then assemble (``key``: the store secret, see :func:`start`). ``tools``: the
-    gated tool results (``agents.tool_results.ToolGate``), packed before the evidence."""
+    gated tool results (``agents.tool_results.ToolGate``), packed before the evidence. With a
+    deadline (:func:`deadline_of`), ``clock`` is read before each round: once the deadline has
+    passed, the loop stops with ``deadline`` and records what it did not try (the remaining
+    rounds and the evidence types still missing), traced as ``deadline_reached``."""
     t_all = time.perf_counter()
+    deadline = deadline_of(pb, req)
+    started = clock()
     bc, st = start(con, pb, req, key=key,
                    tool_tokens=tools.tokens if tools is not None and tools.slot == "evidence" else 0)
+    if pb.statement_timeout_seconds is not None:
+        con.set_statement_timeout(pb.statement_timeout_seconds)
     for round_no in range(1, bc.max_rounds + 1):
+        if deadline is not None and clock() - started >= deadline:
+            st.stop_reason = "deadline"
+            st.missing_types = [t for t in bc.type_order if t not in st.packed.covered]
+            st.not_tried = {"rounds": list(range(round_no, bc.max_rounds + 1)), "evidence_types": st.missing_types}
+            bc.trace.emit("deadline_reached", round=round_no, deadline_seconds=deadline,
+                          not_tried_rounds=st.not_tried["rounds"], not_tried_types=st.not_tried["evidence_types"])
+            break
         packed = run_round(bc, st, round_no)
         stop = assess(bc, st, round_no, progressed=bool(packed.admitted))
         if stop is not None:
             st.stop_reason = stop
             break
+    if pb.aggregates:
+        from .aggregate import compute
+
+        t0 = time.perf_counter()
+        st.aggregates = compute(bc, st, window_anchors(bc, st))
+        bc.time("aggregates", t0)
     pack_doc = assemble(bc, st, pb_hash, store, tools)
     bc.timings["build"] = time.perf_counter() - t_all
     return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)

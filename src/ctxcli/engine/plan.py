@@ -36,6 +36,7 @@ class Query:
     terms: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
     question_terms: tuple[str, ...] = ()
+    window: dict[str, Any] | None = None    # the window channel's resolved query (window_query)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query_id": self.query_id, "channel": self.channel,
@@ -50,6 +51,9 @@ class Query:
         elif self.channel == "vector":
             d["object_types"] = list(self.object_types)
             d["text"] = self.text
+        elif self.channel == "window":
+            d["object_types"] = list(self.object_types)
+            d.update(self.window or {})
         else:
             d["templates"] = list(self.templates)
         return d
@@ -68,6 +72,7 @@ class Plan:
     vector_skipped: str | None = None       # why declared vector queries were not planned
     resolved: list[dict[str, Any]] = field(default_factory=list)      # names resolved to keys (engine/resolve.py)
     unresolved: list[dict[str, Any]] = field(default_factory=list)
+    window_skipped: dict[str, str] = field(default_factory=dict)   # evidence type -> why its window was not planned
 
     def to_json(self) -> dict[str, Any]:
         d = {"round": self.round, "target_types": self.target_types, "seeds": self.seeds,
@@ -79,6 +84,8 @@ class Plan:
             d["resolved"] = self.resolved
         if self.unresolved:
             d["unresolved"] = self.unresolved
+        if self.window_skipped:
+            d["window_skipped"] = dict(self.window_skipped)
         return d
 
 
@@ -118,9 +125,11 @@ def _type_vocabulary(et) -> set[str]:
 
 def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: list[str],
               business_keys: list[str], channels: tuple[str, ...] = ("structured", "fulltext", "graph"),
-              question: str = "", resolution=None) -> Plan:
+              question: str = "", resolution=None, anchors: dict[str, tuple[int, str] | str] | None = None) -> Plan:
     """``resolution`` (engine/resolve.Resolution): the seeds to use instead of ``seeds``, and
-    the entity keys the question named, which join every full-text query."""
+    the entity keys the question named, which join every full-text query. ``anchors``: the window
+    anchors known so far (window_anchor_key → (µs, ISO text), or why it is unknown:
+    ``anchor_not_admitted`` / ``anchor_conflict``)."""
     limit = pb.candidate_limit * (2 ** (round_no - 1))
     if resolution is not None:
         seeds = resolution.seeds
@@ -162,7 +171,32 @@ def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: li
             plan.queries.append(Query(f"r{round_no}q{n}", "vector", t, spec.vector.limit or limit,
                                       object_types=tuple(spec.vector.object_types),
                                       text=" ".join(x for x in (question.strip(), " ".join(et.judgment.split())) if x)))
+        if spec.window is not None and "window" in channels:
+            w = spec.window
+            key = window_anchor_key(w)
+            at = (anchors or {}).get(key, "anchor_not_admitted")
+            if isinstance(at, str):
+                plan.window_skipped[t] = at
+                continue
+            n += 1
+            plan.queries.append(Query(f"r{round_no}q{n}", "window", t, w.limit or limit,
+                                      object_types=tuple(w.object_types), window=window_query(w, at)))
     return plan
+
+
+def window_anchor_key(w) -> str:
+    """``as_of`` or ``<anchor_from>.<anchor_fact>``: which anchor a window query needs."""
+    return "as_of" if w.anchor_fact is None else f"{w.anchor_from}.{w.anchor_fact}"
+
+
+def window_query(w, at: tuple[int, str]) -> dict[str, Any]:
+    """The typed window query as the store runs it and the trace records it: the linked
+    entity, the relation types, the time column, the anchor and the bounds (µs and ISO)."""
+    us, iso = at
+    lo, hi = us - w.before_minutes * 60_000_000, us + w.after_minutes * 60_000_000
+    return {"entity": w.entity, "entity_type": w.entity_type, "via": list(w.via), "time": w.time,
+            "anchor": window_anchor_key(w), "anchor_at": iso, "anchor_us": us,
+            "before_minutes": w.before_minutes, "after_minutes": w.after_minutes, "from_us": lo, "to_us": hi}
 
 
 __all__ = ["Plan", "Query", "make_plan", "asdict"]

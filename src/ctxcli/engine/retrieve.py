@@ -135,6 +135,17 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
             runs[qs[qi].query_id].detail[doc] = {"cosine": score}
         held({i: q.query_id for i, q in enumerate(qs)}, found.withheld)
         _share(runs, qs, time.perf_counter() - t0)
+    if qs := by_ch.get("window"):
+        t0 = time.perf_counter()
+        walk = _walk_access(con, access)
+        found = con.window([(q.query_id, q.evidence_type, list(q.object_types), q.window, q.limit) for q in qs],
+                           access_ok=walk["access_ok"], entity_sources=walk["readable"], **gated)
+        anchor = {q.query_id: q.window["anchor_us"] for q in qs}
+        for qid, doc, t in found.hits:
+            runs[qid].hits.append(doc)
+            runs[qid].detail[doc] = {"event_time_us": t, "offset_seconds": (t - anchor[qid]) // 1_000_000}
+        held({q.query_id: q.query_id for q in qs}, found.withheld)
+        _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("graph"):
         t0 = time.perf_counter()
         tmpl = {t.id: t for t in pb.path_templates}

@@ -34,7 +34,8 @@ class ExpectedFields(C):
     action: Ident | None = None
     claims: dict[Ident, dict[FactName, Any]] = Field(default_factory=dict)
     claim_status: dict[Ident, Literal["fact", "inference", "hypothesis", "unknown"]] = Field(default_factory=dict)
-    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted"] | None = None
+    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted",
+                         "deadline"] | None = None
     missing: list[Ident] | None = None
     rejected: dict[Ident, str] = Field(default_factory=dict, description="object id -> gate that must reject it")
 
@@ -75,6 +76,7 @@ class Variant(C):
     budget: int | None = Field(None, ge=BUDGET_MIN, le=BUDGET_MAX)      # the limits of --budget, --max-rounds
     max_rounds: int | None = Field(None, ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
     params: dict[FactName, ParamValue] = Field(default_factory=dict, description="Overrides the case's params.")
+    deadline_seconds: float | None = Field(None, ge=0, le=86_400, description="Overrides the case's deadline_seconds.")
     expected: Expected | None = None
 
     @field_validator("as_of", "known_at", mode="before")
@@ -103,6 +105,8 @@ class CaseFile(C):
     state_version: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = Field(
         None, description="Version of the caller's task state the pack was built for (pack.state_version).")
     tools: list[Ident] = Field(default_factory=list, description="Tools the caller may use (pack.tools).")
+    deadline_seconds: float | None = Field(None, ge=0, le=86_400,
+                                           description="Overrides the playbook's deadline_seconds.")
 
     @field_validator("as_of", mode="before")
     @classmethod

@@ -44,6 +44,8 @@ class PackRequest(Closed):
                                                                "the playbook declares any)")
     adhoc: Literal[True] | None = Field(None, description="an ad-hoc run: no case file, the case is this request "
                                         "(ctx investigate --playbook)")
+    deadline_seconds: float | None = Field(None, description="the case's, variant's or --deadline's deadline "
+                                           "(only when given)")
 
 
 class Transformation(BaseModel):
@@ -125,10 +127,16 @@ class Missing(BaseModel):
     reason: str = Field(description="over_budget, rejected_by_gates, not_found, withheld_for_access, …")
 
 
+class NotTried(Closed):
+    rounds: list[int] = Field(description="the rounds a deadline stop did not run")
+    evidence_types: list[str] = Field(description="the evidence types still missing when it stopped")
+
+
 class PackState(Closed):
     rounds: int
-    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted"]
+    stop_reason: Literal["evidence_sufficient", "max_rounds_reached", "no_progress", "budget_exhausted", "deadline"]
     gaps: Literal["full", "compact"]
+    not_tried: NotTried | None = Field(None, description="present when the deadline stopped the round loop")
 
 
 class SectionFreshness(Closed):
@@ -245,6 +253,20 @@ class VisibleToolOmission(Closed):
     tool: str
     version: str
     observed_at: str
+class AggregateRecord(Closed):
+    """One computed aggregate: the set's query, the value, the rows it rests on (ids as the
+    subject may see them; each passed the gates) and what was excluded or withheld (counts)."""
+
+    name: str
+    op: Literal["count", "sum", "min", "max", "latest_before", "earliest_after"]
+    evidence_type: str
+    fact: str | None
+    query: JSON | None = Field(description="the window query of the set; null when it could not be run")
+    value: int | float | str | bool | None = Field(description="the computed value; null when unknown")
+    rows: list[str]
+    excluded: dict[str, int]
+    withheld: dict[str, int]
+    unknown: str | None = None
 
 
 class Pack(Closed):
@@ -276,6 +298,8 @@ class Pack(Closed):
                                                       "tool_results section (only when the run was given any)")
     tool_omissions: list[Union[WithheldToolOmission, VisibleToolOmission]] | None = Field(
         None, description="tool results the tool-result gates dropped (only when the run was given any)")
+    aggregates: list[AggregateRecord] | None = Field(None, description="the playbook's aggregates as computed; "
+                                                     "absent when it declares none")
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
 
@@ -291,6 +315,8 @@ class AnswerClaim(BaseModel):
     text: str
     condition: JSON | None = Field(None, description="the claim's `when` and whether it holds")
     competing: list[JSON] | None = Field(None, description="competing explanations with their evidence")
+    correlation: JSON | None = Field(None, description="a temporal claim's anchor, window, ranked candidates and "
+                                     "whether its mechanism evidence is present")
     confidence: Confidence
 
 
@@ -337,6 +363,7 @@ class Answer(BaseModel):
     missing_evidence: list[JSON]
     validation: JSON
     refusal: Refusal | None = Field(None, description="present when verdict is refused")
+    not_tried: NotTried | None = Field(None, description="present when the deadline stopped the round loop")
     stale_sources: list[StaleSource]
 
 
@@ -365,6 +392,8 @@ class RunStarted(Event):
     variant: str | None
     strategy: str
     playbook: JSON
+    deadline_seconds: float | None = Field(None, description="the run's deadline, when it has one")
+    statement_timeout_seconds: float | None = Field(None, description="the store statements' timeout, when set")
 
 
 class SourceDiscovered(Event):
@@ -393,7 +422,7 @@ class RetrievalExecuted(Event):
     event: Literal["retrieval_executed"]
     round: int
     query_id: str
-    channel: Literal["structured", "fulltext", "graph", "vector"]
+    channel: Literal["structured", "fulltext", "graph", "vector", "window"]
     evidence_type: str
     query: JSON
     filters: JSON
@@ -455,6 +484,26 @@ class SufficiencyAssessed(Event):
     evidence_budget: int
 
 
+class AggregateComputed(Event):
+    event: Literal["aggregate_computed"]
+    name: str
+    op: str
+    value: int | float | str | bool | None
+    rows: int = Field(ge=0, description="how many gated rows the value rests on")
+    excluded: dict[str, int] = Field(description="rows the gates excluded, per gate")
+    withheld: dict[Literal["scope", "classification", "purpose"], int] = Field(
+        description="matches the access rules inside the statement withheld, per gate (never an id)")
+    unknown: str | None = Field(None, description="why no value: anchor_not_admitted, no_rows, too_many_rows, …")
+
+
+class DeadlineReached(Event):
+    event: Literal["deadline_reached"]
+    round: int = Field(description="the round that was not started")
+    deadline_seconds: float
+    not_tried_rounds: list[int]
+    not_tried_types: list[str]
+
+
 class PackBuilt(Event):
     event: Literal["pack_built"]
     evidence: int
@@ -510,6 +559,6 @@ TRACE_EVENTS: dict[str, type[BaseModel]] = {
     "retrieval_executed": RetrievalExecuted, "candidate_retrieved": CandidateRetrieved,
     "candidate_rejected": CandidateRejected, "evidence_selected": EvidenceSelected,
     "evidence_transformed": EvidenceTransformed, "sufficiency_assessed": SufficiencyAssessed,
-    "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
+    "deadline_reached": DeadlineReached, "aggregate_computed": AggregateComputed, "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
     "pack_sealed": PackSealed, "model_called": ModelCalled, "model_answer_validated": ModelAnswerValidated,
 }

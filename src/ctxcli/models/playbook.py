@@ -80,11 +80,42 @@ class VectorSpec(P):
     limit: int | None = Field(None, ge=1, le=1000, description="candidates per query (default: candidate_limit)")
 
 
+class WindowSpec(P):
+    """The time-window channel: the tenant's readable objects that support the evidence type
+    (and, when listed, are of one of ``object_types``), linked to an entity — their subject is
+    ``entity`` (a key, may use ``{param.NAME}``) or any entity of ``entity_type``, or an entity one
+    authorised relation of a ``via`` type away from it (either direction) — whose event time
+    (``time``: the object's valid_from or observed_at) lies within ``before_minutes`` before and
+    ``after_minutes`` after the anchor, nearest to the anchor first. The anchor is ``as_of``, or
+    the fact ``anchor_fact`` of the admitted evidence of type ``anchor_from`` (one agreed ISO
+    time; until it is admitted the query is not planned)."""
+
+    object_types: list[TypeName] = Field(default_factory=list)
+    entity: Term | None = None
+    entity_type: TypeName | None = None
+    via: list[EdgeType] = Field(default_factory=list, max_length=16)
+    time: Literal["valid_from", "observed_at"] = "valid_from"
+    anchor_fact: FactName | None = None
+    anchor_from: TypeName | None = None
+    before_minutes: int = Field(ge=0, le=525_600)
+    after_minutes: int = Field(0, ge=0, le=525_600)
+    limit: int | None = Field(None, ge=1, le=1000, description="candidates per query (default: candidate_limit)")
+
+    @model_validator(mode="after")
+    def _target(self) -> "WindowSpec":
+        if (self.entity is None) == (self.entity_type is None):
+            raise ValueError("window: give exactly one of entity, entity_type")
+        if (self.anchor_fact is None) != (self.anchor_from is None):
+            raise ValueError("window: anchor_fact and anchor_from go together (without them the anchor is as_of)")
+        return self
+
+
 class ChannelSpecs(P):
     structured: StructuredSpec | None = None
     fulltext: FulltextSpec | None = None
     graph: GraphSpec | None = None
     vector: VectorSpec | None = None
+    window: WindowSpec | None = None
 
 
 class EvidenceRule(P):
@@ -172,6 +203,52 @@ class DerivedFact(P):
         return self
 
 
+class TemporalSpec(P):
+    """A claim that rests on "A happened shortly before B": the admitted items of type ``events``
+    whose ``time_fact`` lies within ``within_minutes`` before the bound fact ``anchor`` (an ISO
+    time) are ranked by their distance to it and named by ``label_fact``. The answer states
+    this as correlation (the claim's status, hypothesis or inference, with the interval) —
+    never as cause — unless every evidence type in ``mechanism`` is present in the pack; then
+    ``cause_text`` is stated, as an inference citing the mechanism evidence too."""
+
+    anchor: FactName
+    events: TypeName
+    time_fact: FactName
+    label_fact: FactName
+    within_minutes: int = Field(ge=0, le=525_600)
+    mechanism: list[TypeName] = Field(default_factory=list)
+    cause_text: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
+
+    @model_validator(mode="after")
+    def _cause(self) -> "TemporalSpec":
+        if bool(self.mechanism) != (self.cause_text is not None):
+            raise ValueError("temporal: mechanism and cause_text go together")
+        return self
+
+
+class Aggregate(P):
+    """A computed fact over a typed set of stored objects, not only over admitted evidence: the
+    tenant's objects the subject may read (the access rules inside the statement) that support
+    ``evidence_type`` and lie in the window ``over`` (the time-window channel's set, without its
+    limit), each gated like a candidate. ``count`` the rows; ``sum``/``min``/``max`` of the
+    numeric ``fact``; ``latest_before``/``earliest_after`` the row at or before / at or after the
+    window's anchor T nearest to it, reported by ``fact`` (default its object id). The result,
+    the rows it was computed from (object ids) and what the gates excluded are recorded in the
+    pack (``aggregates``); the answer binds it as a fact named ``name``."""
+
+    name: FactName
+    op: Literal["count", "sum", "min", "max", "latest_before", "earliest_after"]
+    evidence_type: TypeName
+    over: WindowSpec
+    fact: FactName | None = None
+
+    @model_validator(mode="after")
+    def _fact(self) -> "Aggregate":
+        if self.op in ("sum", "min", "max") and self.fact is None:
+            raise ValueError(f"aggregates.{self.name}: op {self.op} needs fact")
+        return self
+
+
 class Claim(P):
     id: Ident
     text: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
@@ -181,6 +258,15 @@ class Claim(P):
     else_text: Annotated[str, StringConstraints(max_length=1000)] | None = None
     competing: list[FactName] = Field(default_factory=list,
                                       description="Facts naming competing explanations, stated with the claim.")
+    temporal: TemporalSpec | None = None
+
+    @model_validator(mode="after")
+    def _correlation(self) -> "Claim":
+        if self.temporal is not None and self.status == "fact":
+            raise ValueError(f"claims.{self.id}: a temporal claim is a correlation: status hypothesis or inference")
+        if self.temporal is not None and self.temporal.anchor not in self.uses:
+            raise ValueError(f"claims.{self.id}: temporal anchor {self.temporal.anchor} must be among uses")
+        return self
 
 
 class DecisionRule(P):
@@ -230,11 +316,18 @@ class Playbook(P):
     vectors: StrictBool = Field(False, description="`ctx load` builds the store with vectors (the vector channel of the "
                                              "hybrid strategy; the `vectors` extra). A load directive: not part of "
                                              "the playbook's hash")
+    deadline_seconds: float | None = Field(
+        None, ge=0, le=86_400, description="Stop the round loop once this many seconds have passed since the build "
+        "started (stop reason deadline); the case or --deadline overrides it.")
+    statement_timeout_seconds: float | None = Field(
+        None, gt=0, le=3_600, description="Cancel any one store statement that runs longer (exit 3).")
     budget: Budget
     params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)
     resolve_names: NameResolution | None = Field(None, description="Entity names in the question (opt-in).")
     evidence_types: list[EvidenceType] = Field(min_length=1)
+    aggregates: list[Aggregate] = Field(default_factory=list, description="Computed facts over stored rows "
+                                        "(count, sum, min, max, latest_before, earliest_after), bound before facts.")
     facts: list[DerivedFact] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     decision: Decision
@@ -255,7 +348,20 @@ class Playbook(P):
                     for tid in spec.graph.templates:
                         if tid not in tids:
                             raise ValueError(f"evidence_types.{et.type}: unknown path template {tid}")
+        for et in self.evidence_types:
+            for spec in (et.retrieve, et.followup):
+                w = spec.window if spec else None
+                if w and w.anchor_from and w.anchor_from not in types:
+                    raise ValueError(f"evidence_types.{et.type}: window anchor_from: unknown evidence type {w.anchor_from}")
         names: set[str] = set()
+        for a in self.aggregates:
+            if a.evidence_type not in types:
+                raise ValueError(f"aggregates.{a.name}: unknown evidence type {a.evidence_type}")
+            if a.over.anchor_from and a.over.anchor_from not in types:
+                raise ValueError(f"aggregates.{a.name}: anchor_from: unknown evidence type {a.over.anchor_from}")
+            if a.name in names:
+                raise ValueError(f"aggregates: duplicate name {a.name}")
+            names.add(a.name)
         for f in self.facts:
             if f.from_ and f.from_ not in types:
                 raise ValueError(f"facts.{f.name}: unknown evidence type {f.from_}")
@@ -269,4 +375,8 @@ class Playbook(P):
             for u in c.uses + c.competing:
                 if u not in names:
                     raise ValueError(f"claims.{c.id}: uses unknown fact {u}")
+            if c.temporal is not None:
+                for t in [c.temporal.events, *c.temporal.mechanism]:
+                    if t not in types:
+                        raise ValueError(f"claims.{c.id}: temporal: unknown evidence type {t}")
         return self

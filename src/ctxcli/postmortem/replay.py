@@ -114,6 +114,11 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
 
     from ..models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
 
+    deadline = req.get("deadline_seconds")
+    if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, (int, float))
+                                 or not 0 <= deadline <= 86_400):
+        raise PackError(f"refused: deadline_seconds {deadline!r} is not a number of seconds from 0 to 86400 (the "
+                        "command line refuses it too)", file=lp.display, field="request.deadline_seconds")
     clearance = subj.get("clearance", DEFAULT_CLEARANCE)   # packs before clearances: the default
     if clearance not in CLEARANCE_LEVELS:
         raise PackError(f"refused: {clearance!r} is not one of {', '.join(CLEARANCE_LEVELS)} (the command line "
@@ -122,7 +127,8 @@ def rebuild_options(lp: LoadedPack, db: Path | None = None):
                                   scopes=[str(s) for s in scopes], clearance=clearance, purpose=req["purpose"],
                                   budget=req["budget"], max_rounds=req["max_rounds"], variant=req.get("variant"),
                                   strategy=strategy, db=db, state_version=lp.data.get("state_version"),
-                                  params=dict(req["params"]) if isinstance(req.get("params"), dict) else None)
+                                  params=dict(req["params"]) if isinstance(req.get("params"), dict) else None,
+                                  deadline_seconds=req.get("deadline_seconds"))
 
 
 def read_case_and_playbook(lp: LoadedPack):

@@ -19,7 +19,8 @@ STATUSES = ("fact", "inference", "hypothesis", "unknown")
 PHASES = {"plan_created": "plan", "retrieval_executed": "retrieve", "candidate_retrieved": "retrieve",
           "candidate_rejected": "gate", "evidence_selected": "pack", "sufficiency_assessed": "pack",
           "pack_built": "pack", "claim_generated": "answer", "answer_validated": "answer",
-          "model_called": "model", "model_answer_validated": "model"}
+          "model_called": "model", "model_answer_validated": "model", "deadline_reached": "plan",
+          "aggregate_computed": "retrieve"}
 
 
 def pct(part: float, whole: float) -> str:

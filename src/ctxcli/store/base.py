@@ -75,6 +75,13 @@ class Store(Protocol):
         of their unless_scopes)."""
     def mask_groups(self) -> list[tuple[int, list[str]]]:
         """(group, unless_scopes) of every mask group, by group."""
+    def window(self, queries: list[tuple[str, str, list[str], dict[str, Any], int]], *, tenant: str,
+               readable: Readable | None, as_of_us: int, access_ok: Sequence[int],
+               entity_sources: Sequence[str]) -> Found:
+        """The time-window channel per (query id, evidence type, object types, window query
+        (engine/plan.window_query), limit): hits (query id, doc id, event time µs), nearest to
+        the anchor first; withheld keyed by query id. ``access_ok``/``entity_sources``: the
+        relations and entity sources the subject may use (as for ``walk``)."""
     def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
                tenant: str, readable: Readable, as_of_us: int) -> Found:
         """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the

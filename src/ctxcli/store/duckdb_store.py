@@ -62,6 +62,46 @@ WHERE tenant_id = $tenant AND dst IS NOT NULL
   AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us > $asof)
   AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $asof) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
 """
+# The time-window channel (store/window.py holds both dialects' shared parts): the entities the
+# query names (by key or type, of a source the subject may read, as the walk's seeds), the
+# entities one authorised relation of a `via` type away (either direction; the walk's edge
+# rules: $access_ok and validity at as_of), then the objects about them whose event time lies
+# in [from, to], with the access rules before the limit, nearest to the anchor first (ties by
+# doc id), widened past records not valid at as_of; the withheld as counts.
+_WINDOW_SQL = """
+WITH e AS (
+  SELECT entity_id, entity_key FROM entities
+  WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id)
+    AND (list_contains(CAST($ekeys AS VARCHAR[]), entity_key) OR entity_type = $etype)),
+r AS (
+  SELECT src, dst FROM relations
+  WHERE tenant_id = $tenant AND dst IS NOT NULL AND list_contains(CAST($via AS VARCHAR[]), rel_type)
+    AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
+    AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us > $asof)
+    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $asof) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)),
+linked AS (
+  SELECT entity_key AS k FROM e
+  UNION SELECT n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN entities n ON n.entity_id = r.dst
+  WHERE n.tenant_id = $tenant
+  UNION SELECT n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN entities n ON n.entity_id = r.src
+  WHERE n.tenant_id = $tenant),
+cand AS (
+  SELECT o.doc_id, o.{tcol} AS t, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes, o.allowed_purposes
+  FROM objects o JOIN linked ON o.subject_id = linked.k
+  WHERE o.tenant_id = $tenant AND list_contains(o.supports, CAST($supports AS VARCHAR))
+    AND (len(CAST($otypes AS VARCHAR[])) = 0 OR list_contains(CAST($otypes AS VARCHAR[]), o.object_type))
+    AND o.{tcol} >= $lo AND o.{tcol} <= $hi),
+ranked AS (
+  SELECT doc_id, t, row_number() OVER (ORDER BY abs(t - $anchor), doc_id) AS rn,
+         coalesce(sum(valid::INTEGER) OVER (ORDER BY abs(t - $anchor), doc_id
+                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM cand WHERE ok)
+SELECT doc_id, t, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
+FROM ranked WHERE nv < $lim AND rn <= $cap
+UNION ALL
+SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
+"""
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
 # Names and aliases of the tenant's entities of readable sources (alias resolution, engine/resolve.py).
 _ENTITY_NAMES_SQL = """
@@ -249,6 +289,60 @@ def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
 
 
 
+class _Timed:
+    """A DuckDB connection whose every statement (its execute and its fetch) is interrupted
+    from a timer thread after ``seconds``: the statement raises StatementTimeoutError (exit 3)."""
+
+    def __init__(self, con, seconds: float) -> None:
+        self.raw, self.seconds = con, seconds
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
+
+    def execute(self, sql: str, params=None):
+        import threading
+
+        fired = threading.Event()
+
+        def fire() -> None:
+            fired.set()
+            self.raw.interrupt()
+
+        timer = threading.Timer(self.seconds, fire)
+        timer.daemon = True
+        timer.start()
+        return _TimedResult(self, timer, fired, lambda: self.raw.execute(sql) if params is None
+                            else self.raw.execute(sql, params))
+
+
+class _TimedResult:
+    def __init__(self, timed: _Timed, timer, fired, run) -> None:
+        self.timed, self.timer, self.fired = timed, timer, fired
+        self.res = self._guard(run, keep=True)
+
+    def _guard(self, fn, keep: bool = False):
+        import duckdb
+
+        try:
+            return fn()
+        except duckdb.InterruptException:
+            if not self.fired.is_set():
+                raise
+            from ..errors import StatementTimeoutError
+
+            raise StatementTimeoutError(f"a store statement ran longer than the statement timeout "
+                                        f"({self.timed.seconds:g} s) and was cancelled; nothing was used") from None
+        finally:
+            if not keep:
+                self.timer.cancel()
+
+    def fetchall(self):
+        return self._guard(self.res.fetchall)
+
+    def fetchone(self):
+        return self._guard(self.res.fetchone)
+
+
 class DuckDBStore:
     """A read-only DuckDB store (:class:`ctxcli.store.base.Store`)."""
 
@@ -262,6 +356,10 @@ class DuckDBStore:
     # -- opening, describing
     def close(self) -> None:
         self.con.close()
+
+    def set_statement_timeout(self, seconds: float) -> None:
+        """Interrupt every later statement that runs longer than ``seconds`` (a timer thread)."""
+        self.con = _Timed(getattr(self.con, "raw", self.con), seconds)
 
     @contextmanager
     def errors(self) -> Iterator[None]:
@@ -459,6 +557,28 @@ class DuckDBStore:
         return Found([(key, doc, rows[doc][2], rows[doc][5]) for key, doc in pairs if doc in rows],
                      sorted(((k, list(sup), src, list(sc), list(pu), n) for (k, sup, src, sc, pu), n in acc.items()),
                             key=repr))
+
+    def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources) -> Found:
+        """For each (query id, evidence type, object types, window query (plan.window_query),
+        limit): the tenant's readable objects linked to the window's entity whose event time lies
+        in the window, nearest to the anchor first, as (query id, doc id, event time µs) in query
+        and rank order. Withheld: (query id, source, scopes, purposes, count)."""
+        from .window import TIME_COLUMNS
+
+        ok, valid, access = duck_access(readable, as_of_us)
+        hits: list[tuple] = []
+        withheld: list[tuple] = []
+        for qid, etype, otypes, w, lim in queries:
+            sql = _WINDOW_SQL.format(tcol=TIME_COLUMNS[w["time"]], ok=ok, valid=valid)
+            params = {"tenant": tenant, "readable": sorted(entity_sources), "ekeys": [w["entity"]] if w["entity"] else [],
+                      "etype": w["entity_type"], "via": list(w["via"]), "access_ok": sorted(access_ok), "asof": as_of_us,
+                      "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
+                      "anchor": w["anchor_us"], "lim": int(lim), "cap": int(lim) * WIDEN_CAP, **access}
+            rows = self.con.execute(sql, params).fetchall()
+            hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in rows if r[0] is not None),
+                                                                      key=lambda r: r[2]))
+            withheld.extend(_held_counts(qid, [r for r in rows if r[0] is None]))
+        return Found(hits, sorted(withheld, key=repr))
 
     def vector(self, queries, *, tenant: str, readable: Readable, as_of_us: int) -> Found:
         from .duckdb_vector import vector_topk

@@ -78,6 +78,11 @@ def pg_errors(address: str) -> Iterator[None]:
         yield
     except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn, psycopg.errors.UndefinedFunction):
         raise
+    except psycopg.errors.QueryCanceled as e:
+        from ..errors import StatementTimeoutError
+
+        raise StatementTimeoutError(f"store {mask(address)}: a statement was cancelled ({_first_line(e, address)}); "
+                                    "nothing was used") from None
     except psycopg.Error as e:
         raise StoreUnusableError(f"store {mask(address)} failed: {_first_line(e, address)}") from None
 
@@ -540,6 +545,47 @@ SELECT qid, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM matched WHERE NOT ok GROUP BY qid, source_id, required_scopes, allowed_purposes
 """
 
+# The time-window channel as duckdb_store._WINDOW_SQL: the named entities (of a readable
+# source), the entities one authorised, valid relation of a `via` type away (either
+# direction), the objects about them with event time in [from, to], readable before the limit,
+# nearest to the anchor first (ties by doc id), widened past records not valid at as_of.
+_WINDOW = f"""
+WITH e AS (
+  SELECT entity_id, entity_key FROM entities
+  WHERE tenant_id = %(tenant)s AND source_id = ANY(%(readable)s::text[])
+    AND (entity_key = ANY(%(ekeys)s::text[]) OR entity_type = %(etype)s::text)),
+r AS (
+  SELECT src, dst FROM relations
+  WHERE tenant_id = %(tenant)s AND dst IS NOT NULL AND rel_type = ANY(%(via)s::text[])
+    AND access_id = ANY(%(access_ok)s::integer[])
+    AND (valid_from_us IS NULL OR valid_from_us <= %(asof)s) AND (valid_to_us IS NULL OR valid_to_us > %(asof)s)
+    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= %(asof)s)
+    AND (ev_valid_to_us IS NULL OR ev_valid_to_us > %(asof)s)),
+linked AS (
+  SELECT entity_key AS k FROM e
+  UNION SELECT n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN entities n ON n.entity_id = r.dst
+  WHERE n.tenant_id = %(tenant)s
+  UNION SELECT n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN entities n ON n.entity_id = r.src
+  WHERE n.tenant_id = %(tenant)s),
+cand AS (
+  SELECT o.doc_id, o.{{tcol}} AS t, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+         o.allowed_purposes
+  FROM objects o JOIN linked ON o.subject_id = linked.k
+  WHERE o.tenant_id = %(tenant)s AND %(supports)s::text = ANY(o.supports)
+    AND (cardinality(%(otypes)s::text[]) = 0 OR o.object_type = ANY(%(otypes)s::text[]))
+    AND o.{{tcol}} >= %(lo)s AND o.{{tcol}} <= %(hi)s),
+ranked AS (
+  SELECT doc_id, t, row_number() OVER w AS rn,
+         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  FROM cand WHERE ok
+  WINDOW w AS (ORDER BY abs(t - %(anchor)s::bigint), doc_id))
+SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
+FROM ranked WHERE nv < %(lim)s AND rn <= %(lim)s * {WIDEN_CAP}
+UNION ALL
+SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
+"""
+
 # The same arithmetic as duckdb_store._BM25, in float8 and in the same order; the score is
 # rounded as DuckDB's round(x, 9) does (std::round(x * 1e9) / 1e9, half away from zero).
 _BM25 = f"""
@@ -755,6 +801,11 @@ class PgStore:
     def errors(self):
         return pg_errors(self.raw_address)
 
+    def set_statement_timeout(self, seconds: float) -> None:
+        """Cancel every later statement of the reading transaction that runs longer than
+        ``seconds`` (PostgreSQL's statement_timeout, local to the transaction)."""
+        self.con.execute("SELECT set_config('statement_timeout', %s, true)", [f"{max(1, round(seconds * 1000))}ms"])
+
     def meta(self) -> dict[str, str]:
         return dict(self._meta)
 
@@ -860,6 +911,23 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
                              {"keys": list(keys), "tenant": tenant, **access})
         hits = sorted(((k, d, sup, v) for k, d, sup, v, *_ in got if d is not None), key=lambda r: (r[0].encode(), r[1]))
         return Found(hits, sorted(((k, sup, *rest) for k, d, sup, _, *rest in got if d is None), key=repr))
+
+    def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources) -> Found:
+        from .window import TIME_COLUMNS
+
+        ok, valid, access = pg_access(readable, as_of_us)
+        hits: list[tuple] = []
+        withheld: list[tuple] = []
+        for qid, etype, otypes, w, lim in queries:
+            params = {"tenant": tenant, "readable": sorted(entity_sources), "ekeys": [w["entity"]] if w["entity"] else [],
+                      "etype": w["entity_type"], "via": list(w["via"]), "access_ok": sorted(access_ok), "asof": as_of_us,
+                      "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
+                      "anchor": w["anchor_us"], "lim": int(lim), **access}
+            got = self._tenant_q(tenant, _WINDOW.format(tcol=TIME_COLUMNS[w["time"]], ok=ok, valid=valid), params)
+            hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in got if r[0] is not None),
+                                                                     key=lambda r: r[2]))
+            withheld.extend(sorted(((qid, *r[3:]) for r in got if r[0] is None), key=repr))
+        return Found(hits, sorted(withheld, key=repr))
 
     def mask_groups(self) -> list[tuple[int, list[str]]]:
         return [(int(g), list(u or [])) for g, u in self._q("SELECT grp, unless_scopes FROM mask_groups ORDER BY grp")]
