@@ -159,7 +159,7 @@ def test_window_walks_only_authorised_relations(store):
     a subject without deploy:read_sensitive may not use that edge, so even the ungated object
     predicate never sees the push; with every edge allowed it is a window hit."""
     from ctxcli.engine.gates import Access
-    from ctxcli.engine.retrieve import _walk_access
+    from ctxcli.engine.retrieve import walk_access
     from ctxcli.store import open_store
 
     st = open_store(store)
@@ -173,7 +173,7 @@ def test_window_walks_only_authorised_relations(store):
         got = st.window(q, tenant="tenant-gateway", readable=None, as_of_us=1786429800000000, access_ok=every,
                         entity_sources=sources)
         assert [oid[d] for _, d, _ in got.hits] == ["CHG-CFG-0811-08", "CHG-CFG-0811-07", "CHG-CFG-0811-05"]
-        walk = _walk_access(st, Access(frozenset({"incident:read", "deploy:read"}), "incident_review", "confidential"))
+        walk = walk_access(st, Access(frozenset({"incident:read", "deploy:read"}), "incident_review", "confidential"))
         got = st.window(q, tenant="tenant-gateway", readable=None, as_of_us=1786429800000000, **{
             "access_ok": walk["access_ok"], "entity_sources": walk["readable"]})
         assert [oid[d] for _, d, _ in got.hits] == ["CHG-CFG-0811-07", "CHG-CFG-0811-05"]

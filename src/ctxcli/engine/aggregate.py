@@ -15,7 +15,7 @@ from typing import Any
 
 from .gates import CONTENT_GATES, META_GATES, Access, run_gates
 from .plan import Query, window_anchor_key, window_query
-from .retrieve import QueryRun, _walk_access, readable_for, withheld_by_gate
+from .retrieve import QueryRun, walk_access, readable_for, withheld_by_gate
 
 # More rows than this and the aggregate is not computed (reason too_many_rows): a value over a
 # truncated set would not be exact.
@@ -33,7 +33,7 @@ def compute(bc, st, anchors: dict[str, Any]) -> list[dict[str, Any]]:
     con, req = bc.con, bc.req
     access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
     readable = readable_for(con, req.tenant_id, access) if bc.apply_gates else None
-    walk = _walk_access(con, access)
+    walk = walk_access(con, access)
     levels = {sid: (level if enabled else None) for sid, enabled, _, _, level in con.tenant_sources(req.tenant_id)}
     out = []
     for a in bc.pb.aggregates:

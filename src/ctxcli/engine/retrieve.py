@@ -137,7 +137,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("window"):
         t0 = time.perf_counter()
-        walk = _walk_access(con, access)
+        walk = walk_access(con, access)
         found = con.window([(q.query_id, q.evidence_type, list(q.object_types), q.window, q.limit) for q in qs],
                            access_ok=walk["access_ok"], entity_sources=walk["readable"], **gated)
         anchor = {q.query_id: q.window["anchor_us"] for q in qs}
