@@ -382,6 +382,7 @@ class AskOptions:
     timeout: float | None = None
     sleep: Callable[[float], None] | None = None
     accept_disagreement: bool = False   # a changed verdict or action is a warning, not a rejection
+    idempotency_key: str | None = None  # recorded with the run in the ledger (ledger/runs.py)
 
 
 @dataclass
@@ -412,6 +413,30 @@ def playbook_for(pack: dict[str, Any], display: str):
         raise PackError(f"playbook {pb_id} changed since the pack was built (hash {h[:19]}…, pack records "
                         f"{str(pack['playbook']['hash'])[:19]}…); rebuild the pack", file=display)
     return pb
+
+
+def _record(opts: AskOptions, pack: dict[str, Any], outcome, out_dir: Path, files: dict[str, bytes], write) -> None:
+    """Write the run folder with its ledger record and outbox event (all or none); the record's
+    verdict is the model answer's status."""
+    from ..ledger.runs import record
+
+    ma = outcome.model_answer or {}
+    record("ask", pack, {"verdict": ma.get("status")}, out=out_dir, files=files, write=write, db=opts.db,
+           key=opts.idempotency_key, extra={"model": (outcome.model_record or {}).get("model")})
+
+
+def target_request_hash(opts: AskOptions) -> str:
+    """The request hash the run will record: the pack's (verified), or the case's as built."""
+    from .. import api
+    from ..engine.trace import request_hash
+
+    if is_pack_path(opts.target):
+        from ..postmortem.packfile import load_pack
+
+        p = Path(opts.target)
+        return request_hash(load_pack(p / "pack.json" if p.is_dir() else p).request)
+    return api.request_hash_for(api.InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant,
+                                                       db=opts.db))
 
 
 def run_ask(opts: AskOptions) -> AskResult:
@@ -446,12 +471,20 @@ def run_ask(opts: AskOptions) -> AskResult:
         key = signing_key(required=True) if lp.run is not None and lp.run.signed else None
         manifest = run_manifest({**kept, **files}, lp.data, key)
         if out_dir.resolve() == src_dir.resolve():
-            add_to_run_folder(out_dir, {**files, RUN_FILE: manifest})
+            added = {**files, RUN_FILE: manifest}
+            written = {**kept, "pack.json": lp.raw, **added}
+
+            def write() -> None:
+                add_to_run_folder(out_dir, added)
         else:
             files.update(kept)
             files["pack.json"] = lp.raw
             files[RUN_FILE] = manifest
-            write_run_folder(out_dir, files)
+            written = files
+
+            def write() -> None:
+                write_run_folder(out_dir, files)
+        _record(opts, lp.data, outcome, out_dir, written, write)
         det = {}
         if (src_dir / "answer.json").is_file():
             import orjson
@@ -473,7 +506,7 @@ def run_ask(opts: AskOptions) -> AskResult:
 
     files[RUN_FILE] = run_manifest(files, res.pack)      # the hashes of the files as written
     out_dir = Path(opts.out) if opts.out is not None else api.default_out_dir(res)
-    write_run_folder(out_dir, files)
+    _record(opts, res.pack, outcome, out_dir, files, lambda: write_run_folder(out_dir, files))
     return AskResult(pack=res.pack, answer=res.answer, outcome=outcome, out_dir=out_dir, from_pack=False,
                      store_loaded_now=res.store_loaded_now)
 

@@ -47,6 +47,11 @@ def ask(
                                                 show_default=False)] = None,
     db: DbOpt = None,
     accept_disagreement: AcceptOpt = False,
+    idempotency_key: Annotated[Optional[str], typer.Option("--idempotency-key", help="Ask at most once per key: "
+                                                           "the same key with the same request prints the "
+                                                           "recorded run and calls no model (exit 0); with a "
+                                                           "different request, exit 2.",
+                                                           show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask an OpenAI-compatible model over a governed pack and validate its answer against the pack.
@@ -61,14 +66,29 @@ def ask(
 
     Exit 0 accepted (or accepted with warnings), 1 rejected or unparseable (recorded), 2 bad
     input, 4 endpoint unreachable, timed out, HTTP error or non-JSON, 5 credentials refused.
+    Each ask is recorded in the ledger (`ctx runs --ledger`); --idempotency-key as for
+    `ctx investigate`.
 
     Example: ctx ask C-102 --endpoint http://127.0.0.1:8000 --model qwen2.5-7b-instruct
     """
     with handle_errors():
         from .. import api
 
+        if idempotency_key is not None:
+            from ..answer.ask import AskOptions, target_request_hash
+            from ..ledger.runs import check_key, lookup
+            from .cmd_investigate import _repeated
+
+            check_key(idempotency_key)
+            rh = target_request_hash(AskOptions(target=target, as_of=parse_time(as_of, "--as-of"), variant=variant,
+                                                db=db))
+            prior = lookup(idempotency_key, rh, command="ask", db=db)
+            if prior is not None:
+                _repeated(prior, idempotency_key, as_json)
+                return
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
-                      out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement)
+                      out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement,
+                      idempotency_key=idempotency_key)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         ma = res.outcome.model_answer

@@ -33,6 +33,10 @@ def load(
                                                         "manifests' snapshot paths.", show_default=False)] = None,
     db: DbOpt = None,
     full: Annotated[bool, typer.Option("--full", help="Read every source again, even unchanged ones.")] = False,
+    keep_generations: Annotated[Optional[int], typer.Option("--keep-generations", help="How many generations of "
+                                                            "a DuckDB store to keep after this load (default: "
+                                                            "ctx.toml [generations] keep, else 3).",
+                                                            show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate every registered source and build the store, atomically.
@@ -44,7 +48,9 @@ def load(
     every source. One load at a time: while another load holds the store's writer lock
     (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
     the same store is published as a new generation of a team store (`ctx store init` first;
-    docs/postgres.md).
+    docs/postgres.md). A DuckDB store keeps its generations too, in <store>.generations/: the
+    newest --keep-generations (ctx.toml [generations] keep, default 3), so `ctx replay`
+    rebuilds a pack against the generation it was built on (`ctx store generations`).
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
@@ -59,12 +65,16 @@ def load(
             progress = _progress_bar() if sys.stderr.isatty() else _plain_progress()
         try:
             res = api.load(manifests=manifests, sources=sources_dir, db=db,
-                           progress=progress.update if progress else None, incremental=not full)
+                           progress=progress.update if progress else None, incremental=not full,
+                           **({"keep_generations": keep_generations} if keep_generations is not None else {}))
         finally:
             if progress:
                 progress.close()
         doc = {"db": res.db, "store_digest": res.store_digest, "objects": res.objects,
-               "sources": [s.__dict__ for s in res.sources], "reused": res.reused}
+               "sources": [s.__dict__ for s in res.sources], "reused": res.reused,
+               "generation": res.generation}
+        if getattr(res, "pruned", None):
+            doc["pruned_generations"] = res.pruned
         warnings = getattr(res, "warnings", [])
         if warnings:
             doc["warnings"] = warnings
@@ -85,6 +95,9 @@ def load(
         if res.reused:
             c.print(f"reused {len(res.reused)} unchanged source(s) from the previous store: {safe(', '.join(res.reused))}")
         c.print(f"store digest {res.store_digest}")
+        if res.generation is not None and "(generation" not in res.db:     # a team store names it in db
+            c.print(f"generation {res.generation}" + (f" (pruned {', '.join(map(str, res.pruned))})"
+                                                      if getattr(res, "pruned", None) else ""))
 
 
 class _progress_bar:

@@ -57,10 +57,16 @@ def replay(
                                                     "folder records).", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Model for --re-ask (default: the recorded one).",
                                                  show_default=False)] = None,
+    against: Annotated[str, typer.Option("--against", help="built: rebuild on the store generation the pack "
+                                         "names while it is kept (else the current one, said so); current: "
+                                         "on the current store.")] = "built",
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify a pack, rebuild it from its recorded request against the current store (or --db),
-    and report `identical` (exit 0) or `drifted` with every difference itemised (exit 1).
+    """Verify a pack, rebuild it from its recorded request against the store generation it was
+    built on (kept in <store>.generations/ by `ctx load`; the current store, or --db, when that
+    generation was pruned or with --against current), and report `identical` (exit 0) or
+    `drifted` with every difference itemised (exit 1). Run it twice, --against built and
+    --against current, to tell "reproducible" from "the store has moved on since".
 
     A pack whose content no longer matches its hash, whose evidence text no longer matches
     its text_hash, or whose run folder no longer matches its run.json (an edited answer, a
@@ -88,15 +94,21 @@ def replay(
 
         pack = pack_path(pack)
         stack.enter_context(project_of(pack))     # the pack's own project: its case, playbook, store
-        res = pm_replay(pack, db)
+        res = pm_replay(pack, db, against=against)
         from .. import api as _api
 
         mres = _api.replay_model(res.pack, db, re_ask=re_ask, endpoint=endpoint, model=model)
+        replayed = {"replay_of": res.pack.pack_id, "replay_status": res.status, "against": res.against}
         if out is not None:
             from .. import api
 
             api.write_outputs(api.InvestigateResult(pack=res.rebuilt, answer=res.answer, trace=res.trace,
-                                                    case=res.case), out)
+                                                    case=res.case), out, command="replay", db=db,
+                              extra=replayed)
+        else:
+            from ..ledger.runs import record
+
+            record("replay", res.rebuilt, res.answer, out=None, files={}, write=None, db=db, extra=replayed)
         if as_json:
             doc = res.to_json()
             if mres is not None:
@@ -142,6 +154,16 @@ def _replay_human(res) -> None:
     c = console()
     d = res.diff
     req = res.pack.request
+    g = res.generation or {}
+    if g.get("recorded") is not None and g.get("kept") is False:
+        c.print(f"generation {g['recorded']} (the pack's) is no longer kept; rebuilt against the current "
+                f"generation {g.get('used') if g.get('used') is not None else '(unnumbered)'}")
+    elif g.get("used") is not None and g.get("used") != g.get("current"):
+        moved = (f": its sources {', '.join(g.get('sources_changed') or [])} differ from the pack's — "
+                 f"`ctx replay --against current` itemises the drift" if g.get("current_differs")
+                 else ", which holds the same data for this pack")
+        c.print(safe(f"rebuilt against generation {g['used']} (the pack's); the current generation is "
+                     f"{g.get('current')}{moved}"))
     head = f"{safe(res.pack.pack_id)} (case {safe(req['case_id'])}" + (
         f", variant {safe(req['variant'])}" if req.get("variant") else "") + ")"
     if res.identical:

@@ -48,6 +48,7 @@ COMMAND_MODULES = (
     "cmd_check",
     "cmd_schema",
     "cmd_store",
+    "cmd_ledger",
 )
 
 

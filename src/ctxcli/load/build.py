@@ -1,7 +1,8 @@
 """Build a store from manifests and snapshots, atomically.
 
 The new store is written to a staging file beside the live one, checkpointed and closed,
-then moved onto the live path with ``os.replace``. Readers that opened the old file keep
+then published as the store's next generation and moved onto the live path with ``os.replace``
+(store/generations.py). Readers that opened the old file keep
 it until they reopen; a failed or killed load leaves the live store as it was.
 """
 
@@ -45,6 +46,8 @@ class LoadResult:
     sources: list[SourceSummary]
     objects: int
     warnings: list[str] = field(default_factory=list)      # e.g. dangling references skipped
+    generation: int | None = None       # the generation this load published (None: nothing new)
+    pruned: list[int] = field(default_factory=list)     # generations dropped after it (ctx.toml [generations] keep)
 
     @property
     def reused(self) -> list[str]:
@@ -209,13 +212,9 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         stale_wal = Path(str(db_path) + ".wal")
         if stale_wal.exists():
             stale_wal.unlink()
-        os.replace(staging, db_path)
-        try:
-            dfd = os.open(db_path.parent, os.O_RDONLY)
-            os.fsync(dfd)
-            os.close(dfd)
-        except OSError:
-            pass
+        from ..store.generations import publish
+
+        generation = publish(staging, db_path)     # the next generation, then the live store (one rename)
     except duckdb.InterruptException:      # Ctrl-C during a statement: an interrupt, not a broken store
         raise KeyboardInterrupt from None
     except duckdb.Error as e:
@@ -228,7 +227,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
-                      objects=stats["objects"], warnings=stats["warnings"])
+                      objects=stats["objects"], warnings=stats["warnings"], generation=generation)
 
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,

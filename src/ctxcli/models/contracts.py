@@ -161,6 +161,8 @@ class PackStore(Closed):
     backend: Literal["postgresql"] | None = Field(None, description="the store backend when it is not the "
                                                   "embedded DuckDB file")
     embedding: EmbeddingModel | None = Field(None, description="the model the store's vectors were made with")
+    generation: int | None = Field(None, description="the store generation the pack was built on (outside the "
+                                   "content hash; ctx replay rebuilds against it while it is kept)")
 
 
 class PackClaim(Closed):

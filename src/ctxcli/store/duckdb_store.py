@@ -234,10 +234,11 @@ class DuckDBStore:
 
     backend = "duckdb"
 
-    def __init__(self, con, path: Path | str | None = None) -> None:
+    def __init__(self, con, path: Path | str | None = None, generation: int | None = None) -> None:
         self.con = con
         self.path = path
         self.address = str(path) if path is not None else "(connection)"
+        self.generation = generation    # the store generation this connection reads (store/generations.py)
 
     # -- opening, describing
     def close(self) -> None:
@@ -256,7 +257,7 @@ class DuckDBStore:
         return store_meta(self.con)
 
     def describe(self) -> dict[str, Any]:
-        return {}
+        return {"generation": self.generation} if self.generation is not None else {}
 
     # -- source registry
     def source_digests(self) -> dict[str, str]:
