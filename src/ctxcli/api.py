@@ -74,6 +74,9 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
         store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
         if res.generation is not None:
             res.pruned = prune(db_path, keep)["dropped"]
+            from .ledger.erasure import record_load_tombstones
+
+            record_load_tombstones(db_path)     # a tombstone is an erasure (ctx erase --apply)
     return res
 
 

@@ -169,7 +169,11 @@ def _replay_human(res) -> None:
     if res.identical:
         how = "byte for byte" if res.byte_identical else "same content hash (the file's formatting differs)"
         store = safe(_short(res.rebuilt["store"]["digest"]))
+        if res.erased:
+            how = "same content hash as the pack as built"
         c.print(f"{head}: [bold]identical[/bold] — rebuilt against store {store}, {how}")
+        for ln in _erased_lines(res):
+            c.print("- " + safe(ln))
         return
     c.print(f"{head}: [bold]drifted[/bold] — rebuilt as {safe(res.rebuilt['pack_id'])} against {safe(res.db)}")
     lines: list[str] = []
@@ -187,9 +191,12 @@ def _replay_human(res) -> None:
         lines.append(f"{f.field} changed: {_val(f.a)} → {_val(f.b)}")
     for f in d.request:
         lines.append(f"request {f.field} changed (case file edited?): {_val(f.a)} → {_val(f.b)}")
-    purged = {p.object_id for p in res.purged}
+    erased = {e["object_id"] for e in res.erased}
+    lines.extend(_erased_lines(res))
+    purged = {p.object_id for p in res.purged} | erased
     for p in res.purged:
-        lines.append(f"purged: {p.sentence()}")
+        if p.object_id not in erased:
+            lines.append(f"purged: {p.sentence()}")
     for ch in d.evidence_only_a:
         if ch.key in purged:
             continue
@@ -197,6 +204,8 @@ def _replay_human(res) -> None:
     for ch in d.evidence_only_b:
         lines.append(f"evidence added: {ch.key}{_src(ch)} was {ch.a.describe()}, now {ch.b.describe()}")
     for ch in d.evidence_changed:
+        if ch.key in erased:
+            continue
         what = (f"content {_short(ch.a.content_hash)} → {_short(ch.b.content_hash)}"
                 if ch.a.content_hash != ch.b.content_hash else "same content")
         lines.append(f"evidence changed: {ch.key}{_src(ch)}: {what}; fields {', '.join(ch.fields)}")
@@ -214,9 +223,15 @@ def _replay_human(res) -> None:
     if d.other_sections:
         lines.append(f"also differs: {', '.join(d.other_sections)}")
     if res.answer_identical is False:
-        lines.append("answer.json differs from the rebuilt answer (edited after the run was written?)")
+        lines.append("answer.json differs from the rebuilt answer" + (" (content erased from it)" if res.erased
+                                                                      else " (edited after the run was written?)"))
     for ln in lines:
         c.print("- " + safe(ln))
+
+
+def _erased_lines(res) -> list[str]:
+    return [f"erased: {e['object_id']} (cited as {e['evidence_id']}) was erased on {e['at']} by {e['by']}: "
+            f"{e['reason']} (its content is no longer in the pack; its hashes are)" for e in res.erased]
 
 
 def _moved(ch) -> str:

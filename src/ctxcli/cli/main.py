@@ -49,6 +49,7 @@ COMMAND_MODULES = (
     "cmd_schema",
     "cmd_store",
     "cmd_ledger",
+    "cmd_erase",
 )
 
 

@@ -52,6 +52,27 @@ class Transformation(BaseModel):
     after_hash: Hash | None = None
 
 
+class ErasureNote(Closed):
+    """When, by whom and why an object's content was erased from a pack already written."""
+
+    at: str
+    by: str
+    reason: str
+
+
+class ErasedItem(ErasureNote):
+    object_id: str
+    evidence_id: str
+
+
+class PackErasure(Closed):
+    """What `ctx erase --apply` removed; ``sealed_hash`` replaces the content hash as the pack's seal."""
+
+    erased: list[ErasedItem]
+    applied_at: str
+    sealed_hash: Hash
+
+
 class EvidenceItem(Closed):
     evidence_id: str
     object_id: str
@@ -81,6 +102,8 @@ class EvidenceItem(Closed):
     transformations: list[Transformation]
     selected_for: str | None
     tokens: int
+    erased: ErasureNote | None = Field(None, description="set by `ctx erase --apply`: the text, title and "
+                                       "facts were removed (hashes kept)")
 
 
 class WithheldOmission(Closed):
@@ -213,6 +236,8 @@ class Pack(Closed):
     stale_sources: list[StaleSource]
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+    erasure: PackErasure | None = Field(None, description="set by `ctx erase --apply` (the pack as built is "
+                                        "content_hash; as it is now, erasure.sealed_hash)")
 
 
 # ------------------------------------------------------------------------------ answer.json

@@ -51,6 +51,12 @@ class ReplayResult:
     generation: dict[str, Any] = field(default_factory=dict)   # recorded, used, current, kept
 
     @property
+    def erased(self) -> list[dict[str, Any]]:
+        """What `ctx erase --apply` removed from the pack: object, evidence id, when, by whom, why."""
+        er = self.pack.data.get("erasure")
+        return list(er.get("erased") or []) if isinstance(er, dict) else []
+
+    @property
     def identical(self) -> bool:
         return self.diff.same and self.answer_identical is not False
 
@@ -60,7 +66,7 @@ class ReplayResult:
 
     def to_json(self) -> dict[str, Any]:
         d = self.diff
-        purged = {p.object_id for p in self.purged}
+        purged = {p.object_id for p in self.purged} | {e["object_id"] for e in self.erased}
         return {
             "status": self.status,
             "pack": self.pack.display,
@@ -82,6 +88,7 @@ class ReplayResult:
             "evidence_removed": [c.to_json() for c in d.evidence_only_a if c.key not in purged],
             "evidence_changed": [c.to_json() for c in d.evidence_changed],
             "purged": [asdict(p) for p in self.purged],
+            "erased": self.erased,
             "omissions_changed": [c.to_json() for c in d.omissions_moved],
             "omissions_added": [c.to_json() for c in d.omissions_only_b],
             "omissions_removed": [c.to_json() for c in d.omissions_only_a],

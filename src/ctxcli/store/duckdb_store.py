@@ -497,6 +497,17 @@ class DuckDBStore:
         return self.con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
                                 "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, object_id]).fetchone()
 
+    def holds_object(self, object_id: str, tenant: str | None) -> bool:
+        """Whether any object ``object_id`` (of ``tenant``, or of any tenant when None) is stored."""
+        return self.con.execute("SELECT 1 FROM objects WHERE object_id = ? AND (? IS NULL OR tenant_id = ?) LIMIT 1",
+                                [object_id, tenant, tenant]).fetchone() is not None
+
+    def all_tombstones(self) -> list[tuple]:
+        """(tenant_id, object_id, deleted_at_us, reason) of every tombstone, first per object."""
+        return self.con.execute("SELECT tenant_id, object_id, min(deleted_at_us), arg_min(reason, deleted_at_us) "
+                                "FROM tombstones GROUP BY tenant_id, object_id ORDER BY tenant_id, object_id"
+                                ).fetchall()
+
     def object_exists(self, tenant, object_id) -> bool:
         return self.con.execute("SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
                                 [tenant, object_id]).fetchone() is not None
