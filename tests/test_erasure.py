@@ -84,6 +84,8 @@ def test_without_the_key_the_run_is_marked_resealed_unsigned(project_copy, tmp_p
     assert "signature" not in run and "no key to sign it again" in run["resealed"]["unsigned"]
     r = run_cli(["replay", tmp_path / "a"])
     assert r.exit_code == 0 and "was erased on" in r.stdout
+    r = run_cli(["render", tmp_path / "a"])      # fewer tokens than recorded: not render drift
+    assert r.exit_code == 0 and "[erased]" in r.stdout
     monkeypatch.setenv("CTX_SIGNING_KEY", KEY)      # only signed runs are read then: this one no longer is
     r = run_cli(["replay", tmp_path / "a"])
     assert r.exit_code == 2 and "unsigned" in r.stderr

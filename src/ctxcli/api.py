@@ -836,6 +836,8 @@ def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | No
     if sum(s["tokens"] for s in sections) != total:
         drift.append(f"the sections sum to {sum(s['tokens'] for s in sections)} tokens but the whole "
                      f"rendering has {total}")
+    if p.get("erasure"):    # content erased after the pack was built (ctx erase): fewer tokens than recorded
+        drift = []
     return RenderResult(format=fmt, data=data, sections=sections, total_tokens=total, drift=drift)
 
 

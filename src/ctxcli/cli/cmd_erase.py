@@ -42,7 +42,7 @@ def erase(
     that hold an erased object are removed; the live store keeps it until its source drops it
     (a tombstone) and `ctx load` runs. `ctx replay` of such a pack says "erased on …".
 
-    Example: ctx erase DOC-C102-003 --reason "GDPR request 2026-118" && ctx erase --apply
+    Example: ctx erase DOC-C102-003 --reason "GDPR request 2026-118"
     """
     with handle_errors():
         from ..errors import UsageError
