@@ -116,3 +116,45 @@ def test_erase_needs_a_reason(store):
     assert r.exit_code == 2 and "--reason" in r.stderr
     r = run_cli(["erase"])
     assert r.exit_code == 2 and "--apply" in r.stderr
+
+
+def _texts(folder: Path) -> list[str]:
+    return [e["text"] for e in json.loads((folder / "pack.json").read_text())["evidence"]]
+
+
+def test_no_text_packs_and_the_retention_period(store, tmp_path, monkeypatch):
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "full"]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--no-text", "--out", tmp_path / "bare"]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--no-text", "--out", tmp_path / "bare2"]).exit_code == 0
+    for name in ("pack.json", "trace.jsonl", "answer.json", "run.json"):     # deterministic
+        assert (tmp_path / "bare" / name).read_bytes() == (tmp_path / "bare2" / name).read_bytes(), name
+    assert set(_texts(tmp_path / "bare")) == {""} and all(_texts(tmp_path / "full"))
+    full = json.loads((tmp_path / "full" / "pack.json").read_text())
+    bare = json.loads((tmp_path / "bare" / "pack.json").read_text())
+    assert [e["text_hash"] for e in bare["evidence"]] == [e["text_hash"] for e in full["evidence"]]
+    assert bare["answer"] == full["answer"] and bare["pack_id"] == full["pack_id"]
+    for text in _texts(tmp_path / "full"):
+        for p in _files(tmp_path / "bare"):
+            assert text.encode() not in p.read_bytes(), p
+    r = run_cli(["replay", tmp_path / "bare"])
+    assert r.exit_code == 0 and "written without text (--no-text)" in r.stdout
+
+
+
+def test_retention_redacts_run_folders_older_than_the_period(project_copy):
+    assert run_cli(["load"]).exit_code == 0
+    runs = project_copy / "runs"
+    assert run_cli(["investigate", "C-102", "--out", runs / "old"]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--variant", "restricted", "--out", runs / "new"]).exit_code == 0
+    import os
+    import time
+
+    week = time.time() - 8 * 86400
+    os.utime(runs / "old" / "pack.json", (week, week))
+    (project_copy / "ctx.toml").write_text("[retention]\ntext_days = 7\n", encoding="utf-8")
+    r = run_cli(["erase", "--redact-text", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["redacted"] == ["runs/old"]
+    assert set(_texts(runs / "old")) == {""} and all(_texts(runs / "new"))
+    r = run_cli(["replay", runs / "old"])
+    assert r.exit_code == 0 and "retention: evidence text is kept 7 day(s)" in r.stdout

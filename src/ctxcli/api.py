@@ -747,7 +747,7 @@ def default_out_dir(res: InvestigateResult) -> Path:
 
 def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool = False,
                   command: str = "investigate", db: Path | str | None = None, idempotency_key: str | None = None,
-                  replace: bool = True, extra: dict[str, Any] | None = None) -> Path:
+                  replace: bool = True, extra: dict[str, Any] | None = None, no_text: bool = False) -> Path:
     """Write the run folder, its ledger record and outbox event, all or none (ledger/commit.py);
     ``replace`` false refuses a run folder holding another request (ledger/runs.py)."""
     from .ledger.runs import record
@@ -755,6 +755,10 @@ def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool
 
     out_dir = Path(out) if out is not None else default_out_dir(res)
     files = output_files(res, sign=sign)
+    if no_text:     # ids, hashes and decisions only (ledger/erasure.py)
+        from .ledger.erasure import without_text
+
+        files = without_text(files)
     res.ledger = record(command, res.pack, res.answer, out=out_dir, files=files, db=db, key=idempotency_key,
                         replace=replace, extra=extra, write=lambda: write_run_folder(out_dir, files))
     return out_dir

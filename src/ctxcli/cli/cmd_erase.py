@@ -27,6 +27,11 @@ def erase(
                                               show_default=False)] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Rewrite every run folder of the project that holds an "
                                         "erased object, and drop kept store generations that hold one.")] = False,
+    redact_text: Annotated[bool, typer.Option("--redact-text", help="Retention: run folders older than the "
+                                              "retention period (--older-than, else [retention] text_days in "
+                                              "ctx.toml) keep only ids, hashes and decisions.")] = False,
+    older_than: Annotated[Optional[int], typer.Option("--older-than", help="With --redact-text: the retention "
+                                                      "period in days.", show_default=False)] = None,
     db: Annotated[Optional[Path], typer.Option("--db", help="The store whose ledger records the erasures "
                                                "(default: the project's).", show_default=False)] = None,
     as_json: JsonOpt = False,
@@ -41,6 +46,9 @@ def erase(
     it, else marked re-sealed and unsigned). Kept store generations other than the live store
     that hold an erased object are removed; the live store keeps it until its source drops it
     (a tombstone) and `ctx load` runs. `ctx replay` of such a pack says "erased on …".
+    Retention: --redact-text removes every evidence text and title (hashes and decisions
+    stay) from the run folders older than --older-than DAYS (else [retention] text_days in
+    ctx.toml); `ctx investigate --no-text` writes packs that way from the start.
 
     Example: ctx erase DOC-C102-003 --reason "GDPR request 2026-118"
     """
@@ -49,9 +57,20 @@ def erase(
         from ..ledger import erasure
         from .console import console, safe
 
-        if object_id is None and not apply:
+        if object_id is None and not apply and not redact_text:
             raise UsageError("give an OBJECT_ID with --reason to record an erasure, or --apply to apply them")
         out: dict = {}
+        if redact_text:
+            if object_id is not None or apply:
+                raise UsageError("--redact-text applies the retention period alone (no OBJECT_ID, no --apply)")
+            res = erasure.redact_text(db, older_than=older_than)
+            if as_json:
+                emit_json({"redacted": res["rewritten"]})
+            else:
+                console().print(f"retention: removed the evidence text of {len(res['rewritten'])} run folder(s)")
+                for f in res["rewritten"]:
+                    console().print(safe(f"  {f}"))
+            return
         if object_id is not None:
             e, new = erasure.record(object_id, reason=reason or "", by=by, tenant=tenant, db=db)
             out["erasure"] = e

@@ -77,6 +77,9 @@ def investigate(
                                                            "recorded run and retrieves nothing (exit 0); with a "
                                                            "different request, exit 2.",
                                                            show_default=False)] = None,
+    no_text: Annotated[bool, typer.Option("--no-text", help="Write the run folder with ids, hashes and decisions "
+                                          "only: every evidence text and title removed (hashes kept), as "
+                                          "`ctx erase` removes them.")] = False,
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite a run folder ctx wrote for another "
                                           "request (refused without it: exit 2).")] = False,
     otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send the spans to an "
@@ -174,7 +177,8 @@ def investigate(
                 return
             check_folder(out, rh, replace=replace)      # before the work, not after it
         res = api.investigate(opts)
-        out_dir = api.write_outputs(res, out, sign=sign, db=db, idempotency_key=idempotency_key, replace=replace)
+        out_dir = api.write_outputs(res, out, sign=sign, db=db, idempotency_key=idempotency_key, replace=replace,
+                                    no_text=no_text)
         if res.ledger and res.ledger.get("repeated"):
             _repeated(res.ledger, idempotency_key, as_json)
             return

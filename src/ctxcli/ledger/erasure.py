@@ -146,15 +146,17 @@ def erasure_hash(pack: dict[str, Any]) -> str:
     return obj_hash(body)
 
 
-def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at: str) -> tuple[dict, list[str]]:
-    """The pack with the erased objects' content removed, and the strings removed (for the other files)."""
+def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at: str, *,
+               every: dict[str, Any] | None = None) -> tuple[dict, list[str]]:
+    """The pack with the erased objects' content removed, and the strings removed (for the other
+    files). ``every`` (an erasure note): every object's content, for retention and --no-text."""
     tenant = (pack.get("request") or {}).get("tenant_id")
     by_id = {e["object_id"]: e for e in erasures if _applies(e, tenant)}
     strings: set[str] = set()
     done = list((pack.get("erasure") or {}).get("erased") or [])
     have = {x["evidence_id"] for x in done}
     for item in pack.get("evidence") or []:
-        e = by_id.get(item.get("object_id"))
+        e = every or by_id.get(item.get("object_id"))
         if e is None or item.get("evidence_id") in have:
             continue
         strings.update(_strings(item))
@@ -162,7 +164,7 @@ def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at:
         item.update(text="", title=ERASED, facts=_erase_facts(item.get("facts")), erased=note)
         done.append({"object_id": item["object_id"], "evidence_id": item["evidence_id"], **note})
     for om in pack.get("omissions") or []:
-        if isinstance(om, dict) and om.get("object_id") in by_id and om.get("title") not in (None, ERASED):
+        if isinstance(om, dict) and (every or om.get("object_id") in by_id) and om.get("title") not in (None, ERASED):
             strings.add(om["title"])
             om["title"] = ERASED
     if not strings:
@@ -204,7 +206,7 @@ def _scrub_file(name: str, data: bytes, strings: list[str]) -> bytes:
     return text.encode("utf-8", errors="surrogateescape")
 
 
-def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str) -> bytes:
+def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str, *, mark: bool = True) -> bytes:
     import hashlib
 
     import orjson
@@ -217,10 +219,12 @@ def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str) -> bytes:
                      if n in body.get("files", {})}
     sig = body.pop("signature", None)
     key = signing_key(required=False)
-    body["resealed"] = {"after": "erasure", "at": applied_at}
+    if mark:
+        body["resealed"] = {"after": "erasure", "at": applied_at}
     if sig is not None and key is not None and key_id(key) == sig.get("key_id"):
         body["signature"] = {"alg": "hmac-sha256", "key_id": sig["key_id"], "value": _mac(key, body)}
     elif sig is not None:
+        body.setdefault("resealed", {"after": "erasure", "at": applied_at})
         body["resealed"]["unsigned"] = f"was signed with {sig.get('key_id')}; no key to sign it again"
     return pretty_bytes(body)
 
@@ -242,41 +246,108 @@ def _folders(db=None) -> list[Path]:
     return [seen[k] for k in sorted(seen)]
 
 
-def apply(db=None) -> dict[str, Any]:
-    """Rewrite every run folder holding an erased object; drop kept generations holding one."""
+def redact_files(files: dict[str, bytes], erasures: list[dict[str, Any]], at: str, *,
+                 every: dict[str, Any] | None = None, mark: bool = True) -> dict[str, bytes] | None:
+    """A run folder's files with the erased content removed and run.json re-sealed; None when
+    the pack holds nothing to erase. ``mark`` false: run.json is written anew, not "re-sealed"."""
     import orjson
 
     from ..runfolder import RUN_FILE
+    from ..util.canon import pretty_bytes
+
+    try:
+        pack = orjson.loads(files["pack.json"])
+    except (KeyError, orjson.JSONDecodeError):
+        return None
+    new, strings = erase_pack(pack, erasures, at, every=every)
+    if not strings:
+        return None
+    files = {n: (b if n in ("pack.json", RUN_FILE, "timings.json") else _scrub_file(n, b, strings))
+             for n, b in files.items()}
+    files["pack.json"] = pretty_bytes(new)
+    if RUN_FILE in files:
+        files[RUN_FILE] = _reseal(files[RUN_FILE], files, at, mark=mark)
+    return files
+
+
+NO_TEXT = {"at": "when written", "by": "ctx investigate --no-text", "reason": "written without text (--no-text)"}
+
+
+def without_text(files: dict[str, bytes]) -> dict[str, bytes]:
+    """A new run's files written with ids, hashes and decisions only (deterministic: no clock)."""
+    return redact_files(files, [], NO_TEXT["at"], every=NO_TEXT, mark=False) or files
+
+
+def retention_days(explicit: int | None = None) -> int | None:
+    """Days a run folder keeps evidence text: ``explicit``, else ``[retention] text_days`` in ctx.toml."""
+    from ..paths import PROJECT_FILE, toml_table
+
+    if explicit is not None:
+        if explicit < 0:
+            raise UsageError("--older-than must be a number of days, 0 or more")
+        return explicit
+    sect = toml_table("retention")
+    bad = sorted(set(sect) - {"text_days"})
+    if bad:
+        raise UsageError(f"{PROJECT_FILE}: retention.{bad[0]}: unknown setting (known: text_days)")
+    v = sect.get("text_days")
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+        raise UsageError(f"{PROJECT_FILE}: retention.text_days: must be a whole number of days")
+    return v
+
+
+def redact_text(db=None, *, older_than: int | None = None, now: float | None = None) -> dict[str, Any]:
+    """Retention: every run folder whose pack.json is older than the retention period keeps only
+    ids, hashes and decisions (every evidence item's text and title removed, as for an erasure)."""
+    import time
+
+    days = retention_days(older_than)
+    if days is None:
+        raise UsageError("--redact-text needs a retention period: --older-than DAYS or [retention] text_days "
+                         "in ctx.toml")
+    limit = (now if now is not None else time.time()) - days * 86400
+
+    def every(folder: Path) -> dict[str, Any] | None:
+        try:
+            old = (folder / "pack.json").stat().st_mtime < limit
+        except OSError:
+            return None
+        return {"at": _now(), "by": "ctx erase --redact-text",
+                "reason": f"retention: evidence text is kept {days} day(s)"} if old else None
+
+    return apply(db, every=every, generations=False)
+
+
+def _now() -> str:
+    from .records import now_utc
+
+    return now_utc()
+
+
+def apply(db=None, *, every=None, generations: bool = True) -> dict[str, Any]:
+    """Rewrite every run folder holding an erased object; drop kept generations holding one.
+    ``every(folder)``: an erasure note for all of that folder's content, or None to leave it."""
     from ..write import RUN_MARKER, _marker_files, write_run_folder
     from .records import now_utc
 
-    erasures = read_erasures(db)
+    erasures = read_erasures(db) if every is None else []
     at = now_utc()
     rewritten: list[str] = []
     for folder in _folders(db):
         listed = _marker_files(folder)
         if listed is None:
             continue
-        try:
-            pack = orjson.loads((folder / "pack.json").read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+        if every is not None and every(folder) is None:
             continue
-        new, strings = erase_pack(pack, erasures, at)
-        if not strings:
-            continue
-        from ..util.canon import pretty_bytes
-
         files = {n: (folder / n).read_bytes() for n in sorted(listed) if n != RUN_MARKER and (folder / n).is_file()}
-        files = {n: (b if n in ("pack.json", RUN_FILE, "timings.json") else _scrub_file(n, b, strings))
-                 for n, b in files.items()}
-        files["pack.json"] = pretty_bytes(new)
-        if RUN_FILE in files:
-            files[RUN_FILE] = _reseal(files[RUN_FILE], files, at)
+        files = redact_files(files, erasures, at, every=every(folder) if every else None)
+        if files is None:
+            continue
         write_run_folder(folder, files)
         from .records import display
 
         rewritten.append(display(folder))
-    dropped, still = _generations(db, erasures)
+    dropped, still = _generations(db, erasures) if generations else ([], [])
     return {"erasures": len(erasures), "rewritten": rewritten, "generations_dropped": dropped,
             "current_store_holds": still}
 
