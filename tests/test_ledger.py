@@ -100,6 +100,7 @@ def test_verify_detects_an_edited_or_deleted_record(own_store, tmp_path):
 def test_idempotency_key_same_request_returns_recorded_run(own_store, tmp_path):
     assert _inv(tmp_path / "a", "--idempotency-key", "req-1").exit_code == 0
     before = (tmp_path / "a" / "pack.json").stat().st_mtime_ns
+    own_store.write_bytes(b"not a store any more")     # nothing is retrieved: the store is not even opened
     r = _inv(tmp_path / "a", "--idempotency-key", "req-1", "--json")
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
