@@ -46,8 +46,14 @@ def locked(d: Path) -> Iterator[None]:
     """The ledger lock (writers wait for each other: a commit takes milliseconds)."""
     import fcntl
 
-    ensure_dir(d)
-    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        ensure_dir(d)
+        fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        from ..errors import OutputError
+
+        raise OutputError(f"the run ledger {d / LEDGER_FILE}: cannot write there ({e.strerror or e}); the ledger "
+                          f"lives beside the store") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
