@@ -139,7 +139,7 @@ _SEQ = itertools.count()
 
 
 def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None, sources_dir: Path | None = None,
-                progress: Progress = _noop, incremental: bool = True) -> LoadResult:
+                progress: Progress = _noop, incremental: bool = True, generations: bool = True) -> LoadResult:
     """Validate every source and publish a new store at ``db_path``.
 
     Records are streamed: entities, then objects (token counts and full-text text computed in
@@ -164,7 +164,8 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     # Workers fork before this process opens any DuckDB database (see load/derive.py).
     pool = start_pool() if sum(o.manifest.enabled for o in loaded) else None
     try:
-        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir)
+        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir,
+                      generations=generations)
     finally:
         if pool is not None:
             pool.terminate()
@@ -172,7 +173,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
-           pool, *, manifests_dir: Path | None = None) -> LoadResult:
+           pool, *, manifests_dir: Path | None = None, generations: bool = True) -> LoadResult:
     prior = None
     if incremental:
         from .reuse import read_prior
@@ -214,7 +215,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             stale_wal.unlink()
         from ..store.generations import publish
 
-        generation = publish(staging, db_path)     # the next generation, then the live store (one rename)
+        generation = publish(staging, db_path, numbered=generations)   # the next generation, the live store
     except duckdb.InterruptException:      # Ctrl-C during a statement: an interrupt, not a broken store
         raise KeyboardInterrupt from None
     except duckdb.Error as e:

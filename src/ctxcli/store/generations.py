@@ -63,13 +63,18 @@ def current(db: Path) -> int | None:
     return None
 
 
-def publish(staging: str | Path, db: Path) -> int:
+def publish(staging: str | Path, db: Path, *, numbered: bool = True) -> int | None:
     """Make the finished ``staging`` store the next generation and the live store (one rename).
 
     The generation file is linked before the rename, so a process killed in between leaves the
     previous live store and one more kept generation, never a live store without its generation.
-    Returns the new generation's number."""
+    Returns the new generation's number; with ``numbered`` false (a build that is published
+    elsewhere, e.g. into a team store) only the rename, and None."""
     db = Path(db)
+    if not numbered:
+        os.replace(staging, db)
+        _fsync_dir(db.parent)
+        return None
     d = folder(db)
     d.mkdir(exist_ok=True)
     nums = _numbered(db)
