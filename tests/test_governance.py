@@ -134,7 +134,7 @@ def test_a_pack_names_only_its_tenants_sources_and_another_tenants_change_is_no_
     _edit_jsonl(project_copy / "sources" / "pay-wiki" / "objects.jsonl",
                 lambda rows: _retitle(rows[0]["object_id"])(rows))
     assert run_cli(["load", "--db", db]).exit_code == 0
-    r = run_cli(["replay", out / "pack.json", "--json"])
+    r = run_cli(["replay", out / "pack.json", "--json", "--against", "current"])
     assert r.exit_code == 1
     doc = json.loads(r.stdout)
     assert [s["source_id"] for s in doc["store"]["sources_changed"]] == ["pay-wiki"]

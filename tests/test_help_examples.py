@@ -18,10 +18,7 @@ ELSEWHERE = {
     "ask": "a model endpoint (tests/test_ask.py runs ctx ask against the scripted server)",
     "validate-answer": "a model answer from ctx ask (tests/test_ask.py)",
     "serve": "a long-running server (tests/test_serve.py, through the MCP client)",
-    "store": "a PostgreSQL server (tests/test_postgres.py)",
     "store init": "a PostgreSQL server (tests/test_postgres.py)",
-    "store generations": "a PostgreSQL server (tests/test_postgres.py)",
-    "store prune": "a PostgreSQL server (tests/test_postgres.py)",
     "audit-call": "the incident example's recorded agent request (tests/test_audit_call.py)",
 }
 # Exit codes the examples are documented to give on this project (1: the check found a difference).

@@ -522,7 +522,7 @@ def test_replay_does_not_date_a_deletion_in_a_source_the_subject_may_no_longer_r
     m = project_copy / "manifests" / "sources" / "claims-documents.yaml"
     m.write_text(m.read_text().replace("required_scopes: [document:read]", "required_scopes: [document:read, siu:read]"))
     assert run_cli(["load"]).exit_code == 0
-    r = run_cli(["replay", tmp_path / "p" / "pack.json", "--json"])
+    r = run_cli(["replay", tmp_path / "p" / "pack.json", "--json", "--against", "current"])
     assert r.exit_code == 1, r.stderr
     purged = {p["object_id"]: p for p in json.loads(r.stdout)["purged"]}
     assert purged["DOC-C102-001"]["how"] == "gone" and purged["DOC-C102-001"]["deleted_at"] is None

@@ -36,7 +36,9 @@ def seal(body: dict) -> dict:
     """What a forger does: the content hash and pack id recomputed (written out here, not
     imported from ctx, so the test does not trust the code it tests)."""
     body = {k: v for k, v in body.items() if k not in ("content_hash", "pack_id")}
-    h = obj_hash(body)
+    # as documented: store.backend and store.generation (where the store is) are outside the hash
+    hashed = {**body, "store": {k: v for k, v in body["store"].items() if k not in ("backend", "generation")}}
+    h = obj_hash(hashed)
     return {**body, "content_hash": h, "pack_id": "pk-" + h.split(":")[1][:16]}
 
 
@@ -345,7 +347,8 @@ def _enospc(*_a, **_k):
 def test_no_space_left_when_writing_a_run_folder_or_rendering(run, tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fsync", _enospc)            # the disk fills at the first flush
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "full"])
-    one_line(r, 2, f"--out {tmp_path / 'full'}: cannot write there (No space left on device); nothing was written")
+    # the first write of a run is its ledger journal (beside the store): refused there, nothing written
+    one_line(r, 2, "ledger.pending/", ": cannot write there (No space left on device); nothing was written")
     assert not (tmp_path / "full").exists()
     assert [x.name for x in tmp_path.iterdir() if x.name.startswith(".full")] == []
     out = tmp_path / "render.md"
@@ -384,8 +387,11 @@ def test_no_space_left_during_load_keeps_the_store(project_copy, monkeypatch):
                    f"unchanged)")
     monkeypatch.undo()
     assert db.read_bytes() == before
-    # the store, its secret and its writer lock file (kept between loads, no data): no staging leftovers
-    assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb", "ctx.duckdb.lock", "secret.key"]
+    # the store, its generations, its secret and its writer lock file (kept between loads, no data), the
+    # erasures the first load's tombstones recorded (and the ledger lock): no staging leftovers
+    assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb", "ctx.duckdb.generations", "ctx.duckdb.lock",
+                                                           "erasures.jsonl", "ledger.lock", "secret.key"]
+    assert [x.name for x in (db.parent / "ctx.duckdb.generations").iterdir()] == ["000001.duckdb"]
 
 
 def test_no_space_on_a_real_tiny_filesystem(project_copy, tmp_path):

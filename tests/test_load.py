@@ -125,5 +125,8 @@ def test_failed_load_leaves_previous_store_untouched(project_copy, tmp_path):
     assert r.exit_code == 2
     assert r.stderr.startswith("ctx: error: sources/risk-signals/objects.jsonl:")
     assert db.read_bytes() == before
-    # Only the store, its secret and its writer lock file (kept between loads; it holds no data).
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["proj", "s.duckdb", "s.duckdb.lock", "secret.key"]
+    # Only the store, its generations, its secret and its writer lock file (kept between loads; it
+    # holds no data), and the erasures the first load's tombstones recorded (with the ledger's lock).
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["erasures.jsonl", "ledger.lock", "proj", "s.duckdb",
+                                                          "s.duckdb.generations", "s.duckdb.lock", "secret.key"]
+    assert [x.name for x in (tmp_path / "s.duckdb.generations").iterdir()] == ["000001.duckdb"]

@@ -96,14 +96,14 @@ def test_replay_after_content_edit_drifts_naming_object_and_source(project_copy,
                             "content": r["content"] + " Amended after the pack was built."})
     _load(project_copy)
 
-    r = run_cli(["replay", pack])
+    r = run_cli(["replay", pack, "--against", "current"])
     assert r.exit_code == 1, r.stderr
     assert "drifted" in r.stdout
     assert "source claims-rules changed" in r.stdout
     assert "evidence changed: RULE-MCS-2026.1 (source claims-rules)" in r.stdout
     assert "store digest changed" in r.stdout
 
-    r = run_cli(["replay", pack, "--json"])
+    r = run_cli(["replay", pack, "--json", "--against", "current"])
     assert r.exit_code == 1
     doc = _json(r)
     assert doc["status"] == "drifted" and doc["byte_identical"] is False
@@ -128,12 +128,12 @@ def test_replay_after_tombstone_reports_purged_without_content(project_copy, tmp
                              "reason": "Filed under the wrong claim."}) + "\n")
     _load(project_copy)
 
-    r = run_cli(["replay", pack])
+    r = run_cli(["replay", pack, "--against", "current"])
     assert r.exit_code == 1, r.stderr
     assert "drifted" in r.stdout
     assert "purged: DOC-C102-003 (source claims-documents)" in r.stdout
     assert "tombstoned on 2026-07-24T09:00:00+08:00" in r.stdout
-    rj = run_cli(["replay", pack, "--json"])
+    rj = run_cli(["replay", pack, "--json", "--against", "current"])
     assert rj.exit_code == 1
     doc = _json(rj)
     purged = {p["object_id"]: p for p in doc["purged"]}

@@ -31,6 +31,11 @@ def c102(bundled_store, tmp_path_factory):
     return out / "pack.json", res.pack
 
 
+def _hash(p: dict) -> str:
+    """The pack's content hash: canonical JSON without its ids and the store's generation."""
+    return obj_hash({**p, "store": {k: v for k, v in p["store"].items() if k != "generation"}})
+
+
 def reseal(pack: dict) -> dict:
     """Recount the sections and recompute the content hash, as the builder does: a pack
     edited this way is self-consistent (not 'tampered'), so it exercises the renderer."""
@@ -38,7 +43,7 @@ def reseal(pack: dict) -> dict:
     secs = [{"section": n, "slot": sl, "trust": tr, "tokens": count(t)} for n, sl, tr, t in section_texts(p)]
     p["slots"]["sections"] = secs
     p["slots"]["total_tokens"] = sum(s["tokens"] for s in secs)
-    h = obj_hash(p)
+    h = _hash(p)
     p["content_hash"] = h
     p["pack_id"] = "pk-" + h.split(":")[1][:16]
     return p
@@ -183,7 +188,7 @@ def test_render_drift_exits_1_and_writes_nothing(c102, tmp_path):
     p = reseal(pack)
     p["slots"]["sections"][5]["tokens"] += 1          # evidence recorded one token off
     p = {k: v for k, v in p.items() if k not in ("content_hash", "pack_id")}
-    h = obj_hash(p)
+    h = _hash(p)
     p.update(content_hash=h, pack_id="pk-" + h.split(":")[1][:16])
     path = write_pack(tmp_path / "drift.json", p)
     r = run_cli(["render", path, "--out", tmp_path / "o.md"])

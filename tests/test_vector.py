@@ -203,7 +203,7 @@ def test_replay_reports_drift_when_the_model_hash_changes(project_copy, tmp_path
     assert new_sha != PINNED_SHA
     r = run_cli(["load"])                   # the store digest names the weights: a real rebuild
     assert r.exit_code == 0, r.output
-    r = run_cli(["replay", out / "pack.json", "--json"])
+    r = run_cli(["replay", out / "pack.json", "--json", "--against", "current"])
     assert r.exit_code == 1, r.output
     doc = json.loads(r.stdout)
     assert doc["status"] == "drifted"

@@ -32,7 +32,7 @@ def preview_source(source_id: str, *, manifests: Path | None = None, sources: Pa
 
 
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
-         progress=None, incremental: bool = True, vectors: bool = False):
+         progress=None, incremental: bool = True, vectors: bool = False, keep_generations: int | None = None):
     from .load.build import build_store
     from .store.db import writer_lock
 
@@ -65,6 +65,9 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
                        incremental=incremental, **kw)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
+    from .store.generations import keep_setting, prune
+
+    keep = keep_setting(keep_generations)
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything
         try:
             res = build_store(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None,
@@ -75,6 +78,11 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
             raise StoreUnusableError(f"cannot write the store {db_path}: {e.strerror or e} "
                                      f"(the previous store, if any, is unchanged)") from None
         store_key(db_path)      # the store secret, created beside a new store (kept across reloads)
+        if res.generation is not None:
+            res.pruned = prune(db_path, keep)["dropped"]
+            from .ledger.erasure import record_load_tombstones
+
+            record_load_tombstones(db_path)     # a tombstone is an erasure (ctx erase --apply)
     return res
 
 
@@ -102,16 +110,34 @@ def store_init(db: Path | str | None = None) -> dict[str, Any]:
 
 
 def store_generations(db: Path | str | None = None) -> list[dict[str, Any]]:
-    from .store.pg_store import generations
+    """The kept generations of the store, newest first (a team store's or a DuckDB file's)."""
+    addr = paths.db_path(db)
+    if isinstance(addr, str):
+        from .store.pg_store import generations
 
-    return generations(_pg_address(db, "ctx store generations"))
+        return generations(addr)
+    from .store import generations as gens
+
+    if not addr.is_file():
+        raise StoreError(f"no store at {addr}; run `ctx load` first")
+    return gens.listing(addr)
 
 
 def store_prune(db: Path | str | None = None, *, keep: int) -> dict[str, Any]:
-    """Drop all but the newest ``keep`` generations of a team store (never the current one)."""
-    from .store.pg_store import prune
+    """Drop all but the newest ``keep`` generations (never the current one). On a DuckDB file,
+    under the writer lock: while a load runs, exit 3."""
+    addr = paths.db_path(db)
+    if isinstance(addr, str):
+        from .store.pg_store import prune
 
-    return prune(_pg_address(db, "ctx store prune"), keep)
+        return prune(addr, keep)
+    from .store import generations as gens
+    from .store.db import writer_lock
+
+    if not addr.is_file():
+        raise StoreError(f"no store at {addr}; run `ctx load` first")
+    with writer_lock(addr):
+        return gens.prune(addr, keep)
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
@@ -237,6 +263,7 @@ class InvestigateResult:
     timings: dict[str, float] = field(default_factory=dict)
     candidates: list[dict[str, Any]] = field(default_factory=list)
     store_loaded_now: bool = False
+    ledger: dict[str, Any] | None = None    # the run's ledger record, once written (write_outputs)
 
 
 def case_json(case: CaseFile) -> bytes:
@@ -456,12 +483,34 @@ def default_out_dir(res: InvestigateResult) -> Path:
     return paths.runs_dir() / f"{name}-{res.pack['pack_id'][3:11]}"
 
 
-def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool = False) -> Path:
+def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool = False,
+                  command: str = "investigate", db: Path | str | None = None, idempotency_key: str | None = None,
+                  replace: bool = True, extra: dict[str, Any] | None = None, no_text: bool = False) -> Path:
+    """Write the run folder, its ledger record and outbox event, all or none (ledger/commit.py);
+    ``replace`` false refuses a run folder holding another request (ledger/runs.py)."""
+    from .ledger.runs import record
     from .write import write_run_folder
 
     out_dir = Path(out) if out is not None else default_out_dir(res)
-    write_run_folder(out_dir, output_files(res, sign=sign))
+    files = output_files(res, sign=sign)
+    if no_text:     # ids, hashes and decisions only (ledger/erasure.py)
+        from .ledger.erasure import without_text
+
+        files = without_text(files)
+    res.ledger = record(command, res.pack, res.answer, out=out_dir, files=files, db=db, key=idempotency_key,
+                        replace=replace, extra=extra, write=lambda: write_run_folder(out_dir, files))
     return out_dir
+
+
+def request_hash_for(opts: InvestigateOptions) -> str:
+    """The request hash (and so the run id) an investigation with ``opts`` will record, without
+    reading the store: what idempotency keys and run folders are checked against."""
+    from .engine.trace import request_hash
+    from .pipeline import with_params
+
+    case, pb, _ = _case_of(opts)
+    req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    return request_hash(with_params(pb, req)[1].to_json())
 
 
 # ---------------------------------------------------------------------------------- render
@@ -479,6 +528,20 @@ class RenderResult:
     def matches_pack(self) -> bool:
         return not self.drift
 
+
+
+def ask_request_hash(opts) -> str:
+    """The request hash a ``ctx ask`` (``answer.ask.AskOptions``) will record: the pack's
+    (verified), or the case's as it would be built."""
+    from .answer.ask import is_pack_path
+    from .engine.trace import request_hash
+
+    if is_pack_path(opts.target):
+        from .postmortem.packfile import load_pack
+
+        p = Path(opts.target)
+        return request_hash(load_pack(p / "pack.json" if p.is_dir() else p).request)
+    return request_hash_for(InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant, db=opts.db))
 
 def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
     """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render
@@ -530,6 +593,8 @@ def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | No
     if sum(s["tokens"] for s in sections) != total:
         drift.append(f"the sections sum to {sum(s['tokens'] for s in sections)} tokens but the whole "
                      f"rendering has {total}")
+    if p.get("erasure"):    # content erased after the pack was built (ctx erase): fewer tokens than recorded
+        drift = []
     return RenderResult(format=fmt, data=data, sections=sections, total_tokens=total, drift=drift)
 
 

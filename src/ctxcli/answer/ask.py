@@ -385,6 +385,7 @@ class AskOptions:
     timeout: float | None = None
     sleep: Callable[[float], None] | None = None
     accept_disagreement: bool = False   # a changed verdict or action is a warning, not a rejection
+    idempotency_key: str | None = None  # recorded with the run in the ledger (ledger/runs.py)
 
 
 @dataclass
@@ -415,6 +416,16 @@ def playbook_for(pack: dict[str, Any], display: str):
         raise PackError(f"playbook {pb_id} changed since the pack was built (hash {h[:19]}…, pack records "
                         f"{str(pack['playbook']['hash'])[:19]}…); rebuild the pack", file=display)
     return pb
+
+
+def _record(opts: AskOptions, pack: dict[str, Any], outcome, out_dir: Path, files: dict[str, bytes], write) -> None:
+    """Write the run folder with its ledger record and outbox event (all or none); the record's
+    verdict is the model answer's status."""
+    from ..ledger.runs import record
+
+    ma = outcome.model_answer or {}
+    record("ask", pack, {"verdict": ma.get("status")}, out=out_dir, files=files, write=write, db=opts.db,
+           key=opts.idempotency_key, extra={"model": (outcome.model_record or {}).get("model")})
 
 
 def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, bytes], Path]]) -> AskResult:
@@ -452,12 +463,20 @@ def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, byt
         key = signing_key(required=True) if lp.run is not None and lp.run.signed else None
         manifest = run_manifest({**kept, **files}, lp.data, key)
         if out_dir.resolve() == src_dir.resolve():
-            add_to_run_folder(out_dir, {**files, RUN_FILE: manifest})
+            added = {**files, RUN_FILE: manifest}
+            written = {**kept, "pack.json": lp.raw, **added}
+
+            def write() -> None:
+                add_to_run_folder(out_dir, added)
         else:
             files.update(kept)
             files["pack.json"] = lp.raw
             files[RUN_FILE] = manifest
-            write_run_folder(out_dir, files)
+            written = files
+
+            def write() -> None:
+                write_run_folder(out_dir, files)
+        _record(opts, lp.data, outcome, out_dir, written, write)
         det = {}
         if (src_dir / "answer.json").is_file():
             import orjson
@@ -480,7 +499,7 @@ def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, byt
 
     files[RUN_FILE] = run_manifest(files, res.pack)      # the hashes of the files as written
     out_dir = Path(opts.out) if opts.out is not None else default_out
-    write_run_folder(out_dir, files)
+    _record(opts, res.pack, outcome, out_dir, files, lambda: write_run_folder(out_dir, files))
     return AskResult(pack=res.pack, answer=res.answer, outcome=outcome, out_dir=out_dir, from_pack=False,
                      store_loaded_now=res.store_loaded_now)
 

@@ -56,6 +56,11 @@ def ask(
                                                          "needs the otel extra. An unreachable collector exits 4 "
                                                          "after the run folder is written.", show_default=False,
                                                          metavar="URL")] = None,
+    idempotency_key: Annotated[Optional[str], typer.Option("--idempotency-key", help="Ask at most once per key: "
+                                                           "the same key with the same request prints the "
+                                                           "recorded run and calls no model (exit 0); with a "
+                                                           "different request, exit 2.",
+                                                           show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask an OpenAI-compatible model over a governed pack and validate its answer against the pack.
@@ -72,6 +77,8 @@ def ask(
     input, 4 endpoint unreachable, timed out, HTTP error or non-JSON, 5 credentials refused.
     --otel-out / --otel-endpoint export the call as a span with GenAI attributes, in the
     pack's trace (the trace id of `ctx investigate --otel-out` for the same pack).
+    Each ask is recorded in the ledger (`ctx runs --ledger`); --idempotency-key as for
+    `ctx investigate`.
 
     Example: ctx ask C-102 --endpoint http://127.0.0.1:8000 --model qwen2.5-7b-instruct
     """
@@ -89,8 +96,22 @@ def ask(
 
             require_sdk("--otel-endpoint")
             traces_url(otel_endpoint)        # a malformed URL fails before any work
+        if idempotency_key is not None:
+            from .. import api as _api
+            from ..answer.ask import AskOptions
+            from ..ledger.runs import check_key, lookup
+            from .cmd_investigate import _repeated
+
+            check_key(idempotency_key)
+            rh = _api.ask_request_hash(AskOptions(target=target, as_of=parse_time(as_of, "--as-of"), variant=variant,
+                                                db=db))
+            prior = lookup(idempotency_key, rh, command="ask", db=db)
+            if prior is not None:
+                _repeated(prior, idempotency_key, as_json)
+                return
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
-                      out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement)
+                      out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement,
+                      idempotency_key=idempotency_key)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
         if otel_out is not None or otel_endpoint is not None:

@@ -85,6 +85,16 @@ def investigate(
     otel_out: Annotated[Optional[Path], typer.Option("--otel-out", help="Also write the run as OTLP/JSON spans "
                                                      "(one per stage and per retrieval) to this file; needs the "
                                                      "otel extra.", show_default=False)] = None,
+    idempotency_key: Annotated[Optional[str], typer.Option("--idempotency-key", help="Run at most once per key: "
+                                                           "the same key with the same request prints the "
+                                                           "recorded run and retrieves nothing (exit 0); with a "
+                                                           "different request, exit 2.",
+                                                           show_default=False)] = None,
+    no_text: Annotated[bool, typer.Option("--no-text", help="Write the run folder with ids, hashes and decisions "
+                                          "only: every evidence text and title removed (hashes kept), as "
+                                          "`ctx erase` removes them.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite a run folder ctx wrote for another "
+                                          "request (refused without it: exit 2).")] = False,
     otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send the spans to an "
                                                          "OTLP/HTTP collector (JSON), e.g. http://127.0.0.1:4318 "
                                                          "(/v1/traces is added); needs the otel extra. An "
@@ -110,6 +120,12 @@ def investigate(
     Without a store, the project's sources are loaded first. Exit 0 when the files are
     written (whatever the verdict), 2 for bad input (naive time, unknown case or playbook,
     purpose the playbook does not serve, a flag an ad-hoc run needs missing).
+
+    Every run is recorded in the ledger beside the store (`ctx runs --ledger`, `ctx ledger
+    verify`) and as a CloudEvents event in its outbox, in the same step as the run folder.
+    --idempotency-key K runs a request once: the same key and request again prints the recorded
+    run (exit 0); the same key with another request exits 2, naming both request hashes. A run
+    folder holding another request is not overwritten without --replace (exit 2).
 
     Example: ctx investigate --playbook motor-claim-review --seed case:C-102 --tenant tenant-demo --subject
     investigator-01 --scope case:read --scope policy:read --scope document:read --scope risk:read
@@ -176,8 +192,22 @@ def investigate(
             from ..otel import traces_url
 
             traces_url(otel_endpoint)        # a malformed URL fails before any work
+        from ..ledger.runs import check_folder, check_key, lookup
+
+        check_key(idempotency_key)
+        if idempotency_key is not None or out is not None:
+            rh = api.request_hash_for(opts)
+            prior = lookup(idempotency_key, rh, command="investigate", db=db)
+            if prior is not None:
+                _repeated(prior, idempotency_key, as_json)
+                return
+            check_folder(out, rh, replace=replace)      # before the work, not after it
         res = api.investigate(opts)
-        out_dir = api.write_outputs(res, out, sign=sign)
+        out_dir = api.write_outputs(res, out, sign=sign, db=db, idempotency_key=idempotency_key, replace=replace,
+                                    no_text=no_text)
+        if res.ledger and res.ledger.get("repeated"):
+            _repeated(res.ledger, idempotency_key, as_json)
+            return
         spans = None
         if otel_out is not None or otel_endpoint is not None:
             from ..otel import otlp_json
@@ -202,6 +232,20 @@ def investigate(
                        "content_hash": res.pack["content_hash"], "out": str(out_dir), "answer": res.answer})
             return
         _human(res, out_dir)
+
+
+def _repeated(rec: dict, key: str | None, as_json: bool) -> None:
+    """The recorded run of an idempotency key, as the answer to its repeated request."""
+    from .console import console, safe
+
+    if as_json:
+        emit_json({"repeated": True, "idempotency_key": key, "run_id": rec["run_id"],
+                   "request_hash": rec["request_hash"], "pack_id": rec["pack_id"], "out": rec["folder"],
+                   "verdict": rec["verdict"], "recorded_at": rec["wall_time"]})
+        return
+    console().print(safe(f"idempotency key {key!r}: this request already ran as {rec['run_id']} at "
+                         f"{rec['wall_time']} (pack {rec['pack_id']}, verdict {rec['verdict']}, folder "
+                         f"{rec['folder']}); not run again"))
 
 
 def _human(res, out_dir: Path) -> None:

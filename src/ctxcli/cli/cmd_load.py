@@ -36,6 +36,10 @@ def load(
     vectors: Annotated[bool, typer.Option("--vectors", help="Also store one vector per object for the hybrid "
                                           "strategy (needs the vectors extra; a playbook with `vectors: true` "
                                           "asks for them too).")] = False,
+    keep_generations: Annotated[Optional[int], typer.Option("--keep-generations", help="How many generations of "
+                                                            "a DuckDB store to keep after this load (default: "
+                                                            "ctx.toml [generations] keep, else 3).",
+                                                            show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate every registered source and build the store, atomically.
@@ -53,6 +57,9 @@ def load(
     docs/postgres.md). Vectors (the hybrid strategy's channel) are built only with --vectors
     or when a playbook says `vectors: true`; without the vectors extra that load exits 2
     naming the pip command.
+    docs/postgres.md). A DuckDB store keeps its generations too, in <store>.generations/: the
+    newest --keep-generations (ctx.toml [generations] keep, default 3), so `ctx replay`
+    rebuilds a pack against the generation it was built on (`ctx store generations`).
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
@@ -67,12 +74,16 @@ def load(
             progress = _progress_bar() if sys.stderr.isatty() else _plain_progress()
         try:
             res = api.load(manifests=manifests, sources=sources_dir, db=db,
-                           progress=progress.update if progress else None, incremental=not full, vectors=vectors)
+                           progress=progress.update if progress else None, incremental=not full, vectors=vectors,
+                           **({"keep_generations": keep_generations} if keep_generations is not None else {}))
         finally:
             if progress:
                 progress.close()
         doc = {"db": res.db, "store_digest": res.store_digest, "objects": res.objects,
-               "sources": [s.__dict__ for s in res.sources], "reused": res.reused}
+               "sources": [s.__dict__ for s in res.sources], "reused": res.reused,
+               "generation": res.generation}
+        if getattr(res, "pruned", None):
+            doc["pruned_generations"] = res.pruned
         warnings = getattr(res, "warnings", [])
         if warnings:
             doc["warnings"] = warnings
@@ -99,6 +110,9 @@ def load(
         else:
             c.print(f"changes since the previous store: {safe(', '.join(moved)) if moved else 'none'}")
         c.print(f"store digest {res.store_digest}")
+        if res.generation is not None and "(generation" not in res.db:     # a team store names it in db
+            c.print(f"generation {res.generation}" + (f" (pruned {', '.join(map(str, res.pruned))})"
+                                                      if getattr(res, "pruned", None) else ""))
 
 
 class _progress_bar:

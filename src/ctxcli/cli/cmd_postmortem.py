@@ -60,10 +60,16 @@ def replay(
     state_version: Annotated[Optional[str], typer.Option("--state-version", help="The caller's current task-state "
                                                          "version: a pack built for an older one is stale (exit 1).",
                                                          show_default=False)] = None,
+    against: Annotated[str, typer.Option("--against", help="built: rebuild on the store generation the pack "
+                                         "names while it is kept (else the current one, said so); current: "
+                                         "on the current store.")] = "built",
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify a pack, rebuild it from its recorded request against the current store (or --db),
-    and report `identical` (exit 0) or `drifted` with every difference itemised (exit 1).
+    """Verify a pack, rebuild it from its recorded request against the store generation it was
+    built on (kept in <store>.generations/ by `ctx load`; the current store, or --db, when that
+    generation was pruned or with --against current), and report `identical` (exit 0) or
+    `drifted` with every difference itemised (exit 1). Run it twice, --against built and
+    --against current, to tell "reproducible" from "the store has moved on since".
     With --state-version, a pack built for an older task state than the current one is
     reported stale (exit 1), whatever the store says.
 
@@ -93,15 +99,21 @@ def replay(
 
         pack = pack_path(pack)
         stack.enter_context(project_of(pack))     # the pack's own project: its case, playbook, store
-        res = pm_replay(pack, db)
+        res = pm_replay(pack, db, against=against)
         from .. import api as _api
 
         mres = _api.replay_model(res.pack, db, re_ask=re_ask, endpoint=endpoint, model=model)
+        replayed = {"replay_of": res.pack.pack_id, "replay_status": res.status, "against": res.against}
         if out is not None:
             from .. import api
 
             api.write_outputs(api.InvestigateResult(pack=res.rebuilt, answer=res.answer, trace=res.trace,
-                                                    case=res.case), out)
+                                                    case=res.case), out, command="replay", db=db,
+                              extra=replayed)
+        else:
+            from ..ledger.runs import record
+
+            record("replay", res.rebuilt, res.answer, out=None, files={}, write=None, db=db, extra=replayed)
         state = None
         if state_version is not None:
             from ..agents.state import check
@@ -158,12 +170,26 @@ def _replay_human(res) -> None:
     c = console()
     d = res.diff
     req = res.pack.request
+    g = res.generation or {}
+    if g.get("recorded") is not None and g.get("kept") is False:
+        c.print(f"generation {g['recorded']} (the pack's) is no longer kept; rebuilt against the current "
+                f"generation {g.get('used') if g.get('used') is not None else '(unnumbered)'}")
+    elif g.get("used") is not None and g.get("used") != g.get("current"):
+        moved = (f": its sources {', '.join(g.get('sources_changed') or [])} differ from the pack's — "
+                 f"`ctx replay --against current` itemises the drift" if g.get("current_differs")
+                 else ", which holds the same data for this pack")
+        c.print(safe(f"rebuilt against generation {g['used']} (the pack's); the current generation is "
+                     f"{g.get('current')}{moved}"))
     head = f"{safe(res.pack.pack_id)} (case {safe(req['case_id'])}" + (
         f", variant {safe(req['variant'])}" if req.get("variant") else "") + ")"
     if res.identical:
         how = "byte for byte" if res.byte_identical else "same content hash (the file's formatting differs)"
         store = safe(_short(res.rebuilt["store"]["digest"]))
+        if res.erased:
+            how = "same content hash as the pack as built"
         c.print(f"{head}: [bold]identical[/bold] — rebuilt against store {store}, {how}")
+        for ln in _erased_lines(res):
+            c.print("- " + safe(ln))
         return
     c.print(f"{head}: [bold]drifted[/bold] — rebuilt as {safe(res.rebuilt['pack_id'])} against {safe(res.db)}")
     lines: list[str] = []
@@ -181,9 +207,12 @@ def _replay_human(res) -> None:
         lines.append(f"{f.field} changed: {_val(f.a)} → {_val(f.b)}")
     for f in d.request:
         lines.append(f"request {f.field} changed (case file edited?): {_val(f.a)} → {_val(f.b)}")
-    purged = {p.object_id for p in res.purged}
+    erased = {e["object_id"] for e in res.erased}
+    lines.extend(_erased_lines(res))
+    purged = {p.object_id for p in res.purged} | erased
     for p in res.purged:
-        lines.append(f"purged: {p.sentence()}")
+        if p.object_id not in erased:
+            lines.append(f"purged: {p.sentence()}")
     for ch in d.evidence_only_a:
         if ch.key in purged:
             continue
@@ -191,6 +220,8 @@ def _replay_human(res) -> None:
     for ch in d.evidence_only_b:
         lines.append(f"evidence added: {ch.key}{_src(ch)} was {ch.a.describe()}, now {ch.b.describe()}")
     for ch in d.evidence_changed:
+        if ch.key in erased:
+            continue
         what = (f"content {_short(ch.a.content_hash)} → {_short(ch.b.content_hash)}"
                 if ch.a.content_hash != ch.b.content_hash else "same content")
         lines.append(f"evidence changed: {ch.key}{_src(ch)}: {what}; fields {', '.join(ch.fields)}")
@@ -208,9 +239,15 @@ def _replay_human(res) -> None:
     if d.other_sections:
         lines.append(f"also differs: {', '.join(d.other_sections)}")
     if res.answer_identical is False:
-        lines.append("answer.json differs from the rebuilt answer (edited after the run was written?)")
+        lines.append("answer.json differs from the rebuilt answer" + (" (content erased from it)" if res.erased
+                                                                      else " (edited after the run was written?)"))
     for ln in lines:
         c.print("- " + safe(ln))
+
+
+def _erased_lines(res) -> list[str]:
+    return [f"erased: {e['object_id']} (cited as {e['evidence_id']}) was erased on {e['at']} by {e['by']}: "
+            f"{e['reason']} (its content is no longer in the pack; its hashes are)" for e in res.erased]
 
 
 def _moved(ch) -> str:

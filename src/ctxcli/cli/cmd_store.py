@@ -1,4 +1,4 @@
-"""ctx store init | generations | prune: operating a team store on PostgreSQL."""
+"""ctx store init | generations | prune: a store's generations (DuckDB file or team store on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import typer
 from .cmd_load import DbOpt, JsonOpt
 from .common import emit_json, handle_errors
 
-store_app = typer.Typer(name="store", help="Operate a team store on PostgreSQL: create it, list its generations, "
-                        "prune old ones.\n\nExample: ctx store init postgresql://ctx@db.internal/ctx",
+store_app = typer.Typer(name="store", help="Operate a store: list its generations, prune old ones (the project's "
+                        "DuckDB file or a team store on PostgreSQL); create a team store.\n\n"
+                        "Example: ctx store generations",
                         no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -48,10 +49,13 @@ def init(
 
 
 def generations(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """List the generations of a team store: number, store digest, objects, when published,
-    and which one readers use now.
+    """List the kept generations of the store, newest first, and which one readers use now.
+    Every `ctx load` publishes one; a pack names the generation it was built on, and `ctx replay`
+    rebuilds against it while it is kept. For a DuckDB file: its size and the bytes it takes
+    beyond the live store (the current generation is the live file: 0). For a team store on
+    PostgreSQL: store digest and objects.
 
-    Example: ctx store generations --db postgresql://ctx@127.0.0.1:5432/ctx
+    Example: ctx store generations
     """
     with handle_errors():
         from .. import api
@@ -61,21 +65,28 @@ def generations(*, db: DbOpt = None, as_json: JsonOpt = False) -> None:
         if as_json:
             emit_json({"generations": rows})
             return
-        t = table("Generations", ["generation", "current", "objects", "published", "store digest"])
-        for r in rows:
-            t.add_row(str(r["generation"]), "yes" if r["current"] else "", str(r["objects"]), r["published_at"],
-                      r["store_digest"])
+        if rows and "store_digest" in rows[0]:
+            t = table("Generations", ["generation", "current", "objects", "published", "store digest"])
+            for r in rows:
+                t.add_row(str(r["generation"]), "yes" if r["current"] else "", str(r["objects"]), r["published_at"],
+                          r["store_digest"])
+        else:
+            t = table("Generations", ["generation", "current", "bytes", "extra bytes", "published"])
+            for r in rows:
+                t.add_row(str(r["generation"]), "yes" if r["current"] else "", str(r["bytes"]),
+                          str(r["extra_bytes"]), r["published_at"])
         show(console(), t)
 
 
 def prune(*, keep: Annotated[int, typer.Option("--keep", help="How many of the newest generations to keep "
                                                 "(at least 1; the current one is always kept).")] = 3,
           db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Drop old generations of a team store, keeping the newest --keep (packs built on a dropped
-    generation no longer replay identically). One writer at a time: while a load or another
-    prune runs, exit 3. Waits for investigations still reading a generation it drops.
+    """Drop old generations of the store, keeping the newest --keep (packs built on a dropped
+    generation are then replayed against the current one). One writer at a time: while a load
+    or another prune runs, exit 3. On a team store, waits for investigations still reading a
+    generation it drops; a DuckDB reader keeps the file it opened until it closes it.
 
-    Example: ctx store prune --keep 2 --db postgresql://ctx@127.0.0.1:5432/ctx
+    Example: ctx store prune --keep 2
     """
     with handle_errors():
         from .. import api

@@ -50,6 +50,8 @@ COMMAND_MODULES = (
     "cmd_store",
     "cmd_audit",
     "cmd_handoff",
+    "cmd_ledger",
+    "cmd_erase",
 )
 
 

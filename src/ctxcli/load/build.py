@@ -1,7 +1,8 @@
 """Build a store from manifests and snapshots, atomically.
 
 The new store is written to a staging file beside the live one, checkpointed and closed,
-then moved onto the live path with ``os.replace``. Readers that opened the old file keep
+then published as the store's next generation and moved onto the live path with ``os.replace``
+(store/generations.py). Readers that opened the old file keep
 it until they reopen; a failed or killed load leaves the live store as it was.
 """
 
@@ -51,6 +52,8 @@ class LoadResult:
     objects: int
     warnings: list[str] = field(default_factory=list)      # e.g. dangling references skipped
     compared: bool = True       # False: no previous store of this schema and builder to count changes against
+    generation: int | None = None       # the generation this load published (None: nothing new)
+    pruned: list[int] = field(default_factory=list)     # generations dropped after it (ctx.toml [generations] keep)
 
     @property
     def reused(self) -> list[str]:
@@ -153,7 +156,8 @@ _SEQ = itertools.count()
 
 
 def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None, sources_dir: Path | None = None,
-                progress: Progress = _noop, incremental: bool = True, vectors: bool = False) -> LoadResult:
+                progress: Progress = _noop, incremental: bool = True, vectors: bool = False,
+                generations: bool = True) -> LoadResult:
     """Validate every source and publish a new store at ``db_path``.
 
     Records are streamed: entities, then objects (token counts and full-text text computed in
@@ -193,7 +197,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
     try:
         return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir,
-                      vectors=vectors)
+                      vectors=vectors, generations=generations)
     finally:
         if pool is not None:
             pool.terminate()
@@ -201,7 +205,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
 
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
-           pool, *, manifests_dir: Path | None = None, vectors: bool = True) -> LoadResult:
+           pool, *, manifests_dir: Path | None = None, vectors: bool = True, generations: bool = True) -> LoadResult:
     from .reuse import read_prior
 
     if incremental:
@@ -251,13 +255,9 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         stale_wal = Path(str(db_path) + ".wal")
         if stale_wal.exists():
             stale_wal.unlink()
-        os.replace(staging, db_path)
-        try:
-            dfd = os.open(db_path.parent, os.O_RDONLY)
-            os.fsync(dfd)
-            os.close(dfd)
-        except OSError:
-            pass
+        from ..store.generations import publish
+
+        generation = publish(staging, db_path, numbered=generations)   # the next generation, the live store
     except duckdb.InterruptException:      # Ctrl-C during a statement: an interrupt, not a broken store
         raise KeyboardInterrupt from None
     except duckdb.Error as e:
@@ -270,7 +270,8 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
-                      objects=stats["objects"], warnings=stats["warnings"], compared=stats["compared"])
+                      objects=stats["objects"], warnings=stats["warnings"], compared=stats["compared"],
+                      generation=generation)
 
 
 def _policy_text(m) -> str | None:

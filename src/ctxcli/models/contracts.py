@@ -54,6 +54,27 @@ class Transformation(BaseModel):
     after_hash: Hash | None = None
 
 
+class ErasureNote(Closed):
+    """When, by whom and why an object's content was erased from a pack already written."""
+
+    at: str
+    by: str
+    reason: str
+
+
+class ErasedItem(ErasureNote):
+    object_id: str
+    evidence_id: str
+
+
+class PackErasure(Closed):
+    """What `ctx erase --apply` removed; ``sealed_hash`` replaces the content hash as the pack's seal."""
+
+    erased: list[ErasedItem]
+    applied_at: str
+    sealed_hash: Hash
+
+
 class EvidenceItem(Closed):
     evidence_id: str
     object_id: str
@@ -83,6 +104,8 @@ class EvidenceItem(Closed):
     transformations: list[Transformation]
     selected_for: str | None
     tokens: int
+    erased: ErasureNote | None = Field(None, description="set by `ctx erase --apply`: the text, title and "
+                                       "facts were removed (hashes kept)")
 
 
 class WithheldOmission(Closed):
@@ -183,6 +206,8 @@ class PackStore(Closed):
     backend: Literal["postgresql"] | None = Field(None, description="the store backend when it is not the "
                                                   "embedded DuckDB file")
     embedding: EmbeddingModel | None = Field(None, description="the model the store's vectors were made with")
+    generation: int | None = Field(None, description="the store generation the pack was built on (outside the "
+                                   "content hash; ctx replay rebuilds against it while it is kept)")
 
 
 class PackClaim(Closed):
@@ -302,6 +327,8 @@ class Pack(Closed):
                                                      "absent when it declares none")
     content_hash: Hash
     pack_id: str = Field(pattern=r"^pk-[0-9a-f]{16}$")
+    erasure: PackErasure | None = Field(None, description="set by `ctx erase --apply` (the pack as built is "
+                                        "content_hash; as it is now, erasure.sealed_hash)")
 
 
 # ------------------------------------------------------------------------------ answer.json

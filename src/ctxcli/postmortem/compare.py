@@ -20,7 +20,8 @@ VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.pla
                   "playbook.hash", "store.embedding.model", "store.embedding.version",
                   "store.embedding.weights_sha256"]
 ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",
-            "store", "evidence", "omissions", "answer", "missing", "state"}
+            "store", "evidence", "omissions", "answer", "missing", "state",
+            "erasure"}      # what `ctx erase --apply` removed: replay reports it as "erased on …"
 
 
 @dataclass

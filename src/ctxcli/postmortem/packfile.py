@@ -122,8 +122,20 @@ def check_pack(data: Any, disp: str) -> None:
             raise PackError(f"not a pack: no {key!r}", file=disp)
         if not isinstance(data[key], typ) or (typ is int and isinstance(data[key], bool)):
             raise PackError(f"not a pack: {key} is a JSON {_kind(data[key])}", file=disp, field=key)
-    h = pack_hash(data)
-    if data["content_hash"] != h or data["pack_id"] != pack_id_for(h):
+    erasure = data.get("erasure")
+    if erasure is not None:     # rewritten by `ctx erase --apply`: sealed anew, its id kept (ledger/erasure.py)
+        from ..ledger.erasure import erasure_hash
+
+        h = erasure_hash(data) if isinstance(erasure, dict) else None
+        if h is None or erasure.get("sealed_hash") != h or not str(data["pack_id"]).startswith("pk-"):
+            raise PackError(f"tampered: the erased pack's content hashes to {h}, but it records "
+                            f"{erasure.get('sealed_hash') if isinstance(erasure, dict) else None}; nothing in it "
+                            f"is trusted", file=disp)
+        erased = {x.get("evidence_id") for x in erasure.get("erased") or [] if isinstance(x, dict)}
+    else:
+        erased = set()
+        h = pack_hash(data)
+    if erasure is None and (data["content_hash"] != h or data["pack_id"] != pack_id_for(h)):
         raise PackError(f"tampered: the pack's content hashes to {h}, but it records "
                         f"{data['pack_id']} / {data['content_hash']}; nothing in it is trusted", file=disp)
     # The hash proves ctx wrote these bytes; the rest only guards against a pack from a
@@ -142,6 +154,8 @@ def check_pack(data: Any, disp: str) -> None:
         if not isinstance(text, str) or not isinstance(th, str):
             raise PackError("not a pack: an evidence item without text or text_hash", file=disp,
                             field=f"evidence[{i}]")
+        if item.get("evidence_id") in erased and isinstance(item.get("erased"), dict) and text == "":
+            continue            # its text was erased; its text_hash stays
         if content_hash(text) != th:
             raise PackError(f"tampered: the text of evidence {item.get('evidence_id')} ({item['object_id']}) "
                             f"hashes to {content_hash(text)[:19]}…, but it records text_hash {th[:19]}…",

@@ -1,8 +1,9 @@
 """Replay: rebuild a pack from its recorded request and say whether anything drifted.
 
 The pack is verified first (:func:`load_pack`); a tampered pack stops everything. The
-rebuild uses the case file and playbook as they are now and the current store (or the one
-named), so a drift is itemised against all three. Evidence that was cited but whose object
+rebuild uses the case file and playbook as they are now and the store generation the pack was
+built on while it is kept (``--against built``, the default; else, or with ``--against
+current``, the current store or the one named), so a drift is itemised against all three. Evidence that was cited but whose object
 has since been deleted is reported as *purged*, by id, source and deletion time only.
 """
 
@@ -46,6 +47,14 @@ class ReplayResult:
     case: Any = None            # the case file the rebuild used (models.case.CaseFile)
     trace_identical: bool | None = None     # the linked trace beside the pack vs the rebuilt one; None: no trace
     answer_identical: bool | None = None    # answer.json of the run vs the rebuilt answer; None: no answer.json
+    against: str = "built"      # "built": the pack's own generation when kept; "current": the live store
+    generation: dict[str, Any] = field(default_factory=dict)   # recorded, used, current, kept
+
+    @property
+    def erased(self) -> list[dict[str, Any]]:
+        """What `ctx erase --apply` removed from the pack: object, evidence id, when, by whom, why."""
+        er = self.pack.data.get("erasure")
+        return list(er.get("erased") or []) if isinstance(er, dict) else []
 
     @property
     def identical(self) -> bool:
@@ -57,7 +66,7 @@ class ReplayResult:
 
     def to_json(self) -> dict[str, Any]:
         d = self.diff
-        purged = {p.object_id for p in self.purged}
+        purged = {p.object_id for p in self.purged} | {e["object_id"] for e in self.erased}
         return {
             "status": self.status,
             "pack": self.pack.display,
@@ -69,6 +78,8 @@ class ReplayResult:
             "trace_identical": self.trace_identical,
             "answer_identical": self.answer_identical,
             "db": self.db,
+            "against": self.against,
+            "generation": self.generation,
             "store": {"recorded": self.pack.data["store"].get("digest"), "current": self.rebuilt["store"].get("digest"),
                       "sources_changed": [asdict(s) for s in d.sources]},
             "request": [asdict(c) for c in d.request],
@@ -77,6 +88,7 @@ class ReplayResult:
             "evidence_removed": [c.to_json() for c in d.evidence_only_a if c.key not in purged],
             "evidence_changed": [c.to_json() for c in d.evidence_changed],
             "purged": [asdict(p) for p in self.purged],
+            "erased": self.erased,
             "omissions_changed": [c.to_json() for c in d.omissions_moved],
             "omissions_added": [c.to_json() for c in d.omissions_only_b],
             "omissions_removed": [c.to_json() for c in d.omissions_only_a],
@@ -199,13 +211,62 @@ def _rel(p: Path) -> str:
         return str(p)
 
 
-def replay(pack_path: Path | str, db: Path | None = None) -> ReplayResult:
+AGAINST = ("built", "current")
+
+
+def replay(pack_path: Path | str, db: Path | None = None, *, against: str = "built") -> ReplayResult:
     """Verify the pack, rebuild it from its recorded request, and compare."""
     lp = load_pack(pack_path)
-    return replay_loaded(lp, db)
+    return replay_loaded(lp, db, against=against)
 
 
-def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
+def _open_for(db_path, lp: LoadedPack, against: str, req, key):
+    """The store to rebuild on, and what the result says about generations. With ``built``: the
+    generation the pack names while it is kept and its view of the store (``store.digest``) is
+    the pack's (a generation of the same number in another store is not); else the current one,
+    ``kept`` false. When that is not the current generation, ``current`` also says whether the
+    current store's view differs from the pack's (``sources_changed``) without rebuilding."""
+    from ..errors import UsageError
+    from ..pipeline import store_info
+    from ..store import is_postgres, open_store
+
+    if against not in AGAINST:
+        raise UsageError(f"--against {against!r}: must be one of {', '.join(AGAINST)}")
+    ws = lp.data.get("store") or {}
+    recorded = ws.get("generation")
+    recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
+    info: dict[str, Any] = {"recorded": recorded}
+
+    def view(c) -> dict[str, Any]:
+        with c.errors():
+            return store_info(c, key, tenant=req.tenant_id, clearance=req.clearance)
+
+    con = None
+    if against == "built" and recorded is not None and not is_postgres(db_path):
+        con = open_store(db_path, recorded)
+        if con is not None and view(con).get("digest") != ws.get("digest"):
+            con.close()
+            con = None
+        info["kept"] = con is not None
+    if con is None:
+        con = open_store(db_path)
+        info["current"] = getattr(con, "generation", None)
+    info["used"] = getattr(con, "generation", None)
+    if "current" not in info:
+        cur = open_store(db_path)
+        try:
+            info["current"] = getattr(cur, "generation", None)
+            if info["current"] != info["used"]:
+                now = view(cur)
+                srca, srcb = ws.get("sources") or {}, now.get("sources") or {}
+                info["current_differs"] = now.get("digest") != ws.get("digest")
+                info["sources_changed"] = sorted(s for s in set(srca) | set(srcb) if srca.get(s) != srcb.get(s))
+        finally:
+            cur.close()
+    return con, info
+
+
+def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "built") -> ReplayResult:
     from .. import paths
     from ..pipeline import investigate as run_pipeline, store_info
     from ..policy import make_request
@@ -223,7 +284,8 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
     opts = rebuild_options(lp, db)
     req = make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
     db_path = paths.db_path(db)
-    con = open_store(db_path)
+    key = store_key(db_path) if not isinstance(db_path, Path) or db_path.is_file() else None
+    con, gen_info = _open_for(db_path, lp, against, req, key)
     try:
         key = store_key(db_path)
         with con.errors():
@@ -241,7 +303,8 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None) -> ReplayResult:
                         byte_identical=pretty_bytes(_as_recorded_backend(res.pack, lp.data)) == lp.raw,
                         db=con.address, purged=purged, case=case,
                         trace_identical=_same_trace(recorded_trace, res.trace),
-                        answer_identical=_same_answer(recorded_answer, res.answer))
+                        answer_identical=_same_answer(recorded_answer, res.answer), against=against,
+                        generation=gen_info)
 
 
 def _same_answer(recorded: bytes | None, rebuilt: dict[str, Any]) -> bool | None:
@@ -258,14 +321,18 @@ def _same_answer(recorded: bytes | None, rebuilt: dict[str, Any]) -> bool | None
 
 
 def _as_recorded_backend(rebuilt: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
-    """The rebuilt pack with the recorded pack's ``store.backend``: a pack built on one backend
-    and replayed on the other is not drift (the backend is outside the pack's content hash)."""
+    """The rebuilt pack with the recorded pack's ``store.backend`` and ``store.generation``: a
+    pack built on one backend (or generation) and rebuilt on another holding the same data is
+    not drift (both are outside the pack's content hash)."""
+    from ..util.packid import _WHERE
+
     rs, ws = rebuilt.get("store"), recorded.get("store")
-    if not isinstance(rs, dict) or not isinstance(ws, dict) or rs.get("backend") == ws.get("backend"):
+    if not isinstance(rs, dict) or not isinstance(ws, dict) or all(rs.get(k) == ws.get(k) for k in _WHERE):
         return rebuilt
-    store = {k: v for k, v in rs.items() if k != "backend"}
-    if ws.get("backend") is not None:
-        store["backend"] = ws["backend"]
+    store = {k: v for k, v in rs.items() if k not in _WHERE}
+    for k in _WHERE:
+        if ws.get(k) is not None:
+            store[k] = ws[k]
     return {**rebuilt, "store": store}
 
 

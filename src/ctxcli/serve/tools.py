@@ -147,7 +147,8 @@ def _write(cfg: ServeConfig, res) -> Path:
     from ..runfolder import signing_key
 
     # with $CTX_SIGNING_KEY set only signed runs are read back (runfolder.py): sign what we write
-    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"], sign=signing_key(required=False) is not None)
+    return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"], sign=signing_key(required=False) is not None,
+                             db=cfg.db)      # recorded in the ledger of the store it served
 
 
 def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:

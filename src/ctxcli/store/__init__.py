@@ -17,17 +17,29 @@ def is_postgres(address) -> bool:
     return isinstance(address, str) and address.startswith(PG_PREFIXES)
 
 
-def open_store(address):
-    """A read-only :class:`base.Store` on the store at ``address`` (its current generation);
+def open_store(address, generation: int | None = None):
+    """A read-only :class:`base.Store` on the store at ``address``: its current generation, or
+    the kept DuckDB ``generation`` (None when that one is no longer kept: the caller decides);
     raises StoreError / StoreBusyError / StoreUnusableError, never a driver error."""
     if is_postgres(address):
         from .pg_store import open_pg
 
         return open_pg(address)
+    from . import generations as gens
     from .db import open_reader
     from .duckdb_store import DuckDBStore
 
-    return DuckDBStore(open_reader(Path(address)), address)
+    db = Path(address)
+    if generation is not None:
+        p = gens.path_of(db, generation)
+        return None if p is None else DuckDBStore(open_reader(p), address, generation)
+    for _ in range(3):      # a load may publish between the open and the look-up: look again
+        before = gens.current(db)
+        con = open_reader(db)
+        if gens.current(db) == before:
+            return DuckDBStore(con, address, before)
+        con.close()
+    return DuckDBStore(open_reader(db), address, None)
 
 
 def keep_connections(address, *, size: int = 4) -> None:

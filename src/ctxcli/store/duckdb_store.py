@@ -348,10 +348,11 @@ class DuckDBStore:
 
     backend = "duckdb"
 
-    def __init__(self, con, path: Path | str | None = None) -> None:
+    def __init__(self, con, path: Path | str | None = None, generation: int | None = None) -> None:
         self.con = con
         self.path = path
         self.address = str(path) if path is not None else "(connection)"
+        self.generation = generation    # the store generation this connection reads (store/generations.py)
 
     # -- opening, describing
     def close(self) -> None:
@@ -374,7 +375,7 @@ class DuckDBStore:
         return store_meta(self.con)
 
     def describe(self) -> dict[str, Any]:
-        return {}
+        return {"generation": self.generation} if self.generation is not None else {}
 
     # -- source registry
     def source_digests(self) -> dict[str, str]:
@@ -668,6 +669,17 @@ class DuckDBStore:
     def tombstone(self, tenant, object_id) -> tuple | None:
         return self.con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
                                 "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, object_id]).fetchone()
+
+    def holds_object(self, object_id: str, tenant: str | None) -> bool:
+        """Whether any object ``object_id`` (of ``tenant``, or of any tenant when None) is stored."""
+        return self.con.execute("SELECT 1 FROM objects WHERE object_id = ? AND (? IS NULL OR tenant_id = ?) LIMIT 1",
+                                [object_id, tenant, tenant]).fetchone() is not None
+
+    def all_tombstones(self) -> list[tuple]:
+        """(tenant_id, object_id, deleted_at_us, reason) of every tombstone, first per object."""
+        return self.con.execute("SELECT tenant_id, object_id, min(deleted_at_us), arg_min(reason, deleted_at_us) "
+                                "FROM tombstones GROUP BY tenant_id, object_id ORDER BY tenant_id, object_id"
+                                ).fetchall()
 
     def object_exists(self, tenant, object_id) -> bool:
         return self.con.execute("SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",

@@ -74,7 +74,7 @@ def load_pg(manifests_dir: Path, address: str, *, root: Path, sources_dir: Path 
             try:
                 prior = export_current(address, built, con=lock) if incremental else None
                 res = build_store(manifests_dir, built, root=root, sources_dir=sources_dir,
-                                  incremental=prior is not None, vectors=vectors, **kw)
+                                  incremental=prior is not None, vectors=vectors, generations=False, **kw)
             except OSError as e:
                 from ..errors import StoreUnusableError
 

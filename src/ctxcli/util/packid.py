@@ -14,16 +14,18 @@ PACK_SCHEMA = "ctx.pack/1"          # the version this ctx writes
 PACK_SCHEMAS = (PACK_SCHEMA,)       # the versions this ctx reads
 
 _UNHASHED = ("content_hash", "pack_id")
+_WHERE = ("backend", "generation")      # where the store lives and which of its files: not content
 
 
 def pack_hash(pack: dict[str, Any]) -> str:
     """The content hash a pack records: canonical JSON of everything but ``content_hash``,
-    ``pack_id`` and ``store.backend`` (where the store lives is not what the pack says: the same
-    inputs give the same pack id on the DuckDB and the PostgreSQL backend)."""
+    ``pack_id``, ``store.backend`` and ``store.generation`` (where the store lives is not what the
+    pack says: the same inputs give the same pack id on the DuckDB and the PostgreSQL backend, and
+    on any generation holding the same data)."""
     body = {k: v for k, v in pack.items() if k not in _UNHASHED}
     store = body.get("store")
-    if isinstance(store, dict) and "backend" in store:
-        body["store"] = {k: v for k, v in store.items() if k != "backend"}
+    if isinstance(store, dict) and any(k in store for k in _WHERE):
+        body["store"] = {k: v for k, v in store.items() if k not in _WHERE}
     return obj_hash(body)
 
 

@@ -1,0 +1,160 @@
+"""The run ledger, idempotency keys and the outbox (issue 33 items 2-4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, run_cli
+
+
+@pytest.fixture
+def own_store(bundled_store, tmp_path, monkeypatch) -> Path:
+    """A private copy of the bundled store: its ledger (beside it) starts empty."""
+    db = tmp_path / "st" / "ctx.duckdb"
+    db.parent.mkdir()
+    shutil.copyfile(bundled_store, db)
+    monkeypatch.setenv("CTX_DB", str(db))
+    return db
+
+
+def _records(db: Path) -> list[dict]:
+    p = db.parent / "ledger.jsonl"
+    return [json.loads(ln) for ln in p.read_text().splitlines()] if p.exists() else []
+
+
+def _events(db: Path) -> list[dict]:
+    p = db.parent / "outbox.jsonl"
+    return [json.loads(ln) for ln in p.read_text().splitlines()] if p.exists() else []
+
+
+def _inv(out: Path, *args):
+    return run_cli(["investigate", "C-102", "--out", out, *args])
+
+
+def test_every_run_appends_one_chained_record_and_event(own_store, tmp_path, monkeypatch):
+    monkeypatch.setenv("CTX_SIGNING_KEY", "k" * 40)
+    assert _inv(tmp_path / "a", "--sign").exit_code == 0
+    assert _inv(tmp_path / "b", "--variant", "restricted", "--sign").exit_code == 0
+    assert run_cli(["replay", tmp_path / "a"]).exit_code == 0
+    recs = _records(own_store)
+    assert [(r["seq"], r["command"], r["subject"]) for r in recs] == [
+        (1, "investigate", "investigator-01"), (2, "investigate", "intern-07"), (3, "replay", "investigator-01")]
+    a = recs[0]
+    pack = json.loads((tmp_path / "a" / "pack.json").read_text())
+    assert a["pack_id"] == pack["pack_id"] and a["prev"] is None and recs[1]["prev"] == a["hash"]
+    assert a["run_id"] == "run-" + a["request_hash"].split(":")[1][:16]
+    assert a["scopes"] == pack["request"]["subject"]["scopes"] and a["clearance"] == "confidential"
+    assert a["purpose"] == "claim_review" and a["as_of"] == pack["request"]["as_of"] and a["verdict"] == "complete"
+    assert a["signer_key_id"].startswith("hk-") and a["folder"] == str(tmp_path / "a")
+    import hashlib
+
+    assert a["files"]["answer.json"] == "sha256:" + hashlib.sha256((tmp_path / "a" / "answer.json").read_bytes()).hexdigest()
+    assert recs[2]["replay_of"] == pack["pack_id"] and recs[2]["replay_status"] == "identical"
+    evs = _events(own_store)
+    assert [e["type"] for e in evs] == ["dev.ctx.run.investigated", "dev.ctx.run.investigated",
+                                        "dev.ctx.run.replayed"]
+    assert evs[0]["specversion"] == "1.0" and evs[0]["subject"] == a["run_id"] and evs[0]["data"] == a
+    assert evs[0]["id"] == a["hash"].split(":")[1] and evs[0]["datacontenttype"] == "application/json"
+
+    r = run_cli(["runs", "--ledger", "--subject", "intern-07", "--json"])
+    assert [x["seq"] for x in json.loads(r.stdout)] == [2]
+    r = run_cli(["runs", "--ledger", "--command", "replay", "--json"])
+    assert [x["seq"] for x in json.loads(r.stdout)] == [3]
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 0 and "ledger intact: 3 record(s), 3 outbox event(s)" in r.stdout
+
+
+def test_verify_detects_an_edited_or_deleted_record(own_store, tmp_path):
+    for v in (None, "restricted", None):
+        assert _inv(tmp_path / f"r{v}", *(["--variant", v] if v else [])).exit_code == 0
+    lp = own_store.parent / "ledger.jsonl"
+    good = lp.read_bytes()
+    lines = good.splitlines(keepends=True)
+    assert len(lines) == 3
+
+    lp.write_bytes(lines[0] + lines[1].replace(b'"verdict":"insufficient_evidence"', b'"verdict":"complete"')
+                   + lines[2])
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 1 and "ledger.jsonl line 2: record 2 was edited" in r.stdout
+
+    lp.write_bytes(lines[0] + lines[2])
+    r = run_cli(["ledger", "verify", "--json"])
+    assert r.exit_code == 1
+    assert "ledger.jsonl line 2: record 2 before record 3 is missing (deleted?)" in json.loads(r.stdout)["problems"]
+
+    lp.write_bytes(lines[0] + lines[1])     # the newest record deleted: its outbox event remains
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 1 and "the event of record 3 has no record in ledger.jsonl (deleted?)" in r.stdout
+
+    lp.write_bytes(good)
+    assert run_cli(["ledger", "verify"]).exit_code == 0
+
+
+def test_idempotency_key_same_request_returns_recorded_run(own_store, tmp_path):
+    assert _inv(tmp_path / "a", "--idempotency-key", "req-1").exit_code == 0
+    before = (tmp_path / "a" / "pack.json").stat().st_mtime_ns
+    own_store.write_bytes(b"not a store any more")     # nothing is retrieved: the store is not even opened
+    r = _inv(tmp_path / "a", "--idempotency-key", "req-1", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert doc["repeated"] is True and doc["run_id"] == _records(own_store)[0]["run_id"]
+    r = _inv(tmp_path / "elsewhere", "--idempotency-key", "req-1")
+    assert r.exit_code == 0 and "this request already ran as run-" in r.stdout and "not run again" in r.stdout
+    assert not (tmp_path / "elsewhere").exists()
+    assert (tmp_path / "a" / "pack.json").stat().st_mtime_ns == before
+    assert len(_records(own_store)) == 1       # nothing retrieved, nothing recorded again
+
+
+def test_idempotency_conflict_exits_2_naming_both_hashes(own_store, tmp_path):
+    assert _inv(tmp_path / "a", "--idempotency-key", "req-1").exit_code == 0
+    first = _records(own_store)[0]["request_hash"]
+    r = _inv(tmp_path / "b", "--idempotency-key", "req-1", "--variant", "restricted")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert first in r.stderr and "this request is sha256:" in r.stderr
+    other = r.stderr.split("this request is ")[1].split(":", 2)
+    assert other[0] == "sha256" and other[1][:64] != first.split(":")[1]
+    assert not (tmp_path / "b").exists() and len(_records(own_store)) == 1
+
+
+def test_another_request_into_a_run_folder_needs_replace(own_store, tmp_path):
+    assert _inv(tmp_path / "a").exit_code == 0
+    assert _inv(tmp_path / "a").exit_code == 0         # the same request again: fine
+    pack = (tmp_path / "a" / "pack.json").read_bytes()
+    r = _inv(tmp_path / "a", "--variant", "restricted")
+    assert r.exit_code == 2 and "holds the run of another request" in r.stderr and "--replace" in r.stderr
+    assert (tmp_path / "a" / "pack.json").read_bytes() == pack
+    assert _inv(tmp_path / "a", "--variant", "restricted", "--replace").exit_code == 0
+    assert json.loads((tmp_path / "a" / "pack.json").read_text())["request"]["variant"] == "restricted"
+
+
+def _ctx(args, env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ctxcli.cli.main", *map(str, args)], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("step, all_three", [("journal", False), ("folder", True), ("ledger", True)])
+def test_sigkill_between_steps_leaves_all_three_or_none(own_store, tmp_path, step, all_three):
+    env = {**os.environ, "CTX_LEDGER_KILL_AT": step}
+    out = tmp_path / "run"
+    p = _ctx(["investigate", "C-102", "--out", out], env)
+    assert p.returncode == -9, p.stderr
+    env.pop("CTX_LEDGER_KILL_AT")
+    v = _ctx(["ledger", "verify", "--json"], env)      # the next ledger user finishes or undoes the commit
+    assert v.returncode == 0, v.stdout + v.stderr
+    folder = (out / "run.json").exists()
+    recs, evs = _records(own_store), _events(own_store)
+    assert (folder, len(recs), len(evs)) == ((True, 1, 1) if all_three else (False, 0, 0))
+    if all_three:
+        assert evs[0]["data"] == recs[0] and recs[0]["files"]["pack.json"]
+    assert not list((own_store.parent / "ledger.pending").glob("*"))
+    # and the next run chains after whatever is there
+    assert _ctx(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "next"], env).returncode == 0
+    assert [r["seq"] for r in _records(own_store)] == ([1, 2] if all_three else [1])
+    assert _ctx(["ledger", "verify"], env).returncode == 0
