@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("front ends", ("ctxcli.cli", "ctxcli.serve", "ctxcli.evaluate", "ctxcli.eval_junit")),
     ("api", ("ctxcli.api",)),
     ("below the api", ("ctxcli.postmortem", "ctxcli.answer.ask", "ctxcli.report", "ctxcli.runs", "ctxcli.otel",
-                       "ctxcli.scaffold")),
+                       "ctxcli.scaffold", "ctxcli.ledger")),
     ("pipeline", ("ctxcli.pipeline", "ctxcli.policy")),
     ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params", "ctxcli.agents", "ctxcli.schemas")),
     ("engine / answer", ("ctxcli.engine", "ctxcli.answer", "ctxcli.load", "ctxcli.embed", "ctxcli.injection")),

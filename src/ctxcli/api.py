@@ -65,7 +65,8 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
                        incremental=incremental, **kw)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
-    from .store.generations import keep_setting, prune
+    from .paths import keep_setting
+    from .store.generations import prune
 
     keep = keep_setting(keep_generations)
     with writer_lock(db_path):   # a second concurrent load exits 3 before touching anything

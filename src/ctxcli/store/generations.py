@@ -141,23 +141,3 @@ def prune(db: Path, keep: int) -> dict[str, list[int]]:
     if dropped:
         _fsync_dir(folder(db))
     return {"kept": sorted(kept, reverse=True), "dropped": sorted(dropped, reverse=True)}
-
-
-def keep_setting(explicit: int | None = None) -> int:
-    """How many generations a load keeps: ``explicit`` (--keep-generations), else
-    ``[generations] keep`` in ctx.toml, else 3."""
-    from ..errors import UsageError
-    from ..paths import PROJECT_FILE, toml_table
-
-    if explicit is not None:
-        if explicit < 1:
-            raise UsageError("--keep-generations must be at least 1 (the current generation is always kept)")
-        return explicit
-    sect = toml_table("generations")
-    bad = sorted(set(sect) - {"keep"})
-    if bad:
-        raise UsageError(f"{PROJECT_FILE}: generations.{bad[0]}: unknown setting (known: keep)")
-    v = sect.get("keep", DEFAULT_KEEP)
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise UsageError(f"{PROJECT_FILE}: generations.keep: must be a whole number of at least 1")
-    return v
