@@ -509,7 +509,7 @@ def request_hash_for(opts: InvestigateOptions) -> str:
     from .engine.trace import request_hash
     from .pipeline import with_params
 
-    case, pb, _ = _case_of(opts)
+    case, pb, _ = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     return request_hash(with_params(pb, req)[1].to_json())
 
