@@ -5,7 +5,7 @@ generated corpus's planted cases, p50/p95 of the channel and total timings (ms).
 
 Run it with each build's venv on a store that build loaded, alternately, and compare ratios.
 """
-import json, statistics, sys, time
+import json, statistics, sys
 from pathlib import Path
 from ctxcli import api
 corpus, db, reps = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])

@@ -26,11 +26,8 @@ identifiers; objects average about 1 KB; there are about five relations per obje
 from __future__ import annotations
 
 import argparse
-import bisect
 import hashlib
-import itertools
 import json
-import os
 import random
 import shutil
 import sys
@@ -86,11 +83,7 @@ def sha(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------- vocabulary
-DOMAIN = ("the of and to in a for on with claim motor document received accident certificate rule version "
-          "policy amount risk signal review manual tenure days repair vehicle garage CNY case status loss "
-          "statement identity report police estimate insurer claimant handler checklist required alias "
-          "determination traffic threshold human reviewer evidence settled assessment damage collision "
-          "towing bumper windscreen inspection premium inception referral audit").split()
+DOMAIN = ["the", "of", "and", "to", "in", "a", "for", "on", "with", "claim", "motor", "document", "received", "accident", "certificate", "rule", "version", "policy", "amount", "risk", "signal", "review", "manual", "tenure", "days", "repair", "vehicle", "garage", "CNY", "case", "status", "loss", "statement", "identity", "report", "police", "estimate", "insurer", "claimant", "handler", "checklist", "required", "alias", "determination", "traffic", "threshold", "human", "reviewer", "evidence", "settled", "assessment", "damage", "collision", "towing", "bumper", "windscreen", "inspection", "premium", "inception", "referral", "audit"]
 
 
 def make_vocab(rng: random.Random, size: int = 30000) -> tuple[list[str], list[float]]:

@@ -564,7 +564,7 @@ def pg_graph(c, q: dict, rnd: dict, templates: dict, tenant: str, asof: int) -> 
     for tid in q["templates"]:
         t = templates[tid]
         frontier = [r[0] for r in c.execute(PG_SEEDS, (tenant, t["start"], rnd["seeds"])).fetchall()]
-        for depth, st in enumerate(t["steps"][: rnd["max_hops"]], 1):
+        for _depth, st in enumerate(t["steps"][: rnd["max_hops"]], 1):
             if not frontier:
                 break
             rows = c.execute(PG_HOP, {"frontier": frontier, "edge": st["edge"], "to": st["to"], "tenant": tenant,
@@ -596,7 +596,7 @@ def bench_pg(pg: PG, results: list, planted: list[dict], corpus: Path, repeat: i
     oid = {}
     # warm-up
     for _ in range(1):
-        for p, pack, _ in results[:3]:
+        for _p, pack, _ in results[:3]:
             _pg_case(c, pack, templates, {k: [] for k in per_ch})
     for rep in range(repeat):
         for p, pack, _ in results:

@@ -142,7 +142,7 @@ def test_adhoc_params_are_checked_recorded_and_replayed(project_copy, tmp_path):
 
 def _without(flag):
     out, skip = [], False
-    for i, a in enumerate(ADHOC):
+    for _i, a in enumerate(ADHOC):
         if skip:
             skip = False
             continue

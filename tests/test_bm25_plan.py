@@ -49,7 +49,7 @@ def _store(seed: int, index: bool) -> duckdb.DuckDBPyConnection:
     docs, doc = [], 0
     for tno, (tenant, size) in enumerate(zip(TENANTS, (900, 400, 60)), 1):
         base: list[tuple[dict, list[str]]] = []
-        for i in range(size):
+        for _i in range(size):
             if base and rng.random() < 0.15:
                 tf, sup = rng.choice(base)                      # a duplicate: its scores tie
             else:

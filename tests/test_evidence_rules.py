@@ -12,7 +12,7 @@ from ctxcli import api
 from ctxcli.load.build import build_store, collect
 from ctxcli.store.db import open_reader
 
-from .conftest import REPO, run_cli
+from .conftest import run_cli
 
 PB = "manifests/playbooks/payment-incident-review.yaml"
 

@@ -28,7 +28,7 @@ def test_docs_gates_table_is_the_gate_table():
 def test_every_list_of_gates_is_the_table_in_its_order():
     assert gates.GATE_ORDER == ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time",
                                 "freshness", "integrity", "injection", "duplicate", "relevance", "budget"]
-    assert gates.WITHHOLDING_GATES == {"tenant", "scope", "classification", "purpose"}
+    assert {"tenant", "scope", "classification", "purpose"} == gates.WITHHOLDING_GATES
     assert gates.PER_CANDIDATE == gates.META_GATES + gates.CONTENT_GATES
     assert [g.phase for g in gates.GATES] == sorted((g.phase for g in gates.GATES),
                                                     key=["metadata", "content", "pack"].index)

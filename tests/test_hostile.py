@@ -22,7 +22,6 @@ import dataclasses
 import json
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +48,7 @@ DENIALS = ["tenant", "tenant_same_id", "scope", "source_scope", "classification"
 MASKING = {"unless_scopes": ["pii:read"], "policy_object": "POL-MASK",
            "patterns": [{"name": "marker", "regex": MARK + "[A-Z0-9]+", "replacement": "[MASKED]"}]}
 TYPES = {"case_status": "case_snapshot", "document_status": "received_document", "rule": "rule"}
-WORDS = ("case status open document received rule threshold review claim amount the of and with "
-         "for policy record noted filed on per under").split()
+WORDS = ["case", "status", "open", "document", "received", "rule", "threshold", "review", "claim", "amount", "the", "of", "and", "with", "for", "policy", "record", "noted", "filed", "on", "per", "under"]
 # Random draws on every run (not derandomised), so each CI run explores new corpora; a failure
 # prints the falsifying example and a @reproduce_failure blob (print_blob), and pytest's
 # --hypothesis-seed=N replays a whole run. No shrinking: an example takes about a second.

@@ -16,7 +16,7 @@ from typing import Callable
 
 import pytest
 
-from .conftest import REPO, run_cli
+from .conftest import run_cli
 
 
 def _one_line_exit_2(r, *fragments: str) -> str:

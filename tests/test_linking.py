@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from ctxcli.engine.gates import Access
 from ctxcli.engine.retrieve import walk_access

@@ -285,7 +285,7 @@ def _denied_strings(db: Path, pack: dict) -> list[str]:
                        "FROM objects").fetchall()
     con.close()
     denied, visible = [], []
-    for oid, tenant, need, purposes, title, content in rows:
+    for _oid, tenant, need, purposes, title, content in rows:
         ok = tenant == req["tenant_id"] and set(need or []) <= scopes and req["purpose"] in (purposes or [])
         strings = [title, content] + [s.strip() for s in re.split(r"(?<=[.;:])\s", content or "")
                                       if len(s.strip()) >= 30]

@@ -234,7 +234,7 @@ def traces_url(endpoint: str) -> str:
 
     u = urlsplit(endpoint)
     try:
-        u.port
+        _ = u.port             # a bad port raises here
     except ValueError:
         raise UsageError(f"--otel-endpoint {endpoint!r}: bad port") from None
     if u.scheme not in ("http", "https") or not u.hostname:

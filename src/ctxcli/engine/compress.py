@@ -371,9 +371,7 @@ def mandatory(units: list[Unit], ctx: Context) -> set[int]:
     keep: set[int] = set()
     for u in units:
         t = u.text
-        if _number_required(t, ctx) or DATE.search(t) or VALIDITY.search(t):
-            keep.add(u.index)
-        elif (NEGATION.search(t) or HEDGE.search(t)) and _mentions_fact(t, ctx):
+        if _number_required(t, ctx) or DATE.search(t) or VALIDITY.search(t) or (NEGATION.search(t) or HEDGE.search(t)) and _mentions_fact(t, ctx):
             keep.add(u.index)
     for s in ctx.fact_strings + ctx.bound_ids:
         if not any(_contains(units[i].text, s) for i in keep):

@@ -181,7 +181,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
                     if doc not in best or cand[:3] < best[doc][:3]:
                         best[doc] = cand
             order = widened(sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0])), lim,
-                            lambda kv: valid[kv[0]])
+                            lambda kv: valid[kv[0]])  # noqa: B023 (called within this iteration)
             run = runs[q.query_id]
             for doc, (depth, tid, path, rels) in order:
                 run.hits.append(doc)

@@ -368,10 +368,7 @@ def _gate_open(gsets: tuple[frozenset, ...], present: _Present) -> bool:
     """Every group of the gate has a needle present (set operations, no Python loop
     over needles)."""
     keys = present.keys
-    for g in gsets:
-        if keys.isdisjoint(g):
-            return False
-    return True
+    return all(not keys.isdisjoint(g) for g in gsets)
 
 
 def _key(n: bytes | str) -> tuple[str, bytes | str]:

@@ -47,7 +47,7 @@ def scan_files(paths: list[Path]) -> list[dict[str, Any]]:
     (offsets into the normalised or decoded view named by decoded_from) and excerpt.
     Every file is read (and checked) before any is scanned."""
     texts = [(str(p), read_text_file(p)) for p in paths]
-    from . import FAMILIES, learned, learned_finding, scan_text
+    from . import FAMILIES, learned_finding, scan_text
 
     out = []
     for disp, text in texts:

@@ -463,7 +463,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                 removed.add(k)
                 w_tomb.write(t)
     removed_docs = sorted(objs[k][0] for k in removed if k in objs)
-    for sid, src in reuse.items():
+    for _sid, src in reuse.items():
         if src.removed - removed:
             raise Fallback("a deleted object of a reused source is back")
 
@@ -526,7 +526,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             "evidence_object_id": x["object_id"], "source_id": sid, "source_version": x["source_version"],
             "confidence": x["confidence"], "extraction_method": x["extraction_method"]})
         per[sid]["dropped" if gone_ev else "relations"] += 1
-    for sid, x in unresolved:
+    for _sid, x in unresolved:
         if (x["tenant_id"], x["object_id"]) not in removed:
             w_unres.write(x)
 

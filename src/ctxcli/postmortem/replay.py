@@ -271,7 +271,6 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "bui
     from ..pipeline import investigate as run_pipeline, store_info
     from ..policy import make_request
     from ..project import require_current_manifests
-    from ..store import open_store
     from ..store.secret import store_key
     from ..util.canon import pretty_bytes
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
 from ..postmortem import LoadedPack, load_pack
 
 MAX_SIDE_FILE_BYTES = 256 * 1024 * 1024

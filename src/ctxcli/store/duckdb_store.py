@@ -33,12 +33,12 @@ SELECT key, tenant_id, kind, doc_id FROM k WHERE tenant_id = $tenant
 # the readable ones by doc id, with whether each is valid at as_of; of the others only a count
 # per (subject, supports, object type, source, required scopes, allowed purposes) — never a doc
 # id. The probe by doc id is a MATERIALIZED CTE, so the index on objects(doc_id) answers it.
-_ABOUT_SQL = f"""
+_ABOUT_SQL = """
 WITH a AS MATERIALIZED (
   SELECT doc_id, tenant_id, subject_id, supports, object_type, object_id, source_id, required_scopes,
          allowed_purposes, valid_from_us, valid_to_us
-  FROM objects WHERE doc_id IN ({{ids}})),
-g AS (SELECT o.*, {{ok}} AS ok, {{valid}} AS valid FROM a o WHERE o.tenant_id = $tenant)
+  FROM objects WHERE doc_id IN ({ids})),
+g AS (SELECT o.*, {ok} AS ok, {valid} AS valid FROM a o WHERE o.tenant_id = $tenant)
 SELECT doc_id, subject_id, supports, object_type, object_id, valid,
        NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT FROM g WHERE ok
 UNION ALL
@@ -206,10 +206,10 @@ _POSTINGS_UNMASKED = ("(SELECT tenant_no, termid, doc_id, tf, dl, supports FROM 
 # sorting every scored document in a window (at 100k that sort was half of the statement's
 # time); n is the widening cap (limit × WIDEN_CAP), and the list ends once ``limit`` of its
 # records are valid at as_of. The withheld matches come back as counts per access combination.
-_BM25_GATED = f"""gated AS (
-  SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+_BM25_GATED = """gated AS (
+  SELECT s.qi, s.doc_id, s.score, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
-  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id),"""
+  FROM {src} s JOIN objects o ON o.doc_id = s.doc_id),"""
 _BM25_TOP = """top AS (
   SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
                            {cap})) AS t

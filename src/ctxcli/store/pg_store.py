@@ -588,30 +588,30 @@ FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
 
 # The same arithmetic as duckdb_store._BM25, in float8 and in the same order; the score is
 # rounded as DuckDB's round(x, 9) does (std::round(x * 1e9) / 1e9, half away from zero).
-_BM25 = f"""
-WITH qt(qi, termid, idf) AS (VALUES {{qt}}),
-qm(qi, mask) AS (VALUES {{qm}}),
+_BM25 = """
+WITH qt(qi, termid, idf) AS (VALUES {qt}),
+qm(qi, mask) AS (VALUES {qm}),
 raw AS (
   SELECT qt.qi, p.doc_id,
          sum(qt.idf * p.tf * 2.2::float8 / (p.tf + 1.2::float8 * (0.25::float8 + (0.75 * p.dl)::float8
-             / {{avgdl}}))) * 1e9::float8 AS y
-  FROM {{postings}} p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
-  WHERE p.tenant_no = {{tno}} AND p.termid IN ({{termids}}) AND (p.supports & qm.mask) <> 0
+             / {avgdl}))) * 1e9::float8 AS y
+  FROM {postings} p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
+  WHERE p.tenant_no = {tno} AND p.termid IN ({termids}) AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id),
 scored AS (
   SELECT qi, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / 1e9::float8 AS score
-  FROM raw){{check}},
+  FROM raw){check},
 gated AS (
-  SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+  SELECT s.qi, s.doc_id, s.score, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
-  FROM {{src}} s JOIN objects o ON o.doc_id = s.doc_id),
+  FROM {src} s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
   SELECT qi, doc_id, score, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM gated WHERE ok
   WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
 SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < {{lim}} AND rn <= {{cap}}
+FROM ranked WHERE nv < {lim} AND rn <= {cap}
 UNION ALL
 SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
@@ -666,9 +666,9 @@ WHERE w.rn <= %(fanout)s
 ORDER BY w.tid {C}, w.depth, w.path, w.rels {C}
 """
 
-_GRAPH_HITS = f"""
+_GRAPH_HITS = """
 WITH hit AS (
-  SELECT k.key, o.doc_id, o.supports, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
+  SELECT k.key, o.doc_id, o.supports, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
   FROM object_keys k JOIN objects o ON o.doc_id = k.doc_id
   WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s)

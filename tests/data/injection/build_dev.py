@@ -229,7 +229,7 @@ def rows() -> list[dict]:
                     "text": tpl.format(subj=subjects[i % 4], n=1000 + i,
                                        body=OBFUSCATORS[obf](text, lang))})
     for i, (lang, text) in enumerate(BENIGN):
-        for j, (carrier, tpl) in enumerate([("direct", "{body}"), carriers[i % len(carriers)]]):
+        for _j, (carrier, tpl) in enumerate([("direct", "{body}"), carriers[i % len(carriers)]]):
             out.append({"id": f"D-B{i:03d}-{carrier}", "label": "benign", "lang": lang,
                         "family": None, "carrier": carrier, "obfuscation": "none",
                         "text": tpl.format(subj=subjects[i % 4], n=2000 + i, body=text)})

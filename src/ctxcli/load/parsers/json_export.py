@@ -123,7 +123,7 @@ class JsonExportParser(Parser):
     def entities(self, ls) -> Iterator[dict[str, Any]]:
         yield from super().entities(ls)
         seen: set[tuple[str, str]] = set()
-        for mp, view, fields, tenant, where, loc in items(ls):
+        for mp, view, _fields, tenant, where, _loc in items(ls):
             if mp.entity is not None:
                 try:
                     got = list(entity_of(ls.manifest, mp.entity, view, tenant, where, seen))

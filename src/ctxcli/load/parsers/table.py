@@ -264,7 +264,7 @@ class TableParser(Parser):
         if em is None:
             return
         seen: set[tuple[str, str]] = set()
-        for n, row, fields, tenant, where in mapped_rows(ls):
+        for _n, row, _fields, tenant, where in mapped_rows(ls):
             try:
                 got = list(entity_of(ls.manifest, em, row, tenant, where, seen))
             except InputError as e:
