@@ -115,7 +115,7 @@ def test_cli_says_which_sources_it_reused(project_copy):
     assert doc["reused"] == [s["source_id"] for s in doc["sources"]] and all(s["reused"] for s in doc["sources"])
     r = run_cli(["load", "--db", db])
     assert r.exit_code == 0
-    assert "reused 18 unchanged source(s) from the previous store: claims-core, claims-documents" in r.stdout
+    assert "reused 20 unchanged source(s) from the previous store: claims-core, claims-documents" in r.stdout
     r = run_cli(["load", "--db", db, "--full", "--json"])
     assert json.loads(r.stdout)["reused"] == []
 

@@ -112,7 +112,7 @@ class StoreUnusableError(StoreError):
 class StatementTimeoutError(StoreError):
     """A store statement ran longer than the playbook's statement_timeout_seconds and was cancelled; exit 3."""
 
-    exit_code = 3
+    exit_code = ExitCode.STORE
 
 
 class StoreStaleError(StoreError):

@@ -4,7 +4,7 @@
       - name: metrics.query        # the tool name a tool result carries
         authoritative: true        # its results are packed with trust authoritative
         scopes: [service:read]     # scopes a subject needs to use it (all of them)
-        purposes: [incident_review]  # purposes it serves (empty: any)
+        purposes: [PURPOSE]        # purposes it serves (empty: any)
 
 A tool not in the registry is unregistered: its results are ``untrusted`` and it is never
 listed in ``pack.tools``. No registry file: no tool is registered.
