@@ -891,6 +891,11 @@ MUTANTS: list[Mutant] = [
     Mutant("lint-unused-import", "src/ctxcli/errors.py",
            "from __future__ import annotations\n", "from __future__ import annotations\nimport os\n",
            ("tests/test_lint.py",)),
+    Mutant("toml-count-takes-below-the-minimum", "src/ctxcli/paths.py",
+           "    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < minimum):",
+           "    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):",
+           ("tests/test_generations.py::test_bad_keep_settings_are_one_line_errors",
+            "tests/test_generations.py::test_bad_retention_settings_are_one_line_errors")),
 ]
 
 

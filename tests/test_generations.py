@@ -99,6 +99,25 @@ def test_bad_keep_settings_are_one_line_errors(project_copy):
     (project_copy / "ctx.toml").write_text("[generations]\nkeep = 0\n", encoding="utf-8")
     r = run_cli(["load"])
     assert r.exit_code == 2 and "generations.keep: must be a whole number of at least 1" in r.stderr
+    assert r.stderr.count("\n") == 1
+    (project_copy / "ctx.toml").write_text("[generations]\nkept = 2\n", encoding="utf-8")
+    r = run_cli(["load"])
+    assert r.exit_code == 2 and "ctx.toml: generations.kept: unknown setting (known: keep)" in r.stderr
+    (project_copy / "ctx.toml").write_text("[generations]\nkeep = 2\n", encoding="utf-8")
+    r = run_cli(["load", "--keep-generations", "0"])
+    assert r.exit_code == 2 and "--keep-generations must be a whole number of at least 1" in r.stderr
+
+
+def test_bad_retention_settings_are_one_line_errors(project_copy):
+    (project_copy / "ctx.toml").write_text("[retention]\ntext_days = -1\n", encoding="utf-8")
+    r = run_cli(["erase", "--redact-text"])
+    assert r.exit_code == 2, r.stderr
+    assert "ctx.toml: retention.text_days: must be a whole number of days, 0 or more" in r.stderr
+    (project_copy / "ctx.toml").write_text("[retention]\ntext_days = true\n", encoding="utf-8")
+    r = run_cli(["erase", "--redact-text"])
+    assert r.exit_code == 2 and "retention.text_days: must be a whole number of days" in r.stderr
+    r = run_cli(["erase", "--redact-text", "--older-than", "-1"])
+    assert r.exit_code == 2 and "--older-than must be a whole number of days, 0 or more" in r.stderr
 
 
 def test_generation_is_outside_the_pack_hash(store, tmp_path):

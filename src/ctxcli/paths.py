@@ -144,21 +144,31 @@ def display(path: Path | str) -> str:
         return str(path)
 
 
+def toml_count(section: str, key: str, explicit: int | None, *, flag: str, minimum: int,
+               default: int | None, what: str) -> int | None:
+    """A whole-number setting of ctx.toml: ``explicit`` (its command-line ``flag``) when given,
+    else ``[section] key``, else ``default``; below ``minimum``, or any other key in the section,
+    is a one-line UsageError naming the file and field."""
+    from .errors import UsageError
+
+    if explicit is not None:
+        if explicit < minimum:
+            raise UsageError(f"{flag} must be {what}")
+        return explicit
+    sect = toml_table(section)
+    bad = sorted(set(sect) - {key})
+    if bad:
+        raise UsageError(f"{PROJECT_FILE}: {section}.{bad[0]}: unknown setting (known: {key})")
+    v = sect.get(key, default)
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < minimum):
+        raise UsageError(f"{PROJECT_FILE}: {section}.{key}: must be {what}")
+    return v
+
+
 def keep_setting(explicit: int | None = None) -> int:
     """How many generations a load keeps: ``explicit`` (--keep-generations), else
     ``[generations] keep`` in ctx.toml, else 3."""
-    from .errors import UsageError
     from .store.generations import DEFAULT_KEEP
 
-    if explicit is not None:
-        if explicit < 1:
-            raise UsageError("--keep-generations must be at least 1 (the current generation is always kept)")
-        return explicit
-    sect = toml_table("generations")
-    bad = sorted(set(sect) - {"keep"})
-    if bad:
-        raise UsageError(f"{PROJECT_FILE}: generations.{bad[0]}: unknown setting (known: keep)")
-    v = sect.get("keep", DEFAULT_KEEP)
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise UsageError(f"{PROJECT_FILE}: generations.keep: must be a whole number of at least 1")
-    return v
+    return toml_count("generations", "keep", explicit, flag="--keep-generations", minimum=1, default=DEFAULT_KEEP,
+                      what="a whole number of at least 1 (the current generation is always kept)")

@@ -280,20 +280,10 @@ def without_text(files: dict[str, bytes]) -> dict[str, bytes]:
 
 def retention_days(explicit: int | None = None) -> int | None:
     """Days a run folder keeps evidence text: ``explicit``, else ``[retention] text_days`` in ctx.toml."""
-    from ..paths import PROJECT_FILE, toml_table
+    from ..paths import toml_count
 
-    if explicit is not None:
-        if explicit < 0:
-            raise UsageError("--older-than must be a number of days, 0 or more")
-        return explicit
-    sect = toml_table("retention")
-    bad = sorted(set(sect) - {"text_days"})
-    if bad:
-        raise UsageError(f"{PROJECT_FILE}: retention.{bad[0]}: unknown setting (known: text_days)")
-    v = sect.get("text_days")
-    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-        raise UsageError(f"{PROJECT_FILE}: retention.text_days: must be a whole number of days")
-    return v
+    return toml_count("retention", "text_days", explicit, flag="--older-than", minimum=0, default=None,
+                      what="a whole number of days, 0 or more")
 
 
 def redact_text(db=None, *, older_than: int | None = None, now: float | None = None) -> dict[str, Any]:
