@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COPY = ("src", "tests", "manifests", "sources", "examples", "docs", ".ci", "pyproject.toml", "README.md")
+COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks", ".ci", "pyproject.toml", "README.md",
+        "setup.py", "MANIFEST.in")
 
 B = "tests/test_boundaries.py"
 V = "tests/test_validator.py"
