@@ -897,6 +897,9 @@ MUTANTS: list[Mutant] = [
            "    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):",
            ("tests/test_generations.py::test_bad_keep_settings_are_one_line_errors",
             "tests/test_generations.py::test_bad_retention_settings_are_one_line_errors")),
+    Mutant("check-ignores-linking-entity-types", "src/ctxcli/check.py",
+           "            if et not in vocab.entity_types:", "            if False:",
+           ("tests/test_check.py::test_check_names_a_linking_entity_type_no_source_declares",)),
 ]
 
 

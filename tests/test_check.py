@@ -449,3 +449,16 @@ def test_param_on_the_command_line_is_typed_recorded_and_replayed(project_copy):
     assert _err(r) == "ctx: error: parameter threshold: expected integer, got 'lots'"
     r = run_cli(["investigate", "C-102", "--param", "Threshold", "--out", project_copy / "runs" / "x"])
     assert _err(r) == "ctx: error: --param 'Threshold': expected NAME=VALUE with a lower-case NAME"
+
+
+def test_check_names_a_linking_entity_type_no_source_declares(project_copy):
+    """A typo in a manifest's linking.entity_types links nothing, silently, at load: check says so."""
+    man = "manifests/sources/shop-incidents.yaml"
+    r = run_cli(["check", project_copy / man])
+    assert r.exit_code == 0, r.output
+    _edit(project_copy, man, "  entity_types: [service]\n", "  entity_types: [servce]\n")
+    n = _line_of(project_copy, man, "  entity_types: [servce]")
+    r = run_cli(["check", project_copy / man])
+    assert r.exit_code == 1, r.output
+    assert r.stdout == (f"{man}:{n}:18: linking: no source declares entity type servce "
+                        "(did you mean service?)\n")

@@ -203,6 +203,19 @@ def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> 
     return out
 
 
+def manifest_problems(m, marks, disp: str, vocab: Vocabulary) -> list[Problem]:
+    """Problems of a schema-valid manifest against the sources' vocabulary: an entity type its
+    ``linking`` block names that no source declares would link nothing, silently."""
+    out: list[Problem] = []
+    if m.linking is not None and vocab.entity_types is not None:
+        for i, et in enumerate(m.linking.entity_types):
+            if et not in vocab.entity_types:
+                out.append(_at(marks, disp, f"linking.entity_types.{i}",
+                               f"linking: no source declares entity type {et}"
+                               f"{_suggest(et, vocab.entity_types)}"))
+    return out
+
+
 def _suggest(name: str, known) -> str:
     import difflib
 
@@ -329,8 +342,8 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
         raise UsageError(f"{disp}: not a source manifest, playbook or case file "
                          "(no source_id, playbook_id or case_id)")
     if kind == "manifest":
-        _, p = _schema(SourceManifest, marks, disp)
-        return kind, [p] if p else []
+        m, p = _schema(SourceManifest, marks, disp)
+        return kind, [p] if p else manifest_problems(m, marks, disp, vocab)
     if kind == "playbook":
         pb, p = _schema(Playbook, marks, disp)
         if p:
