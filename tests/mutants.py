@@ -900,6 +900,9 @@ MUTANTS: list[Mutant] = [
     Mutant("check-ignores-linking-entity-types", "src/ctxcli/check.py",
            "            if et not in vocab.entity_types:", "            if False:",
            ("tests/test_check.py::test_check_names_a_linking_entity_type_no_source_declares",)),
+    Mutant("report-hides-contradictions", "src/ctxcli/report/view.py",
+           '(run.pack.get("contradictions") or [])', "[]",
+           ("tests/test_linking.py::test_contradicts_between_admitted_items_is_surfaced",)),
 ]
 
 

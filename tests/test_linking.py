@@ -262,6 +262,12 @@ def test_contradicts_between_admitted_items_is_surfaced(project_copy, tmp_path):
 
     assert f"- Contradiction (CONTRADICTS REL-SHOP-CONTRA): {tl} contradicts {own}." in gaps_text(pack)
     assert "## Contradictions" in (tmp_path / "run" / "answer.md").read_text()
+    r = run_cli(["report", tmp_path / "run", "--out", tmp_path / "r.html"])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert ("<h3>Contradictions</h3>\n  <ul class=\"conflicts\"><li>"
+            f'<a class="ev" href="#{tl}">{tl}</a> contradicts <a class="ev" href="#{own}">{own}</a> '
+            '<span class="muted">(CONTRADICTS REL-SHOP-CONTRA, confidence 0.8) — stated, not resolved</span></li>') in html
 
 
 def test_contradicts_attested_by_an_unreadable_object_is_not_surfaced(project_copy, tmp_path):
@@ -270,3 +276,7 @@ def test_contradicts_attested_by_an_unreadable_object_is_not_surfaced(project_co
     assert "contradictions" not in pack and "contradictions" not in ans
     assert ans["verdict"] == "complete"
     assert "REL-SHOP-CONTRA" not in json.dumps(pack) and "AUDIT-SHOP-01" not in json.dumps(pack)
+    r = run_cli(["report", tmp_path / "run", "--out", tmp_path / "r.html"])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "Contradictions" not in html and "REL-SHOP-CONTRA" not in html

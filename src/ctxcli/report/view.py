@@ -117,6 +117,11 @@ def outcome(run: Run, ev_ids: set[str]) -> dict[str, Any]:
                        "vals": [(show(v.get("value")), cites(v.get("evidence"), ev_ids))
                                   for v in c.get("values") or [] if isinstance(v, dict)]}
                       for c in (a.get("conflicts") or []) if isinstance(c, dict)],
+        "contradictions": [{"relation": show(c.get("relation_id")), "type": show(c.get("type")),
+                            "from": cites((c.get("from") or {}).get("evidence"), ev_ids),
+                            "to": cites((c.get("to") or {}).get("evidence"), ev_ids),
+                            "confidence": show(c.get("confidence"))}
+                           for c in (run.pack.get("contradictions") or []) if isinstance(c, dict)],
         "validation": [(show(k), show(v)) for k, v in sorted((a.get("validation") or {}).items())],
         "from_answer_file": run.answer is not None,
     }
