@@ -897,6 +897,20 @@ MUTANTS: list[Mutant] = [
            "    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):",
            ("tests/test_generations.py::test_bad_keep_settings_are_one_line_errors",
             "tests/test_generations.py::test_bad_retention_settings_are_one_line_errors")),
+    # the walk's boundaries, on both backends (issue 32 item 3)
+    Mutant("pg-walk-relation-end-inclusive", "src/ctxcli/store/pg/reader.py",
+           "    AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)\n    AND r.access_id",
+           "    AND (r.valid_to_us IS NULL OR r.valid_to_us >= %(asof)s)\n    AND r.access_id",
+           ("tests/test_postgres.py::test_the_walks_boundaries_hold_on_postgresql",)),
+    Mutant("pg-walk-walks-inferred", "src/ctxcli/store/pg/reader.py",
+           "AND (st.inferred OR r.extraction_method IS NULL)", "AND (st.inferred OR true)",
+           ("tests/test_postgres.py::test_the_walks_boundaries_hold_on_postgresql",)),
+    Mutant("pg-walk-least-confidence-exclusive", "src/ctxcli/store/pg/reader.py",
+           "AND r.confidence >= st.least AND", "AND r.confidence > st.least AND",
+           ("tests/test_postgres.py::test_the_walks_boundaries_hold_on_postgresql",)),
+    Mutant("walk-least-confidence-exclusive", "src/ctxcli/store/duckdb_store.py",
+           "and dst not in path and conf >= least", "and dst not in path and conf > least",
+           ("tests/test_linking.py::test_templates_can_require_confidence_and_exclude_inferred_edges",)),
 ]
 
 

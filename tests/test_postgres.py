@@ -726,6 +726,27 @@ def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_the_walks_boundaries_hold_on_postgresql(store, loaded_pg, pg, tmp_path):
+    """The walk's boundary tests of the DuckDB store, on PostgreSQL: a relation whose valid_to
+    is as_of is not walked (one second earlier it is); a template's least confidence is
+    inclusive; a template without inferred edges walks none of the linker's."""
+    from ctxcli import api
+    from ctxcli.store import open_store
+
+    from .test_governance import RELATION_END, _walk_project, check_the_walk_stops_where_a_relation_ends
+    from .test_linking import check_confidence_and_inferred, linked_edges
+
+    cid = _walk_project(tmp_path, {"valid_to": RELATION_END}, "h-core")
+    api.load(manifests=tmp_path / "manifests", db=pg)
+    check_the_walk_stops_where_a_relation_ends(tmp_path, cid, pg)
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        check_confidence_and_inferred(p, *linked_edges(d))
+    finally:
+        d.close()
+        p.close()
+
+
 def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_path, monkeypatch):
     """As a role without superuser or BYPASSRLS, the candidate statements' tenant setting hides
     every other tenant's rows even from a statement that asks for them; the same packs result."""

@@ -1,6 +1,7 @@
 """Reading a PostgreSQL store: :func:`open_pg` (one generation, one snapshot) and
-:class:`PgStore`, every statement an investigation runs, each the PostgreSQL form of the
-DuckDB statement it names."""
+:class:`PgStore`. The retrieval statements are here, each the PostgreSQL form of the DuckDB
+statement it names; the others are pairs in store/statements.py, the constants and
+expressions both dialects share in store/shared.py."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Any
 
 from ...errors import StoreError
 from ...util.passwords import mask
+from .. import statements as S
 from ..access import WIDEN_CAP, pg_access
 from ..base import Found
+from ..shared import BM25_PLACES, BM25_SUM_POSTGRES, VECTOR_PLACES, vector_rows
+from ..shared import pg_num as _num
+from ..statements import C
 from .connect import META, driver, pg_errors, release, require_layout, take
-
-C = 'COLLATE "C"'
 
 
 def open_pg(address: str) -> "PgStore":
@@ -128,13 +131,12 @@ WITH qt(qi, termid, idf) AS (VALUES {qt}),
 qm(qi, mask) AS (VALUES {qm}),
 raw AS (
   SELECT qt.qi, p.doc_id,
-         sum(qt.idf * p.tf * 2.2::float8 / (p.tf + 1.2::float8 * (0.25::float8 + (0.75 * p.dl)::float8
-             / {avgdl}))) * 1e9::float8 AS y
+         """ + BM25_SUM_POSTGRES + f" * 1e{BM25_PLACES}::float8 AS y" + """
   FROM {postings} p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
   WHERE p.tenant_no = {tno} AND p.termid IN ({termids}) AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id),
 scored AS (
-  SELECT qi, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / 1e9::float8 AS score
+  SELECT qi, doc_id, (floor(y) + CASE WHEN y - floor(y) >= 0.5 THEN 1 ELSE 0 END) / 1e""" + f"{BM25_PLACES}" + """::float8 AS score
   FROM raw){check},
 gated AS (
   SELECT s.qi, s.doc_id, s.score, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
@@ -250,37 +252,6 @@ SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count
 FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
 """
 
-_OBJ_META = """
-SELECT o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
-       o.title, NULL::text AS content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
-       o.section, o.doc_ref, o.family
-FROM objects o WHERE o.doc_id = ANY(%(ids)s::integer[]) ORDER BY o.doc_id
-"""
-
-_VERSIONS = f"""
-SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
-       v.allowed_purposes, o.source_id, o.observed_us
-FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
-WHERE v.tenant_id = %(tenant)s AND v.family = ANY(%(fams)s::bigint[]) AND o.family = ANY(%(fams)s::bigint[])
-ORDER BY v.family, v.object_id {C}
-"""
-
-_FACTS = f"""
-SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
-       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
-FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
-WHERE o.object_id = ANY(%(ids)s::text[])
-ORDER BY o.object_id {C}, o.tenant_id {C}, o.doc_id
-"""
-
-
-def _num(x: float) -> str:
-    """A float8 literal that reads back as exactly ``x``."""
-    return f"'{float(x)!r}'::float8"
-
-
 def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple[str, ...]) -> str:
     out = []
     for i, r in enumerate(rows):
@@ -349,22 +320,19 @@ class PgStore:
 
     # -- source registry
     def source_digests(self) -> dict[str, str]:
-        return dict(self._q(f"SELECT source_id, digest FROM sources ORDER BY source_id {C}"))
+        return dict(self._q(S.SOURCE_DIGESTS.postgres))
 
     def source_rows(self, cols) -> list[tuple]:
         return self._q(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id {C}")
 
     def tenant_sources(self, tenant: str) -> list[tuple]:
-        return self._q(f"SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
-                       f"WHERE tenant_id = %s OR tenant_id IS NULL ORDER BY source_id {C}", [tenant])
+        return self._q(S.TENANT_SOURCES.postgres, [tenant])
 
     def source_access(self) -> list[tuple]:
-        return self._q(f"SELECT source_id, required_scopes, allowed_purposes, classification FROM sources "
-                       f"ORDER BY source_id {C}")
+        return self._q(S.SOURCE_ACCESS.postgres)
 
     def source_governance(self) -> list[tuple]:
-        return self._q(f"SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources "
-                       f"ORDER BY source_id {C}")
+        return self._q(S.SOURCE_GOVERNANCE.postgres)
 
     def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
         if tenant is None:
@@ -377,12 +345,11 @@ class PgStore:
                        [as_of_us, tenant, tenant])
 
     def source_policy(self, source_id: str) -> tuple | None:
-        rows = self._q("SELECT required_scopes, allowed_purposes, classification, redaction FROM sources "
-                       "WHERE source_id = %s", [source_id])
+        rows = self._q(S.SOURCE_POLICY.postgres, [source_id])
         return rows[0] if rows else None
 
     def disabled_sources(self) -> list[str]:
-        return [r[0] for r in self._q(f"SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id {C}")]
+        return [r[0] for r in self._q(S.DISABLED_SOURCES.postgres)]
 
     # -- candidate queries
     def structured(self, queries, *, seeds, business_keys, tenant, readable, as_of_us, limit) -> Found:
@@ -465,7 +432,7 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         return Found(hits, sorted(withheld, key=repr))
 
     def mask_groups(self) -> list[tuple[int, list[str]]]:
-        return [(int(g), list(u or [])) for g, u in self._q("SELECT grp, unless_scopes FROM mask_groups ORDER BY grp")]
+        return [(int(g), list(u or [])) for g, u in self._q(S.MASK_GROUPS.postgres)]
 
     def bm25(self, queries, *, tenant: str, readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         from ..schema import MASK_BITS
@@ -517,63 +484,51 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
     def vector(self, queries, *, tenant: str, readable, as_of_us: int) -> Found:
         """hits (query index, doc id, cosine) of each (evidence type, object types, limit, unit
         vector); withheld (query index, source, scopes, purposes, count)."""
-        from ..duckdb_vector import DIM, SCORE_PLACES
-
         if not queries:
             return Found([], [])
         ok, valid, access = pg_access(readable, as_of_us)
         params: dict[str, Any] = {"tenant": tenant, **access}
-        rows = []
-        for qi, (etype, otypes, limit, vec) in enumerate(queries):
-            if len(vec) != DIM:
-                raise ValueError(f"query vector of {len(vec)} dimensions, the store holds {DIM}")
-            params.update({f"e{qi}": etype, f"o{qi}": list(otypes), f"v{qi}": [float(x) for x in vec]})
-            rows.append(f"({qi}, %(e{qi})s::text, %(o{qi})s::text[], {int(limit)}, %(v{qi})s::float8[]::float4[])")
-        sql = _VECTOR.format(rows=", ".join(rows), scale=_num(10.0 ** SCORE_PLACES), ok=ok, valid=valid)
+
+        def row(qi: int, limit: int, vec) -> str:
+            params[f"v{qi}"] = [float(x) for x in vec]
+            return f"({qi}, %(e{qi})s::text, %(o{qi})s::text[], {limit}, %(v{qi})s::float8[]::float4[])"
+
+        rows = vector_rows(queries, params, row)
+        sql = _VECTOR.format(rows=", ".join(rows), scale=_num(10.0 ** VECTOR_PLACES), ok=ok, valid=valid)
         got = self._tenant_q(tenant, sql, params)
         hits = sorted((r for r in got if r[1] is not None), key=lambda r: (r[0], r[3]))
         return Found([(int(qi), int(doc), float(score)) for qi, doc, score, *_ in hits], _held(got, 4))
 
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:
-        return self._q(_OBJ_META, {"ids": sorted(doc_ids)})
+        return self._q(S.OBJECT_METADATA.postgres, {"ids": sorted(doc_ids)})
 
     def object_content(self, doc_ids) -> list[tuple[int, str]]:
-        return self._q("SELECT doc_id, content FROM objects WHERE doc_id = ANY(%s::integer[]) ORDER BY doc_id",
-                       [list(doc_ids)])
+        return self._q(S.OBJECT_CONTENT.postgres, [list(doc_ids)])
 
     def versions(self, tenant, families) -> list[tuple]:
-        return self._q(_VERSIONS, {"tenant": tenant, "fams": list(families)})
+        return self._q(S.VERSIONS.postgres, {"tenant": tenant, "fams": list(families)})
 
     def object_texts(self, tenant, object_ids) -> list[tuple[str, str, str]]:
-        return self._q(f"SELECT object_id, content, content_hash FROM objects WHERE tenant_id = %s AND "
-                       f"object_id = ANY(%s::text[]) ORDER BY object_id {C}, doc_id", [tenant, list(object_ids)])
+        return self._q(S.OBJECT_TEXTS.postgres, [tenant, list(object_ids)])
 
     def audit_index(self) -> list[tuple[int, str, str, str | None, str, str]]:
-        return self._q("SELECT doc_id, tenant_id, object_id, locator, content_hash, content FROM objects "
-                       "ORDER BY doc_id", [])
+        return self._q(S.AUDIT_INDEX.postgres, [])
 
     # -- postmortem lookups
     def tombstone(self, tenant, object_id) -> tuple | None:
-        rows = self._q(f"SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = %s AND "
-                       f"object_id = %s ORDER BY deleted_at_us, source_id {C} LIMIT 1", [tenant, object_id])
+        rows = self._q(S.TOMBSTONE.postgres, [tenant, object_id])
         return rows[0] if rows else None
 
     def object_exists(self, tenant, object_id) -> bool:
-        return bool(self._q("SELECT 1 FROM objects WHERE tenant_id = %s AND object_id = %s LIMIT 1",
-                            [tenant, object_id]))
+        return bool(self._q(S.OBJECT_EXISTS.postgres, [tenant, object_id]))
 
     def object_summary(self, tenant, object_id) -> tuple | None:
-        rows = self._q(
-            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
-            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
-            "FROM objects WHERE tenant_id = %s AND object_id = %s ORDER BY doc_id LIMIT 1", [tenant, object_id])
+        rows = self._q(S.OBJECT_SUMMARY.postgres, [tenant, object_id])
         return rows[0] if rows else None
 
     def object_facts(self, object_ids) -> list[tuple]:
-        return self._q(_FACTS, {"ids": list(object_ids)})
+        return self._q(S.OBJECT_FACTS.postgres, {"ids": list(object_ids)})
 
     def tombstoned_ids(self, tenant, object_ids) -> list[str]:
-        return [r[0] for r in self._q(f"SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = %s AND "
-                                      f"object_id = ANY(%s::text[]) ORDER BY object_id {C}",
-                                      [tenant, list(object_ids)])]
+        return [r[0] for r in self._q(S.TOMBSTONED_IDS.postgres, [tenant, list(object_ids)])]
