@@ -911,6 +911,12 @@ MUTANTS: list[Mutant] = [
     Mutant("walk-least-confidence-exclusive", "src/ctxcli/store/duckdb_store.py",
            "and dst not in path and conf >= least", "and dst not in path and conf > least",
            ("tests/test_linking.py::test_templates_can_require_confidence_and_exclude_inferred_edges",)),
+    # compression's cue lexicons are data files in the package (issue 32 item 5)
+    Mutant("compress-negation-lexicon-loses-never", "src/ctxcli/engine/cue_lists/negation.en.txt",
+           "not never no ", "not no ", ("tests/test_compress.py",)),
+    Mutant("cue-lists-left-out-of-the-wheel", "pyproject.toml",
+           '"stopword_lists/*.txt", "cue_lists/*.txt"]', '"stopword_lists/*.txt"]',
+           ("tests/test_init.py::test_the_built_wheel_runs_a_first_investigation_outside_the_repository",)),
 ]
 
 
