@@ -916,7 +916,7 @@ MUTANTS: list[Mutant] = [
            "not never no ", "not no ", ("tests/test_compress.py",)),
     Mutant("cue-lists-left-out-of-the-wheel", "pyproject.toml",
            '"stopword_lists/*.txt", "cue_lists/*.txt"]', '"stopword_lists/*.txt"]',
-           ("tests/test_init.py::test_the_built_wheel_runs_a_first_investigation_outside_the_repository",)),
+           ("tests/test_init.py::test_every_data_file_of_the_package_is_package_data",)),
 ]
 
 
