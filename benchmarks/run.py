@@ -654,19 +654,19 @@ def bench_ctx_pg_backend(pg: PG, db: Path, corpus: Path, planted: list[dict], re
     as a generation (what `ctx load --db postgresql://…` does after the same build), then the
     same in-process investigations. The load rate counts the DuckDB build (from the load
     benchmark) plus the publish; packs are compared with the DuckDB backend's (same secret)."""
-    from ctxcli.store import pg_store
+    from ctxcli.store.pg import admin as pg_admin
     from ctxcli.store.secret import store_key
 
     with pg.connect() as c:
         c.execute("CREATE DATABASE ctx_backend")
     url = f"postgresql://bench@127.0.0.1:{pg.port}/ctx_backend"
-    pg_store.init_store(url)
+    pg_admin.init_store(url)
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as c:     # the DuckDB store's secret, for comparable packs
         c.execute("UPDATE ctx_meta.secret SET key = %s", [store_key(db, create=False)])
     t0 = time.perf_counter()
-    info = pg_store.publish(url, db)
+    info = pg_admin.publish(url, db)
     publish_s = time.perf_counter() - t0
     inv, results = bench_investigate(corpus, url, planted, repeat)
     same = sum(1 for (_, a, _), (_, b, _) in zip(duck_results, results)

@@ -62,7 +62,7 @@ def test_the_runtime_hints_use_the_distribution(monkeypatch):
     import builtins
 
     from ctxcli.errors import UsageError
-    from ctxcli.store import pg_store
+    from ctxcli.store.pg import connect
 
     real = builtins.__import__
 
@@ -73,5 +73,5 @@ def test_the_runtime_hints_use_the_distribution(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_psycopg)
     with pytest.raises(UsageError) as e:
-        pg_store._driver()
+        connect.driver()
     assert "pip install 'ctx-investigator[postgres]'" in str(e.value)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxcli import evaluate as E
+from ctxcli.evaluate.metrics import _us
 from ctxcli.models.case import Expected
 from ctxcli.util.canon import opaque_ref
 
@@ -18,7 +19,7 @@ KEY = b"test-store-secret-0123456789abcdef"
 
 AS_OF = "2026-07-23T12:00:00+08:00"
 DAY_US = 86_400 * 1_000_000
-AS_OF_US = E._us(AS_OF)
+AS_OF_US = _us(AS_OF)
 
 
 # ------------------------------------------------------------------------------ builders

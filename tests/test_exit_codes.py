@@ -38,7 +38,7 @@ try:
     with handle_errors():
         raise StoreUnusableError("cannot connect to postgresql://ctx:s3cret-pw@db.example:5432/ctx, password=other-pw here")
 except typer.Exit as e:
-    print(int(e.exit_code), "ctxcli.store.pg_store" in sys.modules, "psycopg" in sys.modules)
+    print(int(e.exit_code), "ctxcli.store.pg" in sys.modules, "psycopg" in sys.modules)
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.split() == ["3", "False", "False"], r.stderr

@@ -310,12 +310,22 @@ def test_the_walk_checks_the_clearance_of_the_relations_own_source(tmp_path):
     assert _walked(_investigate(tmp_path, cid, clearance="restricted"))
 
 
-def test_the_walk_does_not_follow_a_relation_that_ends_at_as_of(tmp_path):
-    """valid_to exactly at as_of (2026-07-23T12:00+08:00): the relation has ended; one second
-    later it has not."""
-    from .test_hostile import _investigate
+RELATION_END = "2026-07-23T12:00:00+08:00"      # the case's as_of
 
-    cid = _walk_project(tmp_path, {"valid_to": "2026-07-23T12:00:00+08:00"}, "h-core")
-    res = _investigate(tmp_path, cid)
+
+def check_the_walk_stops_where_a_relation_ends(root, cid: str, db) -> None:
+    """valid_to exactly at as_of: the relation has ended; one second earlier it has not. The
+    same on both backends (test_postgres.py runs it on PostgreSQL)."""
+    def investigate(**kw):
+        return api.investigate(api.InvestigateOptions(case=cid, db=db, cases_dir=root / "examples" / "cases",
+                                                      playbooks_dir=root / "manifests" / "playbooks", **kw))
+
+    res = investigate()
+    assert res.pack["request"]["as_of"] == RELATION_END
     assert not _walked(res) and "RULE-HIDDEN" not in {e["object_id"] for e in res.pack["evidence"]}
-    assert _walked(_investigate(tmp_path, cid, as_of=parse_ts("2026-07-23T11:59:59+08:00")))
+    assert _walked(investigate(as_of=parse_ts("2026-07-23T11:59:59+08:00")))
+
+
+def test_the_walk_does_not_follow_a_relation_that_ends_at_as_of(tmp_path):
+    cid = _walk_project(tmp_path, {"valid_to": RELATION_END}, "h-core")
+    check_the_walk_stops_where_a_relation_ends(tmp_path, cid, tmp_path / ".ctx" / "ctx.duckdb")

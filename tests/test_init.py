@@ -231,3 +231,17 @@ def test_replay_from_outside_the_project_reads_the_packs_own_project(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ": identical" in r.stdout
     assert list(elsewhere.iterdir()) == []
+
+
+def test_every_data_file_of_the_package_is_package_data():
+    """Each non-Python file under src/ctxcli (templates, schemas, word lists, weights, the
+    scaffold) is matched by a ``[tool.setuptools.package-data]`` glob of its package, so the
+    wheel carries it (the wheel test above runs only what one investigation reads)."""
+    import tomllib
+
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    src = REPO / "src"
+    carried = {f for pkg, pats in globs.items() for pat in pats for f in src.joinpath(*pkg.split(".")).glob(pat)}
+    data = {f for f in (src / "ctxcli").rglob("*")
+            if f.is_file() and f.suffix not in (".py", ".pyc") and "__pycache__" not in f.parts}
+    assert len(data) > 50 and sorted(str(f.relative_to(src)) for f in data - carried) == []

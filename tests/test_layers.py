@@ -31,11 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 # Known upward imports, each with the reason it stays for now. Keep this list short.
-ALLOWED = {
-    # the PostgreSQL loader builds a DuckDB store through load/ and publishes it; it moves to
-    # load/ (or store/pg/ with a loader interface) with the store/pg split (issue 32 item 3)
-    ("ctxcli.store.pg_load", "ctxcli.load.build"),
-}
+ALLOWED: set[tuple[str, str]] = set()
 
 DB_DRIVERS = ("duckdb", "psycopg", "psycopg_pool")
 DB_ALLOWED = ("ctxcli.store", "ctxcli.load")     # load/ writes the DuckDB file it builds

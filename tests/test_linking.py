@@ -141,23 +141,36 @@ def test_linking_reads_the_masked_text_only(project_copy, tmp_path):
         con.close()
 
 
+def check_confidence_and_inferred(st, exact: str, fuzzy: str) -> None:
+    """A template's least confidence (inclusive) and whether it walks inferred (linked) edges,
+    on the open store ``st`` (test_postgres.py runs it on PostgreSQL); ``exact`` and ``fuzzy``
+    are the ids of the two linked MENTIONS edges."""
+    def walked(least, inferred):
+        return sorted({tuple(r[3]) for r in _walk(st, ONCALL, [(t, i, e, to, least, inferred)
+                                                                for t, i, e, to in TEMPLATE]) if r[1] > 0})
+    both = sorted([(exact,), (fuzzy,), (exact, "REL-SHOP-CHECKOUT-OWNER"), (fuzzy, "REL-SHOP-CHECKOUT-OWNER")])
+    assert walked(0.0, True) == both
+    # the fuzzy edge (0.9565) is below 0.99; the exact one (1.0) is not
+    assert walked(0.99, True) == [(exact,), (exact, "REL-SHOP-CHECKOUT-OWNER")]
+    assert walked(0.95, True) == walked(0.0, True)
+    assert walked(0.9565, True) == both          # the bound is inclusive: confidence == least walks
+    assert walked(1.0, True) == [(exact,), (exact, "REL-SHOP-CHECKOUT-OWNER")]
+    assert walked(0.0, False) == []            # inferred: false walks declared relations only
+
+
+def linked_edges(d) -> tuple[str, str]:
+    """The ids of the exact and the fuzzy linked edge of the bundled shop tenant (a DuckDB store)."""
+    ids = [d.con.execute("SELECT relation_id FROM relations WHERE extraction_method = ?", [m]).fetchone()[0]
+           for m in ("linker:exact", "linker:fuzzy")]
+    return ids[0], ids[1]
+
+
 def test_templates_can_require_confidence_and_exclude_inferred_edges(store):
     from ctxcli.store import open_store
 
     d = open_store(store)
     try:
-        exact = d.con.execute("SELECT relation_id FROM relations WHERE extraction_method = 'linker:exact'").fetchone()[0]
-        fuzzy = d.con.execute("SELECT relation_id FROM relations WHERE extraction_method = 'linker:fuzzy'").fetchone()[0]
-
-        def walked(least, inferred):
-            return sorted({tuple(r[3]) for r in _walk(d, ONCALL, [(t, i, e, to, least, inferred)
-                                                                   for t, i, e, to in TEMPLATE]) if r[1] > 0})
-        assert walked(0.0, True) == sorted([(exact,), (fuzzy,), (exact, "REL-SHOP-CHECKOUT-OWNER"),
-                                            (fuzzy, "REL-SHOP-CHECKOUT-OWNER")])
-        # the fuzzy edge (0.9565) is below 0.99; the exact one (1.0) is not
-        assert walked(0.99, True) == [(exact,), (exact, "REL-SHOP-CHECKOUT-OWNER")]
-        assert walked(0.95, True) == walked(0.0, True)
-        assert walked(0.0, False) == []            # inferred: false walks declared relations only
+        check_confidence_and_inferred(d, *linked_edges(d))
     finally:
         d.close()
 

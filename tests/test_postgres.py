@@ -322,7 +322,7 @@ def test_without_ctx_secret_the_store_keeps_its_own_secret(loaded_pg, tmp_path, 
     assert run_cli(["investigate", "C-102", "--db", loaded_pg, "--out", out]).exit_code == 0
     r = run_cli(["replay", out / "pack.json", "--db", loaded_pg, "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["byte_identical"] is True
-    from ctxcli.store.pg_store import read_secret
+    from ctxcli.store.pg.admin import read_secret
     from ctxcli.util.canon import key_id
 
     assert json.loads((out / "pack.json").read_text())["store"]["key_id"] == key_id(read_secret(loaded_pg))
@@ -360,7 +360,7 @@ def _investigate(proj: Path, db: str, out: Path) -> subprocess.Popen:
 _HOLDING_LOAD = """
 import sys
 from pathlib import Path
-from ctxcli.store.pg_load import load_pg
+from ctxcli.load.postgres import load_pg
 held = []
 def on_table(name):
     if not held:
@@ -387,7 +387,7 @@ def _holding_load(proj: Path, db: str, tmpdir: Path | None = None) -> subprocess
 
 
 def _generations(db: str) -> list[int]:
-    from ctxcli.store.pg_store import generations
+    from ctxcli.store.pg.admin import generations
 
     return [g["generation"] for g in generations(db)]
 
@@ -484,7 +484,7 @@ def test_sigkill_of_a_load_leaves_the_previous_generation_usable(server, pg, tmp
 
 
 def test_sigterm_or_an_error_during_a_load_removes_its_temporary_folder(server, pg, tmp_path, monkeypatch):
-    from ctxcli.store.pg_load import load_pg
+    from ctxcli.load.postgres import load_pg
 
     proj = _project(tmp_path)
     assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
@@ -552,7 +552,7 @@ def test_incremental_load_gives_the_generation_of_a_full_load(server, pg, tmp_pa
     full = api.load(manifests=proj / "manifests", db=full_db, incremental=False)
     assert full.reused == []
     assert _current_rows(pg) == _current_rows(full_db)
-    from ctxcli.store.pg_store import generations
+    from ctxcli.store.pg.admin import generations
 
     assert generations(pg)[-1]["store_digest"] == generations(full_db)[-1]["store_digest"] == full.store_digest
     assert generations(pg)[-1]["generation"] == 2
@@ -574,7 +574,7 @@ def test_incremental_load_gives_the_generation_of_a_full_load(server, pg, tmp_pa
 
 
 def test_a_second_writer_exits_3_store_busy(pg, tmp_path):
-    from ctxcli.store.pg_store import writer_lock
+    from ctxcli.store.pg.admin import writer_lock
 
     proj = _project(tmp_path)
     with writer_lock(pg):
@@ -726,6 +726,27 @@ def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_the_walks_boundaries_hold_on_postgresql(store, loaded_pg, pg, tmp_path):
+    """The walk's boundary tests of the DuckDB store, on PostgreSQL: a relation whose valid_to
+    is as_of is not walked (one second earlier it is); a template's least confidence is
+    inclusive; a template without inferred edges walks none of the linker's."""
+    from ctxcli import api
+    from ctxcli.store import open_store
+
+    from .test_governance import RELATION_END, _walk_project, check_the_walk_stops_where_a_relation_ends
+    from .test_linking import check_confidence_and_inferred, linked_edges
+
+    cid = _walk_project(tmp_path, {"valid_to": RELATION_END}, "h-core")
+    api.load(manifests=tmp_path / "manifests", db=pg)
+    check_the_walk_stops_where_a_relation_ends(tmp_path, cid, pg)
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        check_confidence_and_inferred(p, *linked_edges(d))
+    finally:
+        d.close()
+        p.close()
+
+
 def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_path, monkeypatch):
     """As a role without superuser or BYPASSRLS, the candidate statements' tenant setting hides
     every other tenant's rows even from a statement that asks for them; the same packs result."""
@@ -767,7 +788,7 @@ def test_pooled_readers_reuse_one_connection_and_still_see_each_new_generation(p
     server connection, each resolves the current generation, and none is left in a transaction."""
     from ctxcli import api
     from ctxcli.store import keep_connections, open_store
-    from ctxcli.store import pg_store
+    from ctxcli.store.pg import connect
 
     proj = _project(tmp_path)
     monkeypatch.setenv("CTX_ROOT", str(proj))
@@ -786,9 +807,9 @@ def test_pooled_readers_reuse_one_connection_and_still_see_each_new_generation(p
             assert second.con.read_only is True
         finally:
             second.close()
-        with pg_store._POOLS[pg].connection(timeout=10) as con:   # what the pool hands out next: reset
+        with connect._POOLS[pg].connection(timeout=10) as con:   # what the pool hands out next: reset
             assert (con.info.transaction_status.name, con.autocommit, con.read_only) == ("IDLE", True, None)
         opts = api.InvestigateOptions(case="C-102", db=pg)
         assert api.investigate(opts).pack == api.investigate(opts).pack     # pooled runs stay identical
     finally:
-        pg_store.close_pools()
+        connect.close_pools()

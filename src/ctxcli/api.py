@@ -59,7 +59,7 @@ def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path
         kw["vectors"] = True
     db_path = paths.db_path(db)
     if isinstance(db_path, str):    # a PostgreSQL store: build as for DuckDB, publish a generation
-        from .store.pg_load import load_pg
+        from .load.postgres import load_pg
 
         return load_pg(mdir, db_path, root=root, sources_dir=Path(sources) if sources else None,
                        incremental=incremental, **kw)
@@ -104,8 +104,8 @@ def _pg_address(db, what: str) -> str:
 
 
 def store_init(db: Path | str | None = None) -> dict[str, Any]:
-    """Create (or check) the team store at a postgresql:// address (store/pg_store.py)."""
-    from .store.pg_store import init_store
+    """Create (or check) the team store at a postgresql:// address (store/pg/admin.py)."""
+    from .store.pg.admin import init_store
 
     return init_store(_pg_address(db, "ctx store init"))
 
@@ -114,7 +114,7 @@ def store_generations(db: Path | str | None = None) -> list[dict[str, Any]]:
     """The kept generations of the store, newest first (a team store's or a DuckDB file's)."""
     addr = paths.db_path(db)
     if isinstance(addr, str):
-        from .store.pg_store import generations
+        from .store.pg.admin import generations
 
         return generations(addr)
     from .store import generations as gens
@@ -129,7 +129,7 @@ def store_prune(db: Path | str | None = None, *, keep: int) -> dict[str, Any]:
     under the writer lock: while a load runs, exit 3."""
     addr = paths.db_path(db)
     if isinstance(addr, str):
-        from .store.pg_store import prune
+        from .store.pg.admin import prune
 
         return prune(addr, keep)
     from .store import generations as gens

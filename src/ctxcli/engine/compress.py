@@ -47,33 +47,32 @@ import regex
 
 from ..util.canon import content_hash
 from .render import evidence_block
+from .stopwords import data_words
 
 METHOD = "extractive-sentences/1"
 ELISION = "[…]"
 
 # ---------------------------------------------------------------------------------- cues
+# The lexicons are data (engine/cue_lists/*.txt, beside the stop words): each file's entries, in
+# order, are the alternatives of one pattern below.
 _CJK = r"\p{Han}"
 
+
+def _alternatives(name: str) -> str:
+    return "|".join(data_words("cue_lists", name))
+
+
 # Negations. English as words; Chinese as characters/words (over-matching only keeps more).
-_NEG_EN = (r"not|never|no|none|nor|neither|nothing|nobody|nowhere|cannot|without|unless|except|"
-           r"[a-z]+n't|n't")
-_NEG_ZH = r"不得|不|未|无需|无|没有|没|非|勿|别|禁止|否|拒"
+_NEG_EN = _alternatives("negation.en")
+_NEG_ZH = _alternatives("negation.zh")
 NEGATION = regex.compile(rf"(?i)(?<![A-Za-z])(?:{_NEG_EN})(?![A-Za-z])|(?:{_NEG_ZH})")
 
-_HEDGE_EN = (r"may|might|could|likely|unlikely|possibl[ey]|probabl[ey]|perhaps|presumabl[ey]|"
-             r"unconfirmed|unverified|suspect(?:ed|s)?|alleged(?:ly)?|apparent(?:ly)?|appears?|seems?|"
-             r"reportedly|uncertain|tentative(?:ly)?|preliminary|estimated?|approximately|approx|about|"
-             r"around|roughly|expected|assumed")
-_HEDGE_ZH = r"可能|疑似|未确认|待确认|或许|也许|大概|估计|约|涉嫌|据称|初步|左右|预计|推测|似乎|许"
+_HEDGE_EN = _alternatives("hedge.en")
+_HEDGE_ZH = _alternatives("hedge.zh")
 HEDGE = regex.compile(rf"(?i)(?<![A-Za-z])(?:{_HEDGE_EN})(?![A-Za-z])|(?:{_HEDGE_ZH})")
 
-_VALID_EN = (r"valid(?:ity)?|invalid|effective|in\s+force|in\s+effect|expir\w*|until|till|through|"
-             r"supersed\w*|replac\w*|withdrawn|revoked?|repeal\w*|rescind\w*|no\s+longer|as\s+of|"
-             r"since|starting|applies|applicable|"
-             r"correct(?:ed|ion|s)?|revis\w*|amend\w*|updated?|retract\w*|cancell?(?:ed|ation)?|revers\w*|"
-             r"overrid\w*|overturn\w*|void|annul\w*|pending|draft|provisional|interim")
-_VALID_ZH = (r"生效|有效期|有效|失效|施行|废止|截止|届满|过期|起至|至今|替代|取代|撤销|作废|适用|更正|修正|修订|"
-             r"撤回|取消|变更|草案|暂定|临时|待定")
+_VALID_EN = _alternatives("validity.en")
+_VALID_ZH = _alternatives("validity.zh")
 VALIDITY = regex.compile(rf"(?i)(?<![A-Za-z])(?:{_VALID_EN})(?![A-Za-z])|(?:{_VALID_ZH})")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -90,14 +89,9 @@ DATE = regex.compile(
     r"|(?<![0-9:])\d{1,2}:\d{2}(?::\d{2})?(?![0-9:])"
     r"|(?<![0-9])\d{1,2}\s*[时点]\s*\d{1,2}\s*分")
 
-_UNIT_AFTER = (r"%|‰|percent|per\s+cent|pct|bps|basis\s+points?|CNY|RMB|USD|EUR|GBP|JPY|HKD|yuan|dollars?|"
-               r"euros?|days?|d|hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|s|ms|μs|us|ns|weeks?|wks?|"
-               r"months?|years?|yrs?|km|kilomet(?:er|re)s?|m|meters?|metres?|kg|g|t|tons?|tonnes?|"
-               r"TB|GB|MB|KB|kB|B|bytes?|req/s|rps|qps|tps|x|times|k|K|M|bn|million|billion|thousand|"
-               r"items?|claims?|requests?|errors?|users?|customers?|transactions?|payments?|orders?")
-_UNIT_AFTER_ZH = (r"万元|亿元|千元|百元|元|角|分钱|美元|欧元|港元|日元|万|亿|千|百|个月|天|日|周|星期|小时|"
-                  r"分钟|秒钟|毫秒|秒|年|公里|千米|米|公斤|千克|克|吨|次|倍|人|辆|份|件|个|笔|单|户|项|岁|％")
-_UNIT_BEFORE = r"CNY|RMB|USD|EUR|GBP|JPY|HKD|US\$|HK\$|¥|￥|\$|€|£"
+_UNIT_AFTER = _alternatives("unit_after.en")
+_UNIT_AFTER_ZH = _alternatives("unit_after.zh")
+_UNIT_BEFORE = _alternatives("unit_before")
 _NUM = r"\d+(?:[,，]\d{3})*(?:\.\d+)?"
 NUMBER = regex.compile(
     rf"(?:(?P<pre>{_UNIT_BEFORE})\s?|(?<![A-Za-z0-9_.])(?<![A-Za-z_][-/]))"
@@ -112,23 +106,12 @@ IDENT = regex.compile(
     r"|\d+(?:\.\d+)+"                                                                    # 2026.1, 1.2.3
     r")(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9])")
 
-_ANAPHORA_EN = (r"this|that|these|those|such|it|its|it's|they|them|their|theirs|he|she|his|her|hers|"
-                r"there|thereby|therefore|thus|hence|so|then|which|whereas|both|either|neither|"
-                r"but|however|otherwise|instead|unless|except|nevertheless|nonetheless|although|though|yet|"
-                r"still|also|moreover|furthermore|additionally|besides|conversely|meanwhile|again|"
-                r"accordingly|consequently|likewise|similarly|the\s+same|the\s+latter|the\s+former|"
-                r"the\s+above|as\s+such|in\s+that\s+case|in\s+this\s+case")
-_ANAPHORA_ZH = (r"该|此|其|这|那|上述|前述|以上|它|他|她|但|但是|然而|否则|因此|所以|不过|此外|另外|同时|"
-                r"并且|而且|除非|除此|故|即|则|且|亦|也")
+_ANAPHORA_EN = _alternatives("anaphora.en")
+_ANAPHORA_ZH = _alternatives("anaphora.zh")
 ANAPHORA = regex.compile(rf"^[\s\"'“‘(（\[-]*(?:(?i:(?:{_ANAPHORA_EN})(?![A-Za-z]))|(?:{_ANAPHORA_ZH}))")
 
-_ABBREV = {"e.g", "i.e", "etc", "vs", "no", "nos", "approx", "mr", "mrs", "ms", "dr", "prof", "inc", "ltd",
-           "co", "corp", "st", "fig", "figs", "p", "pp", "art", "sec", "para", "cf", "al", "ca", "ref", "resp",
-           "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s"}
-_STOP = {"the", "and", "for", "with", "that", "this", "from", "which", "when", "what", "whether", "one", "each",
-         "are", "was", "were", "has", "have", "had", "its", "their", "they", "them", "into", "onto", "say", "says",
-         "item", "items", "case", "current", "also", "been", "being", "does", "did", "per", "any", "all",
-         "not", "but", "via", "who", "how", "why", "where", "there", "here", "then", "than", "such"}
+_ABBREV = set(data_words("cue_lists", "abbreviations.en"))
+_STOP = set(data_words("cue_lists", "relevance_stop.en"))
 
 _CLOSERS = "”’」』）)]\"'"
 _BOUNDARY = regex.compile(

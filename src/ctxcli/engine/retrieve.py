@@ -3,7 +3,7 @@
 Every query is one call of the store interface (store/base.py), one statement per channel;
 tenant isolation and the access rules (scope, purpose, the source's classification and
 enabled flag: store/access.py) are part of each statement's WHERE clause, before its limit
-(store/duckdb_store.py, store/pg_store.py), so another tenant's objects never become
+(store/duckdb_store.py, store/pg/reader.py), so another tenant's objects never become
 candidates and withheld objects neither become candidates nor crowd readable ones out. What a
 query withheld comes back as counts per gate (:func:`withheld_by_gate`), never as ids.
 """

@@ -30,12 +30,18 @@ _KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
 @lru_cache(maxsize=None)
 def words(lang: str) -> frozenset[str]:
     """The stop words of ``lang`` (en, zh, ja)."""
-    folder = resources.files(__package__).joinpath("stopword_lists")
-    text = folder.joinpath(f"{lang}.txt").read_text(encoding="utf-8")
-    out: set[str] = set()
+    return frozenset(data_words("stopword_lists", lang))
+
+
+def data_words(folder: str, name: str) -> tuple[str, ...]:
+    """The entries of the word list ``engine/<folder>/<name>.txt``, in file order: separated by
+    white space, ``#`` starting a comment (the stop words here, compression's cue lexicons in
+    ``cue_lists/``)."""
+    text = resources.files(__package__).joinpath(folder).joinpath(f"{name}.txt").read_text(encoding="utf-8")
+    out: list[str] = []
     for line in text.splitlines():
-        out.update(line.split("#", 1)[0].split())
-    return frozenset(out)
+        out.extend(line.split("#", 1)[0].split())
+    return tuple(out)
 
 
 def language(text: str) -> str | None:

@@ -1,7 +1,7 @@
 """The store layer: one interface (base.Store), two backends chosen by the store address.
 
 A path names an embedded DuckDB file (duckdb_store); ``postgresql://…`` names a shared
-PostgreSQL server (pg_store). Nothing above this package knows which one it has.
+PostgreSQL server (store/pg/). Nothing above this package knows which one it has.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def open_store(address, generation: int | None = None):
     the kept DuckDB ``generation`` (None when that one is no longer kept: the caller decides);
     raises StoreError / StoreBusyError / StoreUnusableError, never a driver error."""
     if is_postgres(address):
-        from .pg_store import open_pg
+        from .pg.reader import open_pg
 
         return open_pg(address)
     from . import generations as gens
@@ -47,7 +47,7 @@ def keep_connections(address, *, size: int = 4) -> None:
     stores it opens at ``address``. Each open still resolves the current generation. Nothing to
     keep for an embedded DuckDB file."""
     if is_postgres(address):
-        from .pg_store import keep_pool
+        from .pg.connect import keep_pool
 
         keep_pool(address, size=size)
 
@@ -56,7 +56,7 @@ def keep_connections(address, *, size: int = 4) -> None:
 def read_errors(address) -> Iterator[None]:
     """Turn a backend failure while reading the store at ``address`` into one line, exit 3."""
     if is_postgres(address):
-        from .pg_store import pg_errors
+        from .pg.connect import pg_errors
 
         with pg_errors(address):
             yield

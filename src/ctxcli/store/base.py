@@ -3,7 +3,7 @@
 Nothing above ``store/`` executes SQL or knows which backend it has: the engine, postmortem,
 eval and ``ctx ask`` call these methods on the object :func:`ctxcli.store.open_store` returns.
 Two implementations live side by side: :mod:`.duckdb_store` (the embedded file, the default)
-and :mod:`.pg_store` (a shared PostgreSQL server). Both return the same rows for the same
+and :mod:`.pg` (a shared PostgreSQL server). Both return the same rows for the same
 store: tuples in the documented column order, lists for array columns, explicit orderings.
 
 Tenant isolation and the access rules are part of every candidate query: the ``tenant`` and

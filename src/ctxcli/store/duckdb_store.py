@@ -1,7 +1,8 @@
 """The embedded DuckDB store: the default backend (a file, replaced atomically by ``ctx load``).
 
-Every statement ctx runs against a DuckDB store is here (load/build.py and load/reuse.py build
-the file itself). Parameters are named and bound; numbers this code computed (BM25 term ids,
+Every statement ctx runs against a DuckDB store is here or, as the DuckDB half of a pair with
+its PostgreSQL form, in store/statements.py (load/build.py and load/reuse.py build the file
+itself). Parameters are named and bound; numbers this code computed (BM25 term ids,
 idf, masks) are passed as literals so that their filters reach the scan.
 """
 
@@ -13,7 +14,10 @@ from typing import Any, Iterator
 
 from ..errors import StoreError
 from .access import WIDEN_CAP, Readable, duck_access, widened
+from . import statements as S
 from .base import Found
+from .shared import BM25_PLACES, BM25_SUM_DUCKDB
+from .shared import duck_num as _num
 
 # Point lookups go through ART indexes (load/build.py: object_keys(key), entities(entity_key),
 # relations(src), objects(doc_id)). DuckDB scans an ART only when its column is the scan's only
@@ -147,7 +151,7 @@ def _valid(lo: int | None, hi: int | None, at: int) -> bool:
     return (lo is None or lo <= at) and (hi is None or hi > at)
 
 
-# Okapi BM25 (k1 = 1.2, b = 0.75), exact, over the subject's tenant only: N, avgdl and each
+# Okapi BM25 (k1 and b: store/shared.py), exact, over the subject's tenant only: N, avgdl and each
 # term's df are the tenant's own (tenants, term_stats), so another tenant's documents never
 # change a score. Two small lookups first (the tenant's statistics and the evidence types' bits,
 # then the query terms' ids and idf), then one statement that reads only the postings of those
@@ -171,7 +175,7 @@ WITH qt(qi, termid, idf) AS (VALUES {qt}),
 qm(qi, mask) AS (VALUES {qm}),
 scored AS (
   SELECT qt.qi, p.doc_id,
-         round(sum(qt.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / {avgdl}))), 9) AS score
+         round(""" + BM25_SUM_DUCKDB + f", {BM25_PLACES}) AS score" + """
   FROM {postings} p JOIN qt ON qt.termid = p.termid JOIN qm ON qm.qi = qt.qi
   WHERE p.tenant_no = {tno} AND (p.supports & qm.mask) <> 0
   GROUP BY qt.qi, p.doc_id){check},
@@ -237,11 +241,6 @@ checked AS (
   WHERE qe.etype IS NULL OR list_contains(o.supports, qe.etype))"""
 
 
-def _num(x: float) -> str:
-    """A DOUBLE literal that reads back as exactly ``x``."""
-    r = repr(float(x))
-    return r if "e" in r or "n" in r else r + "e0"
-
 # Every edge is authorised before it is walked, so a withheld edge never reaches a path and the
 # fan-out cap counts authorised edges only. An edge passes when (1) it is the tenant's and valid
 # at as_of; (2) the source that registered it and the source of the entity it leads to pass the
@@ -251,34 +250,6 @@ def _num(x: float) -> str:
 # attesting object's validity is checked in
 # :meth:`DuckDBStore.walk`. A seed entity starts a walk only when its source
 # passes (2) ($readable).
-_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
-       o.title, o.content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
-       o.section, o.doc_ref"""
-
-_OBJ_META_SQL = ("SELECT " + _OBJ_COLS.replace("o.content,", "NULL::VARCHAR AS content,")
-                 + ", o.family FROM objects o WHERE o.doc_id IN ({ids})")
-_CONTENT_SQL = "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})"
-_SOURCES_SQL = "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources"
-
-# Each version's source (for its classification) comes from the objects row of the same family.
-_VERSIONS_SQL = """
-SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
-       v.allowed_purposes, o.source_id, o.observed_us
-FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
-WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
-"""
-
-_FACTS_SQL = """
-SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
-       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
-       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
-FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
-WHERE list_contains($ids, o.object_id)
-ORDER BY o.object_id, o.tenant_id
-"""
-
-
 def in_list(values: list[Any], prefix: str, params: dict[str, Any]) -> str:
     """An IN list of named parameters (constants at bind time, so the filter reaches the scan)."""
     names = []
@@ -379,21 +350,19 @@ class DuckDBStore:
 
     # -- source registry
     def source_digests(self) -> dict[str, str]:
-        return dict(self.con.execute("SELECT source_id, digest FROM sources ORDER BY source_id").fetchall())
+        return dict(self.con.execute(S.SOURCE_DIGESTS.duckdb).fetchall())
 
     def source_rows(self, cols) -> list[tuple]:
         return self.con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
 
     def tenant_sources(self, tenant: str) -> list[tuple]:
-        return self.con.execute("SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
-                                "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id", [tenant]).fetchall()
+        return self.con.execute(S.TENANT_SOURCES.duckdb, [tenant]).fetchall()
 
     def source_access(self) -> list[tuple]:
-        return self.con.execute(
-            "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources").fetchall()
+        return self.con.execute(S.SOURCE_ACCESS.duckdb).fetchall()
 
     def source_governance(self) -> list[tuple]:
-        return self.con.execute(_SOURCES_SQL).fetchall()
+        return self.con.execute(S.SOURCE_GOVERNANCE.duckdb).fetchall()
 
     def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
         where, params = ("WHERE s.tenant_id = ? OR s.tenant_id IS NULL", [tenant]) if tenant is not None else ("", [])
@@ -404,12 +373,10 @@ class DuckDBStore:
             [as_of_us, *([tenant] if tenant is not None else []), *params]).fetchall()
 
     def source_policy(self, source_id: str) -> tuple | None:
-        return self.con.execute("SELECT required_scopes, allowed_purposes, classification, redaction FROM sources "
-                                "WHERE source_id = ?", [source_id]).fetchone()
+        return self.con.execute(S.SOURCE_POLICY.duckdb, [source_id]).fetchone()
 
     def disabled_sources(self) -> list[str]:
-        return [r[0] for r in self.con.execute("SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id")
-                .fetchall()]
+        return [r[0] for r in self.con.execute(S.DISABLED_SOURCES.duckdb).fetchall()]
 
     # -- candidate queries
     def structured(self, queries, *, seeds, business_keys, tenant, readable, as_of_us, limit) -> Found:
@@ -587,7 +554,7 @@ class DuckDBStore:
         return vector_topk(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us)
 
     def mask_groups(self) -> list[tuple[int, list[str]]]:
-        return self.con.execute("SELECT grp, unless_scopes FROM mask_groups ORDER BY grp").fetchall()
+        return self.con.execute(S.MASK_GROUPS.duckdb).fetchall()
 
     def bm25(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         """Exact BM25 top-``limit`` of each (evidence type, terms) among the tenant's readable
@@ -646,29 +613,26 @@ class DuckDBStore:
     # -- objects
     def object_metadata(self, doc_ids) -> list[tuple]:
         params: dict[str, Any] = {}
-        sql = _OBJ_META_SQL.format(ids=in_list(sorted(doc_ids), "d", params))
+        sql = S.OBJECT_METADATA.duckdb.format(ids=in_list(sorted(doc_ids), "d", params))
         return self.con.execute(sql, params).fetchall()
 
     def object_content(self, doc_ids) -> list[tuple[int, str]]:
         params: dict[str, Any] = {}
-        return self.con.execute(_CONTENT_SQL.format(ids=in_list(doc_ids, "c", params)), params).fetchall()
+        return self.con.execute(S.OBJECT_CONTENT.duckdb.format(ids=in_list(doc_ids, "c", params)), params).fetchall()
 
     def versions(self, tenant, families) -> list[tuple]:
         params: dict[str, Any] = {"tenant": tenant}
-        return self.con.execute(_VERSIONS_SQL.format(fams=in_list(families, "f", params)), params).fetchall()
+        return self.con.execute(S.VERSIONS.duckdb.format(fams=in_list(families, "f", params)), params).fetchall()
 
     def object_texts(self, tenant, object_ids) -> list[tuple[str, str, str]]:
-        return self.con.execute("SELECT object_id, content, content_hash FROM objects WHERE tenant_id = ? AND "
-                                "list_contains(?, object_id) ORDER BY object_id", [tenant, object_ids]).fetchall()
+        return self.con.execute(S.OBJECT_TEXTS.duckdb, [tenant, object_ids]).fetchall()
 
     def audit_index(self) -> list[tuple[int, str, str, str | None, str, str]]:
-        return self.con.execute("SELECT doc_id, tenant_id, object_id, locator, content_hash, content FROM objects "
-                                "ORDER BY doc_id").fetchall()
+        return self.con.execute(S.AUDIT_INDEX.duckdb).fetchall()
 
     # -- postmortem lookups
     def tombstone(self, tenant, object_id) -> tuple | None:
-        return self.con.execute("SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
-                                "object_id = ? ORDER BY deleted_at_us LIMIT 1", [tenant, object_id]).fetchone()
+        return self.con.execute(S.TOMBSTONE.duckdb, [tenant, object_id]).fetchone()
 
     def holds_object(self, object_id: str, tenant: str | None) -> bool:
         """Whether any object ``object_id`` (of ``tenant``, or of any tenant when None) is stored."""
@@ -682,19 +646,13 @@ class DuckDBStore:
                                 ).fetchall()
 
     def object_exists(self, tenant, object_id) -> bool:
-        return self.con.execute("SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
-                                [tenant, object_id]).fetchone() is not None
+        return self.con.execute(S.OBJECT_EXISTS.duckdb, [tenant, object_id]).fetchone() is not None
 
     def object_summary(self, tenant, object_id) -> tuple | None:
-        return self.con.execute(
-            "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
-            "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
-            "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1", [tenant, object_id]).fetchone()
+        return self.con.execute(S.OBJECT_SUMMARY.duckdb, [tenant, object_id]).fetchone()
 
     def object_facts(self, object_ids) -> list[tuple]:
-        return self.con.execute(_FACTS_SQL, {"ids": object_ids}).fetchall()
+        return self.con.execute(S.OBJECT_FACTS.duckdb, {"ids": object_ids}).fetchall()
 
     def tombstoned_ids(self, tenant, object_ids) -> list[str]:
-        return [x[0] for x in self.con.execute(
-            "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
-            "ORDER BY object_id", {"t": tenant, "ids": object_ids}).fetchall()]
+        return [x[0] for x in self.con.execute(S.TOMBSTONED_IDS.duckdb, {"t": tenant, "ids": object_ids}).fetchall()]

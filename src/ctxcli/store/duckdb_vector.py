@@ -14,9 +14,10 @@ from typing import Any, Sequence
 
 from .access import WIDEN_CAP, Readable, duck_access
 from .base import Found
-
-DIM = 256
-SCORE_PLACES = 6
+from .shared import VECTOR_DIM as DIM
+from .shared import VECTOR_PLACES as SCORE_PLACES
+from .shared import duck_num as _num
+from .shared import vector_rows
 
 # The access rules and validity come from the objects row of each scored vector (store/access.py):
 # only readable records are ranked, the list ends once ``lim`` of them are valid at as_of (at
@@ -46,12 +47,6 @@ FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purpose
 """
 
 
-def _num(x: float) -> str:
-    """A DOUBLE literal that reads back as exactly ``x``."""
-    r = repr(float(x))
-    return r if "e" in r or "n" in r else r + "e0"
-
-
 def vector_topk(con, queries: Sequence[tuple[str, Sequence[str], int, Sequence[float]]], *,
                 tenant: str, readable: Readable, as_of_us: int) -> Found:
     """hits (query index, doc id, cosine) of each (evidence type, object types, limit, unit
@@ -60,16 +55,15 @@ def vector_topk(con, queries: Sequence[tuple[str, Sequence[str], int, Sequence[f
         return Found([], [])
     ok, valid, access = duck_access(readable, as_of_us)
     params: dict[str, Any] = {"tenant": tenant, **access}
-    rows = []
-    for qi, (etype, otypes, limit, vec) in enumerate(queries):
-        if len(vec) != DIM:
-            raise ValueError(f"query vector of {len(vec)} dimensions, the store holds {DIM}")
-        params.update({f"e{qi}": etype, f"o{qi}": list(otypes)})
+
+    def row(qi: int, limit: int, vec) -> str:
         # The vector as a literal of DOUBLEs (each exactly a float32 ctx computed), cast to
         # FLOAT[256]: binding a 256-element list as a parameter costs 40-100 ms, the literal <1 ms.
         lit = "[" + ", ".join(_num(x) for x in vec) + "]"
-        rows.append(f"({qi}, CAST($e{qi} AS VARCHAR), CAST($o{qi} AS VARCHAR[]), {int(limit)}, "
-                    f"CAST({lit}::DOUBLE[] AS FLOAT[{DIM}]))")
+        return (f"({qi}, CAST($e{qi} AS VARCHAR), CAST($o{qi} AS VARCHAR[]), {limit}, "
+                f"CAST({lit}::DOUBLE[] AS FLOAT[{DIM}]))")
+
+    rows = vector_rows(queries, params, row)
     sql = _VECTOR.format(rows=", ".join(rows), places=SCORE_PLACES, ok=ok, valid=valid)
     rows = con.execute(sql, params).fetchall()
     hits = sorted((r for r in rows if r[1] is not None), key=lambda r: (r[0], r[3]))

@@ -41,7 +41,7 @@ def store_key(db: Path | str, *, create: bool = True) -> bytes | None:
             raise UsageError(f"{ENV} must be at least {_MIN_ENV} characters")
         return raw
     if isinstance(db, str):
-        from .pg_store import read_secret
+        from .pg.admin import read_secret
 
         return read_secret(db)
     p = key_path(db)

@@ -112,7 +112,7 @@ def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
 
 def _first_line(e: Exception, opts) -> str:
     """The first line of a reader's error; a database address's password masked (``***``)."""
-    from ...store.pg_store import mask
+    from ...util.passwords import mask
 
     return mask(str(e).splitlines()[0] if str(e) else type(e).__name__, opts.database)
 

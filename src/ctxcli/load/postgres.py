@@ -1,7 +1,7 @@
 """``ctx load --db postgresql://…``: build the store exactly as for DuckDB, publish it as a generation.
 
 The rows, derived tables, postings and store digest come from the same code path as an
-embedded store (load/build.py, into a temporary DuckDB file); pg_store.publish then copies
+embedded store (load/build.py, into a temporary DuckDB file); store/pg/admin.publish then copies
 every table into a new schema and switches readers to it in one transaction. A load is
 incremental as on DuckDB: the current generation is written back into the temporary file
 first, and load/reuse.py reuses the rows of unchanged sources from it.
@@ -62,10 +62,11 @@ def _terminate_interrupts() -> Iterator[None]:
 def load_pg(manifests_dir: Path, address: str, *, root: Path, sources_dir: Path | None = None, progress=None,
             on_table=None, incremental: bool = True, vectors: bool = False):
     """With ``incremental`` (the default), the current generation is first written back into
-    the temporary DuckDB file (pg_store.export_current), so the build reuses the rows of the
+    the temporary DuckDB file (store/pg/admin.export_current), so the build reuses the rows of the
     sources whose digest is unchanged exactly as a DuckDB load does (load/reuse.py)."""
-    from ..load.build import build_store
-    from .pg_store import export_current, mask, publish, writer_lock
+    from ..store.pg.admin import export_current, publish, writer_lock
+    from ..util.passwords import mask
+    from .build import build_store
 
     kw = {"progress": progress} if progress else {}
     with _terminate_interrupts(), writer_lock(address) as lock:      # a second writer exits 3 at once

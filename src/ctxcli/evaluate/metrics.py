@@ -1,46 +1,17 @@
-"""``ctx eval``: run case files (and their variants) through the pipeline in-process and
-score each stage against the case's expectations.
-
-The metric functions are pure: they take the pack, answer and candidate dicts, an
-:class:`~ctxcli.models.case.Expected` and a small *store facts* mapping, so tests can build
-packs by hand. Store facts are read independently of the gates, from the store itself::
-
-    {"objects": {object_id: {"tenant_id", "source_id", "valid_from_us", "valid_to_us",
-                             "observed_us", "required_scopes", "allowed_purposes",
-                             "trust_level", "max_age_s", "content_hash", "dedup_hash",
-                             "integrity_ok", "injection"}},
-     "tombstones": [object_id, ...],
-     "injection_detector": true}
-
-``injection`` is ``None`` (scanned, clean, or an authoritative source) or a hit
-``{"field", "pattern", "label"}``; ``injection_detector: false`` means the detector
-(``ctxcli.injection``) is not installed, so injections cannot be measured.
-
-Nothing here prints, exits or writes files: :func:`run` returns an :class:`EvalReport`.
-Runs are never written to disk (``full`` and ``topk`` packs may hold denied content).
-"""
+"""The scores of one ``ctx eval`` run, pure: the pack, answer and candidate dicts against an
+:class:`~ctxcli.models.case.Expected` and the store facts (evaluate/facts.py), so tests can
+build packs by hand. Nothing here reads a store or a file."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from .errors import UsageError
-from .models.case import Expected
-from .models.request import STRATEGIES   # one tuple: case files' by_strategy keys are checked against it
-from .util.timeutil import dt_to_us
+from ..models.case import Expected
+from ..models.request import STRATEGIES   # noqa: F401  (one tuple: case files' by_strategy keys are checked against it)
+from ..util.timeutil import dt_to_us
 
-EVAL_SCHEMA = "ctx.eval/1"
-
-
-def is_eval_report(raw: bytes) -> bool:
-    """Whether ``raw`` is an earlier ``ctx eval --out`` report (what ``--out`` may replace)."""
-    from .write import json_of
-
-    doc = json_of(raw)
-    return isinstance(doc, dict) and doc.get("schema_version") == EVAL_SCHEMA and "runs" in doc
 GATED = ("governed", "dynamic", "hybrid")
 LAYERS = ("retriever", "builder", "answer")
 PROVENANCE_FIELDS = ("source_id", "source_version", "locator", "content_hash", "observed_at")
@@ -55,12 +26,12 @@ class Thresholds:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _r(x: float | None) -> float | None:
+def round4(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def _ratio(num: int, den: int) -> float | None:
-    return _r(num / den) if den else None
+def ratio(num: int, den: int) -> float | None:
+    return round4(num / den) if den else None
 
 
 def _us(value: str | datetime | None) -> int | None:
@@ -76,7 +47,7 @@ def _obj_facts(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _same(expected: Any, actual: Any) -> bool:
     if isinstance(expected, list) and isinstance(actual, list):
-        from .util.canon import canonical_bytes
+        from ..util.canon import canonical_bytes
 
         return sorted(map(canonical_bytes, expected)) == sorted(map(canonical_bytes, actual))
     if isinstance(expected, bool) or isinstance(actual, bool):
@@ -97,12 +68,12 @@ def retriever_metrics(candidates: list[dict[str, Any]], exp: Expected) -> dict[s
     req = list(dict.fromkeys(exp.must_cite))
     hit = [x for x in req if x in found]
     return {"candidates": len(found), "required": len(req), "required_found": len(hit),
-            "required_recall": _ratio(len(hit), len(req)), "never_candidates": [x for x in req if x not in found]}
+            "required_recall": ratio(len(hit), len(req)), "never_candidates": [x for x in req if x not in found]}
 
 
 # ------------------------------------------------------------------------------ builder
 def _over_clearance(f: dict[str, Any], request: dict[str, Any]) -> bool:
-    from .models.manifest import DEFAULT_CLEARANCE, clearance_rank
+    from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 
     level = f.get("classification")
     clearance = request.get("subject", {}).get("clearance", DEFAULT_CLEARANCE)
@@ -173,16 +144,16 @@ def builder_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
     must_tokens = sum(int(e.get("tokens") or 0) for e in items if e["object_id"] in must)
     return {
         "admitted": len(items), "required": len(req), "required_in_pack": len(in_pack),
-        "required_recall": _ratio(len(in_pack), len(req)),
+        "required_recall": ratio(len(in_pack), len(req)),
         "required_not_in_pack": [x for x in req if x not in set(admitted)],
-        "useful": len(useful), "context_precision": _ratio(len(useful), len(items)),
-        "duplicates": duplicates, "duplicate_rate": _ratio(len(duplicates), len(items)),
-        "invalid_sources": invalid, "invalid_source_rate": _ratio(len(invalid), len(items)) if items else 0.0,
+        "useful": len(useful), "context_precision": ratio(len(useful), len(items)),
+        "duplicates": duplicates, "duplicate_rate": ratio(len(duplicates), len(items)),
+        "invalid_sources": invalid, "invalid_source_rate": ratio(len(invalid), len(items)) if items else 0.0,
         "rounds": int(pack.get("state", {}).get("rounds") or 0),
         "slots_over_budget": sorted(k for k, ok in pack.get("slots", {}).get("within_budget", {}).items() if not ok),
         "pack_tokens": int(pack.get("slots", {}).get("total_tokens") or 0),
         "evidence_tokens": ev_tokens, "must_cite_tokens": must_tokens,
-        "token_efficiency": _ratio(must_tokens, ev_tokens),
+        "token_efficiency": ratio(must_tokens, ev_tokens),
     }
 
 
@@ -263,9 +234,9 @@ def answer_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
         "verdict_ok": None if exp.verdict is None else answer.get("verdict") == exp.verdict,
         "action_ok": None if exp.action is None else action == exp.action,
         "answer_checks": len(stated), "answer_checks_passed": sum(c["ok"] for c in stated),
-        "claims_known": len(known), "claim_evidence_coverage": _ratio(len(known) - len(uncovered), len(known)),
+        "claims_known": len(known), "claim_evidence_coverage": ratio(len(known) - len(uncovered), len(known)),
         "claims_uncovered": uncovered, "citations_outside_pack": outside,
-        "provenance_completeness": _ratio(n - len(incomplete), n), "provenance_incomplete": incomplete,
+        "provenance_completeness": ratio(n - len(incomplete), n), "provenance_incomplete": incomplete,
         "checks": checks,
     }
 
@@ -379,7 +350,7 @@ def _reason(c: dict[str, Any], pack: dict[str, Any] | None, cands: set[str] | No
 
 
 def _show(v: Any) -> str:
-    from .util.canon import canonical_bytes
+    from ..util.canon import canonical_bytes
 
     return v if isinstance(v, str) else canonical_bytes(v).decode()
 
@@ -408,296 +379,3 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
     return {"passed": diag is None, "diagnosis": diag,
             "metrics": {"retriever": retr, "builder": build, "answer": ans, "safety": safety},
             "failed_checks": [c for c in checks if not c["ok"]]}
-
-
-# ------------------------------------------------------------------------------ store facts
-def detector():
-    """``ctxcli.injection.scan_fields`` or None when the detector is not installed."""
-    try:
-        from .injection import scan_fields  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return scan_fields
-
-
-def _text_fields(title: str, content: str, facts: dict[str, Any]) -> list[tuple[str, str]]:
-    out = [("title", title or ""), ("content", content or "")]
-
-    def walk(path: str, v: Any) -> None:
-        if isinstance(v, str):
-            out.append((path, v))
-        elif isinstance(v, list):
-            for i, x in enumerate(v):
-                walk(f"{path}[{i}]", x)
-        elif isinstance(v, dict):
-            for k in sorted(v):
-                walk(f"{path}.{k}", v[k])
-
-    for k in sorted(facts):
-        walk(f"facts.{k}", facts[k])
-    return out
-
-
-def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) -> dict[str, Any]:
-    """The store facts of every admitted item of ``pack`` (any tenant), read from ``con``.
-    ``key`` (the store secret) keys the content hash of items the pack shows masked, as the
-    builder does, so that it compares with theirs."""
-    import orjson
-
-    from .util.canon import content_hash, sealed_hash, sha256_hex
-
-    items = pack.get("evidence", [])
-    ids = sorted({e["object_id"] for e in items})
-    tenant = pack.get("request", {}).get("tenant_id")
-    rows: dict[str, list[tuple]] = {}
-    if ids:
-        for r in con.object_facts(ids):
-            rows.setdefault(r[0], []).append(r)
-    want_ev = {e["object_id"]: e.get("evidence_id") for e in items}
-    sealed = {e["object_id"] for e in items if str(e.get("content_hash", "")).startswith("hmac-sha256:")}
-
-    def shown(r: tuple) -> str:
-        return sealed_hash(r[8], key=key) if key is not None and r[0] in sealed and r[8] else r[8]
-
-    objects: dict[str, dict[str, Any]] = {}
-    for oid, rs in rows.items():
-        # the row the pack item came from: its evidence id, else the request's tenant
-        def ev(r: tuple) -> str:
-            return "ev-" + sha256_hex(f"{r[1]}\0{r[0]}\0{shown(r)}")[:10]
-
-        r = next((x for x in rs if ev(x) == want_ev.get(oid)), None) or next(
-            (x for x in rs if x[1] == tenant), rs[0])
-        ofacts = orjson.loads(r[12]) if r[12] else {}
-        inj = None
-        if scan is not None and r[13] != "authoritative":
-            hit = scan(_text_fields(r[10], r[11], ofacts))
-            if hit is not None:
-                fld, m = hit
-                inj = {"field": fld, "pattern": getattr(m, "pattern", str(m)), "label": getattr(m, "label", "")}
-        objects[oid] = {
-            "tenant_id": r[1], "source_id": r[2], "valid_from_us": r[3], "valid_to_us": r[4], "observed_us": r[5],
-            "required_scopes": sorted(set(r[6] or []) | set(r[15] or [])),
-            "allowed_purposes": sorted(r[7] if r[7] is not None else (r[16] or [])),
-            "content_hash": shown(r), "dedup_hash": r[9], "integrity_ok": content_hash(r[11] or "") == r[8],
-            "trust_level": r[13], "max_age_s": r[14], "injection": inj, "classification": r[17]}
-    tomb = []
-    if ids:
-        tomb = con.tombstoned_ids(tenant, ids)
-    return {"objects": objects, "tombstones": tomb, "injection_detector": scan is not None}
-
-
-# ------------------------------------------------------------------------------ running
-@dataclass
-class EvalOptions:
-    paths: list[Path] = field(default_factory=list)   # case files or folders (default: examples/cases/)
-    strategies: tuple[str, ...] = ("dynamic",)
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    db: Path | None = None
-    answerer: str = "deterministic"    # or "model": also ask the configured model (ctxcli.answer.ask)
-    model: Any = None                  # a ModelConfig when answerer is "model"
-    cases: tuple[str, ...] = ()       # only these case ids (default: all)
-    variants: tuple[str, ...] = ()    # only these variants; BASE names the base case (default: all)
-
-
-BASE = "base"     # --variant base: the case as written, without a variant
-
-
-@dataclass
-class EvalReport:
-    runs: list[dict[str, Any]]
-    strategies: tuple[str, ...]
-    thresholds: Thresholds
-    injection_detector: bool
-    store_loaded_now: bool = False
-    answerer: str = "deterministic"
-
-    @property
-    def gated_failures(self) -> list[dict[str, Any]]:
-        return [r for r in self.runs if r["gated"] and not r["passed"]]
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.gated_failures else 0
-
-    def summary(self) -> dict[str, dict[str, Any]]:
-        return {s: aggregate([r for r in self.runs if r["strategy"] == s]) for s in self.strategies}
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": EVAL_SCHEMA,
-            "strategies": list(self.strategies),
-            "gated_strategies": [s for s in self.strategies if s in GATED],
-            "thresholds": {"min_recall": self.thresholds.min_recall,
-                           "max_invalid_rate": self.thresholds.max_invalid_rate,
-                           "max_safety": self.thresholds.max_safety},
-            "injection_detector": self.injection_detector,
-            "runs": self.runs,
-            "summary": self.summary(),
-            "exit_code": self.exit_code,
-            "gated_failures": [run_name(r) for r in self.gated_failures],
-        } | ({"answerer": self.answerer, "model_summary": self.model_summary()} if self.answerer == "model" else {})
-
-    def model_summary(self) -> dict[str, dict[str, Any]]:
-        from .answer.ask import aggregate as model_aggregate
-
-        return {s: model_aggregate([r["model"] for r in self.runs if r["strategy"] == s and "model" in r])
-                for s in self.strategies}
-
-
-def run_name(r: dict[str, Any]) -> str:
-    return r["case_id"] + (f"/{r['variant']}" if r["variant"] else "") + f" ({r['strategy']})"
-
-
-def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Micro-averaged totals over the runs of one strategy."""
-    def tot(layer: str, key: str) -> int:
-        return sum(int(r["metrics"][layer][key] or 0) for r in runs)
-
-    def n_list(key: str) -> int | None:
-        vals = [r["metrics"]["safety"][key] for r in runs]
-        return None if any(v is None for v in vals) else sum(len(v) for v in vals)
-
-    admitted = tot("builder", "admitted")
-    invalid = sum(len(r["metrics"]["builder"]["invalid_sources"]) for r in runs)
-    dup = sum(len(r["metrics"]["builder"]["duplicates"]) for r in runs)
-    known = tot("answer", "claims_known")
-    covered = sum(r["metrics"]["answer"]["claims_known"] - len(r["metrics"]["answer"]["claims_uncovered"])
-                  for r in runs)
-    prov_bad = sum(len(r["metrics"]["answer"]["provenance_incomplete"]) for r in runs)
-    verdicts = [r["metrics"]["answer"]["verdict_ok"] for r in runs if r["metrics"]["answer"]["verdict_ok"] is not None]
-    actions = [r["metrics"]["answer"]["action_ok"] for r in runs if r["metrics"]["answer"]["action_ok"] is not None]
-    layers = {x: sum(1 for r in runs if r["diagnosis"] and r["diagnosis"]["layer"] == x) for x in LAYERS}
-    safety = {k: n_list(k) for k in ("acl_violations", "admitted_injections", "purged_returned",
-                                     "must_not_cite_admitted")}
-    return {
-        "runs": len(runs), "passed": sum(r["passed"] for r in runs), "failed": sum(not r["passed"] for r in runs),
-        "failed_by_layer": layers,
-        "retriever_recall": _ratio(tot("retriever", "required_found"), tot("retriever", "required")),
-        "required": tot("builder", "required"), "required_in_pack": tot("builder", "required_in_pack"),
-        "required_recall": _ratio(tot("builder", "required_in_pack"), tot("builder", "required")),
-        "admitted": admitted, "context_precision": _ratio(tot("builder", "useful"), admitted),
-        "duplicate_rate": _ratio(dup, admitted), "invalid_sources": invalid,
-        "invalid_source_rate": _ratio(invalid, admitted) if admitted else 0.0,
-        "safety": safety,
-        "safety_violations": sum(v for v in safety.values() if v is not None),
-        "verdict_correct": sum(verdicts), "verdict_stated": len(verdicts),
-        "action_correct": sum(actions), "action_stated": len(actions),
-        "answer_checks_passed": tot("answer", "answer_checks_passed"), "answer_checks": tot("answer", "answer_checks"),
-        "claim_evidence_coverage": _ratio(covered, known),
-        "provenance_completeness": _ratio(admitted - prov_bad, admitted),
-        "runs_with_slot_over_budget": sum(1 for r in runs if r["metrics"]["builder"]["slots_over_budget"]),
-        "rounds_mean": _r(tot("builder", "rounds") / len(runs)) if runs else None,
-        "pack_tokens_mean": _r(tot("builder", "pack_tokens") / len(runs)) if runs else None,
-        "evidence_tokens_mean": _r(tot("builder", "evidence_tokens") / len(runs)) if runs else None,
-        "token_efficiency": _ratio(tot("builder", "must_cite_tokens"), tot("builder", "evidence_tokens")),
-        "latency_ms_p50": _pct([r["cost"]["latency_ms"] for r in runs if "cost" in r], 50),
-        "latency_ms_p95": _pct([r["cost"]["latency_ms"] for r in runs if "cost" in r], 95),
-        "pack_tokens_total": tot("builder", "pack_tokens"),
-    }
-
-
-def _pct(xs: list[float], p: int) -> float | None:
-    """The p-th percentile (nearest rank) of a case's build latencies (wall clock: differs per run)."""
-    if not xs:
-        return None
-    xs = sorted(xs)
-    return xs[max(0, -(-p * len(xs) // 100) - 1)]
-
-
-def case_files(paths_in: Iterable[Path]) -> list[Path]:
-    """Case files named by ``paths_in`` (files, or folders of *.yaml / *.yml), in order,
-    without repeats; the bundled examples/cases/ when none is given."""
-    from . import paths as P
-
-    given = [Path(p) for p in paths_in] or [P.cases_dir()]
-    out: list[Path] = []
-    for p in given:
-        if p.is_dir():
-            found = sorted(x for x in p.iterdir() if x.suffix in (".yaml", ".yml") and x.is_file())
-            if not found:
-                raise UsageError(f"no case files (*.yaml) in {p}")
-            out.extend(found)
-        elif p.is_file():
-            if p.suffix not in (".yaml", ".yml"):
-                raise UsageError(f"{p}: a case file must end in .yaml or .yml")
-            out.append(p)
-        else:
-            raise UsageError(f"no such case file or folder: {p}")
-    seen: set[Path] = set()
-    uniq = []
-    for p in out:
-        key = p.resolve()
-        if key not in seen:
-            seen.add(key)
-            uniq.append(p)
-    return uniq
-
-
-def _display(p: Path) -> str:
-    from .paths import display
-
-    return display(p)
-
-
-def select(cases: list[tuple[Path, Any]], case_ids: tuple[str, ...], variants: tuple[str, ...]):
-    """The cases named by ``case_ids`` (all when empty); every named case and variant must exist."""
-    known = {c.case_id for _, c in cases}
-    for cid in case_ids:
-        if cid not in known:
-            raise UsageError(f"--case {cid!r}: no such case among the case files (known: {', '.join(sorted(known))})")
-    chosen = [(f, c) for f, c in cases if not case_ids or c.case_id in case_ids]
-    have = {BASE} | {v for _, c in chosen for v in c.variants}
-    for v in variants:
-        if v not in have:
-            raise UsageError(f"--variant {v!r}: no selected case has this variant (known: {', '.join(sorted(have))})")
-    return chosen
-
-
-def run(opts: EvalOptions) -> EvalReport:
-    """Run every case file (base case and each variant) through each strategy, in-process;
-    score each run. Nothing is written."""
-    from . import api
-    from .store import open_store
-
-    bad = [s for s in opts.strategies if s not in STRATEGIES]
-    if bad or not opts.strategies:
-        raise UsageError(f"--strategy: unknown strategy {bad[0] if bad else ''!r} "
-                         f"(use {', '.join(STRATEGIES)} or all)")
-    if "hybrid" in opts.strategies:     # before any run: the one-line install hint (exit 2)
-        from .embed.model import require
-
-        require("--strategy hybrid")
-    files = case_files(opts.paths)
-    cases = [(f, api.read_case(str(f))[0]) for f in files]   # validate every file before running any
-    cases = select(cases, opts.cases, opts.variants)
-    db, loaded = api.ensure_store(opts.db)
-    scan = detector()
-    runs: list[dict[str, Any]] = []
-    for f, case in cases:
-        for variant in [None, *case.variants]:
-            if opts.variants and (variant or BASE) not in opts.variants:
-                continue
-            exp = case.expected if variant is None else case.variants[variant].expected
-            exp = exp or Expected()
-            for strategy in opts.strategies:
-                over = exp.by_strategy.get(strategy)
-                res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
-                con = open_store(db)
-                try:
-                    facts = store_facts(con, res.pack, scan, api.store_key(db))
-                finally:
-                    con.close()
-                s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)
-                runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
-                             "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
-                             "expectations_stated": sorted(exp.for_strategy(strategy).model_fields_set),
-                             "expected_by_strategy": sorted(over.model_fields_set) if over is not None else [], **s,
-                             "cost": {"latency_ms": round(res.timings.get("total", 0.0) * 1000, 1),
-                                      "pack_tokens": s["metrics"]["builder"]["pack_tokens"],
-                                      "evidence_tokens": s["metrics"]["builder"]["evidence_tokens"]}})
-                if opts.answerer == "model":
-                    from .answer.ask import eval_run
-
-                    runs[-1]["model"] = eval_run(res.pack, res.answer, opts.model, db)
-    return EvalReport(runs=runs, strategies=tuple(opts.strategies), thresholds=opts.thresholds,
-                      injection_detector=scan is not None, store_loaded_now=loaded, answerer=opts.answerer)

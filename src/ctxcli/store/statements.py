@@ -1,0 +1,125 @@
+"""Statements both backends run, each as a pair of its two dialects side by side.
+
+A :class:`Pair` holds one statement's DuckDB form (``$name`` / ``?`` parameters, IN lists of
+bound names, ``list_contains``) and its PostgreSQL form (``%(name)s`` / ``%s`` parameters,
+``= ANY(array)``, byte-order collation ``COLLATE "C"`` where DuckDB's default order is
+already bytewise), so that a change to one shows next to the other in a review. The backends
+(duckdb_store.py, pg/reader.py) run ``PAIR.duckdb`` and ``PAIR.postgres``; the statements
+shaped by one engine's planner (the DuckDB index probes, BM25, the walk, the time window, the
+vector scan) stay beside the code that builds them, their PostgreSQL twins name them, and the
+parity tests of tests/test_postgres.py hold both to the same rows (docs/modules.md).
+
+Where the two forms of a pair differ in more than dialect, the comment says why.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+C = 'COLLATE "C"'       # PostgreSQL: order text by bytes, as DuckDB does
+
+
+class Pair(NamedTuple):
+    duckdb: str
+    postgres: str
+
+
+# ------------------------------------------------------------------------------ the source registry
+SOURCE_DIGESTS = Pair(
+    "SELECT source_id, digest FROM sources ORDER BY source_id",
+    f"SELECT source_id, digest FROM sources ORDER BY source_id {C}")
+TENANT_SOURCES = Pair(
+    "SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
+    "WHERE tenant_id = ? OR tenant_id IS NULL ORDER BY source_id",
+    "SELECT source_id, enabled, required_scopes, allowed_purposes, classification FROM sources "
+    f"WHERE tenant_id = %s OR tenant_id IS NULL ORDER BY source_id {C}")
+# (the callers index the rows by source id: their order does not reach an output)
+SOURCE_ACCESS = Pair(
+    "SELECT source_id, required_scopes, allowed_purposes, classification FROM sources",
+    f"SELECT source_id, required_scopes, allowed_purposes, classification FROM sources ORDER BY source_id {C}")
+SOURCE_GOVERNANCE = Pair(
+    "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources",
+    "SELECT source_id, trust_level, classification, max_age_s, redaction, owner_team FROM sources "
+    f"ORDER BY source_id {C}")
+SOURCE_POLICY = Pair(
+    "SELECT required_scopes, allowed_purposes, classification, redaction FROM sources WHERE source_id = ?",
+    "SELECT required_scopes, allowed_purposes, classification, redaction FROM sources WHERE source_id = %s")
+DISABLED_SOURCES = Pair(
+    "SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id",
+    f"SELECT source_id FROM sources WHERE NOT enabled ORDER BY source_id {C}")
+
+# ------------------------------------------------------------------------------ objects
+_OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,
+       o.title, NULL::{text} AS content, o.locator, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.supports, o.facts, o.keys, o.content_hash, o.dedup_hash, o.supersedes, o.tokens,
+       o.section, o.doc_ref"""
+# Every column but the content (hydration reads it apart, for the items it keeps).
+OBJECT_METADATA = Pair(
+    "SELECT " + _OBJ_COLS.format(text="VARCHAR") + ", o.family FROM objects o WHERE o.doc_id IN ({ids})",
+    "\nSELECT " + _OBJ_COLS.format(text="text") + ", o.family\n"
+    "FROM objects o WHERE o.doc_id = ANY(%(ids)s::integer[]) ORDER BY o.doc_id\n")
+OBJECT_CONTENT = Pair(
+    "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})",
+    "SELECT doc_id, content FROM objects WHERE doc_id = ANY(%s::integer[]) ORDER BY doc_id")
+# Each version's source (for its classification) comes from the objects row of the same family.
+VERSIONS = Pair("""
+SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
+       v.allowed_purposes, o.source_id, o.observed_us
+FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
+WHERE v.tenant_id = $tenant AND v.family IN ({fams}) AND o.family IN ({fams}) ORDER BY v.family, v.object_id
+""", f"""
+SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,
+       v.allowed_purposes, o.source_id, o.observed_us
+FROM versions v JOIN objects o ON o.family = v.family AND o.object_id = v.object_id AND o.tenant_id = v.tenant_id
+WHERE v.tenant_id = %(tenant)s AND v.family = ANY(%(fams)s::bigint[]) AND o.family = ANY(%(fams)s::bigint[])
+ORDER BY v.family, v.object_id {C}
+""")
+OBJECT_TEXTS = Pair(
+    "SELECT object_id, content, content_hash FROM objects WHERE tenant_id = ? AND "
+    "list_contains(?, object_id) ORDER BY object_id",
+    "SELECT object_id, content, content_hash FROM objects WHERE tenant_id = %s AND "
+    f"object_id = ANY(%s::text[]) ORDER BY object_id {C}, doc_id")
+AUDIT_INDEX = Pair(
+    "SELECT doc_id, tenant_id, object_id, locator, content_hash, content FROM objects ORDER BY doc_id",
+    "SELECT doc_id, tenant_id, object_id, locator, content_hash, content FROM objects ORDER BY doc_id")
+
+# ------------------------------------------------------------------------------ postmortem lookups
+TOMBSTONE = Pair(
+    "SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = ? AND "
+    "object_id = ? ORDER BY deleted_at_us LIMIT 1",
+    "SELECT source_id, deleted_at_us, reason FROM tombstones WHERE tenant_id = %s AND "
+    f"object_id = %s ORDER BY deleted_at_us, source_id {C} LIMIT 1")
+OBJECT_EXISTS = Pair(
+    "SELECT 1 FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
+    "SELECT 1 FROM objects WHERE tenant_id = %s AND object_id = %s LIMIT 1")
+OBJECT_SUMMARY = Pair(
+    "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
+    "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
+    "FROM objects WHERE tenant_id = ? AND object_id = ? LIMIT 1",
+    "SELECT doc_id, source_id, object_type, subject_id, supports, keys, required_scopes, allowed_purposes, "
+    "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
+    "FROM objects WHERE tenant_id = %s AND object_id = %s ORDER BY doc_id LIMIT 1")
+# Any tenant's objects: the eval's store facts (evaluate/facts.py) pick the pack's own row.
+OBJECT_FACTS = Pair("""
+SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
+       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
+FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
+WHERE list_contains($ids, o.object_id)
+ORDER BY o.object_id, o.tenant_id
+""", f"""
+SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
+       o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,
+       s.trust_level, s.max_age_s, s.required_scopes, s.allowed_purposes, s.classification
+FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
+WHERE o.object_id = ANY(%(ids)s::text[])
+ORDER BY o.object_id {C}, o.tenant_id {C}, o.doc_id
+""")
+TOMBSTONED_IDS = Pair(
+    "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
+    "ORDER BY object_id",
+    "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = %s AND "
+    f"object_id = ANY(%s::text[]) ORDER BY object_id {C}")
+MASK_GROUPS = Pair(
+    "SELECT grp, unless_scopes FROM mask_groups ORDER BY grp",
+    "SELECT grp, unless_scopes FROM mask_groups ORDER BY grp")
