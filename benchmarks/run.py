@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -240,7 +240,8 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
                         continue
                     k = q["limit"]
                     got = [d for _, d, _ in bm25(DuckDBStore(con), [Query(q["query_id"], "fulltext", q["evidence_type"], k,
-                                                             terms=tuple(q["terms"]))], tenant=tenant, lim=k)]
+                                                             terms=tuple(q["terms"]))], tenant=tenant, readable=None,
+                                                 as_of_us=0, lim=k).hits]
                     want = [r[0] for r in mem.execute(
                         "SELECT t.doc_id, round(sum(ln(((st.n - df.df + 0.5) / (df.df + 0.5)) + 1) * t.tf * 2.2 / "
                         "(t.tf + 1.2 * (0.25 + 0.75 * d.dl / st.avgdl))), 9) AS score "
@@ -259,6 +260,37 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
     finally:
         con.close()
         mem.close()
+
+
+def fulltext_queries(db: Path, results: list) -> list[dict]:
+    """The planted cases' full-text queries with the request's tenant, access and as_of (for
+    timing BM25 by itself, benchmarks/tantivy_ref.py)."""
+    import duckdb
+
+    from ctxcli.engine.gates import Access
+    from ctxcli.engine.retrieve import readable_for
+    from ctxcli.store.duckdb_store import DuckDBStore
+    from ctxcli.util.timeutil import dt_to_us
+
+    con = duckdb.connect(str(db), read_only=True)
+    out = []
+    try:
+        st = DuckDBStore(con)
+        for _, pack, _ in results:
+            req = pack["request"]
+            subj = req["subject"]
+            access = Access(frozenset(subj["scopes"]), req["purpose"], *([subj["clearance"]] if subj.get("clearance") else []))
+            readable = readable_for(st, req["tenant_id"], access)
+            as_of_us = dt_to_us(datetime.fromisoformat(req["as_of"]))
+            for rnd in pack["rounds"]:
+                for q in rnd["queries"]:
+                    if q["channel"] == "fulltext" and q["terms"]:
+                        out.append({"tenant": req["tenant_id"], "evidence_type": q["evidence_type"],
+                                    "terms": list(q["terms"]), "limit": q["limit"], "readable": readable,
+                                    "as_of_us": as_of_us})
+    finally:
+        con.close()
+    return out
 
 
 # ---------------------------------------------------------------------------------- investigate
@@ -711,6 +743,12 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
     if size <= 200_000:
         res["bm25_rank_agreement"] = bench_rank_agreement(db, results)
         print(f"[{size}] BM25 rank agreement with exhaustive: {res['bm25_rank_agreement']}", flush=True)
+    if not args.no_tantivy:
+        sys.path.insert(0, str(HERE))
+        import tantivy_ref
+
+        res["bm25_vs_tantivy"] = tantivy_ref.side_by_side(db, fulltext_queries(db, results))
+        print(f"[{size}] BM25 top-20, ctx and tantivy: {res['bm25_vs_tantivy']}", flush=True)
     res["cold_investigate"] = bench_cold(corpus, db, planted, args.cold_runs)
     print(f"[{size}] cold investigate: {res['cold_investigate']}", flush=True)
     if not args.no_vector:
@@ -774,6 +812,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-load", action="store_true", help="reuse an existing store")
     ap.add_argument("--no-basics", action="store_true", help="skip ctx --help and bundled C-102 cold runs")
     ap.add_argument("--no-vector", action="store_true", help="skip the vector channel rows (issue 22)")
+    ap.add_argument("--no-tantivy", action="store_true",
+                    help="skip the tantivy BM25 reference (benchmarks/tantivy_ref.py; needs `pip install tantivy`)")
     ap.add_argument("--no-pg-reload", action="store_true",
                     help="skip the one-source reload on the PostgreSQL backend (it writes the whole generation "
                          "back into a temporary DuckDB build first)")
