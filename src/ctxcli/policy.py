@@ -77,6 +77,8 @@ class InvestigateOptions:
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
     case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
     tool_results: list[Any] | None = None   # agents.tool_results.ToolResult: gated and packed (tool_results section)
+    working_state: Any = None        # agents.memory.WorkingState (--memory): gated, packed in working_memory
+    memory_records: list[Any] | None = None   # agents.memory.MemoryRecord recalled (--recall); None: no recall
     state_version: str | None = None  # the caller's task-state version (--state-version); None: the case's
     deadline_seconds: float | None = None   # --deadline: over the case's and the playbook's
     clock: Any = None                # what the deadline is measured with (tests); None: time.monotonic
@@ -235,7 +237,8 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
                    clearance=clearance, goal_ref=case.goal_ref,
                    state_version=opts.state_version if opts.state_version is not None else case.state_version,
                    tools=_usable_tools(case, scopes, purpose), tool_results=list(opts.tool_results or []),
-                   adhoc=adhoc,
+                   working_state=opts.working_state,
+                   memory_records=None if opts.memory_records is None else list(opts.memory_records), adhoc=adhoc,
                    deadline_seconds=opts.deadline_seconds if opts.deadline_seconds is not None
                    else var.deadline_seconds if var is not None and var.deadline_seconds is not None
                    else case.deadline_seconds)

@@ -289,11 +289,13 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "bui
         key = store_key(db_path)
         with con.errors():
             require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
+            from ..agents.memory import recorded as recorded_memory
             from ..agents.tool_results import recorded
 
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
                                                                  clearance=req.clearance), key=key,
-                               tools=recorded(lp.data))     # the caller's tool results, as gated then
+                               tools=recorded(lp.data),     # the caller's tool results, as gated then
+                               memory=recorded_memory(lp.data))   # and its working state and memories
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:
