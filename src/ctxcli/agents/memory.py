@@ -197,15 +197,15 @@ def parse_record(data: Any, *, file: str) -> MemoryRecord:
 
 # ------------------------------------------------------------------------------ the memory store
 def store_dir(runs_dir: Path) -> Path:
-    """Durable memory lives beside the runs: ``<runs>/memory/<mem-id>.json``."""
+    """Durable memory lives beside the runs by default: ``<runs>/memory/<mem-id>.json``."""
     return Path(runs_dir) / "memory"
 
 
-def write_record(runs_dir: Path, rec: MemoryRecord) -> Path:
+def write_record(folder: Path, rec: MemoryRecord) -> Path:
     import os
     import tempfile
 
-    folder = store_dir(runs_dir)
+    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{rec.memory_id}.json"
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
@@ -219,7 +219,7 @@ def write_record(runs_dir: Path, rec: MemoryRecord) -> Path:
     return path
 
 
-def delete_record(runs_dir: Path, memory_id: str) -> bool:
+def delete_record(folder: Path, memory_id: str) -> bool:
     """Delete one record; False when there is none of that id."""
     import re
 
@@ -227,24 +227,23 @@ def delete_record(runs_dir: Path, memory_id: str) -> bool:
 
     if not re.fullmatch(r"mem-[0-9a-f]{12}", memory_id or ""):
         raise UsageError(f"{memory_id!r} is not a memory id (mem-…)")
-    path = store_dir(runs_dir) / f"{memory_id}.json"
+    path = Path(folder) / f"{memory_id}.json"
     if not path.is_file():
         return False
     path.unlink()
     return True
 
 
-def read_records(runs_dir: Path) -> list[MemoryRecord]:
-    """Every record of the memory store, by id (a file ctx did not write there is an input error)."""
+def read_records(folder: Path) -> list[MemoryRecord]:
+    """Every record of a memory folder, by id (a ``mem-*.json`` file ctx did not write there,
+    or one edited since, is an input error naming it)."""
     from ..util.jsonstrict import loads as loads_strict
 
-    folder = store_dir(runs_dir)
+    folder = Path(folder)
     if not folder.is_dir():
         return []
-    out = []
-    for p in sorted(folder.glob("mem-*.json")):
-        out.append(parse_record(loads_strict(p.read_bytes()), file=f"memory/{p.name}"))
-    return out
+    return [parse_record(loads_strict(p.read_bytes()), file=f"{folder.name}/{p.name}")
+            for p in sorted(folder.glob("mem-*.json"))]
 
 
 # ------------------------------------------------------------------------------ gates

@@ -75,6 +75,8 @@ def investigate(
                                                    show_default=False)] = None,
     recall: Annotated[bool, typer.Option("--recall", help="Recall the durable memory records (`ctx remember`): "
                                          "each is gated for this subject and packed in episodic_memory.")] = False,
+    memories: Annotated[Optional[Path], typer.Option("--memories", help="With --recall: the memory records' folder "
+                                                     "(default: <runs>/memory).", show_default=False)] = None,
     state_version: Annotated[Optional[str], typer.Option("--state-version", help="The version of the caller's "
                                                          "task state this pack is built for (default: the case's "
                                                          "state_version); `ctx replay --state-version` checks it.",
@@ -192,8 +194,10 @@ def investigate(
             from ..agents.memory import read_working_state
 
             opts.working_state = read_working_state(memory)
+        if memories is not None and not recall:
+            raise UsageError("--memories needs --recall: it names the folder of the records to recall")
         if recall:
-            opts.memory_records = api.recall()
+            opts.memory_records = api.recall(folder=memories)
         if adhoc is not None:
             api.adhoc_case(opts)             # a missing flag or unknown playbook fails before any work
         if sign:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -34,6 +35,8 @@ def remember(
                                                   show_default=False)] = None,
     at: Annotated[Optional[str], typer.Option("--at", help="When it is written (ISO 8601 with offset; default "
                                               "now).", show_default=False)] = None,
+    memories: Annotated[Optional[Path], typer.Option("--memories", help="The memory records' folder (default: "
+                                                     "<runs>/memory).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the record's id, expiry and file as JSON.")] = False,
 ) -> None:
     """Write one durable memory record to <runs>/memory/: only with --reviewed-by, always
@@ -48,7 +51,8 @@ def remember(
         from .. import api
 
         res = api.remember(tenant_id=tenant, subject_id=subject, text=text, ttl=ttl, reviewed_by=reviewed_by,
-                           at=parse_time(at, "--at"), scopes=scope, purposes=purpose, source=source)
+                           at=parse_time(at, "--at"), scopes=scope, purposes=purpose, source=source,
+                           folder=memories)
         if as_json:
             emit_json(res)
             return
@@ -60,6 +64,9 @@ def remember(
 
 def forget(
     memory_id: Annotated[str, typer.Argument(help="The record's id (mem-…).", show_default=False)],
+    *,
+    memories: Annotated[Optional[Path], typer.Option("--memories", help="The memory records' folder (default: "
+                                                     "<runs>/memory).", show_default=False)] = None,
 ) -> None:
     """Delete one durable memory record from <runs>/memory/ (exit 1 when there is none).
 
@@ -69,7 +76,7 @@ def forget(
         from .. import api
         from .console import console
 
-        if not api.forget(memory_id):
+        if not api.forget(memory_id, folder=memories):
             console().print(f"no memory record {memory_id}")
             raise typer.Exit(1)
         console().print(f"forgot {memory_id}")
