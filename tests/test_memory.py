@@ -225,8 +225,47 @@ def test_working_memory_and_remember_over_mcp(store, tmp_path):
     assert POLICY in inv["messages"][1]["content"] and POLICY not in inv["messages"][0]["content"]
     assert INJECTED not in text.lower()
     assert res[7].is_error and "unknown session nope" in res[7].content[0].text
-    (gone, again) = _call(_params(store, runs), [
+    theirs = json.loads(run_cli(["remember", "not yours", "--tenant", "tenant-demo", "--subject", "someone-else",
+                                 "--ttl", "30d", "--reviewed-by", "x", "--at", AT, "--memories", runs / "memory",
+                                 "--json"]).stdout)["memory_id"]
+    (gone, again, other) = _call(_params(store, runs), [
         ("tool", "forget", {"case": case, "memory_id": good["memory_id"]}),
-        ("tool", "forget", {"case": case, "memory_id": good["memory_id"]})])
+        ("tool", "forget", {"case": case, "memory_id": good["memory_id"]}),
+        ("tool", "forget", {"case": case, "memory_id": theirs})])
+    assert other.is_error and f"unknown memory record {theirs}" in other.content[0].text
+    assert (runs / "memory" / f"{theirs}.json").is_file()      # another subject's record is never deleted
     assert _structured(gone) == {"memory_id": good["memory_id"], "deleted": True}
     assert again.is_error and f"unknown memory record {good['memory_id']}" in again.content[0].text
+
+
+def test_eval_injects_tool_result_and_memory_failures_and_none_is_admitted(store):
+    r = run_cli(["eval", "examples/agent/cases", "--strategy", "dynamic", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    runs = {rr["variant"]: rr for rr in doc["runs"]}
+    assert sorted(runs, key=str) == sorted([None, "injected-tool-result", "stale-tool-result", "poisoned-memory",
+                                            "other-tenant-memory"], key=str)
+    for rr in runs.values():
+        assert rr["passed"] and rr["metrics"]["safety"]["admitted_bad_inputs"] == [], rr["variant"]
+    # the failures were injected and judged by the gates (eval writes nothing: rebuild two variants)
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="examples/agent/cases/INC-2026-0723-AGENT.yaml",
+                                                 variant="poisoned-memory"))
+    assert [(o["gate"], o["ref"]) for o in res.pack["memory_omissions"]] == [("injection", "mem-0ddaee9cb4dc")]
+    res = api.investigate(api.InvestigateOptions(case="examples/agent/cases/INC-2026-0723-AGENT.yaml",
+                                                 variant="other-tenant-memory"))
+    assert [(o["gate"], o["withheld"]) for o in res.pack["memory_omissions"]] == [("tenant", True)]
+    assert "OTHER-TENANT" not in json.dumps(res.pack)
+
+
+def test_eval_reports_a_bad_input_the_gates_let_through():
+    from ctxcli.agents.memory import MemoryRecord
+    from ctxcli.evaluate import detector, input_violations
+
+    rec = MemoryRecord.model_validate(json.loads(
+        (AGENT / "memory" / "mem-0ddaee9cb4dc.json").read_text()))
+    pack = {"request": {"as_of": "2026-07-23T10:30:00+08:00", "tenant_id": "tenant-demo",
+                        "subject": {"id": "oncall-03"}},
+            "episodic_memory": [{"memory_id": rec.memory_id}]}
+    assert input_violations(pack, [], None, [rec], detector()) == ["mem-0ddaee9cb4dc (injection)"]
