@@ -941,6 +941,23 @@ MUTANTS: list[Mutant] = [
            '                       gate=o["gate"], reason=o["reason"], detail=o["detail"])\n',
            "            pass\n",
            ("tests/test_memory.py::test_working_state_pinned_summary_cleared_and_injected_messages",)),
+    Mutant("report-audit-of-another-subject", "src/ctxcli/report/audit.py",
+           "    if theirs != mine:\n", "    if False:\n",
+           ("tests/test_report.py::test_the_audit_section_lists_every_span_and_nothing_withheld",)),
+    Mutant("report-audit-withheld-names-its-object", "src/ctxcli/report/audit.py",
+           '"status": "withheld", "ref": ref,', '"status": "withheld", "ref": str(m.get("object_id") or ref),',
+           ("tests/test_report.py::test_the_audit_section_lists_every_span_and_nothing_withheld",)),
+    Mutant("eval-bad-memory-input-unchecked", "src/ctxcli/evaluate.py",
+           "        if why and r.memory_id in packed:", "        if False:",
+           ("tests/test_memory.py::test_eval_reports_a_bad_input_the_gates_let_through",)),
+    Mutant("eval-case-inputs-ignored", "src/ctxcli/policy.py",
+           "    if inputs is not None and tool_results is None and working is None and records is None:",
+           "    if False:",
+           ("tests/test_memory.py::test_eval_injects_tool_result_and_memory_failures_and_none_is_admitted",)),
+    Mutant("init-example-extends-nothing", "src/ctxcli/bundled.py",
+           'rels: set[str] = set(example_files(ex["extends"])) if ex.get("extends") else set()',
+           "rels: set[str] = set()",
+           ("tests/test_init.py::test_the_agent_example_runs_the_agent_loop_in_its_own_folder",)),
 ]
 
 

@@ -72,6 +72,10 @@ def test_working_state_pinned_summary_cleared_and_injected_messages(store, tmp_p
     from .test_contracts import _check
 
     _check("pack", pack, "pack with working memory")
+    for line in (out / "trace.jsonl").read_text().splitlines():
+        e = json.loads(line)
+        if e["event"].startswith("input_"):
+            _check(f"trace.{e['event']}", e, e["ref"])
     # every input decision is traced, and explain-omissions lists the dropped ones
     events = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
     rejected = [(e["section"], e["ref"], e["gate"]) for e in events if e["event"] == "input_rejected"]
