@@ -958,6 +958,9 @@ MUTANTS: list[Mutant] = [
            'rels: set[str] = set(example_files(ex["extends"])) if ex.get("extends") else set()',
            "rels: set[str] = set()",
            ("tests/test_init.py::test_the_agent_example_runs_the_agent_loop_in_its_own_folder",)),
+    Mutant("replay-reads-case-inputs-again", "src/ctxcli/postmortem/replay.py",
+           "    req = dataclasses.replace(req, tool_results=[], working_state=None, memory_records=None)\n", "",
+           ("tests/test_memory.py::test_a_case_with_inputs_replays_from_its_pack",)),
 ]
 
 

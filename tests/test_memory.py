@@ -273,3 +273,21 @@ def test_eval_reports_a_bad_input_the_gates_let_through():
                         "subject": {"id": "oncall-03"}},
             "episodic_memory": [{"memory_id": rec.memory_id}]}
     assert input_violations(pack, [], None, [rec], detector()) == ["mem-0ddaee9cb4dc (injection)"]
+
+
+def test_a_case_with_inputs_replays_from_its_pack(store, project_copy, monkeypatch, tmp_path):
+    """Replay re-uses the inputs as the pack recorded them, never the case file's `inputs` again
+    (a run given its own tool result has no working memory, and its replay has none either)."""
+    import shutil
+
+    monkeypatch.setenv("CTX_DB", str(store))
+    shutil.copy(REPO / "examples" / "agent" / "cases" / "INC-2026-0723-AGENT.yaml", project_copy / "examples" / "cases")
+    for extra in ([], ["--tool-result", str(AGENT / "03-deploy-status.yaml")]):
+        out = tmp_path / f"run-{len(extra)}"
+        r = run_cli(["investigate", "INC-2026-0723-AGENT", "--variant", "injected-tool-result", "--out", out, *extra])
+        assert r.exit_code == 0, r.output
+        pack = json.loads((out / "pack.json").read_text())
+        assert ("working_memory" in pack) is (not extra)
+        assert [o["gate"] for o in pack["tool_omissions"]] == (["freshness"] if extra else ["injection"])
+        r = run_cli(["replay", out / "pack.json"])
+        assert r.exit_code == 0, r.output

@@ -282,6 +282,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "bui
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
     req = make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
+    import dataclasses
+
+    # the caller's inputs are the pack's, as gated then (below), never the case file's `inputs` again
+    req = dataclasses.replace(req, tool_results=[], working_state=None, memory_records=None)
     db_path = paths.db_path(db)
     key = store_key(db_path) if not isinstance(db_path, Path) or db_path.is_file() else None
     con, gen_info = _open_for(db_path, lp, against, req, key)
