@@ -63,7 +63,7 @@ def test_init_never_overwrites_and_writes_nothing_when_a_file_is_in_the_way(tmp_
 
 def test_unknown_example_is_a_usage_error(tmp_path):
     r = ctx(["init", "--example", "nope"], tmp_path)
-    assert (r.returncode, r.stderr) == (2, "ctx: error: no example 'nope' (known: claims, incident)\n")
+    assert (r.returncode, r.stderr) == (2, "ctx: error: no example 'nope' (known: agent, claims, incident)\n")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -85,12 +85,32 @@ def test_each_bundled_example_investigates_as_in_the_repository(tmp_path, exampl
         assert (got["verdict"], got["recommended_action"]["action"]) == (verdict, action)
 
 
+def test_the_agent_example_runs_the_agent_loop_in_its_own_folder(tmp_path):
+    r = ctx(["init", "--example", "agent", "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "examples/agent/INC-2026-0723/session.yaml" in doc["files"]
+    assert "examples/agent/audit/chat-request.json" in doc["files"]
+    assert "ctx investigate INC-2026-0723" in doc["next_steps"]
+    assert ctx(["load"], tmp_path).returncode == 0
+    a = "examples/agent/INC-2026-0723/"
+    r = ctx(["investigate", "INC-2026-0723", "--memory", a + "session.yaml", "--tool-result", a + "01-pool-metrics.yaml",
+             "--tool-result", a + "02-ticket-search.yaml", "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    pack = json.loads(Path(json.loads(r.stdout)["out"], "pack.json").read_text())
+    assert [i["tool"] for i in pack["tool_results"]] == ["metrics.query"]
+    assert [p["kind"] for p in pack["working_memory"]["pinned"]] == ["goal", "policy", "approval", "stop_condition"]
+    r = ctx(["audit-call", "examples/agent/audit/chat-request.json", "--case", "INC-2026-0723", "--json"], tmp_path)
+    assert r.returncode == 1 and json.loads(r.stdout)["counts"]["withheld"] >= 1
+
+
 def test_every_bundled_manifest_playbook_and_case_belongs_to_one_example():
     from ctxcli.bundled import example_files, examples
 
     owned: dict[str, str] = {}
-    for name in examples():
-        for rel in example_files(name):
+    for name, ex in examples().items():
+        inherited = set(example_files(ex["extends"])) if ex.get("extends") else set()
+        for rel in sorted(set(example_files(name)) - inherited):
             assert rel not in owned, f"{rel} is in {owned.get(rel)} and {name}"
             owned[rel] = name
     bundled = [p.relative_to(REPO).as_posix() for d in ("manifests", "examples/cases")

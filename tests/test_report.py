@@ -517,6 +517,75 @@ def test_report_of_a_real_ctx_ask_run(store, serve, tmp_path, browser):
     _check_in_browser(browser, run / "report.html", cited)
 
 
+# ------------------------------------------------------------------------------ the audit section
+CHAT = REPO / "examples" / "agent" / "audit" / "chat-request.json"
+
+
+def _audit(tmp_path: Path, *extra) -> Path:
+    r = run_cli(["audit-call", CHAT, "--case", "INC-2026-0723", "--json", *extra])
+    assert r.exit_code == 1, r.stderr        # it flags spans
+    f = tmp_path / "audit.json"
+    f.write_text(r.stdout)
+    return f
+
+
+def _span_texts() -> dict[str, str]:
+    from ctxcli.agents.audit import read_spans
+
+    return {s.where: s.text for s in read_spans(json.loads(CHAT.read_text()))[1]}
+
+
+def test_the_audit_section_lists_every_span_and_nothing_withheld(runs, store, tmp_path):
+    f = _audit(tmp_path)
+    doc = json.loads(f.read_text())
+    d = runs["inc"]
+    page = _page(d, "--audit", f)
+    assert '<a href="#audit">Audit (6 flagged)</a>' in page and '<section id="audit">' in page
+    sec = page[page.index('<section id="audit">'):]
+    for s in doc["spans"]:
+        assert f"<code>{html.escape(s['span'])}</code>" in sec
+    assert "3 withheld · 2 injection · 1 invalid_at_as_of · 1 admitted · 5 unknown_origin" in sec
+    held = [s for s in doc["spans"] if s["status"] == "withheld"]
+    refs = [m["ref"] for s in held for m in s["matches"] if m["status"] == "withheld"]
+    assert len(refs) == 3 and all(f"<code>{r}</code> withheld by" in sec for r in refs)
+    texts = _span_texts()
+    for s in held:          # no 30-character stretch of a withheld span's text reaches the section
+        t = texts[s["span"]]
+        # (the page may hold the masked form of an object withheld by redaction: the run's own evidence)
+        where = sec if s["matches"][0]["gate"] == "redaction" else page
+        assert not [t[i:i + 30] for i in range(0, max(1, len(t) - 30)) if html.escape(t[i:i + 30]) in where], s["span"]
+    # a doctored document: a withheld match that also names its object is shown by its ref only
+    for s in doc["spans"]:
+        for m in s["matches"]:
+            if m["status"] == "withheld":
+                m.update(object_id="OTH-RB-PAYAPI", source_id="pay-tenant-other-ops", text="SECRET-TEXT")
+    f.write_text(json.dumps(doc))
+    page = _page(d, "--audit", f)
+    assert "OTH-RB-PAYAPI" not in page and "pay-tenant-other-ops" not in page and "SECRET-TEXT" not in page
+    # an audit made for a subject with other scopes is refused: it could name what this reader may not see
+    g = tmp_path / "other.json"
+    r = run_cli(["audit-call", CHAT, "--case", "INC-2026-0723", "--subject", "oncall-03", "--scope", "incident:read",
+                 "--scope", "security:read", "--json"])
+    g.write_text(r.stdout)
+    r = run_cli(["report", d, "--audit", g])
+    assert r.exit_code == 2 and r.stderr == (
+        f"ctx: error: {g}: scopes: the audit was made for other scopes than this run's: an audit is shown only in "
+        "a report for the subject, scopes, clearance and purpose it was made for\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = run_cli(["report", d, "--audit", bad])
+    assert r.exit_code == 2 and "not a ctx.audit-call/1 document" in r.stderr
+
+
+def test_the_audit_section_in_headless_chromium(runs, store, browser, tmp_path):
+    d = runs["inc"]
+    _page(d, "--audit", _audit(tmp_path))
+    cited = [e for c in _answer(d)["claims"] for e in c["evidence"]]
+    _check_in_browser(browser, d / "report.html", cited)
+    n = browser.evaluate("document.querySelectorAll('#audit table.audit tbody tr').length")
+    assert n == 12
+
+
 # ------------------------------------------------------------------------------ in a browser
 @pytest.fixture(scope="module")
 def browser():

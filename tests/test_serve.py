@@ -78,8 +78,9 @@ def _all_text(results) -> str:
 def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_path):
     (lt,) = _call(_params(store, tmp_path / "runs"), [("list_tools", None, None)])
     names = sorted(t.name for t in lt.tools)
-    assert names == ["add_tool_result", "build_context", "diff", "explain_omission", "handoff", "investigate",
-                     "list_cases", "list_playbooks", "render", "replay"]
+    assert names == ["add_tool_result", "build_context", "diff", "explain_omission", "forget", "handoff",
+                     "investigate", "list_cases", "list_playbooks", "remember", "render", "replay",
+                     "update_working_state"]
     for t in lt.tools:
         props = set(t.input_schema.get("properties", {}))
         assert not props & {"subject", "scopes", "scope", "purpose", "tenant", "tenant_id"}, t.name
@@ -91,7 +92,8 @@ def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_pa
     assert inv.input_schema["properties"]["as_of"]["format"] == "date-time"
     # read-only annotations (issue 31 item 8): clients need not ask for approval of every call
     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for t in lt.tools}
-    assert hints == {n: (n not in ("investigate", "add_tool_result"), False) for n in names}
+    writes = ("investigate", "add_tool_result", "update_working_state", "remember", "forget")
+    assert hints == {n: (n not in writes, n == "forget") for n in names}
 
 
 def test_list_cases_and_playbooks_name_only_this_servers_tenant(store, tmp_path):

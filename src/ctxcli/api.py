@@ -636,3 +636,49 @@ def replay_model(lp, db: Path | None = None, *, re_ask: bool = False, endpoint: 
     from .answer.ask import replay_model as _replay_model
 
     return _replay_model(lp, db, re_ask=re_ask, endpoint=endpoint, model=model)
+
+
+def remember(*, tenant_id: str, subject_id: str, text: str, ttl: str, reviewed_by: str | None, at=None,
+             scopes: list[str] | None = None, purposes: list[str] | None = None, source: str | None = None,
+             folder: Path | None = None) -> dict[str, Any]:
+    """``ctx remember``: write one durable memory record (refused without ``reviewed_by``; it
+    always expires after ``ttl``) to ``folder`` (default ``<runs>/memory/``). ``at``: when it is
+    written (default now)."""
+    from datetime import datetime, timezone
+
+    from .agents.memory import new_record, write_record
+    from .errors import UsageError
+    from .util.timeutil import parse_duration
+
+    try:
+        life = parse_duration(ttl, what="--ttl")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if life.total_seconds() <= 0:
+        raise UsageError("--ttl must be longer than 0 seconds: a memory record always expires")
+    rec = new_record(tenant_id=tenant_id, subject_id=subject_id, text=text, ttl=life, reviewed_by=reviewed_by,
+                     created_at=at or datetime.now(timezone.utc), scopes=scopes, purposes=purposes, source=source)
+    path = write_record(memory_folder(folder), rec)
+    return {"memory_id": rec.memory_id, "expires_at": rec.expires_at.isoformat(), "path": str(path)}
+
+
+def forget(memory_id: str, *, folder: Path | None = None) -> bool:
+    """``ctx forget``: delete one durable memory record; False when there is none of that id."""
+    from .agents.memory import delete_record
+
+    return delete_record(memory_folder(folder), memory_id)
+
+
+def recall(*, folder: Path | None = None) -> list[Any]:
+    """Every durable memory record (``--recall``): each is gated on use, for the run's subject."""
+    from .agents.memory import read_records
+
+    return read_records(memory_folder(folder))
+
+
+def memory_folder(folder: Path | None = None) -> Path:
+    """The memory records' folder: the one given (--memories), else ``<runs>/memory``."""
+    from . import paths
+    from .agents.memory import store_dir
+
+    return Path(folder) if folder is not None else store_dir(paths.runs_dir())

@@ -46,7 +46,13 @@ def example_files(name: str) -> list[str]:
     if name not in known:
         raise UsageError(f"no example {name!r} (known: {', '.join(sorted(known))})")
     ex, root = known[name], bundle_root()
-    rels: set[str] = set()
+    rels: set[str] = set(example_files(ex["extends"])) if ex.get("extends") else set()
+    for extra in ex.get("files", []):       # files or folders an example adds, as they are
+        p = root / str(extra)
+        found = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else []
+        if not found:
+            raise InputError(f"example {name!r} names a missing file {extra}", file=DECLARATION)
+        rels.update(x.relative_to(root).as_posix() for x in found)
     for sid in ex.get("sources", []):
         m = f"manifests/sources/{sid}.yaml"
         manifest = read_yaml(root / m, display=m)
@@ -60,3 +66,9 @@ def example_files(name: str) -> list[str]:
     if missing:
         raise InputError(f"example {name!r} names a missing file {missing[0]}", file=DECLARATION)
     return sorted(r for r in rels if "__pycache__" not in r)
+
+
+def example_cases(name: str) -> list[str]:
+    """The cases of example ``name`` (an example that extends another has that one's)."""
+    ex = examples()[name]
+    return list(ex.get("cases") or (example_cases(ex["extends"]) if ex.get("extends") else []))

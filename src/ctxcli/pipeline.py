@@ -28,14 +28,17 @@ class BuildResult:
 
 
 def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *,
-                key: bytes, tools=None, clock=None) -> BuildResult:
+                key: bytes, tools=None, memory=None, clock=None) -> BuildResult:
     """``key``: the store secret (opaque references and digests of masked text are keyed with it).
     ``tools``: an already gated set of tool results (replay passes the pack's); by default the
-    request's tool results are gated here (:func:`gate_tools`). ``clock``: what the deadline is
+    request's tool results are gated here (:func:`gate_tools`); ``memory`` likewise (replay passes
+    the pack's; by default :func:`gate_memory`). ``clock``: what the deadline is
     measured with (tests pass their own; default time.monotonic)."""
     t_all = time.perf_counter()
     pb, req = with_params(pb, req)
-    built = build(con, pb, pb_hash, req, store, key=key, tools=tools if tools is not None else gate_tools(pb, req, key),
+    tools = tools if tools is not None else gate_tools(pb, req, key)
+    built = build(con, pb, pb_hash, req, store, key=key, tools=tools,
+                  memory=memory if memory is not None else gate_memory(pb, req, key, tools),
                   **({"clock": clock} if clock is not None else {}))
     t0 = time.perf_counter()
     ans = answer_and_record(pb, built.pack, built.trace, refusal=refusal_for(req, built.sources))
@@ -97,6 +100,23 @@ def gate_tools(pb: Playbook, req: Request, key: bytes):
     return gate_tool_results(req.tool_results, tenant_id=req.tenant_id, scopes=req.scopes, purpose=req.purpose,
                              as_of=req.as_of, known_at=req.known_at, budget=alloc[slot], slot=slot,
                              registry=read_registry(), key=key, count=count)
+
+
+def gate_memory(pb: Playbook, req: Request, key: bytes, tools=None):
+    """The request's working state and recalled memory records through their gates
+    (``agents.memory``), within what the evidence slot holds after the tool results charged to
+    it; None when the request has neither (the pack then has no memory fields)."""
+    if req.working_state is None and req.memory_records is None:
+        return None
+    from .agents.memory import gate_memory as gate
+    from .engine.builder import budget_for
+    from .tokens import count
+
+    room = budget_for(pb, req.budget)["evidence"] - (tools.tokens if tools is not None and tools.slot == "evidence"
+                                                     else 0)
+    return gate(req.working_state, req.memory_records, tenant_id=req.tenant_id, subject_id=req.subject_id,
+                scopes=req.scopes, purpose=req.purpose, as_of=req.as_of, known_at=req.known_at,
+                budget=max(0, room), key=key, count=count)
 
 
 def with_params(pb: Playbook, req: Request) -> tuple[Playbook, Request]:

@@ -77,6 +77,8 @@ class InvestigateOptions:
     adhoc: AdhocSpec | None = None   # an ad-hoc run: the case is synthesised (:func:`adhoc_case`)
     case_by_id: bool = False         # ``case`` is only an id under the cases folder, never a path (ctx serve)
     tool_results: list[Any] | None = None   # agents.tool_results.ToolResult: gated and packed (tool_results section)
+    working_state: Any = None        # agents.memory.WorkingState (--memory): gated, packed in working_memory
+    memory_records: list[Any] | None = None   # agents.memory.MemoryRecord recalled (--recall); None: no recall
     state_version: str | None = None  # the caller's task-state version (--state-version); None: the case's
     deadline_seconds: float | None = None   # --deadline: over the case's and the playbook's
     clock: Any = None                # what the deadline is measured with (tests); None: time.monotonic
@@ -228,17 +230,39 @@ def make_request(case: CaseFile, pb: Playbook, opts: InvestigateOptions, *, adho
 
     if budget_for(pb, budget)["evidence"] <= 0:
         raise UsageError(f"--budget {budget} leaves no room for evidence")
+    inputs = var.inputs if var is not None and var.inputs is not None else case.inputs
+    tool_results, working, records = opts.tool_results, opts.working_state, opts.memory_records
+    if inputs is not None and tool_results is None and working is None and records is None:
+        tool_results, working, records = read_inputs(inputs)
     return Request(case_id=case.case_id, tenant_id=case.tenant_id, question=case.question, purpose=purpose,
                    as_of=as_of, known_at=known_at, subject_id=sid, scopes=sorted(set(scopes)), budget=budget,
                    max_rounds=max_rounds, seeds=list(case.seeds), business_keys=list(case.business_keys),
                    variant=opts.variant, strategy=opts.strategy, params=params,  # type: ignore[arg-type]
                    clearance=clearance, goal_ref=case.goal_ref,
                    state_version=opts.state_version if opts.state_version is not None else case.state_version,
-                   tools=_usable_tools(case, scopes, purpose), tool_results=list(opts.tool_results or []),
-                   adhoc=adhoc,
+                   tools=_usable_tools(case, scopes, purpose), tool_results=list(tool_results or []),
+                   working_state=working, memory_records=None if records is None else list(records), adhoc=adhoc,
                    deadline_seconds=opts.deadline_seconds if opts.deadline_seconds is not None
                    else var.deadline_seconds if var is not None and var.deadline_seconds is not None
                    else case.deadline_seconds)
+
+
+def read_inputs(inputs) -> tuple[list[Any], Any, list[Any] | None]:
+    """(tool results, working state, memory records) of a case's ``inputs`` (paths relative to
+    the project root); a missing or bad file is an input error naming it."""
+    from . import paths
+    from .agents.memory import MAX_FILE_BYTES, parse_record, read_working_state
+    from .agents.tool_results import read_tool_result
+    from .util.yamlio import loads_yaml, read_text
+
+    root = paths.root()
+    tools = [read_tool_result(root / f) for f in inputs.tool_results]
+    working = read_working_state(root / inputs.memory) if inputs.memory else None
+    records = None
+    if inputs.memory_records is not None:
+        records = [parse_record(loads_yaml(read_text(root / f, display=f, limit=MAX_FILE_BYTES), file=f), file=f)
+                   for f in inputs.memory_records]
+    return tools, working, records
 
 
 def _usable_tools(case: CaseFile, scopes: list[str], purpose: str) -> list[str]:

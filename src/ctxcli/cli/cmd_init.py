@@ -18,7 +18,8 @@ def init(
     folder: Annotated[Path, typer.Argument(help="The project folder (created if missing).")] = Path("."),
     *,
     example: Annotated[Optional[str], typer.Option("--example", help="Write a bundled example project instead "
-                                                   "of the empty one: claims or incident.",
+                                                   "of the empty one: claims, incident, or agent "
+                                                   "(the incident example and the agent loop).",
                                                    metavar="NAME", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of text.")] = False,
 ) -> None:
@@ -26,7 +27,8 @@ def init(
 
     Without --example the project is a small commented expense-review domain to edit
     (docs/authoring.md explains every file); --example claims or incident writes a bundled
-    domain. No existing file is ever overwritten: if one is in the way nothing is written (exit 2).
+    domain, and --example agent the incident domain with the agent loop's files (examples/agent/:
+    tool results, a working state, a recorded external agent call; docs/agents.md). No existing file is ever overwritten: if one is in the way nothing is written (exit 2).
 
     Example: ctx init my-project --example claims && cd my-project && ctx load && ctx investigate C-102
     """

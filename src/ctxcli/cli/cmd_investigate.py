@@ -69,6 +69,14 @@ def investigate(
                                                               "JSON, see docs/agents.md); repeat. Gated like "
                                                               "evidence and packed in the tool_results section.",
                                                               show_default=False)] = None,
+    memory: Annotated[Optional[Path], typer.Option("--memory", help="A working-state file (YAML or JSON, "
+                                                   "ctx.working-state/1, see docs/agents.md): pinned items, summary "
+                                                   "and recent messages, gated and packed in working_memory.",
+                                                   show_default=False)] = None,
+    recall: Annotated[bool, typer.Option("--recall", help="Recall the durable memory records (`ctx remember`): "
+                                         "each is gated for this subject and packed in episodic_memory.")] = False,
+    memories: Annotated[Optional[Path], typer.Option("--memories", help="With --recall: the memory records' folder "
+                                                     "(default: <runs>/memory).", show_default=False)] = None,
     state_version: Annotated[Optional[str], typer.Option("--state-version", help="The version of the caller's "
                                                          "task state this pack is built for (default: the case's "
                                                          "state_version); `ctx replay --state-version` checks it.",
@@ -182,6 +190,14 @@ def investigate(
             from ..agents.tool_results import read_tool_result
 
             opts.tool_results = [read_tool_result(p) for p in tool_result]   # a bad file fails before any work
+        if memory is not None:
+            from ..agents.memory import read_working_state
+
+            opts.working_state = read_working_state(memory)
+        if memories is not None and not recall:
+            raise UsageError("--memories needs --recall: it names the folder of the records to recall")
+        if recall:
+            opts.memory_records = api.recall(folder=memories)
         if adhoc is not None:
             api.adhoc_case(opts)             # a missing flag or unknown playbook fails before any work
         if sign:

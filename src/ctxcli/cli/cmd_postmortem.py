@@ -343,6 +343,13 @@ def _omissions_human(rep) -> None:
     if rep.withheld:
         c.print("withheld for access by " + ", by ".join(f"{g}: at least {n} item(s)" for g, n in rep.withheld.items())
                 + " (never candidates: counted inside the statements, not named)")
+    if rep.inputs:
+        t = table(f"caller inputs dropped — {len(rep.inputs)}", ["input", "why"])
+        t.expand = True
+        t.columns[0].no_wrap = True
+        for x in rep.inputs:
+            t.add_row(safe(f"{x['ref']}\n({'withheld' if x['withheld'] else x['section']})"), safe(x["sentence"]))
+        show(c, t)
     if not rep.groups:
         c.print("no omissions" + (f" by gate {safe(rep.gate_filter)}" if rep.gate_filter else ""))
         if rep.missing:

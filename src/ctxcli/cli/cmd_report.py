@@ -30,6 +30,9 @@ def report(
                                                 "beside the pack). An existing file is replaced only if ctx "
                                                 "report wrote it.", show_default=False,
                                                 metavar="FILE.html")] = None,
+    audit: Annotated[Optional[Path], typer.Option("--audit", help="A `ctx audit-call --json` document made for "
+                                                  "this run's subject: shown as the page's audit section.",
+                                                  show_default=False, metavar="AUDIT.json")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (file written, pack id, size, "
                                           "sha256, notes) instead of one line.")] = False,
 ) -> None:
@@ -39,7 +42,9 @@ def report(
     budget by slot and evidence type; omissions by gate in gate order with the facts that
     decided them and what would have admitted them; the retrieval of each round; the trace as
     a timeline; with --compare, the `ctx diff` against another run side by side (the same
-    comparison, counts and reasons as `ctx diff` with the same --db).
+    comparison, counts and reasons as `ctx diff` with the same --db); with --audit, the spans
+    of a `ctx audit-call --json` document made for this run's subject (an audit made for any
+    other subject, scopes, clearance or purpose is refused, exit 2).
 
     The pack is verified first (a tampered pack is refused, exit 2); trace.jsonl and
     answer.json beside it are shown only when they belong to it. The page has no script and
@@ -60,7 +65,12 @@ def report(
 
             key = api.store_key(paths.db_path(db), create=False)
         target = Path(out) if out is not None else pack_path(run).parent / "report.html"
-        page = render(a, b, key=key).encode("utf-8")
+        section = None
+        if audit is not None:       # refused (exit 2) unless made for this run's subject
+            from ..report.audit import read_audit
+
+            section = read_audit(audit, a.pack)
+        page = render(a, b, key=key, audit=section).encode("utf-8")
         write_report(target, page, "--out" if out is not None else "report")
         doc = {"out": str(target), "pack_id": a.lp.pack_id, "compare": b.lp.pack_id if b else None,
                "bytes": len(page), "sha256": "sha256:" + sha256_hex(page), "notes": a.notes}

@@ -50,6 +50,7 @@ COMMAND_MODULES = (
     "cmd_store",
     "cmd_audit",
     "cmd_handoff",
+    "cmd_memory",
     "cmd_ledger",
     "cmd_erase",
 )

@@ -61,6 +61,8 @@ class Request:
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
     tool_results: list[Any] = field(default_factory=list)    # agents.tool_results.ToolResult, gated by the pipeline
+    working_state: Any = None               # agents.memory.WorkingState (--memory), gated by the pipeline
+    memory_records: list[Any] | None = None   # agents.memory.MemoryRecord recalled (--recall); None: no recall
     adhoc: bool = False                     # no case file: the case was synthesised from the request
     deadline_seconds: float | None = None   # the case's or --deadline (else the playbook's)
 
@@ -534,7 +536,7 @@ def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int, disc: Disclos
 
 # ------------------------------------------------------------------------------ assemble
 def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any],
-             tools: Any = None) -> dict[str, Any]:
+             tools: Any = None, memory: Any = None) -> dict[str, Any]:
     """The pack without its answer and seal: request, plans, evidence, omissions (in gate
     order), what is missing and why, and the token count of every section."""
     t0 = time.perf_counter()
@@ -594,6 +596,8 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
             pack["contradictions"] = found
     if tools is not None:     # recorded only when tool results were given: other packs keep their bytes
         pack.update(tools.to_pack())
+    if memory is not None:    # recorded only with a working state or a recall: other packs keep their bytes
+        pack.update(memory.to_pack())
     if bc.pb.aggregates:     # recorded only when the playbook declares some: other packs keep their bytes
         pack["aggregates"] = st.aggregates
     sections, slot_used = _count_sections(pack)
@@ -652,10 +656,12 @@ def deadline_of(pb: Playbook, req: Request) -> float | None:
 
 
 def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], *, key: bytes,
-          tools: Any = None, clock=time.monotonic) -> Built:
+          tools: Any = None, memory: Any = None, clock=time.monotonic) -> Built:
     """One investigation: rounds of plan → retrieve → hydrate → gate → pack → assess until
     a stop reason, then assemble (``key``: the store secret, see :func:`start`). ``tools``: the
-    gated tool results (``agents.tool_results.ToolGate``), packed before the evidence. With a
+    gated tool results (``agents.tool_results.ToolGate``), packed before the evidence; ``memory``:
+    the gated working state and memories (``agents.memory.MemoryGate``), charged to the evidence
+    slot before the evidence. With a
     deadline (:func:`deadline_of`), ``clock`` is read before each round: once the deadline has
     passed, the loop stops with ``deadline`` and records what it did not try (the remaining
     rounds and the evidence types still missing), traced as ``deadline_reached``."""
@@ -663,7 +669,9 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
     deadline = deadline_of(pb, req)
     started = clock()
     bc, st = start(con, pb, req, key=key,
-                   tool_tokens=tools.tokens if tools is not None and tools.slot == "evidence" else 0)
+                   tool_tokens=(tools.tokens if tools is not None and tools.slot == "evidence" else 0)
+                   + (memory.tokens if memory is not None else 0))
+    input_decisions(bc.trace, tools, memory)
     if pb.statement_timeout_seconds is not None:
         con.set_statement_timeout(pb.statement_timeout_seconds)
     for round_no in range(1, bc.max_rounds + 1):
@@ -685,9 +693,38 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
         t0 = time.perf_counter()
         st.aggregates = compute(bc, st, window_anchors(bc, st))
         bc.time("aggregates", t0)
-    pack_doc = assemble(bc, st, pb_hash, store, tools)
+    pack_doc = assemble(bc, st, pb_hash, store, tools, memory)
     bc.timings["build"] = time.perf_counter() - t_all
     return Built(pack_doc, bc.trace, bc.timings, st.candidates, bc.sources)
+
+
+def input_decisions(trace: Trace, tools: Any, memory: Any) -> None:
+    """One trace event per decision on the caller's inputs (tool results, working memory,
+    recalled memory): ``input_admitted`` or ``input_rejected`` with the gate and its reason —
+    a withheld one only by its keyed reference, as in the pack."""
+    if tools is not None:
+        for i in tools.items:
+            trace.emit("input_admitted", section="tool_results", ref=i["result_id"], trust=i["trust_level"],
+                       tokens=i["tokens"])
+        for o in tools.omissions:
+            trace.emit("input_rejected", section="tool_results", ref=o["ref"], withheld=o["withheld"],
+                       gate=o["gate"], reason=o["reason"], detail=o["detail"])
+    if memory is not None:
+        w = memory.working
+        if w is not None:
+            for p in w["pinned"]:
+                trace.emit("input_admitted", section="working_memory", ref=p["ref"], kind=p["kind"], pinned=True)
+            if w["summary"] is not None:
+                trace.emit("input_admitted", section="working_memory", ref="summary",
+                           replaces=w["summary"]["replaces"], tokens=w["summary"]["tokens"])
+            for m in w["messages"]:
+                trace.emit("input_admitted", section="working_memory", ref=m["id"], cleared=m["cleared"] is not None,
+                           tokens=m["tokens"])
+        for r in memory.records or []:
+            trace.emit("input_admitted", section="episodic_memory", ref=r["memory_id"], tokens=r["tokens"])
+        for o in memory.omissions:
+            trace.emit("input_rejected", section=o["section"], ref=o["ref"], withheld=o["withheld"],
+                       gate=o["gate"], reason=o["reason"], detail=o["detail"])
 
 
 @dataclass

@@ -275,9 +275,64 @@ def safety_metrics(pack: dict[str, Any], exp: Expected, facts: dict[str, Any]) -
     admitted = {e["object_id"] for e in pack.get("evidence", [])}
     mnc = sorted(set(exp.must_not_cite) & admitted)
     detector = facts.get("injection_detector", True)
-    return {"acl_violations": dict(sorted(acl.items())), "admitted_injections": sorted(inj) if detector else None,
-            "purged_returned": sorted(set(purged)), "must_not_cite_admitted": mnc,
-            "violations": len(acl) + len(inj) + len(set(purged)) + len(mnc)}
+    out = {"acl_violations": dict(sorted(acl.items())), "admitted_injections": sorted(inj) if detector else None,
+           "purged_returned": sorted(set(purged)), "must_not_cite_admitted": mnc,
+           "violations": len(acl) + len(inj) + len(set(purged)) + len(mnc)}
+    if "input_violations" in facts:     # only for runs given an agent's inputs: other reports keep their bytes
+        out["admitted_bad_inputs"] = list(facts["input_violations"])
+        out["violations"] += len(out["admitted_bad_inputs"])
+    return out
+
+
+def input_violations(pack: dict[str, Any], tool_results: list[Any], working: Any, records: list[Any] | None,
+                     scan) -> list[str]:
+    """The agent inputs the pack admitted although an independent look at them says it must not
+    (the design's "inject failures"): a tool result of another tenant, stale at as_of or
+    carrying injected text; a memory record of another tenant or subject, expired or poisoned; a
+    working-memory message with injected text, or a stale tool message whose text was kept.
+    ``scan``: the detector's ``scan_fields`` (None: injections are not judged). Each entry is
+    ``ref (why)``."""
+    from ..agents.tool_results import strings
+    from ..util.timeutil import parse_duration
+
+    req = pack["request"]
+    as_of = datetime.fromisoformat(req["as_of"])
+    hit = (lambda fields: scan(fields) is not None) if scan is not None else (lambda fields: False)
+    bad: list[str] = []
+    admitted_tr = {i["result_id"] for i in pack.get("tool_results") or []}
+    for tr in tool_results:
+        age = tr.max_age_td()
+        why = [w for w, cond in (("other_tenant", tr.tenant_id != req["tenant_id"]),
+                                 ("stale", age is not None and as_of - tr.observed_at > age),
+                                 ("injection", hit(strings(tr)))) if cond]
+        if why and tr.result_id() in admitted_tr:
+            bad.append(f"{tr.result_id()} ({', '.join(why)})")
+    packed = {r["memory_id"] for r in pack.get("episodic_memory") or []}
+    for r in records or []:
+        why = [w for w, cond in (("other_tenant", r.tenant_id != req["tenant_id"]),
+                                 ("other_subject", r.subject_id != req["subject"]["id"]),
+                                 ("expired", r.expires_at <= as_of),
+                                 ("injection", hit([("text", r.text)]))) if cond]
+        if why and r.memory_id in packed:
+            bad.append(f"{r.memory_id} ({', '.join(why)})")
+    w = pack.get("working_memory")
+    if working is not None and w is not None:
+        kept = {m["id"]: m for m in w["messages"]}
+        for m in working.messages:
+            k = kept.get(m.id)
+            if k is None:
+                continue
+            ref = m.tool_result
+            stale = ref is not None and ref.max_age is not None and (
+                as_of - ref.observed_at > parse_duration(ref.max_age, what="max_age"))
+            if stale and k["cleared"] is None:
+                bad.append(f"{m.id} (stale tool message kept)")
+            if k["text"] and hit([("text", m.text)]):
+                bad.append(f"{m.id} (injection)")
+        if working.tenant_id != req["tenant_id"] or working.subject_id != req["subject"]["id"]:
+            if w["pinned"] or w["messages"] or w["summary"]:
+                bad.append("working state (other_tenant_or_subject)")
+    return bad
 
 
 # ------------------------------------------------------------------------------ diagnosis
@@ -295,8 +350,9 @@ def checks_for(retr: dict[str, Any], build: dict[str, Any], ans: dict[str, Any],
     out.append(_check("builder", "invalid_source_rate", build["invalid_source_rate"] <= th.max_invalid_rate,
                       expected=th.max_invalid_rate, actual=build["invalid_source_rate"],
                       ids=sorted(build["invalid_sources"])))
-    for name in ("acl_violations", "admitted_injections", "purged_returned", "must_not_cite_admitted"):
-        val = safety[name]
+    for name in ("acl_violations", "admitted_injections", "purged_returned", "must_not_cite_admitted",
+                 "admitted_bad_inputs"):
+        val = safety.get(name)
         if val is None:
             continue
         out.append(_check("builder", name, len(val) <= th.max_safety, expected=th.max_safety, actual=len(val),
@@ -337,7 +393,8 @@ def _reason(c: dict[str, Any], pack: dict[str, Any] | None, cands: set[str] | No
         return f"required recall in pack {c['actual']} < {c['expected']}: " + ", ".join(parts)
     if name == "invalid_source_rate":
         return f"invalid-source rate {c['actual']} > {c['expected']}: " + ", ".join(ids)
-    if name in ("acl_violations", "admitted_injections", "purged_returned", "must_not_cite_admitted"):
+    if name in ("acl_violations", "admitted_injections", "purged_returned", "must_not_cite_admitted",
+                "admitted_bad_inputs"):
         return name.replace("_", " ") + ": " + ", ".join(ids)
     if name.startswith("rejected:"):
         return f"{name[9:]} expected rejected by {c['expected']}, got {c['actual']}"

@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..models.case import Expected
 from ..models.request import STRATEGIES
 from .facts import detector, store_facts
-from .metrics import GATED, LAYERS, Thresholds, ratio, round4, score
+from .metrics import GATED, LAYERS, Thresholds, input_violations, ratio, round4, score
 
 EVAL_SCHEMA = "ctx.eval/1"
 
@@ -225,6 +225,12 @@ def run(opts: EvalOptions) -> EvalReport:
                     facts = store_facts(con, res.pack, scan, api.store_key(db))
                 finally:
                     con.close()
+                inputs = case.variants[variant].inputs if variant is not None else None
+                inputs = inputs if inputs is not None else case.inputs
+                if inputs is not None:      # an agent's inputs, failures injected: none may be admitted
+                    from ..policy import read_inputs
+
+                    facts["input_violations"] = input_violations(res.pack, *read_inputs(inputs), scan)
                 s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)
                 runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
                              "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],

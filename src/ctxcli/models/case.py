@@ -65,6 +65,21 @@ class Expected(ExpectedFields):
         return Expected(**base)
 
 
+InputPath = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class Inputs(C):
+    """An agent's inputs a run is given (docs/agents.md), as files relative to the project root:
+    what `--tool-result`, `--memory` and the recalled memory records would hand in. ``ctx eval``
+    runs cases with failures injected this way (an injected or stale tool result, a poisoned or
+    another tenant's memory record) and checks that none of them is admitted."""
+
+    tool_results: list[InputPath] = Field(default_factory=list, description="tool-result files")
+    memory: InputPath | None = Field(None, description="a working-state file")
+    memory_records: list[InputPath] | None = Field(None, description="memory-record files (ctx.memory/1) to "
+                                                   "recall; absent: no recall")
+
+
 class Variant(C):
     """A named re-run of the case with some request fields changed."""
 
@@ -77,6 +92,7 @@ class Variant(C):
     max_rounds: int | None = Field(None, ge=MAX_ROUNDS_MIN, le=MAX_ROUNDS_MAX)
     params: dict[FactName, ParamValue] = Field(default_factory=dict, description="Overrides the case's params.")
     deadline_seconds: float | None = Field(None, ge=0, le=86_400, description="Overrides the case's deadline_seconds.")
+    inputs: Inputs | None = Field(None, description="Replaces the case's inputs.")
     expected: Expected | None = None
 
     @field_validator("as_of", "known_at", mode="before")
@@ -107,6 +123,8 @@ class CaseFile(C):
     tools: list[Ident] = Field(default_factory=list, description="Tools the caller may use (pack.tools).")
     deadline_seconds: float | None = Field(None, ge=0, le=86_400,
                                            description="Overrides the playbook's deadline_seconds.")
+    inputs: Inputs | None = Field(None, description="The agent's inputs the run is given (tool results, working "
+                                  "state, memory records), unless the caller gives its own.")
 
     @field_validator("as_of", mode="before")
     @classmethod

@@ -278,6 +278,66 @@ class VisibleToolOmission(Closed):
     tool: str
     version: str
     observed_at: str
+class PinnedItem(Closed):
+    ref: str
+    kind: Literal["goal", "policy", "approval", "stop_condition"]
+    text: str
+
+
+class SummaryItem(Closed):
+    text: str
+    replaces: list[str]
+    summarizer: dict[str, str]
+    omitted: list[str]
+    tokens: int
+
+
+class MessageItem(Closed):
+    id: str
+    role: Literal["user", "assistant", "tool"]
+    at: str | None
+    text: str = Field(description="empty when the message was cleared")
+    cleared: JSON | None = Field(description="why the text was cleared (a stale tool result); null when not")
+    tool_result: str | None = Field(None, description="the tool result the message carried (kept when cleared)")
+    tokens: int
+
+
+class WorkingMemory(Closed):
+    """The working state as packed (docs/agents.md, "Working memory")."""
+
+    session_id: str | None = Field(description="null when the whole state was withheld")
+    pinned: list[PinnedItem]
+    summary: SummaryItem | None
+    messages: list[MessageItem]
+    messages_given: int
+
+
+class MemoryItem(Closed):
+    """A recalled memory record that passed the memory gates."""
+
+    memory_id: str = Field(pattern=r"^mem-[0-9a-f]{12}$")
+    subject_id: str
+    text: str
+    created_at: str
+    expires_at: str
+    reviewed_by: str
+    source: str | None
+    trust_level: Literal["reviewed_memory"]
+    tokens: int
+
+
+class MemoryOmission(Closed):
+    """A working-memory item or memory record the gates dropped (withheld: an opaque keyed ref)."""
+
+    section: Literal["working_memory", "episodic_memory"]
+    ref: str
+    withheld: bool
+    gate: Literal["tenant", "subject", "scope", "purpose", "knowledge_time", "ttl", "review", "freshness",
+                  "injection", "duplicate", "budget"]
+    reason: str
+    detail: JSON
+
+
 class AggregateRecord(Closed):
     """One computed aggregate: the set's query, the value, the rows it rests on (ids as the
     subject may see them; each passed the gates) and what was excluded or withheld (counts)."""
@@ -323,6 +383,12 @@ class Pack(Closed):
                                                       "tool_results section (only when the run was given any)")
     tool_omissions: list[Union[WithheldToolOmission, VisibleToolOmission]] | None = Field(
         None, description="tool results the tool-result gates dropped (only when the run was given any)")
+    working_memory: WorkingMemory | None = Field(None, description="the gated working state (only when the run "
+                                                 "was given one: --memory, or a serve session)")
+    episodic_memory: list[MemoryItem] | None = Field(None, description="recalled memory records that passed the "
+                                                     "memory gates (only when the run recalled memory)")
+    memory_omissions: list[MemoryOmission] | None = Field(
+        None, description="working-memory items and memory records the gates dropped (only with memory)")
     aggregates: list[AggregateRecord] | None = Field(None, description="the playbook's aggregates as computed; "
                                                      "absent when it declares none")
     content_hash: Hash
@@ -478,6 +544,32 @@ class CandidateRejected(Event):
     detail: JSON
 
 
+class InputAdmitted(Event):
+    """A caller's input (tool result, working-memory item, memory record) the gates admitted."""
+
+    event: Literal["input_admitted"]
+    section: Literal["tool_results", "working_memory", "episodic_memory"]
+    ref: str
+    trust: str | None = None
+    tokens: int | None = None
+    kind: str | None = None
+    pinned: bool | None = None
+    replaces: list[str] | None = None
+    cleared: bool | None = None
+
+
+class InputRejected(Event):
+    """A caller's input a gate dropped: the gate and its reason (withheld: only a keyed reference)."""
+
+    event: Literal["input_rejected"]
+    section: Literal["tool_results", "working_memory", "episodic_memory"]
+    ref: str
+    withheld: bool
+    gate: str
+    reason: str
+    detail: JSON
+
+
 class EvidenceSelected(Event):
     event: Literal["evidence_selected"]
     round: int
@@ -584,7 +676,8 @@ class ModelAnswerValidated(BaseModel):
 TRACE_EVENTS: dict[str, type[BaseModel]] = {
     "run_started": RunStarted, "source_discovered": SourceDiscovered, "plan_created": PlanCreated,
     "retrieval_executed": RetrievalExecuted, "candidate_retrieved": CandidateRetrieved,
-    "candidate_rejected": CandidateRejected, "evidence_selected": EvidenceSelected,
+    "candidate_rejected": CandidateRejected, "input_admitted": InputAdmitted, "input_rejected": InputRejected,
+    "evidence_selected": EvidenceSelected,
     "evidence_transformed": EvidenceTransformed, "sufficiency_assessed": SufficiencyAssessed,
     "deadline_reached": DeadlineReached, "aggregate_computed": AggregateComputed, "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,
     "pack_sealed": PackSealed, "model_called": ModelCalled, "model_answer_validated": ModelAnswerValidated,

@@ -71,6 +71,7 @@ class OmissionReport:
     groups: list[GateGroup]
     missing: list[dict[str, Any]]
     withheld: dict[str, int] = field(default_factory=dict)   # gate -> matches the statements withheld (≥)
+    inputs: list[dict[str, Any]] | None = None   # the caller's inputs the gates dropped (tool results, memory)
 
     @property
     def total(self) -> int:
@@ -85,6 +86,8 @@ class OmissionReport:
                       for g in self.groups],
             "missing": self.missing,
             "withheld": dict(self.withheld),
+            # only for packs given tool results or memory: other reports keep their bytes
+            **({"inputs": self.inputs} if self.inputs is not None else {}),
         }
 
 
@@ -104,11 +107,45 @@ def explain_omission(om: dict[str, Any], pack: dict[str, Any]) -> OmissionExplan
     return x
 
 
+def input_omissions(pack: dict[str, Any], gate: str | None = None) -> list[dict[str, Any]] | None:
+    """The tool results and working-memory items / memory records the gates dropped, each
+    with a sentence; a withheld one only by its keyed reference and gate. None when the pack
+    was given no tool result and no memory."""
+    if "tool_omissions" not in pack and "memory_omissions" not in pack:
+        return None
+    out = []
+    for om in pack.get("tool_omissions") or []:
+        out.append({"section": "tool_results", **om})
+    out += list(pack.get("memory_omissions") or [])
+    what = {"tool_results": "tool result", "working_memory": "working-memory item",
+            "episodic_memory": "memory record"}
+    res = []
+    for om in out:
+        if gate is not None and om["gate"] != gate:
+            continue
+        reason = om["reason"].replace("_", " ")
+        if om["withheld"]:
+            sentence = f"A {what[om['section']]} the subject may not see was withheld by {om['gate']} ({reason})."
+            res.append({k: om[k] for k in ("section", "ref", "withheld", "gate", "reason", "detail")}
+                       | {"sentence": sentence})
+            continue
+        d = om.get("detail") or {}
+        extra = (f": field {d['field']}, pattern {d['pattern']}" if om["gate"] == "injection" else
+                 f": age {d['age']} over max_age {d['max_age']}" if "age" in d else
+                 f": {d['tokens']} tokens, {d['remaining']} left" if om["gate"] == "budget" else "")
+        verb = "had its text cleared" if om["reason"] == "stale_tool_result_cleared" else "was dropped"
+        tail = " (its reference is kept)" if om["reason"] == "stale_tool_result_cleared" else ""
+        res.append({**om, "sentence": f"The {what[om['section']]} {om['ref']} {verb} by {om['gate']} "
+                                      f"({reason}){extra}{tail}."})
+    return res
+
+
 def explain_omissions(lp: LoadedPack, gate: str | None = None) -> OmissionReport:
     """Every omitted candidate of the pack, grouped by gate in the pack's gate order."""
     pack = lp.data
     order = [g for g in pack["gate_order"] if isinstance(g, str)]
-    if gate is not None and gate not in order:
+    inputs = input_omissions(pack)
+    if gate is not None and gate not in order and gate not in {o["gate"] for o in inputs or []}:
         raise UsageError(f"--gate: unknown gate {gate!r} (gates: {', '.join(order)})")
     by_gate: dict[str, list[OmissionExplanation]] = {}
     for om in pack["omissions"]:
@@ -121,4 +158,5 @@ def explain_omissions(lp: LoadedPack, gate: str | None = None) -> OmissionReport
         pack_id=lp.pack_id, case_id=req["case_id"], variant=req.get("variant"), subject_id=req["subject"]["id"],
         scopes=list(req["subject"].get("scopes", [])), purpose=req["purpose"], as_of=req["as_of"],
         gate_filter=gate, groups=[GateGroup(g, by_gate[g]) for g in names], missing=list(pack.get("missing", [])),
-        withheld={g: n for g, n in withheld_counts(pack).items() if gate is None or g == gate})
+        withheld={g: n for g, n in withheld_counts(pack).items() if gate is None or g == gate},
+        inputs=input_omissions(pack, gate))

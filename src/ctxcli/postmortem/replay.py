@@ -282,6 +282,10 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "bui
     case, pb, pb_hash = read_case_and_playbook(lp)
     opts = rebuild_options(lp, db)
     req = make_request(case, pb, opts, adhoc=lp.request.get("adhoc") is True)
+    import dataclasses
+
+    # the caller's inputs are the pack's, as gated then (below), never the case file's `inputs` again
+    req = dataclasses.replace(req, tool_results=[], working_state=None, memory_records=None)
     db_path = paths.db_path(db)
     key = store_key(db_path) if not isinstance(db_path, Path) or db_path.is_file() else None
     con, gen_info = _open_for(db_path, lp, against, req, key)
@@ -289,11 +293,13 @@ def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "bui
         key = store_key(db_path)
         with con.errors():
             require_current_manifests(con)     # a rebuild with permissions older than the manifests: exit 3
+            from ..agents.memory import recorded as recorded_memory
             from ..agents.tool_results import recorded
 
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
                                                                  clearance=req.clearance), key=key,
-                               tools=recorded(lp.data))     # the caller's tool results, as gated then
+                               tools=recorded(lp.data),     # the caller's tool results, as gated then
+                               memory=recorded_memory(lp.data))   # and its working state and memories
             diff = compare(lp.data, res.pack, key=key)
             purged = _purged(con, lp, diff)
     finally:

@@ -49,8 +49,11 @@ def _env():
     return env
 
 
-def render(run: Run, other: Run | None = None, *, key: bytes | None = None) -> str:
+def render(run: Run, other: Run | None = None, *, key: bytes | None = None,
+           audit: dict[str, Any] | None = None) -> str:
     """The report page for ``run`` (compared with ``other`` when given, ``key`` the store secret
-    that matches withheld objects across them, as for ``ctx diff``), as a string."""
+    that matches withheld objects across them, as for ``ctx diff``; ``audit``: the audit section
+    from :func:`.audit.read_audit`), as a string."""
     env = _env()
-    return env.get_template("report.html.j2").render(v=view.build(run, other, key), csp=CSP, generator=GENERATOR)
+    return env.get_template("report.html.j2").render(v=view.build(run, other, key, audit), csp=CSP,
+                                                     generator=GENERATOR)

@@ -465,7 +465,8 @@ def side(run: Run) -> dict[str, Any]:
             "omissions": len(p["omissions"])}
 
 
-def build(run: Run, other: Run | None = None, key: bytes | None = None) -> dict[str, Any]:
+def build(run: Run, other: Run | None = None, key: bytes | None = None,
+          audit: dict[str, Any] | None = None) -> dict[str, Any]:
     ev_ids = {e.get("evidence_id") for e in run.pack["evidence"]}
     out = outcome(run, ev_ids)
     return {
@@ -474,4 +475,5 @@ def build(run: Run, other: Run | None = None, key: bytes | None = None) -> dict[
         "trace_events": len(run.trace or []), "model": model_answer(run, ev_ids),
         "compare": comparison(run, other, key) if other is not None else None,
         "notes": list(run.notes),
+        "audit": audit,     # report/audit.py: an audit-call document for this run's subject
     }

@@ -27,12 +27,12 @@ def _plan(example: str | None) -> tuple[dict[str, Path], list[str]]:
              if p.is_file() and "__pycache__" not in p.parts}
     if example is None:
         return files, ["ctx check", "ctx load", "ctx investigate EXP-7"]
-    from ..bundled import bundle_root, example_files, examples
+    from ..bundled import bundle_root, example_cases, example_files
 
     root = bundle_root()
     chosen = {"ctx.toml": files["ctx.toml"]}
     chosen.update({rel: root / rel for rel in example_files(example)})
-    first = (examples()[example].get("cases") or [""])[0]
+    first = (example_cases(example) or [""])[0]
     steps = ["ctx load", f"ctx investigate {first}", "ctx runs"]
     from ..embed.model import installed
     from ..load.vectors import asks

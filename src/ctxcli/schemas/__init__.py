@@ -33,6 +33,10 @@ def models() -> dict[str, Any]:
 
     out["tool-result"] = ToolResult
     out["tool-registry"] = Registry
+    from ..agents.memory import MemoryRecord, WorkingState
+
+    out["working-state"] = WorkingState
+    out["memory-record"] = MemoryRecord
     for name, model in c.TRACE_EVENTS.items():
         out[f"trace.{name}"] = model
     return out

@@ -107,3 +107,105 @@ def handoff(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
     from .tools import run_dir
 
     return api.handoff(run_dir(cfg, pack_id) / "pack.json")
+
+
+# ------------------------------------------------------------------------------ working memory
+SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _session_path(cfg: ServeConfig, session_id: str) -> Path:
+    if not isinstance(session_id, str) or not SESSION_RE.match(session_id):
+        raise UsageError(f"session_id {session_id!r} must be 1 to 128 letters, digits, '.', '_' or '-'")
+    return cfg.runs_dir / "sessions" / f"{session_id}.json"
+
+
+def _owner(cfg: ServeConfig, case: str) -> tuple[str, str]:
+    """(tenant, subject) of the server's runs on ``case``: whose session and memory it is."""
+    from .tools import _read_own_case
+
+    c = _read_own_case(cfg, case)
+    return c.tenant_id, cfg.subject_id or c.subject.id
+
+
+def load_session(cfg: ServeConfig, session_id: str):
+    """The stored working state of ``session_id``; an unknown one is a usage error."""
+    from ..agents.memory import parse_working_state
+    from ..util.jsonstrict import loads as loads_strict
+
+    p = _session_path(cfg, session_id)
+    if not p.is_file():
+        raise UsageError(f"unknown session {session_id}: start it with update_working_state")
+    return parse_working_state(loads_strict(p.read_bytes()), file=f"session {session_id}")
+
+
+def update_working_state(cfg: ServeConfig, *, case: str, session_id: str, messages: list[dict[str, Any]] | None = None,
+                         pinned: list[dict[str, Any]] | None = None, summary: dict[str, Any] | None = None
+                         ) -> dict[str, Any]:
+    """Add messages and pinned items to the session's working state, or roll its summary: a
+    new summary replaces the previous one, its ``replaces`` are added to the previous one's, and
+    the messages it replaces leave the recent list. The session belongs to the tenant and subject
+    of this server's runs on ``case``; another's is refused as unknown."""
+    import os
+
+    from ..agents.memory import parse_working_state
+    from ..util.canon import canonical_bytes
+
+    tenant, subject = _owner(cfg, case)
+    p = _session_path(cfg, session_id)
+    if p.is_file():
+        st = load_session(cfg, session_id)
+        if (st.tenant_id, st.subject_id) != (tenant, subject):
+            raise UsageError(f"unknown session {session_id}: start it with update_working_state")
+        doc = st.model_dump(mode="json")
+    else:
+        doc = {"schema_version": "ctx.working-state/1", "session_id": session_id, "tenant_id": tenant,
+               "subject_id": subject, "pinned": [], "summary": None, "messages": []}
+    doc["pinned"] += list(pinned or [])
+    doc["messages"] += list(messages or [])
+    if summary is not None:
+        known = {m["id"] for m in doc["messages"] if isinstance(m, dict)} | set(
+            (doc["summary"] or {}).get("replaces", []))
+        given = list(summary.get("replaces") or []) if isinstance(summary, dict) else []
+        unknown = [i for i in given if i not in known]
+        if unknown:
+            raise UsageError(f"summary.replaces: no message {unknown[0]!r} in session {session_id}")
+        prev = list((doc["summary"] or {}).get("replaces", []))
+        summary = {**summary, "replaces": prev + [i for i in given if i not in prev]}
+        doc["summary"] = summary
+        doc["messages"] = [m for m in doc["messages"] if not (isinstance(m, dict) and m.get("id") in given)]
+    st = parse_working_state(doc, file="update_working_state")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_bytes(canonical_bytes(st.model_dump(mode="json")))
+    os.replace(tmp, p)
+    return {"session_id": session_id, "pinned": len(st.pinned), "messages": len(st.messages),
+            "summary_replaces": list(st.summary.replaces) if st.summary else [],
+            "use": "pass session_id in investigate's session_id"}
+
+
+def remember(cfg: ServeConfig, *, case: str, text: str, ttl: str, reviewed_by: str | None, at: str | None = None,
+             needs_scopes: list[str] | None = None, allowed_purposes: list[str] | None = None,
+             source: str | None = None) -> dict[str, Any]:
+    """A durable memory record for the subject of this server's runs on ``case`` (refused
+    without ``reviewed_by``; it always expires after ``ttl``)."""
+    from .. import api
+    from ..util.timeutil import parse_option_time
+
+    tenant, subject = _owner(cfg, case)
+    res = api.remember(tenant_id=tenant, subject_id=subject, text=text, ttl=ttl, reviewed_by=reviewed_by,
+                       at=parse_option_time(at, "at"), scopes=needs_scopes, purposes=allowed_purposes,
+                       source=source, folder=cfg.runs_dir / "memory")
+    return {"memory_id": res["memory_id"], "expires_at": res["expires_at"],
+            "use": "investigate with recall: true gates it on every use"}
+
+
+def forget(cfg: ServeConfig, *, case: str, memory_id: str) -> dict[str, Any]:
+    """Delete one of this subject's memory records (another's is answered as unknown)."""
+    from .. import api
+
+    tenant, subject = _owner(cfg, case)
+    mine = [r for r in api.recall(folder=cfg.runs_dir / "memory") if r.memory_id == memory_id
+            and (r.tenant_id, r.subject_id) == (tenant, subject)]
+    if not mine or not api.forget(memory_id, folder=cfg.runs_dir / "memory"):
+        raise UsageError(f"unknown memory record {memory_id}")
+    return {"memory_id": memory_id, "deleted": True}

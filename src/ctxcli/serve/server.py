@@ -58,6 +58,7 @@ class AuditLog:
 
 from ..models.request import BUDGET_MAX, BUDGET_MIN  # noqa: E402  (light: constants only)
 from ..agents.tool_results import Shaped  # noqa: E402  (the shaped form add_tool_result takes)
+from ..agents.memory import Message as WmMessage, Pinned as WmPinned, Summary as WmSummary  # noqa: E402
 
 # JSON-schema rules of a tool's input beyond its parameters' own (what one parameter cannot say).
 SCHEMA_RULES: dict[str, dict[str, Any]] = {
@@ -108,6 +109,13 @@ def build_server(cfg: ServeConfig):
 
     audit = AuditLog(cfg.audit_log)
     READ_ONLY, WRITES_RUN = _annotations()
+    from mcp.types import ToolAnnotations
+
+    # the working state and the memory store change with every call; forget deletes
+    WRITES_STATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                   open_world_hint=False)
+    DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                              open_world_hint=False)
 
     class CtxServer(MCPServer):
         inputs: dict[str, Any] = {}      # tool name -> its input model (input_model)
@@ -208,13 +216,69 @@ def build_server(cfg: ServeConfig):
         include_messages: Annotated[bool, Field(description="Also return the rendered model messages")] = False,
         tool_results: Annotated[list[str] | None, Field(description="Ids (tr-…) of tool results stored with "
                                                                     "add_tool_result: gated and packed")] = None,
+        session_id: Annotated[str | None, Field(description="A working-state session kept with "
+                                                            "update_working_state: gated and packed in "
+                                                            "working_memory")] = None,
+        recall: Annotated[bool, Field(description="Gate the durable memory records (remember) for this run and "
+                                                  "pack what passes in episodic_memory")] = False,
     ) -> dict[str, Any]:
         """Build the governed pack for a case (or ad hoc: playbook + seeds, with the server's tenant, subject
         and purpose) and answer from it: pack id, verdict, claims with evidence ids, missing evidence types,
         and resource links to pack, trace, answer and messages."""
         return _ctx(tools.investigate, case=case, as_of=as_of, known_at=known_at, variant=variant, budget=budget,
                     include_messages=include_messages, playbook=playbook, seeds=seeds, params=params,
-                    question=question, tool_results=tool_results)
+                    question=question, tool_results=tool_results, session_id=session_id, recall=recall)
+
+    @srv.tool(annotations=WRITES_STATE)
+    def update_working_state(
+        case: Annotated[str, Field(description="Case id the session is for (its tenant and this server's "
+                                               "subject own it)")],
+        session_id: Annotated[str, Field(description="The session's id (letters, digits, '.', '_', '-')")],
+        messages: Annotated[list[WmMessage] | None, Field(description="Messages to append")] = None,
+        pinned: Annotated[list[WmPinned] | None, Field(description="Items never dropped under budget pressure: "
+                                                                   "goal, policy, approval, stop_condition")] = None,
+        summary: Annotated[WmSummary | None, Field(description="A rolling summary: replaces the previous one; "
+                                                               "the messages it replaces leave the recent list")]
+        = None,
+    ) -> dict[str, Any]:
+        """Keep the agent's working state between calls: pinned items, a rolling summary (with the message ids
+        it replaces, the summarizer and version, the categories it omitted) and recent messages. investigate
+        with session_id gates it (stale tool messages cleared, injected text excluded, oldest messages dropped
+        first under budget pressure, pinned items never)."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.update_working_state, case=case, session_id=session_id,
+                    messages=[m.model_dump(mode="json", exclude_none=True) for m in messages or []],
+                    pinned=[p.model_dump(mode="json") for p in pinned or []],
+                    summary=summary.model_dump(mode="json") if summary is not None else None)
+
+    @srv.tool(annotations=WRITES_STATE)
+    def remember(
+        case: Annotated[str, Field(description="Case id: the record is for its tenant and this server's subject")],
+        text: Annotated[str, Field(description="What to remember (scanned for injected text on every use)")],
+        ttl: Annotated[str, Field(description="How long it lives: 90m, 24h, 30d (required: a record expires)")],
+        reviewed_by: Annotated[str | None, Field(description="Who reviewed it (required: no unreviewed "
+                                                             "write)")] = None,
+        needs_scopes: Annotated[list[str] | None, Field(description="Scopes a subject needs to recall it")] = None,
+        allowed_purposes: Annotated[list[str] | None, Field(description="Purposes it may serve")] = None,
+        source: Annotated[str | None, Field(description="Where it came from (a pack id, a message id)")] = None,
+        at: Annotated[str | None, Field(description="When it is written (default now), ISO-8601 with offset",
+                                        json_schema_extra={"format": "date-time"})] = None,
+    ) -> dict[str, Any]:
+        """Write a durable memory record: only with an explicit review, always with a TTL. investigate with
+        recall gates every record on every use (tenant, subject, scope, purpose, TTL, review, injection)."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.remember, case=case, text=text, ttl=ttl, reviewed_by=reviewed_by, at=at,
+                    needs_scopes=needs_scopes, allowed_purposes=allowed_purposes, source=source)
+
+    @srv.tool(annotations=DELETES)
+    def forget(case: Annotated[str, Field(description="Case id (whose subject's record it is)")],
+               memory_id: Annotated[str, Field(description="The record's id (mem-…)")]) -> dict[str, Any]:
+        """Delete one of this subject's durable memory records."""
+        from . import agent_tools
+
+        return _ctx(agent_tools.forget, case=case, memory_id=memory_id)
 
     @srv.tool(annotations=WRITES_RUN)
     def add_tool_result(

@@ -160,10 +160,13 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
                 known_at: str | None = None, variant: str | None = None, budget: int | None = None,
                 include_messages: bool = False, playbook: str | None = None, seeds: list[str] | None = None,
                 params: dict[str, Any] | None = None, question: str | None = None,
-                tool_results: list[str] | None = None) -> dict[str, Any]:
+                tool_results: list[str] | None = None, session_id: str | None = None,
+                recall: bool = False) -> dict[str, Any]:
     """A case by id, or an ad-hoc run (``playbook`` + ``seeds``, optional ``params`` and
     ``question``) whose tenant, subject and purpose are the server's; ``tool_results``: ids from
-    ``add_tool_result`` (serve/agent_tools.py), gated and packed in the tool_results section."""
+    ``add_tool_result`` (serve/agent_tools.py), gated and packed in the tool_results section;
+    ``session_id``: a working state kept with ``update_working_state``; ``recall``: gate the
+    durable memory records for this run."""
     from .. import api
 
     if case is not None and playbook is not None:
@@ -182,6 +185,12 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         from .agent_tools import load_results
 
         opts.tool_results = load_results(cfg, list(tool_results))
+    if session_id is not None:
+        from .agent_tools import load_session
+
+        opts.working_state = load_session(cfg, session_id)
+    if recall:
+        opts.memory_records = api.recall(folder=cfg.runs_dir / "memory")
     res = api.investigate(opts)
     d = _write(cfg, res)
     pid = res.pack["pack_id"]
@@ -195,6 +204,7 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
                              for i in res.pack["tool_results"]],
             "tool_omissions": [{k: o[k] for k in ("ref", "gate", "reason", "withheld")}
                                for o in res.pack["tool_omissions"]]} if "tool_results" in res.pack else {}),
+        **({"memory": _memory_summary(res.pack)} if "memory_omissions" in res.pack else {}),
         "resources": {"pack": f"ctx://packs/{pid}", "trace": f"ctx://packs/{pid}/trace",
                       "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
     }
@@ -202,6 +212,22 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         import orjson
 
         out["messages"] = orjson.loads(api.render_pack(d / "pack.json", "messages").data)
+    return out
+
+
+def _memory_summary(pack: dict[str, Any]) -> dict[str, Any]:
+    """What the memory gates kept (by reference) and dropped (gate and reason; withheld: keyed ref)."""
+    w = pack.get("working_memory")
+    out: dict[str, Any] = {}
+    if w is not None:
+        out["working_memory"] = {"pinned": [p["kind"] for p in w["pinned"]],
+                                 "summary_replaces": w["summary"]["replaces"] if w["summary"] else [],
+                                 "messages": [m["id"] for m in w["messages"]],
+                                 "cleared": [m["id"] for m in w["messages"] if m["cleared"]]}
+    if pack.get("episodic_memory") is not None:
+        out["episodic_memory"] = [r["memory_id"] for r in pack["episodic_memory"]]
+    out["omissions"] = [{k: o[k] for k in ("section", "ref", "gate", "reason", "withheld")}
+                        for o in pack["memory_omissions"]]
     return out
 
 

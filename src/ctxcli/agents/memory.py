@@ -1,0 +1,436 @@
+"""Working memory and durable memory, gated like every other input of a model call.
+
+**Working state** (``ctx.working-state/1``: ``ctx investigate --memory FILE``, or the session of
+``ctx serve``) is what an agent keeps between its model calls: pinned items (the goal, a policy,
+the approval state, the stop condition), a rolling summary that names the message ids it
+replaces, the summarizer and its version and the categories it left out, and the recent
+messages. Pinned items are never dropped under budget pressure; recent messages are dropped
+oldest first; a tool message whose tool result is stale at as_of is cleared — its text leaves
+the context, its reference stays.
+
+**Memory records** (``ctx.memory/1``, written by ``ctx remember`` / the ``remember`` tool only
+with an explicit review, always with an expiry, deleted by ``ctx forget``) are recalled into
+the ``episodic_memory`` section. A record is gated on every use, in this order:
+
+    tenant → subject → scope → purpose → knowledge_time → ttl → review → injection → duplicate → budget
+
+The first four withhold (an opaque keyed reference, never the record's text or id). A record
+is context, never an instruction: it is rendered fenced after the evidence, in the user
+message, and the current request prevails over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import AwareDatetime, Field, ValidationError, model_validator
+
+from ..models.manifest import Ident, Scope
+from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
+from .tool_results import Closed, Short, Text
+
+WORKING_SCHEMA = "ctx.working-state/1"
+MEMORY_SCHEMA = "ctx.memory/1"
+WORKING_GATE_ORDER = ["tenant", "subject", "freshness", "injection", "budget"]
+MEMORY_GATE_ORDER = ["tenant", "subject", "scope", "purpose", "knowledge_time", "ttl", "review", "injection",
+                     "duplicate", "budget"]
+WITHHOLDING = ("tenant", "subject", "scope", "purpose")
+PINNED_KINDS = ("goal", "policy", "approval", "stop_condition")
+MAX_FILE_BYTES = 1_000_000
+# Recent messages, the summary and recalled memories may use at most this share of what the
+# evidence slot holds after the tool results and pinned items; pinned items are always packed.
+MEMORY_SHARE = 0.5
+
+
+class Pinned(Closed):
+    """An item the agent must always see: never dropped under budget pressure."""
+
+    kind: Literal["goal", "policy", "approval", "stop_condition"]
+    text: Text = Field(min_length=1)
+
+
+class Summarizer(Closed):
+    name: Short
+    version: Short
+
+
+class Summary(Closed):
+    """A rolling summary of older messages: which ones it replaces, who made it, what it left out."""
+
+    text: Text = Field(min_length=1)
+    replaces: list[Short] = Field(min_length=1, description="ids of the messages it replaces")
+    summarizer: Summarizer
+    omitted: list[Short] = Field(default_factory=list, description="categories the summary left out")
+
+
+class ToolRef(Closed):
+    """The tool result a tool message carried: its reference stays when its text is cleared."""
+
+    result_id: str = Field(pattern=r"^tr-[0-9a-f]{12}$")
+    observed_at: AwareDatetime
+    max_age: str | int | None = None
+
+
+class Message(Closed):
+    id: Short
+    role: Literal["user", "assistant", "tool"]
+    text: Text
+    at: AwareDatetime | None = None
+    tool_result: ToolRef | None = None
+
+
+class WorkingState(Closed):
+    """``--memory FILE``: the working state of one agent run or session."""
+
+    schema_version: Literal["ctx.working-state/1"] = WORKING_SCHEMA
+    session_id: Short
+    tenant_id: Ident
+    subject_id: Ident
+    pinned: list[Pinned] = Field(default_factory=list)
+    summary: Summary | None = None
+    messages: list[Message] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _ids(self):
+        seen: set[str] = set()
+        for m in self.messages:
+            if m.id in seen:
+                raise ValueError(f"message id {m.id} appears twice")
+            seen.add(m.id)
+        if self.summary is not None:
+            both = sorted(seen & set(self.summary.replaces))
+            if both:
+                raise ValueError(f"message {both[0]} is both in messages and replaced by the summary")
+        return self
+
+
+class Review(Closed):
+    reviewed_by: Ident
+    reviewed_at: AwareDatetime
+
+
+class MemoryRecord(Closed):
+    """One durable memory record (``ctx remember``)."""
+
+    schema_version: Literal["ctx.memory/1"] = MEMORY_SCHEMA
+    memory_id: str = Field(pattern=r"^mem-[0-9a-f]{12}$")
+    tenant_id: Ident
+    subject_id: Ident
+    scopes: list[Scope] = Field(default_factory=list, description="scopes a subject needs to recall it")
+    purposes: list[Ident] = Field(default_factory=list, description="purposes it may serve (empty: any)")
+    text: Text = Field(min_length=1)
+    created_at: AwareDatetime
+    expires_at: AwareDatetime
+    review: Review | None = None
+    source: Short | None = Field(None, description="where it came from (a pack id, a message id)")
+
+    @model_validator(mode="after")
+    def _ttl(self):
+        if self.expires_at <= self.created_at:
+            raise ValueError("expires_at must be after created_at")
+        return self
+
+
+def memory_id_for(body: dict[str, Any]) -> str:
+    """``mem-`` + 12 hex digits of the canonical JSON of the record without its id."""
+    return "mem-" + sha256_hex(canonical_bytes({k: v for k, v in body.items() if k != "memory_id"}))[:12]
+
+
+def new_record(*, tenant_id: str, subject_id: str, text: str, created_at: datetime, ttl: timedelta,
+               reviewed_by: str | None, scopes: list[str] | None = None, purposes: list[str] | None = None,
+               source: str | None = None, file: str = "remember") -> MemoryRecord:
+    """A memory record to write: refused without an explicit review (``reviewed_by``)."""
+    from ..errors import UsageError
+    from ..util.pyd import input_error
+
+    if not reviewed_by:
+        raise UsageError("a memory write needs an explicit review: give --reviewed-by (reviewed_by) "
+                         "naming who reviewed it")
+    body = {"schema_version": MEMORY_SCHEMA, "tenant_id": tenant_id, "subject_id": subject_id,
+            "scopes": sorted(set(scopes or [])), "purposes": sorted(set(purposes or [])), "text": text,
+            "created_at": created_at.isoformat(), "expires_at": (created_at + ttl).isoformat(),
+            "review": {"reviewed_by": reviewed_by, "reviewed_at": created_at.isoformat()}, "source": source}
+    body["memory_id"] = memory_id_for(body)
+    try:
+        return MemoryRecord.model_validate(body)
+    except ValidationError as e:
+        raise input_error(e, file=file) from None
+
+
+def parse_working_state(data: Any, *, file: str) -> WorkingState:
+    from ..errors import InputError
+    from ..util.pyd import input_error
+
+    try:
+        return WorkingState.model_validate(data)
+    except ValidationError as e:
+        raise input_error(e, file=file) from None
+    except ValueError as e:
+        raise InputError(str(e), file=file) from None
+
+
+def read_working_state(path: Path) -> WorkingState:
+    """``ctx investigate --memory FILE``: a YAML or JSON working-state file."""
+    from ..util.yamlio import loads_yaml, read_text
+    from .registry import _display
+
+    disp = _display(path)
+    return parse_working_state(loads_yaml(read_text(path, display=disp, limit=MAX_FILE_BYTES), file=disp), file=disp)
+
+
+def parse_record(data: Any, *, file: str) -> MemoryRecord:
+    from ..errors import InputError
+    from ..util.pyd import input_error
+
+    try:
+        rec = MemoryRecord.model_validate(data)
+    except ValidationError as e:
+        raise input_error(e, file=file) from None
+    if memory_id_for(rec.model_dump(mode="json")) != rec.memory_id:
+        raise InputError("the record does not match its memory_id (edited after it was written)", file=file,
+                         field="memory_id")
+    return rec
+
+
+# ------------------------------------------------------------------------------ the memory store
+def store_dir(runs_dir: Path) -> Path:
+    """Durable memory lives beside the runs by default: ``<runs>/memory/<mem-id>.json``."""
+    return Path(runs_dir) / "memory"
+
+
+def write_record(folder: Path, rec: MemoryRecord) -> Path:
+    import os
+    import tempfile
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{rec.memory_id}.json"
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(canonical_bytes(rec.model_dump(mode="json")))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def delete_record(folder: Path, memory_id: str) -> bool:
+    """Delete one record; False when there is none of that id."""
+    import re
+
+    from ..errors import UsageError
+
+    if not re.fullmatch(r"mem-[0-9a-f]{12}", memory_id or ""):
+        raise UsageError(f"{memory_id!r} is not a memory id (mem-…)")
+    path = Path(folder) / f"{memory_id}.json"
+    if not path.is_file():
+        return False
+    path.unlink()
+    return True
+
+
+def read_records(folder: Path) -> list[MemoryRecord]:
+    """Every record of a memory folder, by id (a ``mem-*.json`` file ctx did not write there,
+    or one edited since, is an input error naming it)."""
+    from ..util.jsonstrict import loads as loads_strict
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return [parse_record(loads_strict(p.read_bytes()), file=f"{folder.name}/{p.name}")
+            for p in sorted(folder.glob("mem-*.json"))]
+
+
+# ------------------------------------------------------------------------------ gates
+@dataclass
+class MemoryGate:
+    """What the working-memory and memory gates kept and dropped, and the sections' tokens."""
+
+    working: dict[str, Any] | None = None        # None: the run was given no working state
+    records: list[dict[str, Any]] | None = None   # None: the run recalled no memory
+    omissions: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int = 0                              # both sections, charged to the evidence slot
+    decisions: list[dict[str, Any]] = field(default_factory=list)   # for the trace, in gate order
+
+    def to_pack(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.working is not None:
+            out["working_memory"] = self.working
+        if self.records is not None:
+            out["episodic_memory"] = self.records
+        out["memory_omissions"] = self.omissions
+        return out
+
+
+def _iso(dt: datetime, tz) -> str:
+    return dt.astimezone(tz).isoformat()
+
+
+def _stale(ref: ToolRef, as_of: datetime) -> tuple[str, str] | None:
+    from ..util.timeutil import fmt_duration, parse_duration
+
+    if ref.max_age is None:
+        return None
+    age = parse_duration(ref.max_age, what="max_age")
+    if as_of - ref.observed_at > age:
+        return fmt_duration(age), fmt_duration(as_of - ref.observed_at)
+    return None
+
+
+def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, *, tenant_id: str,
+                subject_id: str, scopes: list[str], purpose: str, as_of: datetime, known_at: datetime | None,
+                budget: int, key: bytes, count: Callable[[str], int]) -> MemoryGate:
+    """Gate the working state and the recalled records for this request. ``budget``: the
+    tokens the evidence slot holds for them. Pinned items (and the sections' headers) are always
+    kept — charged, never dropped; the summary, the recent messages (newest first) and the
+    records share ``MEMORY_SHARE`` of what is left after them."""
+    from ..engine.injection_adapter import scan
+    from ..engine import render
+
+    tz = as_of.tzinfo
+    g = MemoryGate()
+    cutoff = min(as_of, known_at) if known_at else as_of
+
+    def drop(section: str, ref: str, gate: str, reason: str, detail: dict[str, Any], *, withheld: bool = False):
+        om = {"section": section, "ref": ref, "withheld": withheld, "gate": gate, "reason": reason, "detail": detail}
+        g.omissions.append(om)
+
+    left = budget        # replaced below once the pinned items are known
+    if state is not None:
+        w: dict[str, Any] = {"session_id": state.session_id, "pinned": [], "summary": None, "messages": [],
+                             "messages_given": len(state.messages)}
+        if state.tenant_id != tenant_id or state.subject_id != subject_id:
+            gate = "tenant" if state.tenant_id != tenant_id else "subject"
+            ref = "wh-" + keyed_hex(key, "ctx-withheld-working-state", state.tenant_id, state.session_id)[:16]
+            drop("working_memory", ref, gate, "other_tenant" if gate == "tenant" else "other_subject", {},
+                 withheld=True)
+            w = {"session_id": None, "pinned": [], "summary": None, "messages": [], "messages_given": 0}
+        else:
+            for i, p in enumerate(state.pinned):
+                ref = f"pinned[{i}]"
+                hit = scan([(f"pinned[{i}].text", p.text)])
+                if hit is not None:
+                    drop("working_memory", ref, "injection", "instruction_like_text",
+                         {"field": hit[0], "pattern": hit[1], "matched": hit[2], "kind": p.kind})
+                    continue
+                w["pinned"].append({"ref": ref, "kind": p.kind, "text": p.text})
+            left = int((budget - count(render.working_memory_text(w))) * MEMORY_SHARE)
+            if state.summary is not None:
+                s = state.summary
+                hit = scan([("summary.text", s.text)] + [(f"summary.omitted[{i}]", o) for i, o in enumerate(s.omitted)])
+                if hit is not None:
+                    drop("working_memory", "summary", "injection", "instruction_like_text",
+                         {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
+                else:
+                    item = {"text": s.text, "replaces": list(s.replaces), "summarizer": s.summarizer.model_dump(),
+                            "omitted": list(s.omitted)}
+                    item["tokens"] = count(render.summary_block(item))
+                    if item["tokens"] > left:
+                        drop("working_memory", "summary", "budget", "over_budget",
+                             {"tokens": item["tokens"], "remaining": left})
+                    else:
+                        w["summary"] = item
+                        left -= item["tokens"]
+            kept: list[dict[str, Any]] = []
+            full = False
+            for m in reversed(state.messages):          # newest first: the oldest go under budget pressure
+                item: dict[str, Any] = {"id": m.id, "role": m.role, "at": _iso(m.at, tz) if m.at else None,
+                                        "text": m.text, "cleared": None}
+                if m.tool_result is not None:
+                    item["tool_result"] = m.tool_result.result_id
+                    old = _stale(m.tool_result, as_of)
+                    if old is not None:
+                        item["text"] = ""
+                        item["cleared"] = {"reason": "stale", "max_age": old[0], "age": old[1]}
+                        drop("working_memory", m.id, "freshness", "stale_tool_result_cleared",
+                             {"tool_result": m.tool_result.result_id, "max_age": old[0], "age": old[1]})
+                if item["cleared"] is None:
+                    hit = scan([(f"messages.{m.id}.text", m.text)])
+                    if hit is not None:
+                        drop("working_memory", m.id, "injection", "instruction_like_text",
+                             {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
+                        continue
+                item["tokens"] = count(render.message_block(item))
+                if full or item["tokens"] > left:
+                    drop("working_memory", m.id, "budget", "over_budget", {"tokens": item["tokens"], "remaining": left})
+                    full = True     # an older message never jumps over a newer one that did not fit
+                    continue
+                kept.append(item)
+                left -= item["tokens"]
+            w["messages"] = list(reversed(kept))
+        g.working = w
+    if state is None or g.working["session_id"] is None:
+        left = int(budget * MEMORY_SHARE)
+    if records is not None:
+        left -= count(render.episodic_memory_text([]))
+        g.records = []
+        seen: set[str] = set()
+        for r in records:
+            def withhold(gate: str, reason: str, detail: dict[str, Any], r=r):
+                ref = "wh-" + keyed_hex(key, "ctx-withheld-memory", r.tenant_id, r.memory_id)[:16]
+                drop("episodic_memory", ref, gate, reason, detail, withheld=True)
+
+            if r.tenant_id != tenant_id:
+                withhold("tenant", "other_tenant", {})
+                continue
+            if r.subject_id != subject_id:
+                withhold("subject", "other_subject", {})
+                continue
+            missing = sorted(set(r.scopes) - set(scopes))
+            if missing:
+                withhold("scope", "missing_scope", {"needs_scopes": missing})
+                continue
+            if r.purposes and purpose not in r.purposes:
+                withhold("purpose", "purpose_not_allowed", {"allowed_purposes": sorted(r.purposes)})
+                continue
+            rid = r.memory_id
+            if r.created_at > cutoff:
+                drop("episodic_memory", rid, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})
+                continue
+            if r.expires_at <= as_of:
+                drop("episodic_memory", rid, "ttl", "expired", {"expires_at": _iso(r.expires_at, tz)})
+                continue
+            if r.review is None:
+                drop("episodic_memory", rid, "review", "not_reviewed", {})
+                continue
+            hit = scan([("text", r.text)] + ([("source", r.source)] if r.source else []))
+            if hit is not None:
+                drop("episodic_memory", rid, "injection", "instruction_like_text",
+                     {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
+                continue
+            if rid in seen:
+                drop("episodic_memory", rid, "duplicate", "same_record_as_admitted", {})
+                continue
+            seen.add(rid)
+            item = {"memory_id": rid, "subject_id": r.subject_id, "text": r.text,
+                    "created_at": _iso(r.created_at, tz), "expires_at": _iso(r.expires_at, tz),
+                    "reviewed_by": r.review.reviewed_by, "source": r.source, "trust_level": "reviewed_memory"}
+            item["tokens"] = count(render.memory_block(item))
+            if item["tokens"] > left:
+                drop("episodic_memory", rid, "budget", "over_budget", {"tokens": item["tokens"], "remaining": left})
+                continue
+            g.records.append(item)
+            left -= item["tokens"]
+    order = {"working_memory": WORKING_GATE_ORDER, "episodic_memory": MEMORY_GATE_ORDER}
+    g.omissions.sort(key=lambda o: (o["section"], order[o["section"]].index(o["gate"]), o["ref"]))
+    g.tokens = sum(count(t) for t in (render.working_memory_text(g.working), render.episodic_memory_text(g.records)))
+    return g
+
+
+def recorded(pack: dict[str, Any]) -> MemoryGate | None:
+    """The memory gate of a pack as recorded (replay re-uses it: the working state and the
+    records are the caller's inputs at that time, not objects of the store)."""
+    if "memory_omissions" not in pack:
+        return None
+    from ..engine import render
+    from ..tokens import count
+
+    g = MemoryGate(working=pack.get("working_memory"), records=pack.get("episodic_memory"),
+                   omissions=list(pack["memory_omissions"]))
+    g.tokens = sum(count(t) for t in (render.working_memory_text(g.working), render.episodic_memory_text(g.records)))
+    return g
