@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from .facts import detector, store_facts
 from .metrics import (GATED, LAYERS, PROVENANCE_FIELDS, STRATEGIES, VALIDITY_FIELDS, Thresholds, answer_metrics,
-                      builder_metrics, checks_for, diagnose, invalid_reasons, retriever_metrics, safety_metrics, score)
+                      builder_metrics, checks_for, diagnose, input_violations, invalid_reasons, retriever_metrics, safety_metrics, score)
 from .runner import (BASE, EVAL_SCHEMA, EvalOptions, EvalReport, aggregate, case_files, is_eval_report, run, run_name,
                      select)
 
 __all__ = ["BASE", "EVAL_SCHEMA", "GATED", "LAYERS", "PROVENANCE_FIELDS", "STRATEGIES", "VALIDITY_FIELDS",
            "EvalOptions", "EvalReport", "Thresholds", "aggregate", "answer_metrics", "builder_metrics", "case_files",
-           "checks_for", "detector", "diagnose", "invalid_reasons", "is_eval_report", "retriever_metrics", "run",
+           "checks_for", "detector", "diagnose", "input_violations", "invalid_reasons", "is_eval_report", "retriever_metrics", "run",
            "run_name", "safety_metrics", "score", "select", "store_facts"]
