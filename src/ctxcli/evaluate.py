@@ -12,7 +12,8 @@ packs by hand. Store facts are read independently of the gates, from the store i
      "tombstones": [object_id, ...],
      "injection_detector": true}
 
-``injection`` is ``None`` (scanned, clean, or an authoritative source) or a hit
+``injection`` is ``None`` (scanned and clean, every trust level; fields a manifest's
+``injection.accept_fields`` names are not scanned) or a hit
 ``{"field", "pattern", "label"}``; ``injection_detector: false`` means the detector
 (``ctxcli.injection``) is not installed, so injections cannot be measured.
 
@@ -141,7 +142,7 @@ def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[s
     if not f.get("integrity_ok", True) or (f.get("content_hash") and item.get("content_hash")
                                             and f["content_hash"] != item["content_hash"]):
         out.append("hash_mismatch")
-    if f.get("trust_level") != "authoritative" and f.get("injection"):
+    if f.get("injection"):
         out.append("injection")
     return out
 
@@ -299,7 +300,7 @@ def safety_metrics(pack: dict[str, Any], exp: Expected, facts: dict[str, Any]) -
             why.append("purpose_not_allowed")
         if why:
             acl[oid] = why
-        if f.get("trust_level") != "authoritative" and f.get("injection"):
+        if f.get("injection"):
             inj.append(oid)
     admitted = {e["object_id"] for e in pack.get("evidence", [])}
     mnc = sorted(set(exp.must_not_cite) & admitted)
@@ -459,6 +460,9 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
     def shown(r: tuple) -> str:
         return sealed_hash(r[8], key=key) if key is not None and r[0] in sealed and r[8] else r[8]
 
+    from .engine.gates import accepted
+
+    accept = orjson.loads(con.meta().get("injection_accept") or "{}") if scan is not None else {}
     objects: dict[str, dict[str, Any]] = {}
     for oid, rs in rows.items():
         # the row the pack item came from: its evidence id, else the request's tenant
@@ -469,8 +473,10 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
             (x for x in rs if x[1] == tenant), rs[0])
         ofacts = orjson.loads(r[12]) if r[12] else {}
         inj = None
-        if scan is not None and r[13] != "authoritative":
-            hit = scan(_text_fields(r[10], r[11], ofacts))
+        if scan is not None:        # every trust level; minus the fields its manifest accepts
+            flds = _text_fields(r[10], r[11], ofacts)
+            acc = tuple(accept.get(r[2], ()))
+            hit = scan([(n, t) for n, t in flds if not accepted(n, acc)] if acc else flds)
             if hit is not None:
                 fld, m = hit
                 inj = {"field": fld, "pattern": getattr(m, "pattern", str(m)), "label": getattr(m, "label", "")}

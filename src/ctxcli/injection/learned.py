@@ -23,17 +23,17 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CtxError
+from .identity import LEARNED_NAME as NAME
+from .identity import MODEL, THRESHOLD, WEIGHTS_SHA256
+from .identity import MODEL_VERSION as VERSION
 
-MODEL = "ngram-lr"
-VERSION = "1"
-NAME = f"learned:{MODEL}@{VERSION}"
+__all__ = ["MODEL", "NAME", "THRESHOLD", "VERSION", "WEIGHTS_SHA256", "Score", "WeightsError", "score", "weights"]
+
 DIM = 1 << 18
 CHAR_NS = (2, 3, 4)
 WINDOWS = ((240, 120), (720, 360))   # (size, stride) in characters of the normal form
 MIN_CHARS = 80      # shorter texts are left to the patterns (too few n-grams to score reliably)
-THRESHOLD = 0.91   # 99th percentile of the hard training negatives (dev + public train benign); train_learned.py
 WEIGHTS_FILE = Path(__file__).with_name("data") / f"{MODEL}-{VERSION}.npz"
-WEIGHTS_SHA256 = "2a651c334bdd61b2680c66d21dfdc1a64faa6f3e194704a8f745736fd3505b81"
 
 _P = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
