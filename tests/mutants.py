@@ -925,6 +925,13 @@ MUTANTS: list[Mutant] = [
            '        if f.get("injection"):\n            inj.append(oid)',
            '        if f.get("trust_level") != "authoritative" and f.get("injection"):\n            inj.append(oid)',
            ("tests/test_eval.py::test_safety_violations_listed_by_id",)),
+    # --- issue 35 item 5: faster forms of the prechecks and of the learned sums -----------------
+    Mutant("leet-precheck-one-sided", "src/ctxcli/injection/views.py",
+           'r"[0-9$](?:[^\\W\\d_]|(?<=[^\\W\\d_][0-9$]))"', 'r"[0-9$][^\\W\\d_]"',
+           ("tests/test_injection.py::test_the_fast_prechecks_match_where_their_plain_forms_match",)),
+    Mutant("learned-sums-keep-one-gram-size", "src/ctxcli/injection/learned.py",
+           "                tot[: len(b)] += wc[b]", "                tot[: len(b)] = wc[b]",
+           ("tests/test_injection.py::test_the_learned_sums_are_the_features_sums",)),
 ]
 
 

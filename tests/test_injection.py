@@ -961,3 +961,54 @@ def test_the_injection_policy_is_validated_with_file_and_line(project_copy, mani
     assert r.stderr.startswith(f"ctx: error: manifests/sources/{manifest}:")
     assert f":{line}:" in r.stderr.splitlines()[0] or f":{line + 1}:" in r.stderr.splitlines()[0]
     assert message in r.stderr and where in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------
+# Issue 35 item 5: faster forms, same answers
+# --------------------------------------------------------------------------------------
+
+
+def test_the_fast_prechecks_match_where_their_plain_forms_match() -> None:
+    """views.py's prechecks are written to start at a literal or a small class (re then skips
+    ahead instead of trying every position); they must find a match exactly where the plain
+    forms do, on every labelled row and on 200,000 short strings of the characters that matter."""
+    import random
+    import re
+
+    from ctxcli.injection import views
+
+    plain = {"_HAS_TAG": re.compile(r"<!--|[^\W_]</?[a-zA-Z]|</?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_]"),
+             "_HAS_SPACED": re.compile(r"(?<!\S)[^\W\d_] [^\W\d_] [^\W\d_](?!\S)"),
+             "_HAS_LEET": re.compile(r"[^\W\d_][0-9$]|[0-9$][^\W\d_]")}
+    rng = random.Random(35)
+    alphabet = list("ab Z<>!-/1$_é9\n\t.Д٣")
+    texts = [json.loads(x)["text"] for f in sorted(DATA.glob("**/*.jsonl")) for x in f.read_text("utf-8").splitlines()]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(200_000)]
+    for name, rx in plain.items():
+        fast = getattr(views, name)
+        assert [t for t in texts if (fast.search(t) is None) != (rx.search(t) is None)] == [], name
+
+
+def test_the_learned_sums_are_the_features_sums() -> None:
+    """score() adds the character n-gram weights per offset without building the feature
+    arrays; the sums must be the same floats as those of char_features (used by training)."""
+    import numpy as np
+
+    from ctxcli.injection import learned
+
+    wc, _, _ = learned.weights()
+    texts = [json.loads(x)["text"] for f in sorted(DATA.glob("**/*.jsonl")) for x in f.read_text("utf-8").splitlines()]
+    texts += ["", "a", "ab", "abcd", "忽略 " * 3000, " ".join(BRIEF_BENIGN) * 50]
+    for t in texts:
+        norm = normalize_for_scan(t)
+        cb, cp = learned.char_features(norm)
+        s, c = learned._window_sums(len(norm), cp, wc[cb])
+        s2, c2 = learned._char_sums(norm, wc)
+        assert np.array_equal(s, s2) and np.array_equal(c, c2)
+
+
+def test_the_readme_shows_the_detector_line_ctx_scan_prints(tmp_path) -> None:
+    f = tmp_path / "ok.txt"
+    f.write_text("The weekly report is attached.\n", "utf-8")
+    first = _cli(["scan", f]).stdout.splitlines()[0]
+    assert first.startswith("detector ctx-injection/") and "\n" + first + "\n" in (DATA.parents[2] / "README.md").read_text("utf-8")

@@ -75,6 +75,31 @@ def char_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(buckets).astype(np.int64), np.concatenate(starts)
 
 
+def _char_sums(norm: str, wc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What ``_window_sums(len(norm), *reversed(char_features(norm)))`` gives with ``wc``'s
+    weights -- the same floats, added in the same order -- without materialising the
+    features: every n-gram starts at its own offset, so the per-offset sums are plain adds."""
+    cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    n = len(cps)
+    tot = np.zeros(n)
+    cnt = np.zeros(n)
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(1, max(CHAR_NS) + 1):
+            if n < k:
+                break
+            h = h[: n - k + 1] * _P + cps[k - 1:]
+            if k in CHAR_NS:
+                b = (((h + np.uint64(k)) * _MIX) >> _SHIFT).astype(np.int64)
+                tot[: len(b)] += wc[b]
+                cnt[: len(b)] += 1.0
+    s = np.zeros(n + 1)
+    c = np.zeros(n + 1)
+    s[1:] = np.cumsum(tot)
+    c[1:] = np.cumsum(cnt)
+    return s, c
+
+
 def word_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
     """(bucket, start offset) of every word and every pair of neighbouring words."""
     parts = _WORD_SPLIT.split(norm)      # [gap, word, gap, word, ..., gap]
@@ -154,10 +179,9 @@ def score(norm: str) -> Score:
     if len(norm) < MIN_CHARS:
         return Score(0.0, 0, 0)
     wc, ww, bias = weights()
-    cb, cp = char_features(norm)
     wb, wp = word_features(norm)
     n = len(norm)
-    cs, cc = _window_sums(n, cp, wc[cb])
+    cs, cc = _char_sums(norm, wc)
     ws, wn = _window_sums(n, wp, ww[wb])
     sp = spans(norm)
     a, b = sp[:, 0], sp[:, 1]
