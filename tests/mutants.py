@@ -932,6 +932,10 @@ MUTANTS: list[Mutant] = [
     Mutant("learned-sums-keep-one-gram-size", "src/ctxcli/injection/learned.py",
            "                tot[: len(b)] += wc[b]", "                tot[: len(b)] = wc[b]",
            ("tests/test_injection.py::test_the_learned_sums_are_the_features_sums",)),
+    Mutant("diff-ignores-the-detector", "src/ctxcli/postmortem/compare.py",
+           '"detector.version", "detector.rules_sha256",\n                  "detector.learned.weights_sha256", "detector.learned.threshold"]',
+           "]",
+           ("tests/test_injection.py::test_diff_and_replay_itemise_another_detector",)),
 ]
 
 

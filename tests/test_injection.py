@@ -1012,3 +1012,17 @@ def test_the_readme_shows_the_detector_line_ctx_scan_prints(tmp_path) -> None:
     f.write_text("The weekly report is attached.\n", "utf-8")
     first = _cli(["scan", f]).stdout.splitlines()[0]
     assert first.startswith("detector ctx-injection/") and "\n" + first + "\n" in (DATA.parents[2] / "README.md").read_text("utf-8")
+
+
+def test_diff_and_replay_itemise_another_detector() -> None:
+    from ctxcli.postmortem.compare import compare
+
+    a = {"pack_id": "pk-a", "content_hash": "sha256:a", "detector": identity.identity()}
+    b = {"pack_id": "pk-b", "content_hash": "sha256:b", "detector": identity.identity()}
+    b["detector"] = {**b["detector"], "version": "ctx-injection/3",
+                     "learned": {**b["detector"]["learned"], "weights_sha256": "0" * 64}}
+    d = compare(a, b)
+    assert [(c.field, c.a, c.b) for c in d.versions] == [
+        ("detector.version", "ctx-injection/2", "ctx-injection/3"),
+        ("detector.learned.weights_sha256", identity.WEIGHTS_SHA256, "0" * 64)]
+    assert "detector" not in d.other_sections
