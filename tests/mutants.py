@@ -936,6 +936,9 @@ MUTANTS: list[Mutant] = [
            '"detector.version", "detector.rules_sha256",\n                  "detector.learned.weights_sha256", "detector.learned.threshold"]',
            "]",
            ("tests/test_injection.py::test_diff_and_replay_itemise_another_detector",)),
+    Mutant("identity-loads-the-detector", "src/ctxcli/injection_identity.py",
+           "from typing import Any\n", "from typing import Any\n\nimport ctxcli.injection  # noqa: F401,E402\n",
+           ("tests/test_injection.py::test_recording_the_detector_loads_nothing_of_it",)),
 ]
 
 

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from ctxcli import injection as inj  # noqa: F401
-from ctxcli.injection import engine, identity
+from ctxcli import injection_identity as identity
+from ctxcli.injection import engine
 from ctxcli.injection import (
     PATTERN_IDS,
     InjectionMatch,
@@ -1026,3 +1027,15 @@ def test_diff_and_replay_itemise_another_detector() -> None:
         ("detector.version", "ctx-injection/2", "ctx-injection/3"),
         ("detector.learned.weights_sha256", identity.WEIGHTS_SHA256, "0" * 64)]
     assert "detector" not in d.other_sections
+
+
+def test_recording_the_detector_loads_nothing_of_it() -> None:
+    """A gated run records the detector even when no candidate reaches the injection gate;
+    that must not import (register, prepare) the detector's rules or numpy."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from ctxcli.injection_identity import identity; identity(); "
+            "print(sorted(m for m in sys.modules if m.startswith('ctxcli.injection.') or m == 'numpy'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

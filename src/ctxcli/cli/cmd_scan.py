@@ -38,7 +38,7 @@ def scan(
     with handle_errors():
         from ..injection.scan_files import scan_files
 
-        from ..injection.identity import identity
+        from ..injection_identity import identity
 
         res = scan_files(list(files))
         n = sum(len(r["findings"]) for r in res)

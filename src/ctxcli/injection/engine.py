@@ -571,7 +571,7 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
 
 def rules_digest() -> str:
     """sha256 (hex) of every registered rule variant in rule order: family, label, language,
-    negation flag, gate needles, lead and pattern -- what ``identity.RULES_SHA256`` records."""
+    negation flag, gate needles, lead and pattern -- what ``ctxcli.injection_identity.RULES_SHA256`` records."""
     import hashlib
     import json
 

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CtxError
-from .identity import LEARNED_NAME as NAME
-from .identity import MODEL, THRESHOLD, WEIGHTS_SHA256
-from .identity import MODEL_VERSION as VERSION
+from ..injection_identity import LEARNED_NAME as NAME
+from ..injection_identity import MODEL, THRESHOLD, WEIGHTS_SHA256
+from ..injection_identity import MODEL_VERSION as VERSION
 
 __all__ = ["MODEL", "NAME", "THRESHOLD", "VERSION", "WEIGHTS_SHA256", "Score", "WeightsError", "score", "weights"]
 

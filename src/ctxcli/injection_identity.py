@@ -1,5 +1,7 @@
-"""What identifies the detector: recorded in pack.json (``detector``) by every gated run and
-shown by ``ctx scan``. Constants only, so recording them compiles and loads nothing.
+"""What identifies the injection detector (``ctxcli.injection``): recorded in pack.json
+(``detector``) by every gated run and shown by ``ctx scan``. Constants only, and outside the
+``injection`` package (whose import registers and prepares every rule), so a run that records
+them without scanning anything loads nothing of the detector.
 
 ``VERSION`` names the detector's code (views, decoders, filters, the decision rule) and is
 raised by hand with any change of them; ``RULES_SHA256`` is the digest of the registered
