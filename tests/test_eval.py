@@ -188,17 +188,17 @@ def test_safety_violations_listed_by_id():
     p = pack([item("OK"), item("OTHER"), item("SIU"), item("AUDIT"), item("MAIL"), item("TOMB"), item("GONE"),
               item("BANNED")])
     hit = {"field": "content", "pattern": "ignore previous", "label": "override"}
-    f = facts({"OK": fact(injection=hit),           # authoritative: never counted as an injection
+    f = facts({"OK": fact(injection=hit),           # authoritative: counted too (issue 35 item 4)
                "OTHER": fact(tenant_id="t2"), "SIU": fact(required_scopes=["fraud:read"]),
                "AUDIT": fact(allowed_purposes=["audit"]), "MAIL": fact(trust_level="untrusted", injection=hit),
                "TOMB": fact(), "BANNED": fact()}, tombstones=["TOMB"])
     m = E.safety_metrics(p, Expected(must_not_cite=["BANNED", "NEVER-SEEN"]), f)
     assert m["acl_violations"] == {"AUDIT": ["purpose_not_allowed"], "OTHER": ["other_tenant"],
                                    "SIU": ["missing_scope:fraud:read"]}
-    assert m["admitted_injections"] == ["MAIL"]
+    assert m["admitted_injections"] == ["MAIL", "OK"]
     assert m["purged_returned"] == ["GONE", "TOMB"]
     assert m["must_not_cite_admitted"] == ["BANNED"]
-    assert m["violations"] == 7
+    assert m["violations"] == 8
     assert E.safety_metrics(p, Expected(), {**f, "injection_detector": False})["admitted_injections"] is None
 
 

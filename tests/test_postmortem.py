@@ -259,7 +259,8 @@ def test_explain_omissions_c102_untrusted_email(c102):
     assert [g["gate"] for g in doc["gates"]] == ["injection"]
     om = {o["object_id"]: o for o in doc["gates"][0]["omissions"]}["MAIL-7781"]
     assert om["sentence"].startswith("untrusted source (trust untrusted), matched instruction pattern '")
-    assert "a trusted source (trust authoritative)" in om["would_admit"]
+    assert om["would_admit"] == ["text without instruction-like wording", "an authoritative source whose "
+                                 "manifest accepts content (injection.accept_fields)"]
     r = run_cli(["explain-omissions", c102, "--gate", "injection"])
     assert "MAIL-7781" in r.stdout and "untrusted source (trust untrusted)" in r.stdout
 

@@ -27,7 +27,9 @@ def scan(
     (markup, spaced-out letters, look-alike letters, leetspeak) and decoded encoded spans
     (base64, base32, hex, percent, \\u escapes, rot13, reversed), then the learned layer
     (learned:<model>@<version>, with its score). Each finding names its pattern id (family),
-    language, what it was decoded from and its span in that view.
+    language, what it was decoded from and its span in that view. The first line (and
+    "detector" in --json) names the detector: its version, its rules' sha256 and the learned
+    layer with its weights' sha256 and threshold, as a pack records them.
     Exit 1 when anything is found, 0 when every file is clean, 2 when a file cannot be
     read.
 
@@ -36,14 +38,20 @@ def scan(
     with handle_errors():
         from ..injection.scan_files import scan_files
 
+        from ..injection_identity import identity
+
         res = scan_files(list(files))
         n = sum(len(r["findings"]) for r in res)
+        det = identity()
         if as_json:
-            emit_json({"files": res, "findings": n})
+            emit_json({"detector": det, "files": res, "findings": n})
         else:
             from .console import console, safe
 
             c = console()
+            ln = det["learned"]
+            c.print(f"detector {det['version']} (rules sha256 {det['rules_sha256'][:12]}), {ln['name']} "
+                    f"(weights sha256 {ln['weights_sha256'][:12]}, threshold {ln['threshold']})")
             for r in res:
                 if not r["findings"]:
                     c.print(f"{safe(r['file'])}: clean")

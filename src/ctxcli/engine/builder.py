@@ -585,6 +585,10 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
         "tools": list(bc.req.tools),
         "stale_sources": _stale_sources(bc),
     }
+    if bc.apply_gates:          # the detector the injection gate ran (the ungated baselines run none)
+        from ..injection_identity import identity as detector_identity
+
+        pack["detector"] = detector_identity()
     if bc.apply_gates:          # the ungated baselines authorise nothing, so surface nothing either
         from .contradict import contradictions
         from .retrieve import walk_access

@@ -58,6 +58,7 @@ class Obj:
     redaction: dict[str, Any] | None
     owner_team: str
     family: int | None = None
+    injection_accept: tuple[str, ...] = ()   # fields its manifest accepts unscanned (authoritative sources)
 
 
 @dataclass
@@ -188,12 +189,20 @@ def injection_fields(o: Obj) -> list[tuple[str, str]]:
     return fields
 
 
+def accepted(name: str, accept: tuple[str, ...]) -> bool:
+    """Whether the gate's field ``name`` ("facts.x", "facts.x[2]", "supports[0]" …) is one of
+    the manifest's ``injection.accept_fields`` (a fact or ``supports`` names its items too)."""
+    return any(name == a or name.startswith(a + "[") for a in accept)
+
+
 def g_injection(o: Obj, c: GateContext) -> Rejection | None:
-    if o.trust_level == "authoritative":
-        return None
+    """Every trust level is scanned; an authoritative source's manifest may accept named fields."""
     from .injection_adapter import scan
 
-    hit = scan(injection_fields(o))
+    fields = injection_fields(o)
+    if o.injection_accept:
+        fields = [(n, t) for n, t in fields if not accepted(n, o.injection_accept)]
+    hit = scan(fields)
     if hit is None:
         return None
     fld, pattern, label = hit

@@ -41,6 +41,10 @@ class Hydrator:
         self.con = con
         self.tenant = tenant
         self.sources = {r[0]: tuple(r[1:]) for r in con.source_governance()}
+        # fields an authoritative source's manifest accepts unscanned (injection.accept_fields)
+        accept = con.meta().get("injection_accept")
+        self.injection_accept: dict[str, tuple[str, ...]] = (
+            {k: tuple(v) for k, v in orjson.loads(accept).items()} if accept else {})
         self.families: dict[int, list[Version]] = {}
 
     def metadata(self, doc_ids: list[int]) -> dict[int, Obj]:
@@ -50,6 +54,9 @@ class Hydrator:
             return {}
         objs = {r[0]: row_to_obj(tuple(r[:24]) + self.sources[r[3]] + (r[24],))
                 for r in self.con.object_metadata(doc_ids)}
+        if self.injection_accept:
+            for o in objs.values():
+                o.injection_accept = self.injection_accept.get(o.source_id, ())
         self._read_versions(sorted({o.family for o in objs.values() if o.family is not None} - set(self.families)))
         return objs
 

@@ -12,7 +12,8 @@ packs by hand. Store facts are read independently of the gates, from the store i
      "tombstones": [object_id, ...],
      "injection_detector": true}
 
-``injection`` is ``None`` (scanned, clean, or an authoritative source) or a hit
+``injection`` is ``None`` (scanned and clean, every trust level; fields a manifest's
+``injection.accept_fields`` names are not scanned) or a hit
 ``{"field", "pattern", "label"}``; ``injection_detector: false`` means the detector
 (``ctxcli.injection``) is not installed, so injections cannot be measured.
 

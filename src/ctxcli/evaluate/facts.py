@@ -53,6 +53,9 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
     def shown(r: tuple) -> str:
         return sealed_hash(r[8], key=key) if key is not None and r[0] in sealed and r[8] else r[8]
 
+    from ..engine.gates import accepted
+
+    accept = orjson.loads(con.meta().get("injection_accept") or "{}") if scan is not None else {}
     objects: dict[str, dict[str, Any]] = {}
     for oid, rs in rows.items():
         # the row the pack item came from: its evidence id, else the request's tenant
@@ -63,8 +66,10 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
             (x for x in rs if x[1] == tenant), rs[0])
         ofacts = orjson.loads(r[12]) if r[12] else {}
         inj = None
-        if scan is not None and r[13] != "authoritative":
-            hit = scan(_text_fields(r[10], r[11], ofacts))
+        if scan is not None:        # every trust level; minus the fields its manifest accepts
+            flds = _text_fields(r[10], r[11], ofacts)
+            acc = tuple(accept.get(r[2], ()))
+            hit = scan([(n, t) for n, t in flds if not accepted(n, acc)] if acc else flds)
             if hit is not None:
                 fld, m = hit
                 inj = {"field": fld, "pattern": getattr(m, "pattern", str(m)), "label": getattr(m, "label", "")}

@@ -112,7 +112,7 @@ def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[s
     if not f.get("integrity_ok", True) or (f.get("content_hash") and item.get("content_hash")
                                             and f["content_hash"] != item["content_hash"]):
         out.append("hash_mismatch")
-    if f.get("trust_level") != "authoritative" and f.get("injection"):
+    if f.get("injection"):
         out.append("injection")
     return out
 
@@ -270,7 +270,7 @@ def safety_metrics(pack: dict[str, Any], exp: Expected, facts: dict[str, Any]) -
             why.append("purpose_not_allowed")
         if why:
             acl[oid] = why
-        if f.get("trust_level") != "authoritative" and f.get("injection"):
+        if f.get("injection"):
             inj.append(oid)
     admitted = {e["object_id"] for e in pack.get("evidence", [])}
     mnc = sorted(set(exp.must_not_cite) & admitted)

@@ -567,3 +567,17 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
             if _gate_open(rule.gsets, present):
                 for m in rule.rx.finditer(s):
                     yield m.start(), m.end(), rule.variant_of(m)
+
+
+def rules_digest() -> str:
+    """sha256 (hex) of every registered rule variant in rule order: family, label, language,
+    negation flag, gate needles, lead and pattern -- what ``ctxcli.injection_identity.RULES_SHA256`` records."""
+    import hashlib
+    import json
+
+    def needle(n: bytes | str) -> str:
+        return ("b:" + n.decode()) if isinstance(n, bytes) else (("p:" if isinstance(n, _Stem) else "s:") + str(n))
+
+    rows = [[v.pid, v.label, v.lang, v.neg, [[needle(n) for n in g] for g in v.gate], v.lead, v.pre, v.post]
+            for rule in _RULES_T for v in rule.variants]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()

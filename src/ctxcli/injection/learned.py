@@ -23,17 +23,17 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CtxError
+from ..injection_identity import LEARNED_NAME as NAME
+from ..injection_identity import MODEL, THRESHOLD, WEIGHTS_SHA256
+from ..injection_identity import MODEL_VERSION as VERSION
 
-MODEL = "ngram-lr"
-VERSION = "1"
-NAME = f"learned:{MODEL}@{VERSION}"
+__all__ = ["MODEL", "NAME", "THRESHOLD", "VERSION", "WEIGHTS_SHA256", "Score", "WeightsError", "score", "weights"]
+
 DIM = 1 << 18
 CHAR_NS = (2, 3, 4)
 WINDOWS = ((240, 120), (720, 360))   # (size, stride) in characters of the normal form
 MIN_CHARS = 80      # shorter texts are left to the patterns (too few n-grams to score reliably)
-THRESHOLD = 0.91   # 99th percentile of the hard training negatives (dev + public train benign); train_learned.py
 WEIGHTS_FILE = Path(__file__).with_name("data") / f"{MODEL}-{VERSION}.npz"
-WEIGHTS_SHA256 = "2a651c334bdd61b2680c66d21dfdc1a64faa6f3e194704a8f745736fd3505b81"
 
 _P = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -73,6 +73,31 @@ def char_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
     if not buckets:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(buckets).astype(np.int64), np.concatenate(starts)
+
+
+def _char_sums(norm: str, wc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What ``_window_sums(len(norm), *reversed(char_features(norm)))`` gives with ``wc``'s
+    weights -- the same floats, added in the same order -- without materialising the
+    features: every n-gram starts at its own offset, so the per-offset sums are plain adds."""
+    cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    n = len(cps)
+    tot = np.zeros(n)
+    cnt = np.zeros(n)
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(1, max(CHAR_NS) + 1):
+            if n < k:
+                break
+            h = h[: n - k + 1] * _P + cps[k - 1:]
+            if k in CHAR_NS:
+                b = (((h + np.uint64(k)) * _MIX) >> _SHIFT).astype(np.int64)
+                tot[: len(b)] += wc[b]
+                cnt[: len(b)] += 1.0
+    s = np.zeros(n + 1)
+    c = np.zeros(n + 1)
+    s[1:] = np.cumsum(tot)
+    c[1:] = np.cumsum(cnt)
+    return s, c
 
 
 def word_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
@@ -154,10 +179,9 @@ def score(norm: str) -> Score:
     if len(norm) < MIN_CHARS:
         return Score(0.0, 0, 0)
     wc, ww, bias = weights()
-    cb, cp = char_features(norm)
     wb, wp = word_features(norm)
     n = len(norm)
-    cs, cc = _window_sums(n, cp, wc[cb])
+    cs, cc = _char_sums(norm, wc)
     ws, wn = _window_sums(n, wp, ww[wb])
     sp = spans(norm)
     a, b = sp[:, 0], sp[:, 1]

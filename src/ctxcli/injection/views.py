@@ -30,10 +30,15 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
                        "8": "b", "9": "g"})
 _HEXLIKE = regex.compile(r"[0-9a-f]+")
 # Cheap pre-checks (stdlib re)
-_HAS_TAG = re.compile(r"<!--|[^\W_]</?[a-zA-Z]|</?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_]")
+# The prechecks below start with a literal or a small class (so re skips ahead to it
+# instead of trying every position) and match where their plain forms match:
+# <!--|[^\W_]</?[a-zA-Z]|</?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_]
+_HAS_TAG = re.compile(r"<(?:!--|(?<=[^\W_]<)/?[a-zA-Z]|/?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_])")
 _HAS_INWORD_MARK = re.compile(r"[^\W\d_][*~`|]{1,3}[^\W\d_]")
-_HAS_SPACED = re.compile(r"(?<!\S)[^\W\d_] [^\W\d_] [^\W\d_](?!\S)")
-_HAS_LEET = re.compile(r"[^\W\d_][0-9$]|[0-9$][^\W\d_]")
+# (?<!\S)[^\W\d_] [^\W\d_] [^\W\d_](?!\S), found from the space after its first letter
+_HAS_SPACED = re.compile(r" [^\W\d_] [^\W\d_](?!\S)(?<=(?<!\S)[^\W\d_] [^\W\d_] [^\W\d_])")
+# [^\W\d_][0-9$]|[0-9$][^\W\d_], found from the digit
+_HAS_LEET = re.compile(r"[0-9$](?:[^\W\d_]|(?<=[^\W\d_][0-9$]))")
 # Tokens mixing ASCII letters with letters of scripts that hold Latin lookalikes
 # (Greek, Cyrillic, Armenian, Cherokee, IPA/Latin extensions, phonetic, ...).
 _LOOK = "\u0180-\u02af\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u2c00-\u2c7f\ua640-\ua69f\uab70-\uabbf"

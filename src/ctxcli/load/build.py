@@ -668,6 +668,10 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
             # what the store was loaded from: api.stale_sources compares it with those manifests now
             "manifest_digests": canonical_bytes({ls.manifest.source_id: manifest_digest(ls.manifest)
                                                  for ls in loaded}).decode("utf-8")}
+    accept = {ls.manifest.source_id: sorted(ls.manifest.injection.accept_fields)
+              for ls in loaded if ls.manifest.injection is not None}
+    if accept:      # fields of authoritative sources the injection gate leaves unscanned (engine/gates.py)
+        meta["injection_accept"] = canonical_bytes(accept).decode("utf-8")
     if manifests_dir is not None:
         meta["manifests_dir"] = str(Path(manifests_dir).resolve())
     import duckdb

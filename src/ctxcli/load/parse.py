@@ -25,7 +25,7 @@ from . import parsers
 from .parsers.common import rel, us as _us  # noqa: F401  (build.py's names)
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
-_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling", "linking")
+_OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling", "linking", "injection")
 
 
 @dataclass
@@ -84,6 +84,8 @@ def manifest_digest(m: SourceManifest) -> str:
     d = m.model_dump(mode="json")
     if d.get("linking") is None:
         d.pop("linking", None)       # a manifest without linking keeps the digest it had before linking existed
+    if d.get("injection") is None:
+        d.pop("injection", None)     # likewise without an injection policy
     return "sha256:" + sha256_hex(canonical_bytes(d))
 
 

@@ -198,6 +198,20 @@ class EmbeddingModel(Closed):
     weights_sha256: str = Field(description="sha256 of its weights file: a different value is drift")
 
 
+class LearnedDetector(Closed):
+    name: str = Field(description="learned:<model>@<version>, as the trace names its findings")
+    model: str
+    version: str
+    weights_sha256: str = Field(description="sha256 of its shipped weights file")
+    threshold: float = Field(description="a window scoring at least this is a finding")
+
+
+class Detector(Closed):
+    version: str = Field(description="the untrusted-instruction detector's version (ctx-injection/N)")
+    rules_sha256: str = Field(description="sha256 of its pattern rules")
+    learned: LearnedDetector
+
+
 class PackStore(Closed):
     digest: str
     schema_version: int
@@ -377,6 +391,8 @@ class Pack(Closed):
     tools: list[str] = Field(description="the case's tools that the project's tool registry (manifests/tools.yaml) "
                              "knows and the subject may use; empty when none")
     stale_sources: list[StaleSource]
+    detector: Detector | None = Field(None, description="the injection detector the gates ran (pattern rules "
+                                      "and learned layer); absent for the ungated strategies full and topk")
     contradictions: list[JSON] | None = Field(
         None, description="admitted items a CONTRADICTS relation links (engine/contradict.py); absent when none")
     tool_results: list[ToolResultItem] | None = Field(None, description="gated tool results, packed in the "

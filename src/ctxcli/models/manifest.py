@@ -273,6 +273,22 @@ class Linking(Strict):
         return self
 
 
+ACCEPT_FIELD_PATTERN = r"^(title|content|locator|source_version|object_type|section|supports|facts\.[^\s\[\]]{1,128})$"
+
+
+class InjectionPolicy(Strict):
+    """What the untrusted-instruction gate leaves unscanned in an ``authoritative`` source:
+    the named fields (``facts.<name>`` covers the fact's list items too; ``supports`` every
+    entry), accepted by the source's owner for ``reason``. A finding in any other field of
+    the source is rejected like in any other source."""
+
+    accept_fields: list[Annotated[str, StringConstraints(pattern=ACCEPT_FIELD_PATTERN)]] = Field(
+        min_length=1, description="Fields (title, content, locator, source_version, object_type, section, "
+                                  "supports, facts.<name>) whose text the injection gate does not scan.")
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=500)] = Field(
+        description="Why the owner accepts instruction-like text in these fields.")
+
+
 class SourceManifest(Strict):
     source_id: Ident
     tenant_id: Ident | None = Field(None, description="None means each record names its tenant.")
@@ -298,6 +314,8 @@ class SourceManifest(Strict):
     table: TableOptions | None = None
     json_export: JsonExportOptions | None = None
     linking: Linking | None = Field(None, description="Entity linking of this source's objects (opt-in).")
+    injection: InjectionPolicy | None = Field(None, description="Fields of an authoritative source whose "
+                                              "instruction-like text is accepted (not scanned).")
     on_dangling: Literal["error", "skip"] | None = Field(
         None, description="A relation naming an unknown entity or evidence object: an error (the default), "
                           "or skip: reported by the load and left out.")
@@ -318,6 +336,11 @@ class SourceManifest(Strict):
         if self.table is not None and self.table.row_groups is not None and self.mapping.relations:
             raise ValueError("table.row_groups: a group of rows attests no relation (map relations per row, "
                              "without row_groups)")
+        if self.injection is not None and self.trust_level is not TrustLevel.authoritative:
+            raise ValueError(f"injection.accept_fields: only an authoritative source may accept instruction-like "
+                             f"text (this one is {self.trust_level.value})")
+        if self.injection is not None and len(set(self.injection.accept_fields)) != len(self.injection.accept_fields):
+            raise ValueError("injection.accept_fields: a field is named twice")
         if self.parser is Parser.json_export and self.json_export is None:
             raise ValueError("json_export: parser json-export needs a json_export block (file, records …)")
         return self

@@ -18,7 +18,8 @@ REQUEST_FIELDS = ["case_id", "tenant_id", "variant", "question", "purpose", "as_
                   "subject.scopes", "subject.clearance", "budget", "max_rounds", "strategy", "seeds", "business_keys"]
 VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.playbook_id", "playbook.version",
                   "playbook.hash", "store.embedding.model", "store.embedding.version",
-                  "store.embedding.weights_sha256"]
+                  "store.embedding.weights_sha256", "detector.version", "detector.rules_sha256",
+                  "detector.learned.weights_sha256", "detector.learned.threshold"]
 ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",
             "store", "evidence", "omissions", "answer", "missing", "state",
             "erasure"}      # what `ctx erase --apply` removed: replay reports it as "erased on …"
@@ -320,6 +321,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -
     covered = {
         "request": bool(d.request), "playbook": bool(d.versions), "schema_version": bool(d.versions),
         "builder_version": bool(d.versions), "encoding": bool(d.versions),
+        "detector": any(c.field.startswith("detector.") for c in d.versions),
         "store": bool(d.store_digest or d.store_key or d.sources or any(c.field.startswith("store.") for c in d.versions)),
         "evidence": bool(d.evidence_only_a or d.evidence_only_b or d.evidence_changed),
         "omissions": bool(d.omissions_moved or d.omissions_only_a or d.omissions_only_b

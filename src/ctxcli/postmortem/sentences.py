@@ -100,15 +100,15 @@ def _injection(om, pack):
     trust = d.get("trust_level", om.get("trust_level"))
     pattern = d.get("pattern")
     label = d.get("matched") or pattern
+    fld = d.get("field", "its text")
+    src = "source" if trust == "authoritative" else "untrusted source"
+    admit = ["text without instruction-like wording",
+             f"an authoritative source whose manifest accepts {fld} (injection.accept_fields)"]
     if isinstance(pattern, str) and pattern.startswith("learned:"):
-        return (f"untrusted source (trust {trust}): the learned detector {pattern} flagged "
-                f"{d.get('field', 'its text')} ({label})",
-                ["a trusted source (trust authoritative)", "text without instruction-like wording"])
+        return (f"{src} (trust {trust}): the learned detector {pattern} flagged {fld} ({label})", admit)
     what = f"'{label}'" if label else "an instruction pattern"
     rule = f" (rule {pattern})" if pattern and pattern != label else ""
-    return (f"untrusted source (trust {trust}), matched instruction pattern {what} in "
-            f"{d.get('field', 'its text')}{rule}",
-            ["a trusted source (trust authoritative)", "text without instruction-like wording"])
+    return (f"{src} (trust {trust}), matched instruction pattern {what} in {fld}{rule}", admit)
 
 
 def _duplicate(om, pack):

@@ -1,0 +1,30 @@
+"""What identifies the injection detector (``ctxcli.injection``): recorded in pack.json
+(``detector``) by every gated run and shown by ``ctx scan``. Constants only, and outside the
+``injection`` package (whose import registers and prepares every rule), so a run that records
+them without scanning anything loads nothing of the detector.
+
+``VERSION`` names the detector's code (views, decoders, filters, the decision rule) and is
+raised by hand with any change of them; ``RULES_SHA256`` is the digest of the registered
+pattern rules (:func:`.engine.rules_digest`, checked by a test, so a changed rule cannot ship
+under the old digest); the learned layer is named by its model, version, weights sha256
+(checked when the weights are loaded) and threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+VERSION = "ctx-injection/2"
+RULES_SHA256 = "e2dec59fc29ff99c62c9e7015b9427b9953e582d3d7f125b9ced903dcd85c5ad"
+
+MODEL = "ngram-lr"
+MODEL_VERSION = "1"
+LEARNED_NAME = f"learned:{MODEL}@{MODEL_VERSION}"
+WEIGHTS_SHA256 = "2a651c334bdd61b2680c66d21dfdc1a64faa6f3e194704a8f745736fd3505b81"
+THRESHOLD = 0.91   # 99th percentile of the hard training negatives (dev + public train benign); train_learned.py
+
+
+def identity() -> dict[str, Any]:
+    """The ``detector`` record of a pack and of ``ctx scan --json``."""
+    return {"version": VERSION, "rules_sha256": RULES_SHA256,
+            "learned": {"name": LEARNED_NAME, "model": MODEL, "version": MODEL_VERSION,
+                        "weights_sha256": WEIGHTS_SHA256, "threshold": THRESHOLD}}
