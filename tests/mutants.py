@@ -1029,6 +1029,10 @@ MUTANTS: list[Mutant] = [
     Mutant("identity-loads-the-detector", "src/ctxcli/injection_identity.py",
            "from typing import Any\n", "from typing import Any\n\nimport ctxcli.injection  # noqa: F401,E402\n",
            ("tests/test_injection.py::test_recording_the_detector_loads_nothing_of_it",)),
+    Mutant("idempotency-ignores-agent-inputs", "src/ctxcli/ledger/runs.py",
+           'return prior.get("request_hash") == request_hash and prior.get("inputs_sha256") == inputs',
+           'return prior.get("request_hash") == request_hash',
+           ("tests/test_ledger.py::test_idempotency_key_reused_with_other_agent_inputs_is_refused",)),
 ]
 
 

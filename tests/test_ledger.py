@@ -158,3 +158,29 @@ def test_sigkill_between_steps_leaves_all_three_or_none(own_store, tmp_path, ste
     assert _ctx(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "next"], env).returncode == 0
     assert [r["seq"] for r in _records(own_store)] == ([1, 2] if all_three else [1])
     assert _ctx(["ledger", "verify"], env).returncode == 0
+
+
+def test_idempotency_key_reused_with_other_agent_inputs_is_refused(own_store, tmp_path):
+    """The request hash leaves an agent's inputs out, so the key is checked against them too:
+    the same case with another tool result is another request, not the earlier run."""
+    steps = REPO / "examples" / "agent" / "INC-2026-0723"
+    one, two = steps / "01-pool-metrics.yaml", steps / "02-ticket-search.yaml"
+
+    def inv(out, *args):
+        return run_cli(["investigate", "INC-2026-0723", "--out", out, "--idempotency-key", "agent-1", *args])
+
+    assert inv(tmp_path / "a", "--tool-result", one).exit_code == 0
+    rec = _records(own_store)[0]
+    assert len(rec["inputs_sha256"]) == 64 and int(rec["inputs_sha256"], 16) >= 0
+    r = inv(tmp_path / "a", "--tool-result", one, "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["repeated"] is True
+    for args in (("--tool-result", two), ()):
+        r = inv(tmp_path / "b", *args)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert (f"--idempotency-key 'agent-1' was used for request {rec['request_hash']} with other inputs "
+                "(tool results, working state or memory records)") in r.stderr
+        assert not (tmp_path / "b").exists()
+    assert len(_records(own_store)) == 1
+    assert inv(tmp_path / "c").exit_code == 2       # a run without inputs is not the one with them either
+    assert run_cli(["investigate", "INC-2026-0723", "--out", tmp_path / "d"]).exit_code == 0
+    assert "inputs_sha256" not in _records(own_store)[-1]      # runs without inputs record none

@@ -503,6 +503,23 @@ def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool
     return out_dir
 
 
+def inputs_digest(opts: InvestigateOptions) -> str | None:
+    """sha256 of an agent's inputs to the run (tool results, working state, recalled memory
+    records) as given, or None without any. The request hash leaves them out (a replay rebuilds
+    the request from the pack), so the idempotency key is checked against both."""
+    import orjson
+
+    from .util.canon import sha256_hex
+
+    parts = {"tool_results": [t.model_dump(mode="json") for t in opts.tool_results or []],
+             "working_state": opts.working_state.model_dump(mode="json") if opts.working_state is not None else None,
+             "memory_records": [r.model_dump(mode="json") for r in opts.memory_records]
+             if opts.memory_records is not None else None}
+    if not parts["tool_results"] and parts["working_state"] is None and parts["memory_records"] is None:
+        return None
+    return sha256_hex(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode())
+
+
 def request_hash_for(opts: InvestigateOptions) -> str:
     """The request hash (and so the run id) an investigation with ``opts`` will record, without
     reading the store: what idempotency keys and run folders are checked against."""

@@ -213,13 +213,15 @@ def investigate(
         check_key(idempotency_key)
         if idempotency_key is not None or out is not None:
             rh = api.request_hash_for(opts)
-            prior = lookup(idempotency_key, rh, command="investigate", db=db)
+            prior = lookup(idempotency_key, rh, command="investigate", db=db, inputs=api.inputs_digest(opts))
             if prior is not None:
                 _repeated(prior, idempotency_key, as_json)
                 return
             check_folder(out, rh, replace=replace)      # before the work, not after it
         res = api.investigate(opts)
+        ih = api.inputs_digest(opts)
         out_dir = api.write_outputs(res, out, sign=sign, db=db, idempotency_key=idempotency_key, replace=replace,
+                                    extra={"inputs_sha256": ih} if ih is not None else None,
                                     no_text=no_text)
         if res.ledger and res.ledger.get("repeated"):
             _repeated(res.ledger, idempotency_key, as_json)

@@ -26,8 +26,15 @@ def check_key(key: str | None) -> None:
 
 
 def _conflict(key: str, recorded: str, now: str) -> UsageError:
+    if recorded == now:     # the same request with other inputs (tool results, working state, memory)
+        return UsageError(f"--idempotency-key {key!r} was used for request {recorded} with other inputs (tool "
+                          "results, working state or memory records): a different request needs another key")
     return UsageError(f"--idempotency-key {key!r} was used for request {recorded}; this request is {now}: "
                       f"a different request needs another key")
+
+
+def _same(prior: dict[str, Any], request_hash: str, inputs: str | None) -> bool:
+    return prior.get("request_hash") == request_hash and prior.get("inputs_sha256") == inputs
 
 
 def find_key(records: list[dict[str, Any]], key: str, command: str) -> dict[str, Any] | None:
@@ -38,14 +45,17 @@ def find_key(records: list[dict[str, Any]], key: str, command: str) -> dict[str,
     return None
 
 
-def lookup(key: str | None, request_hash: str, *, command: str, db=None) -> dict[str, Any] | None:
-    """The recorded run for ``key`` when it was this request; UsageError when it was another."""
+def lookup(key: str | None, request_hash: str, *, command: str, db=None,
+           inputs: str | None = None) -> dict[str, Any] | None:
+    """The recorded run for ``key`` when it was this request with these inputs (``inputs``: the
+    digest of an agent's tool results, working state and memory records, None without any);
+    UsageError when it was another."""
     if key is None:
         return None
     from .commit import records
 
     prior = find_key(records(ledger_dir(db)), key, command)
-    if prior is not None and prior.get("request_hash") != request_hash:
+    if prior is not None and not _same(prior, request_hash, inputs):
         raise _conflict(key, prior["request_hash"], request_hash)
     return prior
 
@@ -97,7 +107,7 @@ def record(command: str, pack: dict[str, Any], answer: dict[str, Any] | None, *,
         prior = find_key(records, key, command)
         if prior is None:
             return None
-        if prior.get("request_hash") != rh:
+        if not _same(prior, rh, rec.get("inputs_sha256")):
             raise _conflict(key, prior["request_hash"], rh)
         return {**prior, "repeated": True}      # another process ran it meanwhile
 
