@@ -897,6 +897,11 @@ MUTANTS: list[Mutant] = [
            "    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):",
            ("tests/test_generations.py::test_bad_keep_settings_are_one_line_errors",
             "tests/test_generations.py::test_bad_retention_settings_are_one_line_errors")),
+    # --- issue 29 item 8: preview masks as a load does ---------------------------------------
+    Mutant("preview-unmasked", "src/ctxcli/load/preview.py",
+           "objs = [{k: mask_value(v, pats, counts) if k in _MASKED else v for k, v in o.items()} for o in objs]",
+           "pass", ("tests/test_preview.py",)),
+
 ]
 
 

@@ -230,7 +230,9 @@ def preview(
     """Print the first objects a source's manifest produces — id, type, tenant, validity,
     facts, evidence types (the playbooks' rules applied), locator — and its first entities,
     relations and tombstones, without loading anything: change a mapping, look again. A bad
-    record is the error `ctx load` would report (exit 2).
+    record is the error `ctx load` would report (exit 2). The source's masks (its redaction
+    patterns and its parser's own, e.g. git e-mail addresses) are applied as for a subject
+    without its unmasking scopes.
 
     Example: ctx sources preview claims-core --limit 3
     """
@@ -251,6 +253,10 @@ def preview(
             t.add_row(safe(o["object_id"]), safe(o["object_type"]), safe(o["tenant_id"]), valid,
                       safe(", ".join(o["supports"]) or "none"), safe(facts), safe(o["locator"]))
         c.print(t)
+        if doc["masked"]:
+            lifted = f" (lifted for {', '.join(doc['unless_scopes'])})" if doc["unless_scopes"] else ""
+            c.print("masked as a load masks them" + lifted + ": "
+                    + ", ".join(f"{safe(k)} ×{n}" for k, n in doc["masked"].items()))
         for kind, fmt in (("entities", lambda e: f"{e['entity_key']} ({e['entity_type']}) {e['name']}"),
                           ("relations", lambda r: f"{r['from']} -{r['type']}-> {r['to']}"
                                                   f" (evidence {r['evidence_object_id'] or 'none'})"),
