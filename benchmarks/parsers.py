@@ -109,7 +109,7 @@ def _reload(tmp: Path, parser: str, files: int, commits: int, repeat: int = 1) -
         t0 = time.perf_counter()
         stages: dict[str, float] = {}
 
-        def seen(stage: str, done: int, total: int) -> None:      # when each stage of the reload began
+        def seen(stage: str, done: int, total: int, stages=stages, t0=t0) -> None:   # when each stage began
             stages.setdefault(stage, round(time.perf_counter() - t0, 1))
         res = build_store(tmp / "manifests", db, root=tmp, progress=seen)
         times.append(time.perf_counter() - t0)

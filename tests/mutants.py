@@ -902,6 +902,22 @@ MUTANTS: list[Mutant] = [
            "objs = [{k: mask_value(v, pats, counts) if k in _MASKED else v for k, v in o.items()} for o in objs]",
            "pass", ("tests/test_preview.py",)),
 
+    # --- issue 29 item 7: record-level sync (load/sync.py) -------------------------------------
+    Mutant("sync-changed-unit-copied", "src/ctxcli/load/build.py",
+           "h = sync.unit_digest(ls.context, u.raw)", "h = sync.unit_digest(ls.context, str(u.line).encode())",
+           ("tests/test_sync_units.py",)),
+    Mutant("sync-digest-ignores-manifest", "src/ctxcli/load/sync.py",
+           'hashlib.sha256(context.encode() + b"\\0" + raw)', "hashlib.sha256(raw)", ("tests/test_sync_units.py",)),
+    Mutant("sync-tombstoned-unit-copied", "src/ctxcli/load/build.py",
+           "if olds is not None and all(d in pu.docs for d in olds):",
+           "if olds is not None and all(d in pu.docs for d in olds[:0]):", ("tests/test_sync_units.py",)),
+    Mutant("sync-stale-file-trusted", "src/ctxcli/load/sync.py",
+           'and (e.get("digest"), e.get("first_doc")) == loads[sid]:', ":", ("tests/test_sync_units.py",)),
+    Mutant("sync-reused-source-keeps-its-old-first-doc", "src/ctxcli/load/build.py",
+           'st.sync[sid] = {**st.sync_prior[sid], "first_doc": st.first[sid][0]}',
+           "st.sync[sid] = st.sync_prior[sid]", ("tests/test_sync_units.py",)),
+    Mutant("sync-copied-rows-dropped", "src/ctxcli/load/reuse.py",
+           "    if same:        # an unchanged unit", "    if False:        # an unchanged unit", ("tests/test_sync_units.py",)),
 ]
 
 

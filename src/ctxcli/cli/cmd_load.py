@@ -51,7 +51,9 @@ def load(
     source's records whose text is unchanged keep what was derived from it (token counts,
     index terms, vectors); --full reads and derives every source. Each source's objects
     added, changed and removed since the old store are reported (+added ~changed -removed;
-    --json: "added", "changed", "removed"). One load at a time: while another load holds the store's writer lock
+    --json: "added", "changed", "removed"). A changed source of ctx's own records or of
+    Markdown files is read line by line / file by file: only lines and files that changed are
+    parsed again (reported as "read again"; --json: "units"). One load at a time: while another load holds the store's writer lock
     (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
     the same store is published as a new generation of a team store (`ctx store init` first;
     docs/postgres.md). Vectors (the hybrid strategy's channel) are built only with --vectors
@@ -109,6 +111,10 @@ def load(
             c.print("no previous store to compare with: every object is new")
         else:
             c.print(f"changes since the previous store: {safe(', '.join(moved)) if moved else 'none'}")
+        reread = [f"{s.source_id} {s.units['read']} of {s.units['of']} {s.units['unit']}(s)" for s in res.sources
+                  if getattr(s, "units", None) and s.units["read"] < s.units["of"]]
+        if reread and getattr(res, "compared", True):
+            c.print(f"read again, the rest copied from the previous store: {safe(', '.join(reread))}")
         c.print(f"store digest {res.store_digest}")
         if res.generation is not None and "(generation" not in res.db:     # a team store names it in db
             c.print(f"generation {res.generation}" + (f" (pruned {', '.join(map(str, res.pruned))})"
