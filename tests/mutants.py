@@ -918,6 +918,12 @@ MUTANTS: list[Mutant] = [
            "st.sync[sid] = st.sync_prior[sid]", ("tests/test_sync_units.py",)),
     Mutant("sync-copied-rows-dropped", "src/ctxcli/load/reuse.py",
            "    if same:        # an unchanged unit", "    if False:        # an unchanged unit", ("tests/test_sync_units.py",)),
+    Mutant("sync-table-unit-ignores-row-number", "src/ctxcli/load/parsers/table.py",
+           "repr((n, where.line, tuple(row.items())))", "repr(tuple(row.items()))",
+           ("tests/test_sync_units.py::test_a_table_reload_maps_only_the_changed_rows",)),
+    Mutant("sync-json-unit-ignores-position", "src/ctxcli/load/parsers/json_export.py",
+           "Unit(orjson.dumps([i, rec]), disp,", "Unit(orjson.dumps(rec), disp,",
+           ("tests/test_sync_units.py::test_a_json_export_reload_maps_only_the_changed_record_and_its_items",)),
 ]
 
 
