@@ -743,10 +743,12 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
 def _write_objects(con, stats: dict[str, Any]) -> None:
     """objects in doc id order for range pruning (tombstoned objects left out, supersession
     families set) and entities in id order."""
-    con.execute("CREATE TEMP TABLE gone_docs AS SELECT unnest(?::INTEGER[]) AS doc_id", [stats["removed_docs"]])
+    con.execute("CREATE TEMP TABLE gone_docs AS SELECT unnest(from_json(?, '[\"INTEGER\"]')) AS doc_id",
+                [_json_list(stats["removed_docs"])])
     fam = stats["families"]
-    con.execute("CREATE TEMP TABLE fam AS SELECT unnest(?::INTEGER[]) AS doc_id, unnest(?::BIGINT[]) AS family",
-                [[d for d, _ in fam], [f for _, f in fam]])
+    con.execute("CREATE TEMP TABLE fam AS SELECT unnest(from_json(?, '[\"INTEGER\"]')) AS doc_id, "
+                "unnest(from_json(?, '[\"BIGINT\"]')) AS family",
+                [_json_list(d for d, _ in fam), _json_list(f for _, f in fam)])
     con.execute("CREATE TABLE objects_sorted AS SELECT o.* REPLACE (f.family AS family) FROM objects o "
                 "LEFT JOIN fam f ON f.doc_id = o.doc_id WHERE o.doc_id NOT IN (SELECT doc_id FROM gone_docs) "
                 "ORDER BY o.doc_id")
@@ -795,14 +797,24 @@ def _write_ledgers(con, stats: dict[str, Any]) -> None:
         con.execute(f"DROP TABLE {t}")
         con.execute(f"ALTER TABLE {t}_sorted RENAME TO {t}")
     gone = stats["removed_objects"]
-    con.execute("INSERT INTO removed_objects SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                "unnest(?::VARCHAR[]), unnest(?::INTEGER[])",
-                [[g[0] for g in gone], [g[1] for g in gone], [g[2] for g in gone], [g[3] for g in gone]])
+    con.execute("INSERT INTO removed_objects SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
+                "unnest(from_json(?, '[\"VARCHAR\"]')), unnest(from_json(?, '[\"VARCHAR\"]')), "
+                "unnest(from_json(?, '[\"INTEGER\"]'))",
+                [_json_list(g[i] for g in gone) for i in range(4)])
     fl = stats["first"]
-    con.execute("INSERT INTO source_loads SELECT unnest(?::VARCHAR[]), unnest(?::INTEGER[]), unnest(?::BIGINT[]), "
-                "unnest(?::BIGINT[]), unnest(?::BIGINT[])",
-                [list(fl), [v[0] for v in fl.values()], [v[1] for v in fl.values()], [v[2] for v in fl.values()],
-                 [v[3] for v in fl.values()]])
+    con.execute("INSERT INTO source_loads SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
+                "unnest(from_json(?, '[\"INTEGER\"]')), unnest(from_json(?, '[\"BIGINT\"]')), "
+                "unnest(from_json(?, '[\"BIGINT\"]')), unnest(from_json(?, '[\"BIGINT\"]'))",
+                [_json_list(fl), *(_json_list(v[i] for v in fl.values()) for i in range(4))])
+
+
+def _json_list(xs) -> str:
+    """A list parameter as one JSON text (read with ``from_json`` in the statement): DuckDB's
+    Python binding converts a list parameter element by element, ~0.5 ms each here (5,000 ids:
+    2.6 s, against 0.05 s as text)."""
+    import orjson
+
+    return orjson.dumps(list(xs)).decode()
 
 
 def _write_lookups(con) -> None:
@@ -910,8 +922,8 @@ def _mask_groups(con, loaded: list[LoadedSource]) -> None:
     groups = {g: i for i, g in enumerate(sorted(set(per.values())), 1)}
     for g, i in groups.items():
         con.execute("INSERT INTO mask_groups VALUES (?, ?)", [i, list(g)])
-    con.execute("CREATE TEMP TABLE src_grp AS SELECT unnest(?::VARCHAR[]) AS source_id, unnest(?::INTEGER[]) AS grp",
-                [list(per), [groups[g] for g in per.values()]])
+    con.execute("CREATE TEMP TABLE src_grp AS SELECT unnest(from_json(?, '[\"VARCHAR\"]')) AS source_id, "
+                "unnest(from_json(?, '[\"INTEGER\"]')) AS grp", [_json_list(per), _json_list(groups[g] for g in per.values())])
 
 
 def _write_fulltext(con) -> None:

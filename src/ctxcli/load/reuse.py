@@ -176,9 +176,12 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     if not reused and not kept and not same:
         return
     con.execute("CREATE TEMP TABLE reuse_src(source_id VARCHAR, doc_off BIGINT, ent_off BIGINT)")
-    con.execute("INSERT INTO reuse_src SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[]), unnest(?::BIGINT[])",
-                [list(reused), [reused[s][0] - prior.sources[s].first_doc for s in reused],
-                 [reused[s][1] - prior.sources[s].first_entity for s in reused]])
+    from .build import _json_list
+
+    con.execute("INSERT INTO reuse_src SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
+                "unnest(from_json(?, '[\"BIGINT\"]')), unnest(from_json(?, '[\"BIGINT\"]'))",
+                [_json_list(reused), _json_list(reused[s][0] - prior.sources[s].first_doc for s in reused),
+                 _json_list(reused[s][1] - prior.sources[s].first_entity for s in reused)])
     con.execute("INSERT INTO entities SELECT e.* REPLACE (e.entity_id + r.ent_off AS entity_id) "
                 "FROM prior.entities e JOIN reuse_src r ON r.source_id = e.source_id")
     con.execute("INSERT INTO objects SELECT o.* REPLACE ((o.doc_id + r.doc_off)::INTEGER AS doc_id, "
@@ -217,8 +220,8 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     con.execute("CREATE TEMP TABLE gone(tenant_id VARCHAR, object_id VARCHAR)")
     if removed:
         ks = sorted(removed)
-        con.execute("INSERT INTO gone SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
-                    [[t for t, _ in ks], [o for _, o in ks]])
+        con.execute("INSERT INTO gone SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
+                    "unnest(from_json(?, '[\"VARCHAR\"]'))", [_json_list(t for t, _ in ks), _json_list(o for _, o in ks)])
     bad = con.execute(
         "SELECT count(*) FROM rrel r WHERE r.src IS NULL OR r.dst IS NULL OR (r.evidence_object_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id) "
