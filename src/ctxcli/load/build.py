@@ -263,9 +263,10 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         from ..store.generations import publish
 
         generation = publish(staging, db_path, numbered=generations)   # the next generation, the live store
-        from . import sync
+        if generations:     # a build published elsewhere (a team store) is not loaded onto again
+            from . import sync
 
-        sync.publish(staging + ".sync", db_path)       # what the next load's units are compared with
+            sync.publish(staging + ".sync", db_path)       # what the next load's units are compared with
     except duckdb.InterruptException:      # Ctrl-C during a statement: an interrupt, not a broken store
         raise KeyboardInterrupt from None
     except duckdb.Error as e:
