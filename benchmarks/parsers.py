@@ -5,6 +5,7 @@ parser alone (read, map, validate; no store), and the peak memory of the process
     python benchmarks/parsers.py git --files 1000 --commits 5
     python benchmarks/parsers.py table --rows 20000 --reload    # + full load, reload after 1 % changed
     python benchmarks/parsers.py git --files 200 --commits 5 --reload   # + reload after one more commit
+    python benchmarks/parsers.py table --rows 20000 --reload --repeat 3   # medians of 3 reloads
 
 ``table`` writes a CSV of N rows (id, tenant, service, time, a typed int, a 200-character
 description) mapped with templates, a timezone, typed facts and a tenant column; ``git``
@@ -12,13 +13,17 @@ writes a repository of F Markdown files changed in C commits (every commit chang
 file: F×C versions). Figures are for one process on the machine it runs on. With ``--reload``
 the project is also loaded into a store (``ctx load``'s path, workers included), then 1 % of the
 table's rows are changed (or one commit changes 1 % of the files) and the store is loaded
-again incrementally (record-level sync, issue 29 item 7): both times are printed.
+again incrementally (record-level sync, issue 29 item 7): both times are printed. With
+``--repeat N`` the change and the reload are made N times (each a fresh 1 % change: the
+table's rows alternate between two descriptions, the repository gains one commit each time)
+and the median reload and its share of the full load are printed with every run's figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -77,36 +82,40 @@ def _count(tmp: Path) -> tuple[int, float]:
     return n, time.perf_counter() - t0
 
 
-def _reload(tmp: Path, parser: str, files: int, commits: int) -> tuple[float, float, str]:
-    """(full load s, incremental reload s after a 1 % change, what the reload reported)."""
+def _reload(tmp: Path, parser: str, files: int, commits: int, repeat: int = 1) -> tuple[float, list[float], list[str]]:
+    """(full load s, incremental reload s after each 1 % change, what each reload reported)."""
     from ctxcli.load.build import build_store
 
     db = tmp / "s.duckdb"
     t0 = time.perf_counter()
     build_store(tmp / "manifests", db, root=tmp)
     full = time.perf_counter() - t0
-    if parser == "table":
-        p = tmp / "sources" / "rows" / "rows.csv"
-        lines = p.read_text().splitlines(True)
-        for i in range(1, len(lines), 100):            # every 100th row: a new description
-            lines[i] = lines[i].replace("x" * 190, "y" * 190)
-        p.write_text("".join(lines))
-    else:
-        from tests.gitrepo import make_repo
+    hist = _git_history(files, commits)
+    times, said = [], []
+    for r in range(repeat):
+        if parser == "table":
+            p = tmp / "sources" / "rows" / "rows.csv"
+            lines = p.read_text().splitlines(True)
+            a, b = ("x" * 190, "y" * 190) if r % 2 == 0 else ("y" * 190, "x" * 190)
+            for i in range(1, len(lines), 100):            # every 100th row: a new description
+                lines[i] = lines[i].replace(a, b)
+            p.write_text("".join(lines))
+        else:
+            from tests.gitrepo import make_repo
 
-        hist = _git_history(files, commits)
-        hist.append((hist[-1][0] + 3600, {f"d/{f}.md": f"---\nservice: s{f}\n---\n# T\n\n## A\nnew rev of {f}\n"
-                                          for f in range(0, files, 100)}))
-        make_repo(tmp / "sources" / "docs", hist)
-    t0 = time.perf_counter()
-    stages: dict[str, float] = {}
+            hist.append((hist[-1][0] + 3600, {f"d/{f}.md": f"---\nservice: s{f}\n---\n# T\n\n## A\nrev {r} of {f}\n"
+                                              for f in range(0, files, 100)}))
+            make_repo(tmp / "sources" / "docs", hist)
+        t0 = time.perf_counter()
+        stages: dict[str, float] = {}
 
-    def seen(stage: str, done: int, total: int) -> None:      # when each stage of the reload began
-        stages.setdefault(stage, round(time.perf_counter() - t0, 1))
-    res = build_store(tmp / "manifests", db, root=tmp, progress=seen)
-    inc = time.perf_counter() - t0
-    said = ", ".join(f"{s.source_id} +{s.added} ~{s.changed} -{s.removed}" for s in res.sources)
-    return full, inc, f"{said}; stages began at {stages} s"
+        def seen(stage: str, done: int, total: int, stages=stages, t0=t0) -> None:   # when each stage began
+            stages.setdefault(stage, round(time.perf_counter() - t0, 1))
+        res = build_store(tmp / "manifests", db, root=tmp, progress=seen)
+        times.append(time.perf_counter() - t0)
+        said.append(", ".join(f"{s.source_id} +{s.added} ~{s.changed} -{s.removed}" for s in res.sources)
+                    + f"; stages began at {stages} s")
+    return full, times, said
 
 
 def main() -> None:
@@ -116,17 +125,20 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--commits", type=int, default=5)
     ap.add_argument("--reload", action="store_true", help="also time a full load and a reload after a 1 %% change")
+    ap.add_argument("--repeat", type=int, default=1, help="changes and reloads to take the median of")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         n, s = table(Path(d), a.rows) if a.parser == "table" else git(Path(d), a.files, a.commits)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"{a.parser}: {n} objects in {s:.2f} s = {n / s:,.0f} objects/s; peak RSS {peak:.0f} MB", flush=True)
         if a.reload:
-            full, inc, said = _reload(Path(d), a.parser, a.files, a.commits)
+            full, times, said = _reload(Path(d), a.parser, a.files, a.commits, a.repeat)
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(f"full load {full:.2f} s; reload after a 1 % change {inc:.2f} s = {100 * inc / full:.0f} % ({said}); "
-                  f"peak RSS of the loading process {peak:.0f} MB (workers not counted)")
-
+            for t, x in zip(times, said):
+                print(f"reload after a 1 % change {t:.2f} s = {100 * t / full:.0f} % ({x})")
+            med = statistics.median(times)
+            print(f"full load {full:.2f} s; median reload after a 1 % change {med:.2f} s = {100 * med / full:.0f} % "
+                  f"of {len(times)}; peak RSS of the loading process {peak:.0f} MB (workers not counted)")
 
 if __name__ == "__main__":
     main()

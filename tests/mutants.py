@@ -856,7 +856,7 @@ MUTANTS: list[Mutant] = [
            "        if seq not in by_seq:", "        if False:",
            ("tests/test_ledger.py::test_verify_detects_an_edited_or_deleted_record",)),
     Mutant("idempotency-conflict-ignored", "src/ctxcli/ledger/runs.py",
-           'if prior is not None and prior.get("request_hash") != request_hash:', "if False:",
+           'if prior is not None and not _same(prior, request_hash, inputs):', "if False:",
            ("tests/test_ledger.py::test_idempotency_conflict_exits_2_naming_both_hashes",)),
     Mutant("idempotency-key-runs-again", "src/ctxcli/cli/cmd_investigate.py",
            "            if prior is not None:\n                _repeated(prior, idempotency_key, as_json)\n                return\n"
@@ -1033,6 +1033,33 @@ MUTANTS: list[Mutant] = [
            'return prior.get("request_hash") == request_hash and prior.get("inputs_sha256") == inputs',
            'return prior.get("request_hash") == request_hash',
            ("tests/test_ledger.py::test_idempotency_key_reused_with_other_agent_inputs_is_refused",)),
+    # --- issue 29 item 8: preview masks as a load does ---------------------------------------
+    Mutant("preview-unmasked", "src/ctxcli/load/preview.py",
+           "objs = [{k: mask_value(v, pats, counts) if k in _MASKED else v for k, v in o.items()} for o in objs]",
+           "pass", ("tests/test_preview.py",)),
+
+    # --- issue 29 item 7: record-level sync (load/sync.py) -------------------------------------
+    Mutant("sync-changed-unit-copied", "src/ctxcli/load/build.py",
+           "h = sync.unit_digest(ls.context, u.raw)", "h = sync.unit_digest(ls.context, str(u.line).encode())",
+           ("tests/test_sync_units.py",)),
+    Mutant("sync-digest-ignores-manifest", "src/ctxcli/load/sync.py",
+           'hashlib.sha256(context.encode() + b"\\0" + raw)', "hashlib.sha256(raw)", ("tests/test_sync_units.py",)),
+    Mutant("sync-tombstoned-unit-copied", "src/ctxcli/load/build.py",
+           "if olds is not None and all(d in pu.docs for d in olds):",
+           "if olds is not None and all(d in pu.docs for d in olds[:0]):", ("tests/test_sync_units.py",)),
+    Mutant("sync-stale-file-trusted", "src/ctxcli/load/sync.py",
+           'and (e.get("digest"), e.get("first_doc")) == loads[sid]:', ":", ("tests/test_sync_units.py",)),
+    Mutant("sync-reused-source-keeps-its-old-first-doc", "src/ctxcli/load/build.py",
+           'st.sync[sid] = {**st.sync_prior[sid], "first_doc": st.first[sid][0]}',
+           "st.sync[sid] = st.sync_prior[sid]", ("tests/test_sync_units.py",)),
+    Mutant("sync-copied-rows-dropped", "src/ctxcli/load/reuse.py",
+           "    if same:        # an unchanged unit", "    if False:        # an unchanged unit", ("tests/test_sync_units.py",)),
+    Mutant("sync-table-unit-ignores-row-number", "src/ctxcli/load/parsers/table.py",
+           "repr((n, where.line, tuple(row.items())))", "repr(tuple(row.items()))",
+           ("tests/test_sync_units.py::test_a_table_reload_maps_only_the_changed_rows",)),
+    Mutant("sync-json-unit-ignores-position", "src/ctxcli/load/parsers/json_export.py",
+           "Unit(orjson.dumps([i, rec]), disp,", "Unit(orjson.dumps(rec), disp,",
+           ("tests/test_sync_units.py::test_a_json_export_reload_maps_only_the_changed_record_and_its_items",)),
 ]
 
 

@@ -387,10 +387,12 @@ def test_no_space_left_during_load_keeps_the_store(project_copy, monkeypatch):
                    f"unchanged)")
     monkeypatch.undo()
     assert db.read_bytes() == before
-    # the store, its generations, its secret and its writer lock file (kept between loads, no data), the
-    # erasures the first load's tombstones recorded (and the ledger lock): no staging leftovers
+    # the store, its generations, its sync file (load/sync.py), its secret and its writer lock file (kept
+    # between loads, no data), the erasures the first load's tombstones recorded (and the ledger lock):
+    # no staging leftovers
     assert sorted(x.name for x in db.parent.iterdir()) == ["ctx.duckdb", "ctx.duckdb.generations", "ctx.duckdb.lock",
-                                                           "erasures.jsonl", "ledger.lock", "secret.key"]
+                                                           "ctx.duckdb.sync", "erasures.jsonl", "ledger.lock",
+                                                           "secret.key"]
     assert [x.name for x in (db.parent / "ctx.duckdb.generations").iterdir()] == ["000001.duckdb"]
 
 

@@ -117,16 +117,18 @@ def test_sources_command_table_and_json(store):
 def test_failed_load_leaves_previous_store_untouched(project_copy, tmp_path):
     db = tmp_path / "s.duckdb"
     assert run_cli(["load", "--manifests", project_copy / "manifests", "--db", db]).exit_code == 0
-    before = db.read_bytes()
+    before, sync_before = db.read_bytes(), (tmp_path / "s.duckdb.sync").read_bytes()
     # the last source alphabetically breaks after every other source has been read
     bad = project_copy / "sources" / "risk-signals" / "objects.jsonl"
     bad.write_text(bad.read_text() + '{"object_id": "X"\n')
     r = run_cli(["load", "--manifests", project_copy / "manifests", "--db", db])
     assert r.exit_code == 2
     assert r.stderr.startswith("ctx: error: sources/risk-signals/objects.jsonl:")
-    assert db.read_bytes() == before
-    # Only the store, its generations, its secret and its writer lock file (kept between loads; it
-    # holds no data), and the erasures the first load's tombstones recorded (with the ledger's lock).
+    assert db.read_bytes() == before and (tmp_path / "s.duckdb.sync").read_bytes() == sync_before
+    # Only the store, its generations, its sync file (load/sync.py), its secret and its writer lock
+    # file (kept between loads; it holds no data), and the erasures the first load's tombstones
+    # recorded (with the ledger's lock).
     assert sorted(x.name for x in tmp_path.iterdir()) == ["erasures.jsonl", "ledger.lock", "proj", "s.duckdb",
-                                                          "s.duckdb.generations", "s.duckdb.lock", "secret.key"]
+                                                          "s.duckdb.generations", "s.duckdb.lock", "s.duckdb.sync",
+                                                          "secret.key"]
     assert [x.name for x in (tmp_path / "s.duckdb.generations").iterdir()] == ["000001.duckdb"]

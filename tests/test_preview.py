@@ -41,3 +41,29 @@ def test_preview_of_an_unknown_source_and_of_a_bad_row(tmp_path, monkeypatch):
     assert r.exit_code == 2
     assert r.stderr == ("ctx: error: sources/deploys/deployments.csv:2: facts.replicas: row 1: column 'replicas': "
                         "'three' is not a int\n")
+
+
+def test_preview_masks_git_emails_and_the_manifests_patterns_as_a_load_does(tmp_path, monkeypatch):
+    # git author / committer e-mails are PII the git parser masks (parsers/git.py EMAIL_MASK)
+    r = run_cli(["sources", "preview", "pay-runbooks", "--limit", "2", "--json", "--manifests", REPO / "manifests"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "@example.invalid" not in r.stdout
+    assert doc["masked"] == {"git_email": 4}
+    assert doc["objects"][0]["facts"]["git_author"] == "payments-core <[email redacted]>"
+    r = run_cli(["sources", "preview", "pay-runbooks", "--limit", "2", "--manifests", REPO / "manifests"])
+    assert r.exit_code == 0 and "@example.invalid" not in r.stdout
+    assert "masked as a load masks them: git_email ×4" in r.stdout
+    # a manifest's own pattern applies to every field shown, lifted only for its scopes
+    red = {"patterns": [{"name": "chg", "regex": "CHG-[0-9]+", "replacement": "[change]"}],
+           "unless_scopes": ["ops:raw"]}
+    project(tmp_path, {"deployments.csv": CSV}, {"file": "deployments.csv"}, redaction=red)
+    monkeypatch.setenv("CTX_ROOT", str(tmp_path))
+    r = run_cli(["sources", "preview", "deploys", "--manifests", tmp_path / "manifests", "--json", "--limit", "1"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "CHG-1" not in json.dumps(doc["objects"])      # entities are not masked by a load either
+    o = doc["objects"][0]
+    assert (o["object_id"], o["subject_id"], o["title"], o["keys"], o["locator"]) == (
+        "deploy:[change]", "change:[change]", "Deployment [change] of checkout", ["[change]"], "deployments.csv#row-1")
+    assert doc["masked"] == {"chg": 4} and doc["unless_scopes"] == ["ops:raw"]

@@ -51,7 +51,9 @@ def load(
     source's records whose text is unchanged keep what was derived from it (token counts,
     index terms, vectors); --full reads and derives every source. Each source's objects
     added, changed and removed since the old store are reported (+added ~changed -removed;
-    --json: "added", "changed", "removed"). One load at a time: while another load holds the store's writer lock
+    --json: "added", "changed", "removed"). A changed source of ctx's own records or of
+    Markdown files is read line by line / file by file: only lines and files that changed are
+    parsed again (reported as "read again"; --json: "units"). One load at a time: while another load holds the store's writer lock
     (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
     the same store is published as a new generation of a team store (`ctx store init` first;
     docs/postgres.md). Vectors (the hybrid strategy's channel) are built only with --vectors
@@ -109,6 +111,10 @@ def load(
             c.print("no previous store to compare with: every object is new")
         else:
             c.print(f"changes since the previous store: {safe(', '.join(moved)) if moved else 'none'}")
+        reread = [f"{s.source_id} {s.units['read']} of {s.units['of']} {s.units['unit']}(s)" for s in res.sources
+                  if getattr(s, "units", None) and s.units["read"] < s.units["of"]]
+        if reread and getattr(res, "compared", True):
+            c.print(f"read again, the rest copied from the previous store: {safe(', '.join(reread))}")
         c.print(f"store digest {res.store_digest}")
         if res.generation is not None and "(generation" not in res.db:     # a team store names it in db
             c.print(f"generation {res.generation}" + (f" (pruned {', '.join(map(str, res.pruned))})"
@@ -230,7 +236,9 @@ def preview(
     """Print the first objects a source's manifest produces — id, type, tenant, validity,
     facts, evidence types (the playbooks' rules applied), locator — and its first entities,
     relations and tombstones, without loading anything: change a mapping, look again. A bad
-    record is the error `ctx load` would report (exit 2).
+    record is the error `ctx load` would report (exit 2). The source's masks (its redaction
+    patterns and its parser's own, e.g. git e-mail addresses) are applied as for a subject
+    without its unmasking scopes.
 
     Example: ctx sources preview claims-core --limit 3
     """
@@ -251,6 +259,10 @@ def preview(
             t.add_row(safe(o["object_id"]), safe(o["object_type"]), safe(o["tenant_id"]), valid,
                       safe(", ".join(o["supports"]) or "none"), safe(facts), safe(o["locator"]))
         c.print(t)
+        if doc["masked"]:
+            lifted = f" (lifted for {', '.join(doc['unless_scopes'])})" if doc["unless_scopes"] else ""
+            c.print("masked as a load masks them" + lifted + ": "
+                    + ", ".join(f"{safe(k)} ×{n}" for k, n in doc["masked"].items()))
         for kind, fmt in (("entities", lambda e: f"{e['entity_key']} ({e['entity_type']}) {e['name']}"),
                           ("relations", lambda r: f"{r['from']} -{r['type']}-> {r['to']}"
                                                   f" (evidence {r['evidence_object_id'] or 'none'})"),

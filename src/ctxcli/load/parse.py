@@ -42,6 +42,8 @@ class LoadedSource:
     names: dict[str, Path] = field(default_factory=dict)
     rules: list = field(default_factory=list)      # the playbooks' evidence rules that can match it
     problems: Any = None        # parsers/common.Problems while a load gathers every problem, else None
+    # the digest of what shapes each object besides its own input (manifest, parser masks, rules)
+    context: str = ""
 
     @property
     def parser(self):
@@ -59,6 +61,23 @@ class LoadedSource:
             if dedup:
                 o["dedup_hash"] = dedup_hash(o["content"])
             yield o
+
+    def iter_units(self):
+        """The parser's :class:`~.parsers.Unit` s with the evidence rules applied to their rows
+        (as :meth:`iter_objects` applies them), or None when the parser has none."""
+        units = self.parser.units(self) if self.snap is not None else None
+        if units is None:
+            return None
+        from .evidence_rules import assign
+        from .parsers import Unit
+
+        def ruled(u):
+            rows = u.rows()
+            for o in rows:
+                assign(o, self.rules)
+            return rows
+
+        return (Unit(u.raw, u.file, u.line, lambda u=u: ruled(u)) for u in units)
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
         if self.snap is None:
@@ -193,6 +212,7 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         from .evidence_rules import rules_digest
 
         digest.update(b"rules\0" + rules_digest(mine, m.source_id) + b"\0")
+    context = digest.hexdigest()
     for p in files:
         if not _inside(p, real_snap):
             raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
@@ -207,7 +227,8 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
         digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
     names = {p.relative_to(snap).as_posix(): p for p in files}
-    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, rules=mine)
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, rules=mine,
+                      context=context)
     ls.parser.check(ls)
     extra = ls.parser.content_digest(ls)     # rows read from a database, not from the folder
     if extra is not None:

@@ -12,15 +12,27 @@ from ..errors import UsageError
 from ..util.timeutil import us_to_dt
 
 
+# The fields of a previewed object that a source's masks apply to (engine/redact.py
+# MASKED_FIELDS, its facts, and its keys, which the full-text index sees masked).
+_MASKED = ("object_id", "subject_id", "title", "source_version", "locator", "supersedes", "facts", "keys")
+
+
 def preview(manifests_dir: Path, root: Path, source_id: str, *, limit: int = 5,
             sources_dir: Path | None = None) -> dict[str, Any]:
     """{source, parser, objects: [first ``limit`` objects], entities / relations / tombstones:
-    the first ``limit`` of each}. Evidence types include the playbooks' rules."""
+    the first ``limit`` of each}. Evidence types include the playbooks' rules.
+
+    The objects are shown as a subject without the source's unmasking scopes sees them: the
+    source's redaction masks (its manifest's ``redaction`` and its parser's own, e.g. git's
+    author and committer e-mails) are applied to every string field shown, as hydration applies
+    them (engine/redact.py); ``masked`` counts the matches per mask."""
     from datetime import timezone
     from itertools import islice
 
     from .evidence_rules import read_rules
+    from ..util.masking import mask_value, patterns
     from .parse import parse_source, read_manifests
+    from .parsers import redaction
 
     manifests = read_manifests(manifests_dir, root)
     found = [(m, d, b) for m, d, b in manifests if m.source_id == source_id]
@@ -40,10 +52,17 @@ def preview(manifests_dir: Path, root: Path, source_id: str, *, limit: int = 5,
              "source_version": o["source_version"], "supports": o["supports"], "facts": orjson.loads(o["facts"]),
              "keys": o["keys"], "locator": o["locator"], "supersedes": o["supersedes"]}
             for o in islice(ls.iter_objects(), limit)]
+    red = redaction(m)
+    counts: dict[str, int] = {}
+    if red is not None:
+        pats = patterns(red.model_dump(mode="json"))
+        objs = [{k: mask_value(v, pats, counts) if k in _MASKED else v for k, v in o.items()} for o in objs]
     ents = [{k: e[k] for k in ("tenant_id", "entity_key", "entity_type", "name")}
             for e in islice(ls.iter_entities(), limit)]
     rels = [{"tenant_id": t, "relation_id": r.relation_id, "from": r.from_, "type": r.type, "to": r.to,
              "evidence_object_id": r.evidence_object_id} for r, t, _, _ in islice(ls.iter_relations(), limit)]
     tombs = [{k: t[k] for k in ("tenant_id", "object_id", "reason")} for t in islice(ls.iter_tombstones(), limit)]
     return {"source_id": m.source_id, "parser": m.parser.value, "manifest": disp, "enabled": m.enabled,
+            "masked": dict(sorted(counts.items())),
+            "unless_scopes": sorted(red.unless_scopes) if red is not None else [],
             "objects": objs, "entities": ents, "relations": rels, "tombstones": tombs}

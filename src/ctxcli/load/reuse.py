@@ -51,6 +51,10 @@ class Prior:
     summaries: list[tuple] = field(default_factory=list)     # the sources table's counts, in load order
     # changed sources under an unchanged redaction policy: (tenant, object id) -> (doc id, row_key)
     rows: dict[str, dict[tuple[str, str], tuple[int, bytes]]] = field(default_factory=dict)
+    # the live store's sync file (load/sync.py): its entries that match the store, per source,
+    # and for the changed sources among them, what their units can copy
+    sync: dict[str, dict] = field(default_factory=dict)
+    units: dict[str, Any] = field(default_factory=dict)      # source -> sync.PriorUnits
 
 
 # What load/derive.py derives an object's values from, besides its source's redaction policy.
@@ -71,8 +75,9 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int,
                policies: dict[str, str | None] | None = None) -> Prior | None:
     """What the live store at ``db`` holds for the sources whose digest is unchanged, and the
     row keys of the changed ones whose redaction policy (``policies``: source -> the sources
-    table's ``redaction`` text) is the same; None when there is no usable store (missing,
-    another schema or builder, unreadable)."""
+    table's ``redaction`` text) is the same — and, where the live store's sync file
+    (load/sync.py) records their units, what those units can copy; None when there is no
+    usable store (missing, another schema or builder, unreadable)."""
     if not db.is_file() or Path(str(db) + ".wal").exists():
         return None             # no store, or a killed writer's log: its rows are not trusted
     import duckdb
@@ -95,17 +100,30 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int,
             "s.n_dropped, s.digest FROM sources s JOIN source_loads l ON l.source_id = s.source_id "
             "ORDER BY l.first_entity, l.first_doc, s.source_id").fetchall()
         if policies is not None:
+            from . import sync
+
+            prior.sync = sync.read(db, {s: (d, f) for s, d, f in con.execute(
+                "SELECT s.source_id, s.digest, l.first_doc FROM sources s "
+                "JOIN source_loads l ON l.source_id = s.source_id WHERE s.enabled").fetchall()})
             pols = dict(con.execute("SELECT source_id, redaction FROM sources WHERE enabled").fetchall())
             for sid in sorted(s for s in digests if s in old and old[s] != digests[s]):
                 if sid not in policies or pols.get(sid) != policies[sid]:
                     continue
-                cur = con.execute("SELECT tenant_id, object_id, doc_id, title, content, keys FROM objects "
-                                  "WHERE source_id = ?", [sid])
+                cur = con.execute("SELECT tenant_id, object_id, doc_id, title, content, keys, supersedes "
+                                  "FROM objects WHERE source_id = ?", [sid])
                 rows: dict[tuple[str, str], tuple[int, bytes]] = {}
+                entry = prior.sync.get(sid)
+                # (a unit's digest covers the source's context: a changed manifest or rule matches none)
+                units = sync.PriorUnits(entry["first_doc"], [tuple(u) for u in entry["units"]]) \
+                    if entry and "units" in entry else None
                 while chunk := cur.fetchmany(4096):
-                    for t, o, d, ti, c, k in chunk:
+                    for t, o, d, ti, c, k, sup in chunk:
                         rows[(t, o)] = (d, row_key(ti, c, k))
+                        if units is not None:
+                            units.docs[d] = (t, o, sup)
                 prior.rows[sid] = rows
+                if units is not None:
+                    prior.units[sid] = units
         if not same:
             return prior
         loads = {r[0]: r[1:] for r in con.execute(
@@ -145,20 +163,25 @@ def attach(con, prior: Prior) -> None:
 
 def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: set[tuple[str, str]],
               per: dict[str, dict[str, int]], obj_cols: tuple[str, ...] = ()) -> None:
-    """Copy the reused sources' rows, and the derived values of the changed sources' kept
-    objects (``kept_objects``, columns ``obj_cols`` but :data:`DERIVED`, plus ``old_doc``),
+    """Copy the reused sources' rows, the derived values of the changed sources' kept
+    objects (``kept_objects``, columns ``obj_cols`` but :data:`DERIVED`, plus ``old_doc``) and
+    the whole rows of their unchanged units' objects (``same_objects``: old doc -> new doc),
     from the live store (attached read-only as ``prior``) into the staging store. ``reused``
     maps a source to its (new first doc id, new first entity id). Relations are renumbered
     through entity keys and split into kept and dropped by the load's tombstones; checks that
     a full load makes on them raise Fallback. Leaves ``prior_docs`` (old doc id -> new doc id
     of every object whose terms and vector are copied) for load/vectors.py."""
     kept = con.execute("SELECT count(*) FROM kept_objects").fetchone()[0]
-    if not reused and not kept:
+    same = con.execute("SELECT count(*) FROM same_objects").fetchone()[0]
+    if not reused and not kept and not same:
         return
     con.execute("CREATE TEMP TABLE reuse_src(source_id VARCHAR, doc_off BIGINT, ent_off BIGINT)")
-    con.execute("INSERT INTO reuse_src SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[]), unnest(?::BIGINT[])",
-                [list(reused), [reused[s][0] - prior.sources[s].first_doc for s in reused],
-                 [reused[s][1] - prior.sources[s].first_entity for s in reused]])
+    from .build import _json_list
+
+    con.execute("INSERT INTO reuse_src SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
+                "unnest(from_json(?, '[\"BIGINT\"]')), unnest(from_json(?, '[\"BIGINT\"]'))",
+                [_json_list(reused), _json_list(reused[s][0] - prior.sources[s].first_doc for s in reused),
+                 _json_list(reused[s][1] - prior.sources[s].first_entity for s in reused)])
     con.execute("INSERT INTO entities SELECT e.* REPLACE (e.entity_id + r.ent_off AS entity_id) "
                 "FROM prior.entities e JOIN reuse_src r ON r.source_id = e.source_id")
     con.execute("INSERT INTO objects SELECT o.* REPLACE ((o.doc_id + r.doc_off)::INTEGER AS doc_id, "
@@ -167,10 +190,13 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
         cols = ", ".join(f"p.{c}" if c in DERIVED else f"k.{c}" for c in obj_cols)
         con.execute(f"INSERT INTO objects ({', '.join(obj_cols)}) SELECT {cols} FROM kept_objects k "
                     "JOIN prior.objects p ON p.doc_id = k.old_doc")
+    if same:        # an unchanged unit of a changed source (load/sync.py): the live row, renumbered
+        con.execute("INSERT INTO objects SELECT p.* REPLACE (s.doc_id AS doc_id, NULL::BIGINT AS family) "
+                    "FROM same_objects s JOIN prior.objects p ON p.doc_id = s.old_doc")
     # term frequencies of the reused documents, from the postings (tenant-local term ids -> terms)
     con.execute("CREATE TEMP TABLE prior_docs AS SELECT o.doc_id AS old_doc, (o.doc_id + r.doc_off)::INTEGER AS doc_id "
                 "FROM prior.objects o JOIN reuse_src r ON r.source_id = o.source_id "
-                "UNION ALL SELECT old_doc, doc_id FROM kept_objects")
+                "UNION ALL SELECT old_doc, doc_id FROM kept_objects UNION ALL SELECT old_doc, doc_id FROM same_objects")
     con.execute("INSERT INTO doc_len SELECT d.doc_id, CASE WHEN o.fts_text = '' THEN 0 "
                 "ELSE len(string_split(o.fts_text, ' ')) END FROM prior.objects o "
                 "JOIN prior_docs d ON d.old_doc = o.doc_id")
@@ -194,8 +220,8 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     con.execute("CREATE TEMP TABLE gone(tenant_id VARCHAR, object_id VARCHAR)")
     if removed:
         ks = sorted(removed)
-        con.execute("INSERT INTO gone SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
-                    [[t for t, _ in ks], [o for _, o in ks]])
+        con.execute("INSERT INTO gone SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
+                    "unnest(from_json(?, '[\"VARCHAR\"]'))", [_json_list(t for t, _ in ks), _json_list(o for _, o in ks)])
     bad = con.execute(
         "SELECT count(*) FROM rrel r WHERE r.src IS NULL OR r.dst IS NULL OR (r.evidence_object_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id) "

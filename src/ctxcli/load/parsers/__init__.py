@@ -11,10 +11,22 @@ fields to ctx's lives in the manifest as data; no parser knows a domain.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ...models.records import RelationRecord
 from . import common
+
+
+class Unit(NamedTuple):
+    """One piece of a source's input that yields its objects on its own (a JSONL line, a
+    Markdown file): ``raw`` is what its objects are made from (with the manifest and rules,
+    which the load adds to its digest), ``rows()`` parses it; a reload whose unit digest is
+    the live store's copies that unit's objects instead of parsing it (load/sync.py)."""
+
+    raw: bytes
+    file: str
+    line: int | None
+    rows: Callable[[], list[dict[str, Any]]]
 
 
 class Parser:
@@ -22,6 +34,7 @@ class Parser:
     files (``entities.jsonl``, ``relations.jsonl``, ``tombstones.jsonl``) of the snapshot."""
 
     name = ""
+    unit = ""           # what one of its units is, in the load report ("line", "file")
 
     def check(self, ls) -> None:
         """Refuse a snapshot folder that cannot hold this parser's input (before any row)."""
@@ -42,6 +55,12 @@ class Parser:
     def content_digest(self, ls) -> bytes | None:
         """The digest of what the source reads from outside its snapshot folder (a
         database), joined to the source's digest; None when it reads only its files."""
+        return None
+
+    def units(self, ls) -> Iterator[Unit] | None:
+        """The source's objects as :class:`Unit` s, in the order :meth:`objects` yields them,
+        or None when this parser cannot tell which input an object came from (then a changed
+        source is parsed whole)."""
         return None
 
     def masks(self, m) -> list[dict[str, str]]:

@@ -77,6 +77,15 @@ def rel(path: Path, root: Path) -> str:
 def iter_jsonl(path: Path, disp: str, ls=None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, object) per non-empty line; a bad line is reported through ``ls`` (gathered, the
     next line read) or, without it, raised."""
+    for lineno, raw in iter_raw_lines(path, disp):
+        try:
+            yield lineno, _line_object(raw, disp, lineno)
+        except InputError as e:
+            report(ls, e)
+
+
+def iter_raw_lines(path: Path, disp: str) -> Iterator[tuple[int, bytes]]:
+    """(line, bytes) per non-empty line of a JSONL file, unparsed."""
     try:
         fh = open(path, "rb")
     except OSError as e:
@@ -90,12 +99,17 @@ def iter_jsonl(path: Path, disp: str, ls=None) -> Iterator[tuple[int, dict[str, 
             lineno += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 raise InputError(f"line is longer than {MAX_LINE_BYTES} bytes", file=disp, line=lineno)
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, _line_object(raw, disp, lineno)
-            except InputError as e:
-                report(ls, e)
+            if raw.strip():
+                yield lineno, raw
+
+
+def line_object(raw: bytes, disp: str, lineno: int, ls=None) -> dict[str, Any] | None:
+    """The JSON object of one line, or None when it is bad (reported through ``ls``)."""
+    try:
+        return _line_object(raw, disp, lineno)
+    except InputError as e:
+        report(ls, e)
+        return None
 
 
 def _line_object(raw: bytes, disp: str, lineno: int) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import orjson
 from ...errors import InputError
 from ...models.records import RelationRecord
 from ...util import jsonstrict
-from . import Parser, register
+from . import Parser, Unit, register
 from .common import record_row, rel, report
 from .mapping import Where, apply
 from .table import entity_of, mapped_record, relations_of, visible
@@ -65,42 +65,48 @@ def _load(ls) -> tuple[list[Any], str]:
 def items(ls) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any], str, Where, str]]:
     """(mapping, item fields as the templates see them, ctx fields, tenant, where, locator) for the
     visible records and their nested items, each record followed by its items."""
-    m = ls.manifest
     recs, disp = _load(ls)
     for i, rec in enumerate(recs, 1):
-        where = Where(disp, None, f"record {i}")
-        try:
-            if not isinstance(rec, dict):
-                raise where.error("a record must be a JSON object")
-            tenant = visible(ls, rec, where)
-            if tenant is None:
-                continue            # another tenant's record in a shared export: never read further
-            fields = apply(m.mapping, rec, where)
-        except InputError as e:
-            report(ls, e)
-            continue
-        fields.pop("tenant_id", None)
-        loc = f"{m.json_export.file}#{m.json_export.records}[{i - 1}]"
-        yield m.mapping, rec, fields, tenant, where, loc
-        parent_id = fields.get("object_id")
-        for nm in m.json_export.nested:
-            sub = _select(rec, nm.path)
-            subs = sub if isinstance(sub, list) else [] if sub is None else [sub]
-            for j, item in enumerate(subs):
-                iw = Where(disp, None, f"record {i} {nm.path}[{j}]")
-                try:
-                    if not isinstance(item, dict):
-                        raise iw.error("a nested item must be a JSON object")
-                    view = {**item, **{f"parent.{k}": v for k, v in rec.items()}, "parent_id": parent_id,
-                            "index": j + 1}
-                    f2 = apply(nm.mapping, view, iw)
-                except InputError as e:
-                    report(ls, e)
-                    continue
-                f2.pop("tenant_id", None)
-                if nm.parent_fact is not None:
-                    f2["facts"] = {**(f2.get("facts") or {}), nm.parent_fact: parent_id}
-                yield nm.mapping, view, f2, tenant, iw, f"{loc}.{nm.path}[{j}]"
+        yield from _record_items(ls, disp, i, rec)
+
+
+def _record_items(ls, disp: str, i: int, rec: Any) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any], str,
+                                                                     Where, str]]:
+    """:func:`items` of the ``i``-th record (from 1): the record, then its nested items."""
+    m = ls.manifest
+    where = Where(disp, None, f"record {i}")
+    try:
+        if not isinstance(rec, dict):
+            raise where.error("a record must be a JSON object")
+        tenant = visible(ls, rec, where)
+        if tenant is None:
+            return              # another tenant's record in a shared export: never read further
+        fields = apply(m.mapping, rec, where)
+    except InputError as e:
+        report(ls, e)
+        return
+    fields.pop("tenant_id", None)
+    loc = f"{m.json_export.file}#{m.json_export.records}[{i - 1}]"
+    yield m.mapping, rec, fields, tenant, where, loc
+    parent_id = fields.get("object_id")
+    for nm in m.json_export.nested:
+        sub = _select(rec, nm.path)
+        subs = sub if isinstance(sub, list) else [] if sub is None else [sub]
+        for j, item in enumerate(subs):
+            iw = Where(disp, None, f"record {i} {nm.path}[{j}]")
+            try:
+                if not isinstance(item, dict):
+                    raise iw.error("a nested item must be a JSON object")
+                view = {**item, **{f"parent.{k}": v for k, v in rec.items()}, "parent_id": parent_id,
+                        "index": j + 1}
+                f2 = apply(nm.mapping, view, iw)
+            except InputError as e:
+                report(ls, e)
+                continue
+            f2.pop("tenant_id", None)
+            if nm.parent_fact is not None:
+                f2["facts"] = {**(f2.get("facts") or {}), nm.parent_fact: parent_id}
+            yield nm.mapping, view, f2, tenant, iw, f"{loc}.{nm.path}[{j}]"
 
 
 @register
@@ -110,15 +116,18 @@ class JsonExportParser(Parser):
     def check(self, ls) -> None:
         _load(ls)
 
+    unit = "record"
+
     def objects(self, ls) -> Iterator[dict[str, Any]]:
-        m = ls.manifest
-        for _, view, fields, tenant, where, loc in items(ls):
-            try:
-                rec = _checked(view, fields, where, loc)
-            except InputError as e:
-                report(ls, e)
-                continue
-            yield record_row(m, rec, tenant, where)
+        yield from _rows(ls, items(ls))
+
+    def units(self, ls) -> Iterator[Unit]:
+        """One unit per record (its position and JSON: its locator names its position), with
+        its nested items."""
+        recs, disp = _load(ls)
+        return (Unit(orjson.dumps([i, rec]), disp, None,
+                     lambda i=i, rec=rec: list(_rows(ls, _record_items(ls, disp, i, rec))))
+                for i, rec in enumerate(recs, 1))
 
     def entities(self, ls) -> Iterator[dict[str, Any]]:
         yield from super().entities(ls)
@@ -143,6 +152,16 @@ class JsonExportParser(Parser):
                     report(ls, e)
                     continue
                 yield from got
+
+
+def _rows(ls, its) -> Iterator[dict[str, Any]]:
+    for _, view, fields, tenant, where, loc in its:
+        try:
+            rec = _checked(view, fields, where, loc)
+        except InputError as e:
+            report(ls, e)
+            continue
+        yield record_row(ls.manifest, rec, tenant, where)
 
 
 def _checked(view: dict[str, Any], fields: dict[str, Any], where: Where, loc: str):

@@ -15,7 +15,7 @@ from ...errors import InputError
 from ...models.manifest import SourceManifest
 from ...models.records import DocumentFrontMatter
 from ...util.yamlio import loads_yaml, loads_yaml_marked, read_text
-from . import Parser, register
+from . import Parser, Unit, register
 from .common import MAX_MARKDOWN_BYTES, object_row, rel, remap_valid_time, report, tenant_of, validate
 from .mapping import Where, apply
 
@@ -197,16 +197,30 @@ def document_objects(m: SourceManifest, relname: str, disp: str, text: str, *, l
 @register
 class MarkdownParser(Parser):
     name = "markdown"
+    unit = "file"
 
     def objects(self, ls) -> Iterator[dict[str, Any]]:
+        for u in self.units(ls):
+            yield from u.rows()
+
+    def units(self, ls) -> Iterator[Unit]:
+        """One unit per ``.md`` file: its path and bytes."""
         for relname, p in ls.names.items():
             if not relname.endswith(".md"):
                 continue
             disp = rel(p, ls.root)
             try:
-                text = read_text(p, display=disp, limit=MAX_MARKDOWN_BYTES)
-                rows = list(document_objects(ls.manifest, relname, disp, text))
-            except InputError as e:
-                report(ls, e)         # the document is skipped; the load goes on to gather the rest
-                continue
-            yield from rows
+                with open(p, "rb") as fh:
+                    raw = fh.read(MAX_MARKDOWN_BYTES + 1)
+            except OSError:
+                raw = b""           # read_text reports it when the unit is parsed
+            yield Unit(relname.encode() + b"\0" + raw, disp, None,
+                       lambda relname=relname, p=p, disp=disp: self._rows(ls, relname, p, disp))
+
+    def _rows(self, ls, relname: str, p, disp: str) -> list[dict[str, Any]]:
+        try:
+            text = read_text(p, display=disp, limit=MAX_MARKDOWN_BYTES)
+            return list(document_objects(ls.manifest, relname, disp, text))
+        except InputError as e:
+            report(ls, e)         # the document is skipped; the load goes on to gather the rest
+            return []

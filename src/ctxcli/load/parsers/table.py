@@ -32,7 +32,7 @@ import orjson
 from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
-from . import Parser, register
+from . import Parser, Unit, register
 from .common import entity_row, record_row, rel, report, tenant_of, validate
 from .mapping import Where, apply, empty, resolve, to_time
 
@@ -190,18 +190,24 @@ def _row_hash(row: dict[str, Any]) -> str:
 
 def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, Where]]:
     """(row number, the raw row, its ctx fields, tenant, where) for each visible row."""
-    mp = ls.manifest.mapping
     for n, row, where in rows(ls):
-        try:
-            tenant = visible(ls, row, where)
-            if tenant is None:
-                continue
-            fields = apply(mp, row, where)
-        except InputError as e:
-            report(ls, e)           # the row is skipped; the rest is read to gather every problem
-            continue
-        fields.pop("tenant_id", None)
-        yield n, row, fields, tenant, where
+        got = mapped_row(ls, row, where)
+        if got is not None:
+            yield n, row, got[0], got[1], where
+
+
+def mapped_row(ls, row: dict[str, Any], where: Where) -> tuple[dict[str, Any], str] | None:
+    """(its ctx fields, tenant) of one row; None for another tenant's row or a bad one (reported)."""
+    try:
+        tenant = visible(ls, row, where)
+        if tenant is None:
+            return None
+        fields = apply(ls.manifest.mapping, row, where)
+    except InputError as e:
+        report(ls, e)           # the row is skipped; the rest is read to gather every problem
+        return None
+    fields.pop("tenant_id", None)
+    return fields, tenant
 
 
 def _record(ls, n: int, row: dict[str, Any], fields: dict[str, Any], tenant: str, where: Where) -> ObjectRecord:
@@ -229,6 +235,7 @@ def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, loc
 @register
 class TableParser(Parser):
     name = "table"
+    unit = "row"
 
     def check(self, ls) -> None:
         _target(ls)
@@ -250,13 +257,30 @@ class TableParser(Parser):
         if m.table.row_groups is not None:
             yield from group_objects(ls)
             return
-        for n, row, fields, tenant, where in mapped_rows(ls):
-            try:
-                rec = _record(ls, n, row, fields, tenant, where)
-            except InputError as e:
-                report(ls, e)
-                continue
-            yield record_row(m, rec, tenant, where)
+        for n, row, where in rows(ls):
+            yield from self._row_objects(ls, n, row, where)
+
+    def units(self, ls) -> Iterator[Unit] | None:
+        """One unit per row (its number, line and values: a row's locator names its number);
+        none for row groups, whose objects span rows."""
+        if ls.manifest.table.row_groups is not None:
+            return None
+        # repr tells every value DuckDB returns apart (NaN from None, 1 from 1.0 and "1")
+        return (Unit(repr((n, where.line, tuple(row.items()))).encode(), where.file, where.line,
+                     lambda n=n, row=row, where=where: self._row_objects(ls, n, row, where))
+                for n, row, where in rows(ls))
+
+    def _row_objects(self, ls, n: int, row: dict[str, Any], where: Where) -> list[dict[str, Any]]:
+        got = mapped_row(ls, row, where)
+        if got is None:
+            return []
+        fields, tenant = got
+        try:
+            rec = _record(ls, n, row, fields, tenant, where)
+        except InputError as e:
+            report(ls, e)
+            return []
+        return [record_row(ls.manifest, rec, tenant, where)]
 
     def entities(self, ls) -> Iterator[dict[str, Any]]:
         yield from super().entities(ls)

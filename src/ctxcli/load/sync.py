@@ -1,0 +1,90 @@
+"""Record-level sync: which piece of a source's input each of its objects came from.
+
+A parser that can tell (:meth:`~.parsers.Parser.units`: a JSONL line of ``parser: records``,
+a Markdown file of ``parser: markdown``) yields its input as units; the load records, per
+source, each unit's digest (of the source's context — manifest, parser masks, evidence rules —
+and the unit's bytes) and how many objects it gave, in load order, in a file beside the store
+(``<store>.sync``). On the next load of a changed source, a unit whose digest is recorded is
+not parsed, validated or derived again: its objects' rows are copied from the live store
+(``same_objects``, load/reuse.py) under the doc ids a full load gives them. Only added and
+changed units are parsed; a removed unit's objects are simply not there.
+
+The file is trusted for a source only when it was written with the live store: it records the
+source's digest and first doc id, and both must be the live store's. A unit is parsed again
+when any of its objects is missing from the live store (a tombstone deleted it) or when an id
+it brings collides (the full load reports which line: ``Fallback``). The store itself is the
+same as a full load's, row for row; so is this file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+FORMAT = 1
+
+
+def path_of(db: Path | str) -> Path:
+    """The sync file of the store at ``db``."""
+    return Path(str(db) + ".sync")
+
+
+def unit_digest(context: str, raw: bytes) -> str:
+    return hashlib.sha256(context.encode() + b"\0" + raw).hexdigest()[:32]
+
+
+@dataclass
+class PriorUnits:
+    """What the live store's sync file says of one changed source, checked against the store."""
+
+    first_doc: int
+    units: list[tuple[str, int]]
+    # old doc id -> (tenant, object id, supersedes) of the source's objects in the live store
+    docs: dict[int, tuple[str, str, str | None]] = field(default_factory=dict)
+
+    def available(self) -> dict[str, deque[list[int]]]:
+        """unit digest -> the old doc ids of each unit with that digest, in order."""
+        out: dict[str, deque[list[int]]] = {}
+        d = self.first_doc
+        for h, n in self.units:
+            out.setdefault(h, deque()).append(list(range(d, d + n)))
+            d += n
+        return out
+
+
+def read(db: Path, loads: dict[str, tuple[str, int]]) -> dict[str, dict]:
+    """The sync file's entries of the sources whose digest and first doc id (``loads``: source
+    -> (digest, first doc) in the live store) it matches; {} when there is none or it is not
+    readable."""
+    try:
+        doc = orjson.loads(path_of(db).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("sources"), dict):
+        return {}
+    out = {}
+    for sid, e in doc["sources"].items():
+        if isinstance(e, dict) and sid in loads and (e.get("digest"), e.get("first_doc")) == loads[sid]:
+            out[sid] = e
+    return out
+
+
+def write(path: str | Path, entries: dict[str, dict]) -> None:
+    """The sync file of a staging store (moved beside the live store with it, :func:`publish`)."""
+    with open(path, "wb") as fh:
+        fh.write(orjson.dumps({"format": FORMAT, "sources": entries}, option=orjson.OPT_SORT_KEYS))
+
+
+def publish(staging_sync: str, db: Path) -> None:
+    """Move the staging store's sync file beside the live store, replacing the old one; with
+    none, remove the old one (it described the previous store)."""
+    target = path_of(db)
+    if os.path.exists(staging_sync):
+        os.replace(staging_sync, target)
+    elif target.exists():
+        target.unlink()
