@@ -1060,6 +1060,24 @@ MUTANTS: list[Mutant] = [
     Mutant("sync-json-unit-ignores-position", "src/ctxcli/load/parsers/json_export.py",
            "Unit(orjson.dumps([i, rec]), disp,", "Unit(orjson.dumps(rec), disp,",
            ("tests/test_sync_units.py::test_a_json_export_reload_maps_only_the_changed_record_and_its_items",)),
+    # load throughput (issue 36): the fast paths of the shadow text, the dedup hash, the mask's
+    # normalisation and the raw terms of masked sources against their definitions
+    Mutant("fts-part-starts-inside-a-long-run", "src/ctxcli/load/fts_text.py",
+           '_A_PART = re.compile(r"(?<![a-z0-9])[a-z0-9]{1,%d}(?![a-z0-9])" % MAX_TERM)',
+           '_A_PART = re.compile(r"[a-z0-9]{1,%d}(?![a-z0-9])" % MAX_TERM)',
+           ("tests/test_fulltext.py::test_terms_of_mixed_chunks_match_the_unicode_definition",)),
+    Mutant("fts-splice-reuses-a-marker", "src/ctxcli/load/fts_text.py",
+           "        out += items\n        start = i + 1\n", "        out += items\n        start = i\n",
+           ("tests/test_fulltext.py::test_terms_of_mixed_chunks_match_the_unicode_definition",)),
+    Mutant("raw-terms-of-unmasked-fields-only", "src/ctxcli/load/derive.py",
+           "                if masked == plain:\n", "                if masked != plain:\n",
+           ("tests/test_hostile_masks.py::test_the_index_holds_no_term_of_a_masked_span",)),
+    Mutant("dedup-hash-splits-at-spaces-only", "src/ctxcli/load/parse.py",
+           'sha256_hex(" ".join(text.split()).casefold())', 'sha256_hex(" ".join(text.split(" ")).casefold())',
+           ("tests/test_fulltext.py::test_dedup_hash_folds_white_space_as_its_definition",)),
+    Mutant("mask-normalise-keeps-latin1-format-characters", "src/ctxcli/util/masking.py",
+           '_NON_ASCII = re.compile(r"[^\\x00-\\x7f]+")', '_NON_ASCII = re.compile(r"[^\\x00-\\xff]+")',
+           ("tests/test_fulltext.py::test_mask_normalisation_drops_format_characters_as_its_definition",)),
 ]
 
 

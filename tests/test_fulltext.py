@@ -172,3 +172,49 @@ def _reference_terms(text: str) -> list[str]:
 @given(st.text(alphabet=st.sampled_from(list("aZ9-_.:/ \t\n\u00a0\u3000数据中心ßéİıＡⅣﬁ①²Ω\u0301")), max_size=40))
 def test_terms_fast_path_matches_the_unicode_definition(text):
     assert terms(text) == _reference_terms(text)
+
+
+# Chunks of mixed text (white space of every kind, the marker character itself, runs longer than
+# a term may be, compounds across ASCII and non-ASCII chunks) against the same definition.
+_CHUNK = st.sampled_from(["a", "Z9", "x" * 64, "y" * 65, "ab-cd", "a.b.", "-_", "数据", "中", "ﬁ", "é-a", "a-é",
+                          "①", "Ⅳ", "\uffff", "ß", "\u0301", "ÉTÉ_2026"])
+_SPACE = st.sampled_from([" ", "\t", "\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u2028", "\u3000", "", "-", "."])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_CHUNK, _SPACE), max_size=12))
+def test_terms_of_mixed_chunks_match_the_unicode_definition(parts):
+    text = "".join(c + s for c, s in parts)
+    assert terms(text) == _reference_terms(text)
+
+
+# The load's per-object helpers against their definitions, on text of every kind of white space
+# and format character (load/parse.py dedup_hash, util/masking.py normalise).
+_TEXT = st.text(alphabet=st.sampled_from(list("aB9 \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u00a0\u1680\u2000\u2028"
+                                              "\u2029\u202f\u3000\u200b\u200d\u00ad\ufeff\u2060ßİ数\u2212\ud800")),
+                max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT.map(lambda t: t.replace("\ud800", "")))
+def test_dedup_hash_folds_white_space_as_its_definition(text):
+    import re
+
+    from ctxcli.load.parse import dedup_hash
+    from ctxcli.util.canon import sha256_hex
+
+    assert dedup_hash(text) == "sha256:" + sha256_hex(re.sub(r"\s+", " ", text).strip().casefold())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_mask_normalisation_drops_format_characters_as_its_definition(text):
+    from ctxcli.util.masking import _DASHES, normalise
+
+    if text.isascii():
+        want = text
+    else:
+        t = unicodedata.normalize("NFKC", text).translate(_DASHES)
+        t = "".join(c for c in t if unicodedata.category(c) != "Cf")
+        want = t.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in t) else t
+    assert normalise(text) == want

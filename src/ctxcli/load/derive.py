@@ -11,7 +11,7 @@ DuckDB connection yet. Spawned workers would re-run the caller's main module, so
 from __future__ import annotations
 
 import os
-from collections import deque
+from collections import Counter, deque
 from typing import Any, Callable
 
 from . import fts_text
@@ -44,19 +44,25 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
     dumps = orjson.dumps
     objs, terms = [], []
     texts = []
+    terms_of = fts_text.terms
     for o in rows:
         title, content, keys = _indexed(o)
         texts.append(embed_text(title, content))
-        ts = [x for f in (title, content, " ".join(keys)) for x in fts_text.terms(f)]
-        tf: dict[str, int] = {}
-        for x in ts:
-            tf[x] = tf.get(x, 0) + 1
-        # the terms only the unmasked text has, for subjects holding an unmasking scope
+        key_text = " ".join(keys)
+        ts = terms_of(title)
+        ts += terms_of(content)
+        ts += terms_of(key_text)
+        tf = Counter(ts)        # first-seen order, as the dict it replaces
+        # the terms only the unmasked text has, for subjects holding an unmasking scope: a field
+        # the mask left as it was has the same terms, all of them counted in ``tf`` already
         raw: dict[str, int] = {}
         if (o.get("_redact") or {}).get("unless_scopes"):
-            for x in (t for f in (o["title"], o["content"], " ".join(o["keys"])) for t in fts_text.terms(f)):
-                if x not in tf:
-                    raw[x] = raw.get(x, 0) + 1
+            for masked, plain in ((title, o["title"]), (content, o["content"]), (key_text, " ".join(o["keys"]))):
+                if masked == plain:
+                    continue
+                for x in terms_of(plain):
+                    if x not in tf:
+                        raw[x] = raw.get(x, 0) + 1
         o["raw_terms"], o["raw_tfs"] = list(raw), list(raw.values())
         o["dedup_hash"] = dedup_hash(o["content"])
         o["tokens"], o["fts_text"], o["terms"], o["tfs"] = \

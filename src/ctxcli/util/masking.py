@@ -135,9 +135,18 @@ def normalise(text: str) -> str:
     if text.isascii():
         return text
     t = unicodedata.normalize("NFKC", text).translate(_DASHES)
-    t = "".join(c for c in t if unicodedata.category(c) != "Cf")
+    # every format character is beyond ASCII: only the non-ASCII runs are looked at
+    t = _NON_ASCII.sub(_drop_format, t)
     # a lone surrogate (a YAML "\udcff" escape) cannot be matched by RE2: read as "?"
-    return t.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in t) else t
+    return t.encode("utf-8", "replace").decode("utf-8") if _SURROGATE.search(t) else t
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _drop_format(m: re.Match) -> str:
+    return "".join(c for c in m.group() if unicodedata.category(c) != "Cf")
 
 
 def mask(text: str, pats: Patterns, counts: dict[str, int] | None = None) -> str:
