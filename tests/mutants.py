@@ -897,6 +897,19 @@ MUTANTS: list[Mutant] = [
            "    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):",
            ("tests/test_generations.py::test_bad_keep_settings_are_one_line_errors",
             "tests/test_generations.py::test_bad_retention_settings_are_one_line_errors")),
+    # --- issue 36: start-up (a fresh `ctx --help` without Typer; a command loads its module) ---
+    Mutant("startup-typer-imported-by-the-entry-point", "src/ctxcli/cli/main.py",
+           "import os\nimport sys\n", "import os\nimport sys\n\nimport typer  # noqa: F401\n",
+           ("tests/test_startup.py::test_ctx_help_prints_typers_help_without_importing_typer_or_any_command",)),
+    Mutant("startup-every-command-module-loaded", "src/ctxcli/cli/main.py",
+           "build((module,) if module else COMMAND_MODULES)()", "build(COMMAND_MODULES)()",
+           ("tests/test_startup.py::test_a_command_imports_only_its_own_module_and_nothing_heavy_for_its_help",)),
+    Mutant("startup-stored-help-stale", "src/ctxcli/cli/top_help.py",
+           "  --help                Show this message and exit.", "  --help                Show this help and exit.",
+           ("tests/test_startup.py::test_the_stored_top_level_help_is_typers_rendering",)),
+    Mutant("startup-stored-help-on-a-narrow-terminal", "src/ctxcli/cli/main.py",
+           "shutil.get_terminal_size().columns >= 80", "shutil.get_terminal_size().columns >= 0",
+           ("tests/test_startup.py::test_a_narrow_terminal_gets_typers_narrower_help",)),
 ]
 
 
