@@ -914,6 +914,15 @@ MUTANTS: list[Mutant] = [
            "ranks = dict(zip(map(binascii.a2b_base64, parts[::2]), range(n)))",
            "ranks = dict(zip(map(binascii.a2b_base64, parts[::2]), range(1, n + 1)))",
            ("tests/test_startup.py::test_the_cl100k_encoding_ctx_builds_is_tiktokens",)),
+    Mutant("yaml-cache-shares-its-copy", "src/ctxcli/util/yamlio.py",
+           "    return Marks(_copy(hit.data), dict(hit.marks))", "    return hit",
+           ("tests/test_yaml_cache.py::test_each_caller_gets_its_own_copy",)),
+    Mutant("yaml-cache-ignores-ctime", "src/ctxcli/util/yamlio.py",
+           "st.st_mtime_ns, st.st_ctime_ns)", "st.st_mtime_ns, 0)",
+           ("tests/test_yaml_cache.py::test_a_changed_file_is_read_again",)),
+    Mutant("yaml-cache-keeps-fresh-files", "src/ctxcli/util/yamlio.py",
+           "        if settled and _identity(path) == before:", "        if _identity(path) == before:",
+           ("tests/test_yaml_cache.py::test_a_file_just_written_is_not_kept",)),
 ]
 
 
