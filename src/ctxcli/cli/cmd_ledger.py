@@ -10,12 +10,12 @@ import typer
 from .cmd_load import JsonOpt
 from .common import emit_json, handle_errors
 
-ledger_app = typer.Typer(name="ledger", help="The run ledger: one hash-chained record per investigate, ask and "
-                         "replay, beside the store.\n\nExample: ctx ledger verify",
-                         no_args_is_help=True, rich_markup_mode=None)
-
 
 def register(app: typer.Typer) -> None:
+    """A new sub-app per call: the start-up path and the full app may each register the module."""
+    ledger_app = typer.Typer(name="ledger", help="The run ledger: one hash-chained record per investigate, ask and "
+                             "replay, beside the store.\n\nExample: ctx ledger verify",
+                             no_args_is_help=True, rich_markup_mode=None)
     app.add_typer(ledger_app)
     ledger_app.command("verify")(verify)
 

@@ -15,11 +15,10 @@ DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store file, or a pos
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document instead of a table.")]
 
 
-sources_app = typer.Typer(name="sources", invoke_without_command=True, rich_markup_mode=None)
-
-
 def register(app: typer.Typer) -> None:
+    """A new sub-app per call: the start-up path and the full app may each register the module."""
     app.command("load")(load)
+    sources_app = typer.Typer(name="sources", invoke_without_command=True, rich_markup_mode=None)
     sources_app.callback(invoke_without_command=True)(sources)
     sources_app.command("preview")(preview)
     app.add_typer(sources_app)

@@ -9,13 +9,13 @@ import typer
 from .cmd_load import DbOpt, JsonOpt
 from .common import emit_json, handle_errors
 
-store_app = typer.Typer(name="store", help="Operate a store: list its generations, prune old ones (the project's "
-                        "DuckDB file or a team store on PostgreSQL); create a team store.\n\n"
-                        "Example: ctx store generations",
-                        no_args_is_help=True, rich_markup_mode=None)
-
 
 def register(app: typer.Typer) -> None:
+    """A new sub-app per call: the start-up path and the full app may each register the module."""
+    store_app = typer.Typer(name="store", help="Operate a store: list its generations, prune old ones (the project's "
+                            "DuckDB file or a team store on PostgreSQL); create a team store.\n\n"
+                            "Example: ctx store generations",
+                            no_args_is_help=True, rich_markup_mode=None)
     app.add_typer(store_app)
     store_app.command("init")(init)
     store_app.command("generations")(generations)

@@ -1,77 +1,83 @@
-"""ctx command line. Typer lives here and in the command modules only; each command parses
-its arguments, calls the library API (``ctxcli.api``), renders, and maps errors to exit
-codes (0 ok, 1 check failed, 2 bad input or usage, 3 store busy)."""
+"""ctx command line entry point (``ctx`` runs ``run``). Typer lives in ``app`` and the command
+modules only; each command parses its arguments, calls the library API (``ctxcli.api``),
+renders, and maps errors to exit codes (0 ok, 1 check failed, 2 bad input or usage, 3 store busy).
+
+This module imports nothing heavy, so that start-up costs only what the command needs:
+``ctx --help`` (on a terminal of 80 columns or more) and ``ctx --version`` are answered here
+without Typer, and ``ctx <command> …`` builds an application holding only that command's
+module (``app.build``). Anything else (a narrow terminal, shell completion, an unknown
+command, options before the command) goes to the full application."""
 
 from __future__ import annotations
 
-import typer
+import os
+import sys
 
-app = typer.Typer(
-    name="ctx",
-    help="ctx builds governed, replayable Context Packs: what a model may see for an investigation, and why.\n\n"
-         "Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from .. import BUILDER_VERSION, __version__
-
-        typer.echo(f"ctx {__version__} ({BUILDER_VERSION})")
-        raise typer.Exit()
+# Command (or group) name -> the module in cli/ that registers it. Only a speed-up: a name
+# missing here is still found by the full application. tests/test_startup.py checks each
+# entry against what its module registers.
+COMMANDS = {
+    "init": "cmd_init", "runs": "cmd_runs", "load": "cmd_load", "sources": "cmd_load",
+    "investigate": "cmd_investigate", "replay": "cmd_postmortem", "explain-omissions": "cmd_postmortem",
+    "diff": "cmd_postmortem", "render": "cmd_render", "eval": "cmd_eval", "ask": "cmd_ask",
+    "validate-answer": "cmd_ask", "serve": "cmd_serve", "scan": "cmd_scan", "report": "cmd_report",
+    "check": "cmd_check", "schema": "cmd_schema", "store": "cmd_store", "audit-call": "cmd_audit",
+    "handoff": "cmd_handoff", "remember": "cmd_memory", "forget": "cmd_memory", "ledger": "cmd_ledger",
+    "erase": "cmd_erase",
+}
 
 
-@app.callback()
-def _main(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
-                                       help="Print the ctx version and builder version, then exit.")) -> None:
-    """ctx builds governed, replayable Context Packs: what a model may see for an investigation, and why.
+def version_line() -> str:
+    from .. import BUILDER_VERSION, __version__
 
-    Example: ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00"""
+    return f"ctx {__version__} ({BUILDER_VERSION})"
 
 
-COMMAND_MODULES = (
-    "cmd_init",
-    "cmd_runs",
-    "cmd_load",
-    "cmd_investigate",
-    "cmd_postmortem",
-    "cmd_render",
-    "cmd_eval",
-    "cmd_ask",
-    "cmd_serve",
-    "cmd_scan",
-    "cmd_report",
-    "cmd_check",
-    "cmd_schema",
-    "cmd_store",
-    "cmd_audit",
-    "cmd_handoff",
-    "cmd_memory",
-    "cmd_ledger",
-    "cmd_erase",
-)
+def _completing() -> bool:
+    """A shell-completion request (Typer reads ``_<PROG>_COMPLETE``): the full application answers it."""
+    return any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
 
 
-def _register() -> None:
-    """Each command module registers its commands; modules are light (Typer only)."""
-    import importlib
-    import importlib.util
-
-    for name in COMMAND_MODULES:
-        if importlib.util.find_spec(f"{__package__}.{name}") is None:
-            continue
-        importlib.import_module(f"{__package__}.{name}").register(app)
+def _named_ctx() -> bool:
+    """Typer calls the program ``ctx`` (the installed script, not ``python -m …``), as in the stored help."""
+    main = sys.modules.get("__main__")
+    return getattr(main, "__package__", None) in (None, "") and os.path.basename(sys.argv[0]) == "ctx"
 
 
-_register()
+def _answered_here(args: list[str]) -> bool:
+    if args not in (["--version"], ["--help"]) or _completing():
+        return False
+    if args == ["--version"]:
+        sys.stdout.write(version_line() + "\n")
+        return True
+    import shutil
+
+    # Typer's help is 78 columns wide on any terminal of 80 columns or more.
+    if _named_ctx() and shutil.get_terminal_size().columns >= 80:
+        from .top_help import TEXT
+
+        sys.stdout.write(TEXT)
+        return True
+    return False
 
 
 def run() -> None:
-    app()
+    args = sys.argv[1:]
+    if _answered_here(args):
+        sys.stdout.flush()
+        return
+    from .app import COMMAND_MODULES, build
+
+    module = COMMANDS.get(args[0]) if args and not _completing() else None
+    build((module,) if module else COMMAND_MODULES)()
+
+
+def __getattr__(name: str):
+    if name == "app":     # the full application (tests: ``from ctxcli.cli.main import app``)
+        from . import app as app_module
+
+        return app_module.app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

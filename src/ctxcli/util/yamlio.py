@@ -5,6 +5,7 @@ bad date is a field error rather than a crash in the YAML library."""
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -221,8 +222,52 @@ def read_text(path: Path, *, display: str, limit: int) -> str:
 
 
 def read_yaml(path: Path, *, display: str) -> Any:
-    return loads_yaml(read_text(path, display=display, limit=MAX_YAML_BYTES), file=display)
+    return read_yaml_marked(path, display=display).data
+
+
+# Parsed files of this process, keyed by path and the file's identity and change times: one
+# investigation reads its playbook and case more than once, and a warm `ctx serve` reads the
+# case, the playbook and every source manifest at each call. Callers get their own copy. A file
+# changed in the last 2 s is not kept (as git does with "racily clean" entries): two writes of
+# the same size within the file system's clock tick would otherwise look alike; any later
+# change sets its ctime to after the kept one's, so it never matches a kept entry.
+_PARSED: dict[tuple, Marks] = {}
+_PARSED_MAX = 512
+_SETTLED_NS = 2_000_000_000
+
+
+def _identity(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _copy(x: Any) -> Any:
+    """A copy of parsed YAML: new dicts and lists, the scalars (immutable) shared."""
+    if isinstance(x, dict):
+        return {k: _copy(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_copy(v) for v in x]
+    if isinstance(x, (set, tuple)):      # !!set, and the pairs of !!omap / !!pairs
+        return type(x)(_copy(v) for v in x)
+    return x
 
 
 def read_yaml_marked(path: Path, *, display: str) -> Marks:
-    return loads_yaml_marked(read_text(path, display=display, limit=MAX_YAML_BYTES), file=display)
+    before = _identity(path)
+    key = (str(path), display, before)
+    hit = _PARSED.get(key) if before is not None else None
+    if hit is None:
+        hit = loads_yaml_marked(read_text(path, display=display, limit=MAX_YAML_BYTES), file=display)
+        settled = before is not None and time.time_ns() - max(before[3], before[4]) > _SETTLED_NS
+        if settled and _identity(path) == before:     # unchanged while it was read
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[key] = hit
+        else:
+            return hit
+    return Marks(_copy(hit.data), dict(hit.marks))
