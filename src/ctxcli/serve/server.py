@@ -99,15 +99,13 @@ def _annotations():
     return read_only, writes_run
 
 
-def build_server(cfg: ServeConfig):
-    """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
+def _server_class(audit: AuditLog):
+    """The SDK's MCPServer, each tool checked against its own input model and every call and
+    resource read written to ``audit`` (built here: the SDK is imported only when serving)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import (ResourceError, ToolError, UnexpectedResourceError,
                                                  UnexpectedToolError)
     from mcp.shared.exceptions import MCPError
-
-    audit = AuditLog(cfg.audit_log)
-    READ_ONLY, WRITES_RUN = _annotations()
 
     class CtxServer(MCPServer):
         inputs: dict[str, Any] = {}      # tool name -> its input model (input_model)
@@ -173,6 +171,16 @@ def build_server(cfg: ServeConfig):
             audit.write("read_resource", args, "ok", pid)
             return result
 
+    return CtxServer
+
+
+def build_server(cfg: ServeConfig):
+    """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+    audit = AuditLog(cfg.audit_log)
+    READ_ONLY, WRITES_RUN = _annotations()
+    CtxServer = _server_class(audit)
     srv = CtxServer(
         "ctx", version=BUILDER_VERSION,
         instructions=("ctx builds governed Context Packs. Call investigate for a case (or a playbook with seeds), "
