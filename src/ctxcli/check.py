@@ -99,108 +99,124 @@ def _expr_names(src: str) -> set[str]:
 
 # ------------------------------------------------------------------------------ playbooks
 def playbook_problems(pb, marks, disp: str, vocab: Vocabulary | None = None) -> list[Problem]:
-    """Semantic problems of a schema-valid playbook."""
-    from .answer import expr
+    """Semantic problems of a schema-valid playbook, section by section in file order."""
+    c = _PlaybookCheck(pb, marks, disp, vocab or Vocabulary())
+    c.facts()
+    c.claims()
+    c.decision()
+    c.evidence_types()
+    c.path_templates()
+    return c.out
 
-    vocab = vocab or Vocabulary()
-    out: list[Problem] = []
-    params = set(getattr(pb, "params", {}) or {})
-    types = {et.type for et in pb.evidence_types}
-    defined: set[str] = {a.name for a in getattr(pb, "aggregates", [])}    # bound before the facts
-    all_facts = {f.name for f in pb.facts}
 
-    def names_ok(names, known: set[str], where: str, what: str) -> None:
+class _PlaybookCheck:
+    """The checks of one playbook; ``defined`` grows as the facts are checked in order."""
+
+    def __init__(self, pb, marks, disp: str, vocab: Vocabulary) -> None:
+        self.pb, self.marks, self.disp, self.vocab = pb, marks, disp, vocab
+        self.out: list[Problem] = []
+        self.params = set(getattr(pb, "params", {}) or {})
+        self.types = {et.type for et in pb.evidence_types}
+        self.defined: set[str] = {a.name for a in getattr(pb, "aggregates", [])}    # bound before the facts
+        self.all_facts = {f.name for f in pb.facts}
+
+    def problem(self, where: str, message: str) -> None:
+        self.out.append(_at(self.marks, self.disp, where, message))
+
+    def names_ok(self, names, known: set[str], where: str, what: str) -> None:
         for n in sorted(names):
             if n.startswith("param."):
-                if n[6:] not in params:
-                    out.append(_at(marks, disp, where, f"{what} uses undeclared parameter {n}"))
+                if n[6:] not in self.params:
+                    self.problem(where, f"{what} uses undeclared parameter {n}")
             elif n not in known and n not in BUILTIN_NAMES:
-                later = " (defined later)" if n in all_facts else ""
+                later = " (defined later)" if n in self.all_facts else ""
                 hint = _suggest(n, known)
-                out.append(_at(marks, disp, where, f"{what} uses unknown name {n}{later}{hint}"))
+                self.problem(where, f"{what} uses unknown name {n}{later}{hint}")
 
-    for f in pb.facts:
-        where = f"facts.{f.name}"
-        if f.from_ and f.from_ not in types:
-            out.append(_at(marks, disp, where + ".from", f"fact {f.name}: unknown evidence type {f.from_}"))
-        for ref in (f.input, f.mapping, f.left, f.right):
-            if ref and ref not in defined:
-                out.append(_at(marks, disp, where, f"fact {f.name} refers to {ref} before it is defined"))
-        if f.expr:
-            try:
-                names_ok(_expr_names(f.expr), defined, where + ".expr", f"fact {f.name}: expr")
-            except expr.ExprError as e:
-                out.append(_at(marks, disp, where + ".expr", str(e)))
-        for k, v in f.where.items():
-            if isinstance(v, str):
-                names_ok([n for n in template_names(v)], set(), f"{where}.where.{k}", f"fact {f.name}: where {k}")
-        defined.add(f.name)
+    def expr_ok(self, src: str, where: str, what: str) -> None:
+        from .answer import expr
 
-    for c in pb.claims:
-        where = f"claims.{c.id}"
-        for u in list(c.uses) + list(c.competing):
-            if u not in defined:
-                out.append(_at(marks, disp, where + ".uses", f"claim {c.id} uses unknown fact {u}{_suggest(u, defined)}"))
-        if c.when:
-            try:
-                names_ok(_expr_names(c.when), defined, where + ".when", f"claim {c.id}: when")
-            except expr.ExprError as e:
-                out.append(_at(marks, disp, where + ".when", str(e)))
-        for key, tmpl in (("text", c.text), ("else_text", c.else_text)):
-            if tmpl:
-                names_ok(template_names(tmpl), defined, f"{where}.{key}", f"claim {c.id}: {key}")
-
-    for r in pb.decision.rules:
-        where = f"decision.rules.{r.id}.when"
         try:
-            names_ok(_expr_names(r.when), defined, where, f"decision rule {r.id}: when")
+            self.names_ok(_expr_names(src), self.defined, where, what)
         except expr.ExprError as e:
-            out.append(_at(marks, disp, where, str(e)))
+            self.problem(where, str(e))
 
-    def window_ok(w, where: str, what: str) -> None:
+    def facts(self) -> None:
+        for f in self.pb.facts:
+            where = f"facts.{f.name}"
+            if f.from_ and f.from_ not in self.types:
+                self.problem(where + ".from", f"fact {f.name}: unknown evidence type {f.from_}")
+            for ref in (f.input, f.mapping, f.left, f.right):
+                if ref and ref not in self.defined:
+                    self.problem(where, f"fact {f.name} refers to {ref} before it is defined")
+            if f.expr:
+                self.expr_ok(f.expr, where + ".expr", f"fact {f.name}: expr")
+            for k, v in f.where.items():
+                if isinstance(v, str):
+                    self.names_ok([n for n in template_names(v)], set(), f"{where}.where.{k}",
+                                  f"fact {f.name}: where {k}")
+            self.defined.add(f.name)
+
+    def claims(self) -> None:
+        for c in self.pb.claims:
+            where = f"claims.{c.id}"
+            for u in list(c.uses) + list(c.competing):
+                if u not in self.defined:
+                    self.problem(where + ".uses", f"claim {c.id} uses unknown fact {u}{_suggest(u, self.defined)}")
+            if c.when:
+                self.expr_ok(c.when, where + ".when", f"claim {c.id}: when")
+            for key, tmpl in (("text", c.text), ("else_text", c.else_text)):
+                if tmpl:
+                    self.names_ok(template_names(tmpl), self.defined, f"{where}.{key}", f"claim {c.id}: {key}")
+
+    def decision(self) -> None:
+        for r in self.pb.decision.rules:
+            self.expr_ok(r.when, f"decision.rules.{r.id}.when", f"decision rule {r.id}: when")
+
+    def window_ok(self, w, where: str, what: str) -> None:
         """A window's entity template, entity type and relation types against the sources' vocabulary."""
+        vocab = self.vocab
         if w.entity:
-            names_ok(template_names(w.entity), set(), where + ".entity", f"{what} entity")
+            self.names_ok(template_names(w.entity), set(), where + ".entity", f"{what} entity")
         etype = w.entity_type or (w.entity.split(":", 1)[0] if w.entity and ":" in w.entity else None)
         if vocab.entity_types is not None and etype and "{" not in etype and etype not in vocab.entity_types:
-            out.append(_at(marks, disp, where, f"{what}: no source declares entity type {etype}"))
+            self.problem(where, f"{what}: no source declares entity type {etype}")
         for edge in w.via:
             if vocab.edges is not None and edge not in vocab.edges:
-                out.append(_at(marks, disp, where + ".via", f"{what}: edge type {edge} is not declared by any "
-                                                             f"source{_suggest(edge, vocab.edges)}"))
+                self.problem(where + ".via", f"{what}: edge type {edge} is not declared by any "
+                                             f"source{_suggest(edge, vocab.edges)}")
 
-    for et in pb.evidence_types:
-        routes = [s for s in (et.retrieve, et.followup) if s is not None
-                  and ((s.structured and s.structured.object_types) or s.fulltext or s.graph or s.window)]
-        if et.required and not routes:
-            out.append(_at(marks, disp, f"evidence_types.{et.type}",
-                           f"required evidence type {et.type} has no retrieval route"))
-        for spec_name, spec in (("retrieve", et.retrieve), ("followup", et.followup)):
-            if spec and spec.fulltext:
-                for t in spec.fulltext.terms:
-                    names_ok(template_names(t), set(), f"evidence_types.{et.type}.{spec_name}.fulltext",
-                             f"evidence type {et.type}: term")
-            if spec and spec.window:
-                window_ok(spec.window, f"evidence_types.{et.type}.{spec_name}.window", f"evidence type {et.type}: window")
-    for a in getattr(pb, "aggregates", []):
-        window_ok(a.over, f"aggregates.{a.name}.over", f"aggregate {a.name}: over")
+    def evidence_types(self) -> None:
+        for et in self.pb.evidence_types:
+            routes = [s for s in (et.retrieve, et.followup) if s is not None
+                      and ((s.structured and s.structured.object_types) or s.fulltext or s.graph or s.window)]
+            if et.required and not routes:
+                self.problem(f"evidence_types.{et.type}", f"required evidence type {et.type} has no retrieval route")
+            for spec_name, spec in (("retrieve", et.retrieve), ("followup", et.followup)):
+                if spec and spec.fulltext:
+                    for t in spec.fulltext.terms:
+                        self.names_ok(template_names(t), set(), f"evidence_types.{et.type}.{spec_name}.fulltext",
+                                      f"evidence type {et.type}: term")
+                if spec and spec.window:
+                    self.window_ok(spec.window, f"evidence_types.{et.type}.{spec_name}.window",
+                                   f"evidence type {et.type}: window")
+        for a in getattr(self.pb, "aggregates", []):
+            self.window_ok(a.over, f"aggregates.{a.name}.over", f"aggregate {a.name}: over")
 
-    for t in pb.path_templates:
-        where = f"path_templates.{t.id}"
-        for i, seed in enumerate(t.seeds):
-            names_ok(template_names(seed), set(), f"{where}.seeds.{i}", f"path template {t.id}: seed")
-        if vocab.entity_types is not None and t.start not in vocab.entity_types:
-            out.append(_at(marks, disp, where + ".start",
-                           f"path template {t.id}: no source declares entity type {t.start}"))
-        for i, s in enumerate(t.steps):
-            if vocab.edges is not None and s.edge not in vocab.edges:
-                out.append(_at(marks, disp, f"{where}.steps.{i}",
-                               f"path template {t.id}: edge type {s.edge} is not declared by any source"
-                               f"{_suggest(s.edge, vocab.edges)}"))
-            if vocab.entity_types is not None and s.to not in vocab.entity_types:
-                out.append(_at(marks, disp, f"{where}.steps.{i}",
-                               f"path template {t.id}: no source declares entity type {s.to}"))
-    return out
+    def path_templates(self) -> None:
+        vocab = self.vocab
+        for t in self.pb.path_templates:
+            where = f"path_templates.{t.id}"
+            for i, seed in enumerate(t.seeds):
+                self.names_ok(template_names(seed), set(), f"{where}.seeds.{i}", f"path template {t.id}: seed")
+            if vocab.entity_types is not None and t.start not in vocab.entity_types:
+                self.problem(where + ".start", f"path template {t.id}: no source declares entity type {t.start}")
+            for i, s in enumerate(t.steps):
+                if vocab.edges is not None and s.edge not in vocab.edges:
+                    self.problem(f"{where}.steps.{i}", f"path template {t.id}: edge type {s.edge} is not declared "
+                                                       f"by any source{_suggest(s.edge, vocab.edges)}")
+                if vocab.entity_types is not None and s.to not in vocab.entity_types:
+                    self.problem(f"{where}.steps.{i}", f"path template {t.id}: no source declares entity type {s.to}")
 
 
 def manifest_problems(m, marks, disp: str, vocab: Vocabulary) -> list[Problem]:

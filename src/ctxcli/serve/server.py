@@ -100,22 +100,13 @@ def _annotations():
     return read_only, writes_run
 
 
-def build_server(cfg: ServeConfig):
-    """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
+def _server_class(audit: AuditLog):
+    """The SDK's MCPServer, each tool checked against its own input model and every call and
+    resource read written to ``audit`` (built here: the SDK is imported only when serving)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import (ResourceError, ToolError, UnexpectedResourceError,
                                                  UnexpectedToolError)
     from mcp.shared.exceptions import MCPError
-
-    audit = AuditLog(cfg.audit_log)
-    READ_ONLY, WRITES_RUN = _annotations()
-    from mcp.types import ToolAnnotations
-
-    # the working state and the memory store change with every call; forget deletes
-    WRITES_STATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                   open_world_hint=False)
-    DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                              open_world_hint=False)
 
     class CtxServer(MCPServer):
         inputs: dict[str, Any] = {}      # tool name -> its input model (input_model)
@@ -181,6 +172,23 @@ def build_server(cfg: ServeConfig):
             audit.write("read_resource", args, "ok", pid)
             return result
 
+    return CtxServer
+
+
+def build_server(cfg: ServeConfig):
+    """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+    audit = AuditLog(cfg.audit_log)
+    READ_ONLY, WRITES_RUN = _annotations()
+    from mcp.types import ToolAnnotations
+
+    # the working state and the memory store change with every call; forget deletes
+    WRITES_STATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                   open_world_hint=False)
+    DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                              open_world_hint=False)
+    CtxServer = _server_class(audit)
     srv = CtxServer(
         "ctx", version=BUILDER_VERSION,
         instructions=("ctx builds governed Context Packs. Call investigate for a case (or a playbook with seeds), "
