@@ -97,16 +97,22 @@ def _chained(prev: str, v: Version) -> str:
 
 
 def _dump(v: Version) -> list:
-    """A version's metadata as the sync entry's walk state records it."""
-    return [v.identity, v.path, v.blob.decode(), v.commit, _t(v.when), v.author, v.committer, _t(v.until),
+    """A version's metadata as the sync entry's walk state records it (not its author and
+    committer: PII, read again from the commit when the state is loaded)."""
+    return [v.identity, v.path, v.blob.decode(), v.commit, _t(v.when), _t(v.until),
             [v.deleted[0], *_t(v.deleted[1])] if v.deleted else None, v.chain]
 
 
-def _load(n: int, r: list) -> Version:
-    ident, path, blob, commit, when, author, committer, until, deleted, chain = r
+def _load(n: int, r: list, people) -> Version:
+    ident, path, blob, commit, when, until, deleted, chain = r
+    author, committer = people(commit)
     return Version(ident, path, blob.encode(), commit, _when(*when), author, committer,
                    _when(*until) if until is not None else None,
                    (deleted[0], _when(deleted[1], deleted[2])) if deleted is not None else None, chain, n)
+
+
+def _people(c) -> tuple[str, str]:
+    return c.author.decode("utf-8", "replace"), c.committer.decode("utf-8", "replace")
 
 
 @dataclass
@@ -191,6 +197,20 @@ def _tip(repo, refs: dict[bytes, bytes], ref: str | None, disp: str) -> bytes:
     raise InputError(f"git.ref {ref!r} is not a branch, tag or commit of the repository", file=disp)
 
 
+def _first_parents(store, tip: bytes, stop: bytes | None) -> list:
+    """The tip's first-parent history, oldest first: from the root, or from the commit after
+    ``stop`` when ``stop`` is in it (then empty when the tip is ``stop``)."""
+    chain, sha = [], tip
+    while sha != stop:
+        c = store[sha]
+        chain.append(c)
+        if not c.parents:
+            break
+        sha = c.parents[0]
+    chain.reverse()
+    return chain
+
+
 def history(ls, state: dict[str, Any] | None = None, why: str = "no walk state recorded") -> Walk:
     """Every version of every matched document, oldest first. With ``state`` (a previous
     walk's, :meth:`GitParser.units`) whose tip is a first-parent ancestor of the tip, only the
@@ -205,39 +225,32 @@ def history(ls, state: dict[str, Any] | None = None, why: str = "no walk state r
     store = repo.object_store
     versions: list[Version] = []
     live: dict[str, Version] = {}                 # path -> its document's latest version
-    stop = None
-    if state is not None:
+    stop = state.get("tip") if state is not None else None
+    stop = stop.encode() if isinstance(stop, str) else None
+    if state is not None and stop is None:
+        why = "recorded walk state unreadable"
+    chain = _first_parents(store, tip, stop)
+    cursor: dict[str, Any] = {"used": False, "reason": why}
+    parent_tree = None
+    if stop is not None and (not chain or chain[0].parents[:1] == [stop]):      # the cursor: after ``stop``
+        people = lru_cache(maxsize=None)(lambda commit: _people(store[commit.encode()]))
         try:
-            versions = [_load(i, r) for i, r in enumerate(state["versions"])]
+            versions = [_load(i, r, people) for i, r in enumerate(state["versions"])]
             live = {p: versions[i] for p, i in state["live"].items()}
-            stop = state["tip"].encode()
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError):
-            versions, live, why = [], {}, "recorded walk state unreadable"
-    chain, sha, found = [], tip, False
-    while True:                                   # first-parent history, newest first
-        if sha == stop:
-            found = True
-            break
-        c = store[sha]
-        chain.append(c)
-        if not c.parents:
-            break
-        sha = c.parents[0]
-    chain.reverse()
-    if found:
-        cursor = {"used": True, "from": stop.decode(), "commits": len(chain)}
-        parent_tree = store[stop].tree
-    else:
-        if stop is not None:
-            why = (f"last loaded commit {stop.decode()[:SHORT]} is not a first-parent ancestor of the tip "
-                   f"{tip.decode()[:SHORT]}")
-        cursor = {"used": False, "reason": why}
-        versions, live, parent_tree = [], {}, None
+            parent_tree = store[stop].tree
+            cursor = {"used": True, "from": stop.decode(), "commits": len(chain)}
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, AssertionError):
+            versions, live = [], {}
+            cursor = {"used": False, "reason": "recorded walk state unreadable"}
+            chain = _first_parents(store, tip, None)
+    elif stop is not None:
+        cursor = {"used": False, "reason": f"last loaded commit {stop.decode()[:SHORT]} is not a first-parent "
+                                           f"ancestor of the tip {tip.decode()[:SHORT]}"}
     detector = RenameDetector(store)
     for c in chain:
         commit = c.id.decode()
         when = _when(c.commit_time, c.commit_timezone)
-        author, committer = c.author.decode("utf-8", "replace"), c.committer.decode("utf-8", "replace")
+        author, committer = _people(c)
         for ch in tree_changes(store, parent_tree, c.tree, rename_detector=detector):
             old = ch.old.path.decode("utf-8", "replace") if ch.old is not None and ch.old.path else None
             new = ch.new.path.decode("utf-8", "replace") if ch.new is not None and ch.new.path else None
