@@ -52,7 +52,10 @@ def load(
     added, changed and removed since the old store are reported (+added ~changed -removed;
     --json: "added", "changed", "removed"). A changed source of ctx's own records or of
     Markdown files is read line by line / file by file: only lines and files that changed are
-    parsed again (reported as "read again"; --json: "units"). One load at a time: while another load holds the store's writer lock
+    parsed again (reported as "read again"; --json: "units"). A changed git source is read
+    version by version, and only the commits after the last loaded one are walked when that
+    commit is still in the tip's first-parent history (reported as "git history walked";
+    --json: "units" → "cursor"). One load at a time: while another load holds the store's writer lock
     (<store>.lock), a second one exits 3 without touching anything. With --db postgresql://…
     the same store is published as a new generation of a team store (`ctx store init` first;
     docs/postgres.md). Vectors (the hybrid strategy's channel) are built only with --vectors
@@ -114,6 +117,11 @@ def load(
                   if getattr(s, "units", None) and s.units["read"] < s.units["of"]]
         if reread and getattr(res, "compared", True):
             c.print(f"read again, the rest copied from the previous store: {safe(', '.join(reread))}")
+        walked = [f"{s.source_id} {k['commits']} new commit(s) after {k['from'][:12]}" if k["used"]
+                  else f"{s.source_id} whole ({k['reason']})" for s in res.sources
+                  if (k := (getattr(s, "units", None) or {}).get("cursor"))]
+        if walked and getattr(res, "compared", True):
+            c.print(f"git history walked: {safe('; '.join(walked))}")
         c.print(f"store digest {res.store_digest}")
         if res.generation is not None and "(generation" not in res.db:     # a team store names it in db
             c.print(f"generation {res.generation}" + (f" (pruned {', '.join(map(str, res.pruned))})"

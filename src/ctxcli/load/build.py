@@ -474,6 +474,7 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
         def add(o: dict[str, Any], src=src) -> None:
             _add_object(st, o, src, batch, deriver)
 
+        ls.sync_entry = st.sync_prior.get(sid)       # a parser's walk state (git's cursor), if any
         units = ls.iter_units() if linking is None else None      # linking scans every object's text
         if units is None:
             for o in ls.iter_objects(dedup=False):
@@ -557,6 +558,8 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
             add(o)
         done.append([h, len(rows)])
     st.sync[sid] = {"digest": ls.digest, "context": ls.context, "first_doc": st.first[sid][0], "units": done}
+    if ls.sync_state is not None:       # the parser's walk state (git: where the next load goes on from)
+        st.sync[sid]["state"] = ls.sync_state
     st.reread[sid] = (parsed, len(done))
 
 
@@ -980,6 +983,6 @@ def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int
                                  entities=c["entities"], relations=c["relations"], tombstones=c["tombstones"],
                                  dropped=c["dropped"], digest=ls.digest, reused=sid in reused,
                                  **_delta(delta, sid, n_obj),
-                                 units={"read": reread[sid][0], "of": reread[sid][1], "unit": ls.parser.unit}
-                                 if reread and sid in reread else None))
+                                 units={"read": reread[sid][0], "of": reread[sid][1], "unit": ls.parser.unit,
+                                        **(ls.sync_report or {})} if reread and sid in reread else None))
     return out

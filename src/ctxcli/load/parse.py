@@ -43,6 +43,13 @@ class LoadedSource:
     problems: Any = None        # parsers/common.Problems while a load gathers every problem, else None
     # the digest of what shapes each object besides its own input (manifest, parser masks, rules)
     context: str = ""
+    # record-level sync (load/sync.py): the live store's sync entry of this source, when the load
+    # trusts it (a parser that keeps a walk state reads it there: git's cursor); what the parser
+    # asks the new entry to record (``state``) and to report about how it read (``sync_report``)
+    sync_entry: dict | None = None
+    sync_state: Any = None
+    sync_report: dict | None = None
+    walk: Any = None            # a parser's last complete pass over the source (git: for its tombstones)
 
     @property
     def parser(self):
@@ -212,7 +219,9 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         digest.update(b"rules\0" + rules_digest(mine, m.source_id) + b"\0")
     context = digest.hexdigest()
     for p in files:
-        if not _inside(p, real_snap):
+        # os.walk does not descend into a symlinked folder: only a symlink itself can lead out
+        # (resolving every path of a git repository's thousands of objects cost a reload ~25 %)
+        if os.path.islink(p) and not _inside(p, real_snap):
             raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
         h = hashlib.sha256()
         try:

@@ -19,9 +19,10 @@ from . import common
 
 class Unit(NamedTuple):
     """One piece of a source's input that yields its objects on its own (a JSONL line, a
-    Markdown file): ``raw`` is what its objects are made from (with the manifest and rules,
-    which the load adds to its digest), ``rows()`` parses it; a reload whose unit digest is
-    the live store's copies that unit's objects instead of parsing it (load/sync.py)."""
+    Markdown file, a version of a git document): ``raw`` is what its objects are made from
+    (with the manifest and rules, which the load adds to its digest), ``rows()`` parses it; a
+    reload whose unit digest is the live store's copies that unit's objects instead of parsing
+    it (load/sync.py). ``rows()`` is called, if at all, before the next unit is drawn."""
 
     raw: bytes
     file: str
@@ -34,7 +35,7 @@ class Parser:
     files (``entities.jsonl``, ``relations.jsonl``, ``tombstones.jsonl``) of the snapshot."""
 
     name = ""
-    unit = ""           # what one of its units is, in the load report ("line", "file")
+    unit = ""           # what one of its units is, in the load report ("line", "file", "version")
 
     def check(self, ls) -> None:
         """Refuse a snapshot folder that cannot hold this parser's input (before any row)."""

@@ -26,6 +26,7 @@ path) and its times, so a repository's own front matter needs only ``object_type
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...errors import InputError
-from . import Parser, register
+from . import Parser, Unit, register
 from .common import MAX_MARKDOWN_BYTES, rel, report
 from .markdown import document_objects
 
@@ -80,6 +81,51 @@ class Version:
     committer: str
     until: datetime | None = None       # the commit time of the next version or the deletion
     deleted: tuple[str, datetime] | None = None     # (commit, time) of the deletion that ends it
+    chain: str = ""         # digest of this version and every version before it in the walk
+    n: int = 0              # its position in the walk
+
+
+def _t(dt: datetime | None) -> list[int] | None:
+    return None if dt is None else [int(dt.timestamp()), int(dt.utcoffset().total_seconds())]
+
+
+def _chained(prev: str, v: Version) -> str:
+    import orjson
+
+    return hashlib.sha256(orjson.dumps([prev, v.identity, v.path, v.blob.decode(), v.commit, _t(v.when), v.author,
+                                        v.committer])).hexdigest()[:32]
+
+
+def _dump(v: Version) -> list:
+    """A version's metadata as the sync entry's walk state records it (not its author and
+    committer: PII, read again from the commit when the state is loaded)."""
+    return [v.identity, v.path, v.blob.decode(), v.commit, _t(v.when), _t(v.until),
+            [v.deleted[0], *_t(v.deleted[1])] if v.deleted else None, v.chain]
+
+
+def _load(n: int, r: list, people) -> Version:
+    ident, path, blob, commit, when, until, deleted, chain = r
+    author, committer = people(commit)
+    return Version(ident, path, blob.encode(), commit, _when(*when), author, committer,
+                   _when(*until) if until is not None else None,
+                   (deleted[0], _when(deleted[1], deleted[2])) if deleted is not None else None, chain, n)
+
+
+def _people(c) -> tuple[str, str]:
+    return c.author.decode("utf-8", "replace"), c.committer.decode("utf-8", "replace")
+
+
+@dataclass
+class Walk:
+    """What :func:`history` walked: every version oldest first, and how (``cursor``: the
+    commits after the last loaded tip only, or why the whole history)."""
+
+    repo: Any
+    disp: str
+    tip: str
+    versions: list[Version]
+    live: dict[str, Version]
+    cursor: dict[str, Any]
 
 
 def _when(ts: int, offset: int) -> datetime:
@@ -151,31 +197,60 @@ def _tip(repo, refs: dict[bytes, bytes], ref: str | None, disp: str) -> bytes:
     raise InputError(f"git.ref {ref!r} is not a branch, tag or commit of the repository", file=disp)
 
 
-def history(ls) -> tuple[Any, str, list[Version]]:
-    """(repository, display path, every version of every matched document, oldest first)."""
-    from dulwich.diff_tree import CHANGE_ADD, CHANGE_DELETE, CHANGE_RENAME, RenameDetector, tree_changes
-
-    repo, disp, tip = open_repo(ls)
-    opts = ls.manifest.git
-    include = list(opts.include) if opts is not None else ["**/*.md"]
-    exclude = list(opts.exclude) if opts is not None else []
+def _first_parents(store, tip: bytes, stop: bytes | None) -> list:
+    """The tip's first-parent history, oldest first: from the root, or from the commit after
+    ``stop`` when ``stop`` is in it (then empty when the tip is ``stop``)."""
     chain, sha = [], tip
-    store = repo.object_store
-    while True:                                   # first-parent history, newest first
+    while sha != stop:
         c = store[sha]
         chain.append(c)
         if not c.parents:
             break
         sha = c.parents[0]
     chain.reverse()
-    live: dict[str, Version] = {}                 # path -> its document's latest version
+    return chain
+
+
+def history(ls, state: dict[str, Any] | None = None, why: str = "no walk state recorded") -> Walk:
+    """Every version of every matched document, oldest first. With ``state`` (a previous
+    walk's, :meth:`GitParser.units`) whose tip is a first-parent ancestor of the tip, only the
+    commits after it are walked, from its versions and ``live`` map; otherwise the whole
+    first-parent history (``why`` says why, when there is no state)."""
+    from dulwich.diff_tree import CHANGE_ADD, CHANGE_DELETE, CHANGE_RENAME, RenameDetector, tree_changes
+
+    repo, disp, tip = open_repo(ls)
+    opts = ls.manifest.git
+    include = list(opts.include) if opts is not None else ["**/*.md"]
+    exclude = list(opts.exclude) if opts is not None else []
+    store = repo.object_store
     versions: list[Version] = []
+    live: dict[str, Version] = {}                 # path -> its document's latest version
+    stop = state.get("tip") if state is not None else None
+    stop = stop.encode() if isinstance(stop, str) else None
+    if state is not None and stop is None:
+        why = "recorded walk state unreadable"
+    chain = _first_parents(store, tip, stop)
+    cursor: dict[str, Any] = {"used": False, "reason": why}
     parent_tree = None
+    if stop is not None and (not chain or chain[0].parents[:1] == [stop]):      # the cursor: after ``stop``
+        people = lru_cache(maxsize=None)(lambda commit: _people(store[commit.encode()]))
+        try:
+            versions = [_load(i, r, people) for i, r in enumerate(state["versions"])]
+            live = {p: versions[i] for p, i in state["live"].items()}
+            parent_tree = store[stop].tree
+            cursor = {"used": True, "from": stop.decode(), "commits": len(chain)}
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, AssertionError):
+            versions, live = [], {}
+            cursor = {"used": False, "reason": "recorded walk state unreadable"}
+            chain = _first_parents(store, tip, None)
+    elif stop is not None:
+        cursor = {"used": False, "reason": f"last loaded commit {stop.decode()[:SHORT]} is not a first-parent "
+                                           f"ancestor of the tip {tip.decode()[:SHORT]}"}
     detector = RenameDetector(store)
     for c in chain:
         commit = c.id.decode()
         when = _when(c.commit_time, c.commit_timezone)
-        author, committer = c.author.decode("utf-8", "replace"), c.committer.decode("utf-8", "replace")
+        author, committer = _people(c)
         for ch in tree_changes(store, parent_tree, c.tree, rename_detector=detector):
             old = ch.old.path.decode("utf-8", "replace") if ch.old is not None and ch.old.path else None
             new = ch.new.path.decode("utf-8", "replace") if ch.new is not None and ch.new.path else None
@@ -194,11 +269,12 @@ def history(ls) -> tuple[Any, str, list[Version]]:
                 ident = new
             else:
                 ident = prev.identity
-            v = Version(ident, new, ch.new.sha, commit, when, author, committer)
+            v = Version(ident, new, ch.new.sha, commit, when, author, committer, n=len(versions))
+            v.chain = _chained(versions[-1].chain if versions else "", v)
             versions.append(v)
             live[new] = v
         parent_tree = c.tree
-    return repo, disp, versions
+    return Walk(repo, disp, tip.decode(), versions, live, cursor)
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -246,29 +322,62 @@ EMAIL_MASK = {"name": "git_email", "regex": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.
 @register
 class GitParser(Parser):
     name = "git"
+    unit = "version"
 
     def masks(self, m) -> list[dict[str, str]]:
         return [EMAIL_MASK]
 
-    def _walk(self, ls) -> Iterator[tuple[Version, list[dict[str, Any]]]]:
-        repo, disp, versions = history(ls)
+    def objects(self, ls) -> Iterator[dict[str, Any]]:
+        for u in self._units(ls, None):
+            yield from u.rows()
+
+    def units(self, ls) -> Iterator[Unit]:
+        """One unit per version, in walk order (see the module's docstring); from the live
+        store's sync entry (``ls.sync_entry``) its walk state, when it describes this manifest."""
+        return self._units(ls, ls.sync_entry)
+
+    def _units(self, ls, entry: dict | None) -> Iterator[Unit]:
+        import orjson
+
+        from ..sync import unit_digest
+
+        state, why, known = _prior_state(ls, entry)
+        walk = history(ls, state, why)
         by_ident: dict[str, dict[str, str]] = {}     # identity -> section -> object id (latest version)
         latest: dict[str, dict[str, str]] = {}       # doc_id -> section -> object id
-        for v in versions:
-            try:
-                rows = version_objects(ls, repo, disp, v, by_ident.get(v.identity, {}), latest)
-            except InputError as e:
-                report(ls, e)       # this version is skipped; the others are still read
-                continue
-            secs = {r["section"]: r["object_id"] for r in rows}
-            by_ident[v.identity] = secs
-            for r in rows[:1]:
-                latest[r["doc_ref"]] = secs
-            yield v, rows
+        infos: list[dict[str, Any] | None] = []
+        for v in walk.versions:
+            raw = orjson.dumps([v.chain, _t(v.until), [v.deleted[0], *_t(v.deleted[1])] if v.deleted else None])
+            box: list[list[dict[str, Any]] | None] = []
 
-    def objects(self, ls) -> Iterator[dict[str, Any]]:
-        for _, rows in self._walk(ls):
-            yield from rows
+            def rows(v=v, box=box) -> list[dict[str, Any]]:
+                if not box:         # parsed with the sections of the versions before it
+                    try:
+                        box.append(version_objects(ls, walk.repo, walk.disp, v, by_ident.get(v.identity, {}),
+                                                   latest))
+                    except InputError as e:
+                        report(ls, e)       # this version is skipped; the others are still read
+                        box.append(None)
+                return box[0] or []
+
+            yield Unit(raw, f"{walk.disp}@{v.commit[:SHORT]}:{v.path}", None, rows)
+            info = known.get(unit_digest(ls.context, raw)) if not box else None
+            if info is None:        # parsed, or not copied and not recorded: parsed now
+                rows()
+                got = box[0]
+                info = None if got is None else {"d": got[0]["doc_ref"] if got else None,
+                                                 "t": got[0]["tenant_id"] if got else None,
+                                                 "r": [[r["section"], r["object_id"], r["_line"]] for r in got]}
+            infos.append(info)
+            if info is not None:
+                secs = {a: oid for a, oid, _ in info["r"]}
+                by_ident[v.identity] = secs
+                if info["r"]:
+                    latest[info["d"]] = secs
+        ls.sync_state = {"tip": walk.tip, "versions": [_dump(v) for v in walk.versions], "rows": infos,
+                         "live": {p: v.n for p, v in walk.live.items()}}
+        ls.sync_report = {"cursor": walk.cursor}
+        ls.walk = (walk.disp, walk.versions, infos)
 
     def tombstones(self, ls) -> Iterator[dict[str, Any]]:
         yield from super().tombstones(ls)
@@ -277,11 +386,34 @@ class GitParser(Parser):
 
         if ls.manifest.deletion_mode is not DeletionMode.tombstone:
             return
-        for v, rows in self._walk(ls):
-            if v.deleted is None:
+        if ls.walk is None:         # not walked by this load yet
+            for u in self._units(ls, None):
+                u.rows()
+        disp, versions, infos = ls.walk
+        for v, info in zip(versions, infos):
+            if v.deleted is None or info is None:
                 continue
             commit, when = v.deleted
-            for r in rows:
-                yield {"tenant_id": r["tenant_id"], "object_id": r["object_id"], "source_id": r["source_id"],
+            for _, oid, line in info["r"]:
+                yield {"tenant_id": info["t"], "object_id": oid, "source_id": ls.manifest.source_id,
                        "deleted_at_us": us(when), "reason": f"deleted in commit {commit[:SHORT]} ({v.path})",
-                       "_file": r["_file"], "_line": r["_line"]}
+                       "_file": f"{disp}@{v.commit[:SHORT]}:{v.path}", "_line": line}
+
+
+def _prior_state(ls, entry: dict | None) -> tuple[dict | None, str, dict[str, dict]]:
+    """(the live store's walk state, or None; why not; unit digest -> the sections its version
+    gave) from the source's sync entry. Not used when the manifest, the parser's masks or the
+    evidence rules changed (``context``) or when it does not match its units."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("state"), dict):
+        return None, "no walk state recorded", {}
+    if entry.get("context") != ls.context:
+        return None, "manifest or evidence rules changed", {}
+    state, units = entry["state"], entry.get("units")
+    try:
+        known = {h: {"d": info["d"], "t": info["t"], "r": [[str(a), str(oid), int(line)] for a, oid, line in info["r"]]}
+                 for (h, _), info in zip(units, state["rows"], strict=True) if info is not None}
+        if len(state["versions"]) != len(units):
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        return None, "recorded walk state unreadable", {}
+    return state, "", known
