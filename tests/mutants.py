@@ -991,6 +991,8 @@ MUTANTS: list[Mutant] = [
     Mutant("pack-detector-not-recorded", "src/ctxcli/engine/builder.py",
            '        pack["detector"] = detector_identity()\n', "        pass\n",
            ("tests/test_injection.py::test_every_gated_pack_records_the_detector_and_the_baselines_none",)),
+    Mutant("decoded-spans-unbounded", "src/ctxcli/injection/decode.py", "MAX_SPANS = 64\n", "MAX_SPANS = 1 << 20\n",
+           ("tests/test_injection.py::test_pathological_inputs_take_linear_work",)),
     Mutant("rules-digest-ignores-patterns", "src/ctxcli/injection/engine.py",
            "v.lead, v.pre, v.post]\n", "v.lead]\n",
            ("tests/test_injection.py::test_the_recorded_rules_digest_is_the_registered_rules",)),
