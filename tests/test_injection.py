@@ -699,7 +699,7 @@ def test_scan_reports_findings_and_exits_1(tmp_path) -> None:
     assert r.exit_code == 1
     header, *lines = r.stdout.splitlines()
     assert header == (f"detector {identity.VERSION} (rules sha256 {identity.RULES_SHA256[:12]}), "
-                      f"learned:ngram-lr@1 (weights sha256 {identity.WEIGHTS_SHA256[:12]}, threshold 0.91)")
+                      f"learned:ngram-lr@2 (weights sha256 {identity.WEIGHTS_SHA256[:12]}, threshold 0.93)")
     assert lines[0] == (f"{bad}: override_instructions (en) at 14-46: ignore … instructions: "
                         "\"ignore all previous instructions\"")
     # the decoded request matches two families: the core rule and the prompt-reveal one
@@ -714,9 +714,9 @@ def test_scan_reports_findings_and_exits_1(tmp_path) -> None:
     assert doc["findings"] == 3
     assert doc["detector"] == {
         "version": "ctx-injection/2", "rules_sha256": identity.RULES_SHA256,
-        "learned": {"name": "learned:ngram-lr@1", "model": "ngram-lr", "version": "1",
-                    "weights_sha256": "2a651c334bdd61b2680c66d21dfdc1a64faa6f3e194704a8f745736fd3505b81",
-                    "threshold": 0.91}}
+        "learned": {"name": "learned:ngram-lr@2", "model": "ngram-lr", "version": "2",
+                    "weights_sha256": "9bd1c90a4e58315ffae86aa41b22d5cb4487b5b790dd2fc3c7e90d3b7f45cef0",
+                    "threshold": 0.93}}
     f0, f1, _ = doc["files"][0]["findings"]
     assert f0 == {"pattern": "override_instructions", "family": FAMILIES["override_instructions"],
                   "rule": "ignore … instructions", "language": "en", "decoded_from": None,
@@ -796,7 +796,7 @@ def test_the_learned_layer_flags_what_the_patterns_miss_and_names_itself() -> No
 
     assert detect_injection(LEARNED_ONLY, use_learned=False) is None
     m = detect_injection(LEARNED_ONLY)
-    assert m is not None and m.pattern == "learned:ngram-lr@1" == learned.NAME
+    assert m is not None and m.pattern == "learned:ngram-lr@2" == learned.NAME
     s = learned.score(normalize_for_scan(LEARNED_ONLY)).score
     assert s >= learned.THRESHOLD and m.label == f"learned score {s:.3f}"
 
@@ -806,7 +806,7 @@ def test_the_learned_layer_finds_an_instruction_deep_in_a_long_document() -> Non
     unit = " ".join(BRIEF_BENIGN) + "\n"
     text = unit * 40 + LEARNED_ONLY + "\n" + unit * 40
     m = detect_injection(text)
-    assert m is not None and m.pattern == "learned:ngram-lr@1"
+    assert m is not None and m.pattern == "learned:ngram-lr@2"
     norm = normalize_for_scan(text)
     i = norm.index("important for the assistant")
     assert m.start <= i and m.end >= i + 150 and m.end - m.start <= 720
@@ -822,7 +822,7 @@ def test_short_texts_are_left_to_the_patterns() -> None:
 def test_weights_whose_sha256_differs_are_refused(tmp_path, monkeypatch) -> None:
     from ctxcli.injection import learned
 
-    bad = tmp_path / "ngram-lr-1.npz"
+    bad = tmp_path / "ngram-lr-2.npz"
     data = bytearray(learned.WEIGHTS_FILE.read_bytes())
     data[-1] ^= 1
     bad.write_bytes(bytes(data))
@@ -835,7 +835,7 @@ def test_weights_whose_sha256_differs_are_refused(tmp_path, monkeypatch) -> None
         note.write_text(LEARNED_ONLY + "\n", "utf-8")
         r = _cli(["scan", note])       # a damaged install: one line, exit 3, no traceback
         assert r.exit_code == 3
-        assert "ngram-lr-1.npz: sha256 does not match the recorded" in r.output
+        assert "ngram-lr-2.npz: sha256 does not match the recorded" in r.output
         assert "Traceback" not in r.output
     finally:
         learned.weights.cache_clear()
@@ -848,7 +848,7 @@ def test_scan_names_the_learned_layer_with_its_score(tmp_path) -> None:
     assert r.exit_code == 1
     doc = json.loads(r.output)
     (hit,) = doc["files"][0]["findings"]
-    assert hit["pattern"] == "learned:ngram-lr@1" and hit["rule"].startswith("learned score 0.")
+    assert hit["pattern"] == "learned:ngram-lr@2" and hit["rule"].startswith("learned score 0.")
     assert hit["family"].startswith("the learned layer")
 
 
@@ -869,17 +869,17 @@ def test_the_gate_scores_a_short_field_on_its_own_with_the_learned_layer() -> No
     fields = [("title", "Document note received"), ("content", "Note on the documents received for claim H-757."),
               ("facts.doc_type", "POLICE_REPORT"), ("facts.note", note), ("locator", "test://DOC-H-757-NOTE"),
               ("object_id", "DOC-H-757-NOTE"), ("object_type", "received_document"), ("source_id", "h-docs")]
-    assert injection_adapter.scan(fields)[:2] == ("facts.note", "learned:ngram-lr@1")
+    assert injection_adapter.scan(fields)[:2] == ("facts.note", "learned:ngram-lr@2")
 
 
 def test_explain_omissions_names_the_learned_layer_and_its_score() -> None:
     from ctxcli.postmortem.sentences import explain
 
     om = {"gate": "injection", "reason": "instruction_like_text", "trust_level": "internal",
-          "detail": {"trust_level": "internal", "field": "facts.note", "pattern": "learned:ngram-lr@1",
+          "detail": {"trust_level": "internal", "field": "facts.note", "pattern": "learned:ngram-lr@2",
                      "matched": "learned score 0.968"}}
     sentence, _ = explain(om, {"evidence": []})
-    assert sentence == ("untrusted source (trust internal): the learned detector learned:ngram-lr@1 flagged "
+    assert sentence == ("untrusted source (trust internal): the learned detector learned:ngram-lr@2 flagged "
                         "facts.note (learned score 0.968)")
 
 
@@ -1055,3 +1055,25 @@ def test_recording_the_detector_loads_nothing_of_it() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('ctxcli.injection.') or m == 'numpy'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_training_reads_committed_rows_only_and_keeps_the_test_sets_out() -> None:
+    """Reproducible training (issue 35): train_learned.py reads committed files only -- the
+    exact row counts docs/security.md gives --, a validation side of whole groups, and no
+    training-side text is a row of the public test side, the held-out, indirect or business
+    sets."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_learned", DATA / "train_learned.py")
+    tl = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tl)
+    rows = tl.all_rows()
+    shipped = [r for r in rows if r[2] not in ("more", "public:hermes-jailbench", "public:dual-llm-bench")]
+    assert (len(rows), sum(r[1] for r in rows)) == (20_183, 1_147)
+    assert (len(shipped), sum(r[1] for r in shipped)) == (18_578, 315)       # the shipped weights' rows
+    val = [r for r in rows if r[3]]
+    assert (len(val), sum(r[1] for r in val)) == (4_024, 202)
+    test_texts = {json.loads(x)["text"] for f in ("public/test.jsonl", "heldout.jsonl", "indirect.jsonl",
+                                                  "business_negatives.jsonl")
+                  for x in (DATA / f).read_text("utf-8").splitlines() if x.strip()}
+    assert not test_texts & {raw for *_, raw in rows}

@@ -27,7 +27,7 @@ from typing import Any
 
 # Floors of the combined decision (measured figures rounded down; see docs/security.md).
 FLOORS: dict[str, dict[str, float]] = {
-    "public": {"recall_overall": 0.77, "fpr_overall": 0.01},        # target 0.90 / 0.01: missed
+    "public": {"recall_overall": 0.76, "fpr_overall": 0.01},        # target 0.90 / 0.01: missed
     "heldout": {"recall_overall": 0.96, "recall_per_language": 0.81, "fpr_overall": 0.01},  # target .95/.01, .85
     "indirect": {"recall_overall": 0.41},                            # no target in the issue; far from good
     "business": {"fpr_overall": 0.005},                              # target 0.005: met
