@@ -1077,3 +1077,17 @@ def test_training_reads_committed_rows_only_and_keeps_the_test_sets_out() -> Non
                                                   "business_negatives.jsonl")
                   for x in (DATA / f).read_text("utf-8").splitlines() if x.strip()}
     assert not test_texts & {raw for *_, raw in rows}
+
+
+def test_evaluate_exits_2_with_one_line_when_the_weights_are_missing(tmp_path, monkeypatch, capsys) -> None:
+    from ctxcli.injection import evaluate, learned
+
+    monkeypatch.setattr(learned, "WEIGHTS_FILE", tmp_path / "ngram-lr-2.npz")
+    learned.weights.cache_clear()
+    try:
+        assert evaluate.main([]) == 2
+    finally:
+        learned.weights.cache_clear()
+    err = capsys.readouterr().err
+    assert err.startswith("error: ngram-lr-2.npz: cannot read the learned detector's weights:")
+    assert err.count("\n") == 1

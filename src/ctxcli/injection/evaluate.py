@@ -12,8 +12,8 @@ their one combined decision) per corpus, language and family, on the labelled se
 
     python -m ctxcli.injection.evaluate [--data DIR] [--json] [--markdown]
 
-Exit 0 when every set meets its floors below, 1 when any is missed, 2 when the data cannot
-be read. The floors are the documented figures (docs/security.md): CI fails when the
+Exit 0 when every set meets its floors below, 1 when any is missed, 2 when the data or the
+learned layer's weights cannot be read. The floors are the documented figures (docs/security.md): CI fails when the
 detector drops below them.
 """
 
@@ -24,6 +24,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from ..errors import CtxError
 
 # Floors of the combined decision (measured figures rounded down; see docs/security.md).
 FLOORS: dict[str, dict[str, float]] = {
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, rel in SETS:
             rows = load_rows(a.data / rel)
             results[name] = {d: evaluate_rows(rows, d, cache) for d in DETECTORS}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, CtxError) as e:   # CtxError: the learned layer's weights (WeightsError)
         print(f"error: {e}", file=sys.stderr)
         return 2
     missed = [m for name, _ in SETS for m in check_floors(name, results[name]["combined"])]
