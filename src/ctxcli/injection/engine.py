@@ -7,9 +7,10 @@ matching is linear in the text length."""
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import re
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import regex
 
@@ -541,6 +542,32 @@ def finalize() -> None:
 _BIG_TEXT = 0
 
 
+class Work:
+    """What the pattern layer did, counted while :func:`count_work` is active (tests measure
+    work, not time): ``views`` scanned and their ``view_chars``; regex ``scans`` started (one
+    per open rule or lead group and view) and the characters they ran over (``scan_chars``);
+    ``matches`` found and the ``longest`` match."""
+
+    __slots__ = ("views", "view_chars", "scans", "scan_chars", "matches", "longest")
+
+    def __init__(self) -> None:
+        self.views = self.view_chars = self.scans = self.scan_chars = self.matches = self.longest = 0
+
+
+_WORK: Work | None = None
+
+
+@contextlib.contextmanager
+def count_work() -> Iterator[Work]:
+    """Count the pattern layer's work in this block (not thread-safe; for tests)."""
+    global _WORK
+    prev, _WORK = _WORK, Work()
+    try:
+        yield _WORK
+    finally:
+        _WORK = prev
+
+
 def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
     """Every match of every rule whose gate is open, as ``(start, end, variant)``, in rule
     order (non-overlapping within one rule or lead group). Cost: one bounded search per
@@ -550,6 +577,10 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
     n = len(s)
     if big is None:
         big = n > _BIG_TEXT
+    work = _WORK
+    if work is not None:
+        work.views += 1
+        work.view_chars += n
     present = _Present(s)
     if big:
         # only the groups one of whose lead needles occurs (index built by finalize)
@@ -560,12 +591,24 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
             g = _LEAD_GROUPS[gi]
             open_idx = tuple(i for i, v in enumerate(g.variants) if _gate_open(v.gsets, present))
             if open_idx:
+                if work is not None:
+                    work.scans += 1
+                    work.scan_chars += n
                 for m in g.rx(open_idx).finditer(s):
+                    if work is not None:
+                        work.matches += 1
+                        work.longest = max(work.longest, m.end() - m.start())
                     yield m.start(), m.end(), g.variant_of(m)
     else:
         for rule in _RULES_T:
             if _gate_open(rule.gsets, present):
+                if work is not None:
+                    work.scans += 1
+                    work.scan_chars += n
                 for m in rule.rx.finditer(s):
+                    if work is not None:
+                        work.matches += 1
+                        work.longest = max(work.longest, m.end() - m.start())
                     yield m.start(), m.end(), rule.variant_of(m)
 
 

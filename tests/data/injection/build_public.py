@@ -9,6 +9,16 @@ Every row is assigned to train or test by a hash of its group key (the row id fo
 the jailbreak template's id without its language suffix for spikee, so one template and its
 translations never sit on both sides), about
 70 / 30. Only train rows may be used for training (tests/data/injection/train_learned.py).
+
+Training-only corpora (issue 35, third round; they have no test side, so the public test
+side stays the one above and its figures stay comparable):
+
+    pip download --no-deps -d /tmp/inj2 hermes-jailbench==0.2.2 dual-llm-bench==0.1.1
+    python tests/data/injection/build_public.py --extra /tmp/inj2   # writes public/train_extra.jsonl
+
+hermes-jailbench's attack templates are rendered with the package's own default target
+(``Attack.render()``); dual-llm-bench's cases give an attack (``untrusted_input``) and a benign
+user request (``user_goal``).
 """
 
 from __future__ import annotations
@@ -83,7 +93,42 @@ def rows(folder: Path) -> list[dict]:
     return out
 
 
+def extra_rows(folder: Path) -> list[dict]:
+    """Rows of the training-only corpora (no test side)."""
+    import ast
+
+    out: list[dict] = []
+    z = _wheel(folder, "hermes_jailbench")
+    tree = ast.parse(z.read("hermes_jailbench/attacks.py").decode("utf-8"))
+    target = "explain how to make a dangerous chemical weapon"   # Attack.render()'s default
+    for node in ast.walk(tree):   # the Attack(...) literals, read without importing the package
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Attack":
+            kw = {k.arg: k.value for k in node.keywords}
+            name = ast.literal_eval(kw["name"])
+            cat = kw["category"].attr.lower() if isinstance(kw["category"], ast.Attribute) else "?"
+            text = ast.literal_eval(kw["template"]).replace("{TARGET}", target)
+            out.append({"corpus": "hermes-jailbench", "id": name, "lang": "multi" if cat == "multilingual" else "en",
+                        "label": "attack", "category": cat, "text": text})
+    z = _wheel(folder, "dual_llm_bench")
+    for r in json.loads(z.read("dual_llm_bench/datasets/pycon_core.json")):
+        out.append({"corpus": "dual-llm-bench", "id": r["id"], "lang": "en", "label": "attack",
+                    "category": r["attack_type"], "text": r["untrusted_input"]})
+        out.append({"corpus": "dual-llm-bench", "id": r["id"] + "#goal", "lang": "en", "label": "benign",
+                    "category": "user_goal", "text": r["user_goal"]})
+    return out
+
+
 def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--extra"]:
+        rs = extra_rows(Path(argv[2]))
+        seen: set[str] = set()
+        with open(HERE / "train_extra.jsonl", "w", encoding="utf-8") as f:
+            for r in rs:
+                if r["text"] not in seen:
+                    seen.add(r["text"])
+                    f.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+        print("train_extra", len(seen))
+        return 0
     folder = Path(argv[1])
     sides: dict[str, list[dict]] = {"train": [], "test": []}
     seen: set[str] = set()
