@@ -116,3 +116,18 @@ def test_the_cl100k_encoding_ctx_builds_is_tiktokens():
     assert ours._mergeable_ranks == theirs._mergeable_ranks
     text = "Claim C-102: 128000 CNY, PAY-4097 理赔 naïve ignore previous instructions\n\n  x"
     assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_the_builder_and_the_models_leave_unused_work_for_first_use():
+    """A fresh investigation whose evidence fits the budget compiles none of compression's cue
+    regexes (``engine.compress`` is imported when a pack is first compressed), and a model's
+    validator is built when it first validates, not when its module is imported."""
+    script = ("import sys\n"
+              "import ctxcli.engine.builder\n"
+              "from ctxcli.models.playbook import PathStep, Playbook\n"
+              "print('ctxcli.engine.compress' in sys.modules, PathStep.__pydantic_complete__,"
+              " Playbook.__pydantic_complete__)\n"
+              "Playbook.model_json_schema()\n"
+              "print(Playbook.__pydantic_complete__)\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
+    assert (r.returncode, r.stdout) == (0, "False False False\nTrue\n"), r.stderr

@@ -25,7 +25,6 @@ from ..models.playbook import Playbook
 from ..tokens import ENCODING, count
 from ..util.packid import PACK_SCHEMA
 from ..util.timeutil import dt_to_us
-from . import compress
 from .disclose import Disclosure
 from .gates import (CONTENT_GATES, GATE_ORDER, META_GATES, WITHHOLDING_GATES, Access, GateContext, Obj, Rejection,
                     run_gates)
@@ -396,6 +395,8 @@ def pack_admitted(bc: BuildContext, st: BuildState, round_no: int, kept: list[tu
         return make_item(o, tz=req.as_of.tzinfo, disclosure=bc.disclosure, round_no=round_no, cand=c, count=count)
 
     def shrink(item: dict[str, Any], o: Obj, remaining: int) -> dict[str, Any] | None:
+        from . import compress      # 18 regexes compiled at import; only a pack over budget compresses
+
         return compress.try_compress(item, o, remaining, bc.pb, count)
 
     before = len(st.packed.admitted)

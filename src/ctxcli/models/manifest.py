@@ -17,7 +17,7 @@ Scope = Annotated[str, StringConstraints(pattern=SCOPE_PATTERN)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class TrustLevel(str, Enum):

@@ -18,7 +18,7 @@ Term = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
 class P(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class PathStep(P):
