@@ -86,14 +86,25 @@ def _count(tmp: Path) -> tuple[int, float]:
     return n, time.perf_counter() - t0
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its reaped children (the load's forked workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+LOAD_CPU: list[float] = []      # CPU seconds of the last _reload's full load, then of each reload
+
+
 def _reload(tmp: Path, parser: str, files: int, commits: int, repeat: int = 1) -> tuple[float, list[float], list[str]]:
-    """(full load s, incremental reload s after each 1 % change, what each reload reported)."""
+    """(full load s, incremental reload s after each 1 % change, what each reload reported);
+    the CPU seconds of each (workers included) in LOAD_CPU."""
     from ctxcli.load.build import build_store
 
     db = tmp / "s.duckdb"
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
     build_store(tmp / "manifests", db, root=tmp)
     full = time.perf_counter() - t0
+    LOAD_CPU[:] = [_cpu() - c0]
     hist = _git_history(files, commits)
     times, said = [], []
     for r in range(repeat):
@@ -110,13 +121,14 @@ def _reload(tmp: Path, parser: str, files: int, commits: int, repeat: int = 1) -
             hist.append((hist[-1][0] + 3600, {f"d/{f}.md": f"---\nservice: s{f}\n---\n# T\n\n## A\nrev {r} of {f}\n"
                                               for f in range(0, files, 100)}))
             make_repo(tmp / "sources" / "docs", hist)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         stages: dict[str, float] = {}
 
         def seen(stage: str, done: int, total: int, stages=stages, t0=t0) -> None:   # when each stage began
             stages.setdefault(stage, round(time.perf_counter() - t0, 1))
         res = build_store(tmp / "manifests", db, root=tmp, progress=seen)
         times.append(time.perf_counter() - t0)
+        LOAD_CPU.append(_cpu() - c0)
         said.append(", ".join(f"{s.source_id} +{s.added} ~{s.changed} -{s.removed}" for s in res.sources)
                     + f"; stages began at {stages} s")
     return full, times, said
@@ -139,11 +151,14 @@ def main() -> None:
         if a.reload:
             full, times, said = _reload(Path(d), a.parser, a.files, a.commits, a.repeat)
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            for t, x in zip(times, said):
-                print(f"reload after a 1 % change {t:.2f} s = {100 * t / full:.0f} % ({x})")
-            med = statistics.median(times)
-            print(f"full load {full:.2f} s; median reload after a 1 % change {med:.2f} s = {100 * med / full:.0f} % "
-                  f"of {len(times)}; peak RSS of the loading process {peak:.0f} MB (workers not counted)")
+            cfull, creloads = LOAD_CPU[0], LOAD_CPU[1:]
+            for t, c, x in zip(times, creloads, said):
+                print(f"reload after a 1 % change {t:.2f} s = {100 * t / full:.0f} %; CPU {c:.2f} s = "
+                      f"{100 * c / cfull:.1f} % ({x})")
+            med, cmed = statistics.median(times), statistics.median(creloads)
+            print(f"full load {full:.2f} s (CPU {cfull:.2f} s); median reload after a 1 % change {med:.2f} s = "
+                  f"{100 * med / full:.0f} % (CPU {cmed:.2f} s = {100 * cmed / cfull:.1f} %) of {len(times)}; "
+                  f"peak RSS of the loading process {peak:.0f} MB (workers not counted)")
 
 if __name__ == "__main__":
     main()

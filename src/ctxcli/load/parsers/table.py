@@ -182,10 +182,13 @@ def visible(ls, row: dict[str, Any], where: Where) -> str | None:
     return str(t)
 
 
+_CANON = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
 def _row_hash(row: dict[str, Any]) -> str:
-    return sha256_hex(canonical_bytes({k: (v if isinstance(v, (str, int, float, bool)) or v is None else
-                                           orjson.loads(orjson.dumps(v, default=str)))
-                                       for k, v in row.items()}))
+    """The digest of a row's canonical JSON; a value JSON has no type for is its ``str``
+    (the same bytes as converting each such value first: ``default`` applies at any depth)."""
+    return sha256_hex(orjson.dumps(row, default=str, option=_CANON))
 
 
 def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, Where]]:
