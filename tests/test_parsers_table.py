@@ -107,6 +107,15 @@ def test_a_missing_column_in_a_template_is_an_error(tmp_path):
         objects(tmp_path)
 
 
+def test_a_blank_column_in_a_template_is_an_error(tmp_path):
+    """Blank (white space only) is empty, in a template as in a plain field."""
+    project(tmp_path, {"deployments.csv": CSV.replace("CHG-3,t1,checkout,", "CHG-3,t1,\t ,")}, {"file": "deployments.csv"})
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value) == ("sources/deploys/deployments.csv:4: title: row 3: column 'service' (in the title "
+                            "template 'Deployment {change_id} of {service}') is missing or empty")
+
+
 def test_entities_and_relations_from_columns_load_into_the_graph(tmp_path):
     ents = "\n".join(orjson.dumps(e).decode() for e in SERVICES) + "\n"
     project(tmp_path, {"deployments.csv": CSV, "entities.jsonl": ents}, {"file": "deployments.csv"})

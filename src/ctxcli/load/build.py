@@ -91,8 +91,9 @@ UNRES_COLS = {"tenant_id": "VARCHAR", "source_id": "VARCHAR", "object_id": "VARC
 # values derived from that text (copied from the live store), and the live store's doc id.
 KEPT_COLS = {**{c: t for c, t in OBJ_COLS.items() if c not in ("tokens", "fts_text", "dedup_hash")},
              "old_doc": "INTEGER"}
-# The objects of a changed source's unchanged units (load/sync.py): copied whole from the live store.
-SAME_COLS = {"old_doc": "INTEGER", "doc_id": "INTEGER"}
+# The objects of a changed source's unchanged units (load/sync.py): copied whole from the live
+# store, with the unit's current locator when it names the unit's position (a table row's).
+SAME_COLS = {"old_doc": "INTEGER", "doc_id": "INTEGER", "locator": "VARCHAR"}
 TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]", "raw_terms": "VARCHAR[]",
              "raw_tfs": "INTEGER[]"}
 TLINE_COLS = {"source_id": "VARCHAR", "seq": "INTEGER", "tenant_id": "VARCHAR", "object_id": "VARCHAR",
@@ -372,6 +373,10 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                {ls.manifest.source_id: {"objects": 0, "sections": 0, "entities": 0, "relations": 0,
                                         "tombstones": 0, "dropped": 0} for ls in loaded},
                prior_units=prior.units if prior is not None else {}, sync_prior=prior.sync if prior is not None else {})
+    for ls in loaded:       # a reload: what the table parser's entity pass may read cheaply
+        pu = st.prior_units.get(ls.manifest.source_id)
+        ls.known_units = frozenset(h for h, _ in pu.units) if pu is not None else frozenset()
+        ls.copied_units = None
     if any(ls.manifest.enabled and ls.manifest.linking for ls in loaded):
         from .link import Linker
 
@@ -533,12 +538,15 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
     sid = ls.manifest.source_id
     objs, sup = st.objs, st.sup
     pu = st.prior_units.get(sid)
-    avail = pu.available() if pu is not None else {}
+    avail = pu.available() if pu is not None else None
+    digest = sync.digester(ls.context)
+    w_same = st.writers["same_objects"]
     done: list[list] = []
+    copied: set[int] = set()
     parsed = 0
-    for u in units:
-        h = sync.unit_digest(ls.context, u.raw)
-        olds = avail[h].popleft() if avail.get(h) else None
+    for i, u in enumerate(units):
+        h = digest(u.raw)
+        olds = avail.take(h) if avail is not None else None
         if olds is not None and all(d in pu.docs for d in olds):
             for d in olds:
                 tenant, oid, supersedes = pu.docs[d]
@@ -548,8 +556,10 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
                 st.first[sid][1] += 1
                 if supersedes:
                     sup.append((len(objs), tenant, supersedes))
-                st.writers["same_objects"].write({"old_doc": d, "doc_id": len(objs)})
+                w_same.write_lines(row_line({"old_doc": d, "doc_id": len(objs), "locator": u.locator},
+                                            SAME_COLS) + b"\n", 1)
             done.append([h, len(olds)])
+            copied.add(i)
             continue
         parsed += 1
         rows = u.rows()
@@ -558,6 +568,7 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
         done.append([h, len(rows)])
     st.sync[sid] = {"digest": ls.digest, "context": ls.context, "first_doc": st.first[sid][0], "units": done}
     st.reread[sid] = (parsed, len(done))
+    ls.copied_units = copied        # their relations are copied too, where the parser says so
 
 
 def _stream_tombstones(st: _Rows) -> list[int]:
@@ -699,7 +710,8 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     if prior is not None:
         from .reuse import deltas
 
-        delta = deltas(con, tuple(OBJ_COLS))
+        delta = deltas(con, tuple(OBJ_COLS), {ls.manifest.source_id: ls.parser.position for ls in loaded
+                                              if ls.manifest.enabled and ls.parser.position})
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set(), delta,
                                         stats["reread"])
     _write_meta(con, loaded, stats["objects"], store_digest, manifests_dir)
@@ -727,7 +739,7 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
     con.execute("CREATE TEMP TABLE raw_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # their raw_postings
     con.execute("CREATE TEMP TABLE doc_len(doc_id INTEGER, dl INTEGER)")
     con.execute("CREATE TEMP TABLE kept_objects(" + ", ".join(f"{c} {t}" for c, t in KEPT_COLS.items()) + ")")
-    con.execute("CREATE TEMP TABLE same_objects(old_doc INTEGER, doc_id INTEGER)")
+    con.execute("CREATE TEMP TABLE same_objects(old_doc INTEGER, doc_id INTEGER, locator VARCHAR)")
     for w in stats["writers"]:
         w.insert(con)
     con.execute("INSERT INTO doc_len SELECT doc_id, coalesce(list_sum(tfs), 0) FROM doc_terms")
@@ -737,6 +749,11 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
         attach(con, prior)
         reused = {sid: (stats["first"][sid][0], stats["first"][sid][2]) for sid in prior.sources}
         copy_rows(con, prior, reused, stats["removed"], stats["per"], tuple(OBJ_COLS))
+        units = [ls.manifest.source_id for ls in loaded if ls.copied_units and ls.parser.copies_relations(ls)]
+        if units:
+            from .reuse import copy_unit_relations
+
+            copy_unit_relations(con, units, stats["removed"], stats["per"])
     con.execute("DROP TABLE kept_objects")
     con.execute("DROP TABLE same_objects")
 

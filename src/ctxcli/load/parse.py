@@ -43,6 +43,10 @@ class LoadedSource:
     problems: Any = None        # parsers/common.Problems while a load gathers every problem, else None
     # the digest of what shapes each object besides its own input (manifest, parser masks, rules)
     context: str = ""
+    # on a reload (load/build.py): the unit digests the live store's sync file records for this
+    # source, and the positions of the units whose objects were copied from the live store
+    known_units: frozenset = frozenset()
+    copied_units: set | None = None
 
     @property
     def parser(self):
@@ -68,7 +72,6 @@ class LoadedSource:
         if units is None:
             return None
         from .evidence_rules import assign
-        from .parsers import Unit
 
         def ruled(u):
             rows = u.rows()
@@ -76,7 +79,7 @@ class LoadedSource:
                 assign(o, self.rules)
             return rows
 
-        return (Unit(u.raw, u.file, u.line, lambda u=u: ruled(u)) for u in units)
+        return (u._replace(rows=lambda u=u: ruled(u)) for u in units)
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
         if self.snap is None:
