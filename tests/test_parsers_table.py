@@ -94,6 +94,22 @@ def test_naive_time_without_a_zone_names_row_and_column(tmp_path):
                             "'2026-03-01T10:00:00' and the mapping declares no timezone")
 
 
+def test_a_naive_typed_time_without_a_zone_names_row_and_column(tmp_path):
+    """Parquet keeps its own types: a naive TIMESTAMP column needs the mapping's zone too."""
+    import duckdb
+
+    project(tmp_path, {"deployments.csv": CSV}, {"file": "d.parquet"},
+            mapping={k: v for k, v in MAPPING.items() if k != "timezone"})
+    duckdb.sql(f"COPY (SELECT change_id, tenant, service, version, replicas, "
+               f"strptime(replace(deployed_at, 'T', ' ')[:19], '%Y-%m-%d %H:%M:%S') AS deployed_at "
+               f"FROM read_csv('{tmp_path}/sources/deploys/deployments.csv', all_varchar=true)) "
+               f"TO '{tmp_path}/sources/deploys/d.parquet' (FORMAT parquet)")
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value) == ("sources/deploys/d.parquet: row 1: column 'deployed_at': naive time "
+                            "'2026-03-01T10:00:00' and the mapping declares no timezone")
+
+
 def test_a_bad_typed_fact_names_row_line_and_column(tmp_path):
     project(tmp_path, {"deployments.csv": CSV.replace(",4\n", ",four\n")}, {"file": "deployments.csv"})
     with pytest.raises(InputError) as e:

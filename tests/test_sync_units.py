@@ -249,8 +249,8 @@ def _shared_table(root, rows, services=("t1", "t2")):
     from .test_parsers_table import MAPPING, SERVICES, project
 
     head = "change_id,tenant,service,version,deployed_at,replicas\n"
-    csv = head + "".join(f"{c},{t},{s},1.{c[4:]}.0,2026-03-0{1 + int(c[4:]) % 5} 10:00:00,{c[4:]}\n"
-                         for c, t, s in rows)
+    csv = head + "".join(f"{r[0]},{r[1]},{r[2]},1.{r[0][4:]}.0,2026-03-0{1 + int(r[0][4:]) % 5} 10:00:00,"
+                         f"{r[3] if len(r) > 3 else r[0][4:]}\n" for r in rows)
     ents = "".join(json.dumps({**e, "tenant_id": t}) + "\n" for t in services for e in SERVICES)
     snap = root / "sources" / "deploys"
     if not snap.exists():
@@ -282,10 +282,14 @@ def mapped(monkeypatch):
     return seen
 
 
-def test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only(tmp_path, parsed, mapped):
+def test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only(tmp_path, parsed, mapped,
+                                                                              monkeypatch):
     """A changed row, a deleted row, an added row and a row moved to another tenant: only those
     rows are mapped again — objects, entities and relations; the others' relations are the live
-    store's — and the store equals a full load's, row for row."""
+    store's — and the store equals a full load's, row for row. A row whose text is unchanged
+    (a fact changed) keeps its derived values."""
+    import ctxcli.load.derive as derive
+
     root, live = tmp_path / "proj", tmp_path / "live.duckdb"
     _shared_table(root, SHARED)
     first = build_store(root / "manifests", live, root=root)
@@ -294,16 +298,27 @@ def test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only(
     rows = [r for r in SHARED if r[0] != "CHG-3"] + [("CHG-9", "t2", "ledger")]
     rows[1] = ("CHG-2", "t1", "checkout")          # was ledger: another relation, another body
     rows[3] = ("CHG-5", "t2", "checkout")          # was tenant t1's
+    rows[5] = (*rows[5], 70)                       # CHG-7: its replicas fact only
     _shared_table(root, rows)
     parsed.clear()
     mapped.clear()
+    derived: list[str] = []
+    real = derive.derive
+
+    def counting(rows, *a):
+        derived.extend(f"{r['tenant_id']}/{r['object_id']}" for r in rows)
+        return real(rows, *a)
+    monkeypatch.setattr(derive, "derive", counting)
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "1")
     inc = build_store(root / "manifests", live, root=root)
-    assert [n for sid, n in parsed if sid == "deploys"] == [2, 4, 8]
-    assert mapped == [("entity", 2), ("entity", 4), ("entity", 8), ("relations", 2), ("relations", 4),
-                      ("relations", 8)]
+    assert [n for sid, n in parsed if sid == "deploys"] == [2, 4, 6, 8]
+    assert mapped == [("entity", 2), ("entity", 4), ("entity", 6), ("entity", 8), ("relations", 2),
+                      ("relations", 4), ("relations", 6), ("relations", 8)]
+    assert sorted(derived) == ["t1/deploy:CHG-2", "t2/deploy:CHG-5", "t2/deploy:CHG-9"]
     s = inc.sources[0]
-    # by tenant and object id: CHG-9 and CHG-5 of t2 added, CHG-2 changed, CHG-3 and CHG-5 of t1 removed
-    assert (s.added, s.changed, s.removed, s.units) == (2, 1, 2, {"read": 3, "of": 8, "unit": "row"})
+    # by tenant and object id: CHG-9 and CHG-5 of t2 added, CHG-2 and CHG-7 changed, CHG-3 and
+    # CHG-5 of t1 removed
+    assert (s.added, s.changed, s.removed, s.units) == (2, 2, 2, {"read": 4, "of": 8, "unit": "row"})
     assert (s.objects, s.entities, s.relations) == (8, 12, 8)
     _same_as_full(root, live, tmp_path)
 

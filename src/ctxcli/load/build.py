@@ -348,6 +348,9 @@ class _Rows:
     sync_prior: dict[str, dict] = field(default_factory=dict)   # the live store's sync entries
     reread: dict[str, tuple[int, int]] = field(default_factory=dict)   # source -> (units parsed, units)
     sync: dict[str, dict] = field(default_factory=dict)        # the new store's sync file entries
+    prior_db: Path | None = None        # the live store (row keys of pending objects are read from it)
+    prior_con: Any = None
+    pending: list[tuple[dict[str, Any], int]] = field(default_factory=list)     # (object, live doc id)
 
 
 _TABLES = (("objects", OBJ_COLS), ("entities", ENT_COLS), ("relations", REL_COLS), ("tombstones", TOMB_COLS),
@@ -372,7 +375,8 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                prior.rows if prior is not None else {}, writers,
                {ls.manifest.source_id: {"objects": 0, "sections": 0, "entities": 0, "relations": 0,
                                         "tombstones": 0, "dropped": 0} for ls in loaded},
-               prior_units=prior.units if prior is not None else {}, sync_prior=prior.sync if prior is not None else {})
+               prior_units=prior.units if prior is not None else {}, sync_prior=prior.sync if prior is not None else {},
+               prior_db=prior.path if prior is not None else None)
     for ls in loaded:       # a reload: what the table parser's entity pass may read cheaply
         pu = st.prior_units.get(ls.manifest.source_id)
         ls.known_units = frozenset(h for h, _ in pu.units) if pu is not None else frozenset()
@@ -485,6 +489,12 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
                 add(o)
             continue
         _stream_units(st, ls, units, add)
+    try:
+        _resolve_pending(st, batch, deriver)
+    finally:
+        if st.prior_con is not None:
+            st.prior_con.close()
+            st.prior_con = None
     if batch:
         deriver.add(batch)
     deriver.close()
@@ -518,6 +528,11 @@ def _add_object(st: _Rows, o: dict[str, Any], src: tuple, batch: list[dict[str, 
         st.links.extend((sid, x) for x in found)
         st.unresolved.extend((sid, x) for x in weak)
     was = kept.get(k)
+    if was is not None and was[1] is None:      # its live row key is read in a batch (reuse.read_prior)
+        st.pending.append((o, was[0]))
+        if len(st.pending) >= BATCH:
+            _resolve_pending(st, batch, deriver)
+        return
     if was is not None and was[1] == row_key(o["title"], o["content"], o["keys"]):
         o["old_doc"] = was[0]       # same text: its derived values are copied, not derived again
         st.writers["kept_objects"].write(o)
@@ -526,6 +541,33 @@ def _add_object(st: _Rows, o: dict[str, Any], src: tuple, batch: list[dict[str, 
     if len(batch) >= BATCH:
         deriver.add(list(batch))
         batch.clear()
+
+
+def _resolve_pending(st: _Rows, batch: list[dict[str, Any]], deriver: Deriver) -> None:
+    """The pending objects (a unit reload's parsed objects whose id the live store holds): kept
+    when their text is the live object's (row keys read from the live store in one statement),
+    else queued to derive."""
+    from .reuse import row_key
+
+    if not st.pending:
+        return
+    if st.prior_con is None:
+        import duckdb
+
+        st.prior_con = duckdb.connect(str(st.prior_db), read_only=True, config={"threads": "1"})
+    keys = {d: row_key(ti, c, k) for d, ti, c, k in st.prior_con.execute(
+        "SELECT doc_id, title, content, keys FROM objects WHERE doc_id IN "
+        "(SELECT unnest(from_json(?, '[\"INTEGER\"]')))", [_json_list(d for _, d in st.pending)]).fetchall()}
+    for o, d in st.pending:
+        if keys.get(d) == row_key(o["title"], o["content"], o["keys"]):
+            o["old_doc"] = d
+            st.writers["kept_objects"].write(o)
+            continue
+        batch.append(o)
+        if len(batch) >= BATCH:
+            deriver.add(list(batch))
+            batch.clear()
+    st.pending.clear()
 
 
 def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, Any]], None]) -> None:
@@ -539,8 +581,10 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
     objs, sup = st.objs, st.sup
     pu = st.prior_units.get(sid)
     avail = pu.available() if pu is not None else None
+    from orjson import dumps
+
     digest = sync.digester(ls.context)
-    w_same = st.writers["same_objects"]
+    w_same = st.writers["same_objects"]      # lines as _Writer.write writes them (SAME_COLS)
     done: list[list] = []
     copied: set[int] = set()
     parsed = 0
@@ -556,8 +600,7 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
                 st.first[sid][1] += 1
                 if supersedes:
                     sup.append((len(objs), tenant, supersedes))
-                w_same.write_lines(row_line({"old_doc": d, "doc_id": len(objs), "locator": u.locator},
-                                            SAME_COLS) + b"\n", 1)
+                w_same.write_lines(b'{"old_doc":%d,"doc_id":%d,"locator":%s}\n' % (d, len(objs), dumps(u.locator)), 1)
             done.append([h, len(olds)])
             copied.add(i)
             continue

@@ -79,7 +79,8 @@ class LoadedSource:
                 assign(o, self.rules)
             return rows
 
-        return (u._replace(rows=lambda u=u: ruled(u)) for u in units)
+        # (tuple.__new__, not _replace: a table has a unit per row)
+        return (tuple.__new__(type(u), (*u[:3], lambda u=u: ruled(u), *u[4:])) for u in units)
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
         if self.snap is None:

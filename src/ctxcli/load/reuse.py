@@ -49,8 +49,9 @@ class Prior:
     sources: dict[str, PriorSource] = field(default_factory=dict)
     store_digest: str = ""
     summaries: list[tuple] = field(default_factory=list)     # the sources table's counts, in load order
-    # changed sources under an unchanged redaction policy: (tenant, object id) -> (doc id, row_key)
-    rows: dict[str, dict[tuple[str, str], tuple[int, bytes]]] = field(default_factory=dict)
+    # changed sources under an unchanged redaction policy: (tenant, object id) -> (doc id, row_key;
+    # None for a source read by units, whose row keys are read when needed)
+    rows: dict[str, dict[tuple[str, str], tuple[int, bytes | None]]] = field(default_factory=dict)
     # the live store's sync file (load/sync.py): its entries that match the store, per source,
     # and for the changed sources among them, what their units can copy
     sync: dict[str, dict] = field(default_factory=dict)
@@ -109,16 +110,19 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int,
             for sid in sorted(s for s in digests if s in old and old[s] != digests[s]):
                 if sid not in policies or pols.get(sid) != policies[sid]:
                     continue
-                cur = con.execute("SELECT tenant_id, object_id, doc_id, title, content, keys, supersedes "
-                                  "FROM objects WHERE source_id = ?", [sid])
-                rows: dict[tuple[str, str], tuple[int, bytes]] = {}
+                rows: dict[tuple[str, str], tuple[int, bytes | None]] = {}
                 entry = prior.sync.get(sid)
                 # (a unit's digest covers the source's context: a changed manifest or rule matches none)
                 units = sync.PriorUnits(entry["first_doc"], [tuple(u) for u in entry["units"]]) \
                     if entry and "units" in entry else None
+                # read by units, most objects are copied whole: the row key of a parsed one is
+                # read when it is needed (None here; load/build.py _resolve_pending)
+                text = "title, content, keys" if units is None else "NULL, NULL, NULL"
+                cur = con.execute(f"SELECT tenant_id, object_id, doc_id, {text}, supersedes "
+                                  "FROM objects WHERE source_id = ?", [sid])
                 while chunk := cur.fetchmany(4096):
                     for t, o, d, ti, c, k, sup in chunk:
-                        rows[(t, o)] = (d, row_key(ti, c, k))
+                        rows[(t, o)] = (d, row_key(ti, c, k) if units is None else None)
                         if units is not None:
                             units.docs[d] = (t, o, sup)
                 prior.rows[sid] = rows

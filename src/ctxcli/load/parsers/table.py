@@ -83,14 +83,14 @@ def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
         yield n, dict(zip(cols, values)), _where(place, n)
 
 
-def _where(place: tuple[str, int | None, str], n: int) -> Where:
-    disp, first_line, label = place
+def _where(place: tuple[str, int | None, str, str], n: int) -> Where:
+    disp, first_line, label = place[:3]
     return Where(disp, n + first_line if first_line is not None else None, f"{label}row {n}", what="column")
 
 
-def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None, str]]]:
+def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None, str, str]]]:
     """(row number from 1, the column names, the row's values, (file, the file line of the
-    header for text formats, row label prefix)) in the file's order: a row's dict and
+    header for text formats, row label prefix, format)) in the file's order: a row's dict and
     :class:`Where` are made only for the rows a pass maps."""
     import duckdb
 
@@ -106,7 +106,7 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
             except duckdb.Error as e:
                 raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
             cols = [d[0] for d in cur.description]
-            place = (disp, first_line, label)
+            place = (disp, first_line, label, fmt)
             n = 0
             while True:
                 try:
@@ -124,6 +124,7 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
 
 
 _PLAIN = frozenset((str, int, bool, type(None)))
+_TEXT_FORMATS = ("csv", "tsv", "excel")
 
 
 def _unit_raw(head: bytes, values: tuple) -> bytes:
@@ -131,10 +132,10 @@ def _unit_raw(head: bytes, values: tuple) -> bytes:
     so a row keeps its identity when rows before it come or go (its copied object takes its
     new locator: :attr:`Unit.locator`). Texts, integers, booleans and nulls as JSON (one
     text per row); any other value by ``repr``, which tells every value DuckDB returns apart
-    (NaN from None, 1 from 1.0 and "1")."""
+    (NaN from None, 1 from 1.0 and "1"); ``head`` is ``j`` and the column names as JSON."""
     if all(type(v) in _PLAIN for v in values):
         try:
-            return b"j" + head + orjson.dumps(values)
+            return head + orjson.dumps(values)
         except TypeError:           # an integer beyond 64 bits
             pass
     return b"r" + head + repr(values).encode("utf-8", "surrogatepass")
@@ -385,10 +386,15 @@ def _base(ls) -> str:
 def _unit_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple, bytes, int | None]]:
     """(row number, columns, values, place, the unit's raw bytes, its file line) of every row."""
     head: bytes | None = None
+    texts = False
+    dumps = orjson.dumps
     for n, cols, values, place in _raw_rows(ls):
         if head is None:
-            head = orjson.dumps(cols)
-        yield n, cols, values, place, _unit_raw(head, values), n + place[1] if place[1] is not None else None
+            head = b"j" + dumps(cols)
+            # CSV, TSV and Excel cells are read as text or null: JSON tells them apart unchecked
+            texts = place[3] in _TEXT_FORMATS
+        raw = head + dumps(values) if texts else _unit_raw(head, values)
+        yield n, cols, values, place, raw, n + place[1] if place[1] is not None else None
 
 
 def _entity_rows(ls, known) -> Iterator[tuple[int, dict[str, Any], Where, str | None]]:
