@@ -323,6 +323,34 @@ def test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only(
     _same_as_full(root, live, tmp_path)
 
 
+def test_a_copied_rows_relation_id_used_again_fails_as_a_full_load_does(tmp_path):
+    """Another source declaring the id of a copied row's relation: the full load's duplicate."""
+    import yaml
+
+    from ctxcli.errors import LoadProblems
+
+    from .test_incremental_rows import BASE
+
+    root, live = tmp_path / "proj", tmp_path / "live.duckdb"
+    _shared_table(root, SHARED)
+    build_store(root / "manifests", live, root=root)
+    _shared_table(root, [("CHG-1", "t1", "ledger"), *SHARED[1:]])       # CHG-1 changed, CHG-2 … copied
+    (root / "manifests" / "sources" / "tickets.yaml").write_text(yaml.safe_dump(
+        {**BASE, "source_id": "tickets", "source_type": "ticket_store", "parser": "records",
+         "deletion_mode": "none", "snapshot": "sources/tickets"}))
+    (root / "sources" / "tickets").mkdir()
+    (root / "sources" / "tickets" / "objects.jsonl").write_text(json.dumps(_record(1)) + "\n")
+    (root / "sources" / "tickets" / "relations.jsonl").write_text(json.dumps(
+        {"relation_id": "deploy:CHG-2:DEPLOYED_TO:service:ledger", "from": "service:checkout", "type": "CALLS",
+         "to": "service:ledger", "source_version": "v1"}) + "\n")
+    with pytest.raises(LoadProblems) as inc:
+        build_store(root / "manifests", live, root=root)
+    with pytest.raises(LoadProblems) as full:
+        build_store(root / "manifests", tmp_path / "full.duckdb", root=root, incremental=False)
+    assert str(inc.value) == str(full.value) == (
+        "sources/tickets/relations.jsonl:1: relation_id: duplicate relation id 'deploy:CHG-2:DEPLOYED_TO:service:ledger'")
+
+
 def test_a_copied_rows_relation_whose_entity_is_gone_fails_as_a_full_load_does(tmp_path, parsed):
     from ctxcli.errors import LoadProblems
 

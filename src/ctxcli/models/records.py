@@ -34,7 +34,14 @@ def _exact_facts(v: dict[str, Any]) -> dict[str, Any]:
     read (util/jsonstrict). Beyond 64 bits a fact could not be stored exactly: refused."""
     from ..util.jsonstrict import INT_MAX, INT_MIN, check_ints
 
-    if all(type(x) in _NO_INTS or (type(x) is int and INT_MIN <= x <= INT_MAX) for x in v.values()):
+    for x in v.values():
+        t = type(x)
+        if t is int:
+            if not INT_MIN <= x <= INT_MAX:
+                break
+        elif t not in _NO_INTS:
+            break
+    else:
         return v            # scalars within range (a table's facts, mostly): nothing to refuse
     for k in sorted(v):
         check_ints(v[k], f"fact {k!r}")

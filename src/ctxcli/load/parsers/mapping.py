@@ -158,6 +158,8 @@ def fact_value(spec: str | FactSpec, rec: dict[str, Any], tz: str | None, where:
     v = resolve(src, rec, where, f"facts.{fact}")
     if empty(v):
         return None
+    if typ is None and type(v) is str:
+        return v            # untyped text: kept as it is (the last case below)
     try:
         if typ == "int":
             return int(v) if not isinstance(v, float) or v.is_integer() else _bad(v)
@@ -242,6 +244,9 @@ def apply(mp: Mapping, rec: dict[str, Any], where: Where, *, native: tuple[str, 
         for spec in mp.keys:
             if "{" not in spec:
                 v = rec.get(spec)
+                if type(v) is str and v and not v.isspace():    # the common case: one key
+                    keys.append(v)
+                    continue
                 for x in v if isinstance(v, list) else [v]:     # a field may hold a list of keys
                     if not empty(x):
                         keys.append(_text(x))
