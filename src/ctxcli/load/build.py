@@ -386,7 +386,12 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
 
         st.linker = Linker()
     _stream_entities(st)
-    _stream_objects(st, progress, pool, opened, vectors)
+    try:
+        _stream_objects(st, progress, pool, opened, vectors)
+    finally:        # the live store, opened for pending objects' row keys (_resolve_pending)
+        if st.prior_con is not None:
+            st.prior_con.close()
+            st.prior_con = None
     removed_docs = _stream_tombstones(st)
     _stream_relations(st)
     _stream_links(st)
@@ -489,12 +494,7 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
                 add(o)
             continue
         _stream_units(st, ls, units, add)
-    try:
-        _resolve_pending(st, batch, deriver)
-    finally:
-        if st.prior_con is not None:
-            st.prior_con.close()
-            st.prior_con = None
+    _resolve_pending(st, batch, deriver)
     if batch:
         deriver.add(batch)
     deriver.close()
