@@ -294,8 +294,11 @@ class TableParser(Parser):
         if m.table.row_groups is not None:
             yield from group_objects(ls)
             return
-        for n, row, where in rows(ls):
-            yield from self._row_objects(ls, n, row, where)
+        foreign = _foreign(ls)
+        for n, cols, values, place in _raw_rows(ls):
+            row = dict(zip(cols, values))
+            if foreign is None or not foreign(row):
+                yield from self._row_objects(ls, n, row, _where(place, n))
 
     def units(self, ls) -> Iterator[Unit] | None:
         """One unit per row, identified by its values (not its number: a row that moves keeps
@@ -304,9 +307,15 @@ class TableParser(Parser):
         if ls.manifest.table.row_groups is not None:
             return None
         base = _base(ls) if "locator" not in ls.manifest.mapping.set else None
+        foreign = _foreign(ls)
+
+        def objects_of(n: int, cols: list[str], values: tuple, place: tuple) -> list[dict[str, Any]]:
+            row = dict(zip(cols, values))
+            if foreign is not None and foreign(row):
+                return []
+            return self._row_objects(ls, n, row, _where(place, n))
         return (Unit(raw, place[0], line, lambda n=n, cols=cols, values=values, place=place:
-                     self._row_objects(ls, n, dict(zip(cols, values)), _where(place, n)),
-                     f"{base}#row-{n}" if base is not None else None)
+                     objects_of(n, cols, values, place), f"{base}#row-{n}" if base is not None else None)
                 for n, cols, values, place, raw, line in _unit_rows(ls))
 
     def copies_relations(self, ls) -> bool:
@@ -375,6 +384,21 @@ class TableParser(Parser):
                 report(ls, e)
                 continue
             yield from got
+
+
+def _foreign(ls):
+    """For a shared table read for one tenant through a plain tenant column: a test of a row
+    that is another tenant's (or names none), made before the row is mapped or even named —
+    :func:`visible` gives None for exactly these rows; None when there is no such column."""
+    m, spec = ls.manifest, ls.manifest.mapping.tenant_id
+    if m.tenant_id is None or spec is None or "{" in spec:
+        return None
+    mine = m.tenant_id
+
+    def foreign(row: dict[str, Any]) -> bool:
+        t = row.get(spec)
+        return t != mine and (empty(t) or str(t) != mine)
+    return foreign
 
 
 def _base(ls) -> str:
