@@ -561,8 +561,9 @@ MUTANTS: list[Mutant] = [
            '        tz = tz or "UTC"\n        if tz is None:\n            return ("naive", d.isoformat())',
            ("tests/test_parsers_table.py::test_naive_time_without_a_zone_names_row_and_column",)),
     Mutant("template-blank-field-accepted", "src/ctxcli/load/parsers/mapping.py",
-           "            if type(v) is str and v and not v.isspace():    # the common case",
-           "            if type(v) is str:    # the common case",
+           "            if type(v) is str and v and not v.isspace():    # the common case: a non-empty text\n"
+           "                out.append(v)",
+           "            if type(v) is str:    # the common case: a non-empty text\n                out.append(v)",
            ("tests/test_parsers_table.py::test_a_blank_column_in_a_template_is_an_error",)),
     Mutant("facts-big-int-fast-path", "src/ctxcli/models/records.py",
            "            if not INT_MIN <= x <= INT_MAX:\n                break", "            if False:\n                break",
