@@ -125,7 +125,7 @@ def _reload(tmp: Path, parser: str, files: int, commits: int, repeat: int = 1) -
             hist.append((hist[-1][0] + 3600, {f"d/{f}.md": f"---\nservice: s{f}\n---\n# T\n\n## A\nrev {r} of {f}\n"
                                               for f in range(0, files, 100)}))
             make_repo(tmp / "sources" / "docs", hist)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         stages: dict[str, float] = {}
 
         def seen(stage: str, done: int, total: int, stages=stages, t0=t0) -> None:   # when each stage began

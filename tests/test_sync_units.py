@@ -216,7 +216,7 @@ def test_a_table_reload_maps_only_the_changed_rows(tmp_path, parsed):
     _project(root)
     build_store(root / "manifests", live, root=root)
     csv = root / "sources" / "deploys" / "deploys.csv"
-    # row 5 changed, the last row (8) removed: the rows before it keep their numbers
+    # row 5 changed, the last row (8) removed
     rows = [(c, s, 50 if c == "CHG-5" else r) for c, s, r in ROWS[:-1]]
     csv.write_text(_csv(rows))
     parsed.clear()
@@ -226,12 +226,148 @@ def test_a_table_reload_maps_only_the_changed_rows(tmp_path, parsed):
     assert (by["deploys"].added, by["deploys"].changed, by["deploys"].removed) == (0, 1, 1)
     assert by["deploys"].units == {"read": 1, "of": 7, "unit": "row"}
     _same_as_full(root, live, tmp_path)
-    # a removed first row renumbers every row after it (a row's locator names its number)
+    # a removed first row moves every row after it: a row is known by its values, not its
+    # number, so none is mapped again; each copied object takes its row's new locator, and
+    # the report counts the one removed row only
     csv.write_text(_csv(rows[1:]))
     parsed.clear()
-    build_store(root / "manifests", live, root=root)
-    assert len([x for x in parsed if x[0] == "deploys"]) == 6
+    inc = build_store(root / "manifests", live, root=root)
+    assert [x for x in parsed if x[0] == "deploys"] == []
+    by = {s.source_id: s for s in inc.sources}
+    assert (by["deploys"].added, by["deploys"].changed, by["deploys"].removed, by["deploys"].units) == (
+        0, 0, 1, {"read": 0, "of": 6, "unit": "row"})
+    full = _same_as_full(root, live, tmp_path)
+    assert {s.source_id: (s.added, s.changed, s.removed) for s in full.sources}["deploys"] == (6, 0, 0)
+    import duckdb
+
+    con = duckdb.connect(str(live), read_only=True)
+    assert con.execute("SELECT object_id, locator FROM objects WHERE source_id = 'deploys' ORDER BY doc_id"
+                       ).fetchall()[:2] == [("deploy:CHG-2", "deploys.csv#row-1"), ("deploy:CHG-3", "deploys.csv#row-2")]
+    con.close()
+
+
+def _shared_table(root, rows, services=("t1", "t2")):
+    """A shared table (each row names its tenant) mapping an entity and a relation per row, the
+    services it names in entities.jsonl beside it (test_parsers_table's mapping)."""
+    from .test_parsers_table import MAPPING, SERVICES, project
+
+    head = "change_id,tenant,service,version,deployed_at,replicas\n"
+    csv = head + "".join(f"{r[0]},{r[1]},{r[2]},1.{r[0][4:]}.0,2026-03-0{1 + int(r[0][4:]) % 5} 10:00:00,"
+                         f"{r[3] if len(r) > 3 else r[0][4:]}\n" for r in rows)
+    ents = "".join(json.dumps({**e, "tenant_id": t}) + "\n" for t in services for e in SERVICES)
+    snap = root / "sources" / "deploys"
+    if not snap.exists():
+        project(root, {}, {"file": "deployments.csv"}, mapping=MAPPING, tenant_id=None)
+    (snap / "deployments.csv").write_text(csv)
+    (snap / "entities.jsonl").write_text(ents)
+
+
+SHARED = [(f"CHG-{i}", "t1" if i % 3 else "t2", "checkout" if i % 2 else "ledger") for i in range(1, 9)]
+
+
+@pytest.fixture
+def mapped(monkeypatch):
+    """The rows whose entity and whose relations the table parser maps: (pass, row number)."""
+    from ctxcli.load.parsers import table
+
+    seen: list[tuple[str, int]] = []
+    real_ent, real_rel = TableParser._row_entity, table.relations_of
+
+    def ent(ls, em, row, where, seen_keys):
+        seen.append(("entity", int(where.label.split()[-1])))
+        return real_ent(ls, em, row, where, seen_keys)
+
+    def rels(mp, row, fields, rec, tenant, where, n):
+        seen.append(("relations", n))
+        return real_rel(mp, row, fields, rec, tenant, where, n)
+    monkeypatch.setattr(TableParser, "_row_entity", staticmethod(ent))
+    monkeypatch.setattr(table, "relations_of", rels)
+    return seen
+
+
+def test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only(tmp_path, parsed, mapped,
+                                                                              monkeypatch):
+    """A changed row, a deleted row, an added row and a row moved to another tenant: only those
+    rows are mapped again — objects, entities and relations; the others' relations are the live
+    store's — and the store equals a full load's, row for row. A row whose text is unchanged
+    (a fact changed) keeps its derived values."""
+    import ctxcli.load.derive as derive
+
+    root, live = tmp_path / "proj", tmp_path / "live.duckdb"
+    _shared_table(root, SHARED)
+    first = build_store(root / "manifests", live, root=root)
+    assert (first.sources[0].objects, first.sources[0].relations) == (8, 8)
+    assert sorted(mapped) == [("entity", n) for n in range(1, 9)] + [("relations", n) for n in range(1, 9)]
+    rows = [r for r in SHARED if r[0] != "CHG-3"] + [("CHG-9", "t2", "ledger")]
+    rows[1] = ("CHG-2", "t1", "checkout")          # was ledger: another relation, another body
+    rows[3] = ("CHG-5", "t2", "checkout")          # was tenant t1's
+    rows[5] = (*rows[5], 70)                       # CHG-7: its replicas fact only
+    _shared_table(root, rows)
+    parsed.clear()
+    mapped.clear()
+    derived: list[str] = []
+    real = derive.derive
+
+    def counting(rows, *a):
+        derived.extend(f"{r['tenant_id']}/{r['object_id']}" for r in rows)
+        return real(rows, *a)
+    monkeypatch.setattr(derive, "derive", counting)
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "1")
+    inc = build_store(root / "manifests", live, root=root)
+    assert [n for sid, n in parsed if sid == "deploys"] == [2, 4, 6, 8]
+    assert mapped == [("entity", 2), ("entity", 4), ("entity", 6), ("entity", 8), ("relations", 2),
+                      ("relations", 4), ("relations", 6), ("relations", 8)]
+    assert sorted(derived) == ["t1/deploy:CHG-2", "t2/deploy:CHG-5", "t2/deploy:CHG-9"]
+    s = inc.sources[0]
+    # by tenant and object id: CHG-9 and CHG-5 of t2 added, CHG-2 and CHG-7 changed, CHG-3 and
+    # CHG-5 of t1 removed
+    assert (s.added, s.changed, s.removed, s.units) == (2, 2, 2, {"read": 4, "of": 8, "unit": "row"})
+    assert (s.objects, s.entities, s.relations) == (8, 12, 8)
     _same_as_full(root, live, tmp_path)
+
+
+def test_a_copied_rows_relation_id_used_again_fails_as_a_full_load_does(tmp_path):
+    """Another source declaring the id of a copied row's relation: the full load's duplicate."""
+    import yaml
+
+    from ctxcli.errors import LoadProblems
+
+    from .test_incremental_rows import BASE
+
+    root, live = tmp_path / "proj", tmp_path / "live.duckdb"
+    _shared_table(root, SHARED)
+    build_store(root / "manifests", live, root=root)
+    _shared_table(root, [("CHG-1", "t1", "ledger"), *SHARED[1:]])       # CHG-1 changed, CHG-2 … copied
+    (root / "manifests" / "sources" / "tickets.yaml").write_text(yaml.safe_dump(
+        {**BASE, "source_id": "tickets", "source_type": "ticket_store", "parser": "records",
+         "deletion_mode": "none", "snapshot": "sources/tickets"}))
+    (root / "sources" / "tickets").mkdir()
+    (root / "sources" / "tickets" / "objects.jsonl").write_text(json.dumps(_record(1)) + "\n")
+    (root / "sources" / "tickets" / "relations.jsonl").write_text(json.dumps(
+        {"relation_id": "deploy:CHG-2:DEPLOYED_TO:service:ledger", "from": "service:checkout", "type": "CALLS",
+         "to": "service:ledger", "source_version": "v1"}) + "\n")
+    with pytest.raises(LoadProblems) as inc:
+        build_store(root / "manifests", live, root=root)
+    with pytest.raises(LoadProblems) as full:
+        build_store(root / "manifests", tmp_path / "full.duckdb", root=root, incremental=False)
+    assert str(inc.value) == str(full.value) == (
+        "sources/tickets/relations.jsonl:1: relation_id: duplicate relation id 'deploy:CHG-2:DEPLOYED_TO:service:ledger'")
+
+
+def test_a_copied_rows_relation_whose_entity_is_gone_fails_as_a_full_load_does(tmp_path, parsed):
+    from ctxcli.errors import LoadProblems
+
+    root, live = tmp_path / "proj", tmp_path / "live.duckdb"
+    _shared_table(root, SHARED)
+    build_store(root / "manifests", live, root=root)
+    _shared_table(root, SHARED, services=("t1",))       # t2's services are gone: CHG-3 and CHG-6 dangle
+    with pytest.raises(LoadProblems) as inc:
+        build_store(root / "manifests", live, root=root)
+    with pytest.raises(LoadProblems) as full:
+        build_store(root / "manifests", tmp_path / "full.duckdb", root=root, incremental=False)
+    assert str(inc.value) == str(full.value)
+    assert str(inc.value) == ("sources/deploys/deployments.csv:4: to: relation deploy:CHG-3:DEPLOYED_TO:service:checkout "
+                              "points to unknown entity 'service:checkout' (and 1 more problem)")
 
 
 def test_a_json_export_reload_maps_only_the_changed_record_and_its_items(tmp_path, monkeypatch):

@@ -91,8 +91,9 @@ UNRES_COLS = {"tenant_id": "VARCHAR", "source_id": "VARCHAR", "object_id": "VARC
 # values derived from that text (copied from the live store), and the live store's doc id.
 KEPT_COLS = {**{c: t for c, t in OBJ_COLS.items() if c not in ("tokens", "fts_text", "dedup_hash")},
              "old_doc": "INTEGER"}
-# The objects of a changed source's unchanged units (load/sync.py): copied whole from the live store.
-SAME_COLS = {"old_doc": "INTEGER", "doc_id": "INTEGER"}
+# The objects of a changed source's unchanged units (load/sync.py): copied whole from the live
+# store, with the unit's current locator when it names the unit's position (a table row's).
+SAME_COLS = {"old_doc": "INTEGER", "doc_id": "INTEGER", "locator": "VARCHAR"}
 TERM_COLS = {"doc_id": "INTEGER", "terms": "VARCHAR[]", "tfs": "INTEGER[]", "raw_terms": "VARCHAR[]",
              "raw_tfs": "INTEGER[]"}
 TLINE_COLS = {"source_id": "VARCHAR", "seq": "INTEGER", "tenant_id": "VARCHAR", "object_id": "VARCHAR",
@@ -347,6 +348,9 @@ class _Rows:
     sync_prior: dict[str, dict] = field(default_factory=dict)   # the live store's sync entries
     reread: dict[str, tuple[int, int]] = field(default_factory=dict)   # source -> (units parsed, units)
     sync: dict[str, dict] = field(default_factory=dict)        # the new store's sync file entries
+    prior_db: Path | None = None        # the live store (row keys of pending objects are read from it)
+    prior_con: Any = None
+    pending: list[tuple[dict[str, Any], int]] = field(default_factory=list)     # (object, live doc id)
 
 
 _TABLES = (("objects", OBJ_COLS), ("entities", ENT_COLS), ("relations", REL_COLS), ("tombstones", TOMB_COLS),
@@ -371,13 +375,23 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
                prior.rows if prior is not None else {}, writers,
                {ls.manifest.source_id: {"objects": 0, "sections": 0, "entities": 0, "relations": 0,
                                         "tombstones": 0, "dropped": 0} for ls in loaded},
-               prior_units=prior.units if prior is not None else {}, sync_prior=prior.sync if prior is not None else {})
+               prior_units=prior.units if prior is not None else {}, sync_prior=prior.sync if prior is not None else {},
+               prior_db=prior.path if prior is not None else None)
+    for ls in loaded:       # a reload: what the table parser's entity pass may read cheaply
+        pu = st.prior_units.get(ls.manifest.source_id)
+        ls.known_units = frozenset(h for h, _ in pu.units) if pu is not None else frozenset()
+        ls.copied_units = None
     if any(ls.manifest.enabled and ls.manifest.linking for ls in loaded):
         from .link import Linker
 
         st.linker = Linker()
     _stream_entities(st)
-    _stream_objects(st, progress, pool, opened, vectors)
+    try:
+        _stream_objects(st, progress, pool, opened, vectors)
+    finally:        # the live store, opened for pending objects' row keys (_resolve_pending)
+        if st.prior_con is not None:
+            st.prior_con.close()
+            st.prior_con = None
     removed_docs = _stream_tombstones(st)
     _stream_relations(st)
     _stream_links(st)
@@ -481,6 +495,7 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
                 add(o)
             continue
         _stream_units(st, ls, units, add)
+    _resolve_pending(st, batch, deriver)
     if batch:
         deriver.add(batch)
     deriver.close()
@@ -514,6 +529,11 @@ def _add_object(st: _Rows, o: dict[str, Any], src: tuple, batch: list[dict[str, 
         st.links.extend((sid, x) for x in found)
         st.unresolved.extend((sid, x) for x in weak)
     was = kept.get(k)
+    if was is not None and was[1] is None:      # its live row key is read in a batch (reuse.read_prior)
+        st.pending.append((o, was[0]))
+        if len(st.pending) >= BATCH:
+            _resolve_pending(st, batch, deriver)
+        return
     if was is not None and was[1] == row_key(o["title"], o["content"], o["keys"]):
         o["old_doc"] = was[0]       # same text: its derived values are copied, not derived again
         st.writers["kept_objects"].write(o)
@@ -522,6 +542,33 @@ def _add_object(st: _Rows, o: dict[str, Any], src: tuple, batch: list[dict[str, 
     if len(batch) >= BATCH:
         deriver.add(list(batch))
         batch.clear()
+
+
+def _resolve_pending(st: _Rows, batch: list[dict[str, Any]], deriver: Deriver) -> None:
+    """The pending objects (a unit reload's parsed objects whose id the live store holds): kept
+    when their text is the live object's (row keys read from the live store in one statement),
+    else queued to derive."""
+    from .reuse import row_key
+
+    if not st.pending:
+        return
+    if st.prior_con is None:
+        import duckdb
+
+        st.prior_con = duckdb.connect(str(st.prior_db), read_only=True, config={"threads": "1"})
+    keys = {d: row_key(ti, c, k) for d, ti, c, k in st.prior_con.execute(
+        "SELECT doc_id, title, content, keys FROM objects WHERE doc_id IN "
+        "(SELECT unnest(from_json(?, '[\"INTEGER\"]')))", [_json_list(d for _, d in st.pending)]).fetchall()}
+    for o, d in st.pending:
+        if keys.get(d) == row_key(o["title"], o["content"], o["keys"]):
+            o["old_doc"] = d
+            st.writers["kept_objects"].write(o)
+            continue
+        batch.append(o)
+        if len(batch) >= BATCH:
+            deriver.add(list(batch))
+            batch.clear()
+    st.pending.clear()
 
 
 def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, Any]], None]) -> None:
@@ -534,12 +581,17 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
     sid = ls.manifest.source_id
     objs, sup = st.objs, st.sup
     pu = st.prior_units.get(sid)
-    avail = pu.available() if pu is not None else {}
+    avail = pu.available() if pu is not None else None
+    from orjson import dumps
+
+    digest = sync.digester(ls.context)
+    w_same = st.writers["same_objects"]      # lines as _Writer.write writes them (SAME_COLS)
     done: list[list] = []
+    copied: set[int] = set()
     parsed = 0
-    for u in units:
-        h = sync.unit_digest(ls.context, u.raw)
-        olds = avail[h].popleft() if avail.get(h) else None
+    for i, u in enumerate(units):
+        h = digest(u.raw)
+        olds = avail.take(h) if avail is not None else None
         if olds is not None and all(d in pu.docs for d in olds):
             for d in olds:
                 tenant, oid, supersedes = pu.docs[d]
@@ -549,8 +601,9 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
                 st.first[sid][1] += 1
                 if supersedes:
                     sup.append((len(objs), tenant, supersedes))
-                st.writers["same_objects"].write({"old_doc": d, "doc_id": len(objs)})
+                w_same.write_lines(b'{"old_doc":%d,"doc_id":%d,"locator":%s}\n' % (d, len(objs), dumps(u.locator)), 1)
             done.append([h, len(olds)])
+            copied.add(i)
             continue
         parsed += 1
         rows = u.rows()
@@ -561,6 +614,7 @@ def _stream_units(st: _Rows, ls: LoadedSource, units, add: Callable[[dict[str, A
     if ls.sync_state is not None:       # the parser's walk state (git: where the next load goes on from)
         st.sync[sid]["state"] = ls.sync_state
     st.reread[sid] = (parsed, len(done))
+    ls.copied_units = copied        # their relations are copied too, where the parser says so
 
 
 def _stream_tombstones(st: _Rows) -> list[int]:
@@ -702,7 +756,8 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     if prior is not None:
         from .reuse import deltas
 
-        delta = deltas(con, tuple(OBJ_COLS))
+        delta = deltas(con, tuple(OBJ_COLS), {ls.manifest.source_id: ls.parser.position for ls in loaded
+                                              if ls.manifest.enabled and ls.parser.position})
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set(), delta,
                                         stats["reread"])
     _write_meta(con, loaded, stats["objects"], store_digest, manifests_dir)
@@ -730,7 +785,7 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
     con.execute("CREATE TEMP TABLE raw_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # their raw_postings
     con.execute("CREATE TEMP TABLE doc_len(doc_id INTEGER, dl INTEGER)")
     con.execute("CREATE TEMP TABLE kept_objects(" + ", ".join(f"{c} {t}" for c, t in KEPT_COLS.items()) + ")")
-    con.execute("CREATE TEMP TABLE same_objects(old_doc INTEGER, doc_id INTEGER)")
+    con.execute("CREATE TEMP TABLE same_objects(old_doc INTEGER, doc_id INTEGER, locator VARCHAR)")
     for w in stats["writers"]:
         w.insert(con)
     con.execute("INSERT INTO doc_len SELECT doc_id, coalesce(list_sum(tfs), 0) FROM doc_terms")
@@ -740,6 +795,11 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
         attach(con, prior)
         reused = {sid: (stats["first"][sid][0], stats["first"][sid][2]) for sid in prior.sources}
         copy_rows(con, prior, reused, stats["removed"], stats["per"], tuple(OBJ_COLS))
+        units = [ls.manifest.source_id for ls in loaded if ls.copied_units and ls.parser.copies_relations(ls)]
+        if units:
+            from .reuse import copy_unit_relations
+
+            copy_unit_relations(con, units, stats["removed"], stats["per"])
     con.execute("DROP TABLE kept_objects")
     con.execute("DROP TABLE same_objects")
 

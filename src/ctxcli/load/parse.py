@@ -50,6 +50,10 @@ class LoadedSource:
     sync_state: Any = None
     sync_report: dict | None = None
     walk: Any = None            # a parser's last complete pass over the source (git: for its tombstones)
+    # on a reload (load/build.py): the unit digests the live store's sync file records for this
+    # source, and the positions of the units whose objects were copied from the live store
+    known_units: frozenset = frozenset()
+    copied_units: set | None = None
 
     @property
     def parser(self):
@@ -75,7 +79,6 @@ class LoadedSource:
         if units is None:
             return None
         from .evidence_rules import assign
-        from .parsers import Unit
 
         def ruled(u):
             rows = u.rows()
@@ -83,7 +86,8 @@ class LoadedSource:
                 assign(o, self.rules)
             return rows
 
-        return (Unit(u.raw, u.file, u.line, lambda u=u: ruled(u)) for u in units)
+        # (tuple.__new__, not _replace: a table has a unit per row)
+        return (tuple.__new__(type(u), (*u[:3], lambda u=u: ruled(u), *u[4:])) for u in units)
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
         if self.snap is None:

@@ -49,8 +49,9 @@ class Prior:
     sources: dict[str, PriorSource] = field(default_factory=dict)
     store_digest: str = ""
     summaries: list[tuple] = field(default_factory=list)     # the sources table's counts, in load order
-    # changed sources under an unchanged redaction policy: (tenant, object id) -> (doc id, row_key)
-    rows: dict[str, dict[tuple[str, str], tuple[int, bytes]]] = field(default_factory=dict)
+    # changed sources under an unchanged redaction policy: (tenant, object id) -> (doc id, row_key;
+    # None for a source read by units, whose row keys are read when needed)
+    rows: dict[str, dict[tuple[str, str], tuple[int, bytes | None]]] = field(default_factory=dict)
     # the live store's sync file (load/sync.py): its entries that match the store, per source,
     # and for the changed sources among them, what their units can copy
     sync: dict[str, dict] = field(default_factory=dict)
@@ -109,16 +110,19 @@ def read_prior(db: Path, digests: dict[str, str], builder: str, schema: int,
             for sid in sorted(s for s in digests if s in old and old[s] != digests[s]):
                 if sid not in policies or pols.get(sid) != policies[sid]:
                     continue
-                cur = con.execute("SELECT tenant_id, object_id, doc_id, title, content, keys, supersedes "
-                                  "FROM objects WHERE source_id = ?", [sid])
-                rows: dict[tuple[str, str], tuple[int, bytes]] = {}
+                rows: dict[tuple[str, str], tuple[int, bytes | None]] = {}
                 entry = prior.sync.get(sid)
                 # (a unit's digest covers the source's context: a changed manifest or rule matches none)
                 units = sync.PriorUnits(entry["first_doc"], [tuple(u) for u in entry["units"]]) \
                     if entry and "units" in entry else None
+                # read by units, most objects are copied whole: the row key of a parsed one is
+                # read when it is needed (None here; load/build.py _resolve_pending)
+                text = "title, content, keys" if units is None else "NULL, NULL, NULL"
+                cur = con.execute(f"SELECT tenant_id, object_id, doc_id, {text}, supersedes "
+                                  "FROM objects WHERE source_id = ?", [sid])
                 while chunk := cur.fetchmany(4096):
                     for t, o, d, ti, c, k, sup in chunk:
-                        rows[(t, o)] = (d, row_key(ti, c, k))
+                        rows[(t, o)] = (d, row_key(ti, c, k) if units is None else None)
                         if units is not None:
                             units.docs[d] = (t, o, sup)
                 prior.rows[sid] = rows
@@ -191,7 +195,8 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
         con.execute(f"INSERT INTO objects ({', '.join(obj_cols)}) SELECT {cols} FROM kept_objects k "
                     "JOIN prior.objects p ON p.doc_id = k.old_doc")
     if same:        # an unchanged unit of a changed source (load/sync.py): the live row, renumbered
-        con.execute("INSERT INTO objects SELECT p.* REPLACE (s.doc_id AS doc_id, NULL::BIGINT AS family) "
+        con.execute("INSERT INTO objects SELECT p.* REPLACE (s.doc_id AS doc_id, NULL::BIGINT AS family, "
+                    "coalesce(s.locator, p.locator) AS locator) "
                     "FROM same_objects s JOIN prior.objects p ON p.doc_id = s.old_doc")
     # term frequencies of the reused documents, from the postings (tenant-local term ids -> terms)
     con.execute("CREATE TEMP TABLE prior_docs AS SELECT o.doc_id AS old_doc, (o.doc_id + r.doc_off)::INTEGER AS doc_id "
@@ -249,17 +254,75 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
         con.execute(f"DROP TABLE {t}")
 
 
-def deltas(con, obj_cols: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+def copy_unit_relations(con, sources: list[str], removed: set[tuple[str, str]], per: dict[str, dict[str, int]]) -> None:
+    """The relations of ``sources`` (whose parser copies them: Parser.copies_relations) attested
+    by the objects of their copied units (``same_objects``), copied from the live store with
+    their ends renumbered by entity key, kept or dropped by this load's tombstones (``removed``).
+    An end that is no entity any more, or a relation id used again, raises Fallback: the full
+    load reports it (or skips it, ``on_dangling: skip``)."""
+    from .build import _json_list
+
+    cols = "tenant_id, relation_id, src, dst, rel_type, src_type, dst_type, valid_from_us, valid_to_us, " \
+           "evidence_object_id, source_id, source_version, confidence, extraction_method"
+    con.execute("CREATE TEMP TABLE uobj AS SELECT p.tenant_id, p.object_id, p.source_id FROM same_objects s "
+                "JOIN prior.objects p ON p.doc_id = s.old_doc "
+                "WHERE p.source_id IN (SELECT unnest(from_json(?, '[\"VARCHAR\"]')))", [_json_list(sources)])
+    con.execute("CREATE TEMP TABLE urel AS SELECT r.* REPLACE (a.entity_id AS src, b.entity_id AS dst, "
+                "a.entity_type AS src_type, b.entity_type AS dst_type) FROM ("
+                f" SELECT {cols} FROM prior.relations UNION ALL SELECT {cols} FROM prior.dropped_relations) r "
+                "JOIN uobj o ON o.source_id = r.source_id AND o.tenant_id = r.tenant_id "
+                " AND o.object_id = r.evidence_object_id "
+                "LEFT JOIN prior.entities pa ON pa.entity_id = r.src LEFT JOIN prior.entities pb ON pb.entity_id = r.dst "
+                "LEFT JOIN entities a ON a.tenant_id = pa.tenant_id AND a.entity_key = pa.entity_key "
+                "LEFT JOIN entities b ON b.tenant_id = pb.tenant_id AND b.entity_key = pb.entity_key")
+    if con.execute("SELECT count(*) FROM urel WHERE src IS NULL OR dst IS NULL").fetchone()[0]:
+        raise Fallback("a copied row's relation lost an entity")
+    ks = sorted(removed)
+    con.execute("CREATE TEMP TABLE ugone AS SELECT unnest(from_json(?, '[\"VARCHAR\"]')) AS tenant_id, "
+                "unnest(from_json(?, '[\"VARCHAR\"]')) AS object_id",
+                [_json_list(t for t, _ in ks), _json_list(o for _, o in ks)])
+    con.execute("ALTER TABLE urel ADD COLUMN dropped BOOLEAN")
+    con.execute("UPDATE urel SET dropped = EXISTS (SELECT 1 FROM ugone g WHERE g.tenant_id = urel.tenant_id "
+                "AND g.object_id = urel.evidence_object_id)")
+    con.execute(f"INSERT INTO relations SELECT {cols} FROM urel WHERE NOT dropped")
+    con.execute(f"INSERT INTO dropped_relations SELECT {cols} FROM urel WHERE dropped")
+    for sid, kept, dropped in con.execute(
+            "SELECT source_id, count(*) FILTER (WHERE NOT dropped), count(*) FILTER (WHERE dropped) "
+            "FROM urel GROUP BY source_id").fetchall():
+        per[sid]["relations"] += kept
+        per[sid]["dropped"] += dropped
+    for t in ("urel", "uobj", "ugone"):
+        con.execute(f"DROP TABLE {t}")
+    if con.execute("SELECT count(*) FROM (SELECT tenant_id, relation_id FROM ("
+                   " SELECT tenant_id, relation_id FROM relations UNION ALL "
+                   " SELECT tenant_id, relation_id FROM dropped_relations) GROUP BY ALL HAVING count(*) > 1)"
+                   ).fetchone()[0]:
+        raise Fallback("a copied row's relation id is used again")
+
+
+def deltas(con, obj_cols: tuple[str, ...], moved: dict[str, str] | None = None) -> dict[str, tuple[int, int, int]]:
     """Per source: (added, changed, removed) objects of the staging store's ``objects``
     against the live store's (attached as ``prior``), by tenant and object id; changed means
-    any column but the doc id and family differs."""
-    diff = " OR ".join(f"n.{c} IS DISTINCT FROM p.{c}" for c in obj_cols if c not in ("doc_id", "family"))
+    any column but the doc id and family differs — but for the sources in ``moved`` (source ->
+    the pattern of the part of a locator that only says where a record sits: Parser.position),
+    a locator that differs only in that part: the record moved (a row before it came or went)."""
+    from .build import _json_list
+
+    diff = " OR ".join(f"n.{c} IS DISTINCT FROM p.{c}" for c in obj_cols if c not in ("doc_id", "family", "locator"))
+    loc = "n.locator IS DISTINCT FROM p.locator"
+    params: list = []
+    for pat in sorted(set((moved or {}).values())):     # a parser's own constant, not user input
+        q = "'" + pat.replace("'", "''") + "'"
+        loc += (" AND NOT (n.source_id IN (SELECT unnest(from_json(?, '[\"VARCHAR\"]'))) AND "
+                f"regexp_replace(n.locator, {q}, '') = regexp_replace(p.locator, {q}, ''))")
+        params.append(_json_list(sorted(s for s, p in moved.items() if p == pat)))
     out: dict[str, list[int]] = {}
     for sid, a, c, r in con.execute(
             "SELECT coalesce(n.source_id, p.source_id), count(*) FILTER (WHERE p.object_id IS NULL), "
-            f"count(*) FILTER (WHERE n.object_id IS NOT NULL AND p.object_id IS NOT NULL AND ({diff})), "
+            f"count(*) FILTER (WHERE n.object_id IS NOT NULL AND p.object_id IS NOT NULL AND ({diff} OR ({loc}))), "
             "count(*) FILTER (WHERE n.object_id IS NULL) FROM objects n FULL JOIN prior.objects p "
             "ON p.source_id = n.source_id AND p.tenant_id = n.tenant_id AND p.object_id = n.object_id "
-            "GROUP BY ALL").fetchall():
+            "GROUP BY ALL", params).fetchall():
         out[sid] = (a, c, r)
     return out
+

@@ -35,7 +35,19 @@ def path_of(db: Path | str) -> Path:
 
 
 def unit_digest(context: str, raw: bytes) -> str:
-    return hashlib.sha256(context.encode() + b"\0" + raw).hexdigest()[:32]
+    return digester(context)(raw)
+
+
+def digester(context: str):
+    """:func:`unit_digest` of ``context`` as a function of the unit's bytes (the context
+    hashed once: a table has a unit per row)."""
+    base = hashlib.sha256(context.encode() + b"\0")
+
+    def digest(raw: bytes) -> str:
+        h = base.copy()
+        h.update(raw)
+        return h.hexdigest()[:32]
+    return digest
 
 
 @dataclass
@@ -47,14 +59,35 @@ class PriorUnits:
     # old doc id -> (tenant, object id, supersedes) of the source's objects in the live store
     docs: dict[int, tuple[str, str, str | None]] = field(default_factory=dict)
 
-    def available(self) -> dict[str, deque[list[int]]]:
-        """unit digest -> the old doc ids of each unit with that digest, in order."""
-        out: dict[str, deque[list[int]]] = {}
-        d = self.first_doc
-        for h, n in self.units:
-            out.setdefault(h, deque()).append(list(range(d, d + n)))
+    def available(self) -> "Available":
+        """The old doc ids of each recorded unit, to be taken by digest in order."""
+        return Available(self.units, self.first_doc)
+
+
+class Available:
+    """unit digest -> the old doc ids of each unit with that digest, taken in order
+    (:meth:`take`); one entry per unit, a queue only for a digest recorded more than once."""
+
+    def __init__(self, units: list[tuple[str, int]], first_doc: int) -> None:
+        self.first: dict[str, tuple[int, int]] = {}
+        self.more: dict[str, deque[tuple[int, int]]] = {}
+        d = first_doc
+        for h, n in units:
+            if h in self.first:
+                self.more.setdefault(h, deque()).append((d, n))
+            else:
+                self.first[h] = (d, n)
             d += n
-        return out
+
+    def take(self, h: str) -> range | None:
+        """The old doc ids of the next unit recorded with digest ``h``; None when none is left."""
+        got = self.first.pop(h, None)
+        if got is None:
+            more = self.more.get(h)
+            if not more:
+                return None
+            got = more.popleft()
+        return range(got[0], got[0] + got[1])
 
 
 def read(db: Path, loads: dict[str, tuple[str, int]]) -> dict[str, dict]:

@@ -26,11 +26,23 @@ def _aware(v: Any, field: str) -> Any:
     return parse_ts(v, what=field)
 
 
+_NO_INTS = frozenset((str, float, bool, type(None)))
+
+
 def _exact_facts(v: dict[str, Any]) -> dict[str, Any]:
     """Facts from YAML front matter arrive as Python ints of any size; JSONL is checked when
     read (util/jsonstrict). Beyond 64 bits a fact could not be stored exactly: refused."""
-    from ..util.jsonstrict import check_ints
+    from ..util.jsonstrict import INT_MAX, INT_MIN, check_ints
 
+    for x in v.values():
+        t = type(x)
+        if t is int:
+            if not INT_MIN <= x <= INT_MAX:
+                break
+        elif t not in _NO_INTS:
+            break
+    else:
+        return v            # scalars within range (a table's facts, mostly): nothing to refuse
     for k in sorted(v):
         check_ints(v[k], f"fact {k!r}")
     return v

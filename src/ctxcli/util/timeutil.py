@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 _DUR = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -27,6 +28,17 @@ def parse_option_time(value: str | None, option: str) -> datetime | None:
 
 def parse_ts(value: object, *, what: str = "timestamp") -> datetime:
     """Parse an ISO-8601 timestamp that carries a zone offset; raise ValueError otherwise."""
+    if type(value) is str:
+        return _parse_text(value, what)     # a load's times repeat: each text is parsed once
+    return _parse(value, what)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(value: str, what: str) -> datetime:
+    return _parse(value, what)       # datetimes are immutable: one per text is safe to share
+
+
+def _parse(value: object, what: str) -> datetime:
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, str):

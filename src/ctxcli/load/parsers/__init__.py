@@ -28,6 +28,9 @@ class Unit(NamedTuple):
     file: str
     line: int | None
     rows: Callable[[], list[dict[str, Any]]]
+    # the locator its objects take when they are copied (a table row's names its row number,
+    # which is not in ``raw``: a row that moved is copied); None: the stored one
+    locator: str | None = None
 
 
 class Parser:
@@ -36,6 +39,10 @@ class Parser:
 
     name = ""
     unit = ""           # what one of its units is, in the load report ("line", "file", "version")
+    # a regex of the part of a locator that only says where a record sits in its input (a
+    # table row's number): a record whose locator differs only there moved, it did not change
+    # (the load's added / changed / removed report, load/reuse.py deltas)
+    position = ""
 
     def check(self, ls) -> None:
         """Refuse a snapshot folder that cannot hold this parser's input (before any row)."""
@@ -63,6 +70,12 @@ class Parser:
         or None when this parser cannot tell which input an object came from (then a changed
         source is parsed whole)."""
         return None
+
+    def copies_relations(self, ls) -> bool:
+        """Whether a reload copies the relations attested by a copied unit's objects from the
+        live store instead of reading them again (:meth:`relations` then leaves out the units
+        in ``ls.copied_units``)."""
+        return False
 
     def masks(self, m) -> list[dict[str, str]]:
         """Redaction patterns (``name``, ``regex``, ``replacement``) every object of this

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from ...errors import InputError
@@ -44,6 +45,44 @@ def empty(v: Any) -> bool:
     return v is None or (isinstance(v, str) and not v.strip())
 
 
+class _Template:
+    """A ``{field}`` template split once into its literal text and field names (a mapping
+    applies each of its templates to every record: a table's 100k rows)."""
+
+    __slots__ = ("spec", "parts")
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        bits = _FIELD.split(spec)         # literal, name, literal, name, …, literal
+        self.parts = tuple((i % 2 == 1, b) for i, b in enumerate(bits) if b or i % 2 == 1)
+
+    def render(self, rec: dict[str, Any], where: Where, target: str) -> str:
+        out = []
+        for is_field, b in self.parts:
+            if not is_field:
+                out.append(b)
+                continue
+            v = rec.get(b)
+            if type(v) is str and v and not v.isspace():    # the common case: a non-empty text
+                out.append(v)
+                continue
+            if empty(v):
+                raise where.error(f"{where.what} {b!r} (in the {target} template {self.spec!r}) is missing or empty",
+                                  field=target)
+            out.append(_text(v))
+        return "".join(out)
+
+
+_TEMPLATES: dict[str, _Template] = {}
+
+
+def _template(spec: str) -> _Template:
+    t = _TEMPLATES.get(spec)
+    if t is None:
+        t = _TEMPLATES[spec] = _Template(spec)
+    return t
+
+
 def resolve(spec: str, rec: dict[str, Any], where: Where, target: str, *, required: bool = False) -> Any:
     """A field's value (``spec`` a field name: the raw value, None when absent) or a template's
     text (every ``{field}`` must be present and non-empty, else an error naming it)."""
@@ -52,21 +91,46 @@ def resolve(spec: str, rec: dict[str, Any], where: Where, target: str, *, requir
         if required and empty(v):
             raise where.error(f"{where.what} {spec!r} (mapped to {target}) is missing or empty", field=target)
         return v
-
-    def sub(m: re.Match) -> str:
-        name = m.group(1)
-        v = rec.get(name)
-        if empty(v):
-            raise where.error(f"{where.what} {name!r} (in the {target} template {spec!r}) is missing or empty",
-                              field=target)
-        return _text(v)
-
-    return _FIELD.sub(sub, spec)
+    return _template(spec).render(rec, where, target)
 
 
 def to_time(v: Any, tz: str | None, where: Where, name: str) -> str | None:
     """An aware ISO timestamp: aware values pass, naive ones are placed in ``tz`` (a naive value
     without a declared zone is an error naming the field and the record)."""
+    if type(v) is str:
+        got = _text_time(v, tz)         # a table's times repeat: each text is converted once
+        if type(got) is str:
+            return got
+        if got is None:
+            return None
+        kind, iso = got
+        if kind == "bad":
+            raise where.error(f"{where.what} {name!r}: {v!r} is not an ISO-8601 time") from None
+        raise where.error(f"{where.what} {name!r}: naive time {iso!r} and the mapping declares no timezone")
+    return _to_time(v, tz, where, name)
+
+
+@lru_cache(maxsize=4096)
+def _text_time(v: str, tz: str | None) -> str | tuple[str, str] | None:
+    """:func:`to_time` of a text: the ISO timestamp, None for an empty text, or (``bad``, "")
+    / (``naive``, the naive time) for the two errors (raised by the caller, who knows where)."""
+    if not v.strip():
+        return None
+    text = v.strip()
+    try:
+        d = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return ("bad", "")
+    if d.tzinfo is None or d.utcoffset() is None:
+        if tz is None:
+            return ("naive", d.isoformat())
+        from zoneinfo import ZoneInfo
+
+        d = d.replace(tzinfo=ZoneInfo(tz))
+    return d.isoformat()
+
+
+def _to_time(v: Any, tz: str | None, where: Where, name: str) -> str | None:
     if empty(v):
         return None
     if isinstance(v, date) and not isinstance(v, datetime):
@@ -94,6 +158,8 @@ def fact_value(spec: str | FactSpec, rec: dict[str, Any], tz: str | None, where:
     v = resolve(src, rec, where, f"facts.{fact}")
     if empty(v):
         return None
+    if typ is None and type(v) is str:
+        return v            # untyped text: kept as it is (the last case below)
     try:
         if typ == "int":
             return int(v) if not isinstance(v, float) or v.is_integer() else _bad(v)
@@ -127,29 +193,45 @@ def _bad(v: Any):
     raise ValueError(v)
 
 
+_PLANS: dict[int, tuple[Mapping, tuple, tuple]] = {}
+
+
+def _plan(mp: Mapping) -> tuple[tuple, tuple]:
+    """The mapped plain fields (name, spec) and the time fields (name, spec or None) of ``mp``,
+    worked out once per mapping rather than once per record."""
+    got = _PLANS.get(id(mp))
+    if got is None or got[0] is not mp:       # (a frozen model: its plan cannot go stale)
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        got = _PLANS[id(mp)] = (mp, tuple((f, getattr(mp, f)) for f in PLAIN_FIELDS if getattr(mp, f) is not None),
+                                tuple((f, getattr(mp, f)) for f in TIME_FIELDS))
+    return got[1], got[2]
+
+
 def apply(mp: Mapping, rec: dict[str, Any], where: Where, *, native: tuple[str, ...] = ()) -> dict[str, Any]:
     """ctx fields of one record. ``native`` names the ctx fields a record may carry under
     their own names (front matter: ``doc_id``, ``facts`` …); they apply unless mapped."""
     out: dict[str, Any] = {k: rec[k] for k in native if k in rec}
     out.update(mp.set)
-    for f in PLAIN_FIELDS:
-        spec = getattr(mp, f)
+    plain, times = _plan(mp)
+    for f, spec in plain:
+        v = resolve(spec, rec, where, f)
+        if type(v) is str and v and not v.isspace():        # the common case: a non-empty text
+            out[f] = v
+        elif not empty(v):
+            out[f] = _text(v) if not isinstance(v, (list, dict)) else v
+        else:
+            out.pop(f, None)
+    tz = mp.timezone
+    for f, spec in times:
         if spec is not None:
-            v = resolve(spec, rec, where, f)
-            if not empty(v):
-                out[f] = _text(v) if not isinstance(v, (list, dict)) else v
-            else:
-                out.pop(f, None)
-    for f in TIME_FIELDS:
-        spec = getattr(mp, f)
-        if spec is not None:
-            v = to_time(resolve(spec, rec, where, f), mp.timezone, where, spec)
+            v = to_time(resolve(spec, rec, where, f), tz, where, spec)
             if v is None:
                 out.pop(f, None)
             else:
                 out[f] = v
-        elif f in out and mp.timezone is not None:
-            out[f] = to_time(out[f], mp.timezone, where, f)
+        elif f in out and tz is not None:
+            out[f] = to_time(out[f], tz, where, f)
     if mp.facts:
         facts = dict(out.get("facts") or {})
         for name, spec in mp.facts.items():
@@ -162,6 +244,9 @@ def apply(mp: Mapping, rec: dict[str, Any], where: Where, *, native: tuple[str, 
         for spec in mp.keys:
             if "{" not in spec:
                 v = rec.get(spec)
+                if type(v) is str and v and not v.isspace():    # the common case: one key
+                    keys.append(v)
+                    continue
                 for x in v if isinstance(v, list) else [v]:     # a field may hold a list of keys
                     if not empty(x):
                         keys.append(_text(x))

@@ -79,6 +79,19 @@ def _target(ls) -> tuple[Path | None, str, str]:
 
 def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
     """(row number from 1, the row, where it is) in the file's order."""
+    for n, cols, values, place in _raw_rows(ls):
+        yield n, dict(zip(cols, values)), _where(place, n)
+
+
+def _where(place: tuple[str, int | None, str, str], n: int) -> Where:
+    disp, first_line, label = place[:3]
+    return Where(disp, n + first_line if first_line is not None else None, f"{label}row {n}", what="column")
+
+
+def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None, str, str]]]:
+    """(row number from 1, the column names, the row's values, (file, the file line of the
+    header for text formats, row label prefix, format)) in the file's order: a row's dict and
+    :class:`Where` are made only for the rows a pass maps."""
     import duckdb
 
     path, disp, fmt = _target(ls)
@@ -93,6 +106,7 @@ def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
             except duckdb.Error as e:
                 raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
             cols = [d[0] for d in cur.description]
+            place = (disp, first_line, label, fmt)
             n = 0
             while True:
                 try:
@@ -104,10 +118,27 @@ def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:
                     break
                 for values in batch:
                     n += 1
-                    line = n + first_line if first_line is not None else None
-                    yield n, dict(zip(cols, values)), Where(disp, line, f"{label}row {n}", what="column")
+                    yield n, cols, values, place
         finally:
             con.close()
+
+
+_PLAIN = frozenset((str, int, bool, type(None)))
+_TEXT_FORMATS = ("csv", "tsv", "excel")
+
+
+def _unit_raw(head: bytes, values: tuple) -> bytes:
+    """What a row's unit digest is made of: the header and the row's values, not its number,
+    so a row keeps its identity when rows before it come or go (its copied object takes its
+    new locator: :attr:`Unit.locator`). Texts, integers, booleans and nulls as JSON (one
+    text per row); any other value by ``repr``, which tells every value DuckDB returns apart
+    (NaN from None, 1 from 1.0 and "1"); ``head`` is ``j`` and the column names as JSON."""
+    if all(type(v) in _PLAIN for v in values):
+        try:
+            return head + orjson.dumps(values)
+        except TypeError:           # an integer beyond 64 bits
+            pass
+    return b"r" + head + repr(values).encode("utf-8", "surrogatepass")
 
 
 def _first_line(e: Exception, opts) -> str:
@@ -182,15 +213,22 @@ def visible(ls, row: dict[str, Any], where: Where) -> str | None:
     return str(t)
 
 
+_CANON = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
 def _row_hash(row: dict[str, Any]) -> str:
-    return sha256_hex(canonical_bytes({k: (v if isinstance(v, (str, int, float, bool)) or v is None else
-                                           orjson.loads(orjson.dumps(v, default=str)))
-                                       for k, v in row.items()}))
+    """The digest of a row's canonical JSON; a value JSON has no type for is its ``str``
+    (the same bytes as converting each such value first: ``default`` applies at any depth)."""
+    return sha256_hex(orjson.dumps(row, default=str, option=_CANON))
 
 
-def mapped_rows(ls) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, Where]]:
-    """(row number, the raw row, its ctx fields, tenant, where) for each visible row."""
-    for n, row, where in rows(ls):
+def mapped_rows(ls, skip: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str, Where]]:
+    """(row number, the raw row, its ctx fields, tenant, where) for each visible row (but the
+    rows numbered 1 + an element of ``skip``)."""
+    for n, cols, values, place in _raw_rows(ls):
+        if skip and n - 1 in skip:
+            continue
+        row, where = dict(zip(cols, values)), _where(place, n)
         got = mapped_row(ls, row, where)
         if got is not None:
             yield n, row, got[0], got[1], where
@@ -211,9 +249,7 @@ def mapped_row(ls, row: dict[str, Any], where: Where) -> tuple[dict[str, Any], s
 
 
 def _record(ls, n: int, row: dict[str, Any], fields: dict[str, Any], tenant: str, where: Where) -> ObjectRecord:
-    opts = ls.manifest.table
-    base = opts.file if opts.format != "postgres" else "postgres"
-    return mapped_record(row, fields, where, f"{base}" + (f":{opts.table}" if opts.table else "") + f"#row-{n}")
+    return mapped_record(row, fields, where, f"{_base(ls)}#row-{n}")
 
 
 def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, locator: str) -> ObjectRecord:
@@ -236,6 +272,7 @@ def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, loc
 class TableParser(Parser):
     name = "table"
     unit = "row"
+    position = "#row-[0-9]+$"
 
     def check(self, ls) -> None:
         _target(ls)
@@ -257,18 +294,36 @@ class TableParser(Parser):
         if m.table.row_groups is not None:
             yield from group_objects(ls)
             return
-        for n, row, where in rows(ls):
-            yield from self._row_objects(ls, n, row, where)
+        foreign = _foreign(ls)
+        for n, cols, values, place in _raw_rows(ls):
+            row = dict(zip(cols, values))
+            if foreign is None or not foreign(row):
+                yield from self._row_objects(ls, n, row, _where(place, n))
 
     def units(self, ls) -> Iterator[Unit] | None:
-        """One unit per row (its number, line and values: a row's locator names its number);
-        none for row groups, whose objects span rows."""
+        """One unit per row, identified by its values (not its number: a row that moves keeps
+        its unit and its object, which takes the row's new locator); none for row groups,
+        whose objects span rows."""
         if ls.manifest.table.row_groups is not None:
             return None
-        # repr tells every value DuckDB returns apart (NaN from None, 1 from 1.0 and "1")
-        return (Unit(repr((n, where.line, tuple(row.items()))).encode(), where.file, where.line,
-                     lambda n=n, row=row, where=where: self._row_objects(ls, n, row, where))
-                for n, row, where in rows(ls))
+        base = _base(ls) if "locator" not in ls.manifest.mapping.set else None
+        foreign = _foreign(ls)
+
+        def objects_of(n: int, cols: list[str], values: tuple, place: tuple) -> list[dict[str, Any]]:
+            row = dict(zip(cols, values))
+            if foreign is not None and foreign(row):
+                return []
+            return self._row_objects(ls, n, row, _where(place, n))
+        return (Unit(raw, place[0], line, lambda n=n, cols=cols, values=values, place=place:
+                     objects_of(n, cols, values, place), f"{base}#row-{n}" if base is not None else None)
+                for n, cols, values, place, raw, line in _unit_rows(ls))
+
+    def copies_relations(self, ls) -> bool:
+        """A copied row's relations are the live store's (attested by its object): its
+        relations are not mapped again, unless a relations.jsonl beside the table also
+        names the source's objects as evidence (then every row is mapped, as before)."""
+        return bool(ls.manifest.mapping.relations) and ls.manifest.table.row_groups is None \
+            and "relations.jsonl" not in ls.names
 
     def _row_objects(self, ls, n: int, row: dict[str, Any], where: Where) -> list[dict[str, Any]]:
         got = mapped_row(ls, row, where)
@@ -283,25 +338,45 @@ class TableParser(Parser):
         return [record_row(ls.manifest, rec, tenant, where)]
 
     def entities(self, ls) -> Iterator[dict[str, Any]]:
+        """The mapping's entity of each row, once per key in row order. On a reload, a row
+        whose unit the live store's sync file records (``ls.known_units``: same values, same
+        manifest and rules) was mapped and validated before: only its tenant and entity key
+        and name are read from it, not its whole mapping."""
         yield from super().entities(ls)
         em = ls.manifest.mapping.entity
         if em is None:
             return
         seen: set[tuple[str, str]] = set()
-        for _n, row, _fields, tenant, where in mapped_rows(ls):
+        known = getattr(ls, "known_units", None) or None
+        for _n, row, where, unit in _entity_rows(ls, known):
             try:
-                got = list(entity_of(ls.manifest, em, row, tenant, where, seen))
+                if unit is not None and unit in known:
+                    tenant = visible(ls, row, where)
+                    got = [] if tenant is None else list(entity_of(ls.manifest, em, row, tenant, where, seen))
+                else:
+                    got = self._row_entity(ls, em, row, where, seen)
             except InputError as e:
                 report(ls, e)
                 continue
             yield from got
 
+    @staticmethod
+    def _row_entity(ls, em, row: dict[str, Any], where: Where, seen: set[tuple[str, str]]) -> list[dict[str, Any]]:
+        got = mapped_row(ls, row, where)
+        if got is None:
+            return []
+        return list(entity_of(ls.manifest, em, row, got[1], where, seen))
+
     def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
+        """The mapping's relations of each row; on a reload not those of the rows whose object
+        was copied from the live store (``ls.copied_units``, their row numbers - 1), whose
+        relations are copied with it (load/reuse.py ``copy_unit_relations``)."""
         yield from super().relations(ls)
         mp = ls.manifest.mapping
         if not mp.relations:
             return
-        for n, row, fields, tenant, where in mapped_rows(ls):
+        copied = getattr(ls, "copied_units", None) if self.copies_relations(ls) else None
+        for n, row, fields, tenant, where in mapped_rows(ls, copied):
             try:
                 rec = _record(ls, n, row, fields, tenant, where)
                 got = list(relations_of(mp, row, fields, rec, tenant, where, n))
@@ -311,13 +386,61 @@ class TableParser(Parser):
             yield from got
 
 
+def _foreign(ls):
+    """For a shared table read for one tenant through a plain tenant column: a test of a row
+    that is another tenant's (or names none), made before the row is mapped or even named —
+    :func:`visible` gives None for exactly these rows; None when there is no such column."""
+    m, spec = ls.manifest, ls.manifest.mapping.tenant_id
+    if m.tenant_id is None or spec is None or "{" in spec:
+        return None
+    mine = m.tenant_id
+
+    def foreign(row: dict[str, Any]) -> bool:
+        t = row.get(spec)
+        return t != mine and (empty(t) or str(t) != mine)
+    return foreign
+
+
+def _base(ls) -> str:
+    """What a row's locator starts with: the file (or ``postgres``) and the table's name."""
+    opts = ls.manifest.table
+    return (opts.file if opts.format != "postgres" else "postgres") + (f":{opts.table}" if opts.table else "")
+
+
+def _unit_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple, bytes, int | None]]:
+    """(row number, columns, values, place, the unit's raw bytes, its file line) of every row."""
+    head: bytes | None = None
+    texts = False
+    dumps = orjson.dumps
+    for n, cols, values, place in _raw_rows(ls):
+        if head is None:
+            head = b"j" + dumps(cols)
+            # CSV, TSV and Excel cells are read as text or null: JSON tells them apart unchecked
+            texts = place[3] in _TEXT_FORMATS
+        raw = head + dumps(values) if texts else _unit_raw(head, values)
+        yield n, cols, values, place, raw, n + place[1] if place[1] is not None else None
+
+
+def _entity_rows(ls, known) -> Iterator[tuple[int, dict[str, Any], Where, str | None]]:
+    """(row number, row, where, its unit digest when ``known`` is given) of every row."""
+    if not known:
+        for n, row, where in rows(ls):
+            yield n, row, where, None
+        return
+    from ..sync import digester
+
+    digest = digester(ls.context)
+    for n, cols, values, place, raw, _line in _unit_rows(ls):
+        yield n, dict(zip(cols, values)), _where(place, n), digest(raw)
+
+
 def group_objects(ls) -> Iterator[dict[str, Any]]:
     """``table.row_groups``: one object per run of at most ``rows`` consecutive rows of one
     tenant with equal ``by`` values (models.manifest.RowGroups)."""
     from .mapping import _text
 
     m, rg = ls.manifest, ls.manifest.table.row_groups
-    base = (m.table.file if m.table.format != "postgres" else "postgres") + (f":{m.table.table}" if m.table.table else "")
+    base = _base(ls)
     group: list[tuple[int, dict[str, Any], dict[str, Any], str, Where]] = []
 
     def flush() -> Iterator[dict[str, Any]]:
