@@ -43,7 +43,7 @@ _LISTS = """
 WITH m AS MATERIALIZED (SELECT tkey, tenant_no, df, postings FROM term_lists WHERE tkey IN ({keys}))
 SELECT tkey, tenant_no, ln((({n} - df + 0.5) / (df + 0.5)) + 1) AS idf, postings FROM m WHERE tenant_no = {tno}
 """
-_DOCS = "SELECT doc_id, dl, cls, {valid} AS valid FROM tenant_docs o WHERE tenant_no = {tno} ORDER BY doc_id"
+_DOCS = "SELECT doc_id, dl, cls, {valid} AS valid FROM tenant_docs o WHERE tenant_no = {tno}"
 
 _K1, _B1, _B = float(BM25_K1), float(1 - BM25_B), float(BM25_B)
 _KP1 = float(BM25_K1 + 1)
@@ -110,7 +110,7 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
     if not len(got["tkey"]):
         return Found([], [])
     docs = con.execute(_DOCS.format(valid=valid, tno=int(tno))).fetchnumpy()
-    size = int(docs["doc_id"][-1]) + 1 if len(docs["doc_id"]) else 0
+    size = int(docs["doc_id"].max()) + 1 if len(docs["doc_id"]) else 0
     lenk = np.zeros(size)           # k1 · (1 − b + b · dl / avgdl) per document, as the SQL form
     lenk[docs["doc_id"]] = _K1 * (_B1 + (_B * docs["dl"].astype(np.float64)) / float(avgdl))
     cls_of = np.zeros(size, np.int64)
@@ -120,10 +120,10 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
     per: dict[str, tuple[Any, Any]] = {}
     prefix = len(f"{int(tno)} ")
     for key, idf, packed in zip(got["tkey"], got["idf"], got["postings"]):
-        d = packed >> 32
+        halves = np.ascontiguousarray(packed, dtype="<i8").view("<i4")     # (tf, doc id) per posting
+        tf, d = halves[0::2], halves[1::2]
         if len(d) and int(d.max()) >= size:
             raise StoreError("a term list names a document its tenant does not hold; nothing was used")
-        tf = (packed & 0xFFFFFFFF).astype(np.float64)
         per[str(key)[prefix:]] = (d, float(idf) * tf * _KP1 / (tf + lenk[d]))
     cap = int(limit) * WIDEN_CAP
     hits: list[tuple] = []
