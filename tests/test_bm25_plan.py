@@ -256,3 +256,14 @@ def test_scores_round_half_away_from_zero_as_duckdb():
     con = duckdb.connect()
     want = [con.execute(f"SELECT round({x!r}::DOUBLE, 9)").fetchone()[0] for x in xs]
     assert round_places(np.array(xs)).tolist() == want
+
+
+def test_a_value_holding_nul_is_bound_not_written_into_the_statement(stores):
+    """Values reach these statements as literals; one holding a NUL character (which a literal
+    cannot carry) is bound as a parameter: it finds nothing and raises nothing."""
+    st = DuckDBStore(stores[0])
+    q = [(TYPES[0], [VOCAB[0]])]
+    assert st.bm25(q, tenant="t-big\x00", readable=None, as_of_us=0, limit=5).hits == []
+    assert st.bm25([(TYPES[0], [VOCAB[0], "a\x00b"])], tenant="t-big", readable=None, as_of_us=0, limit=5) == \
+        st.bm25(q, tenant="t-big", readable=None, as_of_us=0, limit=5)
+    assert st.graph_hits(["case:C-1\x00"], tenant="t-big", readable=None, as_of_us=0).hits == []

@@ -20,7 +20,8 @@ exhaustive window ranking) exactly.
 
 Values are written into the statements as literals (strings quoted, numbers this code computed):
 DuckDB's Python binding converts each bound list element separately (~0.3 ms each here), which
-was a third of a small statement's time.
+was a third of a small statement's time. A string a literal cannot carry (one holding NUL) is
+bound as a parameter instead (:class:`Literals`).
 """
 
 from __future__ import annotations
@@ -49,24 +50,39 @@ _K1, _B1, _B = float(BM25_K1), float(1 - BM25_B), float(BM25_B)
 _KP1 = float(BM25_K1 + 1)
 
 
-def sql_str(s: str) -> str:
-    """A DuckDB string literal of ``s`` (quotes doubled; DuckDB reads no backslash escapes)."""
-    if "\x00" in s:
-        raise StoreError("a value holds a NUL character; nothing was looked up")
-    return "'" + s.replace("'", "''") + "'"
+class Literals:
+    """Values written into a statement as literals (strings quoted, DuckDB reads no backslash
+    escapes); a string holding a NUL character, which a literal cannot carry, is bound as a
+    parameter instead (``params``, passed with the statement)."""
 
+    def __init__(self) -> None:
+        self.params: dict[str, str] = {}
 
-def inline(sql: str, params: dict[str, Any]) -> str:
-    """``sql`` with the named parameters of store/access.py written as literals."""
-    for name, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
-        if isinstance(v, (list, tuple)):
-            lit = "[" + ", ".join(sql_str(x) for x in v) + "]::VARCHAR[]"
-        elif isinstance(v, str):
-            lit = sql_str(v)
-        else:
-            lit = str(int(v))
-        sql = sql.replace(f"${name}", lit)
-    return sql
+    def str(self, s: str) -> str:
+        if "\x00" in s:
+            name = f"nul{len(self.params)}"
+            self.params[name] = s
+            return f"${name}"
+        return "'" + s.replace("'", "''") + "'"
+
+    def inline(self, sql: str, params: dict[str, Any]) -> str:
+        """``sql`` with the named parameters of store/access.py written as literals."""
+        for name, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
+            if isinstance(v, (list, tuple)):
+                lit = "[" + ", ".join(self.str(x) for x in v) + "]::VARCHAR[]"
+            elif isinstance(v, str):
+                lit = self.str(v)
+            else:
+                lit = str(int(v))
+            sql = sql.replace(f"${name}", lit)
+        return sql
+
+    def run(self, con, sql: str):
+        """``con.execute(sql)`` with the parameters of ``sql`` bound, if it has any."""
+        import re
+
+        used = {k: v for k, v in self.params.items() if re.search(rf"\${k}\b", sql)}
+        return con.execute(sql, used) if used else con.execute(sql)
 
 
 def round_places(x):
@@ -84,11 +100,12 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
 
     if limit <= 0:
         return Found([], [])
+    lit = Literals()
     ok, valid, access = duck_access(readable, as_of_us)
-    ok, valid = inline(ok, access), inline(valid, access)
+    ok, valid = lit.inline(ok, access), lit.inline(valid, access)
     types = sorted({etype for etype, _ in queries})
-    holds = ", ".join(f"list_contains(o.supports, {sql_str(t)})" for t in types)
-    rows = con.execute(_CLASSES.format(ok=ok, holds=holds, tenant=sql_str(tenant))).fetchall()
+    holds = ", ".join(f"list_contains(o.supports, {lit.str(t)})" for t in types)
+    rows = lit.run(con, _CLASSES.format(ok=ok, holds=holds, tenant=lit.str(tenant))).fetchall()
     if not rows:
         return Found([], [])            # no such tenant, or no objects
     tno, n, avgdl = rows[0][:3]
@@ -103,13 +120,13 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
     terms = sorted({t for _, qterms in queries for t in qterms})
     if not terms:
         return Found([], [])
-    got = con.execute(_LISTS.format(keys=", ".join(sql_str(f"{int(tno)} {t}") for t in terms), n=int(n),
-                                    tno=int(tno))).fetchnumpy()
+    got = lit.run(con, _LISTS.format(keys=", ".join(lit.str(f"{int(tno)} {t}") for t in terms), n=int(n),
+                                     tno=int(tno))).fetchnumpy()
     if any(int(x) != tno for x in got["tenant_no"]):    # a second line behind the statement's tenant filter
         raise StoreError("a store lookup returned a row of another tenant; nothing was used")
     if not len(got["tkey"]):
         return Found([], [])
-    docs = con.execute(_DOCS.format(valid=valid, tno=int(tno))).fetchnumpy()
+    docs = lit.run(con, _DOCS.format(valid=valid, tno=int(tno))).fetchnumpy()
     size = int(docs["doc_id"].max()) + 1 if len(docs["doc_id"]) else 0
     lenk = np.zeros(size)           # k1 · (1 − b + b · dl / avgdl) per document, as the SQL form
     lenk[docs["doc_id"]] = _K1 * (_B1 + (_B * docs["dl"].astype(np.float64)) / float(avgdl))

@@ -111,7 +111,7 @@ _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id I
 # (schema 0009: subject, tenant, doc id, access class, validity; an index on subject_id,
 # answered through the MATERIALIZED CTE), joined with the few doc_classes rows, the access
 # rules (store/access.py) and validity at as_of evaluated in the statement, the tenant predicate
-# inside it. Keys and access values are literals (duckdb_bm25.inline).
+# inside it. Keys and access values are literals (duckdb_bm25.Literals).
 _SUBJECT_DOCS_SQL = """
 WITH s AS MATERIALIZED (SELECT subject_id, tenant_id, doc_id, cls, valid_from_us, valid_to_us FROM subject_docs
                         WHERE subject_id IN ({keys})),
@@ -525,14 +525,15 @@ class DuckDBStore:
         is one of ``keys``, ordered by (key, doc id); withheld: (entity key, supports, source,
         scopes, purposes, count). One probe of subject_docs (schema 0009) with the access rules
         and validity applied in the statement (_SUBJECT_DOCS_SQL)."""
-        from .duckdb_bm25 import inline, sql_str
+        from .duckdb_bm25 import Literals
 
         if not keys:
             return Found([], [])
+        lit = Literals()
         ok, valid, access = duck_access(readable, as_of_us)
-        rows = _same_tenant(self.con.execute(_SUBJECT_DOCS_SQL.format(
-            keys=", ".join(sql_str(k) for k in sorted(set(keys))), ok=inline(ok, access), valid=inline(valid, access),
-            tenant=sql_str(tenant))).fetchall(), tenant, 8)
+        rows = _same_tenant(lit.run(self.con, _SUBJECT_DOCS_SQL.format(
+            keys=", ".join(lit.str(k) for k in sorted(set(keys))), ok=lit.inline(ok, access),
+            valid=lit.inline(valid, access), tenant=lit.str(tenant))).fetchall(), tenant, 8)
         hits, acc = [], {}
         for key, doc, sup, is_valid, is_ok, src, scopes, purposes, _ in rows:
             if is_ok:
