@@ -66,14 +66,20 @@ class Literals:
         return "'" + s.replace("'", "''") + "'"
 
     def inline(self, sql: str, params: dict[str, Any]) -> str:
-        """``sql`` with the named parameters of store/access.py written as literals."""
+        """``sql`` with its named parameters (strings, integers, lists of strings or of
+        integers) written as literals."""
         for name, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
             if isinstance(v, (list, tuple)):
-                lit = "[" + ", ".join(self.str(x) for x in v) + "]::VARCHAR[]"
+                if all(isinstance(x, int) and not isinstance(x, bool) for x in v) and v:
+                    lit = "[" + ", ".join(str(int(x)) for x in v) + "]"
+                else:
+                    lit = "[" + ", ".join(self.str(x) for x in v) + "]::VARCHAR[]"
             elif isinstance(v, str):
                 lit = self.str(v)
-            else:
+            elif isinstance(v, int) and not isinstance(v, bool):
                 lit = str(int(v))
+            else:
+                raise TypeError(f"no literal for parameter {name} of type {type(v).__name__}")
             sql = sql.replace(f"${name}", lit)
         return sql
 
