@@ -267,3 +267,13 @@ def test_a_value_holding_nul_is_bound_not_written_into_the_statement(stores):
     assert st.bm25([(TYPES[0], [VOCAB[0], "a\x00b"])], tenant="t-big", readable=None, as_of_us=0, limit=5) == \
         st.bm25(q, tenant="t-big", readable=None, as_of_us=0, limit=5)
     assert st.graph_hits(["case:C-1\x00"], tenant="t-big", readable=None, as_of_us=0).hits == []
+
+
+def test_the_steps_answer_the_same_under_a_statement_timeout(stores):
+    """A playbook's statement timeout wraps the connection (every statement interruptible):
+    BM25 from the term lists reads its results as numpy arrays through that wrapper too."""
+    qs = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
+    want = DuckDBStore(stores[0]).bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=10)
+    st = DuckDBStore(stores[0])
+    st.set_statement_timeout(30)
+    assert st.bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=10) == want and want.hits

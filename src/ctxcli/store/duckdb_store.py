@@ -338,6 +338,9 @@ class _TimedResult:
     def fetchone(self):
         return self._guard(self.res.fetchone)
 
+    def fetchnumpy(self):
+        return self._guard(self.res.fetchnumpy)
+
 
 class DuckDBStore:
     """A read-only DuckDB store (:class:`ctxcli.store.base.Store`)."""
