@@ -10,6 +10,7 @@ import random
 import duckdb
 import pytest
 
+from ctxcli.load.build import write_term_lists
 from ctxcli.store import duckdb_store
 from ctxcli.store.duckdb_store import DuckDBStore
 from ctxcli.store.schema import MASK_BITS, STEPS
@@ -90,6 +91,7 @@ def _store(seed: int, index: bool) -> duckdb.DuckDBPyConnection:
     _insert(con, "objects(doc_id, tenant_id, supports)", objs)
     if index:
         con.execute("CREATE INDEX term_stats_term ON term_stats(term)")
+    write_term_lists(con)
     return con
 
 
@@ -114,7 +116,7 @@ def stores():
 def _reference(con, qs, tenant, lim, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(duckdb_store, "_BM25_TOP", WINDOW)
-        return DuckDBStore(con).bm25(qs, tenant=tenant, readable=None, as_of_us=0, limit=lim).hits
+        return DuckDBStore(con).bm25_sql(qs, tenant=tenant, readable=None, as_of_us=0, limit=lim).hits
 
 
 def test_top_n_equals_the_window_ranking_on_random_queries(stores, monkeypatch):
@@ -126,6 +128,7 @@ def test_top_n_equals_the_window_ranking_on_random_queries(stores, monkeypatch):
             qs, tenant, lim = _random_queries(rng), rng.choice(TENANTS + ["t-none"]), rng.choice([1, 3, 10, 20, 50])
             want = _reference(con, qs, tenant, lim, monkeypatch)
             assert st.bm25(qs, tenant=tenant, readable=None, as_of_us=0, limit=lim).hits == want, (qs, tenant, lim)
+            assert st.bm25_sql(qs, tenant=tenant, readable=None, as_of_us=0, limit=lim).hits == want, (qs, tenant, lim)
             compared += len(want)
             ties += sum(a[0] == b[0] and a[2] == b[2] for a, b in zip(want, want[1:]))
             overflow += any(TYPES.index(e) >= MASK_BITS for e, _ in qs if e in TYPES)
@@ -154,27 +157,50 @@ def test_ties_at_the_cut_go_to_the_smaller_doc_id(stores, monkeypatch):
 def test_other_tenants_terms_never_reach_the_query(stores):
     """The term lookup probes the term index, then keeps the query tenant's rows inside the
     statement: a term only another tenant holds matches nothing, and a shared term is weighted
-    by the query tenant's own document frequency."""
+    by the query tenant's own document frequency (on both forms of the step)."""
     import math
 
     con = stores[0]
+    con.execute("INSERT INTO objects(doc_id, tenant_id, supports) VALUES (5000, 't-mid', ['type00']), "
+                "(5001, 't-big', ['type00']), (5002, 't-mid', ['type00']), (5003, 't-small', ['type00'])")
     con.execute("INSERT INTO term_stats VALUES (2, 'only-mid', 99998, 1), (1, 'shared', 99999, 5), "
                 "(2, 'shared', 99999, 300), (3, 'shared', 99999, 40)")
-    con.execute("INSERT INTO postings VALUES (2, 99998, 950, 3, 10, 1), (1, 99999, 7, 2, 20, 1), "
-                "(2, 99999, 951, 2, 20, 1), (3, 99999, 1310, 2, 20, 1)")
+    con.execute("INSERT INTO postings VALUES (2, 99998, 5000, 3, 10, 1), (1, 99999, 5001, 2, 20, 1), "
+                "(2, 99999, 5002, 2, 20, 1), (3, 99999, 5003, 2, 20, 1), (2, 99999, 5000, 1, 10, 1)")
+    write_term_lists(con)
     try:
         st = DuckDBStore(con)
-        assert st.bm25([(TYPES[0], ["only-mid"])], tenant="t-big", readable=None, as_of_us=0, limit=10).hits == []
-        assert [d for _, d, _ in st.bm25([(TYPES[0], ["only-mid"])], tenant="t-mid", readable=None, as_of_us=0, limit=10).hits] == [950]
-        for tno, tenant, doc, df in ((1, "t-big", 7, 5), (2, "t-mid", 951, 300), (3, "t-small", 1310, 40)):
-            n, avgdl = con.execute("SELECT num_docs, avgdl FROM tenants WHERE tenant_no = ?", [tno]).fetchone()
-            idf = math.log((n - df + 0.5) / (df + 0.5) + 1)
-            want = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 20 / avgdl))
-            (got,) = st.bm25([(TYPES[0], ["shared"])], tenant=tenant, readable=None, as_of_us=0, limit=10).hits
-            assert got[1] == doc and math.isclose(got[2], want, rel_tol=1e-9), (tenant, got, want)
+        for bm25 in (st.bm25, st.bm25_sql):
+            assert bm25([(TYPES[0], ["only-mid"])], tenant="t-big", readable=None, as_of_us=0, limit=10).hits == []
+            assert [d for _, d, _ in bm25([(TYPES[0], ["only-mid"])], tenant="t-mid", readable=None, as_of_us=0,
+                                          limit=10).hits] == [5000]
+            for tno, tenant, doc, df in ((1, "t-big", 5001, 5), (2, "t-mid", 5002, 300), (3, "t-small", 5003, 40)):
+                n, avgdl = con.execute("SELECT num_docs, avgdl FROM tenants WHERE tenant_no = ?", [tno]).fetchone()
+                idf = math.log((n - df + 0.5) / (df + 0.5) + 1)
+                want = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 20 / avgdl))
+                got = bm25([(TYPES[0], ["shared"])], tenant=tenant, readable=None, as_of_us=0, limit=10).hits[0]
+                assert got[1] == doc and math.isclose(got[2], want, rel_tol=1e-9), (tenant, got, want)
     finally:
         con.execute("DELETE FROM term_stats WHERE termid >= 99998")
         con.execute("DELETE FROM postings WHERE termid >= 99998")
+        con.execute("DELETE FROM objects WHERE doc_id >= 5000")
+        write_term_lists(con)
+
+
+def test_a_term_list_row_of_another_tenant_is_never_used(stores):
+    """term_lists is keyed by '<tenant_no> <term>'; a row whose key names the query's tenant but
+    which belongs to another (a damaged store) is dropped by the statement's tenant predicate,
+    and the row's documents never reach the list."""
+    con = stores[0]
+    st = DuckDBStore(con)
+    q = [(TYPES[0], [VOCAB[0], VOCAB[1]])]
+    want = st.bm25(q, tenant="t-big", readable=None, as_of_us=0, limit=10)
+    con.execute("INSERT INTO term_lists VALUES ('1 zzother', 2, 1, [(951::BIGINT << 32) | 7])")
+    try:
+        assert st.bm25([(TYPES[0], [VOCAB[0], VOCAB[1], "zzother"])], tenant="t-big", readable=None, as_of_us=0,
+                       limit=10) == want
+    finally:
+        con.execute("DELETE FROM term_lists WHERE tkey = '1 zzother'")
 
 
 def test_a_limit_past_the_top_n_bound_ranks_everything(stores, monkeypatch):
@@ -186,3 +212,68 @@ def test_a_limit_past_the_top_n_bound_ranks_everything(stores, monkeypatch):
     assert every == _reference(stores[0], qs, "t-big", 10**7, monkeypatch)
     assert every == st.bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=duckdb_store._BM25_TOP_N_MAX // duckdb_store.WIDEN_CAP).hits
     assert len(every) > 50
+
+
+def test_both_forms_widen_past_records_not_valid_at_as_of():
+    """With access rules and validity, the term lists' form gives what the SQL form gives: the
+    same readable hits widened past records not valid at as_of (up to limit × WIDEN_CAP), and
+    the same withheld counts per access combination."""
+    from ctxcli.store.access import Readable
+
+    con = _store(3, index=True)
+    try:
+        con.execute("UPDATE objects SET source_id = CASE WHEN doc_id % 5 = 0 THEN 'src-b' ELSE 'src-a' END, "
+                    "allowed_purposes = ['review'], required_scopes = CASE WHEN doc_id % 7 = 0 THEN ['x:read'] "
+                    "ELSE [] END, valid_to_us = CASE WHEN doc_id % 3 = 0 THEN 100 END")
+        write_term_lists(con)
+        st = DuckDBStore(con)
+        rd = Readable(scopes=("y:read",), purpose="review", sources=("src-a",))
+        rng = random.Random(11)
+        widened = withheld = 0
+        for _ in range(60):
+            qs, tenant, lim = _random_queries(rng), rng.choice(TENANTS), rng.choice([1, 3, 10])
+            got = st.bm25(qs, tenant=tenant, readable=rd, as_of_us=500, limit=lim)
+            assert got == st.bm25_sql(qs, tenant=tenant, readable=rd, as_of_us=500, limit=lim), (qs, tenant, lim)
+            per = {}
+            for qi, _, _ in got.hits:
+                per[qi] = per.get(qi, 0) + 1
+            widened += any(n > lim for n in per.values())
+            withheld += bool(got.withheld)
+            assert all(n <= 2 * lim for n in per.values())
+        assert widened > 5 and withheld > 20, (widened, withheld)
+    finally:
+        con.close()
+
+
+def test_scores_round_half_away_from_zero_as_duckdb():
+    """The term lists' scores are rounded as DuckDB's round(x, 9): half away from zero, at the
+    exact halves too (numpy's own round goes to the even neighbour there)."""
+    import numpy as np
+
+    from ctxcli.store.duckdb_bm25 import round_places
+
+    xs = [(k + 0.5) / 1e9 for k in (0, 1, 2, 3, 4, 10, 12, 2024, 4_000_000_002)] + [1.0000000025, 0.0000000005, 2.5e-9]
+    con = duckdb.connect()
+    want = [con.execute(f"SELECT round({x!r}::DOUBLE, 9)").fetchone()[0] for x in xs]
+    assert round_places(np.array(xs)).tolist() == want
+
+
+def test_a_value_holding_nul_is_bound_not_written_into_the_statement(stores):
+    """Values reach these statements as literals; one holding a NUL character (which a literal
+    cannot carry) is bound as a parameter: it finds nothing and raises nothing."""
+    st = DuckDBStore(stores[0])
+    q = [(TYPES[0], [VOCAB[0]])]
+    assert st.bm25(q, tenant="t-big\x00", readable=None, as_of_us=0, limit=5).hits == []
+    assert st.bm25([(TYPES[0], [VOCAB[0], "a\x00b"])], tenant="t-big", readable=None, as_of_us=0, limit=5) == \
+        st.bm25(q, tenant="t-big", readable=None, as_of_us=0, limit=5)
+    assert st.graph_hits(["case:C-1\x00"], tenant="t-big", readable=None, as_of_us=0).hits == []
+
+
+def test_the_steps_answer_the_same_under_a_statement_timeout(stores):
+    """A playbook's statement timeout wraps the connection (every statement interruptible):
+    BM25 from the term lists reads its results as numpy arrays through that wrapper too."""
+    qs = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
+    want = DuckDBStore(stores[0]).bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=10)
+    st = DuckDBStore(stores[0])
+    st.set_statement_timeout(30)
+    assert st.bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=10) == want and want.hits

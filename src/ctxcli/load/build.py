@@ -1001,9 +1001,55 @@ def _write_fulltext(con) -> None:
 
     FULLTEXT_SECONDS.clear()
     for stmt in _FULLTEXT:
+        if stmt == "DROP TABLE docmask":        # the term lists read the documents' lengths from it
+            t0 = time.perf_counter()
+            write_term_lists(con, lengths="docmask")
+            FULLTEXT_SECONDS.append(("term lists (0009)", round(time.perf_counter() - t0, 3)))
         t0 = time.perf_counter()
         con.execute(stmt.replace("{maxbit}", str(schema.MASK_BITS)))
         FULLTEXT_SECONDS.append((" ".join(stmt.split()[:4]), round(time.perf_counter() - t0, 3)))
+
+
+# What the DuckDB store's BM25 and graph steps read (store/schema.py 0009), derived from
+# objects, tenants, term_stats and postings: the access classes, each tenant's documents, one
+# packed postings list per (tenant, term) and the objects by subject. The lists are not
+# ordered: a document occurs once per list, so its score sums its terms in the query's order
+# whatever the order inside a list.
+_TERM_LISTS = [
+    "DELETE FROM doc_classes", "DELETE FROM tenant_docs", "DELETE FROM term_lists", "DELETE FROM subject_docs",
+    """INSERT INTO doc_classes
+       SELECT (row_number() OVER (ORDER BY supports, source_id, required_scopes, allowed_purposes) - 1)::INTEGER,
+              supports, source_id, required_scopes, allowed_purposes
+       FROM (SELECT DISTINCT supports, source_id, required_scopes, allowed_purposes FROM objects)""",
+    """INSERT INTO tenant_docs
+       SELECT t.tenant_no, o.doc_id, coalesce(l.dl, 0)::INTEGER, c.cls, o.valid_from_us, o.valid_to_us
+       FROM objects o JOIN tenants t ON t.tenant_id = o.tenant_id
+       LEFT JOIN (SELECT DISTINCT doc_id, dl FROM {lengths}) l ON l.doc_id = o.doc_id
+       JOIN doc_classes c ON c.supports IS NOT DISTINCT FROM o.supports AND c.source_id IS NOT DISTINCT FROM o.source_id
+        AND c.required_scopes IS NOT DISTINCT FROM o.required_scopes
+        AND c.allowed_purposes IS NOT DISTINCT FROM o.allowed_purposes
+       ORDER BY t.tenant_no, o.doc_id""",
+    """INSERT INTO term_lists
+       SELECT s.tenant_no::VARCHAR || ' ' || s.term, s.tenant_no, s.df, p.postings
+       FROM (SELECT tenant_no, termid, list((doc_id::BIGINT << 32) | tf::BIGINT) AS postings
+             FROM postings GROUP BY tenant_no, termid) p
+       JOIN term_stats s ON s.tenant_no = p.tenant_no AND s.termid = p.termid
+       ORDER BY s.tenant_no, s.term""",
+    "CREATE INDEX IF NOT EXISTS term_lists_tkey ON term_lists(tkey)",
+    """INSERT INTO subject_docs
+       SELECT o.subject_id, o.tenant_id, o.doc_id, d.cls, o.valid_from_us, o.valid_to_us
+       FROM objects o JOIN tenant_docs d ON d.doc_id = o.doc_id WHERE o.subject_id IS NOT NULL
+       ORDER BY o.subject_id, o.doc_id""",
+    "CREATE INDEX IF NOT EXISTS subject_docs_subject ON subject_docs(subject_id)",
+]
+
+
+def write_term_lists(con, *, lengths: str = "postings") -> None:
+    """(Re)write the 0009 tables from the store's objects and full-text tables; ``lengths``: a
+    table or view with (doc_id, dl) for the documents that hold a term (the load passes its
+    temporary docmask; a document with no term has length 0)."""
+    for stmt in _TERM_LISTS:
+        con.execute(stmt.replace("{lengths}", lengths))
 
 
 FULLTEXT_SECONDS: list[tuple[str, float]] = []    # the last load's statements and their times (benchmarks)

@@ -1,8 +1,8 @@
 """The embedded DuckDB store: the default backend (a file, replaced atomically by ``ctx load``).
 
-Every statement ctx runs against a DuckDB store is here or, as the DuckDB half of a pair with
-its PostgreSQL form, in store/statements.py (load/build.py and load/reuse.py build the file
-itself). Parameters are named and bound; numbers this code computed (BM25 term ids,
+Every statement ctx runs against a DuckDB store is here, in duckdb_bm25.py (BM25 from the term
+lists) and duckdb_vector.py, or, as the DuckDB half of a pair with its PostgreSQL form, in
+store/statements.py (load/build.py and load/reuse.py build the file itself). Parameters are named and bound; numbers this code computed (BM25 term ids,
 idf, masks) are passed as literals so that their filters reach the scan.
 """
 
@@ -107,6 +107,19 @@ SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
 """
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
+# The graph step's objects about the reached entities (graph_hits): one probe of subject_docs
+# (schema 0009: subject, tenant, doc id, access class, validity; an index on subject_id,
+# answered through the MATERIALIZED CTE), joined with the few doc_classes rows, the access
+# rules (store/access.py) and validity at as_of evaluated in the statement, the tenant predicate
+# inside it. Keys and access values are literals (duckdb_bm25.Literals).
+_SUBJECT_DOCS_SQL = """
+WITH s AS MATERIALIZED (SELECT subject_id, tenant_id, doc_id, cls, valid_from_us, valid_to_us FROM subject_docs
+                        WHERE subject_id IN ({keys})),
+o AS (SELECT s.*, c.supports, c.source_id, c.required_scopes, c.allowed_purposes FROM s JOIN doc_classes c ON c.cls = s.cls)
+SELECT o.subject_id, o.doc_id, o.supports, {valid} AS valid, {ok} AS ok, o.source_id, o.required_scopes,
+       o.allowed_purposes, o.tenant_id
+FROM o WHERE o.tenant_id = {tenant}
+"""
 # Names and aliases of the tenant's entities of readable sources (alias resolution, engine/resolve.py).
 _ENTITY_NAMES_SQL = """
 SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities
@@ -147,10 +160,22 @@ def _held_counts(key, rows: list[tuple]) -> list[tuple]:
     return sorted([(key, src, list(sc), list(pu), n) for (src, sc, pu), n in acc.items()], key=repr)
 
 
+def _literal(con, sql: str, params: dict[str, Any]):
+    """``con.execute(sql, params)`` with the parameters written into the statement as literals
+    (duckdb_bm25.Literals: DuckDB's Python binding costs ~0.3 ms per bound list element; a
+    string holding NUL stays bound)."""
+    from .duckdb_bm25 import Literals
+
+    lit = Literals()
+    return lit.run(con, lit.inline(sql, params))
+
+
 def _valid(lo: int | None, hi: int | None, at: int) -> bool:
     return (lo is None or lo <= at) and (hi is None or hi > at)
 
 
+# BM25's SQL form (bm25_sql: a subject holding an unmasking scope, and the exhaustive reference
+# of tests/test_bm25_plan.py; every other call reads the term lists, duckdb_bm25.py).
 # Okapi BM25 (k1 and b: store/shared.py), exact, over the subject's tenant only: N, avgdl and each
 # term's df are the tenant's own (tenants, term_stats), so another tenant's documents never
 # change a score. Two small lookups first (the tenant's statistics and the evidence types' bits,
@@ -313,6 +338,9 @@ class _TimedResult:
     def fetchone(self):
         return self._guard(self.res.fetchone)
 
+    def fetchnumpy(self):
+        return self._guard(self.res.fetchnumpy)
+
 
 class DuckDBStore:
     """A read-only DuckDB store (:class:`ctxcli.store.base.Store`)."""
@@ -432,7 +460,7 @@ class DuckDBStore:
         step_of = {(tid, step): (edge, to, least, inferred) for tid, step, edge, to, least, inferred in steps}
         readable_set, ok = set(readable), set(access_ok)
         params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable_set)}
-        ents = _same_tenant(con.execute(_SEEDS_SQL.format(keys=in_list(seeds, "k", params)), params).fetchall(),
+        ents = _same_tenant(_literal(con, _SEEDS_SQL.format(keys=in_list(seeds, "k", params)), params).fetchall(),
                             tenant, 2)
         if any(sid not in readable_set for *_, sid in ents):
             raise StoreError("a store lookup returned a seed entity of a source the subject may not read")
@@ -447,7 +475,7 @@ class DuckDBStore:
                 break
             params = {"tenant": tenant, "access_ok": sorted(ok), "asof": as_of_us}
             edges: dict[int, list[tuple]] = {}
-            for e in _same_tenant(con.execute(_EDGES_SQL.format(
+            for e in _same_tenant(_literal(con, _EDGES_SQL.format(
                     nodes=in_list(sorted({w[2] for w in frontier}), "n", params)), params).fetchall(), tenant, 5):
                 src, dst, rel, dtype, rid, ten, vf, vt, aid, evf, evt, conf, method = e
                 if not (dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us)):
@@ -471,7 +499,7 @@ class DuckDBStore:
         if not rows:
             return []
         params = {}
-        keys = dict(con.execute(_ENTITY_KEYS_SQL.format(
+        keys = dict(_literal(con, _ENTITY_KEYS_SQL.format(
             ids=in_list(sorted({w[2] for w in rows}), "i", params)), params).fetchall())
         out = [(tid, d, list(path), list(rels), keys[node]) for tid, d, node, path, rels in rows if node in keys]
         out.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
@@ -508,21 +536,25 @@ class DuckDBStore:
     def graph_hits(self, keys, *, tenant, readable, as_of_us) -> Found:
         """(entity key, doc id, supports, valid) of the tenant's readable objects whose subject
         is one of ``keys``, ordered by (key, doc id); withheld: (entity key, supports, source,
-        scopes, purposes, count)."""
-        params: dict[str, Any] = {"tenant": tenant}
-        pairs = sorted({(key, doc) for key, _, kind, doc in _same_tenant(self.con.execute(
-            _KEYS_SQL.format(keys=in_list(keys, "e", params)), params).fetchall(), tenant, 1) if kind == "s"})
-        if not pairs:
+        scopes, purposes, count). One probe of subject_docs (schema 0009) with the access rules
+        and validity applied in the statement (_SUBJECT_DOCS_SQL)."""
+        from .duckdb_bm25 import Literals
+
+        if not keys:
             return Found([], [])
-        about, held = self._about(sorted({d for _, d in pairs}), tenant, readable, as_of_us)
-        rows = {r[0]: r for r in about}
-        asked = set(keys)
-        acc: dict[tuple, int] = {}       # per (key, supports, source, scopes, purposes), as on PostgreSQL
-        for subject, sup, _, src, scopes, purposes, n in held:
-            if subject in asked:
-                k = (subject, tuple(sup or ()), src, tuple(scopes or ()), tuple(purposes or ()))
-                acc[k] = acc.get(k, 0) + int(n)
-        return Found([(key, doc, rows[doc][2], rows[doc][5]) for key, doc in pairs if doc in rows],
+        lit = Literals()
+        ok, valid, access = duck_access(readable, as_of_us)
+        rows = _same_tenant(lit.run(self.con, _SUBJECT_DOCS_SQL.format(
+            keys=", ".join(lit.str(k) for k in sorted(set(keys))), ok=lit.inline(ok, access),
+            valid=lit.inline(valid, access), tenant=lit.str(tenant))).fetchall(), tenant, 8)
+        hits, acc = [], {}
+        for key, doc, sup, is_valid, is_ok, src, scopes, purposes, _ in rows:
+            if is_ok:
+                hits.append((key, doc, sup, is_valid))
+            else:       # per (key, supports, source, scopes, purposes), as on PostgreSQL
+                k = (key, tuple(sup or ()), src, tuple(scopes or ()), tuple(purposes or ()))
+                acc[k] = acc.get(k, 0) + 1
+        return Found(sorted(hits, key=lambda h: (h[0], h[1])),
                      sorted(((k, list(sup), src, list(sc), list(pu), n) for (k, sup, src, sc, pu), n in acc.items()),
                             key=repr))
 
@@ -560,7 +592,18 @@ class DuckDBStore:
         """Exact BM25 top-``limit`` of each (evidence type, terms) among the tenant's readable
         records (widened past records not valid at as_of): hits (query index, doc id, score),
         each query's in rank order; withheld (query index, source, scopes, purposes, count). The
-        unmasked-only terms of the mask groups ``unmasked`` count too."""
+        unmasked-only terms of the mask groups ``unmasked`` count too (scored in SQL,
+        :meth:`bm25_sql`); every other call reads the term lists (:func:`bm25_lists`)."""
+        if unmasked:
+            return self.bm25_sql(queries, tenant=tenant, readable=readable, as_of_us=as_of_us, limit=limit,
+                                 unmasked=unmasked)
+        from .duckdb_bm25 import bm25_lists
+
+        return bm25_lists(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us, limit=limit)
+
+    def bm25_sql(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int, unmasked=()) -> Found:
+        """:meth:`bm25` as one scoring statement over the postings table (the same scores and
+        order: tests/test_bm25_plan.py holds the two to each other)."""
         from .schema import MASK_BITS
 
         con, lim = self.con, limit

@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
@@ -120,4 +120,26 @@ ALTER TABLE dropped_relations ADD COLUMN extraction_method VARCHAR;
 CREATE TABLE unresolved_entities(tenant_id VARCHAR, source_id VARCHAR, object_id VARCHAR, subject_id VARCHAR,
     field VARCHAR, mention VARCHAR, method VARCHAR, candidates VARCHAR[], scores DOUBLE[]);
 """),
+    # What the DuckDB store's BM25 and graph steps read (issue 36, load/build.py write_term_lists),
+    # derived from objects, tenants, term_stats and postings in the same load. doc_classes: one
+    # row per distinct (supports, source, required scopes, allowed purposes) of the objects, the
+    # access rules and the evidence types of a class decided once per statement; tenant_docs
+    # (tenant_no, doc_id, dl, cls, validity), sorted by (tenant_no, doc_id); term_lists: one row
+    # per (tenant, term) keyed by tkey = '<tenant_no> <term>' (an index), holding the tenant's
+    # document frequency and its postings packed as doc_id << 32 | tf, so a query reads exactly
+    # its terms' postings in one index probe; subject_docs (subject_id, tenant, doc id, class,
+    # validity), sorted by subject (an index), what the graph step reads about reached entities.
+    # PostgreSQL keeps its own layout (term_stats, postings, objects): these are not published.
+    ("0009_term_lists", """
+CREATE TABLE doc_classes(cls INTEGER, supports VARCHAR[], source_id VARCHAR, required_scopes VARCHAR[],
+    allowed_purposes VARCHAR[]);
+CREATE TABLE tenant_docs(tenant_no INTEGER, doc_id INTEGER, dl INTEGER, cls INTEGER, valid_from_us BIGINT,
+    valid_to_us BIGINT);
+CREATE TABLE term_lists(tkey VARCHAR, tenant_no INTEGER, df BIGINT, postings BIGINT[]);
+CREATE TABLE subject_docs(subject_id VARCHAR, tenant_id VARCHAR, doc_id INTEGER, cls INTEGER, valid_from_us BIGINT,
+    valid_to_us BIGINT);
+"""),
 ]
+
+# The tables of 0009, DuckDB's read side only (store/pg/admin.publish leaves them out).
+DUCKDB_ONLY_TABLES = ("doc_classes", "tenant_docs", "term_lists", "subject_docs")

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from ...errors import StoreBusyError, StoreError, StoreUnusableError, UsageError
 from ...util.passwords import mask
 from .connect import LAYOUT_VERSION, META, connect, driver, first_line, pg_errors, require_layout, stored_layout
+from ..schema import DUCKDB_ONLY_TABLES
 
 LOCK_KEY = 0x637478_6c6f6164      # "ctx" "load": the writer's advisory lock
 
@@ -157,7 +158,7 @@ def publish(address: str, duckdb_file, on_table=None) -> dict[str, Any]:
             meta = dict(src.execute("SELECT key, value FROM meta").fetchall())
             tables = [r[0] for r in src.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-                "AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()]
+                "AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall() if r[0] not in DUCKDB_ONLY_TABLES]
             n_obj = src.execute("SELECT count(*) FROM objects").fetchone()[0]
             gen = con.execute(f"SELECT coalesce(max(gen), 0) + 1 FROM {META}.generations").fetchone()[0]
             schema = f"ctx_g{int(gen)}"
