@@ -82,6 +82,12 @@ MUTANTS: list[Mutant] = [
     Mutant("bm25-lists-key-of-another-tenant", "src/ctxcli/store/duckdb_bm25.py",
            'lit.str(f"{int(tno)} {t}")', 'lit.str(f"{int(tno) % 3 + 1} {t}")',
            ("tests/test_bm25_plan.py::test_other_tenants_terms_never_reach_the_query",)),
+    Mutant("literals-substituted-one-after-another", "src/ctxcli/store/duckdb_bm25.py",
+           "        return _PARAM.sub(one, sql)\n",
+           "        for name in sorted(params, key=lambda n: -len(n)):\n"
+           "            sql = sql.replace(f\"${name}\", self.value(name, params[name]))\n"
+           "        return sql\n",
+           ("tests/test_linking.py::test_a_seed_spelling_another_parameter_cannot_splice_it_into_the_walk_statement",)),
     Mutant("literals-nul-written-into-the-statement", "src/ctxcli/store/duckdb_bm25.py",
            '        if "\\x00" in s:\n', "        if False:\n",
            ("tests/test_bm25_plan.py::test_a_value_holding_nul_is_bound_not_written_into_the_statement",)),

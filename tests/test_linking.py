@@ -293,3 +293,20 @@ def test_contradicts_attested_by_an_unreadable_object_is_not_surfaced(project_co
     assert r.exit_code == 0, r.stdout + r.stderr
     html = (tmp_path / "r.html").read_text()
     assert "Contradictions" not in html and "REL-SHOP-CONTRA" not in html
+
+
+def test_a_seed_spelling_another_parameter_cannot_splice_it_into_the_walk_statement(store):
+    """The walk writes its values into the statement as literals (store/duckdb_bm25.Literals),
+    in one pass: a seed that spells the next seed's parameter name (``$k1``) stays that text,
+    so the next seed's quoted text can never land between its quotes and be read as SQL."""
+    from ctxcli.store import open_store
+    from ctxcli.store.duckdb_bm25 import Literals
+
+    assert Literals().inline("x IN ($k0, $k1)", {"k0": "$k1", "k1": "') OR 1=1 --"}) == \
+        "x IN ('$k1', ''') OR 1=1 --')"
+    d = open_store(store)
+    try:
+        assert _walk(d, ONCALL, seeds=("$k1", ") OR 1=1 OR entity_key IN (")) == []
+        assert _walk(d, ONCALL, seeds=("$k1", "incident:INC-SHOP-0901")) == _walk(d, ONCALL)
+    finally:
+        d.close()

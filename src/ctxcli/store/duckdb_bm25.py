@@ -26,6 +26,7 @@ bound as a parameter instead (:class:`Literals`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import StoreError
@@ -50,6 +51,10 @@ _K1, _B1, _B = float(BM25_K1), float(1 - BM25_B), float(BM25_B)
 _KP1 = float(BM25_K1 + 1)
 
 
+# A named parameter of a statement (``$name``), as DuckDB spells it.
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
 class Literals:
     """Values written into a statement as literals (strings quoted, DuckDB reads no backslash
     escapes); a string holding a NUL character, which a literal cannot carry, is bound as a
@@ -67,26 +72,29 @@ class Literals:
 
     def inline(self, sql: str, params: dict[str, Any]) -> str:
         """``sql`` with its named parameters (strings, integers, lists of strings or of
-        integers) written as literals."""
-        for name, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
-            if isinstance(v, (list, tuple)):
-                if all(isinstance(x, int) and not isinstance(x, bool) for x in v) and v:
-                    lit = "[" + ", ".join(str(int(x)) for x in v) + "]"
-                else:
-                    lit = "[" + ", ".join(self.str(x) for x in v) + "]::VARCHAR[]"
-            elif isinstance(v, str):
-                lit = self.str(v)
-            elif isinstance(v, int) and not isinstance(v, bool):
-                lit = str(int(v))
-            else:
-                raise TypeError(f"no literal for parameter {name} of type {type(v).__name__}")
-            sql = sql.replace(f"${name}", lit)
-        return sql
+        integers) written as literals, in one pass over ``sql``: a literal written in is never
+        read again, so a value that spells another parameter's name (``$k1``) stays that text
+        and cannot splice that parameter's literal into its own quotes."""
+        def one(m: re.Match) -> str:
+            name = m.group(1)
+            return self.value(name, params[name]) if name in params else m.group(0)
+
+        return _PARAM.sub(one, sql)
+
+    def value(self, name: str, v: Any) -> str:
+        """The literal of parameter ``name``'s value ``v``."""
+        if isinstance(v, (list, tuple)):
+            if all(isinstance(x, int) and not isinstance(x, bool) for x in v) and v:
+                return "[" + ", ".join(str(int(x)) for x in v) + "]"
+            return "[" + ", ".join(self.str(x) for x in v) + "]::VARCHAR[]"
+        if isinstance(v, str):
+            return self.str(v)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(int(v))
+        raise TypeError(f"no literal for parameter {name} of type {type(v).__name__}")
 
     def run(self, con, sql: str):
         """``con.execute(sql)`` with the parameters of ``sql`` bound, if it has any."""
-        import re
-
         used = {k: v for k, v in self.params.items() if re.search(rf"\${k}\b", sql)}
         return con.execute(sql, used) if used else con.execute(sql)
 
