@@ -77,9 +77,15 @@ def test_one_more_commit_parses_its_versions_and_the_ones_it_ended(tmp_path, par
     assert _units(full)["cursor"] == {"used": False, "reason": "no walk state recorded"}
     assert _units(full)["read"] == 7
 
-    # the tip unchanged, something else in the snapshot changed: nothing walked, nothing parsed
+    # the tip unchanged, a file the parser does not read added: the source's digest is unchanged
+    # (load/parsers/git.py, GitParser.snapshot_digest), the source reused whole
     (tmp_path / "sources" / "runbooks" / "NOTES").write_text("not part of the repository\n")
     parsed.clear()
+    inc = build_store(tmp_path / "manifests", live, root=tmp_path)
+    assert parsed == [] and inc.sources[0].reused
+    # a sidecar the parser reads added: nothing walked, nothing parsed
+    (tmp_path / "sources" / "runbooks" / "entities.jsonl").write_text(
+        '{"entity_key": "service:checkout", "entity_type": "service", "name": "Checkout"}\n')
     inc = build_store(tmp_path / "manifests", live, root=tmp_path)
     assert parsed == [] and _units(inc)["cursor"] == {"used": True, "from": new[3], "commits": 0}
     _same_as_full(tmp_path, live, tmp_path)

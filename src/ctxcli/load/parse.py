@@ -21,7 +21,7 @@ from ..util.canon import canonical_bytes, sha256_hex
 from ..util.pyd import input_error
 from ..util.yamlio import read_yaml_marked
 from . import parsers
-from .parsers.common import rel, us as _us  # noqa: F401  (build.py's names)
+from .parsers.common import file_sha256, rel, us as _us  # noqa: F401  (build.py's names)
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
 _OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling", "linking", "injection")
@@ -54,6 +54,7 @@ class LoadedSource:
     # source, and the positions of the units whose objects were copied from the live store
     known_units: frozenset = frozenset()
     copied_units: set | None = None
+    pin: Any = None             # what the parser's snapshot digest resolved, read by its walk (git: the tip)
 
     @property
     def parser(self):
@@ -196,6 +197,21 @@ def dedup_hash(text: str) -> str:
     return "sha256:" + sha256_hex(" ".join(text.split()).casefold())
 
 
+def _check_file(p: Path, root: Path, real_snap: Path) -> None:
+    """Refuse a snapshot file that leads outside the snapshot, is not a regular file or cannot
+    be read (without reading it: a parser may digest its input another way)."""
+    # os.walk does not descend into a symlinked folder: only a symlink itself can lead out
+    # (resolving every path of a git repository's thousands of objects cost a reload ~25 %)
+    if os.path.islink(p) and not _inside(p, real_snap):
+        raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO would block the load forever
+            raise InputError("not a regular file", file=rel(p, root))
+        os.close(os.open(p, os.O_RDONLY))
+    except OSError as e:  # unreadable, a symlink loop …
+        raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
+
+
 def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
                  sources_dir: Path | None, rules: list | None = None) -> LoadedSource:
     """The source's snapshot, digested; ``rules`` are the playbooks' evidence rules
@@ -222,24 +238,17 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
 
         digest.update(b"rules\0" + rules_digest(mine, m.source_id) + b"\0")
     context = digest.hexdigest()
-    for p in files:
-        # os.walk does not descend into a symlinked folder: only a symlink itself can lead out
-        # (resolving every path of a git repository's thousands of objects cost a reload ~25 %)
-        if os.path.islink(p) and not _inside(p, real_snap):
-            raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
-        h = hashlib.sha256()
-        try:
-            if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO would block the load forever
-                raise InputError("not a regular file", file=rel(p, root))
-            with open(p, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-        except OSError as e:  # unreadable, a symlink loop …
-            raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
-        digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + h.digest())
+    for p in files:     # every file is checked, whoever digests it
+        _check_file(p, root, real_snap)
     names = {p.relative_to(snap).as_posix(): p for p in files}
     ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, rules=mine,
                       context=context)
+    by_parser = ls.parser.snapshot_digest(ls)
+    if by_parser is not None:   # the parser digests its input itself (git: a repository folder by its tip)
+        digest.update(b"snapshot\0" + by_parser + b"\0")
+    else:
+        for p in files:
+            digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + file_sha256(p, root))
     ls.parser.check(ls)
     extra = ls.parser.content_digest(ls)     # rows read from a database, not from the folder
     if extra is not None:

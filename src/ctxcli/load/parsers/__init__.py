@@ -65,6 +65,15 @@ class Parser:
         database), joined to the source's digest; None when it reads only its files."""
         return None
 
+    def snapshot_digest(self, ls) -> bytes | None:
+        """The digest of everything this parser reads from its snapshot folder, when it can tell
+        it more cheaply than by hashing every file (git: a repository folder by the commit its
+        ref resolves to, and the sidecar files); None: every file's bytes are hashed. Called after
+        every file of the folder passed the walk's checks (no symlink out, a readable regular
+        file). It must change whenever what the parser yields could: equal digests (with the
+        same manifest and rules) let a load reuse the live store's rows of the source."""
+        return None
+
     def units(self, ls) -> Iterator[Unit] | None:
         """The source's objects as :class:`Unit` s, in the order :meth:`objects` yields them,
         or None when this parser cannot tell which input an object came from (then a changed

@@ -4,6 +4,7 @@ that any snapshot folder may carry beside its parser's own input."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -205,8 +206,25 @@ def entity_row(m: SourceManifest, rec: EntityRecord, tenant: str, disp: str, lin
             "aliases": list(rec.aliases), "source_id": m.source_id, "_file": disp, "_line": line}
 
 
+# The files beside a parser's own input that every parser reads (Parser.entities / relations /
+# tombstones), by their path in the snapshot folder.
+SIDECARS = ("entities.jsonl", "relations.jsonl", "tombstones.jsonl")
+
+
+def file_sha256(p: Path, root: Path) -> bytes:
+    """The SHA-256 of a (checked) snapshot file's bytes."""
+    h = hashlib.sha256()
+    try:
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
+    return h.digest()
+
+
 def sidecar_entities(ls) -> Iterator[dict[str, Any]]:
-    if (p := ls.names.get("entities.jsonl")) is None:
+    if (p := ls.names.get(SIDECARS[0])) is None:
         return
     m, disp = ls.manifest, rel(p, ls.root)
     for line, data in iter_jsonl(p, disp, ls):
@@ -219,7 +237,7 @@ def sidecar_entities(ls) -> Iterator[dict[str, Any]]:
 
 def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
     """(record, tenant, file, line)."""
-    if (p := ls.names.get("relations.jsonl")) is None:
+    if (p := ls.names.get(SIDECARS[1])) is None:
         return
     m, disp = ls.manifest, rel(p, ls.root)
     for line, data in iter_jsonl(p, disp, ls):
@@ -233,7 +251,7 @@ def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
 
 
 def sidecar_tombstones(ls) -> Iterator[dict[str, Any]]:
-    if (p := ls.names.get("tombstones.jsonl")) is None:
+    if (p := ls.names.get(SIDECARS[2])) is None:
         return
     m, disp = ls.manifest, rel(p, ls.root)
     if m.deletion_mode is DeletionMode.none:

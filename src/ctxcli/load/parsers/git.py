@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from ...errors import InputError
 from . import Parser, Unit, register
-from .common import MAX_MARKDOWN_BYTES, rel, report
+from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, rel, report
 from .markdown import document_objects
 
 SHORT = 12
@@ -137,14 +137,7 @@ def open_repo(ls):
     from dulwich.errors import NotGitRepository
 
     opts = ls.manifest.git
-    raw = Path(opts.path if opts is not None else ".")
-    if raw.is_absolute() or ".." in raw.parts:
-        raise InputError("git.path must stay inside the snapshot folder", file=ls.manifest_file, field="git.path")
-    target = ls.snap / raw
-    real = Path(os.path.realpath(target))
-    real_snap = Path(os.path.realpath(ls.snap))
-    if real != real_snap and real_snap not in real.parents:
-        raise InputError("git.path escapes the snapshot folder", file=ls.manifest_file, field="git.path")
+    raw, target, real = _location(ls)
     disp = rel(target, ls.root)
     if real.is_file():
         from dulwich.bundle import read_bundle
@@ -171,7 +164,23 @@ def open_repo(ls):
         refs = {k: v for k, v in repo.get_refs().items()}
     else:
         raise InputError(f"git.path {raw.as_posix()} does not exist", file=ls.manifest_file, field="git.path")
+    if ls.pin is not None:      # the tip the source's digest names (GitParser.snapshot_digest)
+        return repo, disp, ls.pin
     return repo, disp, _tip(repo, refs, opts.ref if opts is not None else None, disp)
+
+
+def _location(ls) -> tuple[Path, Path, Path]:
+    """(``git.path`` as written, inside the snapshot folder, its real path)."""
+    opts = ls.manifest.git
+    raw = Path(opts.path if opts is not None else ".")
+    if raw.is_absolute() or ".." in raw.parts:
+        raise InputError("git.path must stay inside the snapshot folder", file=ls.manifest_file, field="git.path")
+    target = ls.snap / raw
+    real = Path(os.path.realpath(target))
+    real_snap = Path(os.path.realpath(ls.snap))
+    if real != real_snap and real_snap not in real.parents:
+        raise InputError("git.path escapes the snapshot folder", file=ls.manifest_file, field="git.path")
+    return raw, target, real
 
 
 def _tip(repo, refs: dict[bytes, bytes], ref: str | None, disp: str) -> bytes:
@@ -326,6 +335,23 @@ class GitParser(Parser):
 
     def masks(self, m) -> list[dict[str, str]]:
         return [EMAIL_MASK]
+
+    def snapshot_digest(self, ls) -> bytes | None:
+        """A repository folder: the commit its ref resolves to (``git.path`` and ``git.ref`` are
+        in the manifest, digested already) — content-addressed, it pins every commit, tree and
+        blob the walk reads, so a new commit or a moved ref changes it and repacking, other
+        branches, a work tree or the reflog do not — and the sidecar files; that tip is pinned
+        for this load's walk. A bundle: None, hashed as the one file it is (its bytes change
+        with its tip; the bundled packs keep their store digest)."""
+        if not _location(ls)[2].is_dir():
+            return None
+        _, _, tip = open_repo(ls)
+        ls.pin = tip
+        h = hashlib.sha256(b"git tip\0" + tip + b"\0")
+        for name in SIDECARS:
+            if (p := ls.names.get(name)) is not None:
+                h.update(name.encode() + b"\0" + file_sha256(p, ls.root) + b"\0")
+        return h.digest()
 
     def objects(self, ls) -> Iterator[dict[str, Any]]:
         for u in self._units(ls, None):
