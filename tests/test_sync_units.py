@@ -397,9 +397,9 @@ def test_a_json_export_reload_maps_only_the_changed_record_and_its_items(tmp_pat
     (tmp_path / "sources" / "incidents" / "incidents.json").write_bytes(orjson.dumps(export))
     seen.clear()
     inc = build_store(tmp_path / "manifests", live, root=tmp_path)
-    # the objects pass maps INC-9 only; the entity and relation passes (this mapping declares
-    # both) still map every record — they are not read per unit yet
-    assert seen == [1, 2, 3] + [3] + [1, 2, 3]
+    # the entity, objects and relation passes (this mapping declares entities and relations)
+    # map INC-9 only
+    assert seen == [3] + [3] + [3]
     s = inc.sources[0]
     # INC-9 and its three items: each one's version is the hash of what it was mapped from,
     # which holds its parent record
@@ -412,3 +412,71 @@ def test_a_json_export_reload_maps_only_the_changed_record_and_its_items(tmp_pat
     inc = build_store(tmp_path / "manifests", live, root=tmp_path)
     assert inc.sources[0].units == {"read": 2, "of": 2, "unit": "record"}
     _same_as_full(tmp_path, live, tmp_path)
+
+
+def test_a_json_export_reload_maps_entities_and_relations_of_changed_records_only(tmp_path, monkeypatch):
+    """A changed record (another service: another relation), a removed one and an added one in
+    a shared export: only those records are mapped again — objects, entities and relations; the
+    others' relations are the live store's — and the store equals a full load's, row for row."""
+    import copy
+
+    import orjson
+
+    from ctxcli.load.parsers import json_export
+
+    from .test_parsers_json_export import EXPORT, project
+
+    def ticket(n, service="checkout", org="t1"):
+        t = copy.deepcopy(EXPORT["export"]["tickets"][0])
+        t.update(id=f"INC-{n}", service=service, org=org, summary=f"Ticket {n}")
+        return t
+    seen: list[int] = []
+    mapped: list[str] = []
+    real_items, real_rels = json_export._record_items, json_export.relations_of
+
+    def items(ls, disp, i, rec):
+        seen.append(i)
+        return real_items(ls, disp, i, rec)
+
+    def rels(mp, view, fields, rec, tenant, where, n):
+        mapped.append(where.label)
+        return real_rels(mp, view, fields, rec, tenant, where, n)
+    monkeypatch.setattr(json_export, "_record_items", items)
+    monkeypatch.setattr(json_export, "relations_of", rels)
+    export = copy.deepcopy(EXPORT)
+    export["export"]["tickets"] += [ticket(9), ticket(10, "ledger"), ticket(11)]
+    project(tmp_path, export)
+    (tmp_path / "sources" / "incidents" / "entities.jsonl").write_text(
+        "".join(json.dumps({"entity_key": f"service:{s}", "entity_type": "service", "name": s}) + "\n"
+                for s in ("checkout", "ledger")))
+    live = tmp_path / "live.duckdb"
+    first = build_store(tmp_path / "manifests", live, root=tmp_path)
+    assert (first.sources[0].entities, first.sources[0].relations) == (6, 4)
+    assert mapped == ["record 1", "record 3", "record 4", "record 5"]
+    # INC-9 (record 3) changed, INC-11 (record 5) removed, INC-12 added in its place
+    export["export"]["tickets"][2] = ticket(9, "ledger")
+    export["export"]["tickets"][4] = ticket(12)
+    (tmp_path / "sources" / "incidents" / "incidents.json").write_bytes(orjson.dumps(export))
+    seen.clear()
+    mapped.clear()
+    inc = build_store(tmp_path / "manifests", live, root=tmp_path)
+    assert seen == [3, 5] + [3, 5] + [3, 5]          # the entity, objects and relation passes
+    assert mapped == ["record 3", "record 5"]
+    s = inc.sources[0]
+    assert s.units == {"read": 2, "of": 5, "unit": "record"}
+    assert (s.objects, s.entities, s.relations) == (16, 6, 4)
+    _same_as_full(tmp_path, live, tmp_path)
+    # a relation problem in a changed record after copied ones: the full load's message (a
+    # nested export's relation names its item's number among the records and their items)
+    from ctxcli.errors import LoadProblems
+
+    export["export"]["tickets"][4] = ticket(12, "gone")
+    (tmp_path / "sources" / "incidents" / "incidents.json").write_bytes(orjson.dumps(export))
+    seen.clear()
+    with pytest.raises(LoadProblems) as inc_err:
+        build_store(tmp_path / "manifests", live, root=tmp_path)
+    assert seen[:2] == [5, 5]           # read per unit: not a full load's fallback
+    with pytest.raises(LoadProblems) as full_err:
+        build_store(tmp_path / "manifests", tmp_path / "full2.duckdb", root=tmp_path, incremental=False)
+    assert str(inc_err.value) == str(full_err.value)
+    assert str(inc_err.value).startswith("sources/incidents/incidents.json:13: ")

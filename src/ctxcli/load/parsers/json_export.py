@@ -129,29 +129,92 @@ class JsonExportParser(Parser):
                      lambda i=i, rec=rec: list(_rows(ls, _record_items(ls, disp, i, rec))))
                 for i, rec in enumerate(recs, 1))
 
+    def copies_relations(self, ls) -> bool:
+        """As for tables (TableParser.copies_relations): a copied record's relations (its own
+        and its nested items') are the live store's, unless a relations.jsonl beside the
+        export also names the source's objects as evidence."""
+        m = ls.manifest
+        return (bool(m.mapping.relations) or any(nm.mapping.relations for nm in m.json_export.nested)) \
+            and "relations.jsonl" not in ls.names
+
     def entities(self, ls) -> Iterator[dict[str, Any]]:
+        """The entity of each record and nested item, once per key. On a reload, a record whose
+        unit the live store's sync file records (``ls.known_units``) is not mapped again: only
+        its tenant and its entity are read (when no nested mapping declares an entity)."""
         yield from super().entities(ls)
+        m = ls.manifest
+        if m.mapping.entity is None and not any(nm.mapping.entity for nm in m.json_export.nested):
+            return
         seen: set[tuple[str, str]] = set()
-        for mp, view, _fields, tenant, where, _loc in items(ls):
-            if mp.entity is not None:
+        known = getattr(ls, "known_units", None) or None
+        if any(nm.mapping.entity for nm in m.json_export.nested):
+            known = None        # a nested item's entity may need its record's whole mapping
+        recs, disp = _load(ls)
+        digest = None
+        if known:
+            from ..sync import digester
+
+            digest = digester(ls.context)
+        for i, rec in enumerate(recs, 1):
+            if digest is not None and isinstance(rec, dict) and digest(orjson.dumps([i, rec])) in known:
+                where = Where(disp, None, f"record {i}")
                 try:
-                    got = list(entity_of(ls.manifest, mp.entity, view, tenant, where, seen))
+                    tenant = visible(ls, rec, where)
+                    got = [] if tenant is None else list(entity_of(m, m.mapping.entity, rec, tenant, where, seen))
                 except InputError as e:
                     report(ls, e)
                     continue
                 yield from got
+                continue
+            for mp, view, _fields, tenant, where, _loc in _record_items(ls, disp, i, rec):
+                if mp.entity is not None:
+                    try:
+                        got = list(entity_of(m, mp.entity, view, tenant, where, seen))
+                    except InputError as e:
+                        report(ls, e)
+                        continue
+                    yield from got
 
     def relations(self, ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
+        """The relations of each record and nested item; on a reload not those of the records
+        whose unit was copied from the live store (``ls.copied_units``: record numbers - 1),
+        whose relations are copied with it (load/reuse.py ``copy_unit_relations``)."""
         yield from super().relations(ls)
-        for n, (mp, view, fields, tenant, where, loc) in enumerate(items(ls), 1):
-            if mp.relations:
-                try:
-                    rec = _checked(view, fields, where, loc)
-                    got = list(relations_of(mp, view, fields, rec, tenant, where, n))
-                except InputError as e:
-                    report(ls, e)
-                    continue
-                yield from got
+        m = ls.manifest
+        if not m.mapping.relations and not any(nm.mapping.relations for nm in m.json_export.nested):
+            return
+        copied = getattr(ls, "copied_units", None) if self.copies_relations(ls) else None
+        recs, disp = _load(ls)
+        n = 0                   # the item's number in the export (records and nested items)
+        for i, rec in enumerate(recs, 1):
+            if copied and i - 1 in copied:
+                n += _item_count(ls, rec)
+                continue
+            for mp, view, fields, tenant, where, loc in _record_items(ls, disp, i, rec):
+                n += 1
+                if mp.relations:
+                    try:
+                        rec_ = _checked(view, fields, where, loc)
+                        got = list(relations_of(mp, view, fields, rec_, tenant, where, n))
+                    except InputError as e:
+                        report(ls, e)
+                        continue
+                    yield from got
+
+
+def _item_count(ls, rec: Any) -> int:
+    """How many items a copied record (mapped without a problem before) yields: the record and
+    its nested items, none for another tenant's record."""
+    try:
+        if not isinstance(rec, dict) or visible(ls, rec, Where("", None, "")) is None:
+            return 0
+    except InputError:
+        return 0
+    n = 1
+    for nm in ls.manifest.json_export.nested:
+        sub = _select(rec, nm.path)
+        n += len(sub) if isinstance(sub, list) else 0 if sub is None else 1
+    return n
 
 
 def _rows(ls, its) -> Iterator[dict[str, Any]]:
