@@ -234,16 +234,7 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     ).fetchone()[0]
     if bad:
         raise Fallback("a reused relation lost an entity or its evidence")
-    con.execute("ALTER TABLE rrel ADD COLUMN dropped BOOLEAN")
-    con.execute("UPDATE rrel SET dropped = EXISTS (SELECT 1 FROM gone g WHERE g.tenant_id = rrel.tenant_id "
-                "AND g.object_id = rrel.evidence_object_id)")
-    con.execute(f"INSERT INTO relations SELECT {cols} FROM rrel WHERE NOT dropped")
-    con.execute(f"INSERT INTO dropped_relations SELECT {cols} FROM rrel WHERE dropped")
-    for sid, kept, dropped in con.execute(
-            "SELECT source_id, count(*) FILTER (WHERE NOT dropped), count(*) FILTER (WHERE dropped) "
-            "FROM rrel GROUP BY source_id").fetchall():
-        per[sid]["relations"] += kept
-        per[sid]["dropped"] += dropped
+    _split_dropped(con, "rrel", "gone", cols, per)
     dup = con.execute("SELECT count(*) FROM (SELECT tenant_id, relation_id FROM ("
                       " SELECT tenant_id, relation_id FROM relations UNION ALL "
                       " SELECT tenant_id, relation_id FROM dropped_relations) GROUP BY ALL HAVING count(*) > 1)"
@@ -252,6 +243,22 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
         raise Fallback("a relation id of a reused source is used again")
     for t in ("rrel", "emap", "gone", "reuse_src"):
         con.execute(f"DROP TABLE {t}")
+
+
+def _split_dropped(con, rel: str, gone: str, cols: str, per: dict[str, dict[str, int]]) -> None:
+    """Move the copied relations of temporary table ``rel`` into ``relations``, or into
+    ``dropped_relations`` when this load's tombstones (table ``gone``) deleted their attesting
+    object, and count both per source."""
+    con.execute(f"ALTER TABLE {rel} ADD COLUMN dropped BOOLEAN")
+    con.execute(f"UPDATE {rel} SET dropped = EXISTS (SELECT 1 FROM {gone} g WHERE g.tenant_id = {rel}.tenant_id "
+                f"AND g.object_id = {rel}.evidence_object_id)")
+    con.execute(f"INSERT INTO relations SELECT {cols} FROM {rel} WHERE NOT dropped")
+    con.execute(f"INSERT INTO dropped_relations SELECT {cols} FROM {rel} WHERE dropped")
+    for sid, kept, dropped in con.execute(
+            "SELECT source_id, count(*) FILTER (WHERE NOT dropped), count(*) FILTER (WHERE dropped) "
+            f"FROM {rel} GROUP BY source_id").fetchall():
+        per[sid]["relations"] += kept
+        per[sid]["dropped"] += dropped
 
 
 def copy_unit_relations(con, sources: list[str], removed: set[tuple[str, str]], per: dict[str, dict[str, int]]) -> None:
@@ -281,16 +288,7 @@ def copy_unit_relations(con, sources: list[str], removed: set[tuple[str, str]], 
     con.execute("CREATE TEMP TABLE ugone AS SELECT unnest(from_json(?, '[\"VARCHAR\"]')) AS tenant_id, "
                 "unnest(from_json(?, '[\"VARCHAR\"]')) AS object_id",
                 [_json_list(t for t, _ in ks), _json_list(o for _, o in ks)])
-    con.execute("ALTER TABLE urel ADD COLUMN dropped BOOLEAN")
-    con.execute("UPDATE urel SET dropped = EXISTS (SELECT 1 FROM ugone g WHERE g.tenant_id = urel.tenant_id "
-                "AND g.object_id = urel.evidence_object_id)")
-    con.execute(f"INSERT INTO relations SELECT {cols} FROM urel WHERE NOT dropped")
-    con.execute(f"INSERT INTO dropped_relations SELECT {cols} FROM urel WHERE dropped")
-    for sid, kept, dropped in con.execute(
-            "SELECT source_id, count(*) FILTER (WHERE NOT dropped), count(*) FILTER (WHERE dropped) "
-            "FROM urel GROUP BY source_id").fetchall():
-        per[sid]["relations"] += kept
-        per[sid]["dropped"] += dropped
+    _split_dropped(con, "urel", "ugone", cols, per)
     for t in ("urel", "uobj", "ugone"):
         con.execute(f"DROP TABLE {t}")
     if con.execute("SELECT count(*) FROM (SELECT tenant_id, relation_id FROM ("
