@@ -167,3 +167,46 @@ def test_a_removed_store_is_one_line_and_a_new_one_is_opened_again(bundled_store
         assert kept_opens(db) == 2 and s.meta()["schema_version"]
     finally:
         s.close()
+
+
+def test_concurrent_tool_calls_share_one_reader_each_with_its_own_cursor(project_copy, tmp_path, kept):
+    """The MCP SDK runs tool calls in worker threads. Two calls in flight at once each read
+    through a cursor of the one kept reader (before, the second call's open was handed the
+    first's locked-down database by DuckDB and failed as "store … is damaged")."""
+    from ctxcli.serve.config import ServeConfig
+    from ctxcli.serve.server import build_server
+    from ctxcli.store import kept_opens, open_store
+
+    assert run_cli(["load"]).exit_code == 0
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    cfg = ServeConfig(db=db, runs_dir=tmp_path / "runs", audit_log=tmp_path / "audit.jsonl")
+    srv = build_server(cfg)
+    one = open_store(db)                    # a call in flight in another thread of the server
+    got: dict = {}
+
+    def other():
+        s = open_store(db)
+        got["tenants"] = s.tenant_sources("tenant-demo")
+        s.close()
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(60)
+    assert got["tenants"] == one.tenant_sources("tenant-demo") and got["tenants"]
+    one.close()
+    step = {"case": "C-102", "types": ["claim_amount_signal"]}
+
+    async def main():
+        res: list = [None] * 4
+        async with Client(srv) as c:
+            async def call(i):
+                res[i] = _result(await c.call_tool("build_context", step))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(4):
+                    tg.start_soon(call, i)
+        return res
+
+    res = anyio.run(main)
+    assert all(r == res[0] for r in res) and [i["object_id"] for i in res[0]["items"]] == ["SIG-C102-AMOUNT"]
+    assert kept_opens(db) == 1
