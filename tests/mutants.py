@@ -1258,6 +1258,20 @@ MUTANTS: list[Mutant] = [
     Mutant("yaml-cache-keeps-fresh-files", "src/ctxcli/util/yamlio.py",
            "        if settled and _identity(path) == before:", "        if _identity(path) == before:",
            ("tests/test_yaml_cache.py::test_a_file_just_written_is_not_kept",)),
+    # a warm ctx serve keeps one reader per store (store/readers.py)
+    Mutant("warm-reader-never-reopens", "src/ctxcli/store/readers.py",
+           "if r is not None and (r.ident == ident and ident is not None or r.leases[me]):",
+           "if r is not None:",
+           ("tests/test_serve_warm.py::test_warm_server_keeps_one_reader_and_the_next_call_sees_a_reload",)),
+    Mutant("warm-reader-closes-under-a-call", "src/ctxcli/store/readers.py",
+           "                if sum(r.leases.values()):\n", "                if False:\n",
+           ("tests/test_serve_warm.py::test_a_call_in_flight_keeps_its_reader_and_the_next_waits_for_it",)),
+    Mutant("warm-server-opens-per-call", "src/ctxcli/serve/server.py",
+           "    keep_connections(cfg.db)\n", "",
+           ("tests/test_serve_warm.py::test_concurrent_tool_calls_share_one_reader_each_with_its_own_cursor",)),
+    Mutant("warm-pg-reuses-without-generation", "src/ctxcli/store/readers.py",
+           "return r if r is not None and r.generation == generation else None", "return r",
+           ("tests/test_postgres.py::test_a_kept_store_reads_each_generation_once_and_the_next_call_sees_a_new_one",)),
 ]
 
 
