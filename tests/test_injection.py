@@ -1068,15 +1068,34 @@ def test_training_reads_committed_rows_only_and_keeps_the_test_sets_out() -> Non
     tl = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tl)
     rows = tl.all_rows()
-    shipped = [r for r in rows if r[2] not in ("more", "public:hermes-jailbench", "public:dual-llm-bench")]
-    assert (len(rows), sum(r[1] for r in rows)) == (20_183, 1_147)
-    assert (len(shipped), sum(r[1] for r in shipped)) == (18_578, 315)       # the shipped weights' rows
+    assert tl.extra_sources() == ["public:agentic-redteam", "public:agentpromptsentinel", "public:dual-llm-bench",
+                                  "public:etb-scan", "public:hermes-jailbench", "public:protectrag",
+                                  "public:raginject"]
+    shipped = [r for r in rows if r[2] not in ["more", *tl.extra_sources()]]
+    assert (len(rows), sum(r[1] for r in rows)) == (20_604, 1_459)
+    assert (len(shipped), sum(r[1] for r in shipped)) == (18_578, 315)       # without more and extra
     val = [r for r in rows if r[3]]
-    assert (len(val), sum(r[1] for r in val)) == (4_024, 202)
+    assert (len(val), sum(r[1] for r in val)) == (4_102, 263)
     test_texts = {json.loads(x)["text"] for f in ("public/test.jsonl", "heldout.jsonl", "indirect.jsonl",
                                                   "business_negatives.jsonl")
                   for x in (DATA / f).read_text("utf-8").splitlines() if x.strip()}
     assert not test_texts & {raw for *_, raw in rows}
+    # no normal form of a training row is a test row's, and no public training row is a near
+    # duplicate of one (character-3-gram Jaccard >= 0.9, build_public.py's rule)
+    spec = importlib.util.spec_from_file_location("build_public", DATA / "build_public.py")
+    bp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bp)
+    forms, grams = bp.test_side_forms()
+    assert not forms & {t for t, *_ in rows}
+    public = {raw: r["corpus"] + ":" + r["id"] for f in ("train.jsonl", "train_extra.jsonl")
+              for x in (DATA / "public" / f).read_text("utf-8").splitlines() if x.strip()
+              for r in [json.loads(x)] for raw in [r["text"]]}
+    assert len(public) == 737
+    # two rows of the first round's train side are near copies of bastioncorpus's own test rows
+    # (hp-023, ab-071); they stay in the shipped recipe's rows (docs/security.md)
+    assert sorted(public[t] for t in public if bp.overlaps_test_side(t, forms, grams)) == [
+        "bastioncorpus:ab-049", "bastioncorpus:hp-010"]
+    assert bp.overlaps_test_side(sorted(test_texts)[0] + ".", forms, grams)     # the rule does fire
 
 
 def test_evaluate_exits_2_with_one_line_when_the_weights_are_missing(tmp_path, monkeypatch, capsys) -> None:
