@@ -33,8 +33,6 @@ def stale_sources(con) -> list[str]:
     more, or when the store predates manifest digests."""
     import orjson
 
-    from .load.parse import manifest_digest, read_manifests
-
     meta = con.meta()
     recorded = meta.get("manifest_digests")
     mdir = _manifests_of(meta)
@@ -44,8 +42,41 @@ def stale_sources(con) -> list[str]:
         loaded = orjson.loads(recorded)
     except orjson.JSONDecodeError:
         loaded = {}
-    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, mdir.resolve().parent)}
+    now = current_digests(mdir)
     return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+# The digests of a manifests folder, kept per process (a warm `ctx serve` checks them at every
+# call): keyed by the folder and by every manifest file's path and identity (device, inode,
+# size, mtime, ctime: util/yamlio.py). Kept only when every file is settled (unchanged for 2 s,
+# as the parse cache does) and unchanged while it was read; any edit, added or removed file
+# changes the key, so the next call reads and validates the folder again.
+_DIGESTS: dict[tuple, dict[str, str]] = {}
+_DIGESTS_MAX = 16
+
+
+def _manifest_files(mdir: Path) -> tuple[tuple[str, tuple | None], ...]:
+    from .util.yamlio import settled_identity
+
+    files = sorted(p for p in (mdir / "sources").iterdir() if p.suffix in (".yaml", ".yml"))
+    return tuple((str(p), settled_identity(p)) for p in files)
+
+
+def current_digests(mdir: Path) -> dict[str, str]:
+    """source id -> digest of every manifest now in ``mdir``'s sources/ (load.parse.manifest_digest)."""
+    from .load.parse import manifest_digest, read_manifests
+
+    root = mdir.resolve().parent
+    key = (str(mdir), str(root), _manifest_files(mdir))
+    settled = all(ident is not None for _, ident in key[2])
+    if settled and key in _DIGESTS:
+        return dict(_DIGESTS[key])
+    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, root)}
+    if settled and _manifest_files(mdir) == key[2]:      # unchanged while they were read
+        if len(_DIGESTS) >= _DIGESTS_MAX:
+            _DIGESTS.clear()
+        _DIGESTS[key] = dict(now)
+    return now
 
 
 def _manifests_of(meta: dict[str, str]) -> Path:
