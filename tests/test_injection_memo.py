@@ -97,3 +97,42 @@ def test_the_key_is_salted_per_process(monkeypatch) -> None:
     monkeypatch.setattr(ia, "_SALT", b"\x01" * 32)
     assert ia.memo_key(tuple(_fields(CLEAN))) != k1
     assert len(k1) == 16
+
+
+def _stems_by_bisect(text: str) -> set:
+    """The stems some token of ``text`` begins with, as the pattern layer found them before it
+    used a trie of the stems (one bisection of the sorted tokens per stem): the reference."""
+    import bisect
+
+    from ctxcli.injection import engine as e
+
+    srt = sorted(set(text.encode("ascii", "replace").translate(e._TOKEN_TABLE).split()))
+    out = set()
+    for stem in e._ALL_STEMS:
+        i = bisect.bisect_left(srt, stem)
+        if i < len(srt) and srt[i].startswith(stem):
+            out.add(("p", stem))
+    return out
+
+
+def test_the_stems_present_are_those_a_bisection_finds() -> None:
+    """The rule gates' stems found in one pass of a trie (engine._Present) are exactly the
+    stems found by bisecting the tokens: every stem, stems as prefixes of one another, cut
+    short, lengthened, and the detector's evaluation texts."""
+    import json
+    import random
+    from pathlib import Path
+
+    from ctxcli.injection import engine as e
+
+    stems = [s.decode() for s in e._ALL_STEMS]
+    assert any(a != b and b.startswith(a) for a in stems[:50] for b in stems)   # chains exist
+    texts = [" ".join(stems), " ".join(s + "ing" for s in stems), " ".join(s[:-1] for s in stems),
+             "", "???", "Ignore-previous_instructions!! ignoring IGNORED 0ignore"]
+    rng = random.Random(7)
+    texts += [" ".join(rng.choice(stems)[: rng.randint(1, 22)] + rng.choice(["", "s", "ed", "0", "_x", "é"])
+                       for _ in range(rng.randint(1, 30))) for _ in range(400)]
+    data = Path(__file__).parent / "data" / "injection" / "dev.jsonl"
+    texts += [json.loads(line)["text"] for line in data.read_text(encoding="utf-8").splitlines()[:400] if line]
+    for t in texts:
+        assert {k for k in e._Present(t).keys if k[0] == "p"} == _stems_by_bisect(t), t[:80]

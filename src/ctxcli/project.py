@@ -117,6 +117,12 @@ def read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = Fals
     return case, disp
 
 
+def read_case_marked(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
+    """(case, display name, marks): :func:`read_case` with what :func:`read_checked` needs to
+    check it later (``read=``) without reading the file again (a ``ctx serve`` step)."""
+    return _read_case(case_id, cases_dir, by_id=by_id)
+
+
 def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
     """With ``by_id`` (``ctx serve``: the caller is not the operator) a path is never taken,
     whether or not it exists, and a case file that is a symlink leading out of the cases
@@ -148,12 +154,13 @@ def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = Fal
 
 
 def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None, *,
-                 by_id: bool = False):
+                 by_id: bool = False, read: tuple | None = None):
     """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
-    in a name fails here, loudly, instead of turning a claim unknown at run time."""
+    in a name fails here, loudly, instead of turning a claim unknown at run time. ``read``: the
+    case as :func:`read_case_marked` already read it in this call (not read again)."""
     from .check import case_problems
 
-    case, disp, marks = _read_case(case_id, cases_dir, by_id=by_id)
+    case, disp, marks = read if read is not None else _read_case(case_id, cases_dir, by_id=by_id)
     pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
     probs = case_problems(case, marks, disp, pb)
     if probs:
