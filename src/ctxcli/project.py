@@ -69,8 +69,9 @@ def current_digests(mdir: Path) -> dict[str, str]:
     root = mdir.resolve().parent
     key = (str(mdir), str(root), _manifest_files(mdir))
     settled = all(ident is not None for _, ident in key[2])
-    if settled and key in _DIGESTS:
-        return dict(_DIGESTS[key])
+    kept = _DIGESTS.get(key) if settled else None
+    if kept is not None:
+        return dict(kept)
     now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, root)}
     if settled and _manifest_files(mdir) == key[2]:      # unchanged while they were read
         if len(_DIGESTS) >= _DIGESTS_MAX:
