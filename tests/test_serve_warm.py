@@ -210,3 +210,27 @@ def test_concurrent_tool_calls_share_one_reader_each_with_its_own_cursor(project
     res = anyio.run(main)
     assert all(r == res[0] for r in res) and [i["object_id"] for i in res[0]["items"]] == ["SIG-C102-AMOUNT"]
     assert kept_opens(db) == 1
+
+
+def test_a_step_reads_its_case_and_its_playbook_once(store, tmp_path, kept, monkeypatch):
+    """One ``build_context`` call reads (and validates) the case file once and the playbook
+    once; the default step budget is still the playbook's evidence allocation, and the step is
+    the one an explicit budget of that size gives."""
+    from ctxcli import api, project
+    from ctxcli.engine.builder import budget_for
+    from ctxcli.serve import tools
+    from ctxcli.serve.config import ServeConfig
+
+    cfg = ServeConfig(db=store, runs_dir=tmp_path / "runs", audit_log=tmp_path / "audit.jsonl")
+    reads: list[str] = []
+    real_case, real_pb = project._read_case, project.read_playbook
+    monkeypatch.setattr(project, "_read_case", lambda *a, **k: reads.append("case") or real_case(*a, **k))
+    monkeypatch.setattr(project, "read_playbook", lambda *a, **k: reads.append("playbook") or real_pb(*a, **k))
+    step = tools.build_context(cfg, case="C-102", types=["claim_amount_signal"])
+    assert reads == ["case", "playbook"]
+    pb, _ = real_pb("motor-claim-review")
+    assert step["step_budget"] == budget_for(pb, pb.budget.total_tokens)["evidence"]
+    assert tools.build_context(cfg, case="C-102", types=["claim_amount_signal"],
+                               step_budget=step["step_budget"]) == step
+    assert [(i["object_id"], i["title"]) for i in step["items"]] == [("SIG-C102-AMOUNT", OLD_TITLE)]
+    assert api.read_case_marked("C-102", by_id=True)[0].playbook == "motor-claim-review"
