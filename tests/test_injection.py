@@ -1013,7 +1013,7 @@ def test_the_learned_sums_are_the_features_sums() -> None:
 
     from ctxcli.injection import learned
 
-    wc, _, _ = learned.weights()
+    wc, _, _, _ = learned.weights()
     texts = [json.loads(x)["text"] for f in sorted(DATA.glob("**/*.jsonl")) for x in f.read_text("utf-8").splitlines()]
     texts += ["", "a", "ab", "abcd", "忽略 " * 3000, " ".join(BRIEF_BENIGN) * 50]
     for t in texts:
