@@ -9,10 +9,12 @@ window; a longer one is scored in overlapping windows of each size in :data:`WIN
 runs of one to three of its sentences (prefix sums, so every span costs O(1) after one pass),
 and its score is the highest.
 
-Weights that record ``framing`` 1 (``ngram-lr@3`` on, trained that way) are applied to the text with
-the quotes the patterns treat as framed examples masked out (:func:`mask`, the spans of
-:meth:`.context.Quotes.framed_spans`): a security-training note quoting an attack is scored on
-its own words, not on the quoted ones. ``ngram-lr@2`` records none and sees the whole text.
+Weights that record ``framing`` 1 (trained with ``train_learned.py --framing``: issue 35's third
+candidate, not shipped) are applied to the text with the quotes the patterns treat as framed
+examples masked out (:func:`mask`, the spans of :meth:`.context.Quotes.framed_spans`): a
+security-training note quoting an attack is scored on its own words, not on the quoted ones.
+``ngram-lr@2`` records none and sees the whole text.
+
 Weights are trained offline by ``tests/data/injection/train_learned.py`` (numpy only; the
 training data is described in docs/security.md)."""
 
@@ -213,8 +215,8 @@ def score(norm: str) -> Score:
     offs = None
     if framing:
         norm, offs = mask(norm)
-        if len(norm) < MIN_CHARS:
-            return Score(0.0, 0, 0)
+    if offs is not None and len(norm) < MIN_CHARS:      # what is left after masking
+        return Score(0.0, 0, 0)
     wb, wp = word_features(norm)
     n = len(norm)
     cs, cc = _char_sums(norm, wc)

@@ -12,7 +12,9 @@ on any machine with the same numpy):
   more``: ``train_more.jsonl`` -- more rows written for training (build_train_more.py):
   attacks hidden in tickets, e-mails, front matter, table cells, code comments and chat logs,
   and business hard negatives in the same carriers, ten languages.
-  Both tried, neither in the shipped weights (docs/security.md). The validation-side rows of
+  Both tried, neither in the shipped weights (docs/security.md). With ``--framing`` the
+  rows are featurised as ``learned.score`` reads them for weights that record it: with the
+  quotes the patterns treat as framed examples masked (``learned.mask``; tried, not shipped). The validation-side rows of
   both are always part of the validation figures, whatever ``--with`` says;
 * ``benign_prose.jsonl`` -- benign prose frozen once from a machine (``--freeze-benign``):
   1,500 translated program messages per language of the gettext catalogues
@@ -61,13 +63,17 @@ EPOCHS, L2, LR, HARD_SHARE = 600, 1e-6, 0.1, 0.0
 # the sources read besides public/train.jsonl, dev.jsonl and the prose (``--with``): none for
 # the shipped weights (ngram-lr@2). The recipe that won on the validation side in issue 35's
 # second round (``--with extra --hard-share 0.25``) is not shipped: on the test sets it broke the
-# false-positive floors (docs/security.md)
+# false-positive floors, and so did the third, pre-registered candidate, the same recipe with
+# ``--framing`` (docs/security.md)
 WITH = ""
 # the threshold: the lowest (in steps of 0.01) at which the learned layer alone flags at most
-# this share of the validation side's hard negatives and of its benign prose
+# this share of the validation side's hard negatives and of its benign prose. Tightened to
+# target (c) for the third candidate (0.5 %, was 1 %); ngram-lr@2's 0.93 was chosen by the
+# first rule, (0.01, 0.001)
 THRESHOLD_RULE = (0.005, 0.001)
 # train and score the text with the framed quotes masked (learned.mask; the weights record
-# ``framing`` 1): off for ngram-lr@2
+# ``framing`` 1 and learned.score masks only for them): off for ngram-lr@2 (the third candidate,
+# not shipped, had it on)
 FRAMING = False
 
 
