@@ -1169,7 +1169,7 @@ MUTANTS: list[Mutant] = [
            "            copied.add(i)\n", "            pass\n",
            ("tests/test_sync_units.py::test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only",)),
     Mutant("sync-copied-row-relations-lost", "src/ctxcli/load/build.py",
-           "            copy_unit_relations(con, units, stats", "            0 and copy_unit_relations(con, units, stats",
+           "            copy_unit_relations(con, units, removed", "            0 and copy_unit_relations(con, units, removed",
            ("tests/test_sync_units.py::test_a_shared_table_reload_maps_entities_and_relations_of_changed_rows_only",)),
     Mutant("sync-copied-relation-keeps-a-dangling-end", "src/ctxcli/load/reuse.py",
            "FROM urel WHERE src IS NULL OR dst IS NULL", "FROM urel WHERE false",
@@ -1191,6 +1191,11 @@ MUTANTS: list[Mutant] = [
     Mutant("sync-copied-record-relations-mapped-again", "src/ctxcli/load/parsers/json_export.py",
            "            if copied and i - 1 in copied:", "            if False:",
            ("tests/test_sync_units.py::test_a_json_export_reload_maps_entities_and_relations_of_changed_records_only",)),
+    # a tombstone naming no object of the load deletes nothing: a reused relation citing that id
+    # cites an unknown object, as the full load reports (issue 36, relsync)
+    Mutant("reuse-relation-evidence-of-a-stray-tombstone-taken-as-deleted", "src/ctxcli/load/build.py",
+           "        copy_rows(con, prior, reused, removed, stats", "        copy_rows(con, prior, reused, stats[\"removed\"], stats",
+           ("tests/test_sync_relations.py::test_a_reused_sources_relation_whose_evidence_is_gone_fails_as_a_full_load_does",)),
     Mutant("sync-export-relations-not-copied", "src/ctxcli/load/parsers/json_export.py",
            'nested)) \\\n            and "relations.jsonl" not in ls.names', 'nested)) \\\n            and False',
            ("tests/test_sync_units.py::test_a_json_export_reload_maps_entities_and_relations_of_changed_records_only",)),

@@ -794,12 +794,15 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
 
         attach(con, prior)
         reused = {sid: (stats["first"][sid][0], stats["first"][sid][2]) for sid in prior.sources}
-        copy_rows(con, prior, reused, stats["removed"], stats["per"], tuple(OBJ_COLS))
+        # the objects of this load the tombstones delete: a tombstone naming no object of this
+        # load deletes nothing, and a relation citing that id cites an unknown object
+        removed = {(t, o) for t, o, _, _ in stats["removed_objects"]}
+        copy_rows(con, prior, reused, removed, stats["per"], tuple(OBJ_COLS))
         units = [ls.manifest.source_id for ls in loaded if ls.copied_units and ls.parser.copies_relations(ls)]
         if units:
             from .reuse import copy_unit_relations
 
-            copy_unit_relations(con, units, stats["removed"], stats["per"])
+            copy_unit_relations(con, units, removed, stats["per"])
     con.execute("DROP TABLE kept_objects")
     con.execute("DROP TABLE same_objects")
 
