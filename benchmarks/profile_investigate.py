@@ -79,10 +79,14 @@ def main(argv: list[str] | None = None) -> int:
         one(cid)
     prof.disable()
     own: list[tuple[float, str, int]] = []
+    other: list[tuple[float, str, int]] = []
     for (file, line, fn), (_cc, nc, tt, _ct, _callers) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
         if "/ctxcli/" in file:
             own.append((tt, f"{file.split('/ctxcli/')[1]}:{line}:{fn}", nc))
+        else:
+            other.append((tt, f"{file.rsplit('site-packages/', 1)[-1]}:{line}:{fn}", nc))
     own.sort(reverse=True)
+    other.sort(reverse=True)
     store_ms = {k: {"calls_per_investigation": round(len(v) / n, 1), "ms": round(sum(v) / n * 1000, 2)}
                 for k, v in sorted(spent.items(), key=lambda kv: -sum(kv[1]))}
     out = {
@@ -95,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         "store_methods_total_ms": round(sum(sum(v) for v in spent.values()) / n * 1000, 2),
         "ctx_own_time_top_profiled": [{"fn": f, "ms": round(t / n * 1000, 2), "calls": round(c / n, 1)}
                                       for t, f, c in own[:25]],
+        "outside_ctx_own_time_top_profiled": [{"fn": f, "ms": round(t / n * 1000, 2), "calls": round(c / n, 1)}
+                                              for t, f, c in other[:15]],
     }
     print(json.dumps(out, indent=1))
     return 0
