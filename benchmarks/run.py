@@ -239,7 +239,7 @@ def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS
     return out
 
 
-def bench_rank_agreement(db: Path, results: list) -> dict:
+def bench_rank_agreement(db: Path, results: list, max_queries: int = 0) -> dict:
     """Top-k overlap of ctx's BM25 with an exhaustive BM25 computed independently: term
     frequencies counted from every object's shadow text (objects.fts_text), per tenant, every
     document scored, for every full-text query of the planted cases' packs."""
@@ -269,6 +269,8 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
                 for q in rnd["queries"]:
                     if q["channel"] != "fulltext" or not q["terms"]:
                         continue
+                    if max_queries and len(overlaps) >= max_queries:
+                        break
                     k = q["limit"]
                     got = [d for _, d, _ in bm25(DuckDBStore(con), [Query(q["query_id"], "fulltext", q["evidence_type"], k,
                                                              terms=tuple(q["terms"]))], tenant=tenant, readable=None,
@@ -776,7 +778,7 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
     print(f"[{size}] investigate: {json.dumps(inv['per_investigation'])}\n  per query: {inv['per_query']}\n"
           f"  correct {inv['correct']}/{inv['planted']}", flush=True)
     if size <= args.rank_agreement_max:
-        res["bm25_rank_agreement"] = bench_rank_agreement(db, results)
+        res["bm25_rank_agreement"] = bench_rank_agreement(db, results, args.rank_agreement_queries)
         print(f"[{size}] BM25 rank agreement with exhaustive: {res['bm25_rank_agreement']}", flush=True)
     if not args.no_tantivy:
         sys.path.insert(0, str(HERE))
@@ -864,6 +866,8 @@ def main(argv=None) -> int:
                     help="skip one agent step over MCP (benchmarks/agent_step.py against a warm ctx serve)")
     ap.add_argument("--rank-agreement-max", type=int, default=200_000,
                     help="compare BM25 top-k with an exhaustive BM25 at sizes up to this (default 200000)")
+    ap.add_argument("--rank-agreement-queries", type=int, default=0,
+                    help="compare at most this many full-text queries with the exhaustive BM25 (0 = all)")
     a = ap.parse_args(argv)
     # Fresh-process figures are for an installed ctx, whose bytecode is cached: with
     # PYTHONDONTWRITEBYTECODE set, every process would compile ctx's source again (~0.4 s).
