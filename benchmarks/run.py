@@ -254,9 +254,13 @@ def bench_rank_agreement(db: Path, results: list, max_queries: int = 0) -> dict:
     try:
         t0 = time.perf_counter()
         mem.execute("ATTACH ? AS s (READ_ONLY)".replace("?", "'" + str(db).replace("'", "''") + "'"))
+        # only the queries' terms need term frequencies (document lengths count every word)
+        qterms = sorted({t for _, pack, _ in results for rnd in pack["rounds"] for q in rnd["queries"]
+                         if q["channel"] == "fulltext" for t in q["terms"] or ()})
+        mem.execute("CREATE TABLE qt AS SELECT unnest(?::VARCHAR[]) AS term", [qterms])
         mem.execute("CREATE TABLE tf AS SELECT o.tenant_id, o.doc_id, o.supports, w.term, count(*) AS tf "
                     "FROM s.objects o, unnest(string_split(o.fts_text, ' ')) AS w(term) "
-                    "WHERE o.fts_text <> '' GROUP BY ALL")
+                    "WHERE o.fts_text <> '' AND w.term IN (SELECT term FROM qt) GROUP BY ALL")
         mem.execute("CREATE TABLE dl AS SELECT o.tenant_id, o.doc_id, CASE WHEN o.fts_text = '' THEN 0 "
                     "ELSE len(string_split(o.fts_text, ' ')) END AS dl FROM s.objects o")
         mem.execute("CREATE TABLE st AS SELECT tenant_id, count(*) AS n, avg(dl) AS avgdl FROM dl GROUP BY ALL")
