@@ -10,7 +10,9 @@ CORPUS_DIR is a ctx project (``benchmarks/gen_corpus.py`` output, or this reposi
 types (cycling through the playbook's types, so the steps differ) over the cases in turn.
 The server is started once, before the clock; ``--warmup`` steps are made and not counted
 (the first step of a fresh server also builds the encoding and the detector's patterns: it is
-reported apart as ``first_step_ms``). Prints one JSON document: p50 / p95 / min / max in ms.
+reported apart as ``first_step_ms``). Prints one JSON document: p50 / p95 / min / max in ms,
+and the server's CPU per timed step (``server_cpu_ms_per_step``: its user + system time over
+the timed steps, from /proc, divided by their number; 0 where /proc is missing).
 """
 
 from __future__ import annotations
@@ -52,6 +54,21 @@ def _case_ids(root: Path, limit: int) -> list[str]:
     return ids[:limit]
 
 
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's live children (the server), from /proc
+    (Linux; 0.0 elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            f = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[1]) == os.getpid():
+            total += int(f[11]) + int(f[12])
+    return total / tick
+
+
 def _pct(v: list[float], q: float) -> float:
     s = sorted(v)
     return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
@@ -85,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         t_open = time.perf_counter()
         async with Client(server, read_timeout_seconds=300) as c:
             opened = time.perf_counter() - t_open
+            cpu0 = None
             for i in range(a.warmup + a.calls):
+                if i == a.warmup:
+                    cpu0 = _children_cpu_s()
                 cid, types = steps[i % len(steps)]
                 t0 = time.perf_counter()
                 res = await c.call_tool("build_context", {"case": cid, "types": types})
@@ -99,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                     times.append(dt)
                     sc = res.structured_content or {}
                     items.append(len(sc.get("result", sc).get("items", [])))
-        return {"session_open_ms": round(opened * 1000, 1), "first_step_ms": round(first, 1), "steps": len(times),
+            server_cpu = _children_cpu_s() - cpu0
+        return {"server_cpu_ms_per_step": round(server_cpu * 1000 / max(1, len(times)), 1),
+                "session_open_ms": round(opened * 1000, 1), "first_step_ms": round(first, 1), "steps": len(times),
                 "distinct_steps": len(steps), "errors": errors, "items_per_step_p50": statistics.median(items),
                 "p50_ms": round(statistics.median(times), 1), "p95_ms": round(_pct(times, 0.95), 1),
                 "min_ms": round(min(times), 1), "max_ms": round(max(times), 1)}

@@ -783,6 +783,33 @@ def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_pa
     assert api.output_files(as_owner)["pack.json"] == api.output_files(as_reader)["pack.json"]
 
 
+def test_a_kept_store_reads_each_generation_once_and_the_next_call_sees_a_new_one(pg, tmp_path, monkeypatch):
+    """ctx serve keeps the store (store.keep_connections, store/readers.py): the layout, the
+    generation's meta and its small tables are read once per generation, not per call; the
+    first call after a load published the next generation reads that one, and gives exactly
+    the pack a fresh open gives."""
+    from ctxcli import api
+    from ctxcli.store import close_kept, keep_connections, kept_opens
+
+    proj = _project(tmp_path)
+    monkeypatch.setenv("CTX_ROOT", str(proj))
+    api.load(manifests=proj / "manifests", db=pg)
+    opts = api.InvestigateOptions(case="C-102", db=pg)
+    keep_connections(pg, size=2)
+    try:
+        first = [api.output_files(api.investigate(opts))["pack.json"] for _ in range(3)]
+        assert kept_opens(pg) == 1
+        _change_inputs(proj)
+        api.load(manifests=proj / "manifests", db=pg)
+        second = [api.output_files(api.investigate(opts))["pack.json"] for _ in range(2)]
+        assert kept_opens(pg) == 2
+    finally:
+        close_kept()
+    fresh = api.output_files(api.investigate(opts))["pack.json"]
+    assert first[0] == first[1] == first[2] != fresh
+    assert second[0] == second[1] == fresh
+
+
 def test_pooled_readers_reuse_one_connection_and_still_see_each_new_generation(pg, tmp_path, monkeypatch):
     """ctx serve keeps a pool (store.keep_connections): readers opened one after another share a
     server connection, each resolves the current generation, and none is left in a transaction."""

@@ -69,3 +69,48 @@ def test_a_removed_or_added_manifest_counts_too(project_copy, tmp_path):
     r = run_cli(["check"])
     assert r.exit_code == 1 and "the store holds source external-mailbox, which no manifest declares any more" \
         in r.stdout
+
+
+def _count_manifest_reads(monkeypatch) -> list[int]:
+    """Every validation of the manifests folder (``load.parse.read_manifests``), counted."""
+    from ctxcli import project
+    from ctxcli.load import parse
+
+    project._DIGESTS.clear()
+    reads: list[int] = []
+    real = parse.read_manifests
+    monkeypatch.setattr(parse, "read_manifests", lambda *a, **k: reads.append(1) or real(*a, **k))
+    return reads
+
+
+def test_unchanged_manifests_are_not_validated_again_and_an_edit_is_seen(project_copy, tmp_path, monkeypatch):
+    """One process (a warm server, or these in-process CLI runs) keeps the manifests' digests
+    while their files are unchanged; the next call after an edit reads them again and refuses."""
+    from ctxcli.util import yamlio
+
+    assert run_cli(["load"]).exit_code == 0
+    monkeypatch.setattr(yamlio, "_SETTLED_NS", 0)      # the files just copied count as settled
+    reads = _count_manifest_reads(monkeypatch)
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "a"]).exit_code == 0
+    assert len(reads) == 1
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "b"]).exit_code == 0
+    assert len(reads) == 1                              # unchanged: not read nor validated again
+    _tighten(project_copy)
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "c"])
+    assert (r.exit_code, r.stderr) == (3, STALE) and len(reads) == 2
+
+
+def test_manifests_changed_in_the_last_seconds_are_not_kept(project_copy, tmp_path, monkeypatch):
+    """A file changed within the settling time is read again at every call (two writes within
+    one clock tick could look alike), so an edit right after a call is still seen."""
+    from ctxcli.util import yamlio
+
+    assert run_cli(["load"]).exit_code == 0
+    monkeypatch.setattr(yamlio, "_SETTLED_NS", 10**18)  # nothing settles
+    reads = _count_manifest_reads(monkeypatch)
+    for i in range(2):
+        assert run_cli(["investigate", "C-102", "--out", tmp_path / f"o{i}"]).exit_code == 0
+    assert len(reads) == 2
+    _tighten(project_copy)
+    r = run_cli(["investigate", "C-102", "--out", tmp_path / "after"])
+    assert (r.exit_code, r.stderr) == (3, STALE)

@@ -14,7 +14,7 @@ from .paths import display
 # the public names of the project's files and of the request policy (their home modules)
 from .policy import (ADHOC_PREFIX, AdhocSpec, InvestigateOptions, adhoc_case, adhoc_case_id, case_from_request,
                      case_of, make_request, refuse_out_of_limits)
-from .project import (NO_PROJECT_HINT, playbook_hash, read_case, read_checked, read_playbook,
+from .project import (NO_PROJECT_HINT, playbook_hash, read_case, read_case_marked, read_checked, read_playbook,
                       require_current_manifests, stale_sources)
 from .project import _manifests_of
 
@@ -302,17 +302,28 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
                              candidates=res.candidates, store_loaded_now=loaded)
 
 
-def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[str], step_budget: int):
+def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[str], step_budget: int | None,
+               case_read: tuple | None = None):
     """One step of an agent (the MCP ``build_context`` tool): the evidence of ``goal_types``
     not already ``held`` (evidence ids), through the same stages and gates as
-    :func:`investigate`, within ``step_budget`` evidence tokens. Returns an
-    ``engine.builder.Step`` (new items, omissions, covered and missing types, trace)."""
+    :func:`investigate`, within ``step_budget`` evidence tokens (None: the playbook's evidence
+    allocation). Returns an ``engine.builder.Step`` (new items, omissions, covered and missing
+    types, trace, the step budget). ``case_read``: the case as :func:`read_case_marked` read
+    it earlier in this call (``opts.case``), so the case and the playbook are read once per step."""
     from .engine.builder import build_step as engine_step
     from .store import open_store
     from .tokens import warm_up
 
     warm_up()
-    case, pb, _ = case_of(opts)
+    if case_read is not None and opts.adhoc is None:
+        case, pb, _ = read_checked(opts.case, opts.cases_dir, opts.playbooks_dir, by_id=opts.case_by_id,
+                                   read=case_read)
+    else:
+        case, pb, _ = case_of(opts)
+    if step_budget is None:
+        from .engine.builder import budget_for
+
+        step_budget = budget_for(pb, pb.budget.total_tokens)["evidence"]
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     known = [et.type for et in pb.evidence_types]
     bad = [t for t in goal_types if t not in known]

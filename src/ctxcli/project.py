@@ -33,8 +33,6 @@ def stale_sources(con) -> list[str]:
     more, or when the store predates manifest digests."""
     import orjson
 
-    from .load.parse import manifest_digest, read_manifests
-
     meta = con.meta()
     recorded = meta.get("manifest_digests")
     mdir = _manifests_of(meta)
@@ -44,8 +42,42 @@ def stale_sources(con) -> list[str]:
         loaded = orjson.loads(recorded)
     except orjson.JSONDecodeError:
         loaded = {}
-    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, mdir.resolve().parent)}
+    now = current_digests(mdir)
     return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+# The digests of a manifests folder, kept per process (a warm `ctx serve` checks them at every
+# call): keyed by the folder and by every manifest file's path and identity (device, inode,
+# size, mtime, ctime: util/yamlio.py). Kept only when every file is settled (unchanged for 2 s,
+# as the parse cache does) and unchanged while it was read; any edit, added or removed file
+# changes the key, so the next call reads and validates the folder again.
+_DIGESTS: dict[tuple, dict[str, str]] = {}
+_DIGESTS_MAX = 16
+
+
+def _manifest_files(mdir: Path) -> tuple[tuple[str, tuple | None], ...]:
+    from .util.yamlio import settled_identity
+
+    files = sorted(p for p in (mdir / "sources").iterdir() if p.suffix in (".yaml", ".yml"))
+    return tuple((str(p), settled_identity(p)) for p in files)
+
+
+def current_digests(mdir: Path) -> dict[str, str]:
+    """source id -> digest of every manifest now in ``mdir``'s sources/ (load.parse.manifest_digest)."""
+    from .load.parse import manifest_digest, read_manifests
+
+    root = mdir.resolve().parent
+    key = (str(mdir), str(root), _manifest_files(mdir))
+    settled = all(ident is not None for _, ident in key[2])
+    kept = _DIGESTS.get(key) if settled else None
+    if kept is not None:
+        return dict(kept)
+    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, root)}
+    if settled and _manifest_files(mdir) == key[2]:      # unchanged while they were read
+        if len(_DIGESTS) >= _DIGESTS_MAX:
+            _DIGESTS.clear()
+        _DIGESTS[key] = dict(now)
+    return now
 
 
 def _manifests_of(meta: dict[str, str]) -> Path:
@@ -86,6 +118,12 @@ def read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = Fals
     return case, disp
 
 
+def read_case_marked(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
+    """(case, display name, marks): :func:`read_case` with what :func:`read_checked` needs to
+    check it later (``read=``) without reading the file again (a ``ctx serve`` step)."""
+    return _read_case(case_id, cases_dir, by_id=by_id)
+
+
 def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = False):
     """With ``by_id`` (``ctx serve``: the caller is not the operator) a path is never taken,
     whether or not it exists, and a case file that is a symlink leading out of the cases
@@ -117,12 +155,13 @@ def _read_case(case_id: str, cases_dir: Path | None = None, *, by_id: bool = Fal
 
 
 def read_checked(case_id: str, cases_dir: Path | None = None, playbooks_dir: Path | None = None, *,
-                 by_id: bool = False):
+                 by_id: bool = False, read: tuple | None = None):
     """(case, playbook, playbook hash) after the static checks of ``ctx check`` passed: a typo
-    in a name fails here, loudly, instead of turning a claim unknown at run time."""
+    in a name fails here, loudly, instead of turning a claim unknown at run time. ``read``: the
+    case as :func:`read_case_marked` already read it in this call (not read again)."""
     from .check import case_problems
 
-    case, disp, marks = _read_case(case_id, cases_dir, by_id=by_id)
+    case, disp, marks = read if read is not None else _read_case(case_id, cases_dir, by_id=by_id)
     pb, pb_hash = read_playbook(case.playbook, playbooks_dir)
     probs = case_problems(case, marks, disp, pb)
     if probs:

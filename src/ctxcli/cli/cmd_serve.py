@@ -85,7 +85,7 @@ def serve(
                           clearance=clearance, tenant=tenant)
         if transport is Transport.http:     # refused before the store is opened or anything listens
             http_settings(host, port, auth_token, list(allowed_host or []))
-        keep_connections(cfg.db)            # a PostgreSQL store: up to 4 pooled connections across tool calls
+        keep_connections(cfg.db)            # the store stays open across tool calls (store/readers.py)
         con = open_store(cfg.db)            # fail now, with one line, if the store is missing or broken,
         try:                                # or loaded from older manifests (exit 3, naming the sources)
             from .. import api

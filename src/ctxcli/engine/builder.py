@@ -742,6 +742,7 @@ class Step:
     missing: list[str]
     tokens: int
     trace: list[dict[str, Any]]
+    step_budget: int = 0      # the evidence tokens the step was given
 
 
 def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: list[str],
@@ -760,4 +761,4 @@ def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: 
     return Step(evidence=st.packed.admitted, omissions=st.omissions,
                 covered=[t for t in bc.type_order if t in st.packed.covered and t in goal_types],
                 missing=[t for t in bc.type_order if t in goal_types and t not in st.packed.covered],
-                tokens=st.packed.used - st.header_tokens, trace=bc.trace.events)
+                tokens=st.packed.used - st.header_tokens, trace=bc.trace.events, step_budget=step_budget)

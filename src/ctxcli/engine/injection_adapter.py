@@ -10,18 +10,78 @@ text it is given, so when the joined text has no finding each short field of at 
 
 from __future__ import annotations
 
-from functools import lru_cache
+import hashlib
+import os
+import threading
+from collections import OrderedDict
 
 _SHORT = 300  # characters: a field this short is scanned with the other short fields
+
+# The verdicts of this process (docs/security.md "The verdict memo"): a warm `ctx serve` meets
+# the same objects again in later steps and rounds, and the scan is a deterministic function of
+# the fields' names and texts and of the detector (its identity, ``injection_identity``). The
+# key is a keyed BLAKE2b digest of all of them under a random key drawn at start-up, so it is
+# never the same in two processes, cannot be steered to a collision by a crafted text, and is
+# kept in memory only (never written, never in an output); an entry holds no text. Bounded:
+# the least recently used verdict goes beyond MEMO_MAX entries.
+MEMO_MAX = 4096
+_SALT = os.urandom(32)
+_MEMO: OrderedDict[bytes, tuple[str, str, str] | None] = OrderedDict()
+_LOCK = threading.Lock()
+_STATS = {"hits": 0, "scans": 0}
+
+
+def _detector() -> bytes:
+    """What a verdict depends on besides the fields: the detector's identity (read at each
+    call, so a changed identity misses every kept verdict) and this adapter's own split."""
+    from .. import injection_identity as ident
+
+    return repr((ident.VERSION, ident.RULES_SHA256, ident.MODEL, ident.MODEL_VERSION, ident.WEIGHTS_SHA256,
+                 ident.THRESHOLD, _SHORT)).encode()
+
+
+def memo_key(fields: tuple[tuple[str, str], ...]) -> bytes:
+    """The memo's key of ``fields``: each name and text length-prefixed, so no two different
+    field lists give the same input."""
+    h = hashlib.blake2b(key=_SALT, digest_size=16)
+    h.update(_detector())
+    for name, text in fields:
+        for part in (name.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")):
+            h.update(len(part).to_bytes(8, "big"))
+            h.update(part)
+    return h.digest()
+
+
+def memo_info() -> dict[str, int]:
+    """Verdicts served from the memo (``hits``), scans made (``scans``), entries kept and the bound."""
+    return {**_STATS, "entries": len(_MEMO), "max": MEMO_MAX}
+
+
+def memo_clear() -> None:
+    with _LOCK:
+        _MEMO.clear()
+        _STATS.update(hits=0, scans=0)
 
 
 def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     """(field, pattern id, label) of the first finding, or None. Results are memoised per
-    process: an object met again in a later retrieval round is not scanned twice."""
-    return _scan(tuple(fields))
+    process (above): an object met again in a later step or retrieval round is not scanned twice."""
+    t = tuple(fields)
+    k = memo_key(t)
+    with _LOCK:
+        if k in _MEMO:
+            _MEMO.move_to_end(k)
+            _STATS["hits"] += 1
+            return _MEMO[k]
+    hit = _scan(t)
+    with _LOCK:
+        _STATS["scans"] += 1
+        _MEMO[k] = hit
+        while len(_MEMO) > MEMO_MAX:
+            _MEMO.popitem(last=False)
+    return hit
 
 
-@lru_cache(maxsize=2048)
 def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
     from ..injection import learned, learned_finding, scan_fields
 

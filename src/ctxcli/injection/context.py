@@ -86,28 +86,40 @@ def negated(s: str, start: int, end: int) -> bool:
 class Quotes:
     """Quoted spans of one view, found on first use."""
 
-    __slots__ = ("s", "_spans")
+    __slots__ = ("s", "_spans", "_framed")
 
     def __init__(self, s: str) -> None:
         self.s = s
         self._spans: list[tuple[int, int]] | None = None
+        self._framed: list[tuple[int, int]] | None = None
 
     def framed_quote(self, start: int, end: int) -> bool:
         """The match lies inside a quote or code span introduced as an example."""
-        if self._spans is None:
-            self._spans = [m.span() for m in _QUOTED.finditer(self.s)] if _has_quote(self.s) else []
-        for qs, qe in self._spans:
+        for qs, qe in self.framed_spans():
             if qs > start:
                 break
-            if qs <= start and end <= qe:
-                if _FRAMING.search(self.s[max(0, qs - 200):qs]) is not None:
-                    return True
-                # a quote inside the quote (front matter: summary: "… attackers write «…» …")
-                for m in _QUOTED.finditer(self.s, qs + 1, qe - 1):
-                    if m.start() <= start and end <= m.end():
-                        return _FRAMING.search(self.s[max(qs + 1, m.start() - 200):m.start()]) is not None
-                return False
+            if end <= qe:
+                return True
         return False
+
+    def framed_spans(self) -> list[tuple[int, int]]:
+        """The quote and code spans introduced as an example, in order: a quote whose framing
+        text (the 200 characters before it) says so, or, inside a quote without such framing, an
+        inner quote whose framing text within the outer quote says so ("summary: \"… attackers
+        write «…» …\""). A match is not acted on when it lies in one (:meth:`framed_quote`);
+        the learned layer masks them out of the text it scores (``learned.mask``)."""
+        if self._framed is None:
+            if self._spans is None:
+                self._spans = [m.span() for m in _QUOTED.finditer(self.s)] if _has_quote(self.s) else []
+            out: list[tuple[int, int]] = []
+            for qs, qe in self._spans:
+                if _FRAMING.search(self.s[max(0, qs - 200):qs]) is not None:
+                    out.append((qs, qe))
+                    continue
+                out += [m.span() for m in _QUOTED.finditer(self.s, qs + 1, qe - 1)
+                        if _FRAMING.search(self.s[max(qs + 1, m.start() - 200):m.start()]) is not None]
+            self._framed = out
+        return self._framed
 
 
 def _has_quote(s: str) -> bool:

@@ -6,7 +6,6 @@ matching is linear in the text length."""
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import itertools
 import re
@@ -346,12 +345,12 @@ class _Present:
                 toks.update(b[i:j].split())
                 i = j
         keys: set[tuple[str, bytes | str]] = {("t", t) for t in toks & _ALL_TOKS}
-        if _ALL_STEMS:
-            srt = sorted(toks)
-            for stem in _ALL_STEMS:
-                i = bisect.bisect_left(srt, stem)
-                if i < len(srt) and srt[i].startswith(stem):
-                    keys.add(("p", stem))
+        if _STEM_RX is not None and toks:
+            # the longest stem that begins each token (one pass of the stems' trie over the
+            # distinct tokens), then every stem that begins that one: those are exactly the
+            # stems some token starts with (two prefixes of one token: the shorter begins the longer)
+            for longest in set(_STEM_RX.findall(b" ".join(toks))):
+                keys.update(_STEM_CLOSURE[longest])
         for sub in _ALL_ASCII_SUB:
             if sub.encode() in raw:
                 keys.add(("a", sub))
@@ -388,6 +387,34 @@ _ALL_TOKS: frozenset[bytes] = frozenset()
 _ALL_STEMS: tuple[bytes, ...] = ()
 _ALL_ASCII_SUB: tuple[str, ...] = ()
 _ALL_MIXED_SUB: tuple[str, ...] = ()
+_STEM_RX: "re.Pattern[bytes] | None" = None     # the longest stem at a token's start (built by finalize)
+_STEM_CLOSURE: dict[bytes, tuple[tuple[str, bytes], ...]] = {}    # stem -> the stems it begins with
+
+
+def _stem_trie(stems: Iterable[bytes]) -> "tuple[re.Pattern[bytes] | None, dict[bytes, tuple]]":
+    """A regex matching, at the start of a ``[a-z0-9]+`` token, the longest of ``stems`` the
+    token begins with (a trie of the stems: greedy optional branches try the longer stem
+    first), and for each stem the ``("p", stem)`` keys of every stem it begins with."""
+    stems = sorted(set(stems))
+    if not stems:
+        return None, {}
+    trie: dict = {}
+    for s in stems:
+        node = trie
+        for c in s:
+            node = node.setdefault(c, {})
+        node[None] = {}
+
+    def build(node: dict) -> bytes:
+        alts = [re.escape(bytes([c])) + build(node[c]) for c in sorted(k for k in node if k is not None)]
+        if not alts:
+            return b""
+        body = alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+        return b"(?:" + body + b")?" if None in node else body
+
+    rx = re.compile(b"(?<![a-z0-9])" + build(trie))
+    closure = {s: tuple(("p", x) for x in stems if s.startswith(x)) for s in stems}
+    return rx, closure
 
 
 def _build_cjk_scan() -> tuple["re.Pattern[str] | None", "_Closure | dict[str, tuple[str, ...]]"]:
@@ -505,7 +532,7 @@ _GROUPS_ALWAYS: tuple[int, ...] = ()
 def finalize() -> None:
     """Build the gating tables once every rule module has registered its rules."""
     global _RULES_T, _CJK_SCAN, _CJK_CLOSURE, _LEAD_GROUPS
-    global _ALL_TOKS, _ALL_STEMS, _ALL_ASCII_SUB, _ALL_MIXED_SUB
+    global _ALL_TOKS, _ALL_STEMS, _ALL_ASCII_SUB, _ALL_MIXED_SUB, _STEM_RX, _STEM_CLOSURE
     _RULES_T = tuple(_RULES)
     every: set[tuple[str, bytes | str]] = set()
     for rule in _RULES_T:
@@ -517,6 +544,7 @@ def finalize() -> None:
                 every.update(g)
     _ALL_TOKS = frozenset(v for k, v in every if k == "t")
     _ALL_STEMS = tuple(sorted(v for k, v in every if k == "p"))
+    _STEM_RX, _STEM_CLOSURE = _stem_trie(_ALL_STEMS)
     _ALL_ASCII_SUB = tuple(sorted(v for k, v in every if k == "a"))
     _ALL_MIXED_SUB = tuple(sorted(v for k, v in every if k == "m"))
     _CJK_SCAN, _CJK_CLOSURE = _build_cjk_scan()

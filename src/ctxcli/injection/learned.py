@@ -8,6 +8,13 @@ character grams + mean weight of its words)``. A text up to ``WINDOWS[0]`` chara
 window; a longer one is scored in overlapping windows of each size in :data:`WINDOWS` and in
 runs of one to three of its sentences (prefix sums, so every span costs O(1) after one pass),
 and its score is the highest.
+
+Weights that record ``framing`` 1 (trained with ``train_learned.py --framing``: issue 35's third
+candidate, not shipped) are applied to the text with the quotes the patterns treat as framed
+examples masked out (:func:`mask`, the spans of :meth:`.context.Quotes.framed_spans`): a
+security-training note quoting an attack is scored on its own words, not on the quoted ones.
+``ngram-lr@2`` records none and sees the whole text.
+
 Weights are trained offline by ``tests/data/injection/train_learned.py`` (numpy only; the
 training data is described in docs/security.md)."""
 
@@ -115,9 +122,32 @@ def word_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([uni, bi]).astype(np.int64), np.concatenate([pos, pos[:-1]])
 
 
+def mask(norm: str) -> tuple[str, np.ndarray | None]:
+    """``norm`` without the spans the patterns' quotation filter treats as framed examples
+    (:meth:`.context.Quotes.framed_spans`: a quote, inline code or fenced block introduced as
+    an example), each replaced by one space; and the offset in ``norm`` of every character of
+    the result and of its end (None when nothing was masked)."""
+    from .context import Quotes
+
+    framed = Quotes(norm).framed_spans()
+    if not framed:
+        return norm, None
+    parts: list[str] = []
+    offs: list[np.ndarray] = []
+    at = 0
+    for qs, qe in framed:
+        parts += [norm[at:qs], " "]
+        offs += [np.arange(at, qs, dtype=np.int64), np.array([qs], dtype=np.int64)]
+        at = qe
+    parts.append(norm[at:])
+    offs += [np.arange(at, len(norm) + 1, dtype=np.int64)]
+    return "".join(parts), np.concatenate(offs)
+
+
 @lru_cache(maxsize=1)
-def weights() -> tuple[np.ndarray, np.ndarray, float]:
-    """(char weights, word weights, bias) from the shipped file, after its sha256 is checked."""
+def weights() -> tuple[np.ndarray, np.ndarray, float, bool]:
+    """(char weights, word weights, bias, framing) from the shipped file, after its sha256 is
+    checked; framing: the weights were trained on :func:`mask`'s text (recorded ``framing`` 1)."""
     try:
         data = WEIGHTS_FILE.read_bytes()
     except OSError as e:
@@ -127,7 +157,8 @@ def weights() -> tuple[np.ndarray, np.ndarray, float]:
     import io
 
     with np.load(io.BytesIO(data)) as z:
-        return z["char"].astype(np.float32), z["word"].astype(np.float32), float(z["bias"][0])
+        framing = "framing" in z.files and int(z["framing"][0]) == 1
+        return z["char"].astype(np.float32), z["word"].astype(np.float32), float(z["bias"][0]), framing
 
 
 def _window_sums(n: int, pos: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -175,10 +206,17 @@ def spans(norm: str) -> np.ndarray:
 
 
 def score(norm: str) -> Score:
-    """Highest window score of the normal form ``norm`` (0.0 for a text shorter than MIN_CHARS)."""
+    """Highest window score of the normal form ``norm`` (0.0 for a text shorter than MIN_CHARS),
+    and that window's span in ``norm``; with weights trained on masked text, of :func:`mask`'s
+    text (the span mapped back to ``norm``)."""
     if len(norm) < MIN_CHARS:
         return Score(0.0, 0, 0)
-    wc, ww, bias = weights()
+    wc, ww, bias, framing = weights()
+    offs = None
+    if framing:
+        norm, offs = mask(norm)
+    if offs is not None and len(norm) < MIN_CHARS:      # what is left after masking
+        return Score(0.0, 0, 0)
     wb, wp = word_features(norm)
     n = len(norm)
     cs, cc = _char_sums(norm, wc)
@@ -187,4 +225,7 @@ def score(norm: str) -> Score:
     a, b = sp[:, 0], sp[:, 1]
     z = bias + (cs[b] - cs[a]) / np.maximum(cc[b] - cc[a], 1) + (ws[b] - ws[a]) / np.maximum(wn[b] - wn[a], 1)
     i = int(np.argmax(z))
-    return Score(float(1.0 / (1.0 + np.exp(-z[i]))), int(a[i]), int(b[i]))
+    start, end = int(a[i]), int(b[i])
+    if offs is not None:
+        start, end = int(offs[start]), int(offs[end])
+    return Score(float(1.0 / (1.0 + np.exp(-z[i]))), start, end)

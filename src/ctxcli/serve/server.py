@@ -176,9 +176,13 @@ def _server_class(audit: AuditLog):
 
 
 def build_server(cfg: ServeConfig):
-    """An MCPServer with ctx's tools and resources, bound to ``cfg``."""
+    """An MCPServer with ctx's tools and resources, bound to ``cfg``. The store stays open
+    between tool calls (store/readers.py): reopened only when a load replaced it."""
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+    from ..store import keep_connections
+
+    keep_connections(cfg.db)
     audit = AuditLog(cfg.audit_log)
     READ_ONLY, WRITES_RUN = _annotations()
     from mcp.types import ToolAnnotations
@@ -456,11 +460,16 @@ def serve(cfg: ServeConfig, *, transport: str = "stdio", host: str = "127.0.0.1"
           auth_token: str | None = None, allowed_hosts: list[str] | None = None) -> None:
     from .http import http_settings
 
-    if transport == "stdio":
-        build_server(cfg).run("stdio")
-        return
-    settings = http_settings(host, port, auth_token, allowed_hosts or [])   # refused before anything listens
-    srv = build_server(cfg)
-    from .http import run_http
+    from ..store import close_kept
 
-    run_http(srv, settings)
+    try:
+        if transport == "stdio":
+            build_server(cfg).run("stdio")
+            return
+        settings = http_settings(host, port, auth_token, allowed_hosts or [])   # refused before anything listens
+        srv = build_server(cfg)
+        from .http import run_http
+
+        run_http(srv, settings)
+    finally:
+        close_kept()

@@ -22,20 +22,33 @@ RUN_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md")
 def _read_own_case(cfg: ServeConfig, case: str):
     """A case of this server: an id resolved under the project's cases folder (never a path the
     caller names), of the server's tenant when it has one."""
+    return _read_own_case_marked(cfg, case)[0]
+
+
+def _read_own_case_marked(cfg: ServeConfig, case: str):
+    """:func:`_read_own_case` as ``api.read_case_marked`` returns it (case, display name, marks)."""
     from .. import api
 
-    c, _ = api.read_case(case, cfg.cases_dir, by_id=True)
+    read = api.read_case_marked(case, cfg.cases_dir, by_id=True)
+    c = read[0]
     if cfg.tenant is not None and c.tenant_id != cfg.tenant:
         raise UsageError(f"case {c.case_id} is not a case of this server's tenant {cfg.tenant}")
-    return c
+    return read
 
 
 def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | None, variant: str | None,
              budget: int | None):
     """InvestigateOptions with the subject and purpose fixed by the server, never by the caller."""
+    return _options_read(cfg, case, as_of, known_at, variant, budget)[0]
+
+
+def _options_read(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | None, variant: str | None,
+                  budget: int | None):
+    """:func:`_options` and the case as it read it (``api.read_case_marked``)."""
     from .. import api
 
-    c = _read_own_case(cfg, case)
+    read = _read_own_case_marked(cfg, case)
+    c = read[0]
     if variant is not None:
         var = c.variants.get(variant)
         if var is not None and cfg.subject_id is None and (var.subject is not None or var.purpose is not None):
@@ -48,7 +61,7 @@ def _options(cfg: ServeConfig, case: str, as_of: str | None, known_at: str | Non
         case=case, as_of=parse_option_time(as_of, "as_of"), known_at=parse_option_time(known_at, "known_at"),
         subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
         clearance=cfg.clearance, purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db,
-        cases_dir=cfg.cases_dir, playbooks_dir=cfg.playbooks_dir, case_by_id=True)
+        cases_dir=cfg.cases_dir, playbooks_dir=cfg.playbooks_dir, case_by_id=True), read
 
 
 def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, params: dict[str, Any] | None,
@@ -247,14 +260,12 @@ def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[s
 
     if not types:
         raise UsageError("types: name at least one evidence type the step needs")
-    opts = _options(cfg, case, as_of, known_at, variant, None)
-    if step_budget is None:
-        from ..engine.builder import budget_for
-
-        c = _read_own_case(cfg, case)
-        pb, _ = api.read_playbook(c.playbook, cfg.playbooks_dir)
-        step_budget = budget_for(pb, pb.budget.total_tokens)["evidence"]
-    step = api.build_step(opts, goal_types=list(types), held=list(held or []), step_budget=step_budget)
+    opts, read = _options_read(cfg, case, as_of, known_at, variant, None)
+    # the case is read once per step (here), the playbook once (in api.build_step, which also
+    # gives the default step budget: the playbook's evidence allocation)
+    step = api.build_step(opts, goal_types=list(types), held=list(held or []), step_budget=step_budget,
+                          case_read=read)
+    step_budget = step.step_budget
     items = [{"evidence_id": ev["evidence_id"], "object_id": ev["object_id"], "type": ev["selected_for"],
               "source_id": ev["source_id"], "title": ev["title"], "locator": ev["locator"],
               "observed_at": ev["observed_at"], "tokens": ev["tokens"], "text": ev["text"]}

@@ -26,9 +26,12 @@ def open_store(address, generation: int | None = None):
 
         return open_pg(address)
     from . import generations as gens
+    from . import readers
     from .db import open_reader
     from .duckdb_store import DuckDBStore
 
+    if generation is None and readers.is_kept(address):
+        return readers.lease(address)       # ctx serve: the kept reader, reopened when the file changed
     db = Path(address)
     if generation is not None:
         p = gens.path_of(db, generation)
@@ -43,13 +46,34 @@ def open_store(address, generation: int | None = None):
 
 
 def keep_connections(address, *, size: int = 4) -> None:
-    """For a long-running process (ctx serve): reuse up to ``size`` server connections for the
-    stores it opens at ``address``. Each open still resolves the current generation. Nothing to
-    keep for an embedded DuckDB file."""
+    """For a long-running process (ctx serve): keep the store at ``address`` open between the
+    calls (store/readers.py). A DuckDB file: one reader, reopened when a load replaced the
+    file; PostgreSQL: up to ``size`` pooled server connections, each open still resolving the
+    current generation, the generation's meta read again only when it changed."""
+    from . import readers
+
     if is_postgres(address):
         from .pg.connect import keep_pool
 
         keep_pool(address, size=size)
+    readers.keep(address)
+
+
+def kept_opens(address) -> int:
+    """How many readers this process opened on a kept ``address`` (store/readers.py): one per
+    store generation it served, not one per call."""
+    from . import readers
+
+    return readers.opens(address)
+
+
+def close_kept() -> None:
+    """Close the readers kept by :func:`keep_connections` (and the PostgreSQL pools)."""
+    from . import readers
+    from .pg.connect import close_pools
+
+    readers.close_all()
+    close_pools()
 
 
 @contextmanager

@@ -347,15 +347,34 @@ class DuckDBStore:
 
     backend = "duckdb"
 
-    def __init__(self, con, path: Path | str | None = None, generation: int | None = None) -> None:
+    def __init__(self, con, path: Path | str | None = None, generation: int | None = None, *,
+                 on_close=None, memo: dict | None = None) -> None:
         self.con = con
         self.path = path
         self.address = str(path) if path is not None else "(connection)"
         self.generation = generation    # the store generation this connection reads (store/generations.py)
+        # a lease of a reader kept by ctx serve (store/readers.py): what ends the lease, and the
+        # reader's cache of the small tables every investigation reads (None: read them each time)
+        self._on_close, self._memo = on_close, memo
 
     # -- opening, describing
     def close(self) -> None:
+        done, self._on_close = self._on_close, None
+        if done is not None:
+            done()              # closes this call's cursor; the kept reader stays open
+            return
         self.con.close()
+
+    def _cached(self, key, read):
+        """``read()``, kept in the reader's memo when this is a lease of a kept reader (a copy
+        each time: callers may change what they get)."""
+        if self._memo is None:
+            return read()
+        from copy import deepcopy
+
+        if key not in self._memo:
+            self._memo[key] = read()
+        return deepcopy(self._memo[key])
 
     def set_statement_timeout(self, seconds: float) -> None:
         """Interrupt every later statement that runs longer than ``seconds`` (a timer thread)."""
@@ -371,26 +390,27 @@ class DuckDBStore:
     def meta(self) -> dict[str, str]:
         from .db import store_meta
 
-        return store_meta(self.con)
+        return self._cached("meta", lambda: store_meta(self.con))
 
     def describe(self) -> dict[str, Any]:
         return {"generation": self.generation} if self.generation is not None else {}
 
     # -- source registry
     def source_digests(self) -> dict[str, str]:
-        return dict(self.con.execute(S.SOURCE_DIGESTS.duckdb).fetchall())
+        return self._cached("source_digests", lambda: dict(self.con.execute(S.SOURCE_DIGESTS.duckdb).fetchall()))
 
     def source_rows(self, cols) -> list[tuple]:
         return self.con.execute(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id").fetchall()
 
     def tenant_sources(self, tenant: str) -> list[tuple]:
-        return self.con.execute(S.TENANT_SOURCES.duckdb, [tenant]).fetchall()
+        return self._cached(("tenant_sources", tenant),
+                            lambda: self.con.execute(S.TENANT_SOURCES.duckdb, [tenant]).fetchall())
 
     def source_access(self) -> list[tuple]:
-        return self.con.execute(S.SOURCE_ACCESS.duckdb).fetchall()
+        return self._cached("source_access", lambda: self.con.execute(S.SOURCE_ACCESS.duckdb).fetchall())
 
     def source_governance(self) -> list[tuple]:
-        return self.con.execute(S.SOURCE_GOVERNANCE.duckdb).fetchall()
+        return self._cached("source_governance", lambda: self.con.execute(S.SOURCE_GOVERNANCE.duckdb).fetchall())
 
     def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
         where, params = ("WHERE s.tenant_id = ? OR s.tenant_id IS NULL", [tenant]) if tenant is not None else ("", [])
@@ -404,7 +424,8 @@ class DuckDBStore:
         return self.con.execute(S.SOURCE_POLICY.duckdb, [source_id]).fetchone()
 
     def disabled_sources(self) -> list[str]:
-        return [r[0] for r in self.con.execute(S.DISABLED_SOURCES.duckdb).fetchall()]
+        return self._cached("disabled_sources",
+                            lambda: [r[0] for r in self.con.execute(S.DISABLED_SOURCES.duckdb).fetchall()])
 
     # -- candidate queries
     def structured(self, queries, *, seeds, business_keys, tenant, readable, as_of_us, limit) -> Found:
@@ -448,9 +469,9 @@ class DuckDBStore:
         return [r[:6] for r in rows if r[0] is not None], [(r[1], r[2], r[3], *r[6:]) for r in rows if r[0] is None]
 
     def relation_access(self) -> list[tuple]:
-        return self.con.execute(
+        return self._cached("relation_access", lambda: self.con.execute(
             "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
-            "ev_allowed_purposes FROM relation_access ORDER BY access_id").fetchall()
+            "ev_allowed_purposes FROM relation_access ORDER BY access_id").fetchall())
 
     def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
         """Every path of each template from the seed entities, hop by hop: (template id, depth,
@@ -586,7 +607,7 @@ class DuckDBStore:
         return vector_topk(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us)
 
     def mask_groups(self) -> list[tuple[int, list[str]]]:
-        return self.con.execute(S.MASK_GROUPS.duckdb).fetchall()
+        return self._cached("mask_groups", lambda: self.con.execute(S.MASK_GROUPS.duckdb).fetchall())
 
     def bm25(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         """Exact BM25 top-``limit`` of each (evidence type, terms) among the tenant's readable

@@ -246,6 +246,15 @@ def _identity(path: Path) -> tuple | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def settled_identity(path: Path) -> tuple | None:
+    """The file's identity (as the parse cache keys it) when it has not changed in the last
+    2 s, else None (a caller keeping something derived from the file must not keep it)."""
+    ident = _identity(path)
+    if ident is None or time.time_ns() - max(ident[3], ident[4]) <= _SETTLED_NS:
+        return None
+    return ident
+
+
 def _copy(x: Any) -> Any:
     """A copy of parsed YAML: new dicts and lists, the scalars (immutable) shared."""
     if isinstance(x, dict):

@@ -8,11 +8,14 @@ on any machine with the same numpy):
 * ``public/train.jsonl`` -- the train side of the public corpora (build_public.py);
 * ``dev.jsonl`` -- this repo's development rows (attacks and benign, ten languages);
 * with ``--with extra``: ``public/train_extra.jsonl`` -- training-only public corpora
-  (build_public.py --extra); with ``--with more``: ``train_more.jsonl`` -- more rows written for
-  training (build_train_more.py): attacks hidden in tickets, e-mails, front matter, table
-  cells, code comments and chat logs, and business hard negatives in the same carriers, ten
-  languages. Tried, not in the shipped weights (docs/security.md); their validation-side rows
-  are always part of the validation figures;
+  (build_public.py --extra; seven packages since issue 35's second round); with ``--with
+  more``: ``train_more.jsonl`` -- more rows written for training (build_train_more.py):
+  attacks hidden in tickets, e-mails, front matter, table cells, code comments and chat logs,
+  and business hard negatives in the same carriers, ten languages.
+  Both tried, neither in the shipped weights (docs/security.md). With ``--framing`` the
+  rows are featurised as ``learned.score`` reads them for weights that record it: with the
+  quotes the patterns treat as framed examples masked (``learned.mask``; tried, not shipped). The validation-side rows of
+  both are always part of the validation figures, whatever ``--with`` says;
 * ``benign_prose.jsonl`` -- benign prose frozen once from a machine (``--freeze-benign``):
   1,500 translated program messages per language of the gettext catalogues
   (``/usr/share/locale/<lang>/LC_MESSAGES/*.mo``, nine languages plus their English msgids)
@@ -24,9 +27,12 @@ Every row's group (a spikee template, a dev sentence with its carriers, a train_
 with its translations, a prose row) goes to the training or the validation side by a hash
 (about one in five to validation). The weights are trained on the training side only; the
 epochs, the sources and the threshold are chosen on the validation side, whose figures are
-printed with ``--selection`` (the threshold: THRESHOLD_RULE below). Without ``--selection`` the
-chosen recipe is refitted on both sides: the shipped weights. Put the printed sha256 and the
-selection run's threshold into ``injection_identity.WEIGHTS_SHA256`` and ``THRESHOLD``.
+printed with ``--selection`` (the threshold: THRESHOLD_RULE below; the recipe: the highest
+combined recall on the validation attacks at that threshold, a lead of one attack or less
+going to the recipe with fewer validation false positives; and the shipped weights must keep
+the false-positive floors of ``ctxcli.injection.evaluate``). Without ``--selection`` the chosen
+recipe -- the defaults -- is refitted on both sides: the shipped weights. Put the printed sha256
+and the selection run's threshold into ``injection_identity.WEIGHTS_SHA256`` and ``THRESHOLD``.
 """
 
 from __future__ import annotations
@@ -54,9 +60,21 @@ PER_LANG = 1500
 ENGLISH_WINDOWS = 3000
 BENIGN_FILE = HERE / "benign_prose.jsonl"
 EPOCHS, L2, LR, HARD_SHARE = 600, 1e-6, 0.1, 0.0
+# the sources read besides public/train.jsonl, dev.jsonl and the prose (``--with``): none for
+# the shipped weights (ngram-lr@2). The recipe that won on the validation side in issue 35's
+# second round (``--with extra --hard-share 0.25``) is not shipped: on the test sets it broke the
+# false-positive floors, and so did the third, pre-registered candidate, the same recipe with
+# ``--framing`` (docs/security.md)
+WITH = ""
 # the threshold: the lowest (in steps of 0.01) at which the learned layer alone flags at most
-# this share of the validation side's hard negatives and of its benign prose
-THRESHOLD_RULE = (0.01, 0.001)
+# this share of the validation side's hard negatives and of its benign prose. Tightened to
+# target (c) for the third candidate (0.5 %, was 1 %); ngram-lr@2's 0.93 was chosen by the
+# first rule, (0.01, 0.001)
+THRESHOLD_RULE = (0.005, 0.001)
+# train and score the text with the framed quotes masked (learned.mask; the weights record
+# ``framing`` 1 and learned.score masks only for them): off for ngram-lr@2 (the third candidate,
+# not shipped, had it on)
+FRAMING = False
 
 
 def _keep(key: str, mod: int, n: int) -> bool:
@@ -143,6 +161,11 @@ def all_rows() -> list[tuple[str, int, str, bool, str]]:
     return [r for r in rows if r[0]]
 
 
+def extra_sources() -> list[str]:
+    """The sources of ``public/train_extra.jsonl`` (``--with extra``), ``public:<corpus>``."""
+    return sorted({"public:" + r["corpus"] for r in _jsonl(HERE / "public" / "train_extra.jsonl")})
+
+
 def training_rows(augment: bool = False, rows: list | None = None) -> list[tuple[str, int, str]]:
     """(normal form, label, source) of the training side. With ``augment``, every training
     attack is also planted between two benign prose windows (a retrieved document carrying an
@@ -210,15 +233,18 @@ def train(texts: list[str], y: np.ndarray, *, epochs: int, l2: float, lr: float,
     return w, b
 
 
-def save(w: np.ndarray, b: float, out: Path) -> str:
+def save(w: np.ndarray, b: float, out: Path, framing: bool = False) -> str:
     """Write the weights (float16) to ``out``; return its sha256. The archive is written
-    with fixed member times, so the same weights give the same bytes."""
+    with fixed member times, so the same weights give the same bytes. ``framing``: the
+    weights were trained on masked text (recorded as ``framing`` 1; nothing recorded without)."""
     import io
     import zipfile
 
     out.parent.mkdir(parents=True, exist_ok=True)
     arrays = {"char": w[: learned.DIM].astype(np.float16), "word": w[learned.DIM:].astype(np.float16),
               "bias": np.array([b], dtype=np.float64)}
+    if framing:
+        arrays["framing"] = np.array([1], dtype=np.int64)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
         for name, arr in arrays.items():
@@ -293,8 +319,10 @@ def main(argv: list[str]) -> int:
                     "threshold were chosen); without it, the shipped weights: the chosen recipe refitted on both sides")
     ap.add_argument("--freeze-benign", action="store_true",
                     help=f"rewrite {BENIGN_FILE.name} from this machine (maintainers, once) and stop")
-    ap.add_argument("--with", dest="with_", default="", help="comma-separated further sources (tried, not "
+    ap.add_argument("--with", dest="with_", default=WITH, help="comma-separated further sources (tried, not "
                     "shipped: more = train_more.jsonl, extra = public/train_extra.jsonl)")
+    ap.add_argument("--framing", action=argparse.BooleanOptionalAction, default=FRAMING,
+                    help="mask the framed quotes (learned.mask) in training and record it in the weights")
     ap.add_argument("--score-only", action="store_true",
                     help="no training: report the validation figures of the weights at --out (default: the shipped ones)")
     a = ap.parse_args(argv)
@@ -307,14 +335,14 @@ def main(argv: list[str]) -> int:
         print(f"{BENIGN_FILE.name}: {freeze_benign(BENIGN_FILE)} rows")
         return 0
     rows = all_rows()
-    extra = {"more": "more", "extra": "public:hermes-jailbench public:dual-llm-bench"}
+    extra = {"more": "more", "extra": " ".join(extra_sources())}
     wanted = set(" ".join(extra[k] for k in a.with_.split(",") if k).split())
     gone = set(" ".join(extra.values()).split()) - wanted
     kept = [r for r in rows if r[2] not in gone]
     if not a.selection:     # the shipped weights: every row, validation side included
         kept = [(t, lab, src, False, raw) for t, lab, src, _, raw in kept]
     train_rows = training_rows(augment=a.augment, rows=kept)
-    texts = [t for t, _, _ in train_rows]
+    texts = [learned.mask(t)[0] if a.framing else t for t, _, _ in train_rows]   # as learned.score reads them
     y = np.array([lab for _, lab, _ in train_rows], dtype=np.float64)
     n_val = sum(r[3] for r in kept)
     print(f"rows read: {len(rows)} ({sum(r[1] for r in rows)} attacks); trained on {len(train_rows)} "
@@ -322,7 +350,7 @@ def main(argv: list[str]) -> int:
                                           " (both sides: the shipped weights)"), file=sys.stderr)
     prose = np.array([src.startswith(("gettext", "metadata")) for _, _, src in train_rows])
     w, b = train(texts, y, epochs=a.epochs, l2=a.l2, lr=a.lr, sw=sample_weights(y, prose, a.hard_share))
-    sha = save(w, b, a.out)
+    sha = save(w, b, a.out, framing=a.framing)
     print(f"sha256 {sha}")
     if a.no_report or not a.selection:
         return 0

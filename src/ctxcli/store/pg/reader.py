@@ -19,11 +19,16 @@ from .connect import META, driver, pg_errors, release, require_layout, take
 
 
 def open_pg(address: str) -> "PgStore":
+    from .. import readers
+
     psycopg = driver()
+    kept = readers.is_kept(address)         # ctx serve: the generation's meta kept between calls
     con, pool = take(address)
     try:
         with pg_errors(address):
-            require_layout(con, address)
+            seen = kept and readers.opens(address) > 0
+            if not seen:
+                require_layout(con, address)
             # One snapshot for the whole investigation: the generation resolved here, read
             # inside one read-only transaction (its locks keep a prune from dropping it).
             con.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
@@ -35,20 +40,32 @@ def open_pg(address: str) -> "PgStore":
                 raise StoreError(f"store {mask(address)} has no generation yet; run `ctx load --db {mask(address)}`")
             gen, schema = row
             con.execute(f"SET LOCAL search_path TO {schema}")
-            from ..schema import SCHEMA_VERSION
-
-            meta = dict(con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
-            try:
-                version = int(meta.get("schema_version", 0))
-            except ValueError:
-                version = 0
-            if version != SCHEMA_VERSION:
-                raise StoreError(f"store {mask(address)} has schema version {version}, this ctx needs "
-                                 f"{SCHEMA_VERSION}; run `ctx load --db {mask(address)}` to publish a new generation")
+            r = readers.pg_seen(address, int(gen)) if kept else None    # the generation this server last read?
+            if r is None:
+                meta = _read_meta(con, address)
+                if kept:
+                    r = readers.pg_opened(address, int(gen), meta)
+            else:
+                meta = r.meta
     except BaseException:
         release(con, pool)
         raise
-    return PgStore(con, address, int(gen), meta, pool=pool)
+    return PgStore(con, address, int(gen), meta, pool=pool, memo=r.memo if r is not None else None)
+
+
+def _read_meta(con, address: str) -> dict[str, str]:
+    """The generation's meta, after checking its schema version."""
+    from ..schema import SCHEMA_VERSION
+
+    meta = dict(con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+    try:
+        version = int(meta.get("schema_version", 0))
+    except ValueError:
+        version = 0
+    if version != SCHEMA_VERSION:
+        raise StoreError(f"store {mask(address)} has schema version {version}, this ctx needs "
+                         f"{SCHEMA_VERSION}; run `ctx load --db {mask(address)}` to publish a new generation")
+    return meta
 
 
 # The access rules and validity (store/access.py) are applied in `about`, before the rank and
@@ -275,13 +292,25 @@ class PgStore:
 
     backend = "postgresql"
 
-    def __init__(self, con, address: str, generation: int, meta: dict[str, str], *, pool=None) -> None:
+    def __init__(self, con, address: str, generation: int, meta: dict[str, str], *, pool=None,
+                 memo: dict | None = None) -> None:
         self.con = con
         self.pool = pool                    # the pool the connection goes back to (ctx serve), or None
         self.raw_address = address
         self.address = mask(address)
         self.generation = generation
         self._meta = meta
+        self._memo = memo                   # ctx serve: this generation's small tables, kept (store/readers.py)
+
+    def _cached(self, key, read):
+        """``read()``, kept for this generation when the server keeps it (a copy each time)."""
+        if self._memo is None:
+            return read()
+        from copy import deepcopy
+
+        if key not in self._memo:
+            self._memo[key] = read()
+        return deepcopy(self._memo[key])
 
     def _q(self, sql: str, params: Any = None) -> list[tuple]:
         return self.con.execute(sql, params).fetchall()
@@ -320,19 +349,19 @@ class PgStore:
 
     # -- source registry
     def source_digests(self) -> dict[str, str]:
-        return dict(self._q(S.SOURCE_DIGESTS.postgres))
+        return self._cached("source_digests", lambda: dict(self._q(S.SOURCE_DIGESTS.postgres)))
 
     def source_rows(self, cols) -> list[tuple]:
         return self._q(f"SELECT {', '.join(cols)} FROM sources ORDER BY source_id {C}")
 
     def tenant_sources(self, tenant: str) -> list[tuple]:
-        return self._q(S.TENANT_SOURCES.postgres, [tenant])
+        return self._cached(("tenant_sources", tenant), lambda: self._q(S.TENANT_SOURCES.postgres, [tenant]))
 
     def source_access(self) -> list[tuple]:
-        return self._q(S.SOURCE_ACCESS.postgres)
+        return self._cached("source_access", lambda: self._q(S.SOURCE_ACCESS.postgres))
 
     def source_governance(self) -> list[tuple]:
-        return self._q(S.SOURCE_GOVERNANCE.postgres)
+        return self._cached("source_governance", lambda: self._q(S.SOURCE_GOVERNANCE.postgres))
 
     def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
         if tenant is None:
@@ -349,7 +378,7 @@ class PgStore:
         return rows[0] if rows else None
 
     def disabled_sources(self) -> list[str]:
-        return [r[0] for r in self._q(S.DISABLED_SOURCES.postgres)]
+        return self._cached("disabled_sources", lambda: [r[0] for r in self._q(S.DISABLED_SOURCES.postgres)])
 
     # -- candidate queries
     def structured(self, queries, *, seeds, business_keys, tenant, readable, as_of_us, limit) -> Found:
@@ -362,8 +391,9 @@ class PgStore:
         return Found([(qid, doc) for qid, doc, *_ in hits], _held(got, 3))
 
     def relation_access(self) -> list[tuple]:
-        return self._q("SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
-                       "ev_allowed_purposes FROM relation_access ORDER BY access_id")
+        return self._cached("relation_access", lambda: self._q(
+            "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
+            "ev_allowed_purposes FROM relation_access ORDER BY access_id"))
 
     def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
         params: dict[str, Any] = {"tenant": tenant, "max_hops": max_hops, "asof": as_of_us, "fanout": fanout,
@@ -432,7 +462,7 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         return Found(hits, sorted(withheld, key=repr))
 
     def mask_groups(self) -> list[tuple[int, list[str]]]:
-        return [(int(g), list(u or [])) for g, u in self._q(S.MASK_GROUPS.postgres)]
+        return self._cached("mask_groups", lambda: [(int(g), list(u or [])) for g, u in self._q(S.MASK_GROUPS.postgres)])
 
     def bm25(self, queries, *, tenant: str, readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         from ..schema import MASK_BITS
