@@ -129,12 +129,13 @@ print(json.dumps({"marks": marks, "end": end, "objects": res.objects, "fulltext_
 """
 
 
-def bench_load(corpus: Path, db: Path, size: int, staged: bool) -> dict:
-    out: dict = {}
+def bench_load(corpus: Path, db: Path, size: int, staged: bool, vectors: bool = True) -> dict:
+    out: dict = {"vectors": vectors}
     if db.exists():
         db.unlink()
     wall, rss, p = time_v([CTX, "load", "--manifests", str(corpus / "manifests"), "--sources",
-                           str(corpus / "sources"), "--db", str(db), "--vectors", "--json"], cwd=corpus)
+                           str(corpus / "sources"), "--db", str(db), "--json"] + (["--vectors"] if vectors else []),
+                          cwd=corpus)
     res = json.loads(p.stdout)
     n = res["objects"]
     out["cli"] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss / 1024, 1), "objects_loaded": n,
@@ -170,17 +171,38 @@ def bench_load(corpus: Path, db: Path, size: int, staged: bool) -> dict:
                          "fulltext_statements_s": r.get("fulltext_statements_s", [])}
         db2.unlink(missing_ok=True)
         print(f"[{size}] staged load: {st}", flush=True)
-    out["reload"] = bench_reload(corpus, db, size, out["cli"]["wall_s"])
+    out["reload"] = bench_reload(corpus, db, size, out["cli"]["wall_s"], vectors=vectors)
     return out
 
 
-RELOADS = ("one_source_changed", "change_reverted", "nothing_changed")
+RELOADS = ("one_source_changed", "change_reverted", "nothing_changed", "one_percent_changed", "one_percent_reverted")
 
 
-def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS) -> dict:
+def _amend_one_percent(corpus: Path) -> tuple[dict[Path, bytes], int, int]:
+    """Every 100th record of every source's objects.jsonl gets its title amended: 1 % of the
+    records, spread over all sources. Returns the original bytes per file and the counts."""
+    originals: dict[Path, bytes] = {}
+    changed = total = 0
+    for f in sorted((corpus / "sources").glob("*/objects.jsonl")):
+        data = f.read_bytes()
+        originals[f] = data
+        lines = data.decode().splitlines()
+        for i in range(0, len(lines), 100):
+            rec = json.loads(lines[i])
+            if "title" in rec:
+                rec["title"] = str(rec["title"]) + " (amended)"
+                lines[i] = json.dumps(rec, ensure_ascii=False)
+                changed += 1
+        total += len(lines)
+        f.write_text("\n".join(lines) + "\n")
+    return originals, changed, total
+
+
+def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS, vectors: bool = True) -> dict:
     """`ctx load` onto the store just built after one record of one source changed (a title
-    amended in gen-risk-signals), then again after the change is reverted; and once with no
-    change at all. Each says which sources it reused."""
+    amended in gen-risk-signals), then again after the change is reverted; once with no
+    change at all; then after 1 % of every source's records changed (issue 36's row) and
+    again after that change is reverted. Each says which sources it reused."""
     src = corpus / "sources" / "gen-risk-signals" / "objects.jsonl"
     original = src.read_bytes()
     lines = original.decode().splitlines()
@@ -188,12 +210,19 @@ def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS
     rec["title"] = rec["title"] + " (amended)"
     out: dict = {}
     cmd = [CTX, "load", "--manifests", str(corpus / "manifests"), "--sources", str(corpus / "sources"),
-           "--db", str(db), "--vectors", "--json"]
+           "--db", str(db), "--json"] + (["--vectors"] if vectors else [])
+    originals: dict[Path, bytes] = {}
     try:
         src.write_text("\n".join([json.dumps(rec, ensure_ascii=False)] + lines[1:]) + "\n")
         for name in RELOADS:
             if name == "change_reverted":
                 src.write_bytes(original)
+            if name == "one_percent_changed" and name in variants:
+                originals, changed, total = _amend_one_percent(corpus)
+                out["one_percent_records"] = {"changed": changed, "records": total}
+            if name == "one_percent_reverted":
+                for f, data in originals.items():
+                    f.write_bytes(data)
             if name not in variants:
                 continue
             wall, rss, p = time_v(cmd, cwd=corpus)
@@ -205,10 +234,12 @@ def bench_reload(corpus: Path, db, size: int, full_wall: float, variants=RELOADS
                   f"reused {len(doc.get('reused') or [])}/{len(doc['sources'])}", flush=True)
     finally:
         src.write_bytes(original)
+        for f, data in originals.items():
+            f.write_bytes(data)
     return out
 
 
-def bench_rank_agreement(db: Path, results: list) -> dict:
+def bench_rank_agreement(db: Path, results: list, max_queries: int = 0) -> dict:
     """Top-k overlap of ctx's BM25 with an exhaustive BM25 computed independently: term
     frequencies counted from every object's shadow text (objects.fts_text), per tenant, every
     document scored, for every full-text query of the planted cases' packs."""
@@ -223,9 +254,13 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
     try:
         t0 = time.perf_counter()
         mem.execute("ATTACH ? AS s (READ_ONLY)".replace("?", "'" + str(db).replace("'", "''") + "'"))
+        # only the queries' terms need term frequencies (document lengths count every word)
+        qterms = sorted({t for _, pack, _ in results for rnd in pack["rounds"] for q in rnd["queries"]
+                         if q["channel"] == "fulltext" for t in q["terms"] or ()})
+        mem.execute("CREATE TABLE qt AS SELECT unnest(?::VARCHAR[]) AS term", [qterms])
         mem.execute("CREATE TABLE tf AS SELECT o.tenant_id, o.doc_id, o.supports, w.term, count(*) AS tf "
                     "FROM s.objects o, unnest(string_split(o.fts_text, ' ')) AS w(term) "
-                    "WHERE o.fts_text <> '' GROUP BY ALL")
+                    "WHERE o.fts_text <> '' AND w.term IN (SELECT term FROM qt) GROUP BY ALL")
         mem.execute("CREATE TABLE dl AS SELECT o.tenant_id, o.doc_id, CASE WHEN o.fts_text = '' THEN 0 "
                     "ELSE len(string_split(o.fts_text, ' ')) END AS dl FROM s.objects o")
         mem.execute("CREATE TABLE st AS SELECT tenant_id, count(*) AS n, avg(dl) AS avgdl FROM dl GROUP BY ALL")
@@ -238,6 +273,8 @@ def bench_rank_agreement(db: Path, results: list) -> dict:
                 for q in rnd["queries"]:
                     if q["channel"] != "fulltext" or not q["terms"]:
                         continue
+                    if max_queries and len(overlaps) >= max_queries:
+                        break
                     k = q["limit"]
                     got = [d for _, d, _ in bm25(DuckDBStore(con), [Query(q["query_id"], "fulltext", q["evidence_type"], k,
                                                              terms=tuple(q["terms"]))], tenant=tenant, readable=None,
@@ -701,8 +738,11 @@ def bench_ctx_pg_backend(pg: PG, db: Path, corpus: Path, planted: list[dict], re
     info = pg_admin.publish(url, db)
     publish_s = time.perf_counter() - t0
     inv, results = bench_investigate(corpus, url, planted, repeat)
-    same = sum(1 for (_, a, _), (_, b, _) in zip(duck_results, results)
-               if {**b, "store": {k: v for k, v in b["store"].items() if k != "backend"}} == a)
+    # the store description differs by design: the backend, and each store's own generation number
+    def bare(pack: dict) -> dict:
+        return {**pack, "store": {k: v for k, v in pack["store"].items() if k not in ("backend", "generation")}}
+
+    same = sum(1 for (_, a, _), (_, b, _) in zip(duck_results, results) if bare(b) == bare(a))
     out = {"publish_s": round(publish_s, 2), "objects": info["objects"],
            "per_investigation": inv["per_investigation"], "per_query": inv["per_query"],
            "correct": inv["correct"], "planted": inv["planted"],
@@ -714,7 +754,8 @@ def bench_ctx_pg_backend(pg: PG, db: Path, corpus: Path, planted: list[dict], re
         if reload:
             # `ctx load --db postgresql://…` after one record of one source changed: the current
             # generation is written back into the temporary build, unchanged sources reused.
-            out["reload"] = bench_reload(corpus, url, "pg-backend", total, variants=("one_source_changed",))
+            out["reload"] = bench_reload(corpus, url, "pg-backend", total, variants=("one_source_changed",),
+                                         vectors=duck_load.get("vectors", True))
     return out
 
 
@@ -735,13 +776,13 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
             res["load"] = json.loads(prev.read_text())["load"]
             res["load"]["note"] = "carried over from an earlier run of the same day (--skip-load)"
     else:
-        res["load"] = bench_load(corpus, db, size, staged=not args.no_staged)
+        res["load"] = bench_load(corpus, db, size, staged=not args.no_staged, vectors=not args.no_vector)
     inv, results = bench_investigate(corpus, db, planted, args.repeat)
     res["investigate"] = inv
     print(f"[{size}] investigate: {json.dumps(inv['per_investigation'])}\n  per query: {inv['per_query']}\n"
           f"  correct {inv['correct']}/{inv['planted']}", flush=True)
-    if size <= 200_000:
-        res["bm25_rank_agreement"] = bench_rank_agreement(db, results)
+    if size <= args.rank_agreement_max:
+        res["bm25_rank_agreement"] = bench_rank_agreement(db, results, args.rank_agreement_queries)
         print(f"[{size}] BM25 rank agreement with exhaustive: {res['bm25_rank_agreement']}", flush=True)
     if not args.no_tantivy:
         sys.path.insert(0, str(HERE))
@@ -751,6 +792,11 @@ def run_size(size: int, args, work: Path, mach: dict) -> dict:
         print(f"[{size}] BM25 top-20, ctx and tantivy: {res['bm25_vs_tantivy']}", flush=True)
     res["cold_investigate"] = bench_cold(corpus, db, planted, args.cold_runs)
     print(f"[{size}] cold investigate: {res['cold_investigate']}", flush=True)
+    if not args.no_agent_step:
+        r = subprocess.run([sys.executable, str(HERE / "agent_step.py"), "--root", str(corpus), "--db", str(db),
+                            "--calls", "60", "--warmup", "5"], capture_output=True, text=True)
+        res["agent_step"] = json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr[-2000:]}
+        print(f"[{size}] agent step over MCP: {json.dumps(res['agent_step'])}", flush=True)
     if not args.no_vector:
         sys.path.insert(0, str(HERE))
         import vector
@@ -820,6 +866,12 @@ def main(argv=None) -> int:
     ap.add_argument("--pg-planted", type=int, default=0,
                     help="plain PostgreSQL: run only the first N planted cases (its full text takes seconds per "
                          "investigation at 1M); 0 = all")
+    ap.add_argument("--no-agent-step", action="store_true",
+                    help="skip one agent step over MCP (benchmarks/agent_step.py against a warm ctx serve)")
+    ap.add_argument("--rank-agreement-max", type=int, default=200_000,
+                    help="compare BM25 top-k with an exhaustive BM25 at sizes up to this (default 200000)")
+    ap.add_argument("--rank-agreement-queries", type=int, default=0,
+                    help="compare at most this many full-text queries with the exhaustive BM25 (0 = all)")
     a = ap.parse_args(argv)
     # Fresh-process figures are for an installed ctx, whose bytecode is cached: with
     # PYTHONDONTWRITEBYTECODE set, every process would compile ctx's source again (~0.4 s).
