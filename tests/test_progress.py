@@ -60,9 +60,10 @@ def test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback(tmp_path):
     from .conftest import REPO
 
     # A corpus large enough that the load is still running well after its pool starts (the
-    # bundled data can finish within the half second below on a quiet machine).
+    # bundled data can finish within the half second below on a quiet machine; 5,000 objects
+    # finished first once on a machine loaded 4× over, when this test's own sleep overslept).
     corpus = tmp_path / "corpus"
-    subprocess.run([sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), "--objects", "5000",
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), "--objects", "20000",
                     "--out", str(corpus)], check=True, stdout=subprocess.DEVNULL)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
     env.update(CTX_ROOT=str(corpus), CTX_DB=str(tmp_path / "ctx.duckdb"), NO_COLOR="1")
