@@ -60,8 +60,12 @@ def test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback(tmp_path):
     from .conftest import REPO
 
     # A corpus large enough that the load is still running well after its pool starts (the
-    # bundled data can finish within the half second below on a quiet machine; 5,000 objects
-    # finished first once on a machine loaded 4× over, when this test's own sleep overslept).
+    # bundled data can finish within the half second below on a quiet machine). On 2026-12-02,
+    # with the machine loaded 4× over by other work, this test failed twice inside the full
+    # suite (exit 0, empty stderr: the load ran to its end) with 5,000 and then 20,000 objects;
+    # it passed alone and beside four CPU burners every time. Cause not known (an interrupt
+    # taken before the workers ignore it? the test's own sleep overslept?): see the 2026-12-02
+    # closing note.
     corpus = tmp_path / "corpus"
     subprocess.run([sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), "--objects", "20000",
                     "--out", str(corpus)], check=True, stdout=subprocess.DEVNULL)
