@@ -1316,6 +1316,16 @@ MUTANTS: list[Mutant] = [
     Mutant("warm-pg-reuses-without-generation", "src/ctxcli/store/readers.py",
            "return r if r is not None and r.generation == generation else None", "return r",
            ("tests/test_postgres.py::test_a_kept_store_reads_each_generation_once_and_the_next_call_sees_a_new_one",)),
+    # a reload keeps the reused documents' postings as term ids (load/build.py _FULLTEXT)
+    Mutant("reload-postings-keep-live-term-ids", "src/ctxcli/load/build.py",
+           "SELECT m.tenant_no, x.termid, r.doc_id", "SELECT m.tenant_no, r.old_termid, r.doc_id",
+           ("tests/test_incremental_rows.py::test_a_reload_derives_only_changed_records_and_equals_a_full_load",)),
+    Mutant("reload-df-counts-reused-terms-once", "src/ctxcli/load/build.py",
+           "SELECT r.tenant_no, o.term, r.df FROM (", "SELECT r.tenant_no, o.term, 1 FROM (",
+           ("tests/test_incremental_rows.py::test_a_reload_derives_only_changed_records_and_equals_a_full_load",)),
+    Mutant("load-memory-limit-ignored", "src/ctxcli/load/build.py",
+           '"memory_limit": memory_limit(),', '"memory_limit": "2GB",',
+           ("tests/test_load_memory.py",)),
 ]
 
 

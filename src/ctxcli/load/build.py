@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,6 +187,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
     db_path = Path(db_path)
     if db_path.is_dir():
         raise UsageError(f"--db {db_path} is a folder, not a store file")
+    memory_limit()          # a bad $CTX_LOAD_MEMORY_LIMIT is said before any source is read
     try:
         db_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -273,8 +275,10 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
     except duckdb.Error as e:
         from ..errors import StoreUnusableError     # disk full, read-only folder: exit 3
 
+        hint = (f"; ${MEMORY_ENV} raises the load's memory limit, now {memory_limit()}"
+                if isinstance(e, duckdb.OutOfMemoryException) else "")
         raise StoreUnusableError(f"could not build the store {db_path}: {str(e).splitlines()[0]} "
-                                 f"(the previous store, if any, is unchanged)") from None
+                                 f"(the previous store, if any, is unchanged{hint})") from None
     finally:
         for p in (staging, staging + ".wal", staging + ".sync"):
             if os.path.exists(p):
@@ -282,6 +286,21 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
                       objects=stats["objects"], warnings=stats["warnings"], compared=stats["compared"],
                       generation=generation)
+
+
+MEMORY_ENV = "CTX_LOAD_MEMORY_LIMIT"
+_MEMORY = re.compile(r"[1-9][0-9]*(\.[0-9]+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+
+
+def memory_limit() -> str:
+    """The load's DuckDB buffer pool: $CTX_LOAD_MEMORY_LIMIT (such as ``4GB``), else 2GB. Past
+    it DuckDB spills to a temporary folder beside the store (the postings sort is the peak)."""
+    env = os.environ.get(MEMORY_ENV, "").strip()
+    if not env:
+        return "2GB"
+    if not _MEMORY.fullmatch(env):
+        raise UsageError(f"${MEMORY_ENV}: {env!r} is not a size such as 2GB or 512MB")
+    return env
 
 
 def _policy_text(m) -> str | None:
@@ -301,7 +320,8 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
             stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened, vectors=vectors)
             # A bounded buffer pool: DuckDB spills to the load's temporary folder instead of
             # taking 80 % of the machine (the postings sort is the peak).
-            con = duckdb.connect(staging, config={"threads": "2", "memory_limit": "2GB", "temp_directory": tmpdir})
+            con = duckdb.connect(staging, config={"threads": "2", "memory_limit": memory_limit(),
+                                                  "temp_directory": tmpdir})
             try:
                 _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir,
                              vectors=vectors)
@@ -767,6 +787,12 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
 
         write_vectors(con, load_model(), prior, made=stats["vectors"])
     con.execute("DROP TABLE IF EXISTS prior_docs")
+    # Committed here, the rows written so far leave the transaction's memory for the staging
+    # file; the postings sort then has the buffer pool (a 1M-object reload ran out of memory in
+    # that sort; load/build.py's memory_limit). Nothing reads the staging file before it is
+    # published, so a second transaction does not expose a half-built store.
+    con.execute("COMMIT")
+    con.execute("BEGIN")
     progress("fts", 0, 1)
     _write_fulltext(con)
     con.execute("COMMIT")
@@ -781,7 +807,9 @@ def _stage_rows(con, loaded: list[LoadedSource], stats: dict[str, Any], prior) -
     con.execute("CREATE TEMP TABLE doc_terms(doc_id INTEGER, terms VARCHAR[], tfs INTEGER[], raw_terms VARCHAR[], "
                 "raw_tfs INTEGER[])")
     _mask_groups(con, loaded)
-    con.execute("CREATE TEMP TABLE doc_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # reused documents
+    # reused documents: their live postings with the live store's term ids, and those ids' terms
+    con.execute("CREATE TEMP TABLE doc_rows(doc_id INTEGER, old_termid INTEGER, tf INTEGER)")
+    con.execute("CREATE TEMP TABLE old_terms(old_termid INTEGER, term VARCHAR)")
     con.execute("CREATE TEMP TABLE raw_rows(doc_id INTEGER, term VARCHAR, tf INTEGER)")    # their raw_postings
     con.execute("CREATE TEMP TABLE doc_len(doc_id INTEGER, dl INTEGER)")
     con.execute("CREATE TEMP TABLE kept_objects(" + ", ".join(f"{c} {t}" for c, t in KEPT_COLS.items()) + ")")
@@ -929,10 +957,9 @@ def _write_meta(con, loaded: list[LoadedSource], total: int, store_digest: str, 
 # Scores are Okapi BM25 over the tenant's own documents: N, avgdl and df never count another
 # tenant's objects. Built in SQL: no Python per posting.
 _FULLTEXT = [
-    # terms of every document: new ones from the load's lists, reused ones copied (doc_rows)
+    # terms of the documents this load derived (the reused ones' are in doc_rows by term id)
     """CREATE TEMP VIEW dt AS
-       SELECT doc_id, unnest(terms) AS term, unnest(tfs) AS tf FROM doc_terms
-       UNION ALL SELECT doc_id, term, tf FROM doc_rows""",
+       SELECT doc_id, unnest(terms) AS term, unnest(tfs) AS tf FROM doc_terms""",
     # per object still in the store (tombstoned ones are gone): tenant number, length, mask
     """INSERT INTO tenants SELECT (row_number() OVER (ORDER BY tenant_id))::INTEGER, tenant_id, count(*),
               avg(coalesce(l.dl, 0))
@@ -947,9 +974,16 @@ _FULLTEXT = [
                   JOIN support_bits b ON b.evidence_type = s.evidence_type GROUP BY s.doc_id) m
          ON m.doc_id = o.doc_id""",
     # document frequency per (tenant, term); one term id per term, in term order
+    # (a reused document's terms counted by live term id first, then named: one join per term)
     """CREATE TEMP TABLE tdf AS
-       SELECT m.tenant_no, t.term, count(*) AS df FROM dt t JOIN docmask m ON m.doc_id = t.doc_id
-       GROUP BY m.tenant_no, t.term""",
+       SELECT tenant_no, term, sum(df)::BIGINT AS df FROM (
+         SELECT m.tenant_no, t.term, count(*) AS df FROM dt t JOIN docmask m ON m.doc_id = t.doc_id
+         GROUP BY m.tenant_no, t.term
+         UNION ALL
+         SELECT r.tenant_no, o.term, r.df FROM (
+           SELECT m.tenant_no, r.old_termid, count(*) AS df FROM doc_rows r JOIN docmask m ON m.doc_id = r.doc_id
+           GROUP BY m.tenant_no, r.old_termid) r JOIN old_terms o ON o.old_termid = r.old_termid)
+       GROUP BY tenant_no, term""",
     """CREATE TEMP TABLE dict AS
        SELECT term, (row_number() OVER (ORDER BY term))::INTEGER AS termid FROM (SELECT DISTINCT term FROM tdf)""",
     """INSERT INTO term_stats SELECT f.tenant_no, f.term, d.termid, f.df
@@ -957,10 +991,17 @@ _FULLTEXT = [
     # a query's few terms are found through this index (store/duckdb_store.py _BM25_TERMS)
     # instead of a scan of the tenant's whole vocabulary
     "CREATE INDEX term_stats_term ON term_stats(term)",
+    # the live store's term ids -> this store's (a reused document's postings stay integers)
+    """CREATE TEMP TABLE termmap AS
+       SELECT o.old_termid, d.termid FROM old_terms o JOIN dict d ON d.term = o.term""",
     """INSERT INTO postings
-       SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
-       FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
-       ORDER BY m.tenant_no, d.termid, t.doc_id""",
+       SELECT tenant_no, termid, doc_id, tf, dl, mask FROM (
+         SELECT m.tenant_no, d.termid, t.doc_id, t.tf, m.dl, m.mask
+         FROM dt t JOIN docmask m ON m.doc_id = t.doc_id JOIN dict d ON d.term = t.term
+         UNION ALL
+         SELECT m.tenant_no, x.termid, r.doc_id, r.tf, m.dl, m.mask
+         FROM doc_rows r JOIN docmask m ON m.doc_id = r.doc_id JOIN termmap x ON x.old_termid = r.old_termid)
+       ORDER BY tenant_no, termid, doc_id""",
     # the terms only a masked source's unmasked text has, per mask group (schema 0007): term ids
     # after every masked-text term's, the masked text's length and support bits
     """CREATE TEMP TABLE rdf AS
@@ -981,7 +1022,7 @@ _FULLTEXT = [
        JOIN src_grp g ON g.source_id = o.source_id JOIN dict d ON d.term = t.term
        ORDER BY m.tenant_no, g.grp, d.termid, t.doc_id""",
     "DROP VIEW dt", "DROP TABLE tdf", "DROP TABLE rdf", "DROP TABLE dict", "DROP TABLE docmask",
-    "DROP TABLE doc_terms", "DROP TABLE doc_rows", "DROP TABLE raw_rows", "DROP TABLE doc_len", "DROP TABLE src_grp",
+    "DROP TABLE doc_terms", "DROP TABLE doc_rows", "DROP TABLE old_terms", "DROP TABLE termmap", "DROP TABLE raw_rows", "DROP TABLE doc_len", "DROP TABLE src_grp",
 ]
 
 

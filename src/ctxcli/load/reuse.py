@@ -205,9 +205,12 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     con.execute("INSERT INTO doc_len SELECT d.doc_id, CASE WHEN o.fts_text = '' THEN 0 "
                 "ELSE len(string_split(o.fts_text, ' ')) END FROM prior.objects o "
                 "JOIN prior_docs d ON d.old_doc = o.doc_id")
-    con.execute("INSERT INTO doc_rows SELECT d.doc_id, ts.term, p.tf FROM prior.postings p "
-                "JOIN prior_docs d ON d.old_doc = p.doc_id "
-                "JOIN prior.term_stats ts ON ts.tenant_no = p.tenant_no AND ts.termid = p.termid")
+    # as term ids (integers): the live store's term ids are global (one per term), so the few
+    # million distinct terms are joined once, not the ~100 postings of every reused document
+    # (at 1M objects, strings per posting ran the load out of its memory; load/build.py _FULLTEXT)
+    con.execute("INSERT INTO doc_rows SELECT d.doc_id, p.termid, p.tf FROM prior.postings p "
+                "JOIN prior_docs d ON d.old_doc = p.doc_id")
+    con.execute("INSERT INTO old_terms SELECT DISTINCT termid, term FROM prior.term_stats")
     # and their unmasked-only terms (a masked source; schema 0007), regrouped by source later
     con.execute("INSERT INTO raw_rows SELECT d.doc_id, ts.term, p.tf FROM prior.raw_postings p "
                 "JOIN prior_docs d ON d.old_doc = p.doc_id JOIN prior.raw_term_stats ts "
