@@ -64,6 +64,9 @@ def load(
     docs/postgres.md). A DuckDB store keeps its generations too, in <store>.generations/: the
     newest --keep-generations (ctx.toml [generations] keep, default 3), so `ctx replay`
     rebuilds a pack against the generation it was built on (`ctx store generations`).
+    The build's DuckDB buffer pool is 2GB (it spills to a temporary folder beside the store);
+    $CTX_LOAD_MEMORY_LIMIT (such as 4GB) sets it, and a build that runs out of it exits 3 with
+    the store unchanged.
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
