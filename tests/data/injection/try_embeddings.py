@@ -5,9 +5,9 @@ here reads ``public/test.jsonl``, ``heldout.jsonl``, ``indirect.jsonl`` or
 ``business_negatives.jsonl``, and nothing writes or changes the shipped weights.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
-        python tests/data/injection/try_embeddings.py [--epochs 600] [--out-dir DIR]
+        python tests/data/injection/try_embeddings.py [--epochs 600] [--cost-only]
 
-(about 10 minutes on one core; needs the ``vectors`` extra). Not a test (pytest collects
+(about five minutes on one core; needs the ``vectors`` extra). Not a test (pytest collects
 ``test_*.py`` only).
 
 Variants, fixed before any figure was seen (docs/security.md, "Embedding features from the
@@ -34,7 +34,9 @@ validation hard negatives and 0.1 % of the validation prose). Printed: recall of
 and of the combined decision (patterns or score) on the validation attacks, false-positive
 rates on the validation hard negatives and prose, per source; and the CPU time
 (``time.process_time``, median of 5) of each score on 10 KB of ``benchmarks/injection_cost.py``'s
-English and mixed prose.
+English and mixed prose (and ``+fast``: the same scores with the window vectors summed in
+float32 per segment, see ``Embedder.windows``), beside the shipped ``detect_injection``'s.
+``--cost-only`` prints the cost lines alone (no training).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Embedder:
         self.model = load_model()
         self.mat = self.model.matrix()
         self.vocab = self.model.vocab
+        self.mat32: np.ndarray | None = None
 
     def whole(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (rows) of whole texts; a zero row for a text without tokens."""
@@ -81,8 +84,10 @@ class Embedder:
                 out[i] = v / nv if nv > 0 else 0.0
         return out
 
-    def windows(self, norm: str, sp: np.ndarray) -> np.ndarray:
-        """Unit vectors of the windows ``sp`` (start, end in characters) of ``norm``."""
+    def windows(self, norm: str, sp: np.ndarray, fast: bool = False) -> np.ndarray:
+        """Unit vectors of the windows ``sp`` (start, end in characters) of ``norm``. ``fast``
+        (the cost figures only): the same sums from float32 rows added per segment between
+        window boundaries (``np.add.reduceat``), then prefix sums over the segments."""
         enc = self.model.tokenizer.encode(norm, add_special_tokens=False)
         pairs = [(k, o[0]) for k, o in zip(enc.ids, enc.offsets) if 0 <= k < self.vocab]
         out = np.zeros((len(sp), self.model.dim))
@@ -92,11 +97,20 @@ class Embedder:
         starts = np.array([s for _, s in pairs])
         order = np.argsort(starts, kind="stable")
         ids, starts = ids[order], starts[order]
-        P = np.zeros((len(ids) + 1, self.model.dim))
-        P[1:] = np.cumsum(self.mat[ids], axis=0)
         j0 = np.searchsorted(starts, sp[:, 0], "left")
         j1 = np.searchsorted(starts, sp[:, 1], "left")
-        V = P[j1] - P[j0]
+        if fast:
+            if self.mat32 is None:
+                self.mat32 = self.mat.astype(np.float32)
+            bnd = np.unique(np.concatenate([j0, j1, [0]]))
+            bnd = bnd[bnd < len(ids)]
+            P = np.zeros((len(bnd) + 1, self.model.dim), dtype=np.float32)
+            P[1:] = np.cumsum(np.add.reduceat(self.mat32[ids], bnd, axis=0), axis=0)
+            V = (P[np.searchsorted(bnd, j1)] - P[np.searchsorted(bnd, j0)]).astype(np.float64)
+        else:
+            P = np.zeros((len(ids) + 1, self.model.dim))
+            P[1:] = np.cumsum(self.mat[ids], axis=0)
+            V = P[j1] - P[j0]
         nv = np.linalg.norm(V, axis=1)
         ok = nv > 0
         out[ok] = V[ok] / nv[ok, None]
@@ -129,7 +143,7 @@ class Scorers:
                     wcat[learned.DIM:].astype(np.float16).astype(np.float32), we_cat, bcat]
         self.e = fits["emb"]
 
-    def score(self, norm: str, which: tuple[str, ...] = VARIANTS) -> dict[str, float]:
+    def score(self, norm: str, which: tuple[str, ...] = VARIANTS, fast: bool = False) -> dict[str, float]:
         if len(norm) < learned.MIN_CHARS:
             return dict.fromkeys(which, 0.0)
         sp = learned.spans(norm)
@@ -137,7 +151,7 @@ class Scorers:
         if {"ngram", "avg"} & set(which):
             out["ngram"] = float(_sig(self.ng[2] + ngram_z(norm, sp, self.ng[0], self.ng[1])).max())
         if {"emb", "concat", "avg"} & set(which):
-            U = self.emb.windows(norm, sp)
+            U = self.emb.windows(norm, sp, fast)
             if {"emb", "avg"} & set(which):
                 out["emb"] = float(_sig(self.e[1] + U @ self.e[0]).max())
             if "concat" in which:
@@ -209,14 +223,20 @@ def figures(sc: np.ndarray, pat: np.ndarray, val: list, th: float | None = None)
 
 
 def cost(scorers: Scorers) -> list[str]:
+    """CPU time of each variant's score of 10 KB of the cost benchmark's prose (its normal form),
+    median of 5 after a warm-up; ``+fast``: the embedding windows summed as ``Embedder.windows``
+    with ``fast`` (the same scores up to float32 rounding, printed)."""
     sys.path.insert(0, str(HERE.parents[2] / "benchmarks"))
     import injection_cost as ic
 
-    lines = [f"{'variant':8} {'prose':8} ms/10KB (CPU, median of 5; the normal form's learned score only)"]
+    lines = [f"{'variant':12} {'prose':8} ms/10KB (CPU, median of 5; the learned score of the normal form only; "
+             "detector: the shipped detect_injection, patterns and learned layer, on the raw text)"]
     for name, sents in (("english", ic.EN), ("mixed", ic.MIXED)):
-        norm = normalize_for_scan(ic.prose(sents, 10_000))
-        fns = {"shipped": lambda t: learned.score(t)}
+        raw = ic.prose(sents, 10_000)
+        norm = normalize_for_scan(raw)
+        fns = {"detector": lambda _t, raw=raw: detect_injection(raw), "shipped": lambda t: learned.score(t)}
         fns.update({v: (lambda t, v=v: scorers.score(t, (v,))) for v in VARIANTS})
+        fns.update({v + "+fast": (lambda t, v=v: scorers.score(t, (v,), fast=True)) for v in VARIANTS[1:]})
         for v, fn in fns.items():
             fn(norm)
             reps = []
@@ -224,7 +244,9 @@ def cost(scorers: Scorers) -> list[str]:
                 t0 = time.process_time()
                 fn(norm)
                 reps.append(time.process_time() - t0)
-            lines.append(f"{v:8} {name:8} {statistics.median(reps) * 1000:7.2f}")
+            lines.append(f"{v:12} {name:8} {statistics.median(reps) * 1000:7.2f}")
+        d = max(abs(scorers.score(norm)[v] - scorers.score(norm, fast=True)[v]) for v in VARIANTS)
+        lines.append(f"  fast against exact scores, {name}: max |difference| {d:.1e}")
     from ctxcli.embed import model as em
 
     em._CACHE.clear()
@@ -237,7 +259,16 @@ def cost(scorers: Scorers) -> list[str]:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--epochs", type=int, default=tl.EPOCHS)
+    ap.add_argument("--cost-only", action="store_true",
+                    help="no training, no validation figures: the cost lines only (random weights of the "
+                    "variants' shapes; the time does not depend on their values)")
     a = ap.parse_args(argv)
+    if a.cost_only:
+        rng = np.random.default_rng(0)
+        fits = {"ngram": (rng.normal(0, 1, 2 * learned.DIM), -1.0), "emb": (rng.normal(0, 1, 256), -1.0),
+                "concat": (rng.normal(0, 1, 2 * learned.DIM), rng.normal(0, 1, 256), -1.0)}
+        print("\n".join(cost(Scorers(Embedder(), fits))))
+        return 0
     rows = tl.all_rows()
     # the shipped recipe's rows (train_learned.py's defaults: no --with)
     gone = set(tl.extra_sources()) | {"more"}
