@@ -1002,6 +1002,9 @@ _FULLTEXT = [
          SELECT m.tenant_no, x.termid, r.doc_id, r.tf, m.dl, m.mask
          FROM doc_rows r JOIN docmask m ON m.doc_id = r.doc_id JOIN termmap x ON x.old_termid = r.old_termid)
        ORDER BY tenant_no, termid, doc_id""",
+    # the reused documents' rows are spent: their buffers go back to the pool (a 1M reload ran
+    # out of memory in the term lists' aggregate while they were still held)
+    "DROP TABLE doc_rows", "DROP TABLE termmap", "DROP TABLE old_terms", "DROP TABLE tdf",
     # the terms only a masked source's unmasked text has, per mask group (schema 0007): term ids
     # after every masked-text term's, the masked text's length and support bits
     """CREATE TEMP TABLE rdf AS
@@ -1021,8 +1024,8 @@ _FULLTEXT = [
        JOIN docmask m ON m.doc_id = t.doc_id JOIN objects o ON o.doc_id = t.doc_id
        JOIN src_grp g ON g.source_id = o.source_id JOIN dict d ON d.term = t.term
        ORDER BY m.tenant_no, g.grp, d.termid, t.doc_id""",
-    "DROP VIEW dt", "DROP TABLE tdf", "DROP TABLE rdf", "DROP TABLE dict", "DROP TABLE docmask",
-    "DROP TABLE doc_terms", "DROP TABLE doc_rows", "DROP TABLE old_terms", "DROP TABLE termmap", "DROP TABLE raw_rows", "DROP TABLE doc_len", "DROP TABLE src_grp",
+    "DROP VIEW dt", "DROP TABLE rdf", "DROP TABLE dict", "DROP TABLE docmask",
+    "DROP TABLE doc_terms", "DROP TABLE raw_rows", "DROP TABLE doc_len", "DROP TABLE src_grp",
 ]
 
 
@@ -1046,6 +1049,8 @@ def _write_fulltext(con) -> None:
     FULLTEXT_SECONDS.clear()
     for stmt in _FULLTEXT:
         if stmt == "DROP TABLE docmask":        # the term lists read the documents' lengths from it
+            con.execute("COMMIT")       # the postings leave the transaction's memory first
+            con.execute("BEGIN")
             t0 = time.perf_counter()
             write_term_lists(con, lengths="docmask")
             FULLTEXT_SECONDS.append(("term lists (0009)", round(time.perf_counter() - t0, 3)))
