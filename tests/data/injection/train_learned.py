@@ -294,13 +294,21 @@ def validation_report(rows: list[tuple[str, int, str, bool, str]]) -> tuple[floa
     f = sc >= chosen
     c = f | pat
     lines.append(f"at {chosen:.2f}, per source (learned / combined):")
+    lines.extend(per_source(val, y, f, c))
+    return chosen, lines
+
+
+def per_source(val: list, y: np.ndarray, f: np.ndarray, c: np.ndarray) -> list[str]:
+    """One line per validation source and label: the learned layer's and the combined
+    decision's share of its rows flagged (``f``, ``c``: flags per row of ``val``)."""
+    lines = []
     for src in sorted({r[2] for r in val}, key=lambda x: (x.startswith(("gettext", "metadata")), x)):
         m = np.array([r[2] == src for r in val])
         for lab, what in ((1, "recall"), (0, "FPR")):
             k = m & (y == lab)
             if k.any():
                 lines.append(f"  {src:28s} {what:6s} {f[k].mean():7.1%} / {c[k].mean():7.1%}  ({int(k.sum())} rows)")
-    return chosen, lines
+    return lines
 
 
 def main(argv: list[str]) -> int:

@@ -212,14 +212,7 @@ def figures(sc: np.ndarray, pat: np.ndarray, val: list, th: float | None = None)
          "learned_prose": f[prose].mean(), "combined_recall": c[y == 1].mean(),
          "combined_attacks": int(c[y == 1].sum()), "combined_carriers": c[more].mean(),
          "combined_hard": c[hard].mean(), "combined_prose": c[prose].mean()}
-    lines = []
-    for src in sorted({r[2] for r in val}, key=lambda x: (x.startswith(("gettext", "metadata")), x)):
-        msk = np.array([r[2] == src for r in val])
-        for lab, what in ((1, "recall"), (0, "FPR")):
-            kk = msk & (y == lab)
-            if kk.any():
-                lines.append(f"  {src:28s} {what:6s} {f[kk].mean():7.1%} / {c[kk].mean():7.1%}  ({int(kk.sum())} rows)")
-    return th, s, lines
+    return th, s, tl.per_source(val, y, f, c)
 
 
 def cost(scorers: Scorers) -> list[str]:
