@@ -1326,6 +1326,9 @@ MUTANTS: list[Mutant] = [
     Mutant("load-memory-limit-ignored", "src/ctxcli/load/build.py",
            '"memory_limit": memory_limit(),', '"memory_limit": "2GB",',
            ("tests/test_load_memory.py",)),
+    Mutant("load-memory-limit-zero-accepted", "src/ctxcli/load/build.py",
+           'r"([1-9][0-9]*(\\.[0-9]+)?|', 'r"([0-9]+(\\.[0-9]+)?|',
+           ("tests/test_load_memory.py::test_the_memory_limit_takes_what_duckdb_takes_and_no_zero",)),
 ]
 
 

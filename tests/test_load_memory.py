@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from ctxcli.errors import UsageError
+from ctxcli.load.build import memory_limit
+
 from .conftest import run_cli
 
 
@@ -21,6 +26,18 @@ def test_a_bad_memory_limit_is_one_line_and_exit_2_before_any_source_is_read(pro
     assert r.exit_code == 2
     assert r.stderr == "ctx: error: $CTX_LOAD_MEMORY_LIMIT: 'lots' is not a size such as 2GB or 512MB\n"
     assert not db.exists()
+
+
+def test_the_memory_limit_takes_what_duckdb_takes_and_no_zero(monkeypatch):
+    monkeypatch.delenv("CTX_LOAD_MEMORY_LIMIT", raising=False)
+    assert memory_limit() == "2GB"
+    for good in ("4GB", "0.5GB", "512 MB", "1.5gib", "64MiB"):
+        monkeypatch.setenv("CTX_LOAD_MEMORY_LIMIT", good)
+        assert memory_limit() == good
+    for bad in ("0GB", "0.0GB", "2", "GB", "-1GB", "2 GB extra"):
+        monkeypatch.setenv("CTX_LOAD_MEMORY_LIMIT", bad)
+        with pytest.raises(UsageError):
+            memory_limit()
 
 
 def test_a_load_out_of_memory_names_the_limit_and_keeps_the_previous_store(project_copy, monkeypatch):

@@ -289,7 +289,7 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
 
 
 MEMORY_ENV = "CTX_LOAD_MEMORY_LIMIT"
-_MEMORY = re.compile(r"[1-9][0-9]*(\.[0-9]+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+_MEMORY = re.compile(r"([1-9][0-9]*(\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 
 
 def memory_limit() -> str:
