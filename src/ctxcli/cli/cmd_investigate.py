@@ -33,9 +33,12 @@ def investigate(
     business_key: Annotated[Optional[list[str]], typer.Option("--business-key", help="Ad-hoc run: a business key "
                                                               "for full-text queries; repeat (default: the key "
                                                               "part of each --seed).", show_default=False)] = None,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Valid time to judge at, ISO-8601 with offset "
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="The time the question is about: validity and "
+                                                 "supersession are judged then; ISO-8601 with offset "
                                                  "(default: the case's as_of).", show_default=False)] = None,
-    known_at: Annotated[Optional[str], typer.Option("--known-at", help="Only use objects observed by this time.",
+    known_at: Annotated[Optional[str], typer.Option("--known-at", help="The time of knowledge: only objects observed "
+                                                    "by then, freshness measured then, and relations to the case "
+                                                    "declared by then (default: --as-of).",
                                                     show_default=False)] = None,
     subject: Annotated[Optional[str], typer.Option("--subject", help="Subject id (default: the case's subject).",
                                                    show_default=False)] = None,

@@ -49,7 +49,7 @@ def compute(bc, st, anchors: dict[str, Any]) -> list[dict[str, Any]]:
         rec["query"] = {"object_types": list(a.over.object_types), **w}
         found = con.window([(a.name, a.evidence_type, list(a.over.object_types), w, ROW_CAP)], tenant=req.tenant_id,
                            readable=readable, as_of_us=bc.gctx.as_of_us, access_ok=walk["access_ok"],
-                           entity_sources=walk["readable"])
+                           entity_sources=walk["readable"], known_us=bc.gctx.known_us)
         held = QueryRun(Query(a.name, "window", a.evidence_type, ROW_CAP), [])
         withheld_by_gate(held, [tuple(x[1:]) for x in found.withheld], access, levels)
         rec["withheld"] = dict(held.withheld)

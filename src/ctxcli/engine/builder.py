@@ -316,7 +316,7 @@ def retrieve_candidates(bc: BuildContext, st: BuildState, plan: Plan) -> Retriev
     t0 = time.perf_counter()
     access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
     runs = run_plan(bc.con, plan, bc.pb, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us,
-                    access=access, ungated=not bc.apply_gates) if plan.queries else []
+                    access=access, ungated=not bc.apply_gates, known_us=bc.gctx.known_us) if plan.queries else []
     for run in runs:
         key = f"channel.{run.query.channel}"
         bc.timings[key] = bc.timings.get(key, 0.0) + run.seconds
@@ -596,7 +596,7 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
 
         access = Access(scopes=bc.gctx.scopes, purpose=bc.gctx.purpose, clearance=bc.gctx.clearance)
         found = contradictions(bc.con, st.packed.admitted, tenant=bc.req.tenant_id, as_of_us=bc.gctx.as_of_us,
-                               access_ok=walk_access(bc.con, access)["access_ok"])
+                               access_ok=walk_access(bc.con, access)["access_ok"], known_us=bc.gctx.known_us)
         if found:
             pack["contradictions"] = found
     if tools is not None:     # recorded only when tool results were given: other packs keep their bytes
@@ -624,8 +624,9 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
 
 
 def _stale_sources(bc: BuildContext) -> list[dict[str, Any]]:
-    """The sources retrieval considered whose snapshot is older than their refresh SLA at as_of,
-    counting only observations known at ``min(as_of, known_at)`` (engine/freshness.py)."""
+    """The sources retrieval considered whose snapshot is older than their refresh SLA at the
+    knowledge time (``known_at``, else as_of), counting only observations known then
+    (engine/freshness.py)."""
     from .freshness import source_ages
 
     ages = source_ages(bc.con, bc.req.tenant_id, bc.gctx.as_of_us, bc.req.as_of.tzinfo, bc.gctx.known_at_us)

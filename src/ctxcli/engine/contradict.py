@@ -20,7 +20,7 @@ CONTRADICTS = "CONTRADICTS"
 
 
 def contradictions(con, evidence: list[dict[str, Any]], *, tenant: str, as_of_us: int,
-                   access_ok: list[int]) -> list[dict[str, Any]]:
+                   access_ok: list[int], known_us: int | None = None) -> list[dict[str, Any]]:
     """One entry per CONTRADICTS relation whose two ends admitted items stand for, by relation id."""
     stands: dict[str, list[str]] = {}
     for e in evidence:
@@ -30,7 +30,8 @@ def contradictions(con, evidence: list[dict[str, Any]], *, tenant: str, as_of_us
         return []
     out = []
     for rid, _, a, b, ev_obj, conf in con.relations_among(sorted(stands), rel_types=[CONTRADICTS], tenant=tenant,
-                                                          as_of_us=as_of_us, access_ok=access_ok):
+                                                          as_of_us=as_of_us, access_ok=access_ok,
+                                                          known_us=known_us):
         left, right = sorted(set(stands[a])), sorted(set(stands[b]))
         if left == right:
             continue            # one item on both ends says nothing about two items

@@ -1,10 +1,11 @@
-"""Freshness by SLA: a source's snapshot age at ``as_of`` against its ``refresh_sla``.
+"""Freshness by SLA: a source's snapshot age at the knowledge time against its ``refresh_sla``.
 
-A snapshot's time is its newest observation known at the cut-off (the latest ``observed_at``
-of its objects not after ``min(as_of, known_at)``, the same cut-off as the knowledge-time gate:
-an observation that gate excludes cannot make a source fresh); the store keeps no other clock
-for a snapshot. Its age is measured at ``as_of``. A source is *stale* when that age exceeds its
-``refresh_sla``, or when it has no observation by the cut-off.
+The knowledge time is ``known_at`` when the request gives one, else ``as_of`` (docs/gates.md,
+"Which time each gate uses"). A snapshot's time is its newest observation known then (the latest
+``observed_at`` of its objects not after the knowledge time, the cut-off of the knowledge-time
+gate: an observation that gate excludes cannot make a source fresh); the store keeps no other
+clock for a snapshot. Its age is measured at the knowledge time. A source is *stale* when that
+age exceeds its ``refresh_sla``, or when it has no observation by the cut-off.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from ..util.timeutil import parse_duration, us_to_dt
 
 def source_ages(con, tenant: str | None, as_of_us: int, tz, known_at_us: int | None = None) -> list[dict[str, Any]]:
     """Every source (of ``tenant``, and per-record-tenant sources; all when ``tenant`` is None)
-    with its newest observation by ``min(as_of, known_at)``, its age at ``as_of``, SLA and
-    whether it is stale."""
-    cutoff = as_of_us if known_at_us is None else min(as_of_us, known_at_us)
+    with its newest observation by the knowledge time (``known_at``, else ``as_of``), its age
+    then, SLA and whether it is stale."""
+    cutoff = as_of_us if known_at_us is None else known_at_us
     rows = con.source_freshness(tenant, cutoff)
     out = []
     for source_id, sla, newest in rows:
         sla_s = int(parse_duration(sla, what="refresh_sla").total_seconds())
-        age_s = None if newest is None else (as_of_us - newest) // 1_000_000
+        age_s = None if newest is None else (cutoff - newest) // 1_000_000
         out.append({"source_id": source_id, "refresh_sla": sla, "refresh_sla_s": sla_s,
                     "snapshot_observed_at": us_to_dt(newest, tz).isoformat() if newest is not None else None,
                     "age_s": age_s, "age": human_age(age_s), "stale": age_s is None or age_s > sla_s})

@@ -82,6 +82,11 @@ class GateContext:
     # known at known_at) supersedes the object along its chain, whatever its own valid_to
     successor: Callable[[Obj], tuple[bool, dict[str, Any] | None]] = lambda o: (False, None)
 
+    @property
+    def known_us(self) -> int:
+        """The knowledge time: ``known_at`` when given, else the question's time ``as_of``."""
+        return self.as_of_us if self.known_at_us is None else self.known_at_us
+
 
 @dataclass(frozen=True)
 class Access:
@@ -144,19 +149,21 @@ def g_validity(o: Obj, c: GateContext) -> Rejection | None:
 
 
 def g_knowledge_time(o: Obj, c: GateContext) -> Rejection | None:
-    if c.known_at_us is not None and o.observed_us > c.known_at_us:
+    """Judged at the knowledge time (``known_at``); without one, nothing is cut off."""
+    if o.observed_us > c.known_us:
         tz = c.as_of.tzinfo
         return Rejection("knowledge_time", "not_yet_known", {
             "observed_at": us_to_dt(o.observed_us, tz).isoformat(),
-            "known_at": us_to_dt(c.known_at_us, tz).isoformat()})
+            "known_at": us_to_dt(c.known_us, tz).isoformat()})
     return None
 
 
 def g_freshness(o: Obj, c: GateContext) -> Rejection | None:
-    if o.max_age_s is not None and c.as_of_us - o.observed_us > o.max_age_s * 1_000_000:
+    """An observation's age at the knowledge time (``known_at``, else ``as_of``)."""
+    if o.max_age_s is not None and c.known_us - o.observed_us > o.max_age_s * 1_000_000:
         from ..util.timeutil import fmt_duration
 
-        age = timedelta(microseconds=c.as_of_us - o.observed_us)
+        age = timedelta(microseconds=c.known_us - o.observed_us)
         return Rejection("freshness", "stale", {
             "observed_at": us_to_dt(o.observed_us, c.as_of.tzinfo).isoformat(),
             "age_days": round(age.total_seconds() / 86400, 1),

@@ -85,13 +85,15 @@ def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, st
 
 
 def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access,
-             ungated: bool = False) -> list[QueryRun]:
+             ungated: bool = False, known_us: int | None = None) -> list[QueryRun]:
     """Run every query of the plan against the store ``con`` (store/base.py): one statement per
     channel, each with the subject's access rules before its limit (:func:`readable_for`).
     Returns one QueryRun per query, in plan order, with what it withheld per gate; a channel's
     elapsed time is shared evenly by its queries. The graph walk follows only edges ``access``
     authorises (the store's ``walk``; walk_access decides which). ``ungated``: the baselines
-    that apply no gate (strategies ``full`` and ``topk``) — only the tenant predicate."""
+    that apply no gate (strategies ``full`` and ``topk``) — only the tenant predicate.
+    Records are judged valid at ``as_of_us`` (the question's time); the relations that link
+    them to the case (walk, window) by when they were known, ``known_us`` (default: as_of)."""
     runs = {q.query_id: QueryRun(q, []) for q in plan.queries}
     by_ch: dict[str, list[Query]] = {}
     for q in plan.queries:
@@ -139,7 +141,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         t0 = time.perf_counter()
         walk = walk_access(con, access)
         found = con.window([(q.query_id, q.evidence_type, list(q.object_types), q.window, q.limit) for q in qs],
-                           access_ok=walk["access_ok"], entity_sources=walk["readable"], **gated)
+                           access_ok=walk["access_ok"], entity_sources=walk["readable"], known_us=known_us, **gated)
         anchor = {q.query_id: q.window["anchor_us"] for q in qs}
         for qid, doc, t in found.hits:
             runs[qid].hits.append(doc)
@@ -155,7 +157,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
                  for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
         reached = con.walk(steps=steps, starts=[(tid, tmpl[tid].start) for tid in used], seeds=list(plan.seeds),
                            tenant=tenant, max_hops=plan.max_hops, as_of_us=as_of_us, fanout=plan.fanout_cap,
-                           **walk_access(con, access))     # (tid, depth, path, rels, entity_key), ordered
+                           known_us=known_us, **walk_access(con, access))     # (tid, depth, path, rels, entity_key), ordered
         first: dict[tuple[str, str], tuple] = {}
         for tid, depth, path, rels, key in reached:
             first.setdefault((tid, key), (depth, list(path), list(rels)))

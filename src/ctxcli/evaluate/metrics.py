@@ -104,11 +104,13 @@ def invalid_reasons(item: dict[str, Any], request: dict[str, Any], facts: dict[s
             out.append("not_yet_valid")
         if vt is not None and vt <= as_of:
             out.append("expired")
-        if f.get("max_age_s") is not None and obs is not None and as_of - obs > f["max_age_s"] * 1_000_000:
+    # the knowledge time: known_at, else as_of (docs/gates.md, "Which time each gate uses")
+    known_at = _us(request.get("known_at")) if request.get("known_at") else as_of
+    if known_at is not None and obs is not None:
+        if obs > known_at:
+            out.append("not_yet_known")
+        elif f.get("max_age_s") is not None and known_at - obs > f["max_age_s"] * 1_000_000:
             out.append("stale")
-    known_at = _us(request.get("known_at"))
-    if known_at is not None and obs is not None and obs > known_at:
-        out.append("not_yet_known")
     if not f.get("integrity_ok", True) or (f.get("content_hash") and item.get("content_hash")
                                             and f["content_hash"] != item["content_hash"]):
         out.append("hash_mismatch")

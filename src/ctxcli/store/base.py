@@ -77,11 +77,12 @@ class Store(Protocol):
         """(group, unless_scopes) of every mask group, by group."""
     def window(self, queries: list[tuple[str, str, list[str], dict[str, Any], int]], *, tenant: str,
                readable: Readable | None, as_of_us: int, access_ok: Sequence[int],
-               entity_sources: Sequence[str]) -> Found:
+               entity_sources: Sequence[str], known_us: int | None = None) -> Found:
         """The time-window channel per (query id, evidence type, object types, window query
         (engine/plan.window_query), limit): hits (query id, doc id, event time µs), nearest to
         the anchor first; withheld keyed by query id. ``access_ok``/``entity_sources``: the
-        relations and entity sources the subject may use (as for ``walk``)."""
+        relations and entity sources the subject may use (as for ``walk``, relations judged as
+        there with ``known_us``)."""
     def vector(self, queries: list[tuple[str, list[str], int, list[float]]], *,
                tenant: str, readable: Readable, as_of_us: int) -> Found:
         """Exact cosine top-k per (evidence type, object types, limit, unit query vector) over the
@@ -91,9 +92,10 @@ class Store(Protocol):
         """relation_access rows, by access id."""
     def walk(self, *, steps: list[tuple[str, int, str, str, float, bool]], starts: list[tuple[str, str]],
              seeds: list[str], tenant: str, max_hops: int, as_of_us: int, fanout: int, readable: list[str],
-             access_ok: list[int]) -> list[tuple]:
+             access_ok: list[int], known_us: int | None = None) -> list[tuple]:
         """(template id, depth, entity path, relation ids, entity key) ordered by template,
-        depth, path. A step (template, step, edge, target type, least confidence, inferred
+        depth, path. An edge (and the object attesting it) links when it begins by the knowledge
+        time ``known_us`` (default: as_of) and has not ended by as_of, the question's time. A step (template, step, edge, target type, least confidence, inferred
         allowed) walks only edges of at least that confidence, and no linked (inferred) edge
         when the last is false."""
     def entity_names(self, tenant: str, readable: list[str], *, keys: list[str] | None = None,
@@ -101,9 +103,9 @@ class Store(Protocol):
         """(entity key, entity type, name, aliases) of the tenant's entities registered by a
         ``readable`` source (of ``keys`` / of ``types`` when given), by entity key."""
     def relations_among(self, keys: list[str], *, rel_types: list[str], tenant: str, as_of_us: int,
-                        access_ok: list[int]) -> list[tuple]:
+                        access_ok: list[int], known_us: int | None = None) -> list[tuple]:
         """(relation id, rel type, from key, to key, evidence object id, confidence) of the
-        tenant's relations of ``rel_types`` valid at as_of whose two ends are both in ``keys``
+        tenant's relations of ``rel_types`` linking at as_of as known at ``known_us`` (as :meth:`walk`) whose two ends are both in ``keys``
         and that the subject may walk (``access_ok``, as :meth:`walk`), by relation id."""
     def graph_hits(self, keys: list[str], *, tenant: str, readable: Readable, as_of_us: int) -> Found:
         """hits: (entity key, doc id, supports, valid at as_of) of the tenant's readable objects

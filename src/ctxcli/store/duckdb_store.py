@@ -63,8 +63,8 @@ WITH r AS MATERIALIZED (
 SELECT * FROM r
 WHERE tenant_id = $tenant AND dst IS NOT NULL
   AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
-  AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us > $asof)
-  AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $asof) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
+  AND (valid_from_us IS NULL OR valid_from_us <= $known) AND (valid_to_us IS NULL OR valid_to_us > $asof)
+  AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $known) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
 """
 # The time-window channel (store/window.py holds both dialects' shared parts): the entities the
 # query names (by key or type, of a source the subject may read, as the walk's seeds), the
@@ -81,8 +81,8 @@ r AS (
   SELECT src, dst FROM relations
   WHERE tenant_id = $tenant AND dst IS NOT NULL AND list_contains(CAST($via AS VARCHAR[]), rel_type)
     AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
-    AND (valid_from_us IS NULL OR valid_from_us <= $asof) AND (valid_to_us IS NULL OR valid_to_us > $asof)
-    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $asof) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)),
+    AND (valid_from_us IS NULL OR valid_from_us <= $known) AND (valid_to_us IS NULL OR valid_to_us > $asof)
+    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $known) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)),
 linked AS (
   SELECT entity_key AS k FROM e
   UNION SELECT n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN entities n ON n.entity_id = r.dst
@@ -136,8 +136,8 @@ SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_
 FROM relations r JOIN n a ON a.entity_id = r.src JOIN n b ON b.entity_id = r.dst
 WHERE r.tenant_id = $tenant AND list_contains(CAST($types AS VARCHAR[]), r.rel_type)
   AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
-  AND (r.valid_from_us IS NULL OR r.valid_from_us <= $asof) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
-  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $asof) AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
+  AND (r.valid_from_us IS NULL OR r.valid_from_us <= $known) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
+  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $known) AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
 ORDER BY r.relation_id
 """
 
@@ -172,6 +172,12 @@ def _literal(con, sql: str, params: dict[str, Any]):
 
 def _valid(lo: int | None, hi: int | None, at: int) -> bool:
     return (lo is None or lo <= at) and (hi is None or hi > at)
+
+
+def _linked(lo: int | None, hi: int | None, at: int, known: int) -> bool:
+    """Whether a relation (or its attesting object) links at question time ``at`` as known at
+    ``known``: declared by the knowledge time and not ended by the question's time."""
+    return (lo is None or lo <= known) and (hi is None or hi > at)
 
 
 # BM25's SQL form (bm25_sql: a subject holding an unmasking scope, and the exhaustive reference
@@ -473,11 +479,14 @@ class DuckDBStore:
             "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
             "ev_allowed_purposes FROM relation_access ORDER BY access_id").fetchall())
 
-    def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
+    def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok,
+             known_us: int | None = None) -> list[tuple]:
         """Every path of each template from the seed entities, hop by hop: (template id, depth,
         entity path, relation ids, key of the last entity), ordered by (template, depth, path).
-        At each hop a path follows at most ``fanout`` authorised edges (lowest target first)."""
+        At each hop a path follows at most ``fanout`` authorised edges (lowest target first); an
+        edge links when declared by ``known_us`` (default: as_of) and not ended by as_of."""
         con = self.con
+        known = as_of_us if known_us is None else known_us
         step_of = {(tid, step): (edge, to, least, inferred) for tid, step, edge, to, least, inferred in steps}
         readable_set, ok = set(readable), set(access_ok)
         params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable_set)}
@@ -494,12 +503,13 @@ class DuckDBStore:
             frontier = [w for w in frontier if (w[0], depth + 1) in step_of]
             if not frontier:
                 break
-            params = {"tenant": tenant, "access_ok": sorted(ok), "asof": as_of_us}
+            params = {"tenant": tenant, "access_ok": sorted(ok), "asof": as_of_us, "known": known}
             edges: dict[int, list[tuple]] = {}
             for e in _same_tenant(_literal(con, _EDGES_SQL.format(
                     nodes=in_list(sorted({w[2] for w in frontier}), "n", params)), params).fetchall(), tenant, 5):
                 src, dst, rel, dtype, rid, ten, vf, vt, aid, evf, evt, conf, method = e
-                if not (dst is not None and aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us)):
+                if not (dst is not None and aid in ok and _linked(vf, vt, as_of_us, known)
+                        and _linked(evf, evt, as_of_us, known)):
                     raise StoreError("a store lookup returned an edge the subject may not walk")
                 edges.setdefault(src, []).append((dst, rel, dtype, rid, conf, method))
             # the fan-out cap counts the edges of every walk row with the same (template, path)
@@ -541,16 +551,17 @@ class DuckDBStore:
             raise StoreError("a store lookup returned an entity of a source the subject may not read")
         return [(k, t, n, list(a or [])) for k, t, n, a, *_ in rows]
 
-    def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok) -> list[tuple]:
+    def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
         if not keys or not rel_types:
             return []
+        known = as_of_us if known_us is None else known_us
         params: dict[str, Any] = {"tenant": tenant, "types": sorted(rel_types), "access_ok": sorted(access_ok),
-                                  "asof": as_of_us}
+                                  "asof": as_of_us, "known": known}
         rows = _same_tenant(self.con.execute(_AMONG_SQL.format(keys=in_list(sorted(keys), "k", params)),
                                              params).fetchall(), tenant, 6)
         ok = set(access_ok)
         for *_, aid, vf, vt, evf, evt in rows:
-            if not (aid in ok and _valid(vf, vt, as_of_us) and _valid(evf, evt, as_of_us)):
+            if not (aid in ok and _linked(vf, vt, as_of_us, known) and _linked(evf, evt, as_of_us, known)):
                 raise StoreError("a store lookup returned an edge the subject may not walk")
         return [tuple(r[:6]) for r in rows]
 
@@ -579,7 +590,8 @@ class DuckDBStore:
                      sorted(((k, list(sup), src, list(sc), list(pu), n) for (k, sup, src, sc, pu), n in acc.items()),
                             key=repr))
 
-    def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources) -> Found:
+    def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources,
+               known_us: int | None = None) -> Found:
         """For each (query id, evidence type, object types, window query (plan.window_query),
         limit): the tenant's readable objects linked to the window's entity whose event time lies
         in the window, nearest to the anchor first, as (query id, doc id, event time µs) in query
@@ -593,6 +605,7 @@ class DuckDBStore:
             sql = _WINDOW_SQL.format(tcol=TIME_COLUMNS[w["time"]], ok=ok, valid=valid)
             params = {"tenant": tenant, "readable": sorted(entity_sources), "ekeys": [w["entity"]] if w["entity"] else [],
                       "etype": w["entity_type"], "via": list(w["via"]), "access_ok": sorted(access_ok), "asof": as_of_us,
+                      "known": as_of_us if known_us is None else known_us,
                       "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
                       "anchor": w["anchor_us"], "lim": int(lim), "cap": int(lim) * WIDEN_CAP, **access}
             rows = self.con.execute(sql, params).fetchall()

@@ -113,8 +113,8 @@ r AS (
   SELECT src, dst FROM relations
   WHERE tenant_id = %(tenant)s AND dst IS NOT NULL AND rel_type = ANY(%(via)s::text[])
     AND access_id = ANY(%(access_ok)s::integer[])
-    AND (valid_from_us IS NULL OR valid_from_us <= %(asof)s) AND (valid_to_us IS NULL OR valid_to_us > %(asof)s)
-    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= %(asof)s)
+    AND (valid_from_us IS NULL OR valid_from_us <= %(known)s) AND (valid_to_us IS NULL OR valid_to_us > %(asof)s)
+    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= %(known)s)
     AND (ev_valid_to_us IS NULL OR ev_valid_to_us > %(asof)s)),
 linked AS (
   SELECT entity_key AS k FROM e
@@ -206,10 +206,10 @@ walk(tid, depth, node, path, rels, rn) AS (
   JOIN steps st ON st.tid = w.tid AND st.step = w.depth + 1
   JOIN relations r ON r.src = w.node AND r.rel_type = st.edge AND r.dst_type = st.to_type
   WHERE r.tenant_id = %(tenant)s AND w.depth < %(max_hops)s AND w.rn <= %(fanout)s
-    AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(asof)s)
+    AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(known)s)
     AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
     AND r.access_id = ANY(%(access_ok)s::integer[])
-    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(asof)s)
+    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(known)s)
     AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
     AND NOT r.dst = ANY(w.path)
     AND r.confidence >= st.least AND (st.inferred OR r.extraction_method IS NULL)
@@ -395,8 +395,10 @@ class PgStore:
             "SELECT access_id, source_id, dst_source_id, attested, ev_source_id, ev_required_scopes, "
             "ev_allowed_purposes FROM relation_access ORDER BY access_id"))
 
-    def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok) -> list[tuple]:
+    def walk(self, *, steps, starts, seeds, tenant, max_hops, as_of_us, fanout, readable, access_ok,
+             known_us: int | None = None) -> list[tuple]:
         params: dict[str, Any] = {"tenant": tenant, "max_hops": max_hops, "asof": as_of_us, "fanout": fanout,
+                                  "known": as_of_us if known_us is None else known_us,
                                   "readable": list(readable), "access_ok": list(access_ok), "seeds": list(seeds)}
         sql = _WALK.format(steps=_values(steps, "g", params, casts=("text", "integer", "text", "text", "float8", "boolean")),
                            starts=_values(starts, "t", params, casts=("text", "text")))
@@ -420,7 +422,7 @@ class PgStore:
             raise StoreError("a store lookup returned an entity of a source the subject may not read")
         return [(k, t, n, list(a or [])) for k, t, n, a, *_ in rows]
 
-    def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok) -> list[tuple]:
+    def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
         # As duckdb_store._AMONG_SQL.
         if not keys or not rel_types:
             return []
@@ -430,11 +432,12 @@ FROM relations r JOIN entities a ON a.entity_id = r.src JOIN entities b ON b.ent
 WHERE r.tenant_id = %(tenant)s AND a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s
   AND a.entity_key = ANY(%(keys)s::text[]) AND b.entity_key = ANY(%(keys)s::text[])
   AND r.rel_type = ANY(%(types)s::text[]) AND r.access_id = ANY(%(access_ok)s::integer[])
-  AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(asof)s) AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
-  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(asof)s)
+  AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(known)s) AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
+  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(known)s)
   AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
 ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types": sorted(rel_types),
-                                "access_ok": sorted(access_ok), "asof": as_of_us})
+                                "access_ok": sorted(access_ok), "asof": as_of_us,
+                                "known": as_of_us if known_us is None else known_us})
         return [(rid, t, a, b, ev, float(c)) for rid, t, a, b, ev, c in rows]
 
     def graph_hits(self, keys, *, tenant, readable, as_of_us) -> Found:
@@ -444,7 +447,8 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         hits = sorted(((k, d, sup, v) for k, d, sup, v, *_ in got if d is not None), key=lambda r: (r[0].encode(), r[1]))
         return Found(hits, sorted(((k, sup, *rest) for k, d, sup, _, *rest in got if d is None), key=repr))
 
-    def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources) -> Found:
+    def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources,
+               known_us: int | None = None) -> Found:
         from ..window import TIME_COLUMNS
 
         ok, valid, access = pg_access(readable, as_of_us)
@@ -453,7 +457,7 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         for qid, etype, otypes, w, lim in queries:
             params = {"tenant": tenant, "readable": sorted(entity_sources), "ekeys": [w["entity"]] if w["entity"] else [],
                       "etype": w["entity_type"], "via": list(w["via"]), "access_ok": sorted(access_ok), "asof": as_of_us,
-                      "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
+                      "known": as_of_us if known_us is None else known_us, "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
                       "anchor": w["anchor_us"], "lim": int(lim), **access}
             got = self._tenant_q(tenant, _WINDOW.format(tcol=TIME_COLUMNS[w["time"]], ok=ok, valid=valid), params)
             hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in got if r[0] is not None),
