@@ -166,11 +166,26 @@ def ranked_lists(st, tenant: str, readable, c: dict, limit: int, as_of_us: int) 
     return out
 
 
+def expected_head(ranked: list[int], limit: int, valid) -> list[int]:
+    """What a list with ``limit`` holds of the full ranking: the first ``limit`` records valid
+    at as_of, and the invalid ones before the last of them that rank within the first
+    ``limit`` × WIDEN_CAP places (validity before the limit, issue 47)."""
+    from ctxcli.store.access import WIDEN_CAP
+
+    want, n_valid = [], 0
+    for rank, d in enumerate(ranked, 1):
+        if n_valid == limit:
+            break
+        if valid(d) or rank <= limit * WIDEN_CAP:
+            want.append(d)
+        n_valid += bool(valid(d))
+    return want
+
+
 def check_widening(st, c: dict) -> int:
     """With a small limit, each list is the head of the full ranking that holds ``limit``
     records valid at as_of, or ``limit`` × WIDEN_CAP records; returns how many lists went past
     their limit."""
-    from ctxcli.store.access import WIDEN_CAP
 
     valid = c["valid"]
     widened = 0
@@ -180,12 +195,7 @@ def check_widening(st, c: dict) -> int:
         for limit in (1, 3):
             got = ranked_lists(st, tenant, readable, c, limit, WIDEN_AT)
             for key, docs in full.items():
-                want, n_valid = [], 0
-                for d in docs:
-                    if n_valid == limit or len(want) == limit * WIDEN_CAP:
-                        break
-                    want.append(d)
-                    n_valid += valid(d, WIDEN_AT)
+                want = expected_head(docs, limit, lambda d: valid(d, WIDEN_AT))
                 assert got.get(key, []) == want, (tenant, key, limit)
                 widened += len(want) > limit
     return widened
@@ -278,7 +288,6 @@ def test_the_graph_channel_widens_past_records_not_valid_at_as_of(store):
     from ctxcli.engine.plan import make_plan
     from ctxcli.engine.retrieve import run_plan
     from ctxcli.store import open_store
-    from ctxcli.store.access import WIDEN_CAP
 
     pb, _ = api.read_playbook("motor-claim-review")
     a = SUBJECTS["investigator"]
@@ -296,12 +305,7 @@ def test_the_graph_channel_widens_past_records_not_valid_at_as_of(store):
         full, widened = lists(BIG), 0
         for limit in (1, 2):
             for qid, hits in lists(limit).items():
-                want, n_valid = [], 0
-                for d in full[qid]:
-                    if n_valid == limit or len(want) == limit * WIDEN_CAP:
-                        break
-                    want.append(d)
-                    n_valid += c["valid"](d, WIDEN_AT)
+                want = expected_head(full[qid], limit, lambda d: c["valid"](d, WIDEN_AT))
                 assert hits == want, (qid, limit)
                 widened += len(want) > limit
     finally:

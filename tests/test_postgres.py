@@ -840,3 +840,82 @@ def test_pooled_readers_reuse_one_connection_and_still_see_each_new_generation(p
         assert api.investigate(opts).pack == api.investigate(opts).pack     # pooled runs stay identical
     finally:
         connect.close_pools()
+
+
+# ------------------------------------------------------------------------------ issue 47: the question's time
+def test_expired_versions_do_not_crowd_out_the_valid_one_on_postgresql(project_copy, pg):
+    """45 expired versions of C-102's amount signal (tests/test_question_time.py) on a
+    PostgreSQL store: --strategy governed admits the version in force in round 1, the expired
+    ones that came along are rejected by validity; BM25 and the window channel keep the valid
+    record behind them exactly as the DuckDB statements do."""
+    from ctxcli import api
+    from ctxcli.engine.retrieve import walk_access
+    from ctxcli.store import open_store
+
+    from .test_access_rules import expected_head
+    from .test_question_time import _us, add_expired_amount_signals
+
+    add_expired_amount_signals(project_copy)
+    api.load(manifests=project_copy / "manifests", db=pg)
+    res = api.investigate(api.InvestigateOptions(case="C-102", strategy="governed", db=pg))
+    item = next(e for e in res.pack["evidence"] if e["object_id"] == "SIG-C102-AMOUNT")
+    assert item["round"] == 1 and "structured" in item["channels"]
+    assert "claim_amount_signal" not in {m["type"] for m in res.pack["missing"]}
+    expired = [o for o in res.pack["omissions"] if o["ref"].startswith("SIG-C102-AMNT-")]
+    assert expired and all((o["gate"], o["reason"]) == ("validity", "expired") for o in expired)
+    p = open_store(pg)
+    try:
+        at = _us("2026-07-23T12:00:00+08:00")
+        a = SUBJECTS["investigator"]
+        gated = {"tenant": "tenant-demo", "readable": readable_for(p, "tenant-demo", a), "as_of_us": at}
+        meta = {r[1]: r for r in p.object_metadata(list(range(1, 2000)))}
+        target = meta["SIG-C102-AMOUNT"][0]
+
+        def valid(d: int) -> bool:
+            r = next(x for x in meta.values() if x[0] == d)
+            return (r[10] is None or r[10] <= at) and (r[11] is None or r[11] > at)
+
+        q = [("claim_amount_signal", ["risk", "signal", "claim_amount", "claim", "c", "102"])]
+        full = [d for _, d, _ in p.bm25(q, limit=100_000, **gated).hits]
+        assert full.index(target) >= 6
+        for limit in (1, 3):
+            got = [d for _, d, _ in p.bm25(q, limit=limit, **gated).hits]
+            assert got == expected_head(full, limit, valid) and target in got, limit
+        walk = walk_access(p, a)
+        w = {"entity": "case:C-102", "entity_type": "case", "via": [], "time": "observed_at",
+             "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": _us("2025-01-01T00:00:00+08:00")}
+        full = [d for _, d, _ in p.window([("w", "claim_amount_signal", [], w, 100_000)], access_ok=walk["access_ok"],
+                                          entity_sources=walk["readable"], **gated).hits]
+        for limit in (1, 3):
+            got = [d for _, d, _ in p.window([("w", "claim_amount_signal", [], w, limit)], access_ok=walk["access_ok"],
+                                             entity_sources=walk["readable"], **gated).hits]
+            assert got == expected_head(full, limit, valid) and sum(map(valid, got)) == limit
+    finally:
+        p.close()
+
+
+def test_relations_link_by_the_knowledge_time_on_postgresql(loaded_pg, tmp_path):
+    """The incident's edges (declared 10:06) link at 10:02 when known at 10:06, not at 10:05:59.999999;
+    payments-core's ownership edge no longer links at its end (as on DuckDB); and
+    --as-of 10:02 --known-at 10:30 finds owner, runbook and release."""
+    from ctxcli import api
+    from ctxcli.store import open_store
+
+    from .test_question_time import DECLARED, INCIDENT, OWNER_ENDS, _walk
+
+    p = open_store(loaded_pg)
+    try:
+        assert {"service:payment-api", "team:payments-core"} <= _walk(p, INCIDENT, DECLARED)
+        assert _walk(p, INCIDENT, DECLARED - 1) == {"incident:INC-2026-0723"}
+        assert "team:payments-core" in _walk(p, OWNER_ENDS - 1, OWNER_ENDS + 10**12)
+        assert "team:payments-core" not in _walk(p, OWNER_ENDS, OWNER_ENDS + 10**12)
+    finally:
+        p.close()
+    from ctxcli.util.timeutil import parse_ts
+
+    res = api.investigate(api.InvestigateOptions(case="INC-2026-0723", as_of=parse_ts("2026-07-23T10:02:00+08:00"),
+                                                 known_at=parse_ts("2026-07-23T10:30:00+08:00"), db=loaded_pg))
+    facts = {c["claim_id"]: c["facts"] for c in res.answer["claims"]}
+    assert facts["owner_at_incident"] == {"owner_team": "payments-core"}
+    assert facts["runbook_at_incident"] == {"runbook_version": "v4"}
+    assert facts["release_timing"]["release_id"] == "release-2026.07.23.1"

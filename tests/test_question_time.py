@@ -139,3 +139,104 @@ def test_asked_at_the_incident_without_a_knowledge_time_the_edges_are_not_known(
     om = {o["ref"]: (o["gate"], o["reason"]) for o in pack["omissions"]}
     assert om["OWN-PAYAPI-2025"] == ("relevance", "not_linked_to_case")
     assert om["DEP-release-2026.07.23.1"] == ("relevance", "not_linked_to_case")
+
+
+# ------------------------------------------------------------------------------ validity before the limit
+def add_expired_amount_signals(root, n: int = 45) -> None:
+    """``n`` expired versions of C-102's CLAIM_AMOUNT signal (2025, one day each), in the
+    risk-signals export of the project copy ``root``; their ids sort before SIG-C102-AMOUNT, so
+    the structured channel ranks them first."""
+    from ctxcli.util.canon import content_hash
+
+    path = root / "sources" / "risk-signals" / "objects.jsonl"
+    lines = []
+    for i in range(n):
+        text = f"Risk signal CLAIM_AMOUNT for claim C-102, computed on 2025-01-{i % 28 + 1:02d} (run {i}): superseded."
+        lines.append(json.dumps({
+            "object_id": f"SIG-C102-AMNT-{i:02d}", "tenant_id": "tenant-demo", "source_version": f"risk-2025.{i:02d}",
+            "object_type": "risk_signal", "subject_id": "case:C-102", "title": "Risk signal CLAIM_AMOUNT — claim C-102",
+            "content": text, "locator": f"risk://tenant-demo/signals/C-102/SIG-C102-AMNT-{i:02d}",
+            "valid_from": f"2025-{i // 28 + 1:02d}-{i % 28 + 1:02d}T00:00:00+08:00",
+            "valid_to": f"2025-{i // 28 + 1:02d}-{i % 28 + 1:02d}T12:00:00+08:00",
+            "observed_at": f"2025-{i // 28 + 1:02d}-{i % 28 + 1:02d}T03:00:00+08:00", "required_scopes": [],
+            "supports": ["claim_amount_signal"], "facts": {"signal": "CLAIM_AMOUNT", "claim_amount": 1000 + i,
+                                                           "currency": "CNY"},
+            "keys": ["C-102"], "content_hash": content_hash(text)}, ensure_ascii=False))
+    with path.open("a", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _amount(pack: dict, answer: dict) -> tuple:
+    ev = {e["object_id"] for e in pack["evidence"]}
+    gap = {m["type"]: m for m in pack["missing"]}.get("claim_amount_signal")
+    return "SIG-C102-AMOUNT" in ev, gap
+
+
+def test_expired_versions_do_not_crowd_out_the_valid_one_on_duckdb(project_copy, tmp_path):
+    """45 expired versions of C-102's amount signal rank before the one in force in the
+    structured channel (limit 20): governed (one round) still finds the valid one in round 1, and
+    the expired ones that came along are rejected by validity, never reported withheld."""
+    add_expired_amount_signals(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    out = tmp_path / "run"
+    r = run_cli(["investigate", "C-102", "--strategy", "governed", "--out", out])
+    assert r.exit_code == 0, r.output
+    pack = json.loads((out / "pack.json").read_text())
+    found, gap = _amount(pack, None)
+    assert found and gap is None
+    item = next(e for e in pack["evidence"] if e["object_id"] == "SIG-C102-AMOUNT")
+    assert item["round"] == 1 and "structured" in item["channels"]
+    expired = [o for o in pack["omissions"] if o["ref"].startswith("SIG-C102-AMNT-")]
+    assert expired and all((o["gate"], o["reason"]) == ("validity", "expired") for o in expired)
+    assert not any(o["withheld"] for o in pack["omissions"] if o.get("supports") == ["claim_amount_signal"])
+
+
+def test_every_ranked_statement_keeps_the_valid_record_behind_expired_ones(project_copy):
+    """On the crowded copy, each ranked statement with a small limit holds exactly the head the
+    rule gives (the first ``limit`` valid records, the invalid ones before them within
+    limit × WIDEN_CAP places), and so holds SIG-C102-AMOUNT however many expired versions rank
+    above it: BM25 from the term lists and in SQL, and the time-window channel."""
+    from ctxcli.engine.retrieve import readable_for, walk_access
+    from ctxcli.store import open_store
+
+    from .test_access_rules import SUBJECTS, expected_head
+
+    add_expired_amount_signals(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    st = open_store(project_copy / ".ctx" / "ctx.duckdb")
+    try:
+        at = _us("2026-07-23T12:00:00+08:00")
+        a = SUBJECTS["investigator"]
+        readable = readable_for(st, "tenant-demo", a)
+        docs = dict(st.con.execute("SELECT object_id, doc_id FROM objects").fetchall())
+        span = {d: (lo, hi) for d, lo, hi in st.con.execute("SELECT doc_id, valid_from_us, valid_to_us FROM objects")
+                .fetchall()}
+
+        def valid(d: int) -> bool:
+            lo, hi = span[d]
+            return (lo is None or lo <= at) and (hi is None or hi > at)
+
+        target = docs["SIG-C102-AMOUNT"]
+        q = [("claim_amount_signal", ["risk", "signal", "claim_amount", "claim", "c", "102"])]
+        gated = {"tenant": "tenant-demo", "readable": readable, "as_of_us": at}
+        for fn in (st.bm25, st.bm25_sql):
+            full = [d for _, d, _ in fn(q, limit=100_000, **gated).hits]
+            assert full.index(target) >= 6        # 45 expired versions rank above it
+            for limit in (1, 3):
+                got = [d for _, d, _ in fn(q, limit=limit, **gated).hits]
+                assert got == expected_head(full, limit, valid) and target in got, (fn.__name__, limit)
+        walk = walk_access(st, a)
+        w = {"entity": "case:C-102", "entity_type": "case", "via": [], "time": "observed_at",
+             "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": _us("2025-01-01T00:00:00+08:00")}
+
+        def window(limit: int) -> list[int]:
+            found = st.window([("w", "claim_amount_signal", [], w, limit)], access_ok=walk["access_ok"],
+                              entity_sources=walk["readable"], **gated)
+            return [d for _, d, _ in found.hits]
+        full = window(100_000)
+        assert not valid(full[0]) and not valid(full[1]) and not valid(full[2])   # expired ones nearest
+        for limit in (1, 3):
+            got = window(limit)
+            assert got == expected_head(full, limit, valid) and sum(map(valid, got)) == limit, limit
+    finally:
+        st.close()

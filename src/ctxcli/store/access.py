@@ -17,10 +17,12 @@ combination (source, required scopes, allowed purposes) of the subject's own ten
 a doc id, an object id, a title or content; the engine turns each combination into the gate
 that withholds it (scope → classification → purpose, the gate order) and what it would need.
 
-Validity is not an access rule: an expired or not-yet-valid record is still a candidate (the
-validity gate explains it and names its replacement). But it must not crowd out either: each
-ranked statement keeps going past its limit while records are not valid at ``as_of``, until
-``limit`` valid records are in the list or the list holds :data:`WIDEN_CAP` times the limit.
+Validity is applied before the limit too, but it does not hide: an expired or not-yet-valid
+record is still a candidate (the validity gate explains it and names its replacement). Each
+ranked list holds the first ``limit`` records valid at ``as_of`` (the question's time), however
+many invalid ones rank above them, and, among them, the invalid records ranked within the first
+``limit`` × :data:`WIDEN_CAP` places (so a long chain of old versions is explained in part, and
+never crowds out the version in force).
 
 Both dialects are side by side so that a one-sided change is visible.
 """
@@ -29,8 +31,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-# A ranked list holds at most limit × WIDEN_CAP records: `limit` valid ones and, before them,
-# the records not valid at as_of that rank above them (docs/gates.md).
+# A ranked list holds `limit` valid records and, before the last of them, the records not
+# valid at as_of ranked within the first limit × WIDEN_CAP places (docs/gates.md).
 WIDEN_CAP = 2
 
 
@@ -81,12 +83,15 @@ def pg_access(readable: Readable | None, as_of_us: int) -> tuple[str, str, dict]
 
 
 def widened(ranked, limit: int, valid) -> list:
-    """The head of ``ranked`` (rank order) that the limit admits: items until ``limit`` of them
-    are valid at as_of (``valid(item)``), at most ``limit`` × :data:`WIDEN_CAP` in all."""
+    """What the limit admits of ``ranked`` (rank order): the first ``limit`` items valid at
+    as_of (``valid(item)``) and the invalid items before the last of them that rank within the
+    first ``limit`` × :data:`WIDEN_CAP` places."""
     out, n_valid = [], 0
-    for item in ranked:
-        if n_valid >= limit or len(out) >= limit * WIDEN_CAP:
+    for rank, item in enumerate(ranked, 1):
+        if n_valid >= limit:
             break
-        out.append(item)
-        n_valid += bool(valid(item))
+        ok = bool(valid(item))
+        if ok or rank <= limit * WIDEN_CAP:
+            out.append(item)
+        n_valid += ok
     return out

@@ -99,6 +99,15 @@ class Literals:
         return con.execute(sql, used) if used else con.execute(sql)
 
 
+def _largest(s, n: int):
+    """A mask of the ``n`` largest values of ``s`` (ties at the cut included; all when fewer)."""
+    import numpy as np
+
+    if len(s) <= n:
+        return np.ones(len(s), bool)
+    return s >= np.partition(s, len(s) - n)[len(s) - n]
+
+
 def round_places(x):
     """DuckDB's ``round(x, BM25_PLACES)`` of positive float64 values: half away from zero."""
     import numpy as np
@@ -177,16 +186,17 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
                 withheld[key] = withheld.get(key, 0) + int(cnt)
             matched = matched[ok_doc]
         s = round_places(score[matched])
-        if len(matched) > cap:                               # keep the cap largest, ties included
-            cut = np.partition(s, len(s) - cap)[len(s) - cap]
-            keep = s >= cut
-            matched, s = matched[keep], s[keep]
-        order = np.lexsort((matched, -s))[:cap]
+        # the cap largest (ties included) and the ``limit`` largest valid at as_of (store/access.py)
+        keep = _largest(s, cap) | (valid_of[matched] & _largest(np.where(valid_of[matched], s, -np.inf), limit))
+        matched, s = matched[keep], s[keep]
+        order = np.lexsort((matched, -s))
         n_valid = 0
-        for doc, sc in zip(matched[order].tolist(), s[order].tolist()):
+        for rank, (doc, sc) in enumerate(zip(matched[order].tolist(), s[order].tolist()), 1):
             if n_valid >= limit:
                 break
-            hits.append((qi, doc, sc))
-            n_valid += bool(valid_of[doc])
+            ok = bool(valid_of[doc])
+            if ok or rank <= cap:
+                hits.append((qi, doc, sc))
+            n_valid += ok
     return Found(hits, sorted(((qi, src, None if sc is None else list(sc), None if pu is None else list(pu), c)
                                for (qi, src, sc, pu), c in withheld.items()), key=repr))

@@ -96,12 +96,12 @@ cand AS (
     AND (len(CAST($otypes AS VARCHAR[])) = 0 OR list_contains(CAST($otypes AS VARCHAR[]), o.object_type))
     AND o.{tcol} >= $lo AND o.{tcol} <= $hi),
 ranked AS (
-  SELECT doc_id, t, row_number() OVER (ORDER BY abs(t - $anchor), doc_id) AS rn,
+  SELECT doc_id, t, valid, row_number() OVER (ORDER BY abs(t - $anchor), doc_id) AS rn,
          coalesce(sum(valid::INTEGER) OVER (ORDER BY abs(t - $anchor), doc_id
                                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM cand WHERE ok)
 SELECT doc_id, t, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < $lim AND rn <= $cap
+FROM ranked WHERE nv < $lim AND (valid OR rn <= $cap)
 UNION ALL
 SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
@@ -248,19 +248,23 @@ _BM25_GATED = """gated AS (
 _BM25_TOP = """top AS (
   SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
                            {cap})) AS t
-  FROM gated WHERE ok GROUP BY qi),
+  FROM gated WHERE ok GROUP BY qi
+  UNION
+  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
+                           {lim})) AS t
+  FROM gated WHERE ok AND valid GROUP BY qi),
 cut AS (SELECT qi, t.doc_id AS doc_id, t.score AS score, t.valid AS valid FROM top),"""
 # max_by takes n < 1,000,000; a larger limit (explain-omissions ranks every match) sorts in a window.
 _BM25_TOP_N_MAX = 10_000
 _BM25_RANKED = """cut AS (SELECT qi, doc_id, score, valid FROM gated WHERE ok),"""
 _BM25_END = """
 ranked AS (
-  SELECT qi, doc_id, score, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn,
+  SELECT qi, doc_id, score, valid, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn,
          coalesce(sum(valid::INTEGER) OVER (PARTITION BY qi ORDER BY score DESC, doc_id
                                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM cut)
 SELECT qi, doc_id, score, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < {lim} AND rn <= {cap}
+FROM ranked WHERE nv < {lim} AND (valid OR rn <= {cap})
 UNION ALL
 SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes"""
@@ -680,7 +684,7 @@ class DuckDBStore:
                            postings=_POSTINGS_UNMASKED.format(grps=grps) if grps else "postings",
                            check=_BM25_CHECK.format(qe=", ".join(qe)) if overflow else "",
                            gated=_BM25_GATED.format(src="checked" if overflow else "scored", ok=ok, valid=valid),
-                           top=(_BM25_TOP.format(cap=cap) if cap <= _BM25_TOP_N_MAX else _BM25_RANKED),
+                           top=(_BM25_TOP.format(cap=cap, lim=int(lim)) if cap <= _BM25_TOP_N_MAX else _BM25_RANKED),
                            end=_BM25_END.format(lim=int(lim), cap=cap))
         rows = con.execute(sql, {**xparams, **access}).fetchall()
         hits = sorted((r for r in rows if r[1] is not None), key=lambda r: (r[0], r[3]))

@@ -20,8 +20,8 @@ from .shared import duck_num as _num
 from .shared import vector_rows
 
 # The access rules and validity come from the objects row of each scored vector (store/access.py):
-# only readable records are ranked, the list ends once ``lim`` of them are valid at as_of (at
-# most lim × WIDEN_CAP), and the withheld matches come back as counts per access combination.
+# only readable records are ranked, the list holds the first ``lim`` valid at as_of and the
+# invalid ones before them within the first lim × WIDEN_CAP places, and the withheld matches come back as counts per access combination.
 _VECTOR = f"""
 WITH q(qi, etype, otypes, lim, qv) AS (SELECT * FROM (VALUES {{rows}}) v(qi, etype, otypes, lim, qv)),
 scored AS (
@@ -34,13 +34,13 @@ gated AS (
          o.allowed_purposes
   FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT s.qi, s.doc_id, s.score, q.lim,
+  SELECT s.qi, s.doc_id, s.score, q.lim, s.valid,
          row_number() OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id) AS rn,
          coalesce(sum(s.valid::INTEGER) OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id
                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM gated s JOIN q ON q.qi = s.qi WHERE s.ok)
 SELECT qi, doc_id, score, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < lim AND rn <= lim * {WIDEN_CAP}
+FROM ranked WHERE nv < lim AND (valid OR rn <= lim * {WIDEN_CAP})
 UNION ALL
 SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes

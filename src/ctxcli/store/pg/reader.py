@@ -69,8 +69,8 @@ def _read_meta(con, address: str) -> dict[str, str]:
 
 
 # The access rules and validity (store/access.py) are applied in `about`, before the rank and
-# the limit: `ranked` ranks only readable records and ends each list once `lim` of them are valid
-# at as_of (at most lim × WIDEN_CAP); the withheld matches come back as counts per access
+# the limit: `ranked` ranks only readable records; each list holds the first `lim` valid at as_of
+# and the invalid ones before them within the first lim × WIDEN_CAP places; the withheld matches come back as counts per access
 # combination, never as doc ids (rows with doc_id NULL).
 _STRUCTURED = f"""
 WITH qs(qid, etype, otypes) AS (VALUES {{rows}}),
@@ -94,7 +94,7 @@ ranked AS (
   FROM matched WHERE ok
   WINDOW w AS (PARTITION BY qid ORDER BY on_seed DESC NULLS LAST, object_type {C}, object_id {C}, doc_id))
 SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < %(lim)s AND rn <= %(lim)s * {WIDEN_CAP}
+FROM ranked WHERE nv < %(lim)s AND (valid OR rn <= %(lim)s * {WIDEN_CAP})
 UNION ALL
 SELECT qid, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM matched WHERE NOT ok GROUP BY qid, source_id, required_scopes, allowed_purposes
@@ -130,12 +130,12 @@ cand AS (
     AND (cardinality(%(otypes)s::text[]) = 0 OR o.object_type = ANY(%(otypes)s::text[]))
     AND o.{{tcol}} >= %(lo)s AND o.{{tcol}} <= %(hi)s),
 ranked AS (
-  SELECT doc_id, t, row_number() OVER w AS rn,
+  SELECT doc_id, t, valid, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM cand WHERE ok
   WINDOW w AS (ORDER BY abs(t - %(anchor)s::bigint), doc_id))
 SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < %(lim)s AND rn <= %(lim)s * {WIDEN_CAP}
+FROM ranked WHERE nv < %(lim)s AND (valid OR rn <= %(lim)s * {WIDEN_CAP})
 UNION ALL
 SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
@@ -160,12 +160,12 @@ gated AS (
          o.allowed_purposes
   FROM {src} s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT qi, doc_id, score, row_number() OVER w AS rn,
+  SELECT qi, doc_id, score, valid, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM gated WHERE ok
   WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
 SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < {lim} AND rn <= {cap}
+FROM ranked WHERE nv < {lim} AND (valid OR rn <= {cap})
 UNION ALL
 SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
@@ -258,12 +258,12 @@ gated AS (
          o.allowed_purposes
   FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT qi, lim, doc_id, score, row_number() OVER w AS rn,
+  SELECT qi, lim, doc_id, score, valid, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM gated WHERE ok
   WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
 SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < lim AND rn <= lim * {WIDEN_CAP}
+FROM ranked WHERE nv < lim AND (valid OR rn <= lim * {WIDEN_CAP})
 UNION ALL
 SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
 FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
