@@ -240,3 +240,101 @@ def test_every_ranked_statement_keeps_the_valid_record_behind_expired_ones(proje
             assert got == expected_head(full, limit, valid) and sum(map(valid, got)) == limit, limit
     finally:
         st.close()
+
+
+# ------------------------------------------------------------------------------ supersession at the question's time
+HOTFIX = ("release-2026.07.23.2,release,release,payment-api,,2026-07-23T10:05:00+08:00,f00d5e1,production,,"
+          "2026-07-23T10:05:00+08:00,,2026-07-23T10:05:30+08:00,DEP-release-2026.07.23.1,cd-export-2026-07-23T10:20,"
+          "Production hotfix release-2026.07.23.2 of payment-api,\"Hotfix release-2026.07.23.2 of payment-api "
+          "completed in production at 2026-07-23 10:05:00+08:00. Commit f00d5e1, pipeline cd-prod-payments run 5531. "
+          "Changes: connection pool limit raised back; replaces release-2026.07.23.1.\"\n")
+
+
+def add_hotfix(root) -> None:
+    """The hotfix release-2026.07.23.2 at 10:05, replacing release-2026.07.23.1, as one more row
+    of the deployments export of the project copy ``root``."""
+    path = root / "sources" / "pay-deployments" / "deployments.csv"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + ("" if text.endswith("\n") else "\n") + HOTFIX, encoding="utf-8")
+
+
+def test_a_hotfix_after_the_incident_does_not_replace_the_release_in_force_at_it(project_copy, tmp_path):
+    """With the hotfix row, `ctx investigate INC-2026-0723` (as_of 10:30) still names
+    release-2026.07.23.1 as the release in force when the errors began (10:02: the playbook
+    anchors release_event's validity at the incident's first_error_at) with the same
+    hypothesis; the hotfix is named as a later change — not yet valid at the incident — and
+    the trace says which time each decision used."""
+    add_hotfix(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    pack, answer = _investigate(tmp_path, "--strategy", "dynamic")
+    assert answer["verdict"] != "insufficient_evidence"
+    facts = {c["claim_id"]: (c["status"], c["facts"]) for c in answer["claims"]}
+    assert facts["release_timing"][1]["release_id"] == "release-2026.07.23.1"
+    assert facts["release_timing"][1]["gap_minutes"] == 8
+    assert facts["release_caused_errors"][0] == "hypothesis"
+    om = {o["ref"]: o for o in pack["omissions"]}
+    hot = om["DEP-release-2026.07.23.2"]
+    assert (hot["gate"], hot["reason"]) == ("validity", "not_yet_valid")
+    assert hot["detail"]["valid_at"] == {"anchor": "incident_timeline.first_error_at", "at": "2026-07-23T10:02:00+08:00"}
+    assert hot["detail"]["valid_from"] == "2026-07-23T10:05:00+08:00"
+    trace = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    from ctxcli.models.contracts import TRACE_EVENTS
+
+    for e in trace:
+        TRACE_EVENTS[e["event"]].model_validate(e)
+    sel = [e for e in trace if e["event"] == "evidence_selected" and e["object_id"] == "DEP-release-2026.07.23.1"]
+    assert sel and sel[-1]["valid_at"]["at"] == "2026-07-23T10:02:00+08:00"
+    # round 1 judged it at as_of (10:30), where the hotfix had replaced it: the trace keeps that
+    rej = [e for e in trace if e["event"] == "candidate_rejected" and e["ref"] == "DEP-release-2026.07.23.1"]
+    assert rej and rej[0]["reason"] == "superseded_before_as_of"
+
+
+def test_valid_at_must_name_another_declared_evidence_type():
+    """A playbook whose valid_at names an unknown type, or the type itself, is refused."""
+    import pytest
+
+    from ctxcli import api
+    from ctxcli.models.playbook import Playbook
+
+    pb, _ = api.read_playbook("payment-incident-review")
+    d = pb.model_dump(mode="json", by_alias=True)
+    et = next(e for e in d["evidence_types"] if e["type"] == "release_event")
+    assert et["valid_at"] == {"anchor_from": "incident_timeline", "anchor_fact": "first_error_at"}
+    Playbook.model_validate(d)
+    for bad in ("no_such_type", "release_event"):
+        et["valid_at"]["anchor_from"] = bad
+        with pytest.raises(ValueError, match="valid_at anchor_from"):
+            Playbook.model_validate(d)
+
+
+def test_a_playbook_without_valid_at_keeps_its_hash():
+    """valid_at counts in a playbook's hash only when used: the motor-claim playbook (none)
+    hashes as before the field existed; the incident playbook's hash covers its anchors."""
+    from ctxcli import api
+    from ctxcli.project import playbook_hash
+
+    pb, h = api.read_playbook("motor-claim-review")
+    assert h == playbook_hash(pb) == "sha256:6e8edc81c2885c5229cb822199ce7a89536cb7c1d26bc658e89453e00d021e76"  # as before issue 47
+    inc, _ = api.read_playbook("payment-incident-review")
+    d = inc.model_dump()
+    for et in d["evidence_types"]:
+        et["valid_at"] = None
+    assert playbook_hash(type(inc).model_validate(d)) != playbook_hash(inc)
+
+
+def test_an_anchor_moves_the_question_time_not_the_knowledge_time(project_copy, tmp_path):
+    """The release row exported at 10:20 (after the 10:02 anchor, before the 10:30 as_of): judged
+    at the anchor it is still known — the knowledge time stays the request's (known_at, else
+    as_of) — so release-2026.07.23.1 is the release in force at the incident."""
+    add_hotfix(project_copy)
+    path = project_copy / "sources" / "pay-deployments" / "deployments.csv"
+    rows = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    i = next(n for n, r in enumerate(rows) if r.startswith("release-2026.07.23.1,"))
+    assert ",2026-07-23T09:54:30+08:00," in rows[i]
+    rows[i] = rows[i].replace(",2026-07-23T09:54:30+08:00,", ",2026-07-23T10:20:00+08:00,")
+    path.write_text("".join(rows), encoding="utf-8")
+    assert run_cli(["load"]).exit_code == 0
+    pack, answer = _investigate(tmp_path)
+    facts = {c["claim_id"]: c["facts"] for c in answer["claims"]}
+    assert facts["release_timing"]["release_id"] == "release-2026.07.23.1"
+    assert "DEP-release-2026.07.23.1" in {e["object_id"] for e in pack["evidence"]}

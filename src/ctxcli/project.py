@@ -213,7 +213,7 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
-    the ``window`` channel, claims' ``temporal``, ``aggregates``, ``deadline_seconds`` and
+    the ``window`` channel, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds`` and
     ``statement_timeout_seconds``) count only when used, so the hash of a playbook without them
     is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
@@ -226,6 +226,8 @@ def playbook_hash(pb: Playbook) -> str:
     for et in d["evidence_types"]:
         if not et["match"]:
             del et["match"]
+        if et.get("valid_at") is None:
+            et.pop("valid_at", None)
         for spec in (et["retrieve"], et["followup"]):
             if spec is not None and spec.get("window") is None:
                 spec.pop("window", None)

@@ -142,6 +142,13 @@ class BuildState:
     # not linked to the case; reconsidered when a later round's graph or structured channel links
     # them (their subject becomes an anchor), and their omission then goes
     unlinked: dict[int, tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
+    # doc id -> (its candidate, its omission record) of candidates of a type whose validity is
+    # anchored at a fact of admitted evidence (playbook ``valid_at``), rejected by validity or as
+    # not linked while that anchor was not known yet: gated anew once it is
+    unanchored: dict[int, tuple[Any, dict[str, Any], list[str]]] = field(default_factory=dict)
+    judged_at: dict[str, dict[str, Any]] = field(default_factory=dict)   # object id -> the anchor its validity used
+    unresolved: set[int] = field(default_factory=set)   # doc ids gated this round before their anchor was known
+    anchor_gctx: dict[int, GateContext] = field(default_factory=dict)    # anchor µs -> its gate context
     held: frozenset[str] = frozenset()          # evidence ids the caller already holds (per-step builds)
     omissions: list[dict[str, Any]] = field(default_factory=list)
     plans: list[dict[str, Any]] = field(default_factory=list)
@@ -311,6 +318,51 @@ def window_anchors(bc: BuildContext, st: BuildState) -> dict[str, tuple[int, str
     return out
 
 
+def validity_anchor(bc: BuildContext, st: BuildState, supports: list[str]) -> dict[str, Any] | str | None:
+    """The time validity is judged at for an object supporting ``supports``: None when none of
+    its types is anchored (playbook ``valid_at``: as_of); else, for the first anchored type in
+    playbook order, ``{"type", "anchor", "at", "at_us"}`` once the admitted evidence of the
+    anchor's type agrees on one ISO time, or why not (``anchor_not_admitted``,
+    ``anchor_conflict``, ``anchor_not_a_time``)."""
+    from ..util.timeutil import parse_ts
+
+    for et in bc.pb.evidence_types:
+        if et.valid_at is None or et.type not in supports:
+            continue
+        va = et.valid_at
+        vals = sorted({str(i["facts"][va.anchor_fact]) for i in st.packed.admitted
+                       if va.anchor_from in i["supports"] and i["facts"].get(va.anchor_fact) is not None})
+        if len(vals) > 1:
+            return "anchor_conflict"
+        if not vals:
+            return "anchor_not_admitted"
+        try:
+            at = parse_ts(vals[0])
+        except ValueError:
+            return "anchor_not_a_time"
+        return {"type": et.type, "anchor": f"{va.anchor_from}.{va.anchor_fact}", "at": at.isoformat(),
+                "at_us": dt_to_us(at)}
+    return None
+
+
+def gctx_for(bc: BuildContext, st: BuildState, o: Obj) -> tuple[GateContext, dict[str, Any] | str | None]:
+    """The gate context an object is judged with: the request's, or — for an anchored type whose
+    anchor is known — one whose question time is the anchor (the knowledge time stays the
+    request's: known_at, else as_of)."""
+    anchor = validity_anchor(bc, st, o.supports)
+    if not isinstance(anchor, dict):
+        return bc.gctx, anchor
+    g = st.anchor_gctx.get(anchor["at_us"])
+    if g is None:
+        from ..util.timeutil import parse_ts
+
+        at = parse_ts(anchor["at"]).astimezone(bc.req.as_of.tzinfo)
+        g = st.anchor_gctx[anchor["at_us"]] = gate_context(
+            bc.hydrator, tenant=bc.req.tenant_id, scopes=bc.req.scopes, purpose=bc.req.purpose, as_of=at,
+            known_at=bc.req.known_at or bc.req.as_of, clearance=bc.req.clearance)
+    return g, anchor
+
+
 def retrieve_candidates(bc: BuildContext, st: BuildState, plan: Plan) -> Retrieved:
     """Run the plan's queries and fuse their rankings; keep the candidates not seen before."""
     t0 = time.perf_counter()
@@ -344,6 +396,18 @@ def hydrate_objects(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[
         if subject:
             st.anchored_subjects.add(subject)
     again = [c for c in found.fused if c.doc_id in st.unlinked and st.unlinked[c.doc_id][0] in st.anchored_subjects]
+    fused_ids = {c.doc_id for c in found.fused}
+    for d, (cand, om, supports) in list(st.unanchored.items()):    # their anchor is known now: gated at it
+        anchor = validity_anchor(bc, st, supports)
+        if isinstance(anchor, dict) and anchor["type"] not in st.packed.covered:
+            st.unanchored.pop(d)
+            st.unlinked.pop(d, None)
+            st.omissions[:] = [o for o in st.omissions if o is not om]
+            objs.update(bc.hydrator.metadata([d]))
+            if d not in fused_ids:
+                found.fused.append(cand)
+                fused_ids.add(d)
+            found.fresh = [c for c in found.fresh if c.doc_id != d] + [cand]
     if again:
         for c in again:
             om = st.unlinked.pop(c.doc_id)[1]
@@ -360,10 +424,20 @@ def gate_candidates(bc: BuildContext, st: BuildState, found: Retrieved, objs: di
     pass) the content is read and the content gates run. Ungated strategies keep everything."""
     t0 = time.perf_counter()
     meta_rejection: dict[int, Rejection | None] = {}
+    ctxs: dict[int, GateContext] = {}
     if bc.apply_gates:
         for c in found.fresh:
             if c.doc_id in objs:
-                meta_rejection[c.doc_id] = run_gates(objs[c.doc_id], bc.gctx, META_GATES)[0]
+                g, anchor = gctx_for(bc, st, objs[c.doc_id])
+                ctxs[c.doc_id] = g
+                rej = run_gates(objs[c.doc_id], g, META_GATES)[0]
+                if isinstance(anchor, dict):        # the trace and the record say which time was used
+                    st.judged_at[objs[c.doc_id].object_id] = {k: anchor[k] for k in ("anchor", "at")}
+                    if rej is not None and rej.gate == "validity":
+                        rej.detail["valid_at"] = st.judged_at[objs[c.doc_id].object_id]
+                elif anchor is not None:
+                    st.unresolved.add(c.doc_id)
+                meta_rejection[c.doc_id] = rej
     bc.hydrator.fill_content(objs, sorted(d for d in objs if meta_rejection.get(d) is None))
     decisions = []
     for c in found.fresh:
@@ -372,7 +446,7 @@ def gate_candidates(bc: BuildContext, st: BuildState, found: Retrieved, objs: di
             continue
         rej = meta_rejection.get(c.doc_id)
         if bc.apply_gates and rej is None:
-            rej = run_gates(o, bc.gctx, CONTENT_GATES)[0]
+            rej = run_gates(o, ctxs.get(c.doc_id, bc.gctx), CONTENT_GATES)[0]
         eid = evidence_id(o, bc.disclosure.digest(o))     # the id its evidence item would have
         if rej is None and eid in st.held:
             rej = Rejection("duplicate", "already_held", {"evidence_id": eid})
@@ -454,10 +528,21 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
         _record_rejection(bc, st, round_no, o, c, rej)
         if rej.gate == "relevance" and rej.reason == "not_linked_to_case":
             st.unlinked[c.doc_id] = (o.subject_id, st.omissions[-1])
+        if c.doc_id in st.unresolved and rej.gate == "relevance":
+            st.unanchored[c.doc_id] = (c, st.omissions[-1], list(o.supports))
+    for d in decisions:
+        if d.rejection is not None and d.rejection.gate == "validity" and d.obj.doc_id in st.unresolved:
+            st.unanchored[d.obj.doc_id] = (d.cand, next(om for om in reversed(st.omissions)
+                                                         if om["gate"] == "validity" and om["round"] == round_no
+                                                         and om["ref"] == bc.disclosure.ref(d.obj, withheld=False)),
+                                           list(d.obj.supports))
+    st.unresolved.clear()
     for item in packed.admitted:
+        when = st.judged_at.get(item["object_id"])
         bc.trace.emit("evidence_selected", round=round_no, evidence_id=item["evidence_id"],
                       object_id=item["object_id"], selected_for=item["selected_for"], tokens=item["tokens"],
-                      transformations=[t["kind"] for t in item["transformations"]])
+                      transformations=[t["kind"] for t in item["transformations"]],
+                      **({"valid_at": when} if when else {}))
         for t in item["transformations"]:
             bc.trace.emit("evidence_transformed", round=round_no, evidence_id=item["evidence_id"],
                           object_id=item["object_id"], kind=t["kind"], method=t.get("method"),

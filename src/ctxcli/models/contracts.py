@@ -594,6 +594,8 @@ class EvidenceSelected(Event):
     selected_for: str | None
     tokens: int
     transformations: list[str]
+    valid_at: dict[str, str] | None = Field(None, description="present when its validity was judged at a fact "
+                                            "of admitted evidence (playbook valid_at): anchor, at")
 
 
 class EvidenceTransformed(Event):

@@ -135,6 +135,15 @@ class EvidenceRule(P):
         return self
 
 
+class ValidAt(P):
+    """The time an evidence type's validity is judged at: the fact ``anchor_fact`` (an ISO time)
+    that the admitted evidence of type ``anchor_from`` agrees on — "the release in force when the
+    errors began" — instead of the request's ``as_of``. Until that evidence is admitted, as_of."""
+
+    anchor_from: TypeName
+    anchor_fact: FactName
+
+
 class EvidenceType(P):
     type: TypeName
     judgment: Annotated[str, StringConstraints(min_length=1, max_length=300)]
@@ -146,6 +155,9 @@ class EvidenceType(P):
     retrieve: ChannelSpecs
     followup: ChannelSpecs | None = None
     match: list[EvidenceRule] = Field(default_factory=list, description="Objects that support this type by rule.")
+    valid_at: ValidAt | None = Field(None, description="Judge this type's validity and supersession at a fact of "
+                                                       "admitted evidence (e.g. the incident's first_error_at) "
+                                                       "instead of as_of.")
 
 
 class Budget(P):
@@ -349,6 +361,9 @@ class Playbook(P):
                         if tid not in tids:
                             raise ValueError(f"evidence_types.{et.type}: unknown path template {tid}")
         for et in self.evidence_types:
+            if et.valid_at and (et.valid_at.anchor_from not in types or et.valid_at.anchor_from == et.type):
+                raise ValueError(f"evidence_types.{et.type}: valid_at anchor_from: not another declared evidence "
+                                 f"type: {et.valid_at.anchor_from}")
             for spec in (et.retrieve, et.followup):
                 w = spec.window if spec else None
                 if w and w.anchor_from and w.anchor_from not in types:
