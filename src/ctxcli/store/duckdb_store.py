@@ -245,12 +245,15 @@ _BM25_GATED = """gated AS (
   SELECT s.qi, s.doc_id, s.score, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
          o.allowed_purposes
   FROM {src} s JOIN objects o ON o.doc_id = s.doc_id),"""
+# The top-n key (score, then the smaller doc id first), for both lists of _BM25_TOP.
+_BM25_KEY = "{{'score': score, 'neg': -doc_id}}"
+# The cap largest of each query, and its ``lim`` largest valid at as_of (validity before the limit).
 _BM25_TOP = """top AS (
-  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
+  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, """ + _BM25_KEY + """,
                            {cap})) AS t
   FROM gated WHERE ok GROUP BY qi
   UNION
-  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, {{'score': score, 'neg': -doc_id}},
+  SELECT qi, unnest(max_by({{'doc_id': doc_id, 'score': score, 'valid': valid}}, """ + _BM25_KEY + """,
                            {lim})) AS t
   FROM gated WHERE ok AND valid GROUP BY qi),
 cut AS (SELECT qi, t.doc_id AS doc_id, t.score AS score, t.valid AS valid FROM top),"""
