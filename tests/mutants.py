@@ -1365,6 +1365,16 @@ MUTANTS: list[Mutant] = [
            "        if not stat.S_ISREG(st.st_mode):", "        if False:",
            ("tests/test_erasure_gate.py::test_a_bad_erasures_file_is_exit_2_naming_the_line",)),
 
+    Mutant("table-query-unchecked", "src/ctxcli/load/parsers/table.py",
+           "    _check_query(con, opts.query, mdisp)\n", "",
+           ("tests/test_parsers_table.py::test_a_table_query_reads_only_its_declared_database",)),
+    Mutant("table-query-external-access-on", "src/ctxcli/load/parsers/table.py",
+           '    con.execute("SET enable_external_access = false")\n', "",
+           ("tests/test_parsers_table.py::test_a_table_query_runs_with_external_access_off",)),
+    Mutant("table-query-host-functions-allowed", "src/ctxcli/load/parsers/table.py",
+           'str(v.get("function_name", "")).lower() in _HOST_FUNCTIONS', 'str(v.get("function_name", "")).lower() in ()',
+           ("tests/test_parsers_table.py::test_a_table_query_reads_only_its_declared_database",)),
+
 ]
 
 
