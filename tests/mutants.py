@@ -1375,6 +1375,19 @@ MUTANTS: list[Mutant] = [
            'str(v.get("function_name", "")).lower() in _HOST_FUNCTIONS', 'str(v.get("function_name", "")).lower() in ()',
            ("tests/test_parsers_table.py::test_a_table_query_reads_only_its_declared_database",)),
 
+    Mutant("credentials-encoded-key-unmasked", "src/ctxcli/util/passwords.py",
+           'out = _QUERY.sub(lambda m: m["pre"] + "***" if _decoded(m["key"]) in SECRET_KEYS else m[0], out)', "",
+           ("tests/test_credentials.py::test_every_spelling_of_a_secret_is_found_and_masked",)),
+    Mutant("credentials-query-key-not-decoded", "src/ctxcli/util/passwords.py",
+           "    return unquote(key).strip().lower()", "    return key.strip().lower()",
+           ("tests/test_credentials.py",)),
+    Mutant("credentials-ctx-toml-unchecked", "src/ctxcli/paths.py",
+           "        held = secret_keys(value)\n        if held:", "        held = []\n        if held:",
+           ("tests/test_credentials.py::test_ctx_toml_never_holds_a_secret_and_db_errors_mask_it",)),
+    Mutant("credentials-passfile-allowed", "src/ctxcli/util/passwords.py",
+           'SECRET_KEYS = ("password", "passfile", "sslpassword")', 'SECRET_KEYS = ("password",)',
+           ("tests/test_credentials.py",)),
+
 ]
 
 
