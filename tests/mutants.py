@@ -1388,6 +1388,14 @@ MUTANTS: list[Mutant] = [
            'SECRET_KEYS = ("password", "passfile", "sslpassword")', 'SECRET_KEYS = ("password",)',
            ("tests/test_credentials.py",)),
 
+    Mutant("tenancy-unknown-case-lists-ids", "src/ctxcli/serve/tools.py",
+           "    except UnknownCaseError:\n        raise unknown from None", "    except UnknownCaseError:\n        raise",
+           ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
+    Mutant("tenancy-other-tenant-told-apart", "src/ctxcli/serve/tools.py",
+           "    if read[0].tenant_id != cfg.tenant:\n        raise unknown",
+           "    if read[0].tenant_id != cfg.tenant:\n        raise UsageError(f\"case {case} is not a case of this server's tenant\")",
+           ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
+
 ]
 
 
