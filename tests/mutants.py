@@ -1396,6 +1396,13 @@ MUTANTS: list[Mutant] = [
            "    if read[0].tenant_id != cfg.tenant:\n        raise UsageError(f\"case {case} is not a case of this server's tenant\")",
            ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
 
+    Mutant("report-audit-follows-links", "src/ctxcli/report/audit.py",
+           "read_regular(path, MAX_AUDIT_BYTES, follow=False)", "read_regular(path, MAX_AUDIT_BYTES)",
+           ("tests/test_report.py::test_the_audit_section_lists_every_span_and_nothing_withheld",)),
+    Mutant("safeio-nofollow-ignored", "src/ctxcli/util/safeio.py",
+           '        flags |= getattr(os, "O_NOFOLLOW", 0)', "        pass",
+           ("tests/test_report.py::test_the_audit_section_lists_every_span_and_nothing_withheld",)),
+
 ]
 
 
