@@ -26,7 +26,7 @@ def test_docs_gates_table_is_the_gate_table():
 
 
 def test_every_list_of_gates_is_the_table_in_its_order():
-    assert gates.GATE_ORDER == ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time",
+    assert gates.GATE_ORDER == ["tenant", "scope", "classification", "purpose", "erasure", "validity", "knowledge_time",
                                 "freshness", "integrity", "injection", "duplicate", "relevance", "budget"]
     assert {"tenant", "scope", "classification", "purpose"} == gates.WITHHOLDING_GATES
     assert gates.PER_CANDIDATE == gates.META_GATES + gates.CONTENT_GATES

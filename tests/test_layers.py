@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("pipeline", ("ctxcli.pipeline", "ctxcli.policy")),
     ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params", "ctxcli.agents", "ctxcli.schemas")),
     ("engine / answer", ("ctxcli.engine", "ctxcli.answer", "ctxcli.load", "ctxcli.embed", "ctxcli.injection")),
-    ("files", ("ctxcli.paths", "ctxcli.write", "ctxcli.runfolder")),
+    ("files", ("ctxcli.paths", "ctxcli.write", "ctxcli.runfolder", "ctxcli.erasures")),
     ("store", ("ctxcli.store",)),
     ("util", ("ctxcli.util", "ctxcli.models", "ctxcli.errors", "ctxcli.tokens", "ctxcli.bundled",
               "ctxcli")),

@@ -250,3 +250,53 @@ def test_row_groups_refuse_relations_and_name_a_missing_key_column(tmp_path):
     project(tmp_path, {"deploys.csv": CSV}, {"file": "deploys.csv", "row_groups": {"by": ["team"]}}, mapping=m)
     with pytest.raises(InputError, match="'team' \\(table.row_groups.by\\) is not a column"):
         objects(tmp_path)
+
+
+@pytest.mark.parametrize("query,named", [
+    ("SELECT d.*, (SELECT content FROM read_text('{secret}')) AS s FROM deploys d", "calls the table function read_text()"),
+    ("SELECT * FROM deploys WHERE change_id IN (SELECT file FROM glob('/etc/*'))", "calls the table function glob()"),
+    ("SELECT * FROM read_csv('{secret}')", "calls the table function read_csv()"),
+    ("SELECT d.*, current_setting('home_directory') AS h FROM deploys d", "calls current_setting()"),
+    ("SELECT * FROM system.main.duckdb_settings()", "calls the table function duckdb_settings()"),
+])
+def test_a_table_query_reads_only_its_declared_database(tmp_path, query, named):
+    """Issue 46 item 3: a query calling a file or host function is refused, naming the function,
+    before anything is read; the store never holds the host file's content."""
+    secret = tmp_path / "secret.key"
+    secret.write_text("TOP-SECRET-46\n")
+    db = tmp_path / "catalog.sqlite"
+    c = sqlite3.connect(db)
+    c.execute("CREATE TABLE deploys (change_id TEXT, tenant TEXT, service TEXT, version TEXT, deployed_at TEXT, "
+              "replicas INTEGER)")
+    for ln in CSV.strip().split("\n")[1:]:
+        c.execute("INSERT INTO deploys VALUES (?,?,?,?,?,?)", ln.split(","))
+    c.commit()
+    c.close()
+    project(tmp_path / "p", {"catalog.sqlite": db.read_bytes()},
+            {"file": "catalog.sqlite", "query": query.format(secret=secret)})
+    with pytest.raises(InputError) as ei:
+        objects(tmp_path / "p")
+    assert named in str(ei.value) and "may read only the tables of its declared database" in str(ei.value)
+    assert ei.value.field == "table.query"
+
+
+def test_a_table_query_runs_with_external_access_off(tmp_path, monkeypatch):
+    """The second line: were the parser check skipped, DuckDB itself refuses to read a file."""
+    from ctxcli.load.parsers import table
+
+    monkeypatch.setattr(table, "_check_query", lambda *a: None)
+    secret = tmp_path / "secret.key"
+    secret.write_text("TOP-SECRET-46\n")
+    db = tmp_path / "catalog.sqlite"
+    c = sqlite3.connect(db)
+    c.execute("CREATE TABLE deploys (change_id TEXT, tenant TEXT, service TEXT, version TEXT, deployed_at TEXT, "
+              "replicas INTEGER)")
+    for ln in CSV.strip().split("\n")[1:]:
+        c.execute("INSERT INTO deploys VALUES (?,?,?,?,?,?)", ln.split(","))
+    c.commit()
+    c.close()
+    project(tmp_path / "p", {"catalog.sqlite": db.read_bytes()},
+            {"file": "catalog.sqlite", "query": f"SELECT d.*, (SELECT content FROM read_text('{secret}')) AS s "
+                                                "FROM deploys d"})
+    with pytest.raises(InputError, match="file system operations are disabled"):
+        objects(tmp_path / "p")

@@ -575,6 +575,17 @@ def test_the_audit_section_lists_every_span_and_nothing_withheld(runs, store, tm
     bad.write_text("{}")
     r = run_cli(["report", d, "--audit", bad])
     assert r.exit_code == 2 and "not a ctx.audit-call/1 document" in r.stderr
+    # issue 46: a FIFO, a folder or a link is exit 2 with one line (a FIFO used to hang)
+    import os
+
+    fifo = tmp_path / "audit.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.json"
+    link.symlink_to(f)
+    for p, why in ((fifo, "not a regular file (a FIFO)"), (tmp_path, "not a regular file (a folder)"),
+                   (link, "a symbolic link (not followed)")):
+        r = run_cli(["report", d, "--audit", p])
+        assert r.exit_code == 2 and r.stderr == f"ctx: error: {p}: {why}\n", r.stderr
 
 
 def test_the_audit_section_in_headless_chromium(runs, store, browser, tmp_path):

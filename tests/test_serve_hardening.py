@@ -90,9 +90,13 @@ def test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant(store
         ("tool", "investigate", {"case": "OTHER-1"}),
         ("tool", "build_context", {"case": "OTHER-1", "types": ["case_status"]}),
         ("tool", "investigate", {"case": "C-102"}),
+        ("tool", "investigate", {"case": "NOPE-1"}),
     ])
-    refused = "ctx: error: case OTHER-1 is not a case of this server's tenant tenant-demo"
+    # issue 46: another tenant's real case is "unknown" exactly as a missing one, and no error
+    # lists case ids (a list would name the other tenant's)
+    refused = "ctx: error: unknown case 'OTHER-1' (the list_cases tool names this server's cases)"
     assert [_tool_error(r) for r in results[:2]] == [refused, refused]
+    assert _tool_error(results[3]) == refused.replace("OTHER-1", "NOPE-1")
     assert _structured(results[2])["case_id"] == "C-102"
     assert [p.name for p in runs.glob("pk-*")] == [_structured(results[2])["pack_id"]]
 

@@ -101,6 +101,14 @@ def default_store() -> Path | str:
 
     value = project_settings().get("store", DEFAULT_STORE)
     if is_postgres(value):
+        from .util.passwords import secret_keys
+
+        held = secret_keys(value)
+        if held:
+            from .errors import InputError
+
+            raise InputError(f"project.store: a project file never holds a {held[0]} (use PGPASSFILE or the libpq "
+                             "environment)", file="ctx.toml")
         return value
     p = Path(value)
     return p if p.is_absolute() else root() / p

@@ -46,6 +46,12 @@ def erase(
     it, else marked re-sealed and unsigned). Kept store generations other than the live store
     that hold an erased object are removed; the live store keeps it until its source drops it
     (a tombstone) and `ctx load` runs. `ctx replay` of such a pack says "erased on …".
+    A file ctx did not write inside a run folder is left as it is and reported ("skipped"); the
+    folder's own files and every other folder are still rewritten. The plain digests of an
+    erased text become digests keyed with the store secret. An erasure applies to every new
+    run (investigate, ask, eval, the MCP tools, replay) from the moment it is recorded: the
+    object, and any copy of its text under another id, is omitted as "erased" before its
+    content is read.
     Retention: --redact-text removes every evidence text and title (hashes and decisions
     stay) from the run folders older than --older-than DAYS (else [retention] text_days in
     ctx.toml); `ctx investigate --no-text` writes packs that way from the start.
@@ -91,6 +97,8 @@ def erase(
             c.print(f"{a['erasures']} erasure(s): rewrote {len(a['rewritten'])} run folder(s)")
             for f in a["rewritten"]:
                 c.print(safe(f"  {f}"))
+            for sk in a["skipped"]:
+                c.print(safe(f"skipped {sk['file']}: {sk['why']}"))
             if a["generations_dropped"]:
                 c.print(f"removed store generation(s) {', '.join(map(str, a['generations_dropped']))}")
             if a["current_store_holds"]:

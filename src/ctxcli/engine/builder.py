@@ -164,7 +164,7 @@ class BuildState:
 
 
 def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose: str, as_of: datetime,
-                 known_at: datetime | None, clearance: str) -> GateContext:
+                 known_at: datetime | None, clearance: str, erased: Any = None) -> GateContext:
     """What the per-candidate gates judge against, with the version chains ``hydrator`` reads
     (a superseded object names its visible replacement)."""
     scope_set = frozenset(scopes)
@@ -180,7 +180,8 @@ def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose:
                               clearance=clearance, sources=hydrator.sources)
 
     return GateContext(tenant=tenant, scopes=scope_set, purpose=purpose, as_of=as_of, as_of_us=as_of_us,
-                       known_at_us=known_at_us, replacement=replacement, clearance=clearance, successor=successor)
+                       known_at_us=known_at_us, replacement=replacement, clearance=clearance, successor=successor,
+                       erased=erased)
 
 
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
@@ -189,8 +190,11 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
     of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
     hydrator = Hydrator(con, req.tenant_id)
+    from ..erasures import for_run
+
+    # the erasures recorded until now apply to this run (read before any object is)
     gctx = gate_context(hydrator, tenant=req.tenant_id, scopes=req.scopes, purpose=req.purpose, as_of=req.as_of,
-                        known_at=req.known_at, clearance=req.clearance)
+                        known_at=req.known_at, clearance=req.clearance, erased=for_run(con, req.tenant_id, key))
     allocation = budget_for(pb, req.budget)
     type_order = [et.type for et in pb.evidence_types]
     req_hash = request_hash(req.to_json())

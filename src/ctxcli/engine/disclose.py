@@ -56,6 +56,11 @@ class Disclosure:
 
         if rej.gate in WITHHOLDING_GATES:
             return {"ref": self.ref(o), "detail": rej.detail}
+        if rej.gate == "erasure":       # nothing of its text: no title, a keyed digest only
+            return {"ref": o.object_id, "detail": rej.detail, "object_id": o.object_id, "source_id": o.source_id,
+                    "source_version": o.source_version, "title": "[erased]", "object_type": o.object_type,
+                    "supports": list(o.supports), "tokens": o.tokens,
+                    "content_hash": sealed_hash(o.content_hash, key=self.key), "trust_level": o.trust_level}
         shown, detail = o, rej.detail
         if self.masks(o):
             pats = R.patterns(o.redaction)

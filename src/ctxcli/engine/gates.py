@@ -3,13 +3,14 @@
 Each per-candidate gate takes ``(obj, ctx)`` and returns ``None`` (pass) or a
 :class:`Rejection`. The order is fixed and documented (docs/gates.md):
 
-    tenant → scope → classification → purpose → validity → knowledge_time → freshness →
-    integrity → injection → duplicate → relevance → budget
+    tenant → scope → classification → purpose → erasure → validity → knowledge_time →
+    freshness → integrity → injection → duplicate → relevance → budget
 
 The last three depend on what has already been admitted and run inside the packer, in the
 same order. Rejections by tenant, scope, classification or purpose are *withheld*: their
 records carry an opaque reference and the missing scope, clearance or purpose, never a title,
-content or fact.
+content or fact. The erasure gate rejects an object recorded as erased (by id, or a copy of
+an erased text: same content or duplicate hash) before its content is read (ctxcli/erasures.py).
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class GateContext:
     # (superseded, the visible replacement or None): whether a version valid at as_of (and
     # known at known_at) supersedes the object along its chain, whatever its own valid_to
     successor: Callable[[Obj], tuple[bool, dict[str, Any] | None]] = lambda o: (False, None)
+    # the recorded erasures of the tenant (ctxcli.erasures.Erased), read when the run started
+    erased: Any = None
 
     @property
     def known_us(self) -> int:
@@ -131,6 +134,17 @@ def g_purpose(o: Obj, c: GateContext) -> Rejection | None:
     if c.purpose not in o.allowed_purposes:
         return Rejection("purpose", "purpose_not_allowed", {"purpose": c.purpose, "allowed": list(o.allowed_purposes)})
     return None
+
+
+def g_erasure(o: Obj, c: GateContext) -> Rejection | None:
+    m = c.erased.match(o.object_id, o.content_hash, o.dedup_hash) if c.erased else None
+    if m is None:
+        return None
+    how, e = m
+    detail = {"erased_at": e.get("at"), "matched": how}
+    if how == "content":        # a copy of an erased text under another id
+        detail["copy_of"] = e.get("object_id")
+    return Rejection("erasure", "erased", detail)
 
 
 def g_validity(o: Obj, c: GateContext) -> Rejection | None:
@@ -237,6 +251,7 @@ GATES: tuple[Gate, ...] = (
     Gate("scope", g_scope, "metadata", True),
     Gate("classification", g_classification, "metadata", True),
     Gate("purpose", g_purpose, "metadata", True),
+    Gate("erasure", g_erasure, "metadata", False),
     Gate("validity", g_validity, "metadata", False),
     Gate("knowledge_time", g_knowledge_time, "metadata", False),
     Gate("freshness", g_freshness, "metadata", False),

@@ -29,9 +29,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..erasures import ERASURES_FILE
 from ..errors import UsageError
+from ..util.canon import sealed_hash
 
-ERASURES_FILE = "erasures.jsonl"
 ERASED = "[erased]"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -43,19 +44,30 @@ def _dir(db=None) -> Path:
 
 
 def read_erasures(db=None) -> list[dict[str, Any]]:
-    from .records import read_lines
+    """The recorded erasures, checked line by line (ctxcli/erasures.py: a bad line is exit 2)."""
+    from ..erasures import read
 
-    import orjson
+    return read(_dir(db))
 
-    out = []
-    for ln in read_lines(_dir(db) / ERASURES_FILE):
-        try:
-            e = orjson.loads(ln)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(e, dict) and isinstance(e.get("object_id"), str):
-            out.append(e)
-    return out
+
+def _content_keys(object_id: str, tenant: str | None, db=None, generation: int | None = None) -> list[str]:
+    """The keyed content and duplicate hashes of the object as the store (or its kept
+    ``generation``) holds it; empty when there is no store or it holds none."""
+    from .. import paths
+    from ..erasures import content_keys
+    from ..store import is_postgres, open_store
+    from ..store.secret import store_key
+
+    addr = paths.db_path(db)
+    if not is_postgres(addr) and not Path(addr).is_file():
+        return []
+    con = open_store(addr, generation)
+    if con is None:
+        return []
+    try:
+        return content_keys(con, object_id, tenant, store_key(addr))
+    finally:
+        con.close()
 
 
 def record(object_id: str, *, reason: str, by: str | None = None, tenant: str | None = None,
@@ -75,6 +87,9 @@ def record(object_id: str, *, reason: str, by: str | None = None, tenant: str | 
                 return e, False
         e = {"object_id": object_id, "tenant_id": tenant, "reason": reason.strip(),
              "by": by or os.environ.get("USER") or "unknown", "at": at or now_utc(), "via": via}
+        keys = _content_keys(object_id, tenant, db)
+        if keys:        # copies of the text under other ids are erased too (keyed: no plain digest here)
+            e["content_keys"] = keys
         _append(d / ERASURES_FILE, line_of(e))
         return e, True
 
@@ -93,9 +108,30 @@ def record_tombstones(rows: list[tuple], db=None) -> int:
         new = [{"object_id": oid, "tenant_id": tenant, "reason": reason or "tombstoned",
                 "by": "ctx load (tombstone)", "at": deleted_at or now_utc(), "via": "tombstone"}
                for tenant, oid, deleted_at, reason in rows if (oid, tenant) not in have and oid not in anyt]
+        for e in new:
+            keys = _tombstoned_keys(e["object_id"], e["tenant_id"], db)
+            if keys:
+                e["content_keys"] = keys
         if new:
             _append(d / ERASURES_FILE, b"".join(line_of(e) for e in new))
     return len(new)
+
+
+def _tombstoned_keys(object_id: str, tenant: str | None, db=None) -> list[str]:
+    """A tombstoned object is gone from the store the load just published: its hashes come
+    from the newest kept generation that still holds it (DuckDB stores)."""
+    from .. import paths
+    from ..store import generations as gens
+    from ..store import is_postgres
+
+    addr = paths.db_path(db)
+    if is_postgres(addr) or not Path(addr).is_file():
+        return []
+    for row in sorted(gens.listing(Path(addr)), key=lambda r: -r["generation"]):
+        keys = _content_keys(object_id, tenant, db, row["generation"])
+        if keys:
+            return keys
+    return []
 
 
 def _applies(e: dict[str, Any], tenant: str | None) -> bool:
@@ -147,9 +183,13 @@ def erasure_hash(pack: dict[str, Any]) -> str:
 
 
 def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at: str, *,
-               every: dict[str, Any] | None = None) -> tuple[dict, list[str]]:
+               every: dict[str, Any] | None = None, key: bytes | None = None,
+               digests: dict[str, str] | None = None) -> tuple[dict, list[str]]:
     """The pack with the erased objects' content removed, and the strings removed (for the other
-    files). ``every`` (an erasure note): every object's content, for retention and --no-text."""
+    files). ``every`` (an erasure note): every object's content, for retention and --no-text.
+    ``digests`` (filled when given): each plain digest of an erased text → what replaces it
+    (keyed with the store secret ``key``; "[erased]" without one) — an erasure leaves no plain
+    SHA-256 of the text to confirm a guess against."""
     tenant = (pack.get("request") or {}).get("tenant_id")
     by_id = {e["object_id"]: e for e in erasures if _applies(e, tenant)}
     strings: set[str] = set()
@@ -162,6 +202,12 @@ def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at:
         strings.update(_strings(item))
         note = {"at": e["at"], "by": e["by"], "reason": e["reason"]}
         item.update(text="", title=ERASED, facts=_erase_facts(item.get("facts")), erased=note)
+        if digests is not None and every is None:
+            for f in ("content_hash", "text_hash"):
+                h = item.get(f)
+                if isinstance(h, str) and h.startswith("sha256:"):
+                    digests[h] = sealed_hash(h, key=key) if key is not None else ERASED
+                    item[f] = digests[h]
         done.append({"object_id": item["object_id"], "evidence_id": item["evidence_id"], **note})
     for om in pack.get("omissions") or []:
         if isinstance(om, dict) and (every or om.get("object_id") in by_id) and om.get("title") not in (None, ERASED):
@@ -174,9 +220,22 @@ def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at:
     # other objects' evidence is theirs (a phrase they share with the erased one stays, and their
     # text still matches its text_hash); everything else the run says is scrubbed
     pack = {k: (v if k == "evidence" else _scrub(v, order, keep)) for k, v in pack.items()}
+    if digests:
+        pack = _rekey(pack, digests)
     pack["erasure"] = {"erased": sorted(done, key=lambda x: x["evidence_id"]), "applied_at": applied_at}
     pack["erasure"]["sealed_hash"] = erasure_hash(pack)
     return pack, order
+
+
+def _rekey(v: Any, digests: dict[str, str]) -> Any:
+    """``v`` with every plain digest of an erased text replaced (ids and hashes included)."""
+    if isinstance(v, str):
+        return digests.get(v, v)
+    if isinstance(v, list):
+        return [_rekey(x, digests) for x in v]
+    if isinstance(v, dict):
+        return {k: _rekey(x, digests) for k, x in v.items()}
+    return v
 
 
 def _erase_facts(v: Any) -> Any:
@@ -247,9 +306,11 @@ def _folders(db=None) -> list[Path]:
 
 
 def redact_files(files: dict[str, bytes], erasures: list[dict[str, Any]], at: str, *,
-                 every: dict[str, Any] | None = None, mark: bool = True) -> dict[str, bytes] | None:
+                 every: dict[str, Any] | None = None, mark: bool = True,
+                 key: bytes | None = None) -> dict[str, bytes] | None:
     """A run folder's files with the erased content removed and run.json re-sealed; None when
-    the pack holds nothing to erase. ``mark`` false: run.json is written anew, not "re-sealed"."""
+    the pack holds nothing to erase. ``mark`` false: run.json is written anew, not "re-sealed".
+    ``key`` (the store secret): the plain digests of erased texts become keyed ones in every file."""
     import orjson
 
     from ..runfolder import RUN_FILE
@@ -259,11 +320,15 @@ def redact_files(files: dict[str, bytes], erasures: list[dict[str, Any]], at: st
         pack = orjson.loads(files["pack.json"])
     except (KeyError, orjson.JSONDecodeError):
         return None
-    new, strings = erase_pack(pack, erasures, at, every=every)
+    digests: dict[str, str] = {}
+    new, strings = erase_pack(pack, erasures, at, every=every, key=key, digests=digests)
     if not strings:
         return None
     files = {n: (b if n in ("pack.json", RUN_FILE, "timings.json") else _scrub_file(n, b, strings))
              for n, b in files.items()}
+    for plain, keyed in digests.items():        # trace, answer, model exchange: the same digests keyed
+        files = {n: (b if n in ("pack.json", RUN_FILE) else b.replace(plain.encode(), keyed.encode()))
+                 for n, b in files.items()}
     files["pack.json"] = pretty_bytes(new)
     if RUN_FILE in files:
         files[RUN_FILE] = _reseal(files[RUN_FILE], files, at, mark=mark)
@@ -316,30 +381,86 @@ def _now() -> str:
 
 def apply(db=None, *, every=None, generations: bool = True) -> dict[str, Any]:
     """Rewrite every run folder holding an erased object; drop kept generations holding one.
-    ``every(folder)``: an erasure note for all of that folder's content, or None to leave it."""
-    from ..write import RUN_MARKER, _marker_files, write_run_folder
-    from .records import now_utc
+    ``every(folder)``: an erasure note for all of that folder's content, or None to leave it.
+    A file ctx did not write inside a run folder (or one it cannot read as a regular file) is
+    left as it is and reported in ``skipped``; the folder's own files are still rewritten, and
+    every other folder too."""
+    from ..write import RUN_MARKER, _marker_files
+    from .records import display, now_utc
 
     erasures = read_erasures(db) if every is None else []
+    key = _store_key(db) if every is None else None
     at = now_utc()
     rewritten: list[str] = []
+    skipped: list[dict[str, str]] = []
     for folder in _folders(db):
         listed = _marker_files(folder)
         if listed is None:
             continue
-        if every is not None and every(folder) is None:
+        note = every(folder) if every is not None else None
+        if every is not None and note is None:
             continue
-        files = {n: (folder / n).read_bytes() for n in sorted(listed) if n != RUN_MARKER and (folder / n).is_file()}
-        files = redact_files(files, erasures, at, every=every(folder) if every else None)
-        if files is None:
+        files, bad = _read_folder(folder, listed - {RUN_MARKER})
+        out = redact_files(files, erasures, at, every=note, key=key)
+        if out is None:
             continue
-        write_run_folder(folder, files)
-        from .records import display
-
+        bad += _write_back(folder, out, listed)
+        skipped += [{"file": display(folder / n), "why": why} for n, why in bad]
         rewritten.append(display(folder))
     dropped, still = _generations(db, erasures) if generations else ([], [])
-    return {"erasures": len(erasures), "rewritten": rewritten, "generations_dropped": dropped,
-            "current_store_holds": still}
+    return {"erasures": len(erasures), "rewritten": rewritten, "skipped": skipped,
+            "generations_dropped": dropped, "current_store_holds": still}
+
+
+MAX_RUN_FILE = 512 * 1024 * 1024
+
+
+def _read_folder(folder: Path, names: set[str]) -> tuple[dict[str, bytes], list[tuple[str, str]]]:
+    """The run folder's own files that are regular files (never a link, FIFO or device), and
+    (name, why) of those that are not."""
+    from ..util.safeio import NotReadable, read_regular
+
+    files: dict[str, bytes] = {}
+    bad: list[tuple[str, str]] = []
+    for n in sorted(names):
+        try:
+            files[n] = read_regular(folder / n, MAX_RUN_FILE, follow=False)
+        except NotReadable as e:
+            if str(e) != "no such file":
+                bad.append((n, f"{e}; left as it is"))
+    return files, bad
+
+
+def _write_back(folder: Path, files: dict[str, bytes], listed: set[str]) -> list[tuple[str, str]]:
+    """Replace the folder in one rename when it holds only ctx's files; else replace ctx's own
+    files one by one (each atomically) and name the others, which are left as they are."""
+    from ..errors import UsageError
+    from ..write import RUN_MARKER, write_file_atomic, write_run_folder
+
+    try:
+        write_run_folder(folder, files)
+        return []
+    except UsageError:
+        pass
+    for n, b in files.items():
+        write_file_atomic(folder / n, b)
+    try:
+        names = sorted(e.name for e in os.scandir(folder))
+    except OSError:
+        names = []
+    return [(n, "not written by ctx: left as it is (it may still hold erased text)") for n in names
+            if n != RUN_MARKER and n not in listed]
+
+
+def _store_key(db=None) -> bytes | None:
+    from .. import paths
+    from ..store import is_postgres
+    from ..store.secret import store_key
+
+    addr = paths.db_path(db)
+    if is_postgres(addr) or Path(addr).is_file():
+        return store_key(addr)
+    return None
 
 
 def _generations(db, erasures: list[dict[str, Any]]) -> tuple[list[int], list[str]]:

@@ -191,9 +191,12 @@ class TableOptions(Strict):
                 raise ValueError("table.database: format postgres reads a database: give its address")
             if self.file is not None:
                 raise ValueError("table.file: a PostgreSQL table has no file (table.database names the database)")
-            if re.search(r"://[^/?#@\s]*:[^@/?#\s]*@", self.database) or re.search(r"\bpassword\s*=",
-                                                                                  self.database, re.I):
-                raise ValueError("table.database: a manifest never holds a password (use PGPASSFILE or the "
+            from ..util.passwords import secret_keys
+
+            held = secret_keys(self.database) or (["password"] if re.search(r"\bpassword\s*=", self.database, re.I)
+                                                  else [])
+            if held:
+                raise ValueError(f"table.database: a manifest never holds a {held[0]} (use PGPASSFILE or the "
                                  "libpq environment)")
         else:
             if self.file is None:

@@ -111,6 +111,13 @@ def _injection(om, pack):
     return (f"{src} (trust {trust}), matched instruction pattern {what} in {fld}{rule}", admit)
 
 
+def _erasure(om, pack):
+    d = om.get("detail") or {}
+    copy = f" (a copy of the erased {d['copy_of']})" if d.get("copy_of") else ""
+    return (f"erased on {d.get('erased_at')}{copy}: ctx erase recorded it; nothing of its text is read",
+            ["none: an erased object is never admitted again"])
+
+
 def _duplicate(om, pack):
     d = om.get("detail") or {}
     dup = d.get("duplicate_of")
@@ -152,7 +159,8 @@ def _budget(om, pack):
 
 
 EXPLAINERS: dict[str, Explainer] = {
-    "tenant": _tenant, "scope": _scope, "classification": _classification, "purpose": _purpose, "validity": _validity,
+    "tenant": _tenant, "scope": _scope, "classification": _classification, "purpose": _purpose, "erasure": _erasure,
+    "validity": _validity,
     "knowledge_time": _knowledge_time, "freshness": _freshness, "integrity": _integrity,
     "injection": _injection, "duplicate": _duplicate, "relevance": _relevance, "budget": _budget,
 }

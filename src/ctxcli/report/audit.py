@@ -27,16 +27,21 @@ def _subject_of_run(req: dict[str, Any]) -> dict[str, Any]:
             "clearance": s.get("clearance"), "purpose": req["purpose"]}
 
 
+MAX_AUDIT_BYTES = 64 * 1024 * 1024
+
+
 def read_audit(path: Path, pack: dict[str, Any]) -> dict[str, Any]:
     """The audit section's view of the audit document at ``path`` for the run ``pack``; an
     input error (exit 2, naming the file) for anything else, or an audit of another subject."""
     import orjson
 
+    from ..util.safeio import NotReadable, read_regular
+
     disp = str(path)
-    try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except OSError as e:
-        raise InputError(f"cannot read it: {e.strerror}", file=disp) from None
+    try:        # a regular file only (never a FIFO, device or link), read in bounded chunks
+        doc = orjson.loads(read_regular(path, MAX_AUDIT_BYTES, follow=False))
+    except NotReadable as e:
+        raise InputError(str(e), file=disp) from None
     except orjson.JSONDecodeError:
         raise InputError("not a JSON document (give the output of ctx audit-call --json)", file=disp) from None
     if not isinstance(doc, dict) or doc.get("schema_version") != AUDIT_SCHEMA:

@@ -29,10 +29,19 @@ def _read_own_case_marked(cfg: ServeConfig, case: str):
     """:func:`_read_own_case` as ``api.read_case_marked`` returns it (case, display name, marks)."""
     from .. import api
 
-    read = api.read_case_marked(case, cfg.cases_dir, by_id=True)
-    c = read[0]
-    if cfg.tenant is not None and c.tenant_id != cfg.tenant:
-        raise UsageError(f"case {c.case_id} is not a case of this server's tenant {cfg.tenant}")
+    from ..errors import UnknownCaseError
+
+    if cfg.tenant is None:
+        return api.read_case_marked(case, cfg.cases_dir, by_id=True)
+    # a server fixed to one tenant: another tenant's case is "unknown" exactly as a missing one
+    # (same message; no list of case ids, which would name other tenants' cases)
+    unknown = UnknownCaseError(f"unknown case {case!r} (the list_cases tool names this server's cases)")
+    try:
+        read = api.read_case_marked(case, cfg.cases_dir, by_id=True)
+    except UnknownCaseError:
+        raise unknown from None
+    if read[0].tenant_id != cfg.tenant:
+        raise unknown
     return read
 
 
@@ -339,13 +348,14 @@ def list_cases(cfg: ServeConfig) -> dict[str, Any]:
     ids are never listed), with the playbook, question, as_of and variant names; a case file
     that does not parse is left out and counted, never shown."""
     from .. import paths
+    from ..errors import UnknownCaseError
 
     cdir = Path(cfg.cases_dir) if cfg.cases_dir else paths.cases_dir()
     out, unreadable = [], 0
     for f in sorted(cdir.glob("*.yaml")) if cdir.is_dir() else []:
         try:
             c = _read_own_case(cfg, f.stem)
-        except UsageError:
+        except (UsageError, UnknownCaseError):
             continue          # another tenant's case (or a name that is not an id): not this server's
         except Exception:     # noqa: BLE001 — a broken case file is reported by ctx check, not here
             unreadable += 1

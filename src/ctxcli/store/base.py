@@ -132,4 +132,6 @@ class Store(Protocol):
     def object_summary(self, tenant: str, object_id: str) -> tuple | None: ...
     def object_facts(self, object_ids: list[str]) -> list[tuple]:
         """evaluate's store facts of objects (any tenant), by object id, tenant."""
+    def object_hashes(self, object_ids: list[str]) -> list[tuple]:
+        """(tenant_id, object_id, content_hash, dedup_hash) of the objects named (any tenant)."""
     def tombstoned_ids(self, tenant: str, object_ids: list[str]) -> list[str]: ...

@@ -738,5 +738,8 @@ class DuckDBStore:
     def object_facts(self, object_ids) -> list[tuple]:
         return self.con.execute(S.OBJECT_FACTS.duckdb, {"ids": object_ids}).fetchall()
 
+    def object_hashes(self, object_ids) -> list[tuple]:
+        return self.con.execute(S.OBJECT_HASHES.duckdb, {"ids": list(object_ids)}).fetchall()
+
     def tombstoned_ids(self, tenant, object_ids) -> list[str]:
         return [x[0] for x in self.con.execute(S.TOMBSTONED_IDS.duckdb, {"t": tenant, "ids": object_ids}).fetchall()]

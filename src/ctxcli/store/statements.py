@@ -115,6 +115,12 @@ FROM objects o LEFT JOIN sources s ON s.source_id = o.source_id
 WHERE o.object_id = ANY(%(ids)s::text[])
 ORDER BY o.object_id {C}, o.tenant_id {C}, o.doc_id
 """)
+# The hashes of objects named by id (any tenant): the erasure gate's duplicate links (ledger/erasure.py).
+OBJECT_HASHES = Pair(
+    "SELECT tenant_id, object_id, content_hash, dedup_hash FROM objects WHERE list_contains($ids, object_id) "
+    "ORDER BY tenant_id, object_id, content_hash",
+    "SELECT tenant_id, object_id, content_hash, dedup_hash FROM objects WHERE object_id = ANY(%(ids)s::text[]) "
+    f"ORDER BY tenant_id {C}, object_id {C}, content_hash {C}")
 TOMBSTONED_IDS = Pair(
     "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
     "ORDER BY object_id",

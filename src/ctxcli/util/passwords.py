@@ -9,6 +9,9 @@ import re
 
 _PW_URL = re.compile(r"(?P<pre>[a-z]+://[^:/?#@\s]*:)(?P<pw>[^@/?#\s]*)(?P<post>@)", re.I)
 _PW_KV = re.compile(r"(?P<pre>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|[^\s&]*)", re.I)
+# a URL query parameter: its key is compared percent-decoded (libpq decodes it: ?pass%77ord=…)
+_QUERY = re.compile(r"(?P<pre>[?&](?P<key>[^=&#\s]+)=)(?P<val>[^&#\s]*)")
+SECRET_KEYS = ("password", "passfile", "sslpassword")
 
 
 def mask(text: str, address: str | None = None) -> str:
@@ -16,14 +19,68 @@ def mask(text: str, address: str | None = None) -> str:
     ``address``) replaced by ``***``."""
     out = _PW_URL.sub(lambda m: m["pre"] + "***" + m["post"], str(text))
     out = _PW_KV.sub(lambda m: m["pre"] + "***", out)
+    out = _QUERY.sub(lambda m: m["pre"] + "***" if _decoded(m["key"]) in SECRET_KEYS else m[0], out)
     if address:
         pw = password_of(address)
         if pw and len(pw) >= 3:
-            out = out.replace(pw, "***")
+            from urllib.parse import quote
+
+            out = out.replace(pw, "***").replace(quote(pw, safe=""), "***")
     return out
 
 
+def _decoded(key: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(key).strip().lower()
+
+
+def conninfo(address: str) -> dict[str, str]:
+    """The connection parameters of a libpq address (URL or ``key=value`` pairs), keys and
+    values percent-decoded: psycopg's parser (libpq's own rules) when installed, else a
+    fallback that decodes URL query keys and values the same way. {} when it does not parse."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        return _fallback(address)
+    try:
+        return {k: str(v) for k, v in conninfo_to_dict(address).items() if v is not None}
+    except Exception:       # psycopg.ProgrammingError: not a connection string
+        return _fallback(address)
+
+
+def _fallback(address: str) -> dict[str, str]:
+    from urllib.parse import unquote, urlsplit
+
+    out: dict[str, str] = {}
+    if re.match(r"^postgres(?:ql)?://", address, re.I):
+        u = urlsplit(address)
+        if u.password is not None:
+            out["password"] = unquote(u.password)
+        for part in u.query.split("&"):
+            if "=" in part:
+                k, v = part.split("=", 1)
+                out[unquote(k).strip().lower()] = unquote(v)
+        return out
+    for m in re.finditer(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S*)", address):
+        out[m[1].lower()] = m[2].strip("'")
+    return out
+
+
+def secret_keys(address: str) -> list[str]:
+    """The secret parameters (password, passfile, sslpassword) an address holds, however spelled."""
+    info = conninfo(address)
+    found = {k for k in SECRET_KEYS if info.get(k)}
+    found |= {_decoded(m["key"]) for m in _QUERY.finditer(address)} & set(SECRET_KEYS)
+    if _PW_URL.search(address) and _PW_URL.search(address)["pw"]:
+        found.add("password")
+    return sorted(found)
+
+
 def password_of(address: str) -> str | None:
+    pw = conninfo(address).get("password")
+    if pw:
+        return pw
     m = _PW_URL.search(address)
     if m and m["pw"]:
         from urllib.parse import unquote

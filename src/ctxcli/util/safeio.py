@@ -7,6 +7,7 @@ checks are made on the opened descriptor, so a file swapped after the check is n
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -24,15 +25,21 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: Path | str, limit: int) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; :class:`NotReadable` otherwise."""
+def read_regular(path: Path | str, limit: int, *, follow: bool = True) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; :class:`NotReadable` otherwise.
+    ``follow`` false: a symbolic link (as the last part of the path) is refused, not followed."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise NotReadable("no such file") from None
     except IsADirectoryError:
         raise NotReadable("not a regular file (a folder)") from None
     except OSError as e:
+        if not follow and e.errno == errno.ELOOP:
+            raise NotReadable("a symbolic link (not followed)") from None
         raise NotReadable(f"cannot read it ({e.strerror or e})") from None
     try:
         st = os.fstat(fd)

@@ -197,7 +197,48 @@ def _query(con, path: Path | None, fmt: str, opts, mdisp: str) -> tuple[str, lis
                          field="table.query") from None
     if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
         raise InputError("table.query must be one read-only SELECT statement", file=mdisp, field="table.query")
+    _check_query(con, opts.query, mdisp)
+    # a second line: from here on DuckDB reads no file but the database already attached
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     return f"SELECT * FROM ({opts.query})", [], "query ", None
+
+
+# scalar functions that read the host (files, environment, settings): never in a table.query
+_HOST_FUNCTIONS = frozenset({"getenv", "current_setting", "read_text", "read_blob", "glob", "file_exists"})
+
+
+def _check_query(con, query: str, mdisp: str) -> None:
+    """Refuse a ``table.query`` that reads anything but the declared database's tables: a table
+    function (``read_text``, ``read_csv``, ``glob`` …), a host function, or a table of another
+    catalog. DuckDB's own parser reads it (``json_serialize_sql``)."""
+    import orjson
+
+    tree = orjson.loads(con.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0])
+    if tree.get("error"):
+        raise InputError(f"table.query does not parse: {tree.get('error_message', '')}".rstrip(": "), file=mdisp,
+                         field="table.query")
+
+    def refuse(what: str) -> InputError:
+        return InputError(f"table.query {what}: a table source's query may read only the tables of its "
+                          "declared database", file=mdisp, field="table.query")
+
+    stack: list = [tree["statements"]]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+            continue
+        if not isinstance(v, dict):
+            continue
+        if v.get("type") == "TABLE_FUNCTION":
+            fn = (v.get("function") or {}).get("function_name", "?")
+            raise refuse(f"calls the table function {fn}()")
+        if v.get("class") == "FUNCTION" and str(v.get("function_name", "")).lower() in _HOST_FUNCTIONS:
+            raise refuse(f"calls {v['function_name']}()")
+        if v.get("type") == "BASE_TABLE" and v.get("catalog_name") not in (None, "", "src"):
+            raise refuse(f"reads the catalog {v['catalog_name']}")
+        stack.extend(v.values())
 
 
 def visible(ls, row: dict[str, Any], where: Where) -> str | None:

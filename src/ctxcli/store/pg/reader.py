@@ -561,6 +561,9 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         rows = self._q(S.OBJECT_SUMMARY.postgres, [tenant, object_id])
         return rows[0] if rows else None
 
+    def object_hashes(self, object_ids) -> list[tuple]:
+        return self._q(S.OBJECT_HASHES.postgres, {"ids": list(object_ids)})
+
     def object_facts(self, object_ids) -> list[tuple]:
         return self._q(S.OBJECT_FACTS.postgres, {"ids": list(object_ids)})
 
