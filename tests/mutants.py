@@ -1031,7 +1031,8 @@ MUTANTS: list[Mutant] = [
            ("tests/test_memory.py::test_memory_records_are_gated_on_every_use",
             "tests/test_memory.py::test_working_memory_and_remember_over_mcp")),
     Mutant("memory-record-edit-unchecked", "src/ctxcli/agents/memory.py",
-           "    if memory_id_for(rec.model_dump(mode=\"json\")) != rec.memory_id:", "    if False:",
+           "    if rec.memory_id not in (memory_id_for(rec.model_dump(mode=\"json\")), _legacy_id(rec)):",
+           "    if False:",
            ("tests/test_memory.py::test_memory_records_are_gated_on_every_use",)),
     Mutant("memory-write-without-review", "src/ctxcli/agents/memory.py",
            "    if not reviewed_by:\n", "    if False:\n",
@@ -1329,6 +1330,16 @@ MUTANTS: list[Mutant] = [
     Mutant("load-memory-limit-zero-accepted", "src/ctxcli/load/build.py",
            'r"([1-9][0-9]*(\\.[0-9]+)?|', 'r"([0-9]+(\\.[0-9]+)?|',
            ("tests/test_load_memory.py::test_the_memory_limit_takes_what_duckdb_takes_and_no_zero",)),
+    # --- issue 49: the first hour, second pass ---
+    Mutant("i49-memory-id-of-isoformat-times", "src/ctxcli/agents/memory.py",
+           'update={"memory_id": memory_id_for(rec.model_dump(mode="json"))}',
+           'update={"memory_id": memory_id_for(body)}',
+           ("tests/test_memory.py::test_every_time_form_round_trips_through_remember_recall_and_forget",
+            "tests/test_memory.py::test_every_time_form_round_trips_through_the_mcp_tools")),
+    Mutant("i49-memory-legacy-utc-id-refused", "src/ctxcli/agents/memory.py",
+           "(memory_id_for(rec.model_dump(mode=\"json\")), _legacy_id(rec))",
+           "(memory_id_for(rec.model_dump(mode=\"json\")),)",
+           ("tests/test_memory.py::test_a_utc_record_written_before_the_fix_is_read_and_an_edit_of_it_still_refused",)),
 ]
 
 
