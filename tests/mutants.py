@@ -1340,6 +1340,12 @@ MUTANTS: list[Mutant] = [
            "(memory_id_for(rec.model_dump(mode=\"json\")), _legacy_id(rec))",
            "(memory_id_for(rec.model_dump(mode=\"json\")),)",
            ("tests/test_memory.py::test_a_utc_record_written_before_the_fix_is_read_and_an_edit_of_it_still_refused",)),
+    Mutant("i49-stale-check-reads-the-originals-manifests", "src/ctxcli/project.py",
+           '    inside = meta.get("manifests_in_project")', "    inside = None",
+           ("tests/test_stale_manifests.py::test_a_copied_project_checks_its_own_manifests_not_the_originals",)),
+    Mutant("i49-stale-check-project-only", "src/ctxcli/project.py",
+           "    loaded_from = meta.get(\"manifests_dir\")\n    if loaded_from and", "    loaded_from = None\n    if loaded_from and",
+           ("tests/test_stale_manifests.py::test_a_store_loaded_from_manifests_outside_the_project_is_compared_with_those",)),
 ]
 
 

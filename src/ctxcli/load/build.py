@@ -948,6 +948,13 @@ def _write_meta(con, loaded: list[LoadedSource], total: int, store_digest: str, 
         meta["injection_accept"] = canonical_bytes(accept).decode("utf-8")
     if manifests_dir is not None:
         meta["manifests_dir"] = str(Path(manifests_dir).resolve())
+        from .. import paths
+
+        try:        # inside the project: where it lies in the project, so a copied project checks its own
+            meta["manifests_in_project"] = Path(manifests_dir).resolve().relative_to(
+                paths.root().resolve()).as_posix()
+        except ValueError:
+            pass
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])
