@@ -1346,6 +1346,9 @@ MUTANTS: list[Mutant] = [
     Mutant("i49-stale-check-project-only", "src/ctxcli/project.py",
            "    loaded_from = meta.get(\"manifests_dir\")\n    if loaded_from and", "    loaded_from = None\n    if loaded_from and",
            ("tests/test_stale_manifests.py::test_a_store_loaded_from_manifests_outside_the_project_is_compared_with_those",)),
+    Mutant("i49-ctx-db-typo-builds-a-second-store", "src/ctxcli/api.py",
+           '    if os.environ.get("CTX_DB"):', "    if False:",
+           ("tests/test_investigate.py::test_a_mistyped_ctx_db_is_an_error_like_a_mistyped_db_and_creates_nothing",)),
 ]
 
 

@@ -78,6 +78,7 @@ def test_each_bundled_example_investigates_as_in_the_repository(tmp_path, exampl
     r = ctx(["investigate", case, "--json"], tmp_path)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)["answer"]
+    assert ctx(["load"], REPO, CTX_DB=str(tmp_path / "repo.duckdb")).returncode == 0
     want = json.loads(ctx(["investigate", case, "--json"], REPO, CTX_DB=str(tmp_path / "repo.duckdb")).stdout)["answer"]
     # the same verdict and action (cited ids may differ: a smaller corpus ranks full text differently)
     assert (got["verdict"], got["recommended_action"]["action"]) == (want["verdict"], want["recommended_action"]["action"])
