@@ -1349,6 +1349,12 @@ MUTANTS: list[Mutant] = [
     Mutant("i49-ctx-db-typo-builds-a-second-store", "src/ctxcli/api.py",
            '    if os.environ.get("CTX_DB"):', "    if False:",
            ("tests/test_investigate.py::test_a_mistyped_ctx_db_is_an_error_like_a_mistyped_db_and_creates_nothing",)),
+    Mutant("i49-init-overwrites-a-gitignore", "src/ctxcli/scaffold/__init__.py",
+           "    kept = [GITIGNORE] if os.path.lexists(dest / GITIGNORE) else []", "    kept = []",
+           ("tests/test_init.py::test_init_keeps_a_gitignore_that_is_there",)),
+    Mutant("i49-init-gitignore-lets-the-secret-in", "src/ctxcli/scaffold/__init__.py",
+           "\n/.ctx/\n", "\n/.ctx/*.duckdb\n",
+           ("tests/test_init.py::test_init_writes_a_gitignore_so_git_add_never_takes_the_store_secret_or_runs",)),
 ]
 
 
