@@ -1376,6 +1376,13 @@ MUTANTS: list[Mutant] = [
     Mutant("i49-broken-pipe-click-exits-1", "src/ctxcli/cli/main.py",
            'if e.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":', "if False:",
            ("tests/test_first_hour.py::test_a_closed_pipe_ends_with_141_and_no_traceback",)),
+    Mutant("i49-load-leftover-kept", "src/ctxcli/load/build.py",
+           "    remove_leftover_tmp(db_path.parent)     # what", "    pass     # what",
+           ("tests/test_load_leftovers.py::test_the_next_load_removes_only_the_leftover_folders_ctx_made",)),
+    Mutant("i49-load-leftover-of-a-running-or-unmarked-load-removed", "src/ctxcli/load/build.py",
+           "        if m is None or int(m.group(1)) == os.getpid() or _running(int(m.group(1))):",
+           "        if False:",
+           ("tests/test_load_leftovers.py::test_the_next_load_removes_only_the_leftover_folders_ctx_made",)),
 ]
 
 
