@@ -47,7 +47,7 @@ def project_copy(tmp_path, monkeypatch) -> Path:
     for name in ("manifests", "sources", "examples"):
         shutil.copytree(REPO / name, dst / name, symlinks=True)
     monkeypatch.setenv("CTX_ROOT", str(dst))
-    monkeypatch.setenv("CTX_DB", str(dst / ".ctx" / "ctx.duckdb"))
+    monkeypatch.delenv("CTX_DB")        # the project's own store: dst/.ctx/ctx.duckdb, loaded on first use
     return dst
 
 

@@ -167,7 +167,8 @@ def _without(flag):
     (["C-102", "--seed", "case:C-104"], "--seed needs --playbook: a case file names its own seeds"),
     (["C-102", "--tenant", "tenant-other"], "--tenant needs --playbook: a case file names its own tenant"),
     ([], "give a case id (or case file), or --playbook with --seed for an ad-hoc run"),
-    ([*ADHOC, "--param", "nope=1"], "parameter nope is not declared by playbook motor-claim-review"),
+    ([*ADHOC, "--param", "nope=1"], "parameter nope is not declared by playbook motor-claim-review (it declares no "
+                                  "parameters)"),
     ([*ADHOC, "--seed", "C-104"], "seed 'C-104' is not an entity key of the form type:key"),
     ([*ADHOC, "--purpose", "audit"], "purpose audit is not served by playbook motor-claim-review (serves: "
                                      "claim_review)"),

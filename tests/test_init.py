@@ -31,11 +31,11 @@ def ctx(args, cwd: Path, exe: str = CTX, **extra) -> subprocess.CompletedProcess
 def test_init_writes_a_commented_project_that_checks_loads_and_answers(tmp_path):
     r = ctx(["init", "proj"], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == ("wrote a new project into proj (9 files)\n"
+    assert r.stdout == ("wrote a new project into proj (10 files)\n"
                         "next: cd proj && ctx check && ctx load && ctx investigate EXP-7\n")
     proj = tmp_path / "proj"
     files = sorted(p.relative_to(proj).as_posix() for p in proj.rglob("*") if p.is_file())
-    assert files == ["ctx.toml", "examples/cases/EXP-7.yaml", "manifests/playbooks/expense-review.yaml",
+    assert files == [".gitignore", "ctx.toml", "examples/cases/EXP-7.yaml", "manifests/playbooks/expense-review.yaml",
                      "manifests/sources/expense-ledger.yaml", "manifests/sources/travel-policy.yaml",
                      "sources/expense-ledger/entities.jsonl", "sources/expense-ledger/objects.jsonl",
                      "sources/expense-ledger/relations.jsonl", "sources/travel-policy/travel-policy.md"]
@@ -78,6 +78,7 @@ def test_each_bundled_example_investigates_as_in_the_repository(tmp_path, exampl
     r = ctx(["investigate", case, "--json"], tmp_path)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)["answer"]
+    assert ctx(["load"], REPO, CTX_DB=str(tmp_path / "repo.duckdb")).returncode == 0
     want = json.loads(ctx(["investigate", case, "--json"], REPO, CTX_DB=str(tmp_path / "repo.duckdb")).stdout)["answer"]
     # the same verdict and action (cited ids may differ: a smaller corpus ranks full text differently)
     assert (got["verdict"], got["recommended_action"]["action"]) == (want["verdict"], want["recommended_action"]["action"])
@@ -265,3 +266,48 @@ def test_every_data_file_of_the_package_is_package_data():
     data = {f for f in (src / "ctxcli").rglob("*")
             if f.is_file() and f.suffix not in (".py", ".pyc") and "__pycache__" not in f.parts}
     assert len(data) > 50 and sorted(str(f.relative_to(src)) for f in data - carried) == []
+
+
+def _git(args, cwd: Path) -> str:
+    env = {**_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_init_writes_a_gitignore_so_git_add_never_takes_the_store_secret_or_runs(tmp_path):
+    """Issue 49 item 4: after init, load, a run and a memory record, `git add -A` stages the
+    project's files and none of .ctx/ (store, secret.key) or runs/."""
+    r = ctx(["init", "--example", "claims", "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert ".gitignore" in doc["files"] and doc["kept"] == []
+    from ctxcli.scaffold import GITIGNORE_TEXT
+
+    assert (tmp_path / ".gitignore").read_text() == GITIGNORE_TEXT
+    assert ctx(["load"], tmp_path).returncode == 0
+    assert ctx(["investigate", "C-102"], tmp_path).returncode == 0
+    assert ctx(["remember", "note", "--tenant", "tenant-demo", "--subject", "investigator-01", "--ttl", "1d",
+                "--reviewed-by", "lead-01"], tmp_path).returncode == 0
+    assert (tmp_path / ".ctx" / "secret.key").is_file() and (tmp_path / "runs" / "memory").is_dir()
+    _git(["init", "-q"], tmp_path)
+    _git(["add", "-A"], tmp_path)
+    staged = _git(["ls-files"], tmp_path).splitlines()
+    assert ".gitignore" in staged and "ctx.toml" in staged and "examples/cases/C-102.yaml" in staged
+    assert [f for f in staged if f.startswith((".ctx/", "runs/"))] == []
+
+
+def test_init_keeps_a_gitignore_that_is_there(tmp_path):
+    mine = tmp_path / ".gitignore"
+    mine.write_text("node_modules/\n")
+    r = ctx(["init"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("wrote a new project into . (9 files)\n"
+                        "kept the .gitignore that was there: make sure it ignores /.ctx/ (the store and its "
+                        "secret.key) and /runs/\n"
+                        "next: ctx check && ctx load && ctx investigate EXP-7\n")
+    assert mine.read_text() == "node_modules/\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".gitignore").symlink_to(mine)
+    doc = json.loads(ctx(["init", "--json"], other).stdout)
+    assert doc["kept"] == [".gitignore"] and ".gitignore" not in doc["files"]
+    assert (other / ".gitignore").is_symlink() and mine.read_text() == "node_modules/\n"

@@ -168,12 +168,28 @@ def test_human_output_lists_verdict_claims_gates_and_paths(store, tmp_path):
     assert f"wrote {tmp_path / 'o' / 'pack.json'}" in r.stdout
 
 
-def test_fresh_checkout_loads_bundled_data_first(tmp_path, monkeypatch):
-    monkeypatch.setenv("CTX_DB", str(tmp_path / "fresh" / "ctx.duckdb"))
+def test_fresh_checkout_loads_bundled_data_first(project_copy, tmp_path):
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "o"])
     assert r.exit_code == 0
     assert "no store found: loaded the project's sources first" in r.stderr
-    assert (tmp_path / "fresh" / "ctx.duckdb").exists()
+    assert (project_copy / ".ctx" / "ctx.duckdb").exists()
+
+
+def test_a_mistyped_ctx_db_is_an_error_like_a_mistyped_db_and_creates_nothing(project_copy, tmp_path, monkeypatch):
+    """$CTX_DB naming no store is what --db naming none is: exit 2, one line, no second store
+    (issue 49 item 3); `ctx load` builds the store $CTX_DB names."""
+    typo = project_copy / ".ctx" / "ctx.duckbd"
+    monkeypatch.setenv("CTX_DB", str(typo))
+    for args in (["investigate", "C-102", "--out", tmp_path / "o"], ["sources"], ["eval", "--json"]):
+        r = run_cli(args)
+        assert (r.exit_code, r.stdout, r.stderr) == (
+            2, "", "ctx: error: no store at .ctx/ctx.duckbd (named by $CTX_DB): build it with `ctx load`, or unset "
+                   "CTX_DB to use the project's store\n"), args
+    assert not (project_copy / ".ctx").exists() and not (tmp_path / "o").exists()
+    r = run_cli(["investigate", "C-102", "--db", typo, "--out", tmp_path / "o"])
+    assert r.exit_code == 2 and r.stderr.startswith("ctx: error: no store at .ctx/ctx.duckbd: build it with")
+    assert run_cli(["load"]).exit_code == 0 and typo.is_file()
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "o"]).exit_code == 0
 
 
 def test_pack_records_plan_slots_and_hash(store):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import REPO, run_cli
@@ -289,3 +290,81 @@ def test_a_case_with_inputs_replays_from_its_pack(store, project_copy, monkeypat
         assert [o["gate"] for o in pack["tool_omissions"]] == (["freshness"] if extra else ["injection"])
         r = run_cli(["replay", out / "pack.json"])
         assert r.exit_code == 0, r.output
+
+
+# --- issue 49 item 1: the id is the hash of the bytes written, whatever form the time was given in
+TIME_FORMS = ["2026-07-23T01:00:00Z", "2026-07-23T01:00:00+00:00", "2026-07-23T09:00:00+08:00",
+              "2026-07-23T01:00:00.250Z", "2026-07-23T01:00:00.000001+00:00", "2026-07-23T09:00:00.5+08:00", None]
+
+
+def test_every_time_form_round_trips_through_remember_recall_and_forget(store, tmp_path):
+    """`ctx remember … && ctx investigate … --recall` for every form of --at (and none: now, in
+    UTC), then `ctx forget` twice: never a false 'edited after it was written'."""
+    mem = tmp_path / "mem"
+    for i, at in enumerate(TIME_FORMS):
+        r = run_cli(["remember", f"check the SIU note first ({i})", "--tenant", "tenant-demo", "--subject",
+                     "investigator-01", "--ttl", "30d", "--reviewed-by", "lead-01", "--memories", mem, "--json",
+                     *(["--at", at] if at else [])])
+        assert r.exit_code == 0, (at, r.output)
+        mid = json.loads(r.stdout)["memory_id"]
+        body = (mem / f"{mid}.json").read_bytes()
+        from ctxcli.util.canon import sha256_hex
+
+        doc = json.loads(body)
+        assert body == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        assert mid == "mem-" + sha256_hex(json.dumps({k: v for k, v in doc.items() if k != "memory_id"},
+                                                      sort_keys=True, separators=(",", ":")))[:12], at
+        r = run_cli(["investigate", "C-102", "--recall", "--memories", mem, "--out", tmp_path / f"o{i}"])
+        assert r.exit_code == 0, (at, r.stderr)
+        pack = json.loads((tmp_path / f"o{i}" / "pack.json").read_text())
+        seen = [x["memory_id"] for x in pack["episodic_memory"]] + [o["ref"] for o in pack["memory_omissions"]]
+        assert mid in seen, at
+        assert run_cli(["forget", mid, "--memories", mem]).stdout == f"forgot {mid}\n"
+        r = run_cli(["forget", mid, "--memories", mem])
+        assert (r.exit_code, r.stdout) == (1, f"no memory record {mid}\n")
+    assert list(mem.iterdir()) == []
+
+
+def test_every_time_form_round_trips_through_the_mcp_tools(store, tmp_path):
+    """The MCP tool functions: remember, forget, forget again (unknown), for every form of `at`;
+    afterwards the next forget still works (one record never breaks the others)."""
+    from ctxcli.errors import UsageError
+    from ctxcli.serve import agent_tools
+    from ctxcli.serve.config import ServeConfig
+
+    runs = tmp_path / "runs"
+    cfg = ServeConfig(db=store, runs_dir=runs, audit_log=runs / "audit.jsonl")
+    kept = agent_tools.remember(cfg, case="C-102", text="kept note", ttl="30d", reviewed_by="lead-01")["memory_id"]
+    for at in TIME_FORMS:
+        mid = agent_tools.remember(cfg, case="C-102", text=f"note at {at}", ttl="30d", reviewed_by="lead-01",
+                                   at=at)["memory_id"]
+        assert agent_tools.forget(cfg, case="C-102", memory_id=mid) == {"memory_id": mid, "deleted": True}
+        with pytest.raises(UsageError, match=f"unknown memory record {mid}"):
+            agent_tools.forget(cfg, case="C-102", memory_id=mid)
+    assert agent_tools.forget(cfg, case="C-102", memory_id=kept) == {"memory_id": kept, "deleted": True}
+
+
+def test_a_utc_record_written_before_the_fix_is_read_and_an_edit_of_it_still_refused(store, tmp_path):
+    """ctx before issue 49 hashed `+00:00` and wrote `Z`: such a record is the record it is; an
+    edited one is still refused."""
+    from ctxcli.agents.memory import memory_id_for
+    from ctxcli.util.canon import canonical_bytes
+
+    mem = tmp_path / "mem"
+    mem.mkdir()
+    body = {"schema_version": "ctx.memory/1", "tenant_id": "tenant-demo", "subject_id": "investigator-01",
+            "scopes": [], "purposes": [], "text": "old note", "created_at": "2026-07-01T00:00:00.123456+00:00",
+            "expires_at": "2026-07-31T00:00:00.123456+00:00", "source": None,
+            "review": {"reviewed_by": "lead-01", "reviewed_at": "2026-07-01T00:00:00.123456+00:00"}}
+    mid = memory_id_for(body)
+    written = {**body, "memory_id": mid, "created_at": "2026-07-01T00:00:00.123456Z",
+               "expires_at": "2026-07-31T00:00:00.123456Z",
+               "review": {"reviewed_by": "lead-01", "reviewed_at": "2026-07-01T00:00:00.123456Z"}}
+    (mem / f"{mid}.json").write_bytes(canonical_bytes(written))
+    r = run_cli(["investigate", "C-102", "--recall", "--memories", mem, "--out", tmp_path / "o"])
+    assert r.exit_code == 0, r.stderr
+    pack = json.loads((tmp_path / "o" / "pack.json").read_text())
+    assert [x["memory_id"] for x in pack["episodic_memory"]] == [mid]
+    (mem / f"{mid}.json").write_bytes(canonical_bytes({**written, "text": "edited note"}))
+    r = run_cli(["investigate", "C-102", "--recall", "--memories", mem, "--out", tmp_path / "x"])
+    assert r.exit_code == 2 and "memory_id: the record does not match its memory_id" in r.stderr

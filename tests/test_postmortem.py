@@ -337,10 +337,11 @@ def test_explain_object_in_another_tenant_says_nothing_else(c102, store):
     con.close()
     for args in ([], ["--json"]):
         r = run_cli(["explain-omissions", c102, "--object", "OTHER-CASE-C-102", *args])
-        assert r.exit_code == 0
+        assert r.exit_code == 1 and r.stderr == ""              # as for an id that exists nowhere
         assert "another tenant" not in r.stdout                  # answered like an id that exists nowhere
         assert title not in r.stdout and source not in r.stdout and "tenant-other" not in r.stdout
         none = run_cli(["explain-omissions", c102, "--object", "NO-SUCH-OBJECT-X", *args])
+        assert none.exit_code == 1
         assert r.stdout.replace("OTHER-CASE-C-102", "ID") == none.stdout.replace("NO-SUCH-OBJECT-X", "ID")
     doc = _json(r)
     assert doc["status"] == "not_found"
@@ -350,7 +351,7 @@ def test_explain_object_in_another_tenant_says_nothing_else(c102, store):
 def test_explain_object_admitted_omitted_tombstoned_missing(c102):
     def ask(oid):
         r = run_cli(["explain-omissions", c102, "--object", oid, "--json"])
-        assert r.exit_code == 0, r.stderr
+        assert r.exit_code == (1 if oid.startswith("NO-SUCH") else 0), r.stderr
         return _json(r)
 
     assert ask("RULE-MCS-2026.1")["status"] == "admitted"
@@ -361,7 +362,8 @@ def test_explain_object_admitted_omitted_tombstoned_missing(c102):
     assert t["source_id"] == "claims-documents"
     assert ask("NO-SUCH-OBJECT")["status"] == "not_found"
     r = run_cli(["explain-omissions", c102, "--object", "NO-SUCH-OBJECT"])
-    assert "NO-SUCH-OBJECT: not found" in r.stdout
+    assert r.exit_code == 1 and r.stderr == "" and len(r.stdout.splitlines()) == 1     # issue 49: one line, exit 1
+    assert r.stdout.startswith("NO-SUCH-OBJECT: not found")
     _one_line_error(run_cli(["explain-omissions", c102, "--object", "X", "--gate", "scope"]), "--gate and --object")
 
 

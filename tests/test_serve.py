@@ -179,7 +179,7 @@ def test_identity_arguments_refused_and_server_keeps_serving(store, tmp_path):
     assert "argument 'tenant_id' is not accepted" in e[2]
     assert "unknown case 'no-such-case'" in e[3]
     assert "as_of" in e[4] and "offset" in e[4]
-    assert "budget" in e[5]
+    assert e[5] == "ctx: error: argument 'budget': Input should be a valid integer, unable to parse string as an integer"
     assert "is not a pack id" in e[6]
     assert "unknown pack pk-0123456789abcdef" in e[7]
     assert "evidence type 'no_such_type' is not in playbook motor-claim-review" in e[8]
@@ -189,7 +189,8 @@ def test_identity_arguments_refused_and_server_keeps_serving(store, tmp_path):
     assert pack["request"]["subject"] == {"id": "investigator-02", "scopes": ["case:read"],
                                           "clearance": "internal"}   # another subject: the default clearance
     audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
-    assert [a["status"] for a in audit] == ["refused"] * 3 + ["error"] * 6 + ["ok"]
+    # a mistyped argument is refused by the tool's input model before it runs (issue 49), like an extra one
+    assert [a["status"] for a in audit] == ["refused"] * 3 + ["error"] * 2 + ["refused"] + ["error"] * 3 + ["ok"]
 
 
 def test_variant_with_its_own_subject_refused_without_fixed_subject(store, tmp_path):
@@ -368,7 +369,8 @@ def test_adhoc_investigate_needs_the_servers_identity_and_refuses_one_from_argum
     assert "argument 'clearance' is not accepted" in e[1]
     assert e[2] == "ctx: error: case and playbook cannot be combined: a case names its own playbook"
     assert e[3] == "ctx: error: as_of is required with playbook: an ad-hoc run has no case file to take it from"
-    assert e[4] == "ctx: error: parameter nope is not declared by playbook motor-claim-review"
+    assert e[4] == ("ctx: error: parameter nope is not declared by playbook motor-claim-review (it declares no "
+                    "parameters)")
     assert e[5].startswith("ctx: error: --playbook: unknown playbook 'nope'")
     assert e[6] == "ctx: error: seeds needs playbook: a case names its own seeds"
     last = _structured(results[7])            # still serving; the subject is the server's

@@ -114,3 +114,50 @@ def test_manifests_changed_in_the_last_seconds_are_not_kept(project_copy, tmp_pa
     _tighten(project_copy)
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "after"])
     assert (r.exit_code, r.stderr) == (3, STALE)
+
+
+def _init_claims(where, monkeypatch):
+    monkeypatch.delenv("CTX_ROOT")
+    monkeypatch.delenv("CTX_DB")
+    monkeypatch.chdir(where)
+    assert run_cli(["init", "--example", "claims", "p"]).exit_code == 0
+    monkeypatch.chdir(where / "p")
+    assert run_cli(["load"]).exit_code == 0
+    return where / "p"
+
+
+def test_a_copied_project_checks_its_own_manifests_not_the_originals(tmp_path, monkeypatch):
+    """`cp -r p q && cd q`, tighten a manifest: the copy's store is stale (exit 3, as in place);
+    the original, untouched, still runs (issue 49 item 2)."""
+    import shutil
+
+    p = _init_claims(tmp_path, monkeypatch)
+    q = tmp_path / "q"
+    shutil.copytree(p, q, symlinks=True)
+    monkeypatch.chdir(q)
+    assert run_cli(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "q0"]).exit_code == 0
+    _tighten(q)
+    r = run_cli(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "q1"])
+    assert (r.exit_code, r.stderr) == (3, STALE)
+    r = run_cli(["check"])
+    assert r.exit_code == 1 and r.stdout.startswith("manifests/sources/risk-signals.yaml: source risk-signals "
+                                                    "changed since the store was loaded"), r.stdout
+    monkeypatch.chdir(p)
+    assert run_cli(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "p1"]).exit_code == 0
+    _tighten(p)          # in place: the same exit 3
+    r = run_cli(["investigate", "C-102", "--variant", "restricted", "--out", tmp_path / "p2"])
+    assert (r.exit_code, r.stderr) == (3, STALE)
+
+
+def test_a_store_loaded_from_manifests_outside_the_project_is_compared_with_those(tmp_path, monkeypatch):
+    """Loaded with --manifests from a folder outside the project: that folder is what the store
+    is compared with (the project's own manifests differ and do not make it stale)."""
+    other = _init_claims(tmp_path, monkeypatch)
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("CTX_ROOT", str(REPO))
+    db = tmp_path / "x.duckdb"
+    assert run_cli(["load", "--manifests", other / "manifests", "--db", db]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "a"]).exit_code == 0
+    _tighten(other)
+    r = run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "b"])
+    assert (r.exit_code, r.stderr) == (3, STALE)

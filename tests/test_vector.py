@@ -282,6 +282,7 @@ def test_eval_synonym_case_every_strategy_passes_and_only_hybrid_finds_the_runbo
 def test_investigate_strategy_flag_runs_hybrid_and_refuses_unknown(tmp_path, monkeypatch):
     """`ctx investigate --strategy hybrid` finds the synonym-only runbook; an unknown strategy is exit 2."""
     monkeypatch.setenv("CTX_DB", str(tmp_path / "ctx.duckdb"))
+    assert run_cli(["load"]).exit_code == 0          # $CTX_DB naming no store is an error, never a new one
     r = run_cli(["investigate", "PAY-RESTORE-01", "--strategy", "nearest"])
     assert r.exit_code == 2
     assert r.stderr == ("ctx: error: --strategy: unknown strategy 'nearest' "
@@ -308,6 +309,7 @@ def test_a_candidate_dropped_as_unlinked_is_admitted_when_a_later_round_links_it
     graph route (case -COVERED_BY-> policy) links it, so it is gated anew and admitted, and its
     round-1 omission is withdrawn from the pack (the trace keeps the history)."""
     monkeypatch.setenv("CTX_DB", str(tmp_path / "ctx.duckdb"))
+    assert run_cli(["load"]).exit_code == 0
     out = tmp_path / "run"
     r = run_cli(["investigate", "C-106", "--strategy", "hybrid", "--out", out])
     assert r.exit_code == 0, r.output

@@ -20,7 +20,7 @@ def claims(tmp_path, monkeypatch):
     proj = tmp_path / "claims"
     assert run_cli(["init", proj, "--example", "claims"]).exit_code == 0
     monkeypatch.setenv("CTX_ROOT", str(proj))
-    monkeypatch.setenv("CTX_DB", str(proj / ".ctx" / "ctx.duckdb"))
+    monkeypatch.delenv("CTX_DB")        # the project's own store, proj/.ctx/ctx.duckdb
     return proj
 
 

@@ -142,16 +142,21 @@ def store_prune(db: Path | str | None = None, *, keep: int) -> dict[str, Any]:
 
 
 def ensure_store(db: Path | None = None) -> tuple[Path, bool]:
-    """The store path; when the project's own store (ctx.toml ``store``, $CTX_DB or the default)
-    does not exist yet, load the project's sources first. A store named with ``db`` (--db) is
-    never created here: a mistyped path is an error, not a new empty store with a new key.
-    Returns (path, loaded_now)."""
+    """The store path; when the project's own store (ctx.toml ``store`` or the default) does not
+    exist yet, load the project's sources first. A store named with ``db`` (--db) or $CTX_DB is
+    never created here: a mistyped path is an error, not a second, empty store with a new key
+    (``ctx load`` builds one where either names). Returns (path, loaded_now)."""
+    import os
+
     p = paths.db_path(db)
     if isinstance(p, str) or p.exists():     # a PostgreSQL store is never loaded implicitly
         return p, False
     if db is not None:
         raise StoreError(f"no store at {display(p)}: build it with `ctx load --db {display(p)}`, "
                          "or leave out --db to use the project's store")
+    if os.environ.get("CTX_DB"):
+        raise StoreError(f"no store at {display(p)} (named by $CTX_DB): build it with `ctx load`, "
+                         "or unset CTX_DB to use the project's store")
     if not (paths.manifests_dir() / "sources").is_dir():
         raise StoreError(f"no store at {display(p)} and no manifests/sources to load from in {paths.root()}: "
                          + NO_PROJECT_HINT)

@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     MODEL_AUTH = 5        # the model endpoint refused the credentials
     INTERNAL = 70         # a bug in ctx (sysexits' EX_SOFTWARE)
     INTERRUPTED = 130     # Ctrl-C, or SIGTERM during a PostgreSQL load (128 + SIGINT)
+    BROKEN_PIPE = 141     # the reader of stdout closed it (`| head -1`): 128 + SIGPIPE, as a tool killed by it
 
 
 class CtxError(Exception):
@@ -135,8 +136,25 @@ class CheckFailed(CtxError):
     exit_code = ExitCode.FAILED
 
 
+_PYDANTIC_URL = None     # the compiled pattern, made on first use
+
+
+def without_pydantic_url(text: str) -> str:
+    """``text`` without pydantic's "For further information visit https://errors.pydantic.dev/…"
+    (a link to pydantic's documentation is no help to a user of ctx)."""
+    global _PYDANTIC_URL
+    if "errors.pydantic.dev" not in text:
+        return text
+    import re
+
+    if _PYDANTIC_URL is None:
+        _PYDANTIC_URL = re.compile(r"\s*For further information visit https?://errors\.pydantic\.dev/\S*")
+    return _PYDANTIC_URL.sub("", text)
+
+
 def one_line(text: str, limit: int = 400) -> str:
     """Collapse a message to one printable line: control characters escaped, length capped."""
+    text = without_pydantic_url(text)
     out = []
     for ch in text:
         o = ord(ch)

@@ -7,6 +7,12 @@ import re
 from typing import Any
 
 
+def undeclared(name: str, playbook_id: str, declared) -> str:
+    """The message for a parameter the playbook does not declare: it names what it declares."""
+    return (f"parameter {name} is not declared by playbook {playbook_id} "
+            + (f"(declares: {', '.join(sorted(declared))})" if declared else "(it declares no parameters)"))
+
+
 def param_problems(case, pb) -> list[tuple[str, str]]:
     """(yaml path, message) for every case or variant parameter that does not resolve."""
     declared = dict(getattr(pb, "params", {}) or {})
@@ -16,8 +22,7 @@ def param_problems(case, pb) -> list[tuple[str, str]]:
     for where, given in sets:
         for name, value in given.items():
             if name not in declared:
-                out.append((f"{where}.{name}", f"parameter {name} is not declared by playbook {pb.playbook_id}"
-                            + (f" (declares: {', '.join(sorted(declared))})" if declared else "")))
+                out.append((f"{where}.{name}", undeclared(name, pb.playbook_id, declared)))
             else:
                 msg = declared[name].type_error(value)
                 if msg:
@@ -52,8 +57,7 @@ def case_params(case, variant, pb, override: dict[str, Any] | None = None,
     values.update(extra or {})     # --param NAME=VALUE on the command line
     for k, v in sorted(values.items()):
         if k not in declared:
-            raise UsageError(f"parameter {k} is not declared by playbook {pb.playbook_id}"
-                             + (f" (declares: {', '.join(sorted(declared))})" if declared else ""))
+            raise UsageError(undeclared(k, pb.playbook_id, declared))
         err = declared[k].type_error(v)
         if err:
             raise UsageError(f"parameter {k}: {err}")

@@ -27,10 +27,10 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 
 
 def stale_sources(con) -> list[str]:
-    """The sources whose manifest now differs from the one the store was loaded from — or that
-    only one of them has — in the manifests folder the store was loaded from (recorded in its
-    meta), else the project's. Empty when they agree, when that folder has no manifests any
-    more, or when the store predates manifest digests."""
+    """The sources whose manifest now differs (by content digest) from the one the store was
+    loaded from — or that only one of them has — in the manifests folder of :func:`_manifests_of`.
+    Empty when they agree, when that folder has no manifests any more, or when the store
+    predates manifest digests."""
     import orjson
 
     meta = con.meta()
@@ -81,7 +81,13 @@ def current_digests(mdir: Path) -> dict[str, str]:
 
 
 def _manifests_of(meta: dict[str, str]) -> Path:
-    """The manifests folder a store was loaded from, when it still exists; else the project's."""
+    """The manifests folder to compare a store with: loaded from inside a project, that place in
+    the project of this run (a copied project — ``cp -r``, a clone — checks its own manifests as
+    they are now, never the original's); loaded from a folder outside the project, that folder
+    while it exists; else the project's."""
+    inside = meta.get("manifests_in_project")
+    if inside is not None:
+        return paths.root() / inside
     loaded_from = meta.get("manifests_dir")
     if loaded_from and (Path(loaded_from) / "sources").is_dir():
         return Path(loaded_from)

@@ -135,8 +135,19 @@ class MemoryRecord(Closed):
 
 
 def memory_id_for(body: dict[str, Any]) -> str:
-    """``mem-`` + 12 hex digits of the canonical JSON of the record without its id."""
+    """``mem-`` + 12 hex digits of the canonical JSON of the record without its id: ``body`` is
+    the record as written (``model_dump(mode="json")``, so a UTC time reads ``Z``)."""
     return "mem-" + sha256_hex(canonical_bytes({k: v for k, v in body.items() if k != "memory_id"}))[:12]
+
+
+def _legacy_id(rec: MemoryRecord) -> str:
+    """The id ctx before issue 49 gave a record: its times as ``isoformat()`` (``+00:00``, not
+    the ``Z`` it wrote), so a UTC record it wrote is still read as the record it is."""
+    body = rec.model_dump(mode="json")
+    body["created_at"], body["expires_at"] = rec.created_at.isoformat(), rec.expires_at.isoformat()
+    if rec.review is not None:
+        body["review"]["reviewed_at"] = rec.review.reviewed_at.isoformat()
+    return memory_id_for(body)
 
 
 def new_record(*, tenant_id: str, subject_id: str, text: str, created_at: datetime, ttl: timedelta,
@@ -152,12 +163,14 @@ def new_record(*, tenant_id: str, subject_id: str, text: str, created_at: dateti
     body = {"schema_version": MEMORY_SCHEMA, "tenant_id": tenant_id, "subject_id": subject_id,
             "scopes": sorted(set(scopes or [])), "purposes": sorted(set(purposes or [])), "text": text,
             "created_at": created_at.isoformat(), "expires_at": (created_at + ttl).isoformat(),
-            "review": {"reviewed_by": reviewed_by, "reviewed_at": created_at.isoformat()}, "source": source}
-    body["memory_id"] = memory_id_for(body)
+            "review": {"reviewed_by": reviewed_by, "reviewed_at": created_at.isoformat()}, "source": source,
+            "memory_id": "mem-000000000000"}
     try:
-        return MemoryRecord.model_validate(body)
+        rec = MemoryRecord.model_validate(body)
     except ValidationError as e:
         raise input_error(e, file=file) from None
+    # the id of the bytes write_record writes (parse_record checks those)
+    return rec.model_copy(update={"memory_id": memory_id_for(rec.model_dump(mode="json"))})
 
 
 def parse_working_state(data: Any, *, file: str) -> WorkingState:
@@ -189,7 +202,7 @@ def parse_record(data: Any, *, file: str) -> MemoryRecord:
         rec = MemoryRecord.model_validate(data)
     except ValidationError as e:
         raise input_error(e, file=file) from None
-    if memory_id_for(rec.model_dump(mode="json")) != rec.memory_id:
+    if rec.memory_id not in (memory_id_for(rec.model_dump(mode="json")), _legacy_id(rec)):
         raise InputError("the record does not match its memory_id (edited after it was written)", file=file,
                          field="memory_id")
     return rec

@@ -295,7 +295,7 @@ def explain_omissions(
 
     With --object ID, explain one object: admitted, omitted (and why), or never a candidate —
     no channel matched it (the full-text terms, structured keys and graph paths that ran are
-    shown), it was tombstoned, its source is disabled, or it is not found. For objects the pack's
+    shown), it was tombstoned, its source is disabled, or it is not found (exit 1). For objects the pack's
     subject could not see, only the scope, clearance or purpose they need is shown; an id of
     another tenant, or a tombstone in a source the subject may not read, is answered exactly
     like an id that exists nowhere. A trace.jsonl beside the pack
@@ -324,6 +324,10 @@ def explain_omissions(
                 emit_json(x.to_json())
             else:
                 _object_human(x)
+            if x.status == "not_found":      # one line (or the JSON), exit 1: a typo is not an answer
+                from ..errors import ExitCode
+
+                raise typer.Exit(ExitCode.FAILED)
             return
         rep = pm_explain(lp, gate)
         if as_json:

@@ -30,6 +30,9 @@ def handle_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         sys.stderr.write("ctx: interrupted\n")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except BrokenPipeError:     # `ctx … | head -1`: the reader has what it wanted; no message, no traceback
+        stdout_to_devnull()
+        raise typer.Exit(ExitCode.BROKEN_PIPE) from None
     except Exception as e:  # a bug in ctx, not a user error
         if _interrupted(e):
             sys.stderr.write("ctx: interrupted\n")
@@ -41,6 +44,17 @@ def handle_errors() -> Iterator[None]:
         sys.stderr.write(f"ctx: internal error: {one_line(mask(type(e).__name__ + ': ' + str(e)))} "
                          f"(set CTX_DEBUG=1 for a traceback)\n")
         raise typer.Exit(ExitCode.INTERNAL) from None
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout at the null device: what is still buffered for a closed pipe is dropped
+    quietly at exit (Python would otherwise report the BrokenPipeError while flushing)."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):       # no real stdout (a test's captured stream): nothing to flush
+        pass
 
 
 def _interrupted(e: BaseException) -> bool:

@@ -12,12 +12,18 @@ from typing import Any
 def console(stderr: bool = False):
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """Rich exits 1 on a closed pipe; ctx's error handler gives it its own code (141)."""
+            self.quiet = True
+            raise BrokenPipeError
+
     stream = sys.stderr if stderr else sys.stdout
     tty = stream.isatty()
     # Piped into a log or a postmortem document: wide tables rather than 80-column folding.
     width = None if tty or os.environ.get("COLUMNS") else 160
-    return Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
-                   soft_wrap=not tty, emoji=False, width=width)
+    return _Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
+                    soft_wrap=not tty, emoji=False, width=width)
 
 
 def safe(text: Any) -> str:

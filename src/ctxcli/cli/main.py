@@ -61,15 +61,36 @@ def _answered_here(args: list[str]) -> bool:
     return False
 
 
+BROKEN_PIPE = 141      # errors.ExitCode.BROKEN_PIPE (not imported: this module stays light)
+
+
+def _closed_pipe() -> None:
+    """The reader of stdout closed it: what is still buffered goes to the null device, quietly."""
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, sys.stdout.fileno())
+    os.close(fd)
+    raise SystemExit(BROKEN_PIPE)
+
+
 def run() -> None:
     args = sys.argv[1:]
-    if _answered_here(args):
-        sys.stdout.flush()
-        return
+    try:
+        if _answered_here(args):
+            sys.stdout.flush()
+            return
+    except BrokenPipeError:
+        _closed_pipe()
     from .app import COMMAND_MODULES, build
 
     module = COMMANDS.get(args[0]) if args and not _completing() else None
-    build((module,) if module else COMMAND_MODULES)()
+    try:
+        build((module,) if module else COMMAND_MODULES)()
+    except SystemExit as e:
+        # Click answers a closed pipe outside ctx's error handler (--help, usage) with exit 1
+        # and a PacifyFlushWrapper around stdout: the same code as everywhere else
+        if e.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            raise SystemExit(BROKEN_PIPE) from None
+        raise
 
 
 def __getattr__(name: str):

@@ -200,6 +200,7 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         from ..embed.model import require
 
         require(why)
+    remove_leftover_tmp(db_path.parent)     # what a load stopped by a signal (or a power cut) left
     loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
     # Workers fork before this process opens any DuckDB database (see load/derive.py).
     pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
@@ -210,6 +211,56 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         if pool is not None:
             pool.terminate()
             pool.join()
+
+
+# A load's temporary folder beside the store: ``ctx-load-`` + tempfile's 8 characters, holding
+# TMP_MARKER with the pid of the load that made it. Only such a folder, whose load is no longer
+# running, is ever removed by a later load: nothing ctx did not make.
+TMP_PREFIX = "ctx-load-"
+TMP_MARKER = ".ctx-load"
+_TMP_NAME = re.compile(r"ctx-load-[a-z0-9_]{8}")
+_MARKER_TEXT = re.compile(r"ctx load temporary folder; pid ([0-9]+)\n")
+
+
+def _mark_tmp(tmpdir: str) -> None:
+    with open(os.path.join(tmpdir, TMP_MARKER), "x", encoding="utf-8") as fh:
+        fh.write(f"ctx load temporary folder; pid {os.getpid()}\n")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:             # another user's process: alive
+        return True
+    return True
+
+
+def remove_leftover_tmp(folder: Path) -> list[str]:
+    """Remove the temporary folders of loads that were stopped without cleaning up (SIGTERM or
+    SIGKILL, a power cut): named as ctx names them, marked by ctx, and made by a process that
+    no longer runs. Returns their names."""
+    import shutil
+
+    gone: list[str] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return gone
+    for e in entries:
+        if not _TMP_NAME.fullmatch(e.name) or not e.is_dir(follow_symlinks=False):
+            continue
+        try:
+            with open(os.path.join(e.path, TMP_MARKER), encoding="utf-8") as fh:
+                m = _MARKER_TEXT.fullmatch(fh.read(200))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if m is None or int(m.group(1)) == os.getpid() or _running(int(m.group(1))):
+            continue
+        shutil.rmtree(e.path, ignore_errors=True)
+        gone.append(e.name)
+    return gone
 
 
 def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progress: Progress, incremental: bool,
@@ -314,7 +365,8 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
                    vectors: bool = True) -> dict[str, Any]:
     import duckdb
 
-    with tempfile.TemporaryDirectory(prefix="ctx-load-", dir=db_path.parent) as tmpdir:
+    with tempfile.TemporaryDirectory(prefix=TMP_PREFIX, dir=db_path.parent) as tmpdir:
+        _mark_tmp(tmpdir)
         opened: list = []
         try:
             stats = _stream_rows(loaded, tmpdir, progress, prior, pool, opened, vectors=vectors)
@@ -948,6 +1000,13 @@ def _write_meta(con, loaded: list[LoadedSource], total: int, store_digest: str, 
         meta["injection_accept"] = canonical_bytes(accept).decode("utf-8")
     if manifests_dir is not None:
         meta["manifests_dir"] = str(Path(manifests_dir).resolve())
+        from .. import paths
+
+        try:        # inside the project: where it lies in the project, so a copied project checks its own
+            meta["manifests_in_project"] = Path(manifests_dir).resolve().relative_to(
+                paths.root().resolve()).as_posix()
+        except ValueError:
+            pass
     meta["duckdb_version"] = duckdb.__version__
     for k, v in meta.items():
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, v])

@@ -1,6 +1,7 @@
 """``ctx init``: a new project in a folder, empty (a small commented domain to edit) or one of
 the bundled examples. Nothing that exists is ever overwritten: the whole write is refused,
-naming the first file in the way, before anything is written."""
+naming the first file in the way, before anything is written — except a ``.gitignore`` already
+there, which is kept as it is (``InitResult.kept``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,20 @@ class InitResult:
     example: str | None
     files: list[str] = field(default_factory=list)     # relative to root, sorted
     next_steps: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)      # files of ours that were there already, left as they are
+
+
+GITIGNORE = ".gitignore"
+# What ctx writes into a project that is not for version control (the defaults of ctx.toml).
+GITIGNORE_TEXT = """\
+# Written by `ctx init`; ctx never rewrites this file. What ctx writes that is not for
+# version control:
+# the store (ctx.toml `store`), its lock files and secret.key, the key of its opaque
+# references and sealed digests: never commit it
+/.ctx/
+# run folders (ctx.toml `runs`), durable memory records (runs/memory), ctx serve's runs
+/runs/
+"""
 
 
 def _plan(example: str | None) -> tuple[dict[str, Path], list[str]]:
@@ -54,15 +69,19 @@ def init_project(dest: Path, example: str | None = None) -> InitResult:
         if os.path.lexists(target):
             raise OutputError(f"{target} exists: ctx init writes only into a folder without these files "
                               "(nothing was written)")
+    kept = [GITIGNORE] if os.path.lexists(dest / GITIGNORE) else []
+    contents = {rel: srcfile.read_bytes for rel, srcfile in plan.items()}
+    if not kept:
+        contents[GITIGNORE] = GITIGNORE_TEXT.encode
     written: list[str] = []
     try:
-        for rel, srcfile in plan.items():
+        for rel, read in contents.items():
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.ctx-init.tmp")
-            tmp.write_bytes(srcfile.read_bytes())
+            tmp.write_bytes(read())
             os.replace(tmp, target)
             written.append(rel)
     except OSError as e:
         raise OutputError(f"cannot write {dest}: {e.strerror or e}") from None
-    return InitResult(root=dest, example=example, files=sorted(written), next_steps=steps)
+    return InitResult(root=dest, example=example, files=sorted(written), next_steps=steps, kept=kept)

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .. import BUILDER_VERSION
-from ..errors import CtxError
+from ..errors import CtxError, without_pydantic_url
 from . import tools
 from .config import ServeConfig
 
@@ -132,9 +132,11 @@ def _server_class(audit: AuditLog):
 
                 try:
                     model.model_validate(arguments)
-                    extra = []
-                except ValidationError as e:    # other problems: the SDK's own messages, below
-                    extra = sorted(str(err["loc"][0]) for err in e.errors() if err["type"] == "extra_forbidden")
+                    invalid = None
+                except ValidationError as e:
+                    invalid = e
+                extra = sorted(str(err["loc"][0]) for err in invalid.errors()
+                               if err["type"] == "extra_forbidden") if invalid is not None else []
                 allowed = set(model.model_fields)
                 if extra:
                     bad = extra[0]
@@ -142,6 +144,12 @@ def _server_class(audit: AuditLog):
                            if bad in _IDENTITY_ARGS else f"{name} takes: {', '.join(sorted(allowed))}")
                     audit.write(name, arguments, "refused", None, f"argument {bad!r} not accepted")
                     raise ToolError(f"ctx: error: argument {bad!r} is not accepted: {why}")
+                if invalid is not None:     # one line naming the argument, as the CLI says it (never pydantic's
+                    from ..util.pyd import first_error      # multi-line text and its documentation link)
+
+                    loc, msg = first_error(invalid)
+                    audit.write(name, arguments, "refused", None, f"argument {loc!r}: {msg}")
+                    raise ToolError(f"ctx: error: argument {loc!r}: {msg}")
             try:
                 result = await super().call_tool(name, arguments, context)
             except UnexpectedToolError as e:  # a bug in ctx: reported, and the server keeps serving
@@ -149,7 +157,10 @@ def _server_class(audit: AuditLog):
                 audit.write(name, arguments, "internal_error", _pack_id(arguments), type(cause).__name__)
                 raise ToolError(f"ctx: internal error in {name}: {type(cause).__name__}") from None
             except ToolError as e:
-                audit.write(name, arguments, "error", _pack_id(arguments), str(e))
+                msg = without_pydantic_url(str(e))
+                audit.write(name, arguments, "error", _pack_id(arguments), msg)
+                if msg != str(e):
+                    raise ToolError(msg) from None
                 raise
             pid = _result_pack_id(result) or _pack_id(arguments)
             audit.write(name, arguments, "ok", pid)
