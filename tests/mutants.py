@@ -1353,6 +1353,18 @@ MUTANTS: list[Mutant] = [
            '    if ns["side_effect"] != "none":', "    if False:",
            ("tests/test_handoff.py::test_a_finding_without_evidence_is_scanned_and_the_next_step_is_checked",)),
 
+    Mutant("i45-tool-result-names-unchecked", "src/ctxcli/agents/tool_results.py",
+           "        if named is not None:\n            withhold(", "        if False:\n            withhold(",
+           ("tests/test_agents.py::test_a_tool_result_naming_an_object_the_subject_may_not_see_is_withheld",)),
+    Mutant("i45-tool-result-other-tenant-ids-pass", "src/ctxcli/pipeline.py",
+           'v = {"status": "withheld", "gate": "tenant"} if row[1] != req.tenant_id else judge.object(x) or {}',
+           'v = {} if row[1] != req.tenant_id else judge.object(x) or {}',
+           ("tests/test_agents.py::test_a_tool_result_naming_an_object_the_subject_may_not_see_is_withheld",)),
+    Mutant("i45-tool-result-only-record-ids", "src/ctxcli/agents/tool_results.py",
+           "    walk(tr.arguments)\n    walk(tr.shaped.facts)\n    return list(dict.fromkeys(",
+           "    return list(dict.fromkeys(",
+           ("tests/test_agents.py::test_a_tool_result_naming_an_object_the_subject_may_not_see_is_withheld",)),
+
 ]
 
 

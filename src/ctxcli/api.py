@@ -353,9 +353,16 @@ def gate_tool_results(opts: InvestigateOptions):
 
     case, pb, _ = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    from .store import open_store
+
     db, _ = ensure_store(opts.db)
     pb, req = with_params(pb, req)
-    return gate_tools(pb, req, store_key(db))
+    con = open_store(db)
+    try:
+        with con.errors():
+            return gate_tools(pb, req, store_key(db), con=con)
+    finally:
+        con.close()
 
 
 def audit_call(path: Path, *, case: str | None = None, variant: str | None = None, tenant: str | None = None,
