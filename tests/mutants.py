@@ -1365,6 +1365,10 @@ MUTANTS: list[Mutant] = [
            "    return list(dict.fromkeys(",
            ("tests/test_agents.py::test_a_tool_result_naming_an_object_the_subject_may_not_see_is_withheld",)),
 
+    Mutant("i45-memory-message-after-as-of-kept", "src/ctxcli/agents/memory.py",
+           "                if m.at is not None and m.at > cutoff:", "                if False:",
+           ("tests/test_memory.py::test_a_message_written_after_as_of_is_excluded_not_yet_written",)),
+
 ]
 
 
