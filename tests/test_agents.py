@@ -277,3 +277,38 @@ def test_replay_over_mcp_says_when_a_pack_is_stale_for_the_agents_state(store, t
     res = _structured(rep)
     assert res["status"] == "identical" and res["state"]["stale"] is True
     assert res["state"]["sentence"] == "stale: the pack records no state_version"
+
+
+# ------------------------------------------------------------------------------ issue 45 item 2
+def test_a_tool_result_naming_an_object_the_subject_may_not_see_is_withheld(store, tmp_path):
+    """No scopes, the run's own tenant, but its record ids name another tenant's incident: ctx
+    knows that object, so the result is withheld like it — labels narrow, never widen."""
+    raw = tmp_path / "r.json"
+    raw.write_text('{"rows": ["STORE_002 333777000"]}')
+
+    def result(name, rid, fact, records=True):
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(f"""tool: sales.query
+version: "1"
+arguments: {{store: {rid}}}
+tenant_id: tenant-demo
+observed_at: "2026-07-23T10:20:00+08:00"
+raw: {{path: r.json}}
+shaped:
+  facts: {{revenue: "{fact}"}}
+  record_ids: [{rid if records else ""}]
+""")
+        return f
+
+    out, pack = _run(tmp_path, result("mine", "INC-2026-0723-TL-01", "STORE_001 420"),
+                     result("theirs", "OTH-INC-2026-0723", "STORE_002 333777000"),
+                     result("scoped", "INC-2026-0723-SEC-01", "STORE_002 333777000"),
+                     result("args", "OTH-INC-2026-0723", "STORE_002 333777000", records=False))
+    assert [i["record_ids"] for i in pack["tool_results"]] == [["INC-2026-0723-TL-01"]]
+    assert [(o["gate"], o["reason"], o["withheld"], o["detail"]) for o in pack["tool_omissions"]] == [
+        ("tenant", "names_withheld_object", True, {})] * 2 + [("scope", "names_withheld_object", True, {})]
+    assert all(o["ref"].startswith("wh-") and len(o["ref"]) == 19 for o in pack["tool_omissions"])
+    for f in sorted(out.iterdir()):
+        body = f.read_text()
+        assert "STORE_002" not in body and "333777000" not in body and "OTH-INC" not in body, f.name
+        assert "SEC-01" not in body, f.name

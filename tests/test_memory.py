@@ -368,3 +368,23 @@ def test_a_utc_record_written_before_the_fix_is_read_and_an_edit_of_it_still_ref
     (mem / f"{mid}.json").write_bytes(canonical_bytes({**written, "text": "edited note"}))
     r = run_cli(["investigate", "C-102", "--recall", "--memories", mem, "--out", tmp_path / "x"])
     assert r.exit_code == 2 and "memory_id: the record does not match its memory_id" in r.stderr
+# ------------------------------------------------------------------------------ issue 45 item 4 (part)
+def test_a_message_written_after_as_of_is_excluded_not_yet_written(store, tmp_path):
+    later = "The September close shows profit recovered to 4200000 VND."
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["messages"].append({"id": "m-09", "role": "user", "at": "2026-09-01T09:00:00+08:00", "text": later})
+    doc["messages"].append({"id": "m-10", "role": "user", "at": "2026-07-23T10:29:00+08:00",
+                            "text": "Any change to the pool size since?"})
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "o"
+    pack = _run(out, "--memory", f)
+    kept = [m["id"] for m in pack["working_memory"]["messages"]]
+    assert "m-10" in kept and "m-09" not in kept
+    (om,) = [o for o in pack["memory_omissions"] if o["ref"] == "m-09"]
+    assert (om["gate"], om["reason"], om["withheld"]) == ("knowledge_time", "not_yet_written", False)
+    assert om["detail"] == {"cutoff": pack["request"]["as_of"]}
+    _, user = _messages(out)
+    assert "Any change to the pool size since?" in user
+    for p in sorted(out.iterdir()):
+        assert "September close" not in p.read_text() and "4200000" not in p.read_text(), p.name

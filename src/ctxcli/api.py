@@ -358,9 +358,16 @@ def gate_tool_results(opts: InvestigateOptions):
 
     case, pb, _ = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
+    from .store import open_store
+
     db, _ = ensure_store(opts.db)
     pb, req = with_params(pb, req)
-    return gate_tools(pb, req, store_key(db))
+    con = open_store(db)
+    try:
+        with con.errors():
+            return gate_tools(pb, req, store_key(db), con=con)
+    finally:
+        con.close()
 
 
 def audit_call(path: Path, *, case: str | None = None, variant: str | None = None, tenant: str | None = None,
@@ -418,8 +425,9 @@ def audit_call(path: Path, *, case: str | None = None, variant: str | None = Non
             "counts": counts(rows), "spans": rows}
 
 
-def handoff(pack_path: Path | str) -> dict[str, Any]:
-    """``ctx handoff``: the handoff document of a verified run (its pack and answer.json)."""
+def handoff(pack_path: Path | str, *, db: Path | str | None = None) -> dict[str, Any]:
+    """``ctx handoff``: the handoff document of a verified run (its pack and answer.json),
+    sealed with the store secret (HMAC-SHA256)."""
     from .agents.handoff import make
     from .errors import PackError
     from .postmortem.packfile import load_pack
@@ -430,30 +438,52 @@ def handoff(pack_path: Path | str) -> dict[str, Any]:
         raise PackError("a handoff needs the run's answer.json (a run folder ctx wrote)", file=lp.display)
     import orjson
 
-    return make(lp.data, orjson.loads(raw))
+    dbp, _ = ensure_store(db)
+    return make(lp.data, orjson.loads(raw), key=store_key(dbp))
+
+
+MAX_HANDOFF_BYTES = 5_000_000
+
+
+def read_handoff(path: Path) -> Any:
+    """A handoff file as parsed JSON (a regular file of at most 5 MB); InputError naming it."""
+    from .util import jsonstrict
+    from .util.safeio import NotReadable, read_regular
+
+    disp = display(path)
+    try:
+        raw = read_regular(path, MAX_HANDOFF_BYTES)
+    except NotReadable as e:
+        raise InputError(str(e), file=disp) from None
+    try:
+        return jsonstrict.loads(raw)
+    except ValueError as e:
+        raise InputError(f"not JSON: {e}", file=disp) from None
 
 
 def receive_handoff(opts: InvestigateOptions, doc: Any) -> dict[str, Any]:
     """What of handoff ``doc`` the subject of ``opts`` (its case's, or the one given) may be
-    handed, re-gated at its as_of; UsageError for a document that is not an intact handoff."""
+    handed, re-gated at its as_of; UsageError for a document that is not an intact handoff
+    sealed with this store's secret (refused whole)."""
     from .agents.audit import AuditSubject, Judge
     from .agents.handoff import receive, verify
+    from .answer.schema import actions
     from .store import open_store
 
-    bad = verify(doc)
+    db, _ = ensure_store(opts.db)
+    key = store_key(db)
+    bad = verify(doc, key)
     if bad is not None:
         raise UsageError(f"handoff: {bad}")
     case, pb, _ = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     who = AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
                        req.known_at)
-    db, _ = ensure_store(opts.db)
-    key = store_key(db)
     con = open_store(db)
     try:
         with con.errors():
             require_current_manifests(con)
-            return receive(Judge(con, who, key=key), doc)
+            return receive(Judge(con, who, key=key), doc, actions=actions(pb))
     finally:
         con.close()
 

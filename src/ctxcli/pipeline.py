@@ -36,7 +36,7 @@ def investigate(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, 
     measured with (tests pass their own; default time.monotonic)."""
     t_all = time.perf_counter()
     pb, req = with_params(pb, req)
-    tools = tools if tools is not None else gate_tools(pb, req, key)
+    tools = tools if tools is not None else gate_tools(pb, req, key, con=con)
     built = build(con, pb, pb_hash, req, store, key=key, tools=tools,
                   memory=memory if memory is not None else gate_memory(pb, req, key, tools),
                   **({"clock": clock} if clock is not None else {}))
@@ -84,7 +84,31 @@ def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) ->
     return info
 
 
-def gate_tools(pb: Playbook, req: Request, key: bytes):
+def store_resolver(con, req: Request, key: bytes):
+    """For the tool-result gates: the withholding gate of the stored object an id names when
+    the request's subject may not see it (another tenant's, a missing scope, clearance or
+    purpose, or masked for it), else None."""
+    from .agents.audit import AuditSubject, Judge
+
+    judge = Judge(con, AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose,
+                                    req.as_of, req.known_at), key=key)
+    memo: dict[str, str | None] = {}
+
+    def resolve(x: str) -> str | None:
+        if x not in memo:
+            gate = None
+            for row in con.object_facts([x]):
+                v = {"status": "withheld", "gate": "tenant"} if row[1] != req.tenant_id else judge.object(x) or {}
+                if v.get("status") == "withheld":
+                    gate = "scope" if v["gate"] == "redaction" else v["gate"]   # a mask a scope would lift
+                    break
+            memo[x] = gate
+        return memo[x]
+
+    return resolve
+
+
+def gate_tools(pb: Playbook, req: Request, key: bytes, con=None):
     """The request's tool results through the tool-result gates (``agents.tool_results``), within
     the tools slot — or the evidence slot when the playbook gives tools no tokens; None when the
     request has no tool result (the pack then has no tool-result fields)."""
@@ -99,7 +123,8 @@ def gate_tools(pb: Playbook, req: Request, key: bytes):
     slot = "tools" if alloc["tools"] else "evidence"
     return gate_tool_results(req.tool_results, tenant_id=req.tenant_id, scopes=req.scopes, purpose=req.purpose,
                              as_of=req.as_of, known_at=req.known_at, budget=alloc[slot], slot=slot,
-                             registry=read_registry(), key=key, count=count)
+                             registry=read_registry(), key=key, count=count,
+                             resolve=store_resolver(con, req, key) if con is not None else None)
 
 
 def gate_memory(pb: Playbook, req: Request, key: bytes, tools=None):

@@ -220,6 +220,31 @@ class Judge:
         row = self.con.object_summary(self.who.tenant_id, object_id)
         return None if row is None else self.doc(row[0], self.who.tenant_id, object_id)
 
+    def _obj(self, object_id: str):
+        row = self.con.object_summary(self.who.tenant_id, object_id)
+        if row is None:
+            return None
+        objs = self.hyd.metadata([row[0]])
+        self.hyd.fill_content(objs, [row[0]])
+        return objs[row[0]]
+
+    def masks(self, o) -> bool:
+        """Whether ``o``'s source masks it for this subject."""
+        from ..engine import redact
+
+        return redact.applies(o, self.gctx.scopes)
+
+    def view(self, object_id: str):
+        """The subject's tenant's object ``object_id`` as this subject may see it: masked where
+        its source masks it (call only for an object :meth:`object` does not withhold by
+        tenant, scope, clearance or purpose)."""
+        from ..engine import redact
+
+        o = self._obj(object_id)
+        if o is not None and self.masks(o):
+            o = redact.masked_copy(o, redact.patterns(o.redaction))
+        return o
+
     def _masked(self, o) -> bool:
         """Whether the source's masks change anything of ``o`` for this subject."""
         from ..engine.disclose import Disclosure

@@ -34,7 +34,7 @@ from .tool_results import Closed, Short, Text
 
 WORKING_SCHEMA = "ctx.working-state/1"
 MEMORY_SCHEMA = "ctx.memory/1"
-WORKING_GATE_ORDER = ["tenant", "subject", "freshness", "injection", "budget"]
+WORKING_GATE_ORDER = ["tenant", "subject", "knowledge_time", "freshness", "injection", "budget"]
 MEMORY_GATE_ORDER = ["tenant", "subject", "scope", "purpose", "knowledge_time", "ttl", "review", "injection",
                      "duplicate", "budget"]
 WITHHOLDING = ("tenant", "subject", "scope", "purpose")
@@ -295,6 +295,22 @@ def _stale(ref: ToolRef, as_of: datetime) -> tuple[str, str] | None:
     return None
 
 
+def _message_item(m: Message, as_of: datetime, tz, drop) -> dict[str, Any]:
+    """A recent message as packed: a tool message whose tool result is stale at as_of is
+    cleared (its text leaves, its reference stays) and the clearing recorded with ``drop``."""
+    item: dict[str, Any] = {"id": m.id, "role": m.role, "at": _iso(m.at, tz) if m.at else None,
+                            "text": m.text, "cleared": None}
+    if m.tool_result is not None:
+        item["tool_result"] = m.tool_result.result_id
+        old = _stale(m.tool_result, as_of)
+        if old is not None:
+            item["text"] = ""
+            item["cleared"] = {"reason": "stale", "max_age": old[0], "age": old[1]}
+            drop("working_memory", m.id, "freshness", "stale_tool_result_cleared",
+                 {"tool_result": m.tool_result.result_id, "max_age": old[0], "age": old[1]})
+    return item
+
+
 def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, *, tenant_id: str,
                 subject_id: str, scopes: list[str], purpose: str, as_of: datetime, known_at: datetime | None,
                 budget: int, key: bytes, count: Callable[[str], int]) -> MemoryGate:
@@ -352,16 +368,11 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
             kept: list[dict[str, Any]] = []
             full = False
             for m in reversed(state.messages):          # newest first: the oldest go under budget pressure
-                item: dict[str, Any] = {"id": m.id, "role": m.role, "at": _iso(m.at, tz) if m.at else None,
-                                        "text": m.text, "cleared": None}
-                if m.tool_result is not None:
-                    item["tool_result"] = m.tool_result.result_id
-                    old = _stale(m.tool_result, as_of)
-                    if old is not None:
-                        item["text"] = ""
-                        item["cleared"] = {"reason": "stale", "max_age": old[0], "age": old[1]}
-                        drop("working_memory", m.id, "freshness", "stale_tool_result_cleared",
-                             {"tool_result": m.tool_result.result_id, "max_age": old[0], "age": old[1]})
+                if m.at is not None and m.at > cutoff:
+                    # written after as_of (or known_at): what the agent could not yet have known
+                    drop("working_memory", m.id, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})
+                    continue
+                item = _message_item(m, as_of, tz, drop)
                 if item["cleared"] is None:
                     hit = scan([(f"messages.{m.id}.text", m.text)])
                     if hit is not None:

@@ -29,8 +29,8 @@ from typing_extensions import Annotated
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
 
-TOOL_GATE_ORDER = ["tenant", "scope", "purpose", "knowledge_time", "freshness", "injection", "duplicate", "budget"]
-WITHHOLDING = ("tenant", "scope", "purpose")
+TOOL_GATE_ORDER = ["tenant", "scope", "classification", "purpose", "knowledge_time", "freshness", "injection", "duplicate", "budget"]
+WITHHOLDING = ("tenant", "scope", "classification", "purpose")
 MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it names has no limit: only hashed)
 
 Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -156,6 +156,34 @@ def strings(tr: ToolResult) -> list[tuple[str, str]]:
     return out
 
 
+def named_ids(tr: ToolResult) -> list[str]:
+    """The strings of a tool result that may name a stored object: its record ids, and every
+    string value of its arguments and facts (in that order, each once)."""
+    out: list[str] = list(tr.shaped.record_ids)
+
+    def walk(v: Any) -> None:
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            for k in sorted(v):
+                walk(v[k])
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(tr.arguments)
+    walk(tr.shaped.facts)
+    return list(dict.fromkeys(x for x in out if 0 < len(x) <= 200))
+
+
+def _names_withheld(tr: ToolResult, resolve: Callable[[str], str | None]) -> str | None:
+    for x in named_ids(tr):
+        gate = resolve(x)
+        if gate is not None:
+            return gate
+    return None
+
+
 @dataclass
 class ToolGate:
     """What the tool-result gates kept and dropped, and the tokens of the rendered section."""
@@ -175,9 +203,12 @@ def _iso(dt: datetime, tz) -> str:
 
 def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list[str], purpose: str,
                       as_of: datetime, known_at: datetime | None, budget: int, slot: str, registry, key: bytes,
-                      count: Callable[[str], int]) -> ToolGate:
+                      count: Callable[[str], int], resolve: Callable[[str], str | None] | None = None) -> ToolGate:
     """Gate ``results`` (in the order given) for this request and pack what passes within
-    ``budget`` tokens (section header included)."""
+    ``budget`` tokens (section header included). ``resolve``: the withholding gate of a stored
+    object a string names when this subject may not see it (None: it may, or no such object);
+    a result naming one in ``record_ids``, ``arguments`` or fact values is withheld by that gate:
+    its labels can narrow access, never widen it."""
     from ..engine.injection_adapter import scan
     from ..engine.render import tool_result_block, tool_results_header
 
@@ -206,6 +237,10 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
             continue
         if tr.purposes and purpose not in tr.purposes:
             withhold(tr, "purpose", "purpose_not_allowed", {"allowed_purposes": sorted(tr.purposes)})
+            continue
+        named = _names_withheld(tr, resolve) if resolve is not None else None
+        if named is not None:
+            withhold(tr, named, "names_withheld_object", {})
             continue
         if tr.observed_at > cutoff:
             exclude(tr, "knowledge_time", "not_yet_observed", {"cutoff": _iso(cutoff, tz)})

@@ -102,11 +102,12 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str, sha
 
 
 def handoff(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
-    """The handoff document of a pack this server serves (``ctx handoff``)."""
+    """The handoff document of a pack this server serves (``ctx handoff``), sealed with the
+    store secret."""
     from .. import api
     from .tools import run_dir
 
-    return api.handoff(run_dir(cfg, pack_id) / "pack.json")
+    return api.handoff(run_dir(cfg, pack_id) / "pack.json", db=cfg.db)
 
 
 # ------------------------------------------------------------------------------ working memory
