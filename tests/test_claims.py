@@ -148,6 +148,10 @@ def test_a_hedge_in_the_source_may_not_vanish_in_a_fact():
     ("The release at 2026-07-23T10:05:00+08:00 came before the first error at 2026-07-23T10:02:00+08:00.", False),
     ("The release at 2026-07-23T09:54:00+08:00 did not come after the first error at 2026-07-23T10:02:00+08:00.",
      True),
+    ("Config push CFG-0811-07 completed at 2026-08-11T14:00:00+08:00, after the first error at "
+     "2026-08-11T14:02:00+08:00.", False),
+    ("Config push CFG-0811-07 completed at 2026-08-11T14:00:00+08:00, not after the first error at "
+     "2026-08-11T14:02:00+08:00.", True),
     ("Pool usage 50 is no more than the maximum 50.", True),
     ("Pool usage 50 is less than the maximum 50.", False),
     ("Pool usage 50 is not less than the maximum 50.", True),
@@ -180,3 +184,24 @@ def test_validate_answer_json_names_the_violation_per_claim(store, tmp_path, c10
     per = [c["violations"] for c in out["validation"]["claims"]]
     assert per == [[]] * len(ans["claims"]) + [["wrong_comparison"]]
     assert [v["code"] for v in out["validation"]["violations"]] == ["wrong_comparison"]
+
+
+# ---------------------------------------------------------------------------------- the corpus
+def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ctxcli.answer import claims_eval
+
+    here = Path(__file__).parent / "data" / "claims"
+    rows = [json.loads(line) for line in (here / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sum(r["label"] == "wrong" for r in rows) >= 300 and sum(r["label"] == "right" for r in rows) >= 300
+    assert {r["lang"] for r in rows} == {"en", "zh", "es"} and {r["split"] for r in rows} == {"tuning", "heldout"}
+    # the committed corpus is what the committed generator writes
+    before = (here / "corpus.jsonl").read_bytes()
+    subprocess.run([sys.executable, str(here / "generate.py")], check=True)
+    assert (here / "corpus.jsonl").read_bytes() == before
+    assert claims_eval.main([str(here / "corpus.jsonl")]) == 0
+    # the floors fail the command: a ceiling of -1 % on right claims cannot be met
+    assert claims_eval.main([str(here / "corpus.jsonl"), "--max-right", "-0.01"]) == 1

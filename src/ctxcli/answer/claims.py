@@ -53,7 +53,7 @@ _FLIP = {">": "<=", "<": ">=", ">=": "<", "<=": ">", "==": "!="}
 _NEG = re.compile(r"\b(?:not|no|never|without|nunca|sin|isn't|wasn't|aren't|weren't|doesn't|didn't)\b|n't\b"
                   r"|不|未|没有|沒有", re.I)
 # a clause ends at ; : a comma or a sentence end, or "so"/"and"; its values are the operands
-_CLAUSE_SPLIT = re.compile(r"[;，。；：]|:(?!\d)|,\s|\.\s|\.$|\bso\b|\band\b|\by\b|\bpor lo que\b|所以|因此|并且|且")
+_CLAUSE_SPLIT = re.compile(r"([;。；：]|:(?!\d)|[,，]\s*|\.\s|\.$|\bso\b|\band\b|\by\b|\bpor lo que\b|所以|因此|并且|且)")
 _POSTFIX = {"以内", "之内", "以上", "以下", "之前", "之后"}
 _TOKENS = re.compile(r"[^\s,;()（），。、\u4e00-\u9fff]+")
 _UNIT = re.compile(r"(%|-day|-days|-días|-dias|天|日|cny|usd|eur|元)$", re.I)
@@ -107,19 +107,24 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
     stated in ``text`` between two values of one clause; a negation between the left value and the
     comparison word flips the operator."""
     out = []
-    for clause in _CLAUSE_SPLIT.split(numbers.normalise(text)):
+    parts = _CLAUSE_SPLIT.split(numbers.normalise(text))
+    for n in range(0, len(parts), 2):
+        clause = parts[n]
+        # "completed at 09:54, before the error at 10:02": after a comma the left value may be the
+        # last one of the clause before
+        carried = _operands(parts[n - 2])[-1:] if n >= 2 and parts[n - 1].strip() in (",", "，") else []
         cmps = _find_cmp(clause)
         for k, (s, e, op) in enumerate(cmps):
             lo = cmps[k - 1][1] if k else 0
             hi = cmps[k + 1][0] if k + 1 < len(cmps) else len(clause)
-            left = _operands(clause[lo:s])
+            left = _operands(clause[lo:s]) or (carried if k == 0 else [])
             right = _operands(clause[e:hi])
             if clause[s:e] in _POSTFIX and len(left) >= 2:      # "12天在30天以内": the bound comes first
                 right, left = [left[-1]], [left[-2]]
             if not left or not right:
                 continue
             (_, le, lt, a), (_, _, rt, b) = left[-1], right[0]
-            if _NEG.search(clause[lo + le:s]):
+            if _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s]):
                 op = _FLIP[op]
             if "num" in (a[0], b[0]) and a[0] != b[0]:
                 continue        # "10 minutes before 14:02": an offset, not two operands
@@ -201,7 +206,7 @@ _BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     (re.compile(r"\b(?:propiedad del|pertenece al|a cargo del)\s+(?:equipo\s+)?", re.I), ("owner_team", "owner", "team")),
     (re.compile(r"\bgoverned by\s+(?:the\s+)?(?:rule set\s+)?|\bregido por (?:el )?(?:conjunto de reglas )?", re.I),
      ("rule_set",)),
-    (re.compile(r"\b(?:runbook|manual de operaciones|运行手册)\s+", re.I), ("runbook",)),
+    (re.compile(r"(?<![A-Za-z])(?:runbook|manual de operaciones|运行手册)\s*", re.I), ("runbook",)),
     (re.compile(r"\bon-call rotation\s+", re.I), ("oncall_rotation",)),
 ]
 
