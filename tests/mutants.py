@@ -1352,6 +1352,13 @@ MUTANTS: list[Mutant] = [
            "claim_checker.check_claim(text, status, [by_id[x] for x in good], twins=twins)",
            "claim_checker.check_claim(\"\", status, [by_id[x] for x in good], twins=twins)",
            ("tests/test_claims.py::test_validate_answer_json_names_the_violation_per_claim",)),
+    Mutant("claims-rule-outcome-ignored", "src/ctxcli/answer/claims.py",
+           "if says is not None and says != outcomes[cid]:", "if says is not None and says == outcomes[cid]:",
+           ("tests/test_claims.py::test_a_claim_about_the_manual_review_rule_must_agree_with_its_outcome",)),
+    Mutant("claims-rules-not-passed-by-ask", "src/ctxcli/answer/ask.py",
+           "accept_disagreement=accept_disagreement, rules=_rules(pack))",
+           "accept_disagreement=accept_disagreement, rules=None)",
+           ("tests/test_claims.py::test_validate_answer_json_names_the_violation_per_claim",)),
 ]
 
 

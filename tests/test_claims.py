@@ -39,7 +39,8 @@ def codes(case, claims):
         vocab = actions(api.read_playbook(pb)[0])
     except Exception:       # the vocabulary does not matter here: the answer keeps its own action
         vocab = [ans["recommended_action"]]
-    v = validate({**ans, "claims": claims}, pack, vocab + [ans["recommended_action"]])
+    rules = {c.id: c.when for c in api.read_playbook(pb)[0].claims if c.when} if pb == "motor-claim-review" else None
+    v = validate({**ans, "claims": claims}, pack, vocab + [ans["recommended_action"]], rules=rules)
     return ([(x["code"], x.get("claim")) for x in v["violations"]],
             [(x["code"], x.get("claim")) for x in v["warnings"] if x["code"] != "claims_uncovered"])
 
@@ -60,6 +61,18 @@ def test_c102_reversed_comparison_is_rejected_and_its_rewording_accepted(c102):
                               amount, review)]) == ([], [])
     assert codes(c102, [claim("The claim amount 128000 does not exceed the threshold of 100000.", "inference",
                               amount, review)])[0] == [("wrong_comparison", 0)]
+
+
+def test_a_claim_about_the_manual_review_rule_must_agree_with_its_outcome(c102):
+    _, pack = c102
+    ids = [_ev(pack, o) for o in ("SIG-C102-AMOUNT", "SIG-C102-TENURE", "RULE-MANUAL-REVIEW")]
+    for bad in ("The claim amount 128000 is at or above the threshold of 100000, so no human review is needed.",
+                "The manual review rule does not apply to this claim.", "该理赔不需要人工审核。",
+                "La regla de revisión manual no se aplica."):
+        assert codes(c102, [claim(bad, "inference", *ids)])[0] == [("wrong_comparison", 0)], bad
+    for good in ("A human review is required by the manual review rule.", "该理赔需要人工审核。",
+                 "La regla de revisión manual se aplica: la reclamación requiere revisión."):
+        assert codes(c102, [claim(good, "inference", *ids)]) == ([], []), good
 
 
 def test_c102_dropped_negation_is_rejected_and_its_rewording_accepted(c102):
@@ -177,13 +190,15 @@ def test_validate_answer_json_names_the_violation_per_claim(store, tmp_path, c10
     amount, review = _ev(pack, "SIG-C102-AMOUNT"), _ev(pack, "RULE-MANUAL-REVIEW")
     f = tmp_path / "a.json"
     f.write_text(json.dumps({**ans, "claims": ans["claims"] + [
-        claim("The claim amount 128000 is below the review threshold of 100000.", "fact", amount, review)]}))
+        claim("The claim amount 128000 is below the review threshold of 100000.", "fact", amount, review),
+        claim("No human review is needed.", "inference", amount, review)]}))
     r = run_cli(["validate-answer", tmp_path / "run" / "pack.json", f, "--json"])
     assert r.exit_code == 1
     out = json.loads(r.stdout)
     per = [c["violations"] for c in out["validation"]["claims"]]
-    assert per == [[]] * len(ans["claims"]) + [["wrong_comparison"]]
-    assert [v["code"] for v in out["validation"]["violations"]] == ["wrong_comparison"]
+    assert per == [[]] * len(ans["claims"]) + [["wrong_comparison"], ["wrong_comparison"]]
+    assert [v["code"] for v in out["validation"]["violations"]] == ["wrong_comparison", "wrong_comparison"]
+    assert out["validation"]["violations"][1]["value"] == "manual_review_required"
 
 
 # ---------------------------------------------------------------------------------- the corpus

@@ -277,14 +277,64 @@ def check_hedges(text: str, status: str, items: list[dict[str, Any]]) -> list[di
     return [_viol("hedge_dropped", f"states as fact what its source hedges: {sent[:120]!r}", value=sent[:120])]
 
 
+# ---------------------------------------------------------------------------------- playbook rules
+_RULE_WORDS = re.compile(r"\breview(?:er|ed)?\b|审核|复核|人工|revisión|revisor", re.I)
+_RULE_NO = re.compile(r"\b(?:no|without)\s+(?:\w+\s+)?review|\breview\w*[^.;:,]{0,40}\b(?:not|never)\s+"
+                      r"(?:needed|required|apply|applies|necessary)|does not apply|doesn't apply|is not needed|"
+                      r"不需要|无需|不适用|不用|no (?:se )?requiere|no es necesaria|no aplica|no se aplica", re.I)
+_RULE_YES = re.compile(r"\b(?:required|needed|necessary|applies|apply|routed|goes to)\b|需要|适用|requiere|necesaria|"
+                       r"aplica|se env[ií]a", re.I)
+
+
+def rule_outcomes(rules: dict[str, str], twins: list[dict[str, Any]]) -> dict[str, bool]:
+    """claim id -> whether the playbook's ``when`` holds on the deterministic claim's facts."""
+    from . import expr
+
+    out = {}
+    for t in twins:
+        when = rules.get(str(t.get("claim_id")))
+        if when and isinstance(t.get("facts"), dict):
+            try:
+                out[t["claim_id"]] = bool(expr.evaluate(when, t["facts"]))
+            except (expr.Unknown, expr.ExprError, TypeError, ValueError):
+                continue
+    return out
+
+
+def check_rules(text: str, cited: set[str], outcomes: dict[str, bool],
+                twins: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A claim saying whether a playbook rule (the manual review rule) applies, on two or more of
+    its evidence items, must agree with the rule evaluated on the deterministic facts."""
+    out = []
+    for t in twins:
+        cid = t.get("claim_id")
+        if cid not in outcomes or len(cited & set(t.get("evidence") or [])) < 2:
+            continue
+        for clause in re.split(r"[.;:。；：]\s*", text):
+            if not _RULE_WORDS.search(clause):
+                continue
+            says = False if _RULE_NO.search(clause) else (True if _RULE_YES.search(clause) else None)
+            if says is not None and says != outcomes[cid]:
+                out.append(_viol("wrong_comparison", f"says the rule {cid} {'applies' if says else 'does not apply'}"
+                                 f"; on the cited facts it {'applies' if outcomes[cid] else 'does not'}",
+                                 value=cid))
+                return out
+    return out
+
+
 # ---------------------------------------------------------------------------------- entry points
 def check_claim(text: str, status: str, cited_items: list[dict[str, Any]], playbook: Any = None,
-                twins: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+                twins: list[dict[str, Any]] = (), rules: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Every violation (and ``undecided`` warning, ``severity: warning``) of one claim: ``text`` with
     ``status`` citing ``cited_items`` (pack evidence items: ``facts``, ``text``, ``evidence_id``);
-    ``twins`` are the deterministic answer's claims. ``playbook`` is accepted for callers that hold
-    one; the rule outcome it decides is read from ``twins`` (the pack's own answer)."""
+    ``twins`` are the deterministic answer's claims; ``rules`` (claim id -> ``when``) or a
+    ``playbook`` (its claims' ``when``) let a claim about a rule be checked against its outcome."""
+    if rules is None and playbook is not None:
+        rules = {c.id: c.when for c in getattr(playbook, "claims", []) if getattr(c, "when", None)}
     out = check_comparisons(text)
+    if rules and not any(v["code"] == "wrong_comparison" for v in out):
+        out += check_rules(text, {i.get("evidence_id") for i in cited_items}, rule_outcomes(rules, list(twins)),
+                           list(twins))
     out += check_status(text, status, cited_items, twins)
     out += check_entities(text, cited_items)
     out += check_hedges(text, status, cited_items)

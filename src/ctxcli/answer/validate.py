@@ -211,7 +211,8 @@ def check_shape(ans: Any) -> list[dict[str, Any]]:
 
 def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
              rejected_texts: dict[str, str] | None = None, shown_text: str = "",
-             scan=None, accept_disagreement: bool = False) -> dict[str, Any]:
+             scan=None, accept_disagreement: bool = False,
+             rules: dict[str, str] | None = None) -> dict[str, Any]:
     """Check ``ans`` (a parsed model answer) against ``pack``.
 
     ``action_vocab`` is the playbook's action vocabulary; ``rejected_texts`` maps omitted, not
@@ -219,7 +220,8 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     content hash); ``shown_text`` is everything the model was shown (the request messages), so
     words it legitimately saw are never flagged as rejected text; ``scan`` is the injection
     detector (text -> match or None). A verdict or action that differs from the deterministic
-    answer's is a violation, a warning only with ``accept_disagreement``. Returns the validation record: status, violations,
+    answer's is a violation, a warning only with ``accept_disagreement``. ``rules`` (playbook claim
+    id -> its ``when``) lets the claim checker hold a claim about a rule to the rule's outcome. Returns the validation record: status, violations,
     warnings, per-claim results and the counts the eval uses."""
     violations = check_shape(ans)
     warnings: list[dict[str, Any]] = []
@@ -269,7 +271,8 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
             cv.append(_viol("fact_without_trusted_source", f"a fact rests only on {', '.join(levels)} evidence",
                             i, trust_levels=levels))
         cv += _text_checks(text, i, scan, rejected_sh)
-        for v in claim_checker.check_claim(text, status, [by_id[x] for x in good], twins=twins):
+        for v in claim_checker.check_claim(text, status, [by_id[x] for x in good], twins=twins,
+                                                rules=rules):
             v["claim"] = i
             (warnings if v.pop("severity", None) == "warning" else cv).append(v)
         violations += cv
