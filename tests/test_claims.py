@@ -55,6 +55,8 @@ def test_c102_reversed_comparison_is_rejected_and_its_rewording_accepted(c102):
     amount, review = _ev(pack, "SIG-C102-AMOUNT"), _ev(pack, "RULE-MANUAL-REVIEW")
     bad = "The claim amount 128000 is below the review threshold of 100000, so no human review is needed."
     assert codes(c102, [claim(bad, "fact", amount, review)])[0] == [("wrong_comparison", 0)]
+    assert codes(c102, [claim("The claim amount 128000 is below the threshold of 100000.", "inference", amount,
+                              review)])[0] == [("wrong_comparison", 0)]
     good = "The claim amount 128000 is above the review threshold of 100000, so a human review is needed."
     assert codes(c102, [claim(good, "inference", amount, review)]) == ([], [])
     assert codes(c102, [claim("The claim amount 128000 is at least the threshold of 100000.", "inference",
