@@ -73,6 +73,18 @@ def _scan():
     return partial(detect_injection, use_learned=False)
 
 
+def _rules(pack: dict[str, Any]) -> dict[str, str] | None:
+    """The pack's playbook claims' conditions (claim id -> ``when``), for the claim checker; None
+    when the playbook cannot be read as the pack recorded it (the rule check is then skipped)."""
+    from ..errors import CtxError
+
+    try:
+        pb = playbook_for(pack, str((pack.get("request") or {}).get("case_id") or "pack"))
+    except (CtxError, OSError, KeyError, TypeError, AttributeError):
+        return None
+    return {c.id: c.when for c in pb.claims if c.when}
+
+
 def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: str | None,
                   action_vocab: list[str], texts: dict[str, str] | None,
                   messages: list[dict[str, str]], *, accept_disagreement: bool = False) -> dict[str, Any]:
@@ -84,7 +96,7 @@ def answer_record(pack: dict[str, Any], parsed: Any, method: str | None, error: 
                                         "violations": 1, "warnings": 0}}
     else:
         val = validate(parsed, pack, action_vocab, rejected_texts=texts, shown_text=shown, scan=_scan(),
-                       accept_disagreement=accept_disagreement)
+                       accept_disagreement=accept_disagreement, rules=_rules(pack))
     det = pack.get("answer") or {}
     return {
         "schema_version": S.MODEL_ANSWER_SCHEMA,

@@ -11,6 +11,8 @@ violations (any one makes the answer ``rejected``)
   unsupported_value           a number, date, identifier or version in the claim is not in the
                               evidence it cites (after normalisation), nor a derived fact of it
   fact_without_trusted_source a ``fact`` cites no item whose trust level may support facts
+  wrong_comparison, status_upgraded, misbound_entity, hedge_dropped
+                              what the claim says is false for its evidence (claims.py)
   verdict_not_in_vocabulary   the verdict is not one of ctx's verdicts
   action_not_in_vocabulary    the action is not one of the playbook's actions
   instruction_like_text       the injection detector fires on the answer's text
@@ -21,6 +23,7 @@ violations (any one makes the answer ``rejected``)
   action_disagrees            the action differs from the deterministic answer's    } with --accept-disagreement
 
 warnings (the answer is ``accepted_with_warnings``): the two above, when disagreement is accepted;
+  undecided                   a comparison the claim checker cannot decide (claims.py)
   claims_uncovered            a claim of the playbook that the deterministic answer backs with
                               evidence is not addressed: no model claim cites any of its evidence
 
@@ -33,6 +36,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from . import claims as claim_checker
 from . import numbers
 from .schema import STATUSES, VERDICTS
 
@@ -207,7 +211,8 @@ def check_shape(ans: Any) -> list[dict[str, Any]]:
 
 def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
              rejected_texts: dict[str, str] | None = None, shown_text: str = "",
-             scan=None, accept_disagreement: bool = False) -> dict[str, Any]:
+             scan=None, accept_disagreement: bool = False,
+             rules: dict[str, str] | None = None) -> dict[str, Any]:
     """Check ``ans`` (a parsed model answer) against ``pack``.
 
     ``action_vocab`` is the playbook's action vocabulary; ``rejected_texts`` maps omitted, not
@@ -215,7 +220,8 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     content hash); ``shown_text`` is everything the model was shown (the request messages), so
     words it legitimately saw are never flagged as rejected text; ``scan`` is the injection
     detector (text -> match or None). A verdict or action that differs from the deterministic
-    answer's is a violation, a warning only with ``accept_disagreement``. Returns the validation record: status, violations,
+    answer's is a violation, a warning only with ``accept_disagreement``. ``rules`` (playbook claim
+    id -> its ``when``) lets the claim checker hold a claim about a rule to the rule's outcome. Returns the validation record: status, violations,
     warnings, per-claim results and the counts the eval uses."""
     violations = check_shape(ans)
     warnings: list[dict[str, Any]] = []
@@ -231,6 +237,7 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     # derived facts: the facts the deterministic answer bound to evidence (hash-protected in the pack)
     derived = [(set(c.get("evidence") or []), c.get("facts") or {})
                for c in (pack.get("answer") or {}).get("claims") or [] if isinstance(c, dict)]
+    twins = [c for c in (pack.get("answer") or {}).get("claims") or [] if isinstance(c, dict)]
     req = pack["request"]
     req_texts = [str(req.get(k)) for k in ("case_id", "tenant_id", "as_of", "known_at") if req.get(k)]
     req_texts += [str(k) for k in req.get("business_keys") or []]
@@ -264,9 +271,14 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
             cv.append(_viol("fact_without_trusted_source", f"a fact rests only on {', '.join(levels)} evidence",
                             i, trust_levels=levels))
         cv += _text_checks(text, i, scan, rejected_sh)
+        for v in claim_checker.check_claim(text, status, [by_id[x] for x in good], twins=twins,
+                                                rules=rules):
+            v["claim"] = i
+            (warnings if v.pop("severity", None) == "warning" else cv).append(v)
         violations += cv
         claims_out.append({"claim": i, "status": status, "cited": cited, "in_pack": good,
-                           "ok": not cv, "values_checked": len(values_in(text))})
+                           "ok": not cv, "values_checked": len(values_in(text)),
+                           "violations": list(dict.fromkeys(v["code"] for v in cv))})
 
     if ans["verdict"] not in VERDICTS:
         violations.append(_viol("verdict_not_in_vocabulary", f"verdict {ans['verdict']!r} is not one of "
@@ -282,6 +294,7 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
         counts = [str(len(ans["claims"]))] + [str(sum(1 for c in ans["claims"] if c["status"] == st))
                                                for st in STATUSES]      # "6 claim(s) (4 fact, 2 inference)"
         sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts + counts, None)
+        sv += [v for v in claim_checker.check_comparisons(summary) if v.pop("severity", None) != "warning"]
         for v in sv:
             v["field"] = "summary"
         violations += sv

@@ -164,7 +164,9 @@ def validate_answer(
     Every cited id must be evidence of the pack; every number, date, identifier and version
     in a claim must be in the evidence it cites; a fact needs a source that may support
     facts; verdict and action must be in the playbook's vocabulary; text of rejected or
-    injected objects is flagged. A verdict or action other than the deterministic answer's
+    injected objects is flagged. What a claim says is checked too: a false comparison, a
+    claim stronger than its evidence, a name bound to the wrong field value, a dropped hedge
+    (docs/model.md). A verdict or action other than the deterministic answer's
     is a violation, a warning with --accept-disagreement. The answer file must be a regular
     file of at most 16 MB.
 

@@ -1,0 +1,356 @@
+"""The claim checker: a claim checked for what it says, not only for the values it holds.
+
+Deterministic, no model. Used by the answer validator (``validate.py``) for every model claim,
+and callable alone (``check_claim``; ``check_summary`` for a summary that replaces messages).
+Violations (codes as in docs/model.md):
+
+  wrong_comparison  an order or bound the claim states between two values it writes ("128000 is
+                    below 100000", "12 days is not within the 30-day window") is false; a negation
+                    before the comparison word flips it
+  status_upgraded   a ``fact`` that cites an item marked unverified (``verified: false``) or a
+                    hypothesis; causal language ("caused", "because", "导致", "causó" …) stated
+                    stronger than the deterministic answer's causal claim on the cited evidence
+                    (at most ``hypothesis`` when there is none)
+  misbound_entity   a name bound to a field ("owned by team X", "runbook X", "governed by X") is not
+                    that field's value in the cited items that hold the field
+  hedge_dropped     a ``fact`` (or a summary) restates a hedged sentence of its source ("may",
+                    "possibly", "suspected", "可能", "posiblemente") without any hedge
+warning:
+  undecided         a comparison that cannot be decided: a calendar day against a time with an offset
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from . import numbers
+
+RANK = {"unknown": 0, "hypothesis": 1, "inference": 2, "fact": 3}
+
+# comparison words -> operator, longest first; "<" / ">" family; "within" is <=, "outside" is >
+_CMP_WORDS: list[tuple[str, str]] = sorted([
+    ("at or above", ">="), ("at or below", "<="), ("at least", ">="), ("at most", "<="),
+    ("no more than", "<="), ("no less than", ">="), ("not more than", "<="), ("not less than", ">="),
+    ("more than", ">"), ("less than", "<"), ("greater than", ">"), ("fewer than", "<"),
+    ("higher than", ">"), ("lower than", "<"), ("above", ">"), ("below", "<"), ("under", "<"),
+    ("over", ">"), ("exceeds", ">"), ("exceeded", ">"), ("exceed", ">"), ("within", "<="),
+    ("outside", ">"), ("before", "<"), ("after", ">"), ("earlier than", "<"), ("later than", ">"),
+    ("equal to", "=="), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">"),
+    # Chinese
+    ("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
+    ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
+    ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"), ("早于", "<"),
+    ("晚于", ">"), ("达到", ">="),
+    # Spanish
+    ("menor que", "<"), ("mayor que", ">"), ("inferior a", "<"), ("superior a", ">"), ("supera", ">"),
+    ("superan", ">"), ("por debajo de", "<"), ("por encima de", ">"), ("dentro de", "<="), ("fuera de", ">"),
+    ("al menos", ">="), ("como máximo", "<="), ("no más de", "<="), ("más de", ">"), ("menos de", "<"),
+    ("antes de", "<"), ("después de", ">"), ("igual o superior a", ">="), ("igual o mayor que", ">="),
+], key=lambda p: -len(p[0]))
+_FLIP = {">": "<=", "<": ">=", ">=": "<", "<=": ">", "==": "!="}
+_NEG = re.compile(r"\b(?:not|no|never|without|nunca|sin|isn't|wasn't|aren't|weren't|doesn't|didn't)\b|n't\b"
+                  r"|不|未|没有|沒有", re.I)
+# a clause ends at ; : a comma or a sentence end, or "so"/"and"; its values are the operands
+_CLAUSE_SPLIT = re.compile(r"([;。；：]|:(?!\d)|[,，]\s*|\.\s|\.$|\bso\b|\band\b|\by\b|\bpor lo que\b|所以|因此|并且|且)")
+_POSTFIX = {"以内", "之内", "以上", "以下", "之前", "之后"}
+_TOKENS = re.compile(r"[^\s,;()（），。、\u4e00-\u9fff]+")
+_UNIT = re.compile(r"(%|-day|-days|-días|-dias|天|日|cny|usd|eur|元)$", re.I)
+_ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+
+def _viol(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"code": code, "message": message, **extra}
+
+
+# ---------------------------------------------------------------------------------- comparisons
+def _operand(tok: str) -> tuple[str, Any] | None:
+    t = _UNIT.sub("", tok.rstrip(".").strip("`'\""))
+    if re.match(r"^\d{4}-\d{2}-\d{2}", t):
+        try:
+            dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return ("time", dt) if dt.tzinfo is not None else ("date", dt.date() if len(t) == 10 else dt)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", t):
+        return ("num", float(t))
+    return None
+
+
+def _operands(segment: str) -> list[tuple[int, int, str, tuple[str, Any]]]:
+    out = []
+    for m in _TOKENS.finditer(segment):
+        op = _operand(m.group())
+        if op is not None:
+            out.append((m.start(), m.end(), m.group(), op))
+    return out
+
+
+def _holds(op: str, a: Any, b: Any) -> bool:
+    return {">": a > b, "<": a < b, ">=": a >= b, "<=": a <= b, "==": a == b, "!=": a != b}[op]
+
+
+def _find_cmp(clause: str) -> list[tuple[int, int, str]]:
+    low = clause.lower()
+    taken: list[tuple[int, int, str]] = []
+    for word, op in _CMP_WORDS:
+        ascii_word = word.isascii() and word[0].isalpha()
+        for m in re.finditer((r"\b" + re.escape(word) + r"\b") if ascii_word else re.escape(word), low):
+            if not any(s < m.end() and m.start() < e for s, e, _ in taken):
+                taken.append((m.start(), m.end(), op))
+    return sorted(taken)
+
+
+def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
+    """(left value, operator, right value, holds — None when undecidable) for every comparison
+    stated in ``text`` between two values of one clause; a negation between the left value and the
+    comparison word flips the operator."""
+    out = []
+    parts = _CLAUSE_SPLIT.split(numbers.normalise(text))
+    for n in range(0, len(parts), 2):
+        clause = parts[n]
+        # "completed at 09:54, before the error at 10:02": after a comma the left value may be the
+        # last one of the clause before
+        carried = _operands(parts[n - 2])[-1:] if n >= 2 and parts[n - 1].strip() in (",", "，") else []
+        cmps = _find_cmp(clause)
+        for k, (s, e, op) in enumerate(cmps):
+            lo = cmps[k - 1][1] if k else 0
+            hi = cmps[k + 1][0] if k + 1 < len(cmps) else len(clause)
+            left = _operands(clause[lo:s]) or (carried if k == 0 else [])
+            right = _operands(clause[e:hi])
+            if clause[s:e] in _POSTFIX and len(left) >= 2:      # "12天在30天以内": the bound comes first
+                right, left = [left[-1]], [left[-2]]
+            if not left or not right:
+                continue
+            (_, le, lt, a), (_, _, rt, b) = left[-1], right[0]
+            if _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s]):
+                op = _FLIP[op]
+            if "num" in (a[0], b[0]) and a[0] != b[0]:
+                continue        # "10 minutes before 14:02": an offset, not two operands
+            if a[0] != b[0]:    # a day against a time of day with its offset: cannot be decided
+                out.append((lt, op, rt, None))
+                continue
+            out.append((lt, op, rt, _holds(op, a[1], b[1])))
+    return out
+
+
+def check_comparisons(text: str) -> list[dict[str, Any]]:
+    out = []
+    for lt, op, rt, ok in comparisons(text):
+        if ok is None:
+            out.append(_viol("undecided", f"cannot compare {lt!r} with {rt!r}", severity="warning",
+                             value=f"{lt} {op} {rt}"))
+        elif not ok:
+            out.append(_viol("wrong_comparison", f"{lt} {op} {rt} is false", value=f"{lt} {op} {rt}"))
+    return out
+
+
+# ---------------------------------------------------------------------------------- status
+_CAUSAL = re.compile(r"\b(?:caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|"
+                     r"results in|responsible for|triggered|drove)\b|导致|因为|由于|造成|引起|根因|"
+                     r"\b(?:causó|causaron|causa|debido a|porque|provocó|originó)\b", re.I)
+_HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|suspected|likely|probably|unconfirmed|"
+                    r"not confirmed|hypothesis|correlation only|posiblemente|quizás?|tal vez|puede que|"
+                    r"sospech\w*|probablemente|podría)\b|可能|疑似|也许|或许|推测|未证实|未经证实", re.I)
+_NEG_CAUSAL = re.compile(r"\b(?:not|no|never|nor)\b[^.;]{0,30}(?:caused|cause|because|due to|led to)|"
+                         r"不是[^。]{0,8}(?:导致|原因)|未[^。]{0,4}导致|\bno\b[^.;]{0,20}(?:causó|causa)", re.I)
+
+
+def is_causal(text: str) -> bool:
+    return bool(_CAUSAL.search(text)) and not _NEG_CAUSAL.search(text)
+
+
+def _unverified(item: dict[str, Any]) -> bool:
+    facts = item.get("facts") or {}
+    return facts.get("verified") is False or str(facts.get("status", "")).lower() == "hypothesis"
+
+
+def _twin_text(t: dict[str, Any]) -> str:
+    return str(t.get("text") or str(t.get("claim_id") or "").replace("_", " "))
+
+
+def check_status(text: str, status: str, items: list[dict[str, Any]],
+                 twins: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """``twins``: the deterministic answer's claims (``status``, ``text``, ``evidence``)."""
+    out = []
+    if status == "fact":
+        bad = [str(i.get("object_id") or i.get("evidence_id")) for i in items if _unverified(i)]
+        if bad:
+            out.append(_viol("status_upgraded", f"a fact cites unverified evidence ({', '.join(bad)})",
+                             value=bad[0]))
+    cited = {i.get("evidence_id") for i in items}
+    same = [t for t in twins if t.get("evidence") and set(t["evidence"]) == cited]
+    if status == "fact" and same and all(RANK.get(t.get("status"), 0) <= RANK["hypothesis"] for t in same):
+        out.append(_viol("status_upgraded", f"a fact on the evidence the deterministic answer holds as "
+                         f"{same[0].get('status')} ({same[0].get('claim_id') or 'its claim'})", value=status))
+    elif is_causal(text) and not _HEDGE.search(text):
+        cited = {i.get("evidence_id") for i in items}
+        allowed = max([RANK.get(t.get("status"), 0) for t in twins
+                       if t.get("evidence") and set(t["evidence"]) <= cited and is_causal(_twin_text(t))
+                       and RANK.get(t.get("status"), 0) >= RANK["inference"]] or [RANK["hypothesis"]])
+        if RANK.get(status, 0) > allowed:
+            most = next(k for k, v in RANK.items() if v == allowed)
+            out.append(_viol("status_upgraded", f"a causal claim stated as {status}; the evidence it cites "
+                             f"supports at most {most}", value=status))
+    return out
+
+
+# ---------------------------------------------------------------------------------- entities
+# phrase -> the fields it binds; the bound name is the first id-like word after the phrase
+_BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
+    (re.compile(r"\b(?:owned by|owner(?:ship)?(?: team)?(?: of [\w\-]+)?(?: is| was|:)?|owning team(?: is| was)?)\s+"
+                r"(?:the\s+)?(?:team\s+)?",
+                re.I), ("owner_team", "owner", "team")),
+    (re.compile(r"(?:由|归)\s*(?:团队)?\s*(?=[A-Za-z])", re.I), ("owner_team", "owner", "team")),
+    (re.compile(r"\b(?:propiedad del|pertenece al|a cargo del)\s+(?:equipo\s+)?", re.I), ("owner_team", "owner", "team")),
+    (re.compile(r"\bgoverned by\s+(?:the\s+)?(?:rule set\s+)?|\bregido por (?:el )?(?:conjunto de reglas )?", re.I),
+     ("rule_set",)),
+    (re.compile(r"(?<![A-Za-z])(?:runbook|manual de operaciones|运行手册)\s*", re.I), ("runbook",)),
+    (re.compile(r"\bon-call rotation\s+", re.I), ("oncall_rotation",)),
+]
+
+
+def _norm_name(s: str) -> str:
+    return str(s).lower().strip("`'\".,")
+
+
+def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for rx, fields in _BINDERS:
+        for m in rx.finditer(text):
+            nm = _ID_CHARS.match(text, m.end())
+            if not nm:
+                continue
+            name = nm.group()
+            held = {_norm_name(v) for i in items for f in fields
+                    for v in ([(i.get("facts") or {}).get(f)] if (i.get("facts") or {}).get(f) is not None else [])}
+            if not held or _norm_name(name) in held or not re.search(r"[-_]|\d", name):
+                continue
+            out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
+                             f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))
+    return out
+
+
+# ---------------------------------------------------------------------------------- hedges
+_SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_CONTENT = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{3,}|[0-9][0-9.:\-]*|[\u4e00-\u9fff]{2,}")
+_STOP = {"that", "this", "with", "from", "have", "been", "were", "which", "their", "there", "than", "they",
+         "will", "would", "should", "could", "might", "possibly", "suspected", "likely", "probably", "perhaps",
+         "para", "como", "pero", "esta", "este", "posiblemente"}
+
+
+def _content(text: str) -> set[str]:
+    return {w.lower() for w in _CONTENT.findall(numbers.normalise(text)) if w.lower() not in _STOP}
+
+
+def hedged_source(text: str, sources: list[str], share: float = 0.6) -> str | None:
+    """The hedged source sentence ``text`` restates without a hedge (most of its content words are
+    in one hedged sentence of ``sources``), or None."""
+    if _HEDGE.search(text):
+        return None
+    words = _content(text)
+    if len(words) < 2:
+        return None
+    for src in sources:
+        for sent in _SENT.split(src or ""):
+            if sent and _HEDGE.search(sent):
+                sw = _content(sent)
+                if len(words & sw) >= max(2, share * len(words)):
+                    return sent.strip()
+    return None
+
+
+def _item_sources(item: dict[str, Any]) -> list[str]:
+    facts = item.get("facts") or {}
+    out = [str(item.get("text") or "")]
+    out += [str(v) for v in facts.values() if isinstance(v, str)]
+    return out
+
+
+def check_hedges(text: str, status: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if status != "fact":
+        return []
+    sent = hedged_source(text, [s for i in items for s in _item_sources(i)])
+    if sent is None:
+        return []
+    return [_viol("hedge_dropped", f"states as fact what its source hedges: {sent[:120]!r}", value=sent[:120])]
+
+
+# ---------------------------------------------------------------------------------- playbook rules
+_RULE_WORDS = re.compile(r"\breview(?:er|ed)?\b|审核|复核|人工|revisión|revisor", re.I)
+_RULE_NO = re.compile(r"\b(?:no|without)\s+(?:\w+\s+)?review|\breview\w*[^.;:,]{0,40}\b(?:not|never)\s+"
+                      r"(?:needed|required|apply|applies|necessary)|does not apply|doesn't apply|is not needed|"
+                      r"不需要|无需|不适用|不用|no (?:se )?requiere|no es necesaria|no aplica|no se aplica", re.I)
+_RULE_YES = re.compile(r"\b(?:required|needed|necessary|applies|apply|routed|goes to)\b|需要|适用|requiere|necesaria|"
+                       r"aplica|se env[ií]a", re.I)
+
+
+def rule_outcomes(rules: dict[str, str], twins: list[dict[str, Any]]) -> dict[str, bool]:
+    """claim id -> whether the playbook's ``when`` holds on the deterministic claim's facts."""
+    from . import expr
+
+    out = {}
+    for t in twins:
+        when = rules.get(str(t.get("claim_id")))
+        if when and isinstance(t.get("facts"), dict):
+            try:
+                out[t["claim_id"]] = bool(expr.evaluate(when, t["facts"]))
+            except (expr.Unknown, expr.ExprError, TypeError, ValueError):
+                continue
+    return out
+
+
+def check_rules(text: str, cited: set[str], outcomes: dict[str, bool],
+                twins: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A claim saying whether a playbook rule (the manual review rule) applies, on two or more of
+    its evidence items, must agree with the rule evaluated on the deterministic facts."""
+    out = []
+    for t in twins:
+        cid = t.get("claim_id")
+        if cid not in outcomes or len(cited & set(t.get("evidence") or [])) < 2:
+            continue
+        for clause in re.split(r"[.;:。；：]\s*", text):
+            if not _RULE_WORDS.search(clause):
+                continue
+            says = False if _RULE_NO.search(clause) else (True if _RULE_YES.search(clause) else None)
+            if says is not None and says != outcomes[cid]:
+                out.append(_viol("wrong_comparison", f"says the rule {cid} {'applies' if says else 'does not apply'}"
+                                 f"; on the cited facts it {'applies' if outcomes[cid] else 'does not'}",
+                                 value=cid))
+                return out
+    return out
+
+
+# ---------------------------------------------------------------------------------- entry points
+def check_claim(text: str, status: str, cited_items: list[dict[str, Any]], playbook: Any = None,
+                twins: list[dict[str, Any]] = (), rules: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every violation (and ``undecided`` warning, ``severity: warning``) of one claim: ``text`` with
+    ``status`` citing ``cited_items`` (pack evidence items: ``facts``, ``text``, ``evidence_id``);
+    ``twins`` are the deterministic answer's claims; ``rules`` (claim id -> ``when``) or a
+    ``playbook`` (its claims' ``when``) let a claim about a rule be checked against its outcome."""
+    if rules is None and playbook is not None:
+        rules = {c.id: c.when for c in getattr(playbook, "claims", []) if getattr(c, "when", None)}
+    out = check_comparisons(text)
+    if rules and not any(v["code"] == "wrong_comparison" for v in out):
+        out += check_rules(text, {i.get("evidence_id") for i in cited_items}, rule_outcomes(rules, list(twins)),
+                           list(twins))
+    out += check_status(text, status, cited_items, twins)
+    out += check_entities(text, cited_items)
+    out += check_hedges(text, status, cited_items)
+    return out
+
+
+def check_summary(summary_text: str, replaced_texts: list[str]) -> list[dict[str, Any]]:
+    """Violations of a summary that replaces messages ``replaced_texts``: its comparisons, a causal
+    statement none of the replaced messages makes unhedged, and a hedge it drops."""
+    out = check_comparisons(summary_text)
+    if is_causal(summary_text) and not _HEDGE.search(summary_text):
+        if not any(is_causal(t) and not _HEDGE.search(t) for t in replaced_texts):
+            out.append(_viol("status_upgraded", "the summary states a cause the messages it replaces do not "
+                             "state (or only hedge)", value="summary"))
+    if not out:
+        sent = hedged_source(summary_text, replaced_texts, share=0.5)
+        if sent:
+            out.append(_viol("hedge_dropped", f"the summary drops the hedge of {sent[:120]!r}", value=sent[:120]))
+    return out

@@ -1,0 +1,224 @@
+"""The claim checker (issue 44): comparisons, epistemic status, bound entities, negation and hedges,
+on the bundled packs through the validator and on items alone through ``check_claim``."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from .conftest import run_cli
+from .test_ask import faithful
+from .test_validator import _ev, _vocab, c102  # noqa: F401  (c102 is a fixture)
+
+
+@pytest.fixture(scope="module")
+def inc(bundled_store):
+    old = os.environ.get("CTX_DB")
+    os.environ["CTX_DB"] = str(bundled_store)
+    try:
+        return faithful("INC-2026-0723")
+    finally:
+        if old is None:
+            os.environ.pop("CTX_DB", None)
+        else:
+            os.environ["CTX_DB"] = old
+
+
+def codes(case, claims):
+    """(code, claim) of every violation, and of every warning, of an answer made of ``claims``."""
+    from ctxcli import api
+    from ctxcli.answer.schema import actions
+    from ctxcli.answer.validate import validate
+
+    ans, pack = case
+    pb = pack["request"].get("playbook") or ("motor-claim-review" if pack["request"]["case_id"] == "C-102"
+                                             else "payment-incident-review")
+    try:
+        vocab = actions(api.read_playbook(pb)[0])
+    except Exception:       # the vocabulary does not matter here: the answer keeps its own action
+        vocab = [ans["recommended_action"]]
+    rules = {c.id: c.when for c in api.read_playbook(pb)[0].claims if c.when} if pb == "motor-claim-review" else None
+    v = validate({**ans, "claims": claims}, pack, vocab + [ans["recommended_action"]], rules=rules)
+    return ([(x["code"], x.get("claim")) for x in v["violations"]],
+            [(x["code"], x.get("claim")) for x in v["warnings"] if x["code"] != "claims_uncovered"])
+
+
+def claim(text, status, *ids):
+    return {"text": text, "status": status, "evidence": list(ids)}
+
+
+# ---------------------------------------------------------------------------------- the issue's examples
+def test_c102_reversed_comparison_is_rejected_and_its_rewording_accepted(c102):
+    _, pack = c102
+    amount, review = _ev(pack, "SIG-C102-AMOUNT"), _ev(pack, "RULE-MANUAL-REVIEW")
+    bad = "The claim amount 128000 is below the review threshold of 100000, so no human review is needed."
+    assert codes(c102, [claim(bad, "fact", amount, review)])[0] == [("wrong_comparison", 0)]
+    assert codes(c102, [claim("The claim amount 128000 is below the threshold of 100000.", "inference", amount,
+                              review)])[0] == [("wrong_comparison", 0)]
+    good = "The claim amount 128000 is above the review threshold of 100000, so a human review is needed."
+    assert codes(c102, [claim(good, "inference", amount, review)]) == ([], [])
+    assert codes(c102, [claim("The claim amount 128000 is at least the threshold of 100000.", "inference",
+                              amount, review)]) == ([], [])
+    assert codes(c102, [claim("The claim amount 128000 does not exceed the threshold of 100000.", "inference",
+                              amount, review)])[0] == [("wrong_comparison", 0)]
+
+
+def test_a_claim_about_the_manual_review_rule_must_agree_with_its_outcome(c102):
+    _, pack = c102
+    ids = [_ev(pack, o) for o in ("SIG-C102-AMOUNT", "SIG-C102-TENURE", "RULE-MANUAL-REVIEW")]
+    for bad in ("The claim amount 128000 is at or above the threshold of 100000, so no human review is needed.",
+                "The manual review rule does not apply to this claim.", "该理赔不需要人工审核。",
+                "La regla de revisión manual no se aplica."):
+        assert codes(c102, [claim(bad, "inference", *ids)])[0] == [("wrong_comparison", 0)], bad
+    for good in ("A human review is required by the manual review rule.", "该理赔需要人工审核。",
+                 "La regla de revisión manual se aplica: la reclamación requiere revisión."):
+        assert codes(c102, [claim(good, "inference", *ids)]) == ([], []), good
+
+
+def test_c102_dropped_negation_is_rejected_and_its_rewording_accepted(c102):
+    _, pack = c102
+    tenure, review = _ev(pack, "SIG-C102-TENURE"), _ev(pack, "RULE-MANUAL-REVIEW")
+    bad = "The policy tenure of 12 days is not within the 30-day review window."
+    assert codes(c102, [claim(bad, "inference", tenure, review)])[0] == [("wrong_comparison", 0)]
+    for good in ("The policy tenure of 12 days is within the 30-day review window.",
+                 "The policy tenure of 12 days is not outside the 30-day review window.",
+                 "保单期限12天在30天审核窗口以内。", "La antigüedad de la póliza de 12 días está dentro de la ventana de 30 días."):
+        assert codes(c102, [claim(good, "inference", tenure, review)]) == ([], []), good
+    for bad in ("保单期限12天不在30天审核窗口以内。", "La antigüedad de 12 días no está dentro de la ventana de 30 días.",
+                "保单期限12天超过30天。"):
+        assert codes(c102, [claim(bad, "inference", tenure, review)])[0] == [("wrong_comparison", 0)], bad
+
+
+def test_inc_release_cause_as_fact_is_a_status_upgrade(inc):
+    _, pack = inc
+    rel, err = _ev(pack, "DEP-release-2026.07.23.1"), _ev(pack, "INC-2026-0723-TL-01")
+    text = "The release release-2026.07.23.1 caused the connection-pool exhaustion."
+    assert codes(inc, [claim(text, "fact", rel, err)])[0] == [("status_upgraded", 0)]
+    assert codes(inc, [claim(text, "inference", rel, err)])[0] == [("status_upgraded", 0)]
+    assert codes(inc, [claim(text, "hypothesis", rel, err)]) == ([], [])
+    assert codes(inc, [claim("发布 release-2026.07.23.1 导致了连接池耗尽。", "fact", rel, err)])[0] == [
+        ("status_upgraded", 0)]
+    assert codes(inc, [claim("El release release-2026.07.23.1 causó el agotamiento del pool.", "fact", rel,
+                             err)])[0] == [("status_upgraded", 0)]
+    # the deterministic twin on exactly this evidence is a hypothesis: no fact on it but the timing facts
+    assert codes(inc, [claim("The release release-2026.07.23.1 completed 8 minutes before the first error.",
+                             "fact", rel, err)]) == ([], [])
+
+
+def test_inc_owner_bound_to_the_wrong_team_is_misbound(inc):
+    _, pack = inc
+    own = _ev(pack, "OWN-PAYAPI-2025")
+    assert codes(inc, [claim("payment-api was owned by team payments-platform", "fact", own)])[0] == [
+        ("misbound_entity", 0)]
+    assert codes(inc, [claim("payment-api was owned by team payments-core", "fact", own)]) == ([], [])
+    assert codes(inc, [claim("The owner team of payment-api is payments-platform.", "fact", own)])[0] == [
+        ("misbound_entity", 0)]
+    rb = _ev(pack, "RB-PAY-RECOVERY-v4#steps")
+    assert codes(inc, [claim("Runbook payment-restore applies.", "fact", rb)])[0] == [("misbound_entity", 0)]
+    assert codes(inc, [claim("Runbook payment-recovery applies.", "fact", rb)]) == ([], [])
+
+
+# ---------------------------------------------------------------------------------- items alone
+LEDGER = {"evidence_id": "ev-ledger", "object_id": "LEDGER-Q2", "trust_level": "authoritative",
+          "facts": {"revenue_change_pct": 15, "cost_change_pct": 25, "profit_change_pct": -25},
+          "text": "Q2 ledger: revenue +15 %, costs +25 %, profit -25 %. No cost breakdown by category exists."}
+NOTE = {"evidence_id": "ev-note", "object_id": "NOTE-ANALYST-1", "trust_level": "internal",
+        "facts": {"verified": False, "topic": "advertising"},
+        "text": "Analyst note: advertising spend may matter for the profit drop."}
+
+
+def test_retail_advertising_cause_is_rejected_on_the_note_and_on_the_ledger():
+    from ctxcli.answer.claims import check_claim, check_summary
+
+    text = "Advertising costs caused the profit loss."
+    assert [v["code"] for v in check_claim(text, "fact", [NOTE])] == ["status_upgraded", "status_upgraded"]
+    assert [v["code"] for v in check_claim(text, "fact", [LEDGER])] == ["status_upgraded"]
+    assert check_claim("Advertising costs may have caused the profit loss.", "hypothesis", [NOTE, LEDGER]) == []
+    assert [v["code"] for v in check_claim("Advertising spend matters for the profit drop.", "fact", [NOTE])] == [
+        "status_upgraded", "hedge_dropped"]
+    # the working-memory summary that hardens "may matter" into "caused"
+    assert [v["code"] for v in check_summary("Advertising caused the loss.",
+                                             ["advertising may matter for the loss"])] == ["status_upgraded"]
+    assert check_summary("Advertising may matter for the loss.", ["advertising may matter for the loss"]) == []
+    assert [v["code"] for v in check_summary("Advertising spend matters for the profit drop.",
+                                             [NOTE["text"]])] == ["hedge_dropped"]
+
+
+def test_a_hedge_in_the_source_may_not_vanish_in_a_fact():
+    from ctxcli.answer.claims import check_claim
+
+    item = {"evidence_id": "ev-x", "facts": {}, "text": "Suspected: card BIN 411111 is on the fraud blocklist."}
+    assert [v["code"] for v in check_claim("Card BIN 411111 is on the fraud blocklist.", "fact", [item])] == [
+        "hedge_dropped"]
+    assert check_claim("Card BIN 411111 is suspected to be on the fraud blocklist.", "fact", [item]) == []
+    assert check_claim("Card BIN 411111 is on the fraud blocklist.", "hypothesis", [item]) == []
+    assert check_claim("Sospechosa: la BIN 411111 está en la lista.", "fact",
+                       [{"evidence_id": "ev-y", "text": "La BIN 411111 posiblemente está en la lista."}]) == []
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("The release at 2026-07-23T09:54:00+08:00 came before the first error at 2026-07-23T10:02:00+08:00.", True),
+    ("The release at 2026-07-23T10:05:00+08:00 came before the first error at 2026-07-23T10:02:00+08:00.", False),
+    ("The release at 2026-07-23T09:54:00+08:00 did not come after the first error at 2026-07-23T10:02:00+08:00.",
+     True),
+    ("Config push CFG-0811-07 completed at 2026-08-11T14:00:00+08:00, after the first error at "
+     "2026-08-11T14:02:00+08:00.", False),
+    ("Config push CFG-0811-07 completed at 2026-08-11T14:00:00+08:00, not after the first error at "
+     "2026-08-11T14:02:00+08:00.", True),
+    ("Pool usage 50 is no more than the maximum 50.", True),
+    ("Pool usage 50 is less than the maximum 50.", False),
+    ("Pool usage 50 is not less than the maximum 50.", True),
+    ("连接池使用50不超过上限50。", True), ("连接池使用50低于上限50。", False), ("El uso 50 es menor que el máximo 50.", False),
+    ("El uso 50 no es menor que el máximo 50.", True), ("Success rate 78.4% ≥ 97%.", False), ("Success rate 99.3% > 97%.", True),
+])
+def test_comparisons_with_negation_in_three_languages(text, ok):
+    from ctxcli.answer.claims import check_comparisons
+
+    assert [v["code"] for v in check_comparisons(text)] == ([] if ok else ["wrong_comparison"])
+
+
+def test_a_day_against_a_time_with_offset_is_undecided_not_guessed():
+    from ctxcli.answer.claims import check_comparisons
+
+    got = check_comparisons("The release on 2026-07-23 was before the error at 2026-07-23T10:02:00+08:00.")
+    assert [(v["code"], v["severity"]) for v in got] == [("undecided", "warning")]
+
+
+def test_validate_answer_json_names_the_violation_per_claim(store, tmp_path, c102):
+    ans, pack = c102
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "run"]).exit_code == 0
+    amount, review = _ev(pack, "SIG-C102-AMOUNT"), _ev(pack, "RULE-MANUAL-REVIEW")
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps({**ans, "claims": ans["claims"] + [
+        claim("The claim amount 128000 is below the review threshold of 100000.", "fact", amount, review),
+        claim("No human review is needed.", "inference", amount, review)]}))
+    r = run_cli(["validate-answer", tmp_path / "run" / "pack.json", f, "--json"])
+    assert r.exit_code == 1
+    out = json.loads(r.stdout)
+    per = [c["violations"] for c in out["validation"]["claims"]]
+    assert per == [[]] * len(ans["claims"]) + [["wrong_comparison"], ["wrong_comparison"]]
+    assert [v["code"] for v in out["validation"]["violations"]] == ["wrong_comparison", "wrong_comparison"]
+    assert out["validation"]["violations"][1]["value"] == "manual_review_required"
+
+
+# ---------------------------------------------------------------------------------- the corpus
+def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ctxcli.answer import claims_eval
+
+    here = Path(__file__).parent / "data" / "claims"
+    rows = [json.loads(line) for line in (here / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sum(r["label"] == "wrong" for r in rows) >= 300 and sum(r["label"] == "right" for r in rows) >= 300
+    assert {r["lang"] for r in rows} == {"en", "zh", "es"} and {r["split"] for r in rows} == {"tuning", "heldout"}
+    # the committed corpus is what the committed generator writes
+    before = (here / "corpus.jsonl").read_bytes()
+    subprocess.run([sys.executable, str(here / "generate.py")], check=True)
+    assert (here / "corpus.jsonl").read_bytes() == before
+    assert claims_eval.main([str(here / "corpus.jsonl")]) == 0
+    # the floors fail the command: a ceiling of -1 % on right claims cannot be met
+    assert claims_eval.main([str(here / "corpus.jsonl"), "--max-right", "-0.01"]) == 1
