@@ -1609,6 +1609,11 @@ MUTANTS: list[Mutant] = [
            "accept_disagreement=accept_disagreement, rules=_rules(pack))",
            "accept_disagreement=accept_disagreement, rules=None)",
            ("tests/test_claims.py::test_validate_answer_json_names_the_violation_per_claim",)),
+    # --- the handoff's findings go through the one claim checker ---
+    Mutant("handoff-claim-checker-skipped", "src/ctxcli/agents/handoff.py",
+           "    if codes:\n        return {\"reason\": \"claim_violation\"",
+           "    if False:\n        return {\"reason\": \"claim_violation\"",
+           ("tests/test_handoff.py::test_a_sealed_finding_that_says_something_else_about_the_same_values_is_dropped",)),
 ]
 
 

@@ -160,6 +160,28 @@ def test_a_sealed_finding_whose_text_its_objects_do_not_hold_is_dropped(store, t
     assert "333777000" not in r.stdout and "STORE_002" not in r.stdout
 
 
+def test_a_sealed_finding_that_says_something_else_about_the_same_values_is_dropped(store, tmp_path):
+    """The claim checker judges a handoff's findings as it judges answers: the release stated as the
+    cause (its own text holds only the timing) and the owner bound to another team are dropped,
+    the other findings pass."""
+    doc = _handoff(tmp_path)
+    rel = next(f for f in doc["findings"] if f["claim_id"] == "release_timing")
+    rel["text"] = "The release release-2026.07.23.1 caused the connection-pool exhaustion."
+    r = _receive(tmp_path, _reseal(doc, store))
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    assert got["dropped"] == [{"claim_id": "release_timing", "section": "findings", "reason": "claim_violation",
+                               "detail": {"codes": ["status_upgraded"]}}]
+    assert "release-2026.07.23.1 caused the" not in r.stdout
+    doc = _handoff(tmp_path)
+    own = next(f for f in doc["findings"] if f["claim_id"] == "owner_at_incident")
+    own["text"] = "payment-api was owned by team payments-platform."
+    got = json.loads(_receive(tmp_path, _reseal(doc, store)).stdout)
+    assert [(d["claim_id"], d["reason"]) for d in got["dropped"]] == [("owner_at_incident", "claim_violation")]
+    # the findings as ctx wrote them pass the same checks
+    assert json.loads(_receive(tmp_path, _reseal(_handoff(tmp_path), store)).stdout)["dropped"] == []
+
+
 def test_a_self_declared_masked_list_never_delivers_unmasked_values(store, tmp_path):
     doc = _handoff(tmp_path)
     rb = next(f for f in doc["findings"] if f["claim_id"] == "runbook_at_incident")

@@ -15,7 +15,8 @@ that subject only when the finding was made from the masked text too); otherwise
 dropped whole (its text may tell what the evidence says) and only counted. Then its text is
 judged against the cited objects as the receiver may see them (:func:`check_finding_text`):
 a text carrying a value the receiver's masks hide, a value none of its cited objects holds,
-or instruction-like text is dropped with its reason. A handoff of another tenant, or for
+a claim the claim checker finds false of them, or instruction-like text is dropped with its
+reason. A handoff of another tenant, or for
 another purpose, passes nothing; a next step whose action is not one of the receiver's
 playbook's actions is not passed on.
 """
@@ -142,11 +143,13 @@ def check_finding_text(finding: dict[str, Any], views: list[Any]) -> dict[str, A
     or None. ``views``: the objects the finding cites (``engine.gates.Obj``) as the receiving
     subject may see them (masked where its sources mask them for it).
 
-    For now: every number, date, identifier and version in the text must be in one of those
-    objects (the answer validator's value checks, ``answer.validate``). The claim checker of
-    the claims-by-meaning issue replaces this body; its callers need only the reason it returns
-    ({"reason": ..., "detail": {...}} — the detail never quotes the text)."""
-    from ..answer.validate import _supported, haystack, values_in
+    Two checks, in order: every number, date, identifier and version in the text must be in
+    one of those objects (the answer validator's value checks), then the claim checker
+    (``answer.claims.check_claim``: comparisons, epistemic status, bound entities, hedges)
+    judges the text and its status against those objects. Callers need only the reason it
+    returns ({"reason": ..., "detail": {...}} — the detail never quotes the text)."""
+    from ..answer.claims import check_claim
+    from ..answer.validate import haystack, value_supported, values_in
 
     if not views:
         return None
@@ -156,9 +159,14 @@ def check_finding_text(finding: dict[str, Any], views: list[Any]) -> dict[str, A
                               o.subject_id or "") if x]
         texts.append(canonical_bytes(o.facts).decode("utf-8"))
     hay = haystack(texts)
-    bad = [v for v in values_in(finding["text"]) if not _supported(v, hay)]
+    bad = [v for v in values_in(finding["text"]) if not value_supported(v, hay)]
     if bad:
         return {"reason": "unsupported_value", "detail": {"values": len(set(bad))}}
+    items = [{"evidence_id": o.object_id, "facts": o.facts or {}, "text": o.content or ""} for o in views]
+    codes = sorted({v["code"] for v in check_claim(finding["text"], finding["status"], items)
+                    if v.get("severity") != "warning"})
+    if codes:
+        return {"reason": "claim_violation", "detail": {"codes": codes}}
     return None
 
 

@@ -98,7 +98,7 @@ def haystack(texts: list[str]) -> set[str]:
     return out
 
 
-def _supported(tok: str, hay: set[str]) -> bool:
+def value_supported(tok: str, hay: set[str]) -> bool:
     n = norm(tok)
     if n in hay:
         return True
@@ -365,7 +365,7 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
         if n is not None and w not in words:
             vals.append(str(n))
     out = []
-    unsupported = list(dict.fromkeys(v for v in vals if not _supported(v, hay)))
+    unsupported = list(dict.fromkeys(v for v in vals if not value_supported(v, hay)))
     for v in unsupported:
         out.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
     for v, field, want in _bound_values(text, _fields(good, by_id, derived)):
