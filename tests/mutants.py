@@ -1,28 +1,41 @@
 """Planted bugs that the test suite must catch.
 
 Each mutant is one exact text replacement in one source file. For every mutant this script
-applies it to a temporary copy of the repository, runs the tests chosen for it there (with
-the copy's ``src`` first on ``PYTHONPATH``), and records whether at least one test failed
-("caught") or all passed ("SURVIVED"). Exit 0 when every mutant is caught, 1 when one
-survives, 2 when a mutant no longer applies (its old text is not in the file exactly once:
-the code moved, so the list needs updating).
+applies it to a temporary copy of the repository, runs tests there (with the copy's ``src``
+first on ``PYTHONPATH``), and records whether at least one test failed ("caught") or all
+passed ("SURVIVED"). Exit 0 when every mutant is caught, 1 when one survives, 2 when a mutant
+no longer applies (its old text is not in the file exactly once: the code moved, so the list
+needs updating).
 
-    python -m tests.mutants                  # every mutant, its own test selection
+Which tests: a mutant that a test caught last time (``tests/data/mutant_catchers.json``,
+written by ``--record``) first runs that one test; the hinted tests all pass on the unmutated
+copy first, so a failure is the mutant's doing. When that test passes now (the code or the
+test changed), or there is no hint, the mutant runs its own selection (``tests`` below), which
+passes unmutated first. Every chosen mutant is applied and run every time; a hint only decides
+which failing test is found first, so no mutant that would survive its selection is reported
+caught.
+
+    python -m tests.mutants                  # every mutant
     python -m tests.mutants --jobs 2         # two at a time, each in its own copy (what CI runs)
     python -m tests.mutants --full           # every mutant against the whole suite (slow)
     python -m tests.mutants -k rrf -k redact # mutants whose name contains a word
+    python -m tests.mutants --jobs 2 --record  # ... and keep each catching test as the next hint
     python -m tests.mutants --list
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1614,7 +1627,13 @@ MUTANTS: list[Mutant] = [
            "    if codes:\n        return {\"reason\": \"claim_violation\"",
            "    if False:\n        return {\"reason\": \"claim_violation\"",
            ("tests/test_handoff.py::test_a_sealed_finding_that_says_something_else_about_the_same_values_is_dropped",)),
+    Mutant("credentials-url-port-dropped", "src/ctxcli/util/passwords.py",
+           '        if any(ports):\n            out["port"] = ",".join(ports)\n', "",
+           ("tests/test_credentials.py::test_an_address_without_a_secret_passes_and_is_decoded",)),
 ]
+
+
+CATCHERS = REPO / "tests" / "data" / "mutant_catchers.json"
 
 
 def make_copy(dst: Path) -> None:
@@ -1638,54 +1657,82 @@ def apply(root: Path, m: Mutant) -> str:
     return text
 
 
-def run_tests(root: Path, args: list[str], timeout: float) -> tuple[bool, str]:
-    """(all passed, last lines of output)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+def _env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_") and k != "PYTEST_ADDOPTS"}
     env["PYTHONPATH"] = str(root / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args]
+    return env
+
+
+def first_failure(output: str) -> str | None:
+    """The node id of the first test the short summary reports FAILED or ERROR, if any."""
+    for line in output.splitlines():
+        for tag in ("FAILED ", "ERROR "):
+            if line.startswith(tag) and "::" in line:
+                return line[len(tag):].split(" - ")[0].strip()
+    return None
+
+
+def run_tests(root: Path, args: list[str], timeout: float, workers: int = 1) -> tuple[bool, str, str | None]:
+    """(all passed, last lines of output, the first test that failed)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    cmd[4:4] = ["-n", str(workers)] if workers > 1 else ["-x"]
     try:
-        r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, cwd=root, env=_env(root), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return False, f"timed out after {timeout:.0f} s (counted as caught)"
-    tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:])
-    return r.returncode == 0, tail
+        return False, f"timed out after {timeout:.0f} s (counted as caught)", None
+    out = r.stdout + r.stderr
+    tail = "\n".join(out.strip().splitlines()[-3:])
+    return r.returncode == 0, tail, first_failure(out)
 
 
-def main(argv: list[str] | None = None) -> int:
+def load_catchers() -> dict[str, str]:
+    try:
+        return json.loads(CATCHERS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+def collected(root: Path, nodes: set[str]) -> set[str]:
+    """Those of ``nodes`` that the tree at ``root`` still has (a renamed test is not a hint)."""
+    files = sorted({n.split("::")[0] for n in nodes if (root / n.split("::")[0]).is_file()})
+    if not files:
+        return set()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *files],
+                       cwd=root, env=_env(root), capture_output=True, text=True)
+    have = set(r.stdout.splitlines())
+    return {n for n in nodes if n in have}
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the phases read best in one place
     ap = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", action="append", default=[], help="only mutants whose name contains this word")
     ap.add_argument("--full", action="store_true", help="run the whole suite for every mutant")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
     ap.add_argument("--jobs", type=int, default=1, help="mutants tested at once, each in its own copy")
+    ap.add_argument("--no-hints", action="store_true", help="ignore tests/data/mutant_catchers.json")
+    ap.add_argument("--record", action="store_true",
+                    help="write each caught mutant's catching test to tests/data/mutant_catchers.json")
     a = ap.parse_args(argv)
     chosen = [m for m in MUTANTS if not a.k or any(w in m.name for w in a.k)]
     if a.list:
         for m in chosen:
             print(f"{m.name:40} {m.file}  [{' '.join(m.tests)}]")
         return 0
-    stale, survived = [], []
+    stale, survived, caught, by_hint = [], [], {}, 0
     jobs = max(1, min(a.jobs, len(chosen) or 1))
     with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp:
         roots = [Path(tmp) / f"copy{i}" for i in range(jobs)]
         for root in roots:
             make_copy(root)
-        # The unmutated copy must pass its selections, or a "caught" would mean nothing.
-        sel = ["tests"] if a.full else sorted({t for m in chosen for t in m.tests})
-        ok, tail = run_tests(roots[0], sel, a.timeout * 2)
-        if not ok:
-            print(f"the unmutated copy fails its tests; fix that first:\n{tail}")
-            return 1
-        import queue
-        import threading
-
         free: queue.Queue[Path] = queue.Queue()
         for root in roots:
             free.put(root)
         lock = threading.Lock()
 
-        def one(m: Mutant) -> None:
+        def one(m: Mutant, tests: list[str], hinted: bool) -> bool:
+            """Run ``tests`` on the copy with ``m`` applied; True when settled (caught or stale)."""
             root = free.get()
             try:
                 t0 = time.perf_counter()
@@ -1695,25 +1742,63 @@ def main(argv: list[str] | None = None) -> int:
                     with lock:
                         stale.append(m.name)
                         print(f"STALE     {e}", flush=True)
-                    return
+                    return True
                 try:
-                    ok, tail = run_tests(root, ["tests"] if a.full else list(m.tests), a.timeout)
+                    ok, tail, node = run_tests(root, tests, a.timeout)
                 finally:
                     (root / m.file).write_text(original, encoding="utf-8")
+                if ok and hinted:
+                    return False        # the last catcher passes now: the whole selection decides
                 with lock:
                     if ok:
                         survived.append(m.name)
+                    else:
+                        caught[m.name] = node or tests[0]
                     print(f"{'SURVIVED' if ok else 'caught':9} {m.name:40} {time.perf_counter() - t0:6.1f} s  "
                           f"{tail.splitlines()[-1] if tail else ''}", flush=True)
+                return True
             finally:
                 free.put(root)
 
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(one, chosen))
+        # Phase 1: a mutant caught last time first runs only the test that caught it. That test
+        # must pass on the unmutated copy (run together, before any mutant), so its failure on
+        # the mutated copy is the mutant's doing. A hint is only an order: if the test passes
+        # now, the mutant goes on to phase 2 like one without a hint.
+        hints = {} if (a.full or a.no_hints) else load_catchers()
+        live = collected(roots[0], {hints[m.name] for m in chosen if m.name in hints})
+        first = [m for m in chosen if hints.get(m.name) in live]
+        if first:
+            ok, tail, _ = run_tests(roots[0], sorted(live), a.timeout * 2, workers=jobs)
+            if not ok:
+                print(f"the unmutated copy fails the tests that caught mutants last time; fix that first:\n{tail}")
+                return 1
+            with ThreadPoolExecutor(jobs) as pool:
+                settled = list(pool.map(lambda m: one(m, [hints[m.name]], True), first))
+            by_hint = sum(1 for m, s in zip(first, settled) if s and m.name in caught)
+        else:
+            settled = []
+        # Phase 2: every other mutant (and every one its last catcher no longer catches) runs its
+        # own selection (--full: the whole suite), which must pass unmutated first.
+        rest = [m for m in chosen if m not in first] + [m for m, s in zip(first, settled) if not s]
+        if rest:
+            sel = ["tests"] if a.full else sorted({t for m in rest for t in m.tests})
+            ok, tail, _ = run_tests(roots[0], sel, a.timeout * 2, workers=jobs)
+            if not ok:
+                print(f"the unmutated copy fails its tests; fix that first:\n{tail}")
+                return 1
+            with ThreadPoolExecutor(jobs) as pool:
+                list(pool.map(lambda m: one(m, ["tests"] if a.full else list(m.tests), False), rest))
     survived.sort(key=[m.name for m in chosen].index)
-    print(f"{len(chosen)} mutants: {len(chosen) - len(survived) - len(stale)} caught, {len(survived)} survived"
+    if a.record:
+        keep = {k: v for k, v in load_catchers().items() if k in {m.name for m in MUTANTS} and k not in survived}
+        keep.update(caught)
+        tmpf = CATCHERS.with_suffix(".json.tmp")
+        tmpf.write_text(json.dumps(dict(sorted(keep.items())), indent=1) + "\n", encoding="utf-8")
+        os.replace(tmpf, CATCHERS)
+        print(f"recorded {len(caught)} catching tests in {CATCHERS.relative_to(REPO)}")
+    print(f"{len(chosen)} mutants: {len(chosen) - len(survived) - len(stale)} caught"
+          + (f" ({by_hint} by the test that caught them last time)" if by_hint else "")
+          + f", {len(survived)} survived"
           + (f", {len(stale)} stale" if stale else "") + (f": {', '.join(survived)}" if survived else ""))
     return 2 if stale else (1 if survived else 0)
 

@@ -48,7 +48,7 @@ def test_a_manifest_never_holds_a_secret(database):
 
 
 def test_ctx_toml_never_holds_a_secret_and_db_errors_mask_it(project_copy, monkeypatch):
-    monkeypatch.delenv("CTX_DB")
+    monkeypatch.delenv("CTX_DB", raising=False)
     (project_copy / "ctx.toml").write_text(f'[project]\nstore = "postgresql://u@127.0.0.1:1/db?pass%77ord={SECRET}"\n')
     r = run_cli(["sources"])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr

@@ -37,16 +37,10 @@ def _decoded(key: str) -> str:
 
 def conninfo(address: str) -> dict[str, str]:
     """The connection parameters of a libpq address (URL or ``key=value`` pairs), keys and
-    values percent-decoded: psycopg's parser (libpq's own rules) when installed, else a
-    fallback that decodes URL query keys and values the same way. {} when it does not parse."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-    except ImportError:
-        return _fallback(address)
-    try:
-        return {k: str(v) for k, v in conninfo_to_dict(address).items() if v is not None}
-    except Exception:       # psycopg.ProgrammingError: not a connection string
-        return _fallback(address)
+    values percent-decoded as libpq decodes them; {} when it does not parse. Pure Python: the
+    layers above ``store/`` never import a database driver (tests/test_layers.py), and this is
+    read before any connection (a manifest, ctx.toml, a message to mask)."""
+    return _fallback(address)
 
 
 def _fallback(address: str) -> dict[str, str]:
@@ -55,8 +49,26 @@ def _fallback(address: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if re.match(r"^postgres(?:ql)?://", address, re.I):
         u = urlsplit(address)
-        if u.password is not None:
-            out["password"] = unquote(u.password)
+        # postgresql://[user[:password]@][host[:port][,host[:port]...]][/dbname][?key=value&...]
+        auth, _, hosts = u.netloc.rpartition("@")
+        if auth:
+            user, colon, pw = auth.partition(":")
+            if user:
+                out["user"] = unquote(user)
+            if colon:
+                out["password"] = unquote(pw)
+        names, ports = [], []
+        for h in (x for x in hosts.split(",") if x):
+            m = re.match(r"^(\[[^\]]*\]|[^:]*)(?::(\d*))?$", h)
+            if m:
+                names.append(unquote(m[1].strip("[]")))
+                ports.append(m[2] or "")
+        if any(names):
+            out["host"] = ",".join(names)
+        if any(ports):
+            out["port"] = ",".join(ports)
+        if u.path.strip("/"):
+            out["dbname"] = unquote(u.path[1:])
         for part in u.query.split("&"):
             if "=" in part:
                 k, v = part.split("=", 1)
