@@ -122,15 +122,26 @@ def start_pool(vectors: bool = True):
         from ..embed.model import load_model
 
         load_model().matrix()
-    return multiprocessing.get_context("fork").Pool(n, initializer=_ignore_interrupt)
+    import signal
+
+    # SIGINT stays blocked while the workers are forked, so that a Ctrl-C arriving before a
+    # worker's initializer has run cannot interrupt that worker (a pool with a worker killed
+    # mid-start can hang on terminate); the parent takes a pending Ctrl-C once unblocked.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return multiprocessing.get_context("fork").Pool(n, initializer=_ignore_interrupt)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _ignore_interrupt() -> None:
     """Workers leave Ctrl-C to the parent, which stops the pool and prints one line (no
-    traceback per worker)."""
+    traceback per worker). A worker is forked with SIGINT blocked (see start_pool): it
+    ignores the signal first, then unblocks it."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class Deriver:
