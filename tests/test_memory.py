@@ -388,3 +388,84 @@ def test_a_message_written_after_as_of_is_excluded_not_yet_written(store, tmp_pa
     assert "Any change to the pool size since?" in user
     for p in sorted(out.iterdir()):
         assert "September close" not in p.read_text() and "4200000" not in p.read_text(), p.name
+
+
+# ---------------------------------------------------------------- summaries (issue 44 item 5)
+HARDENED = "The on-call engineer and the assistant found that the 09:54 release caused the 10:02 error spike."
+
+
+def test_the_bundled_summary_is_read_against_the_messages_it_replaces(store, tmp_path):
+    pack = _run(tmp_path / "o", "--memory", SESSION)
+    s = pack["working_memory"]["summary"]
+    assert (s["replaces"], s["checked"]) == (["m-01", "m-02"], True)
+    assert [m["id"] for m in pack["working_memory"]["messages"]][:1] == ["m-03"]     # m-01, m-02 stay replaced
+    assert not [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
+
+
+def test_a_summary_that_hardens_a_hedge_into_a_cause_is_not_packed_and_its_messages_are(store, tmp_path):
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["summary"]["text"] = HARDENED
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "o"
+    pack = _run(out, "--memory", f)
+    assert pack["working_memory"]["summary"] is None
+    (om,) = [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
+    assert (om["section"], om["gate"], om["reason"], om["detail"]) == (
+        "working_memory", "claims", "claim_violation", {"codes": ["status_upgraded"]})
+    # the replaced messages compete as the oldest ones, and are packed here
+    assert [m["id"] for m in pack["working_memory"]["messages"]][:3] == ["m-01", "m-02", "m-03"]
+    _, user = _messages(out)
+    assert "may be related; the pool metrics are to be checked first" in user
+    assert HARDENED not in user and HARDENED not in (out / "trace.jsonl").read_text()
+    trace = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
+    assert [(e["gate"], e["reason"]) for e in trace if e["event"] == "input_rejected" and e["ref"] == "summary"] == [
+        ("claims", "claim_violation")]
+    # the same summary, hedged as its messages are, passes
+    doc["summary"]["text"] = HARDENED.replace("found that the 09:54 release caused", "said the 09:54 release may "
+                                                                                      "have caused")
+    f.write_text(yaml.safe_dump(doc))
+    pack = _run(tmp_path / "o2", "--memory", f)
+    assert pack["working_memory"]["summary"]["checked"] is True
+
+
+def test_a_summary_given_without_its_messages_is_packed_unchecked(store, tmp_path):
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["summary"]["text"] = HARDENED
+    del doc["summary"]["replaced"][1]          # m-02, the hedge, not given: checked against m-01 only
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    pack = _run(tmp_path / "o", "--memory", f)
+    (om,) = [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
+    assert om["reason"] == "claim_violation"     # m-01 only asks: the cause is still the summary's own
+    del doc["summary"]["replaced"]
+    f.write_text(yaml.safe_dump(doc))
+    pack = _run(tmp_path / "o2", "--memory", f)
+    assert (pack["working_memory"]["summary"]["text"], pack["working_memory"]["summary"]["checked"]) == (
+        HARDENED, False)
+
+
+@pytest.mark.parametrize("replaced, message", [
+    ([{"id": "m-09", "role": "user", "text": "x"}], "summary.replaced: message m-09 is not one the summary replaces"),
+    ([{"id": "m-01", "role": "user", "text": "x"}, {"id": "m-01", "role": "user", "text": "y"}],
+     "summary.replaced: message m-01 appears twice"),
+])
+def test_summary_replaced_names_only_the_messages_it_replaces_once(store, tmp_path, replaced, message):
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["summary"]["replaced"] = replaced
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    r = run_cli(["investigate", "INC-2026-0723", "--memory", f, "--out", tmp_path / "o"])
+    assert (r.exit_code, r.stderr) == (2, f"ctx: error: {f}: {message}\n")
+
+
+def test_a_summary_that_states_only_what_its_messages_state_is_packed_checked(store, tmp_path):
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["summary"]["replaced"][1]["text"] = "The 09:54 release caused the 10:02 error spike."
+    doc["summary"]["text"] = "The assistant said that the 09:54 release caused the 10:02 error spike."
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    pack = _run(tmp_path / "o", "--memory", f)
+    assert (pack["working_memory"]["summary"]["text"], pack["working_memory"]["summary"]["checked"]) == (
+        doc["summary"]["text"], True)
+    assert not [o for o in pack["memory_omissions"] if o["ref"] == "summary"]

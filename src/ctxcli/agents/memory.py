@@ -34,7 +34,7 @@ from .tool_results import Closed, Short, Text
 
 WORKING_SCHEMA = "ctx.working-state/1"
 MEMORY_SCHEMA = "ctx.memory/1"
-WORKING_GATE_ORDER = ["tenant", "subject", "knowledge_time", "freshness", "injection", "budget"]
+WORKING_GATE_ORDER = ["tenant", "subject", "knowledge_time", "freshness", "injection", "claims", "budget"]
 MEMORY_GATE_ORDER = ["tenant", "subject", "scope", "purpose", "knowledge_time", "ttl", "review", "injection",
                      "duplicate", "budget"]
 WITHHOLDING = ("tenant", "subject", "scope", "purpose")
@@ -64,6 +64,9 @@ class Summary(Closed):
     replaces: list[Short] = Field(min_length=1, description="ids of the messages it replaces")
     summarizer: Summarizer
     omitted: list[Short] = Field(default_factory=list, description="categories the summary left out")
+    replaced: list["Message"] = Field(
+        default_factory=list, description="the messages it replaces, as they were: the claim checker reads the "
+        "summary against them (a summary without all of them is packed unchecked)")
 
 
 class ToolRef(Closed):
@@ -80,6 +83,9 @@ class Message(Closed):
     text: Text
     at: AwareDatetime | None = None
     tool_result: ToolRef | None = None
+
+
+Summary.model_rebuild()   # its ``replaced`` messages are declared below it
 
 
 class WorkingState(Closed):
@@ -104,6 +110,13 @@ class WorkingState(Closed):
             both = sorted(seen & set(self.summary.replaces))
             if both:
                 raise ValueError(f"message {both[0]} is both in messages and replaced by the summary")
+            given: set[str] = set()
+            for m in self.summary.replaced:
+                if m.id not in self.summary.replaces:
+                    raise ValueError(f"summary.replaced: message {m.id} is not one the summary replaces")
+                if m.id in given:
+                    raise ValueError(f"summary.replaced: message {m.id} appears twice")
+                given.add(m.id)
         return self
 
 
@@ -280,6 +293,17 @@ class MemoryGate:
         return out
 
 
+def summary_violations(s: Summary) -> list[str]:
+    """The claim checker's error codes for a summary read against the messages it replaces that
+    the caller gave (``summary.replaced``); none when it gave none of them."""
+    if not s.replaced:
+        return []
+    from ..answer.claims import check_summary
+
+    return sorted({v["code"] for v in check_summary(s.text, [m.text for m in s.replaced])
+                   if v.get("severity") != "warning"})
+
+
 def _iso(dt: datetime, tz) -> str:
     return dt.astimezone(tz).isoformat()
 
@@ -330,6 +354,7 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
         g.omissions.append(om)
 
     left = budget        # replaced below once the pinned items are known
+    restored: list[Message] = []     # the messages of a summary the claim checker refused
     if state is not None:
         w: dict[str, Any] = {"session_id": state.session_id, "pinned": [], "summary": None, "messages": [],
                              "messages_given": len(state.messages)}
@@ -356,18 +381,25 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
                     drop("working_memory", "summary", "injection", "instruction_like_text",
                          {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
                 else:
-                    item = {"text": s.text, "replaces": list(s.replaces), "summarizer": s.summarizer.model_dump(),
-                            "omitted": list(s.omitted)}
-                    item["tokens"] = count(render.summary_block(item))
-                    if item["tokens"] > left:
-                        drop("working_memory", "summary", "budget", "over_budget",
-                             {"tokens": item["tokens"], "remaining": left})
+                    codes = summary_violations(s)
+                    if codes:
+                        # the summary says what the messages it replaces do not: it is not packed,
+                        # and those messages compete for the room as the oldest ones
+                        drop("working_memory", "summary", "claims", "claim_violation", {"codes": codes})
+                        restored = list(s.replaced)
                     else:
-                        w["summary"] = item
-                        left -= item["tokens"]
+                        item = {"text": s.text, "replaces": list(s.replaces), "summarizer": s.summarizer.model_dump(),
+                                "omitted": list(s.omitted), "checked": {m.id for m in s.replaced} == set(s.replaces)}
+                        item["tokens"] = count(render.summary_block(item))
+                        if item["tokens"] > left:
+                            drop("working_memory", "summary", "budget", "over_budget",
+                                 {"tokens": item["tokens"], "remaining": left})
+                        else:
+                            w["summary"] = item
+                            left -= item["tokens"]
             kept: list[dict[str, Any]] = []
             full = False
-            for m in reversed(state.messages):          # newest first: the oldest go under budget pressure
+            for m in reversed(restored + list(state.messages)):   # newest first: the oldest go under budget pressure
                 if m.at is not None and m.at > cutoff:
                     # written after as_of (or known_at): what the agent could not yet have known
                     drop("working_memory", m.id, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})

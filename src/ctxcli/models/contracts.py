@@ -303,6 +303,8 @@ class SummaryItem(Closed):
     replaces: list[str]
     summarizer: dict[str, str]
     omitted: list[str]
+    checked: bool = Field(description="read by the claim checker against every message it replaces "
+                                      "(false: the caller did not give them all)")
     tokens: int
 
 
