@@ -11,7 +11,7 @@ usage), ``{"status": 500}``, ``{"raw": "...", "content_type": "text/html"}`` (se
 and may carry ``"delay": seconds`` and ``"headers": {...}``. ``"drip": seconds`` sends the body
 one byte at a time with that pause between bytes (a slow-drip server); ``"pad": n`` adds ``n``
 bytes of white space inside the JSON body (a huge response), streamed in 64 KiB pieces;
-``"lie_length": n`` declares a Content-Length of ``n``; ``"chunked": true`` sends the body with
+``"lie_length": n`` declares a Content-Length of ``n`` (and closes the connection after the body); ``"chunked": true`` sends the body with
 chunked transfer encoding (no length announced). With ``key`` set, a request
 without ``Authorization: Bearer <key>`` gets 401. LOG.jsonl gets one line per request: path,
 model, whether a response_format was sent, the case, and whether the key matched (never the
@@ -87,6 +87,8 @@ def main() -> None:
                     self.wfile.write(body[1:])
                     return
                 self.wfile.write(body)
+                if "lie_length" in r:       # a server that lied about the length hangs up after its body
+                    self.close_connection = True
             except (BrokenPipeError, ConnectionResetError):   # the client gave up: fine
                 pass
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -406,11 +407,28 @@ def _symlink_out(proj: Path, path: str) -> None:
     os.symlink(outside, proj / path)
 
 
+@pytest.fixture(scope="session")
+def _loaded_project(tmp_path_factory) -> Path:
+    """The bundled project and its store, loaded once per session (per xdist worker)."""
+    from ctxcli.load.build import build_store
+
+    from .conftest import REPO
+
+    proj = tmp_path_factory.mktemp("loaded") / "proj"
+    for name in ("manifests", "sources", "examples"):
+        shutil.copytree(REPO / name, proj / name, symlinks=True)
+    build_store(proj / "manifests", proj / ".ctx" / "ctx.duckdb", root=proj)
+    return proj
+
+
 @pytest.fixture
-def good_store(project_copy: Path) -> tuple[Path, Path]:
+def good_store(project_copy: Path, _loaded_project: Path) -> tuple[Path, Path]:
+    """``project_copy`` with the store ``ctx load`` built from it (a copy of one loaded per
+    session: the same files, at this test's path)."""
     db = project_copy / ".ctx" / "ctx.duckdb"
+    shutil.copytree(_loaded_project / ".ctx", db.parent)
     r = run_cli(["load", "--manifests", project_copy / "manifests", "--db", db])
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 0 and "unchanged" in r.stdout, (r.stderr, r.stdout)
     return project_copy, db
 
 

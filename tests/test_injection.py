@@ -1131,10 +1131,11 @@ def test_training_reads_committed_rows_only_and_keeps_the_test_sets_out() -> Non
     tl = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tl)
     rows = tl.all_rows()
-    assert tl.extra_sources() == ["public:agentic-redteam", "public:agentpromptsentinel", "public:dual-llm-bench",
+    extra = tl.extra_sources()
+    assert extra == ["public:agentic-redteam", "public:agentpromptsentinel", "public:dual-llm-bench",
                                   "public:etb-scan", "public:hermes-jailbench", "public:protectrag",
                                   "public:raginject"]
-    shipped = [r for r in rows if r[2] not in ["more", *tl.extra_sources()]]
+    shipped = [r for r in rows if r[2] not in ["more", *extra]]
     assert (len(rows), sum(r[1] for r in rows)) == (20_604, 1_459)
     assert (len(shipped), sum(r[1] for r in shipped)) == (18_578, 315)       # without more and extra
     val = [r for r in rows if r[3]]
