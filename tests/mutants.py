@@ -524,7 +524,7 @@ MUTANTS: list[Mutant] = [
            ("tests/test_serve_hardening.py::test_a_case_file_that_links_out_of_the_cases_folder_is_refused_"
             "without_naming_its_target",)),
     Mutant("serve-case-of-another-tenant", "src/ctxcli/serve/tools.py",
-           "if cfg.tenant is not None and c.tenant_id != cfg.tenant:", "if False:",
+           "    if read[0].tenant_id != cfg.tenant:\n        raise unknown", "    pass",
            ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
     Mutant("serve-variant-own-purpose-accepted", "src/ctxcli/serve/tools.py",
            "(var.subject is not None or var.purpose is not None)", "(var.subject is not None)",
@@ -713,8 +713,8 @@ MUTANTS: list[Mutant] = [
            "if True:\n            return None",
            ("tests/test_parsers_table_postgres.py::test_a_changed_row_is_a_changed_source_and_reloads_only_that_row",)),
     Mutant("postgres-password-in-manifest", "src/ctxcli/models/manifest.py",
-           'raise ValueError("table.database: a manifest never holds a password',
-           'print("table.database: a manifest never holds a password',
+           'raise ValueError(f"table.database: a manifest never holds a {held[0]}',
+           'print(f"table.database: a manifest never holds a {held[0]}',
            ("tests/test_parsers_table_postgres.py::test_a_password_in_the_manifest_is_refused_and_an_address_error_shows_none",)),
     Mutant("row-groups-ignore-the-key", "src/ctxcli/load/parsers/table.py",
            "                    or any(row.get(c) != r0[1].get(c) for c in rg.by)):",
@@ -1630,6 +1630,28 @@ MUTANTS: list[Mutant] = [
     Mutant("credentials-url-port-dropped", "src/ctxcli/util/passwords.py",
            '        if any(ports):\n            out["port"] = ",".join(ports)\n', "",
            ("tests/test_credentials.py::test_an_address_without_a_secret_passes_and_is_decoded",)),
+    # summaries read by the claim checker against the messages they replace (issue 44 item 5)
+    Mutant("summary-claim-checker-skipped", "src/ctxcli/agents/memory.py",
+           "                    if codes:\n                        # the summary says",
+           "                    if False:\n                        # the summary says",
+           ("tests/test_memory.py::test_a_summary_that_hardens_a_hedge_into_a_cause_is_not_packed_and_its_messages_are",)),
+    Mutant("summary-always-checked", "src/ctxcli/agents/memory.py",
+           '"checked": {m.id for m in s.replaced} == set(s.replaces)}', '"checked": True}',
+           ("tests/test_memory.py::test_a_summary_given_without_its_messages_is_packed_unchecked",)),
+    Mutant("summary-refused-messages-lost", "src/ctxcli/agents/memory.py",
+           "restored = list(s.replaced)", "restored = []",
+           ("tests/test_memory.py::test_a_summary_that_hardens_a_hedge_into_a_cause_is_not_packed_and_its_messages_are",)),
+    Mutant("summary-replaced-any-id", "src/ctxcli/agents/memory.py",
+           "if m.id not in self.summary.replaces:", "if False:",
+           ("tests/test_memory.py::test_summary_replaced_names_only_the_messages_it_replaces_once",)),
+    Mutant("summary-checked-against-nothing", "src/ctxcli/agents/memory.py",
+           "check_summary(s.text, [m.text for m in s.replaced])", "check_summary(s.text, [])",
+           ("tests/test_memory.py::test_a_summary_that_states_only_what_its_messages_state_is_packed_checked",)),
+    # the runner itself: a hinted test that passes on the mutated copy must never count as a catch
+    Mutant("mutants-passing-hint-counts-as-caught", "tests/mutants.py",
+           "if ok and hinted:\n                    return False",
+           "if ok and hinted:\n                    ok = False",
+           ("tests/test_ci_budget.py::test_a_hint_never_makes_a_surviving_mutant_caught",)),
 ]
 
 
