@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -222,3 +223,80 @@ def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
     assert claims_eval.main([str(here / "corpus.jsonl")]) == 0
     # the floors fail the command: a ceiling of -1 % on right claims cannot be met
     assert claims_eval.main([str(here / "corpus.jsonl"), "--max-right", "-0.01"]) == 1
+
+
+# ------------------------------------------------------------------- tool results citable (item 6)
+AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent" / "INC-2026-0723"
+
+
+def _with_tool(tmp_path, registry: str | None):
+    """A pack of INC-2026-0723 with the pool-metrics tool result, its deterministic answer, and
+    the result's id; ``registry``: manifests/tools.yaml of the project (None: no registry)."""
+    from ctxcli import api
+    from ctxcli.answer.schema import actions
+
+    if registry is not None:
+        (Path(os.environ["CTX_ROOT"]) / "manifests" / "tools.yaml").write_text(registry, encoding="utf-8")
+    out = tmp_path / "run"
+    r = run_cli(["investigate", "INC-2026-0723", "--tool-result", AGENT / "01-pool-metrics.yaml", "--out", out])
+    assert r.exit_code == 0, r.output
+    pack = json.loads((out / "pack.json").read_text())
+    ans = _restated(out)
+    (tr,) = pack["tool_results"]
+    vocab = actions(api.read_playbook("payment-incident-review")[0])
+    return pack, ans, tr, vocab
+
+
+def _restated(out):
+    """The run's deterministic answer as a model answer (its verdict and action)."""
+    a = json.loads((out / "answer.json").read_text())
+    return {"verdict": a["verdict"], "recommended_action": a["recommended_action"]["action"], "summary": "",
+            "claims": []}
+
+
+def _check(pack, ans, vocab, *claims):
+    from ctxcli.answer.validate import validate
+
+    v = validate({**ans, "claims": list(claims)}, pack, vocab)
+    return [(x["code"], x.get("claim")) for x in v["violations"]]
+
+
+def test_a_claim_may_cite_an_authoritative_tool_result_for_the_values_of_its_facts(project_copy, tmp_path):
+    pack, ans, tr, vocab = _with_tool(tmp_path, "tools:\n  - {name: metrics.query, authoritative: true}\n")
+    rid = tr["result_id"]
+    assert tr["trust_level"] == "authoritative" and rid.startswith("tr-")
+    said = "212 requests were waiting for a connection, and the pool maximum is 50."
+    assert _check(pack, ans, vocab, claim(said, "fact", rid)) == []
+    assert _check(pack, ans, vocab, claim(f"The pool was saturated (see {rid}) with 212 requests waiting.",
+                                          "inference")) == []        # an id written in the text counts
+    # a value its facts do not hold, and a tool result the pack does not have
+    assert _check(pack, ans, vocab, claim(said.replace("212", "213"), "fact", rid)) == [("unsupported_value", 0)]
+    assert _check(pack, ans, vocab, claim(said, "fact", "tr-0123456789ab"))[0] == ("cites_unknown", 0)
+    # its arguments are not its facts: the queried metric's window is not a value it vouches for
+    assert ("unsupported_value", 0) in _check(pack, ans, vocab, claim("The window started at 10:00:00+08:00 "
+                                                                       "on 2026-07-23.", "fact", rid))
+
+
+def test_an_untrusted_tool_result_alone_does_not_make_a_fact(project_copy, tmp_path):
+    pack, ans, tr, vocab = _with_tool(tmp_path, None)
+    rid = tr["result_id"]
+    assert tr["trust_level"] == "untrusted"
+    said = "212 requests were waiting for a connection, and the pool maximum is 50."
+    assert _check(pack, ans, vocab, claim(said, "fact", rid)) == [("fact_without_trusted_source", 0)]
+    assert _check(pack, ans, vocab, claim(said, "inference", rid)) == []
+
+
+def test_a_tool_result_the_gates_excluded_is_cited_as_omitted(project_copy, tmp_path):
+    from ctxcli import api
+    from ctxcli.answer.schema import actions
+
+    out = tmp_path / "run"
+    r = run_cli(["investigate", "INC-2026-0723", "--tool-result", AGENT / "02-ticket-search.yaml", "--out", out])
+    assert r.exit_code == 0, r.output
+    pack = json.loads((out / "pack.json").read_text())
+    (om,) = pack["tool_omissions"]
+    assert om["gate"] == "injection" and pack.get("tool_results") == []
+    ans = _restated(out)
+    vocab = actions(api.read_playbook("payment-incident-review")[0])
+    assert _check(pack, ans, vocab, claim("Ticket PAY-4097 reports payment-api connection errors.", "inference",
+                                          om["ref"])) == [("cites_omitted", 0)]

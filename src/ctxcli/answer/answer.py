@@ -410,7 +410,7 @@ def _summary(verdict: str, claims: list[dict[str, Any]], action: dict[str, Any],
 
 
 def validate(ans: dict[str, Any], pack: dict[str, Any]) -> dict[str, Any]:
-    ids = {e["evidence_id"] for e in pack["evidence"]}
+    ids = {e["evidence_id"] for e in pack["evidence"]} | {t["result_id"] for t in pack.get("tool_results") or []}
     cited = {e for c in ans["claims"] for e in c["evidence"]} | set(ans["recommended_action"]["evidence"])
     outside = sorted(cited - ids)
     return {"citations_in_pack": not outside, "outside_pack": outside,

@@ -6,7 +6,8 @@ violations (any one makes the answer ``rejected``)
   schema                      the answer is not the documented JSON shape
   cites_withheld              a cited id is an opaque ``wh-…`` reference of a withheld object
   cites_omitted               a cited id is an object the gates omitted (injection, validity …)
-  cites_unknown               a cited id is neither evidence of the pack nor an omission
+  cites_unknown               a cited id is neither evidence of the pack (``ev-…``), a packed tool
+                              result (``tr-…``, for the values of its facts) nor an omission
   uncited_claim               a fact, inference or hypothesis cites no evidence
   unsupported_value           a number, date, identifier or version in the claim is not in the
                               evidence it cites (after normalisation), nor a derived fact of it
@@ -43,7 +44,7 @@ from .schema import STATUSES, VERDICTS
 FACT_GRADE = ("authoritative", "operational", "internal")
 SHINGLE = 6
 
-_EV_ID = re.compile(r"\b(?:ev-[0-9a-f]{10}|wh-[0-9a-f]{16})\b")
+_EV_ID = re.compile(r"\b(?:ev-[0-9a-f]{10}|tr-[0-9a-f]{12}|wh-[0-9a-f]{16})\b")
 _SLASH_DATE = re.compile(r"\b(\d{4})/(\d{1,2})/(\d{1,2})\b")
 # a value: letters and digits joined by id punctuation; a leading minus sign belongs to it, and so
 # does a superscript (``^2``, see numbers.py), so that -128000 and 128000² are never 128000
@@ -124,6 +125,14 @@ def _flatten(v: Any) -> list[str]:
     if isinstance(v, float) and v.is_integer():
         return [str(int(v))]
     return [str(v)]
+
+
+def tool_item(t: dict[str, Any]) -> dict[str, Any]:
+    """A packed tool result as a claim may cite it (``tr-…``): for the values of its shaped facts
+    only (not its arguments, never its raw rows), at its trust level (an ``untrusted`` result alone
+    does not make a fact)."""
+    return {"evidence_id": t["result_id"], "facts": t.get("facts") or {}, "trust_level": t.get("trust_level"),
+            "observed_at": t.get("observed_at"), "object_type": "tool_result", "title": t.get("tool")}
 
 
 def _item_texts(item: dict[str, Any]) -> list[str]:
@@ -228,12 +237,16 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     if violations:
         return _result(violations, warnings, [], ans)
     by_id = {e["evidence_id"]: e for e in pack["evidence"]}
+    by_id.update((t["result_id"], tool_item(t)) for t in pack.get("tool_results") or [])
     omitted: dict[str, dict[str, Any]] = {}
     for o in pack["omissions"]:
         omitted[o["ref"]] = o
         if o.get("object_id"):
             omitted.setdefault(o["object_id"], o)
-    withheld = {o["ref"] for o in pack["omissions"] if o.get("withheld")}
+    for o in pack.get("tool_omissions") or []:
+        omitted.setdefault(o["ref"], o)
+    withheld = {o["ref"] for o in list(pack["omissions"]) + list(pack.get("tool_omissions") or [])
+                if o.get("withheld")}
     # derived facts: the facts the deterministic answer bound to evidence (hash-protected in the pack)
     derived = [(set(c.get("evidence") or []), c.get("facts") or {})
                for c in (pack.get("answer") or {}).get("claims") or [] if isinstance(c, dict)]

@@ -212,6 +212,7 @@ def answer_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
 
     # claim evidence coverage: every non-unknown claim cites >= 1 evidence id in the pack
     ids = {e["evidence_id"] for e in pack.get("evidence", [])}
+    ids |= {t["result_id"] for t in pack.get("tool_results") or []}      # citable for their facts
     known = [c for c in answer.get("claims", []) if c.get("status") != "unknown"]
     uncovered = [c["claim_id"] for c in known if not set(c.get("evidence", [])) & ids]
     cited = {ev for c in answer.get("claims", []) for ev in c.get("evidence", [])}
