@@ -117,15 +117,47 @@ def test_tool_results_over_budget_are_excluded_by_the_budget_gate(store, tmp_pat
     assert om["detail"]["tokens"] == full["tool_results"][0]["tokens"]
 
 
-def test_tool_results_take_their_tokens_from_a_full_evidence_slot(store, tmp_path):
-    """tiny-budget: the evidence slot is full without tool results; with one, the evidence
-    gets only what the tool result leaves, and the slot still holds."""
+def test_required_evidence_comes_before_tool_results_in_a_full_evidence_slot(store, tmp_path):
+    """tiny-budget (issue 45 item 4): the evidence slot is full without tool results; with one,
+    the required evidence stays exactly as it was and the tool result is what is omitted
+    (over_budget after required_evidence), the slot still holds, and the trace says so."""
     _, plain = _run(tmp_path / "a", extra=["--variant", "tiny-budget"])
     _, pack = _run(tmp_path / "b", STEPS[0], extra=["--variant", "tiny-budget"])
-    assert pack["tool_results"]
+    from ctxcli import api
+
+    required = {et.type for et in api.read_playbook("payment-incident-review")[0].evidence_types if et.required}
+    req_ev = lambda p: [e["evidence_id"] for e in p["evidence"] if e["selected_for"] in required]  # noqa: E731
+    assert req_ev(pack) == req_ev(plain) and req_ev(plain)
+    assert pack["tool_results"] == []
+    (om,) = pack["tool_omissions"]
+    assert (om["gate"], om["reason"], om["detail"]["after"], om["detail"]["slot"]) == (
+        "budget", "over_budget", "required_evidence", "evidence")
+    assert om["detail"]["tokens"] > om["detail"]["remaining"]
     used, alloc = pack["slots"]["used"], pack["slots"]["allocation"]
     assert used["evidence"] <= alloc["evidence"] and pack["slots"]["within_budget"]["evidence"]
-    assert len(pack["evidence"]) < len(plain["evidence"])
+    trace = [json.loads(x) for x in (tmp_path / "b" / "o" / "trace.jsonl").read_text().splitlines()]
+    assert [(e["gate"], e["reason"]) for e in trace if e["event"] == "input_rejected"] == [("budget", "over_budget")]
+    assert not [e for e in trace if e["event"] == "input_admitted"]
+    r = run_cli(["replay", tmp_path / "b" / "o" / "pack.json"])          # the same pack again, from the recorded inputs
+    assert r.exit_code == 0, r.output
+
+
+def test_a_tool_result_that_fits_after_required_evidence_keeps_its_room_from_optional_evidence(store, tmp_path):
+    """--budget 4000: without the tool result the slot holds two extra items beyond the playbook's
+    types; with it, the required evidence is the same, the tool result is packed, and the extras
+    are what gives way."""
+    from ctxcli import api
+
+    required = {et.type for et in api.read_playbook("payment-incident-review")[0].evidence_types if et.required}
+    _, plain = _run(tmp_path / "a", extra=["--budget", "4000"])
+    _, pack = _run(tmp_path / "b", STEPS[0], extra=["--budget", "4000"])
+    assert [i["tool"] for i in pack["tool_results"]] == ["metrics.query"] and pack["tool_omissions"] == []
+    ids = [e["evidence_id"] for e in pack["evidence"]]
+    assert [e["evidence_id"] for e in plain["evidence"] if e["selected_for"] in required] == [
+        e["evidence_id"] for e in pack["evidence"] if e["selected_for"] in required]
+    assert set(ids) < {e["evidence_id"] for e in plain["evidence"]}
+    assert {e["selected_for"] for e in plain["evidence"] if e["evidence_id"] not in ids} == {"extra"}
+    assert pack["slots"]["within_budget"]["evidence"]
 
 
 def test_registry_makes_a_tool_authoritative_and_lists_usable_tools(tmp_path):

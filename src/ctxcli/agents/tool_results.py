@@ -192,9 +192,41 @@ class ToolGate:
     omissions: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0                 # the section (header and blocks); 0 with no item
     slot: str = "tools"             # the slot it is charged to: tools, or evidence when the playbook gives tools none
+    reserve: int | None = None      # what the evidence slot set aside for it (None: ``tokens``)
 
     def to_pack(self) -> dict[str, Any]:
         return {"tool_results": self.items, "tool_omissions": self.omissions}
+
+    def reserved(self) -> int:
+        """The tokens the evidence slot keeps for these results from optional evidence (required
+        evidence may take them: :meth:`refit`)."""
+        return self.tokens if self.reserve is None else self.reserve
+
+    def refit(self, room: int, count: Callable[[str], int]) -> "ToolGate":
+        """These results within ``room``: what the evidence slot has left once the evidence is
+        packed. Required evidence comes first, so a result it left no room for is omitted
+        ``over_budget`` (``after: required_evidence``), in order, as the gate packs them."""
+        if self.slot != "evidence" or self.tokens <= room:
+            return self
+        from ..engine.render import tool_results_header
+
+        g = ToolGate(omissions=list(self.omissions), slot=self.slot, reserve=self.reserved())
+        used = count(tool_results_header(0))
+        for item in self.items:
+            if used + item["tokens"] > room:
+                g.omissions.append({"ref": item["result_id"], "withheld": False, "gate": "budget",
+                                    "reason": "over_budget", "detail": {
+                                        "tokens": item["tokens"], "remaining": room - used, "budget": room,
+                                        "slot": self.slot, "after": "required_evidence"},
+                                    "tool": item["tool"], "version": item["version"],
+                                    "observed_at": item["observed_at"]})
+                continue
+            g.items.append(item)
+            used += item["tokens"]
+        if g.items:
+            g.tokens = count(tool_results_header(len(g.items))) + sum(i["tokens"] for i in g.items)
+        g.omissions.sort(key=lambda o: (TOOL_GATE_ORDER.index(o["gate"]), o["ref"]))
+        return g
 
 
 def _iso(dt: datetime, tz) -> str:
@@ -295,10 +327,20 @@ def recorded(pack: dict[str, Any]) -> ToolGate | None:
     for s in pack["slots"]["sections"]:
         if s["section"] == "tool_results":
             slot = s["slot"]
+    for o in pack["tool_omissions"]:
+        if o["gate"] == "budget" and o["detail"].get("slot"):     # also when none was packed
+            slot = o["detail"]["slot"]
     g = ToolGate(items=list(pack["tool_results"]), omissions=list(pack["tool_omissions"]), slot=slot)
     if g.items:
         from ..engine.render import tool_results_header
         from ..tokens import count
 
         g.tokens = count(tool_results_header(len(g.items))) + sum(i["tokens"] for i in g.items)
+    pushed = [o["detail"]["tokens"] for o in g.omissions if o["detail"].get("after") == "required_evidence"]
+    if pushed:        # the reserve the run kept: the section as it was before required evidence took room
+        from ..engine.render import tool_results_header
+        from ..tokens import count
+
+        g.reserve = count(tool_results_header(len(g.items) + len(pushed))) + sum(
+            i["tokens"] for i in g.items) + sum(pushed)
     return g

@@ -185,7 +185,8 @@ def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose:
 
 
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
-          held: frozenset[str] = frozenset(), tool_tokens: int = 0) -> tuple[BuildContext, BuildState]:
+          held: frozenset[str] = frozenset(), tool_tokens: int = 0,
+          reserve: int = 0) -> tuple[BuildContext, BuildState]:
     """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
     of masked text in the outputs are keyed with it."""
     scopes = frozenset(req.scopes)
@@ -223,10 +224,11 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
         disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution)
     header = count(evidence_header(0))
-    # tool results charged to the evidence slot (``tool_tokens``) are packed before any evidence
+    # working memory (``tool_tokens``) is packed before any evidence; tool results charged to the
+    # evidence slot (``reserve``) after required evidence and before optional evidence
     packed = PackState(budget=allocation["evidence"] - tool_tokens if evidence_budget is None
                        else evidence_budget + header,
-                       used=header)
+                       used=header, reserve=reserve, required=frozenset(bc.required))
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
                     anchored_subjects=set(req.seeds) | set(resolution.seeds), held=held)
     return bc, st
@@ -763,10 +765,8 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
     t_all = time.perf_counter()
     deadline = deadline_of(pb, req)
     started = clock()
-    bc, st = start(con, pb, req, key=key,
-                   tool_tokens=(tools.tokens if tools is not None and tools.slot == "evidence" else 0)
-                   + (memory.tokens if memory is not None else 0))
-    input_decisions(bc.trace, tools, memory)
+    bc, st = start(con, pb, req, key=key, tool_tokens=memory.tokens if memory is not None else 0,
+                   reserve=tools.reserved() if tools is not None and tools.slot == "evidence" else 0)
     if pb.statement_timeout_seconds is not None:
         con.set_statement_timeout(pb.statement_timeout_seconds)
     for round_no in range(1, bc.max_rounds + 1):
@@ -782,6 +782,9 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
         if stop is not None:
             st.stop_reason = stop
             break
+    if tools is not None:       # what required evidence left of the slot: the tool results within it
+        tools = tools.refit(st.packed.budget - st.packed.used, count)
+    input_decisions(bc.trace, tools, memory)
     if pb.aggregates:
         from .aggregate import compute
 

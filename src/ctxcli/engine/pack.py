@@ -26,6 +26,8 @@ class PackState:
     dedup: dict[str, str] = field(default_factory=dict)        # dedup hash -> evidence id
     covered: set[str] = field(default_factory=set)
     over_budget_types: set[str] = field(default_factory=set)
+    reserve: int = 0                # kept from optional evidence for the tool results charged to this slot
+    required: frozenset[str] = frozenset()      # types that may take the reserve (required evidence first)
 
 
 def evidence_id(o: Obj, shown_hash: str | None = None) -> str:
@@ -89,7 +91,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                 considered.add(o.doc_id)
                 return False
         item = make(o, cand)
-        remaining = state.budget - state.used
+        remaining = state.budget - state.used - (0 if selected_for in state.required else state.reserve)
         if enforce_budget and item["tokens"] > remaining:
             small = compress(item, o, remaining) if (compress and selected_for) else None
             if small is None:
