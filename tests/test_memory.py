@@ -469,3 +469,20 @@ def test_a_summary_that_states_only_what_its_messages_state_is_packed_checked(st
     assert (pack["working_memory"]["summary"]["text"], pack["working_memory"]["summary"]["checked"]) == (
         doc["summary"]["text"], True)
     assert not [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
+
+
+@pytest.mark.parametrize("budget", ["3000", "4000"])
+def test_working_memory_is_charged_to_the_evidence_slot_before_any_evidence(store, tmp_path, budget):
+    """The working-memory section shares the evidence slot: evidence gets what memory leaves,
+    so both together never pass the slot's allocation."""
+    pack = _run(tmp_path / "w", "--memory", SESSION, "--budget", budget)
+    slots = pack["slots"]
+    tokens = {s["section"]: s["tokens"] for s in slots["sections"]}
+    assert tokens["working_memory"] > 0 and tokens["evidence"] > 0
+    assert tokens["working_memory"] + tokens["evidence"] <= slots["allocation"]["evidence"]
+    assert slots["used"]["evidence"] <= slots["allocation"]["evidence"]
+    assert slots["within_budget"]["evidence"] is True
+    # without memory the same slot holds more evidence, never less
+    plain = _run(tmp_path / "p", "--budget", budget)
+    more = {s["section"]: s["tokens"] for s in plain["slots"]["sections"]}["evidence"]
+    assert more > tokens["evidence"]

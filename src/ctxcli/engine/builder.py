@@ -185,7 +185,7 @@ def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose:
 
 
 def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int | None = None,
-          held: frozenset[str] = frozenset(), tool_tokens: int = 0,
+          held: frozenset[str] = frozenset(), memory_tokens: int = 0,
           reserve: int = 0) -> tuple[BuildContext, BuildState]:
     """``key`` is the store secret (:mod:`ctxcli.store.secret`): opaque references and digests
     of masked text in the outputs are keyed with it."""
@@ -224,9 +224,9 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
         disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution)
     header = count(evidence_header(0))
-    # working memory (``tool_tokens``) is packed before any evidence; tool results charged to the
+    # working memory (``memory_tokens``) is packed before any evidence; tool results charged to the
     # evidence slot (``reserve``) after required evidence and before optional evidence
-    packed = PackState(budget=allocation["evidence"] - tool_tokens if evidence_budget is None
+    packed = PackState(budget=allocation["evidence"] - memory_tokens if evidence_budget is None
                        else evidence_budget + header,
                        used=header, reserve=reserve, required=frozenset(bc.required))
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
@@ -765,7 +765,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
     t_all = time.perf_counter()
     deadline = deadline_of(pb, req)
     started = clock()
-    bc, st = start(con, pb, req, key=key, tool_tokens=memory.tokens if memory is not None else 0,
+    bc, st = start(con, pb, req, key=key, memory_tokens=memory.tokens if memory is not None else 0,
                    reserve=tools.reserved() if tools is not None and tools.slot == "evidence" else 0)
     if pb.statement_timeout_seconds is not None:
         con.set_statement_timeout(pb.statement_timeout_seconds)
