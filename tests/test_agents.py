@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -344,3 +345,37 @@ shaped:
         body = f.read_text()
         assert "STORE_002" not in body and "333777000" not in body and "OTH-INC" not in body, f.name
         assert "SEC-01" not in body, f.name
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda d: "/etc/passwd", "the raw result /etc/passwd is outside the tool result's folder and the project"),
+    (lambda d: "../outside.json", "the raw result ../outside.json is outside the tool result's folder and the "
+                                  "project"),
+    (lambda d: "/dev/zero", "the raw result /dev/zero is outside the tool result's folder and the project"),
+    (lambda d: (os.mkfifo(d / "pipe.json"), "pipe.json")[1], "cannot read the raw result pipe.json: not a regular "
+                                                             "file (a FIFO)"),
+    (lambda d: ((d / "sub").mkdir(), "sub")[1], "cannot read the raw result sub: not a regular file (a folder)"),
+    (lambda d: ((d / "link.json").symlink_to("/etc/hostname"), "link.json")[1],
+     "cannot read the raw result link.json: a symbolic link (not followed)"),
+])
+def test_a_raw_path_reads_only_a_regular_file_beside_the_tool_result(store, tmp_path, make, says):
+    """Item 7 of issue 46: raw.path never hangs on a FIFO, never reads /dev/zero, and records
+    nothing (path, size, digest) of a host file outside the tool result's folder and the project."""
+    d = tmp_path / "calls"
+    d.mkdir()
+    (tmp_path / "outside.json").write_text("{}")
+    given = make(d)
+    f = d / "t.yaml"
+    f.write_text("tool: x\nversion: '1'\ntenant_id: tenant-demo\nobserved_at: '2026-07-23T10:00:00+08:00'\n"
+                 f"raw: {{path: {given}}}\nshaped: {{}}\n")
+    r = run_cli(["investigate", "INC-2026-0723", "--tool-result", f, "--out", tmp_path / "o"])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == f"ctx: error: {f}: raw.path: {says}", r.output
+    assert not (tmp_path / "o").exists()
+    # the same file beside the tool result is read, hashed and recorded by the path given
+    (d / "rows.json").write_text('[{"a": 1}]')
+    f.write_text(f.read_text().replace(f"path: {given}", "path: rows.json"))
+    r = run_cli(["investigate", "INC-2026-0723", "--tool-result", f, "--out", tmp_path / "ok"])
+    assert r.exit_code == 0, r.output
+    (tr,) = json.loads((tmp_path / "ok" / "pack.json").read_text())["tool_results"]
+    assert tr["raw"]["location"] == "rows.json" and tr["raw"]["size"] == 10

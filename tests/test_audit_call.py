@@ -124,3 +124,87 @@ def test_a_clean_request_exits_0(store, tmp_path):
     r, doc = _audit(f)
     assert r.exit_code == 0 and doc["counts"] == {"admitted": 1, "unknown_origin": 5}
     assert hashlib.sha256(f.read_bytes()).hexdigest() not in r.stdout
+
+
+# ------------------------------------------------------------------------------ issue 46 item 7: by shape
+_CYR = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с"})
+
+
+def _leak() -> str:
+    return json.loads(CHAT.read_text())["messages"][6]["content"][0]["text"]
+
+
+def _homoglyphs(text: str) -> str:
+    """Every other word with its a/e/o/p/c in Cyrillic: the words still read the same."""
+    return " ".join(w.translate(_CYR) if i % 2 else w for i, w in enumerate(text.split(" ")))
+
+
+def _half(text: str, part: int) -> str:
+    words = text.split(" ")
+    return " ".join(words[:len(words) // 2] if part == 0 else words[len(words) // 2:])
+
+
+@pytest.mark.parametrize("messages", [
+    [{"role": "user", "content": {"note": _leak()}}],
+    [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "save", "arguments": {"query": _leak()}}}]}],
+    [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "save", "arguments": json.dumps({"q": [_leak()]})}}]}],
+    [{"role": "assistant", "content": None, "refusal": _leak()}],
+    [{"role": "user", "content": _half(_leak(), 0)}, {"role": "user", "content": _half(_leak(), 1)}],
+    [{"role": "user", "content": _homoglyphs(_leak())}],
+    [{"role": "user", "content": _leak().upper().replace(" ", "\u200b ")}],
+], ids=["content-object", "arguments-object", "arguments-json-string", "refusal", "split-in-two", "homoglyphs",
+        "upper-case-zero-width"])
+def test_another_tenants_text_is_withheld_whatever_its_shape(store, tmp_path, messages):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"messages": messages}))
+    r, doc = _audit(f)
+    assert r.exit_code == 1, r.output
+    withheld = [(s["span"], m["gate"]) for s in doc["spans"] for m in s["matches"] if m["status"] == "withheld"]
+    assert withheld and {g for _, g in withheld} == {"tenant"}, doc["spans"]
+    for t in WITHHELD_TEXTS[:3]:
+        assert t not in r.stdout
+
+
+def test_each_half_alone_is_not_withheld_so_the_joined_span_is_what_finds_it(store, tmp_path):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"messages": [{"role": "user", "content": _half(_leak(), 0)},
+                                          {"role": "user", "content": _half(_leak(), 1)}]}))
+    r, doc = _audit(f)
+    assert [(s["span"], s["status"]) for s in doc["spans"]] == [
+        ("messages[0].content", "unknown_origin"), ("messages[1].content", "unknown_origin"),
+        ("messages[0] + messages[1] (joined)", "withheld")]
+
+
+@pytest.mark.parametrize("messages, says", [
+    ([1], "messages[0]: not a message object"),
+    ([{"role": "assistant", "tool_calls": "x"}], "messages[0].tool_calls: not a list of tool-call objects"),
+    ([{"role": "assistant", "tool_calls": [1]}], "messages[0].tool_calls: not a list of tool-call objects"),
+    ([{"role": "assistant", "tool_calls": [{"function": "f"}]}], "messages[0].tool_calls[0].function: not an object"),
+])
+def test_a_malformed_transcript_is_one_line_exit_2(store, tmp_path, messages, says):
+    f = tmp_path / "x.json"
+    f.write_text(json.dumps({"messages": messages}))
+    r = run_cli(["audit-call", f, "--case", "INC-2026-0723"])
+    assert r.exit_code == 2 and r.output.strip() == f"ctx: error: {f}: {says}", r.output
+
+
+def test_one_string_of_an_object_that_is_an_objects_content_matches_by_its_hash(store, tmp_path):
+    note = json.loads(CHAT.read_text())["messages"][5]["content"]      # the masked customer notes, sent unmasked
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"messages": [{"role": "tool", "content": {"ticket": "PAY-4097", "notes": note}}]}))
+    r, doc = _audit(f)
+    (s,) = doc["spans"]
+    assert (s["span"], s["status"]) == ("messages[0].content", "withheld")
+    assert [(m["by"], m["gate"]) for m in s["matches"]] == [("content_hash", "redaction")]
+
+
+def test_an_objects_content_written_as_json_inside_a_string_matches_by_its_hash(store, tmp_path):
+    note = json.loads(CHAT.read_text())["messages"][5]["content"]
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"messages": [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "save", "arguments": json.dumps({"notes": note})}}]}]}))
+    r, doc = _audit(f)
+    (s,) = [x for x in doc["spans"] if x["span"] == "messages[0].tool_calls[0].arguments"]
+    assert [(m["by"], m["gate"]) for m in s["matches"]] == [("content_hash", "redaction")]

@@ -300,3 +300,66 @@ def test_a_tool_result_the_gates_excluded_is_cited_as_omitted(project_copy, tmp_
     vocab = actions(api.read_playbook("payment-incident-review")[0])
     assert _check(pack, ans, vocab, claim("Ticket PAY-4097 reports payment-api connection errors.", "inference",
                                           om["ref"])) == [("cites_omitted", 0)]
+
+
+# ---------------------------------------------------------------------------------- issue 46 item 6
+def test_a_claim_naming_an_omitted_object_in_its_text_cites_it(c102):
+    """"Per RULE-MCS-2025.4 the old rules apply": the superseded rule the validity gate left out
+    is named, not cited; it is cites_omitted all the same — unless the claim reports the exclusion
+    or the evidence it cites names the object itself."""
+    _, pack = c102
+    current, snap = _ev(pack, "RULE-MCS-2026.1"), _ev(pack, "CASE-C-102")
+    bad = "Per RULE-MCS-2025.4 the old rules apply."
+    assert codes(c102, [claim(bad, "inference", current)])[0] == [("cites_omitted", 0)]
+    assert ("cites_omitted", 0) in codes(c102, [claim(bad, "fact", snap)])[0]
+    for good in ("RULE-MCS-2025.4 expired and was excluded; RULE-MCS-2026.1 applies.",
+                 "RULE-MCS-2025.4 ya no está vigente; se aplica RULE-MCS-2026.1。",
+                 "RULE-MCS-2025.4 已过期，适用 RULE-MCS-2026.1。"):
+        assert codes(c102, [claim(good, "fact", current)]) == ([], []), good
+    # the summary is read the same way
+    from ctxcli.answer.validate import validate
+
+    ans, _ = c102
+    v = validate({**ans, "summary": "The review follows RULE-MCS-2025.4."}, pack, [ans["recommended_action"]])
+    assert [(x["code"], x.get("id")) for x in v["violations"] if x.get("field") == "summary"] == [
+        ("cites_omitted", "RULE-MCS-2025.4")]
+
+
+def test_an_omitted_object_named_by_the_evidence_a_claim_cites_is_not_cites_omitted():
+    from ctxcli.answer.validate import validate
+
+    rule = {"evidence_id": "ev-0000000001", "object_id": "RULE-NEW", "trust_level": "authoritative",
+            "text": "RULE-NEW supersedes RULE-OLD-7 from 2026-01-01.", "facts": {}}
+    pack = {"evidence": [rule], "omissions": [{"ref": "RULE-OLD-7", "object_id": "RULE-OLD-7", "withheld": False,
+                                              "gate": "validity", "reason": "expired"}],
+            "request": {"case_id": "X-1", "tenant_id": "t"}, "answer": {}}
+    ans = {"verdict": "partial", "recommended_action": "a", "summary": "",
+           "claims": [{"text": "RULE-NEW replaces RULE-OLD-7 from 2026-01-01.", "status": "fact",
+                       "evidence": ["ev-0000000001"]}]}
+    assert validate(ans, pack, ["a"])["violations"] == []
+    ans["claims"][0]["evidence"] = []
+    ans["claims"][0]["status"] = "unknown"
+    assert "cites_omitted" in [x["code"] for x in validate(ans, pack, ["a"])["violations"]]
+
+
+@pytest.mark.parametrize("words, iso", [
+    ("the first of March 2026", "2026-03-01"), ("March 1st, 2026", "2026-03-01"), ("1 March 2026", "2026-03-01"),
+    ("March the twenty-first, 2026", "2026-03-21"), ("Sept. 3, 2026", "2026-09-03"),
+    ("1 de marzo de 2026", "2026-03-01"), ("2026年3月1日", "2026-03-01"), ("二〇二六年三月一日", "2026-03-01"),
+    ("二〇二六年十二月三十一日", "2026-12-31"), ("2026年10月十日", "2026-10-10"), ("March 2026", "2026-03"),
+    ("In May 2026", "In 2026-05"), ("it may 2026", "it may 2026"), ("the 30th of February 2026", "the 30th of 2026-02"),
+])
+def test_date_words_are_read_as_iso_dates(words, iso):
+    from ctxcli.answer.numbers import normalise
+
+    assert normalise(words) == iso
+
+
+def test_a_date_in_words_is_checked_like_digits(c102):
+    _, pack = c102
+    current = _ev(pack, "RULE-MCS-2026.1")          # valid from 2026-01-01
+    for good in ("RULE-MCS-2026.1 took effect on the first of January 2026.",
+                 "RULE-MCS-2026.1 于二〇二六年一月一日生效。", "RULE-MCS-2026.1 rige desde el 1 de enero de 2026."):
+        assert codes(c102, [claim(good, "fact", current)]) == ([], []), good
+    for bad in ("RULE-MCS-2026.1 took effect on the second of January 2026.", "RULE-MCS-2026.1 于2026年1月2日生效。"):
+        assert codes(c102, [claim(bad, "fact", current)])[0] == [("unsupported_value", 0)], bad

@@ -115,12 +115,32 @@ def test_idempotency_key_same_request_returns_recorded_run(own_store, tmp_path):
 def test_idempotency_conflict_exits_2_naming_both_hashes(own_store, tmp_path):
     assert _inv(tmp_path / "a", "--idempotency-key", "req-1").exit_code == 0
     first = _records(own_store)[0]["request_hash"]
-    r = _inv(tmp_path / "b", "--idempotency-key", "req-1", "--variant", "restricted")
+    r = _inv(tmp_path / "b", "--idempotency-key", "req-1", "--as-of", "2026-03-20T12:00:00+08:00")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert first in r.stderr and "this request is sha256:" in r.stderr
     other = r.stderr.split("this request is ")[1].split(":", 2)
     assert other[0] == "sha256" and other[1][:64] != first.split(":")[1]
     assert not (tmp_path / "b").exists() and len(_records(own_store)) == 1
+
+
+def test_an_idempotency_key_belongs_to_one_subject(own_store, tmp_path):
+    """Another subject (the restricted variant's intern-07) using the same key makes its own run:
+    it is neither refused nor handed the first subject's run, and nothing names that request."""
+    assert _inv(tmp_path / "a", "--idempotency-key", "req-1").exit_code == 0
+    first = _records(own_store)[0]
+    r = _inv(tmp_path / "b", "--idempotency-key", "req-1", "--variant", "restricted", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc.get("repeated") is not True and first["request_hash"] not in r.output
+    assert first["run_id"] not in r.output
+    recs = _records(own_store)
+    assert [(x["subject"], x["idempotency_key"]) for x in recs] == [("investigator-01", "req-1"), ("intern-07", "req-1")]
+    # each subject's key repeats its own run
+    r = _inv(tmp_path / "c", "--idempotency-key", "req-1", "--variant", "restricted", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["run_id"] == recs[1]["run_id"] and not (tmp_path / "c").exists()
+    r = _inv(tmp_path / "d", "--idempotency-key", "req-1", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["run_id"] == first["run_id"]
+    assert len(_records(own_store)) == 2
 
 
 def test_another_request_into_a_run_folder_needs_replace(own_store, tmp_path):
@@ -184,3 +204,30 @@ def test_idempotency_key_reused_with_other_agent_inputs_is_refused(own_store, tm
     assert inv(tmp_path / "c").exit_code == 2       # a run without inputs is not the one with them either
     assert run_cli(["investigate", "INC-2026-0723", "--out", tmp_path / "d"]).exit_code == 0
     assert "inputs_sha256" not in _records(own_store)[-1]      # runs without inputs record none
+
+
+@pytest.mark.parametrize("name, make, says", [
+    ("ledger.jsonl", lambda p: p.mkdir(), "ledger.jsonl: not a regular file (a folder): ctx keeps its run ledger"),
+    ("ledger.jsonl", lambda p: os.mkfifo(p), "ledger.jsonl: not a regular file (a FIFO): ctx keeps its run ledger"),
+    ("ledger.jsonl", lambda p: p.write_text('{"a": 1}\n'),
+     "ledger.jsonl: line 1: not a ledger record (it needs seq and hash); `ctx ledger verify` names what is wrong"),
+    ("ledger.jsonl", lambda p: p.write_text('{"seq": true, "hash": "x"}\n'), "line 1: not a ledger record"),
+    ("ledger.jsonl", lambda p: p.write_text("not json\n"), "ledger.jsonl: line 1: not JSON (edited or truncated?)"),
+    ("outbox.jsonl", lambda p: os.mkfifo(p), "outbox.jsonl: not a regular file (a FIFO)"),
+])
+def test_a_bookkeeping_file_that_is_not_a_ledger_is_one_line_exit_2_and_nothing_written(own_store, tmp_path, name,
+                                                                                          make, says):
+    """A FIFO, a folder or a line that is no record in place of the ledger or the outbox: every
+    run that records stops at once with one line naming the file and the line (never a hang,
+    never exit 70, never a line silently skipped), and writes no run folder."""
+    target = own_store.parent / name
+    make(target)
+    r = _inv(tmp_path / "a")
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "a").exists()
+    r = run_cli(["ledger", "verify"])
+    if "line 1" in says:        # verify reads on and names the line (exit 1, edited)
+        assert r.exit_code == 1 and "- ledger.jsonl line 1: " in r.stdout, r.output
+    else:
+        assert r.exit_code == 2 and says.split(":")[0] in r.stderr, r.output

@@ -97,15 +97,16 @@ def test_working_state_pinned_summary_cleared_and_injected_messages(store, tmp_p
 
 def test_a_pinned_policy_item_survives_a_tiny_budget(store, tmp_path):
     out = tmp_path / "t"
-    pack = _run(out, "--memory", SESSION, "--budget", "1700")
+    pack = _run(out, "--memory", SESSION, "--budget", "1600")
     w = pack["working_memory"]
     assert [p["kind"] for p in w["pinned"]] == ["goal", "policy", "approval", "stop_condition"]
     assert w["messages"] == []          # every recent message went under budget pressure, oldest first
-    assert [o["ref"] for o in pack["memory_omissions"] if o["gate"] == "budget"] == ["m-03", "m-04", "m-05", "m-07"]
+    assert [o["ref"] for o in pack["memory_omissions"] if o["gate"] == "budget"] == [
+        "m-03", "m-04", "m-05", "m-07", "summary"]
     _, user = _messages(out)
     assert f"- policy: {POLICY}" in user
     # a little more room keeps the newest messages, never an older one over a newer one
-    mid = _run(tmp_path / "m", "--memory", SESSION, "--budget", "2200")
+    mid = _run(tmp_path / "m", "--memory", SESSION, "--budget", "2220")
     assert [m["id"] for m in mid["working_memory"]["messages"]] == ["m-05", "m-07"]
 
 
@@ -413,6 +414,9 @@ def test_a_summary_that_hardens_a_hedge_into_a_cause_is_not_packed_and_its_messa
     (om,) = [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
     assert (om["section"], om["gate"], om["reason"], om["detail"]) == (
         "working_memory", "claims", "claim_violation", {"codes": ["status_upgraded"]})
+    from .test_contracts import _check
+
+    _check("pack", pack, "pack with a refused summary")
     # the replaced messages compete as the oldest ones, and are packed here
     assert [m["id"] for m in pack["working_memory"]["messages"]][:3] == ["m-01", "m-02", "m-03"]
     _, user = _messages(out)
@@ -486,3 +490,88 @@ def test_working_memory_is_charged_to_the_evidence_slot_before_any_evidence(stor
     plain = _run(tmp_path / "p", "--budget", budget)
     more = {s["section"]: s["tokens"] for s in plain["slots"]["sections"]}["evidence"]
     assert more > tokens["evidence"]
+
+
+# ---------------------------------------------------------------------------------- issue 45 item 5
+def _session(tmp_path, **edit) -> Path:
+    doc = yaml.safe_load(SESSION.read_text())
+    for k, v in edit.items():
+        doc[k] = v(doc[k]) if callable(v) else v
+    f = tmp_path / "session.yaml"
+    f.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    return f
+
+
+@pytest.mark.parametrize("at, kept, age", [("2026-07-23T10:25:00+08:00", True, None),
+                                           ("2026-07-23T10:24:59+08:00", False, "301s")])
+def test_a_message_older_than_its_max_age_is_excluded_stale_at_the_edge(store, tmp_path, at, kept, age):
+    """as_of is 10:30:00: a message of 10:25:00 with max_age 5m is exactly 5 minutes old and kept;
+    one second older, it is excluded."""
+    old = {"id": "m-08", "role": "assistant", "at": at, "max_age": "5m",
+           "text": "The current error rate is 41 percent."}
+    pack = _run(tmp_path / "o", "--memory", _session(tmp_path, messages=lambda ms: ms + [old]))
+    ids = [m["id"] for m in pack["working_memory"]["messages"]]
+    oms = [(o["ref"], o["gate"], o["reason"], o["detail"]) for o in pack["memory_omissions"] if o["ref"] == "m-08"]
+    if kept:
+        assert "m-08" in ids and oms == []
+    else:
+        assert "m-08" not in ids
+        assert oms == [("m-08", "freshness", "stale_message", {"max_age": "5m", "age": age})]
+        assert "41 percent" not in (tmp_path / "o" / "pack.json").read_text()
+
+
+def test_the_playbooks_memory_max_age_ages_messages_by_role(store, tmp_path, monkeypatch):
+    """A playbook's memory_max_age applies to each message of that role without its own; a
+    message without `at` under an age limit is excluded undated; other roles are not aged."""
+    import shutil
+
+    from .conftest import REPO as repo
+
+    root = tmp_path / "proj"
+    for name in ("manifests", "examples"):
+        shutil.copytree(repo / name, root / name, symlinks=True)
+    (root / "sources").symlink_to(repo / "sources")
+    pbf = root / "manifests" / "playbooks" / "payment-incident-review.yaml"
+    pbf.write_text(pbf.read_text() + "\nmemory_max_age: {user: 1h}\n")
+    monkeypatch.setenv("CTX_ROOT", str(root))
+    extra = [{"id": "m-08", "role": "user", "at": "2026-07-23T09:29:59+08:00", "text": "Current figure: 12 errors."},
+             {"id": "m-09", "role": "user", "at": "2026-07-23T09:30:00+08:00", "text": "Checked the pool at 09:30."},
+             {"id": "m-10", "role": "user", "text": "An undated note."},
+             {"id": "m-11", "role": "assistant", "at": "2026-07-20T10:00:00+08:00", "text": "An old assistant note."}]
+    pack = _run(tmp_path / "o", "--memory", _session(tmp_path, messages=lambda ms: ms + extra))
+    ids = [m["id"] for m in pack["working_memory"]["messages"]]
+    assert "m-09" in ids and "m-11" in ids and "m-08" not in ids and "m-10" not in ids
+    oms = {o["ref"]: (o["gate"], o["reason"], o["detail"]) for o in pack["memory_omissions"]}
+    assert oms["m-08"] == ("freshness", "stale_message", {"max_age": "1h", "age": "3601s"})
+    assert oms["m-10"] == ("freshness", "undated", {"max_age": "1h"})
+    # a bad age in the playbook is one line naming the field, exit 2
+    pbf.write_text(pbf.read_text().replace("{user: 1h}", "{user: soon}"))
+    r = run_cli(["investigate", "INC-2026-0723", "--out", tmp_path / "bad"])
+    assert r.exit_code == 2 and "memory_max_age.user" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_a_pinned_goal_the_case_does_not_have_is_demoted_to_an_ordinary_message(store, tmp_path):
+    extra_goal = {"kind": "goal", "text": "Recommend cutting the marketing budget by 50 %."}
+    f = _session(tmp_path, pinned=lambda ps: ps + [extra_goal])
+    out = tmp_path / "o"
+    pack = _run(out, "--memory", f)
+    w = pack["working_memory"]
+    assert [(p["ref"], p["kind"]) for p in w["pinned"]] == [
+        ("pinned[0]", "goal"), ("pinned[1]", "policy"), ("pinned[2]", "approval"), ("pinned[3]", "stop_condition")]
+    (d,) = [m for m in w["messages"] if m["id"] == "pinned[4]"]
+    assert (d["role"], d["at"], d["demoted"], d["text"]) == ("user", None, "pinned_goal_not_the_cases",
+                                                             extra_goal["text"])
+    assert w["messages"][0]["id"] == "pinned[4]"          # the oldest: the first to go under budget pressure
+    _, user = _messages(out)
+    pinned_block = user.split("Pinned (never dropped):")[1].split("Recent messages:")[0]
+    assert "marketing budget" not in pinned_block
+    assert "demoted: a pinned goal that is not the case's question" in user
+    from .test_contracts import _check
+
+    _check("pack", pack, "pack with a demoted goal")
+    # the case's own question, however spaced or cased, stays pinned
+    q = yaml.safe_load((REPO / "examples" / "cases" / "INC-2026-0723.yaml").read_text())["question"]
+    f = _session(tmp_path, pinned=[{"kind": "goal", "text": "  " + q.upper().replace(" ", "\n ")}])
+    pack = _run(tmp_path / "o2", "--memory", f)
+    assert [p["kind"] for p in pack["working_memory"]["pinned"]] == ["goal"]
+    assert not any(m.get("demoted") for m in pack["working_memory"]["messages"])

@@ -229,6 +229,15 @@ def test_restricted_server_never_returns_withheld_content(store, tmp_path):
     for e in withheld:
         assert e["text"][:60] not in text, e["object_id"]
         assert e["title"] not in text, e["object_id"]
+    # every audit line names the server that wrote it: its fixed identity and its instance
+    audit = [json.loads(line) for line in (runs / "audit.jsonl").read_text().splitlines()]
+    assert len(audit) == 1 + len(rest)
+    ids = [{k: v for k, v in a["server"].items() if k not in ("instance", "pid")} for a in audit]
+    assert ids == [{"tenant": None, "subject": "auditor-09", "scopes": ["case:read"], "purpose": None,
+                    "clearance": None}] * len(audit)
+    instances = [a["server"]["instance"] for a in audit]
+    assert len(set(instances[1:])) == 1 and instances[0] != instances[1]     # two servers, one log
+    assert all(isinstance(a["server"]["pid"], int) for a in audit)
 
 
 def test_build_context_returns_only_new_items_within_the_step_budget(store, tmp_path):

@@ -566,15 +566,15 @@ def inputs_digest(opts: InvestigateOptions) -> str | None:
     return sha256_hex(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode())
 
 
-def request_hash_for(opts: InvestigateOptions) -> str:
-    """The request hash (and so the run id) an investigation with ``opts`` will record, without
-    reading the store: what idempotency keys and run folders are checked against."""
-    from .engine.trace import request_hash
+def request_for(opts: InvestigateOptions) -> dict[str, Any]:
+    """The request (as the pack records it, so its hash and run id) an investigation with
+    ``opts`` will make, without reading the store: what idempotency keys and run folders are
+    checked against."""
     from .pipeline import with_params
 
     case, pb, _ = case_of(opts)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
-    return request_hash(with_params(pb, req)[1].to_json())
+    return with_params(pb, req)[1].to_json()
 
 
 # ---------------------------------------------------------------------------------- render
@@ -594,18 +594,17 @@ class RenderResult:
 
 
 
-def ask_request_hash(opts) -> str:
-    """The request hash a ``ctx ask`` (``answer.ask.AskOptions``) will record: the pack's
-    (verified), or the case's as it would be built."""
+def ask_request(opts) -> dict[str, Any]:
+    """The request a ``ctx ask`` (``answer.ask.AskOptions``) will record: the pack's (verified),
+    or the case's as it would be built."""
     from .answer.ask import is_pack_path
-    from .engine.trace import request_hash
 
     if is_pack_path(opts.target):
         from .postmortem.packfile import load_pack
 
         p = Path(opts.target)
-        return request_hash(load_pack(p / "pack.json" if p.is_dir() else p).request)
-    return request_hash_for(InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant, db=opts.db))
+        return load_pack(p / "pack.json" if p.is_dir() else p).request
+    return request_for(InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant, db=opts.db))
 
 def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
     """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render

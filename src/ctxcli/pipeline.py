@@ -139,9 +139,12 @@ def gate_memory(pb: Playbook, req: Request, key: bytes, tools=None):
 
     room = budget_for(pb, req.budget)["evidence"] - (tools.tokens if tools is not None and tools.slot == "evidence"
                                                      else 0)
+    from .util.timeutil import parse_duration
+
+    ages = {role: parse_duration(v, what=f"memory_max_age.{role}") for role, v in pb.memory_max_age.items()}
     return gate(req.working_state, req.memory_records, tenant_id=req.tenant_id, subject_id=req.subject_id,
                 scopes=req.scopes, purpose=req.purpose, as_of=req.as_of, known_at=req.known_at,
-                budget=max(0, room), key=key, count=count)
+                budget=max(0, room), key=key, count=count, goal=req.question, max_age=ages)
 
 
 def with_params(pb: Playbook, req: Request) -> tuple[Playbook, Request]:

@@ -219,12 +219,12 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
-    the ``window`` channel, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds`` and
-    ``statement_timeout_seconds``) count only when used, so the hash of a playbook without them
+    the ``window`` channel, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
+    ``statement_timeout_seconds`` and ``memory_max_age``) count only when used, so the hash of a playbook without them
     is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
     del d["vectors"]        # what `ctx load` builds (the store's identity records it), not how a run works
-    for k in ("params", "aggregates", "deadline_seconds", "statement_timeout_seconds"):
+    for k in ("params", "aggregates", "deadline_seconds", "statement_timeout_seconds", "memory_max_age"):
         if k in d and not d[k]:
             del d[k]
     if d["resolve_names"] is None:

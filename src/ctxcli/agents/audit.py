@@ -2,11 +2,20 @@
 
 A recorded model request — an OpenAI-style chat request (messages, tool calls, tool results)
 or an OTLP/JSON trace with GenAI spans — is cut into spans (one per message content part,
-tool-call arguments, tool result). Each span is matched to stored objects of any tenant:
+tool-call arguments, tool result, and any other field of a message: ``refusal``, a content
+object; every string anywhere in it is read, and JSON written inside a string is read too).
+Two adjacent messages are also read joined, so a text split across them is found (reported
+only for what neither message matches alone). Each span is matched to stored objects of any
+tenant:
 
-1. by content hash (the span's text is an object's content),
+1. by content hash (the span's text, or any one string in it, is an object's content),
 2. else by locator or object id (the span names one) and by close text match (at least half
-   of an object's word 4-grams are in the span), both.
+   of an object's word 4-grams are in the span), both — after both texts are brought to one
+   skeleton (NFKC, invisible characters dropped, case folded, confusable letters mapped:
+   ``injection.views.skeleton``), so homoglyphs and full-width letters do not hide a copy.
+
+A transcript whose shape is wrong (a message that is not an object, ``tool_calls`` that is
+not a list of objects) is refused (exit 2) naming the place.
 
 Every matched object is judged by the per-candidate gates for the auditing subject at as_of,
 and every span is scanned for injected instructions. A span's status, most severe first:
@@ -45,6 +54,9 @@ class Span:
     where: str
     role: str
     text: str
+    alts: tuple[str, ...] = ()               # each string the text joins: matched by content hash alone
+    message: str | None = None               # the message it belongs to ("messages[3]")
+    joins: tuple[str, str] | None = None     # a joined span: the two messages it joins
 
 
 @dataclass
@@ -64,48 +76,82 @@ class AuditSubject:
 
 
 # ------------------------------------------------------------------------------ reading spans
-def _parts(content: Any) -> list[tuple[str, str]]:
-    """(suffix, text) of a message content: a string, or a list of parts."""
-    if isinstance(content, str):
-        return [("", content)]
-    out = []
-    if isinstance(content, list):
-        for j, p in enumerate(content):
-            if isinstance(p, str):
-                out.append((f"[{j}]", p))
-            elif isinstance(p, dict):
-                for key in ("text", "content", "response", "result"):
-                    v = p.get(key)
-                    if isinstance(v, str):
-                        out.append((f"[{j}]", v))
-                        break
-                    if v is not None and key in ("response", "result"):
-                        import orjson
+# keys that name or link parts of a transcript, not what was said
+_STRUCTURAL = frozenset({"role", "type", "id", "tool_call_id", "index", "name"})
+MAX_DEPTH = 32
 
-                        out.append((f"[{j}]", orjson.dumps(v).decode()))
-                        break
-                if p.get("type") == "tool_call" and isinstance(p.get("arguments"), (dict, str)):
-                    a = p["arguments"]
-                    import orjson
 
-                    out.append((f"[{j}].arguments", a if isinstance(a, str) else orjson.dumps(a).decode()))
-    return out
+def _strings(v: Any, depth: int = 0) -> list[str]:
+    """Every non-blank string in ``v`` (any JSON), structural keys aside; a string that holds a
+    JSON object or list gives its strings too."""
+    if depth > MAX_DEPTH:
+        return []
+    if isinstance(v, str):
+        out = [v] if v.strip() else []
+        if v.lstrip()[:1] in ("{", "["):
+            import orjson
+
+            try:
+                inner = orjson.loads(v)
+            except orjson.JSONDecodeError:
+                inner = None
+            if isinstance(inner, (dict, list)):
+                out += _strings(inner, depth + 1)
+        return out
+    if isinstance(v, dict):
+        return [s for k, x in v.items() if k not in _STRUCTURAL for s in _strings(x, depth + 1)]
+    if isinstance(v, list):
+        return [s for x in v for s in _strings(x, depth + 1)]
+    return []
+
+
+def _span(where: str, role: str, value: Any, message: str) -> Span | None:
+    """One span of ``value``: a string as it is; an object or list as its strings joined (each
+    also matched alone)."""
+    if isinstance(value, str):
+        strings = _strings(value)
+        return Span(where, role, value, tuple(strings[1:]), message) if strings else None
+    strings = _strings(value)
+    return Span(where, role, "\n".join(strings), tuple(strings), message) if strings else None
 
 
 def _messages(msgs: list[Any], prefix: str) -> list[Span]:
-    spans = []
+    spans: list[Span] = []
+    texts: list[tuple[str, str, list[str]]] = []      # (message, role, its strings): for the joined spans
     for i, m in enumerate(msgs):
+        key = f"{prefix}[{i}]"
         if not isinstance(m, dict):
-            continue
+            raise ValueError(f"{key}: not a message object")
         role = str(m.get("role") or "unknown")
-        for suffix, text in _parts(m.get("content", m.get("parts"))):
-            if text.strip():
-                spans.append(Span(f"{prefix}[{i}].content{suffix}", role, text))
-        for k, tc in enumerate(m.get("tool_calls") or []):
-            fn = (tc or {}).get("function") or {}
-            args = fn.get("arguments")
-            if isinstance(args, str) and args.strip():
-                spans.append(Span(f"{prefix}[{i}].tool_calls[{k}].arguments", "assistant", args))
+        mine: list[Span] = []
+        content = m.get("content", m.get("parts"))
+        if isinstance(content, list):
+            for j, p in enumerate(content):
+                if isinstance(p, dict) and p.get("type") == "tool_call" and "arguments" in p:
+                    mine.append(_span(f"{key}.content[{j}].arguments", role, p["arguments"], key))
+                    p = {k: v for k, v in p.items() if k != "arguments"}
+                mine.append(_span(f"{key}.content[{j}]", role, p, key))
+        else:
+            mine.append(_span(f"{key}.content", role, content, key))
+        calls = m.get("tool_calls")
+        if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
+            raise ValueError(f"{key}.tool_calls: not a list of tool-call objects")
+        for k, tc in enumerate(calls or []):
+            fn = tc.get("function")
+            if fn is not None and not isinstance(fn, dict):
+                raise ValueError(f"{key}.tool_calls[{k}].function: not an object")
+            mine.append(_span(f"{key}.tool_calls[{k}].arguments", "assistant", (fn or {}).get("arguments"), key))
+            rest = {x: v for x, v in tc.items() if x != "function"}
+            rest.update({x: v for x, v in (fn or {}).items() if x != "arguments"})
+            mine.append(_span(f"{key}.tool_calls[{k}]", "assistant", rest, key))
+        for field_ in sorted(set(m) - {"content", "parts", "tool_calls"} - _STRUCTURAL):
+            mine.append(_span(f"{key}.{field_}", role, m[field_], key))   # refusal, and anything else said
+        mine = [s for s in mine if s is not None]
+        spans += mine
+        texts.append((key, role, [t for s in mine for t in (s.text,)]))
+    for (a, role_a, ta), (b, _, tb) in zip(texts, texts[1:]):
+        if ta and tb:
+            spans.append(Span(f"{a} + {b} (joined)", role_a, "\n".join(ta + tb), joins=(a, b)))
     return spans
 
 
@@ -151,7 +197,10 @@ def read_spans(data: Any) -> tuple[str, list[Span]]:
 
 # ------------------------------------------------------------------------------ matching
 def _shingles(text: str) -> set[tuple[str, ...]]:
-    w = [x.lower() for x in _WORD.findall(text)]
+    """Word 4-grams of ``text`` in its skeleton form (the same for a homoglyph copy)."""
+    from ..injection.views import skeleton
+
+    w = _WORD.findall(skeleton(text))
     return {tuple(w[i:i + SHINGLE]) for i in range(max(0, len(w) - SHINGLE + 1))}
 
 
@@ -183,14 +232,24 @@ def _names(text: str, name: str | None) -> bool:
     return False
 
 
-def match(ix: _Index, text: str) -> list[tuple[int, str, float | None]]:
-    """(row, by, similarity) of the objects a span matches: its content hash, or else every
-    object it names and every object most of whose text it holds."""
-    hits = ix.by_hash.get(content_hash(text), []) or ix.by_hash.get(content_hash(text.strip()), [])
-    if hits:
-        return [(n, "content_hash", None) for n in hits]
+def match(ix: _Index, text: str, alts: tuple[str, ...] = ()) -> list[tuple[int, str, float | None]]:
+    """(row, by, similarity) of the objects a span matches: its content hash (or that of any one
+    string it joins), or else every object it names and every object most of whose text it
+    holds (both read in the skeleton form too)."""
+    for t in (text, *alts):
+        hits = ix.by_hash.get(content_hash(t), []) or ix.by_hash.get(content_hash(t.strip()), [])
+        if hits:
+            return [(n, "content_hash", None) for n in hits]
+    from ..injection.views import skeleton
+
+    folded = skeleton(text)
+    folded = None if folded == text.lower() else folded
+
+    def names(name: str | None) -> bool:
+        return _names(text, name) or (folded is not None and bool(name) and _names(folded, name.casefold()))
+
     out: list[tuple[int, str, float | None]] = [(n, "locator", None) for n, r in enumerate(ix.rows)
-                                                if _names(text, r[3]) or _names(text, r[2])]
+                                                if names(r[3]) or names(r[2])]
     named = {n for n, _, _ in out}
     sh = _shingles(text)
     for n, obj in ix.shingles.items():
@@ -292,8 +351,16 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
         return judge_.doc(*ix.rows[n][:3])
 
     out = []
+    seen: dict[str, set[int]] = {}      # message -> the objects its own spans matched
     for sp in spans:
-        found = match(ix, sp.text)
+        found = match(ix, sp.text, sp.alts)
+        if sp.joins is not None:        # a joined span reports only what neither message matched alone
+            alone = seen.get(sp.joins[0], set()) | seen.get(sp.joins[1], set())
+            found = [f for f in found if f[0] not in alone]
+            if not found:
+                continue
+        elif sp.message is not None:
+            seen.setdefault(sp.message, set()).update(n for n, _, _ in found)
         matches = []
         for n, by, sim in found:
             m = {"by": by, **judge(n)}

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from pydantic import AwareDatetime, Field, ValidationError, model_validator
+from pydantic import AwareDatetime, Field, ValidationError, field_validator, model_validator
 
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
@@ -83,6 +83,17 @@ class Message(Closed):
     text: Text
     at: AwareDatetime | None = None
     tool_result: ToolRef | None = None
+    max_age: str | int | None = Field(None, description="'30m', '24h', '7d' or seconds: older at as_of, the message "
+                                      "is excluded stale (default: the playbook's memory_max_age for its role)")
+
+    @field_validator("max_age")
+    @classmethod
+    def _age(cls, v):
+        if v is not None:
+            from ..util.timeutil import parse_duration
+
+            parse_duration(v, what="max_age")
+        return v
 
 
 Summary.model_rebuild()   # its ``replaced`` messages are declared below it
@@ -319,6 +330,50 @@ def _stale(ref: ToolRef, as_of: datetime) -> tuple[str, str] | None:
     return None
 
 
+def _same_goal(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _too_old(m: Message, as_of: datetime, defaults: dict[str, timedelta]) -> dict[str, Any] | None:
+    """Why a message without a tool result is past its age at as_of (its own ``max_age``, else
+    the playbook's for its role), or None: ``stale_message`` with the age, ``undated`` when an
+    age applies and the message has no ``at``."""
+    from ..util.timeutil import fmt_duration, parse_duration
+
+    if m.tool_result is not None:
+        return None          # a tool message's age is its tool result's (cleared, reference kept)
+    limit = parse_duration(m.max_age, what="max_age") if m.max_age is not None else defaults.get(m.role)
+    if limit is None:
+        return None
+    if m.at is None:
+        return {"reason": "undated", "max_age": fmt_duration(limit)}
+    if as_of - m.at > limit:
+        return {"reason": "stale_message", "max_age": fmt_duration(limit), "age": fmt_duration(as_of - m.at)}
+    return None
+
+
+def _pinned(pinned: list[Pinned], goal: str | None, drop) -> tuple[list[dict[str, Any]], list[Message]]:
+    """(the pinned items as packed, the goals demoted to ordinary messages): an item with
+    instruction-like text is dropped (``drop``); only the case sets the goal, so a pinned goal
+    that is not the case's question becomes an ordinary user message."""
+    from ..engine.injection_adapter import scan
+
+    kept: list[dict[str, Any]] = []
+    demoted: list[Message] = []
+    for i, p in enumerate(pinned):
+        ref = f"pinned[{i}]"
+        hit = scan([(f"pinned[{i}].text", p.text)])
+        if hit is not None:
+            drop("working_memory", ref, "injection", "instruction_like_text",
+                 {"field": hit[0], "pattern": hit[1], "matched": hit[2], "kind": p.kind})
+            continue
+        if p.kind == "goal" and goal is not None and not _same_goal(p.text, goal):
+            demoted.append(Message(id=ref, role="user", text=p.text))
+            continue
+        kept.append({"ref": ref, "kind": p.kind, "text": p.text})
+    return kept, demoted
+
+
 def _message_item(m: Message, as_of: datetime, tz, drop) -> dict[str, Any]:
     """A recent message as packed: a tool message whose tool result is stale at as_of is
     cleared (its text leaves, its reference stays) and the clearing recorded with ``drop``."""
@@ -337,11 +392,15 @@ def _message_item(m: Message, as_of: datetime, tz, drop) -> dict[str, Any]:
 
 def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, *, tenant_id: str,
                 subject_id: str, scopes: list[str], purpose: str, as_of: datetime, known_at: datetime | None,
-                budget: int, key: bytes, count: Callable[[str], int]) -> MemoryGate:
+                budget: int, key: bytes, count: Callable[[str], int], goal: str | None = None,
+                max_age: dict[str, timedelta] | None = None) -> MemoryGate:
     """Gate the working state and the recalled records for this request. ``budget``: the
     tokens the evidence slot holds for them. Pinned items (and the sections' headers) are always
     kept — charged, never dropped; the summary, the recent messages (newest first) and the
-    records share ``MEMORY_SHARE`` of what is left after them."""
+    records share ``MEMORY_SHARE`` of what is left after them. ``goal``: the case's question —
+    a pinned ``goal`` that says anything else is demoted to an ordinary message (flagged
+    ``demoted``), so a session cannot add a goal the case does not have. ``max_age``: the
+    playbook's age limit per message role (a message's own ``max_age`` wins)."""
     from ..engine.injection_adapter import scan
     from ..engine import render
 
@@ -365,14 +424,7 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
                  withheld=True)
             w = {"session_id": None, "pinned": [], "summary": None, "messages": [], "messages_given": 0}
         else:
-            for i, p in enumerate(state.pinned):
-                ref = f"pinned[{i}]"
-                hit = scan([(f"pinned[{i}].text", p.text)])
-                if hit is not None:
-                    drop("working_memory", ref, "injection", "instruction_like_text",
-                         {"field": hit[0], "pattern": hit[1], "matched": hit[2], "kind": p.kind})
-                    continue
-                w["pinned"].append({"ref": ref, "kind": p.kind, "text": p.text})
+            w["pinned"], demoted = _pinned(state.pinned, goal, drop)
             left = int((budget - count(render.working_memory_text(w))) * MEMORY_SHARE)
             if state.summary is not None:
                 s = state.summary
@@ -399,12 +451,19 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
                             left -= item["tokens"]
             kept: list[dict[str, Any]] = []
             full = False
-            for m in reversed(restored + list(state.messages)):   # newest first: the oldest go under budget pressure
+            demoted_ids = {m.id for m in demoted}
+            for m in reversed(demoted + restored + list(state.messages)):   # newest first: the oldest go first
                 if m.at is not None and m.at > cutoff:
                     # written after as_of (or known_at): what the agent could not yet have known
                     drop("working_memory", m.id, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})
                     continue
+                old = None if m.id in demoted_ids else _too_old(m, as_of, max_age or {})
+                if old is not None:
+                    drop("working_memory", m.id, "freshness", old.pop("reason"), old)
+                    continue
                 item = _message_item(m, as_of, tz, drop)
+                if m.id in demoted_ids:
+                    item["demoted"] = "pinned_goal_not_the_cases"
                 if item["cleared"] is None:
                     hit = scan([(f"messages.{m.id}.text", m.text)])
                     if hit is not None:

@@ -97,9 +97,34 @@ class ToolResult(Closed):
         return None if self.max_age is None else parse_duration(self.max_age, what="max_age")
 
 
+MAX_RAW_FILE_BYTES = 64 << 20
+
+
+def _raw_file(given: str, base: Path | None, *, file: str) -> bytes:
+    """The bytes of ``raw.path``: a regular file (no FIFO, device, folder or final symbolic
+    link; at most ``MAX_RAW_FILE_BYTES``, read in chunks) inside the tool-result file's folder
+    or the project — never any other file of the host."""
+    from .. import paths
+    from ..errors import InputError
+    from ..util.safeio import NotReadable, read_regular
+
+    p = Path(given)
+    p = p if p.is_absolute() or base is None else base / p
+    real = p.parent.resolve() / p.name
+    roots = [r.resolve() for r in ([base] if base is not None else []) + [paths.root()]]
+    if p.name in ("", ".", "..") or not any(real.is_relative_to(r) for r in roots):
+        raise InputError(f"the raw result {given} is outside the tool result's folder and the project",
+                         file=file, field="raw.path")
+    try:
+        return read_regular(real, MAX_RAW_FILE_BYTES, follow=False)
+    except NotReadable as e:
+        raise InputError(f"cannot read the raw result {given}: {e}", file=file, field="raw.path") from None
+
+
 def parse_tool_result(data: Any, *, file: str, base: Path | None = None) -> ToolResult:
     """A ToolResult from a parsed file or tool call. ``raw`` may be ``{path: FILE}`` (relative
-    to ``base``): ctx hashes it and records its size and the path as given."""
+    to ``base``; inside it or the project): ctx hashes it and records its size and the path as
+    given."""
     from ..errors import InputError
     from ..util.pyd import input_error
 
@@ -107,12 +132,7 @@ def parse_tool_result(data: Any, *, file: str, base: Path | None = None) -> Tool
         given = data["raw"]["path"]
         if not isinstance(given, str) or not given:
             raise InputError("raw.path must be a file path", file=file, field="raw.path")
-        p = Path(given)
-        p = p if p.is_absolute() or base is None else base / p
-        try:
-            blob = p.read_bytes()
-        except OSError as e:
-            raise InputError(f"cannot read the raw result {given}: {e.strerror}", file=file, field="raw.path") from None
+        blob = _raw_file(given, base, file=file)
         data = {**data, "raw": {"sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "location": given}}
     try:
         return ToolResult.model_validate(data)

@@ -13,7 +13,11 @@ evidence it cites:
 - English number words become digits (``one hundred thirty-eight thousand`` = ``138000``;
   a lone word below four — "one of them" — is left as a word), with ``text2num``;
 - Chinese numerals become digits (``十二万八千`` = ``12万8千`` = ``12.8万`` = ``128000``), with ``cn2an``;
-  a single numeral character ("一致", "星期一") is left alone.
+  a single numeral character ("一致", "星期一") is left alone;
+- dates written in words become ISO dates: ``the first of March 2026``, ``March 1st, 2026``,
+  ``1 March 2026``, ``1 de marzo de 2026``, ``2026年3月1日`` and ``二〇二六年三月一日`` are all
+  ``2026-03-01``; a month and a year (``March 2026``, ``2026年3月``) is ``2026-03``. "May" is a
+  month only with a capital M.
 
 Roman numerals are read by the validator itself (only in claims, see ``validate.py``), because
 capital words such as "CD" or "MIX" are numerals only in context.
@@ -92,13 +96,96 @@ def _cjk(m: re.Match) -> str:
     return str(n)
 
 
+_MONTHS = {"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+           "september": 9, "october": 10, "november": 11, "december": 12, "jan": 1, "feb": 2, "mar": 3, "apr": 4,
+           "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+           "enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7, "agosto": 8,
+           "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12}
+_ORD_UNITS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+              "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+              "twentieth": 20, "thirtieth": 30}
+_ORDINALS = dict(_ORD_UNITS)
+for _w, _n in (("twenty", 20), ("thirty", 30)):
+    for _u, _k in list(_ORD_UNITS.items())[:9]:
+        if _n + _k <= 31:
+            _ORDINALS[f"{_w}-{_u}"] = _ORDINALS[f"{_w} {_u}"] = _n + _k
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = (r"(?P<day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?|"
+        + "|".join(sorted((re.escape(k) for k in _ORDINALS), key=len, reverse=True)) + ")")
+_YEAR = r"(?P<year>[12][0-9]{3})(?![0-9])"
+_EN_DATES = [re.compile(rf"(?<![\w-])(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}", re.I),
+             re.compile(rf"(?<![\w-]){_MONTH}\s+(?:the\s+)?{_DAY},?\s+{_YEAR}", re.I),
+             re.compile(rf"(?<![\w-]){_DAY}\s+de\s+{_MONTH}\s+del?\s+{_YEAR}", re.I),
+             re.compile(rf"(?<![\w-]){_MONTH}(?:,|\s+de(?:l)?)?\s+{_YEAR}", re.I)]
+_CN_DIGIT = "〇零一二三四五六七八九"
+_CN_VALUE = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0}
+_CN_SMALL = rf"(?:[0-9]{{1,2}}|[{_CN_DIGIT}十]{{1,3}})"
+_CN_DATE = re.compile(rf"(?P<year>[0-9]{{4}}|[{_CN_DIGIT}]{{4}})\s*年\s*(?P<month>{_CN_SMALL})\s*月"
+                      rf"(?:\s*(?P<day>{_CN_SMALL})\s*[日号])?")
+
+
+def _cn_small(s: str) -> int | None:
+    """1–31 written in digits or Chinese numerals (``十二``, ``三十一``, ``二〇`` is not one)."""
+    if s.isdigit():
+        return int(s)
+    d = _CN_VALUE
+    if "十" not in s:
+        return d[s] if len(s) == 1 else None
+    tens, _, units = s.partition("十")
+    if len(tens) > 1 or len(units) > 1 or "十" in units:
+        return None
+    return (d[tens] if tens else 1) * 10 + (d[units] if units else 0)
+
+
+def _iso(year: int, month: int, day: int | None) -> str | None:
+    import calendar
+
+    if not 1 <= month <= 12 or (day is not None and not 1 <= day <= calendar.monthrange(year, month)[1]):
+        return None
+    return f"{year:04d}-{month:02d}" + (f"-{day:02d}" if day is not None else "")
+
+
+def _en_date(m: re.Match) -> str:
+    month_word = m.group("month")
+    if month_word.lower() == "may" and month_word[0] != "M":      # the modal verb, not the month
+        return m.group()
+    day = None
+    if "day" in m.re.groupindex:
+        d = m.group("day").lower()
+        day = _ORDINALS.get(d) or _ORDINALS.get(re.sub(r"\s+", " ", d)) or int(re.sub(r"[a-z]+$", "", d))
+    out = _iso(int(m.group("year")), _MONTHS[month_word.lower()], day)
+    return m.group() if out is None else out
+
+
+def _cn_date(m: re.Match) -> str:
+    y = m.group("year")
+    year = int(y) if y.isdigit() else int("".join(str(_CN_VALUE[c]) for c in y))
+    month = _cn_small(m.group("month"))
+    day = _cn_small(m.group("day")) if m.group("day") else None
+    if month is None or (m.group("day") and day is None):
+        return m.group()
+    out = _iso(year, month, day)
+    return m.group() if out is None else out
+
+
+def dates(text: str) -> str:
+    """Dates written in words (English, Spanish, Chinese) as ISO dates (see the module docstring)."""
+    if "年" in text:
+        text = _CN_DATE.sub(_cn_date, text)
+    if re.search(r"[0-9]{4}", text):
+        for rx in _EN_DATES:
+            text = rx.sub(_en_date, text)
+    return text
+
+
 def _ungroup(m: re.Match) -> str:
     return re.sub(r"[,'\u2019 \u00a0\u2009\u202f]", "", m.group())
 
 
 def normalise(text: str) -> str:
     """``text`` with every number it states written in ASCII digits (see the module docstring)."""
-    text = _digits(text)
+    text = dates(_digits(text))
     if any("\u4e00" <= ch <= "\u9fff" or ch in "〇" for ch in text):
         text = _CJK_RUN.sub(_cjk, text)
     if re.search(_NUMWORD, text, re.I):

@@ -5,7 +5,9 @@ Rules (codes as written to ``model_answer.json``; see docs/model.md):
 violations (any one makes the answer ``rejected``)
   schema                      the answer is not the documented JSON shape
   cites_withheld              a cited id is an opaque ``wh-…`` reference of a withheld object
-  cites_omitted               a cited id is an object the gates omitted (injection, validity …)
+  cites_omitted               a cited id is an object the gates omitted (injection, validity …), or
+                              the claim names such an object by its id ("per RULE-OLD-7 …")
+                              without saying it was excluded and without evidence that names it
   cites_unknown               a cited id is neither evidence of the pack (``ev-…``), a packed tool
                               result (``tr-…``, for the values of its facts) nor an omission
   uncited_claim               a fact, inference or hypothesis cites no evidence
@@ -255,6 +257,11 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
     req_texts = [str(req.get(k)) for k in ("case_id", "tenant_id", "as_of", "known_at") if req.get(k)]
     req_texts += [str(k) for k in req.get("business_keys") or []]
 
+    # omitted objects a claim may not rest on by naming them: their ids (not those of admitted evidence)
+    admitted_ids = {e.get("object_id") for e in pack["evidence"]}
+    named_omitted = {o["object_id"]: o for o in pack["omissions"]
+                     if o.get("object_id") and not o.get("withheld") and o["object_id"] not in admitted_ids}
+
     rejected_sh: list[tuple[str, str, int, set]] = []
     for o in pack["omissions"]:
         if o.get("withheld") or not o.get("object_id") or o["gate"] == "duplicate":
@@ -274,6 +281,7 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
         text = c["text"]
         cited = list(dict.fromkeys(list(c.get("evidence") or []) + _EV_ID.findall(text)))
         good, cv = _citations(cited, i, by_id, withheld, omitted)
+        cv += _named_omissions(text, i, named_omitted, {x for x in cited if x in omitted}, good, by_id)
         status = c["status"]
         if status != "unknown" and not good and not cv:
             cv.append(_viol("uncited_claim", f"a {status} claim cites no evidence", i))
@@ -308,6 +316,7 @@ def validate(ans: Any, pack: dict[str, Any], action_vocab: list[str], *,
                                                for st in STATUSES]      # "6 claim(s) (4 fact, 2 inference)"
         sv += _check_values(summary, sorted(all_good | set(s_good)), by_id, derived, req_texts + counts, None)
         sv += [v for v in claim_checker.check_comparisons(summary) if v.pop("severity", None) != "warning"]
+        sv += _named_omissions(summary, None, named_omitted, set(), s_good + sorted(all_good), by_id)
         for v in sv:
             v["field"] = "summary"
         violations += sv
@@ -358,6 +367,31 @@ def _citations(cited: list[str], i: int | None, by_id, withheld, omitted) -> tup
         else:
             cv.append(_viol("cites_unknown", f"cites {cid}, which is not in the pack", i, id=cid))
     return good, cv
+
+
+# words that report an exclusion ("RULE-OLD-7 expired and was excluded"): naming the object
+# then says what the gaps section said, it does not rest on the object
+_EXCLUSION = re.compile(
+    r"\b(?:exclu\w*|omit\w*|expired|supersed\w*|withheld|dropped|rejected|stale|invalid|duplicate|"
+    r"no longer|not (?:yet )?(?:valid|in force|used|admitted|applicable|in the pack)|out of date|"
+    r"caducad\w*|vencid\w*|derogad\w*|no vigente|ya no)\b|已排除|排除|已过期|过期|失效|未生效|被取代|重复", re.I)
+
+
+def _named_omissions(text: str, i: int | None, named: dict[str, dict[str, Any]], already: set[str],
+                     good: list[str], by_id) -> list[dict[str, Any]]:
+    """cites_omitted for each omitted object the claim names by its id in its text, unless the
+    claim says it was excluded or evidence the claim cites names it too (a successor that
+    "supersedes" it)."""
+    if not named or _EXCLUSION.search(text):
+        return []
+    toks = {m.group() for m in _TOKEN.finditer(_EV_ID.sub(" ", text))}
+    hits = [oid for oid in sorted(toks & set(named)) if oid not in already]
+    if not hits:
+        return []
+    cited_text = " ".join(t for cid in good for t in _item_texts(by_id[cid]))
+    return [_viol("cites_omitted", f"names {oid}, omitted by the {named[oid]['gate']} gate "
+                  f"({named[oid]['reason']})", i, id=oid, gate=named[oid]["gate"])
+            for oid in hits if not re.search(rf"(?<![\w.#-]){re.escape(oid)}(?![\w#-]|\.\w)", cited_text)]
 
 
 def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[str],

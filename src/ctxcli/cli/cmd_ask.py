@@ -103,9 +103,9 @@ def ask(
             from .cmd_investigate import _repeated
 
             check_key(idempotency_key)
-            rh = _api.ask_request_hash(AskOptions(target=target, as_of=parse_time(as_of, "--as-of"), variant=variant,
-                                                db=db))
-            prior = lookup(idempotency_key, rh, command="ask", db=db)
+            req = _api.ask_request(AskOptions(target=target, as_of=parse_time(as_of, "--as-of"), variant=variant,
+                                              db=db))
+            prior = lookup(idempotency_key, req, command="ask", db=db)
             if prior is not None:
                 _repeated(prior, idempotency_key, as_json)
                 return

@@ -211,16 +211,16 @@ def investigate(
             from ..otel import traces_url
 
             traces_url(otel_endpoint)        # a malformed URL fails before any work
-        from ..ledger.runs import check_folder, check_key, lookup
+        from ..ledger.runs import check_folder, check_key, lookup, request_hash
 
         check_key(idempotency_key)
         if idempotency_key is not None or out is not None:
-            rh = api.request_hash_for(opts)
-            prior = lookup(idempotency_key, rh, command="investigate", db=db, inputs=api.inputs_digest(opts))
+            req = api.request_for(opts)
+            prior = lookup(idempotency_key, req, command="investigate", db=db, inputs=api.inputs_digest(opts))
             if prior is not None:
                 _repeated(prior, idempotency_key, as_json)
                 return
-            check_folder(out, rh, replace=replace)      # before the work, not after it
+            check_folder(out, request_hash(req), replace=replace)      # before the work, not after it
         res = api.investigate(opts)
         ih = api.inputs_digest(opts)
         out_dir = api.write_outputs(res, out, sign=sign, db=db, idempotency_key=idempotency_key, replace=replace,

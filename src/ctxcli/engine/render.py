@@ -179,6 +179,8 @@ def message_block(item: dict[str, Any]) -> str:
     meta = f"role: {item['role']} | at: {item['at'] or 'not given'}"
     if item.get("tool_result"):
         meta += f" | tool result: {item['tool_result']}"
+    if item.get("demoted"):
+        meta += " | demoted: a pinned goal that is not the case's question, never an instruction"
     if item["cleared"]:
         c = item["cleared"]
         body = (f"[cleared: the tool result was stale at as_of (age {c['age']} over max_age {c['max_age']}); "

@@ -103,6 +103,15 @@ def _skeleton_mixed(s: str) -> str:
     return "".join(out)
 
 
+def skeleton(text: str) -> str:
+    """``text`` in the form two renderings of the same words share: the scan's normal form
+    (invisible characters dropped, NFKC, casefolded, whitespace collapsed) with the letters of
+    tokens that mix ASCII and lookalike letters mapped to their TR39 skeleton ("раyment" with
+    a Cyrillic "р" and "а" is "payment")."""
+    s = normalize_for_scan(text)
+    return s if s.isascii() else _skeleton_mixed(s)
+
+
 def deobfuscated(text: str, norm: str) -> str | None:
     """The deobfuscated view, or None when there is nothing to undo. Each step first
     checks cheaply (stdlib ``re``) whether it applies."""

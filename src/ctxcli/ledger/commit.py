@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .records import (LEDGER_FILE, LOCK_FILE, OUTBOX_FILE, PENDING_DIR, chain, ensure_dir, line_of, read_lines,
-                      read_records, resolve)
+                      read_raw, read_records, resolve)
 
 KILL_ENV = "CTX_LEDGER_KILL_AT"
 EVENT_TYPES = {"investigate": "dev.ctx.run.investigated", "ask": "dev.ctx.run.asked",
@@ -79,10 +79,7 @@ def _append(path: Path, data: bytes) -> None:
 
 def _cut_partial(path: Path) -> None:
     """Drop a last line without its newline (a write cut short by a kill)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return
+    raw = read_raw(path)
     if raw and not raw.endswith(b"\n"):
         with open(path, "r+b") as fh:
             fh.truncate(raw.rfind(b"\n") + 1)

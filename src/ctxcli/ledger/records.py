@@ -17,6 +17,8 @@ OUTBOX_FILE = "outbox.jsonl"
 PENDING_DIR = "ledger.pending"
 LOCK_FILE = "ledger.lock"
 COMMANDS = ("investigate", "ask", "replay")
+MAX_FILE_BYTES = 1 << 30      # ~1 million runs of ~1.1 KB each
+HINT = "`ctx ledger verify` names what is wrong; move the file aside to start a new ledger"
 
 
 def ledger_dir(db=None) -> Path:
@@ -107,28 +109,46 @@ def line_of(rec: dict[str, Any]) -> bytes:
     return canonical_bytes(rec) + b"\n"
 
 
+def read_raw(path: Path) -> bytes:
+    """The bytes of a ledger or outbox file (empty when there is none). Anything but a regular
+    file — a FIFO, a device, a folder, a symbolic link — or one over ``MAX_FILE_BYTES`` is an
+    InputError (exit 2) naming it: never a hang, never followed."""
+    from ..errors import InputError
+    from ..util.safeio import NotReadable, read_regular
+
+    try:
+        return read_regular(path, MAX_FILE_BYTES, follow=False)
+    except NotReadable as e:
+        if str(e) == "no such file":
+            return b""
+        raise InputError(f"{e}: ctx keeps its run ledger and outbox in regular files; move it aside to start a "
+                         "new ledger", file=str(path)) from None
+
+
 def read_lines(path: Path) -> list[bytes]:
     """The complete lines of a JSONL file (a last line without its newline is not complete)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    lines = raw.split(b"\n")
-    return [ln for ln in lines[:-1]]
+    return read_raw(path).split(b"\n")[:-1]
 
 
 def read_records(d: Path) -> list[dict[str, Any]]:
-    """The ledger's records as written (unverified); a line that is not JSON is skipped here."""
+    """The ledger's records as written (their hashes unverified: ``verify``). A line that is not
+    a record — not JSON, or without an integer ``seq`` and a ``hash`` — is an InputError (exit 2)
+    naming the line: the next record could not be chained after it, and nothing is dropped."""
     import orjson
 
+    from ..errors import InputError
+
+    p = d / LEDGER_FILE
     out = []
-    for ln in read_lines(d / LEDGER_FILE):
+    for i, ln in enumerate(read_lines(p), 1):
         try:
             rec = orjson.loads(ln)
         except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
+            raise InputError(f"line {i}: not JSON (edited or truncated?); {HINT}", file=str(p)) from None
+        seq = rec.get("seq") if isinstance(rec, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(rec.get("hash"), str):
+            raise InputError(f"line {i}: not a ledger record (it needs seq and hash); {HINT}", file=str(p))
+        out.append(rec)
     return out
 
 

@@ -2,7 +2,9 @@
 
 * ``--idempotency-key K``: the first run with K is recorded with it. The same K with the same
   request (its request hash) returns that run without retrieving again; the same K with a
-  different request is refused (exit 2, naming both request hashes).
+  different request is refused (exit 2, naming both request hashes). A key belongs to one
+  tenant and subject: another subject's K is another key (its run is never returned, its
+  request hash never named).
 * Without a key, a run folder ctx wrote for one request is not overwritten by another request
   unless ``--replace`` is given (exit 2, naming both request hashes).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ..engine.trace import request_hash
 from ..errors import UsageError
 from .records import ledger_dir, make_record
 
@@ -37,26 +40,34 @@ def _same(prior: dict[str, Any], request_hash: str, inputs: str | None) -> bool:
     return prior.get("request_hash") == request_hash and prior.get("inputs_sha256") == inputs
 
 
-def find_key(records: list[dict[str, Any]], key: str, command: str) -> dict[str, Any] | None:
-    """The first run recorded with ``key`` for ``command`` (ask and investigate have their own keys)."""
+def owner(req: dict[str, Any]) -> tuple[Any, Any]:
+    """Whose key it is: the request's tenant and subject."""
+    return req.get("tenant_id"), (req.get("subject") or {}).get("id")
+
+
+def find_key(records: list[dict[str, Any]], key: str, command: str, who: tuple[Any, Any]) -> dict[str, Any] | None:
+    """The first run recorded with ``key`` for ``command`` by ``who`` (tenant, subject): ask and
+    investigate have their own keys, and so has every subject."""
     for r in records:
-        if r.get("idempotency_key") == key and r.get("command") == command:
+        if r.get("idempotency_key") == key and r.get("command") == command and \
+                (r.get("tenant_id"), r.get("subject")) == who:
             return r
     return None
 
 
-def lookup(key: str | None, request_hash: str, *, command: str, db=None,
+def lookup(key: str | None, req: dict[str, Any], *, command: str, db=None,
            inputs: str | None = None) -> dict[str, Any] | None:
-    """The recorded run for ``key`` when it was this request with these inputs (``inputs``: the
-    digest of an agent's tool results, working state and memory records, None without any);
-    UsageError when it was another."""
+    """The recorded run for ``key`` when it was this request (``req``, as the pack records it)
+    with these inputs (``inputs``: the digest of an agent's tool results, working state and
+    memory records, None without any); UsageError when it was another of the same subject."""
     if key is None:
         return None
     from .commit import records
 
-    prior = find_key(records(ledger_dir(db)), key, command)
-    if prior is not None and not _same(prior, request_hash, inputs):
-        raise _conflict(key, prior["request_hash"], request_hash)
+    rh = request_hash(req)
+    prior = find_key(records(ledger_dir(db)), key, command, owner(req))
+    if prior is not None and not _same(prior, rh, inputs):
+        raise _conflict(key, prior["request_hash"], rh)
     return prior
 
 
@@ -64,7 +75,6 @@ def folder_request(out: Path) -> str | None:
     """The request hash of the pack in a run folder ctx wrote, or None (no folder, no pack)."""
     import orjson
 
-    from ..engine.trace import request_hash
     from ..write import _marker_files
 
     out = Path(out)
@@ -94,7 +104,6 @@ def record(command: str, pack: dict[str, Any], answer: dict[str, Any] | None, *,
     """Write the run folder (``write``) and append its ledger record and outbox event, all or none.
     Returns the record (with ``"repeated": True`` when ``key`` names this request's earlier run:
     nothing was written then)."""
-    from ..engine.trace import request_hash
     from .commit import commit
 
     rh = request_hash(pack["request"])
@@ -104,7 +113,7 @@ def record(command: str, pack: dict[str, Any], answer: dict[str, Any] | None, *,
     def earlier(records: list[dict[str, Any]]) -> dict[str, Any] | None:
         if key is None:
             return None
-        prior = find_key(records, key, command)
+        prior = find_key(records, key, command, owner(pack["request"]))
         if prior is None:
             return None
         if not _same(prior, rh, rec.get("inputs_sha256")):

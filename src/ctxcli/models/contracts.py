@@ -315,6 +315,9 @@ class MessageItem(Closed):
     text: str = Field(description="empty when the message was cleared")
     cleared: JSON | None = Field(description="why the text was cleared (a stale tool result); null when not")
     tool_result: str | None = Field(None, description="the tool result the message carried (kept when cleared)")
+    demoted: Literal["pinned_goal_not_the_cases"] | None = Field(
+        None, description="a pinned goal of the session that is not the case's question, packed as an ordinary "
+        "message (only the case sets the goal)")
     tokens: int
 
 
@@ -349,7 +352,7 @@ class MemoryOmission(Closed):
     ref: str
     withheld: bool
     gate: Literal["tenant", "subject", "scope", "purpose", "knowledge_time", "ttl", "review", "freshness",
-                  "injection", "duplicate", "budget"]
+                  "injection", "claims", "duplicate", "budget"]
     reason: str
     detail: JSON
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator, model_validator
 
 from .manifest import Ident
 from .records import TypeName
@@ -334,6 +334,10 @@ class Playbook(P):
     statement_timeout_seconds: float | None = Field(
         None, gt=0, le=3_600, description="Cancel any one store statement that runs longer (exit 3).")
     budget: Budget
+    memory_max_age: dict[Literal["user", "assistant", "tool"], str | int] = Field(
+        default_factory=dict, description="Working memory: the age at as_of past which a message of this role is "
+        "excluded stale ('30m', '24h', '7d' or seconds; a message's own max_age wins; a message without `at` is "
+        "excluded undated). Tool messages age by their tool result.")
     params: dict[FactName, ParamSpec] = Field(default_factory=dict)
     path_templates: list[PathTemplate] = Field(default_factory=list)
     resolve_names: NameResolution | None = Field(None, description="Entity names in the question (opt-in).")
@@ -343,6 +347,15 @@ class Playbook(P):
     facts: list[DerivedFact] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     decision: Decision
+
+    @field_validator("memory_max_age")
+    @classmethod
+    def _ages(cls, v):
+        from ..util.timeutil import parse_duration
+
+        for role, age in v.items():
+            parse_duration(age, what=f"memory_max_age.{role}")
+        return v
 
     @model_validator(mode="after")
     def _refs(self) -> "Playbook":

@@ -31,10 +31,13 @@ _IDENTITY_ARGS = {"subject", "subject_id", "scope", "scopes", "purpose", "tenant
 
 
 class AuditLog:
-    """Append-only JSON lines; one line per tool call, written whole under a lock."""
+    """Append-only JSON lines; one line per tool call, written whole under a lock. Each line
+    names the server that wrote it (``server``: its fixed identity and an instance id), since
+    servers may share a runs folder and its audit log."""
 
-    def __init__(self, path) -> None:
+    def __init__(self, path, server: dict[str, Any] | None = None) -> None:
         self.path = path
+        self.server = server
         self._lock = threading.Lock()
 
     def write(self, tool: str, arguments: dict[str, Any], status: str, pack_id: str | None,
@@ -44,6 +47,8 @@ class AuditLog:
         entry = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "tool": tool,
                  "arguments_sha256": hashlib.sha256(canonical_bytes(arguments)).hexdigest(),
                  "pack_id": pack_id, "status": status}
+        if self.server is not None:
+            entry["server"] = self.server
         if error is not None:
             entry["error"] = error
         line = canonical_bytes(entry) + b"\n"
@@ -194,7 +199,12 @@ def build_server(cfg: ServeConfig):
     from ..store import keep_connections
 
     keep_connections(cfg.db)
-    audit = AuditLog(cfg.audit_log)
+    import secrets
+
+    audit = AuditLog(cfg.audit_log, server={
+        "instance": secrets.token_hex(8), "pid": os.getpid(), "tenant": cfg.tenant, "subject": cfg.subject_id,
+        "scopes": list(cfg.scopes) if cfg.scopes is not None else None, "purpose": cfg.purpose,
+        "clearance": cfg.clearance})
     READ_ONLY, WRITES_RUN = _annotations()
     from mcp.types import ToolAnnotations
 
