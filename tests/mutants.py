@@ -1096,9 +1096,8 @@ MUTANTS: list[Mutant] = [
            ("tests/test_init.py::test_every_data_file_of_the_package_is_package_data",)),
     # --- issue 34 item 2: working memory and durable memory --------------------------------
     Mutant("memory-pinned-dropped-under-budget", "src/ctxcli/agents/memory.py",
-           '                w["pinned"].append({"ref": ref, "kind": p.kind, "text": p.text})',
-           '                if budget > 800:\n'
-           '                    w["pinned"].append({"ref": ref, "kind": p.kind, "text": p.text})',
+           'w["pinned"], demoted = _pinned(state.pinned, goal, drop)',
+           'w["pinned"], demoted = _pinned(state.pinned, goal, drop) if budget > 800 else ([], [])',
            ("tests/test_memory.py::test_a_pinned_policy_item_survives_a_tiny_budget",)),
     Mutant("memory-message-injection-unscanned", "src/ctxcli/agents/memory.py",
            'hit = scan([(f"messages.{m.id}.text", m.text)])', "hit = None",
