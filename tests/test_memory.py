@@ -137,6 +137,16 @@ def test_a_bad_working_state_file_is_one_line_exit_2(store, tmp_path):
     f.write_text(yaml.safe_dump(doc))
     r = run_cli(["investigate", "INC-2026-0723", "--memory", f, "--out", tmp_path / "o"])
     assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1 and "pinned" in r.stderr
+    # a bad age is refused when the file is read, naming its field (never exit 70 at gate time)
+    for where, edit in (("messages.1.tool_result.max_age", lambda d: d["messages"][1]["tool_result"]),
+                        ("messages.0.max_age", lambda d: d["messages"][0])):
+        doc = yaml.safe_load(SESSION.read_text())
+        edit(doc)["max_age"] = "soon"
+        f.write_text(yaml.safe_dump(doc))
+        r = run_cli(["investigate", "INC-2026-0723", "--memory", f, "--out", tmp_path / "o"])
+        assert r.exit_code == 2 and r.stderr == (
+            f"ctx: error: {f}: {where}: max_age 'soon' must be like '90m', '24h', '30d' or '2w'\n"), r.stderr
+        assert not (tmp_path / "o").exists()
 
 
 def test_remember_needs_a_review_and_a_ttl_and_forget_deletes(store, tmp_path):

@@ -26,11 +26,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from pydantic import AwareDatetime, Field, ValidationError, field_validator, model_validator
+from pydantic import AwareDatetime, Field, ValidationError, model_validator
 
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
-from .tool_results import Closed, Short, Text
+from .tool_results import Closed, MaxAge, Short, Text
 
 WORKING_SCHEMA = "ctx.working-state/1"
 MEMORY_SCHEMA = "ctx.memory/1"
@@ -74,7 +74,7 @@ class ToolRef(Closed):
 
     result_id: str = Field(pattern=r"^tr-[0-9a-f]{12}$")
     observed_at: AwareDatetime
-    max_age: str | int | None = None
+    max_age: MaxAge | None = None
 
 
 class Message(Closed):
@@ -83,17 +83,8 @@ class Message(Closed):
     text: Text
     at: AwareDatetime | None = None
     tool_result: ToolRef | None = None
-    max_age: str | int | None = Field(None, description="'30m', '24h', '7d' or seconds: older at as_of, the message "
-                                      "is excluded stale (default: the playbook's memory_max_age for its role)")
-
-    @field_validator("max_age")
-    @classmethod
-    def _age(cls, v):
-        if v is not None:
-            from ..util.timeutil import parse_duration
-
-            parse_duration(v, what="max_age")
-        return v
+    max_age: MaxAge | None = Field(None, description="'30m', '24h', '7d' or seconds: older at as_of, the message is "
+                                   "excluded stale (default: the playbook's memory_max_age for its role)")
 
 
 Summary.model_rebuild()   # its ``replaced`` messages are declared below it

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 from typing_extensions import Annotated
 
 from ..models.manifest import Ident, Scope
@@ -35,6 +35,17 @@ MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it 
 
 Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
+
+
+def _duration(v: str | int) -> str | int:
+    from ..util.timeutil import parse_duration
+
+    parse_duration(v, what="max_age")      # a bad one fails here, with the field named
+    return v
+
+
+# '15m', '24h', '30d', '2w' or seconds: checked when the file is read, never at gate time
+MaxAge = Annotated[Union[str, int], AfterValidator(_duration)]
 Scalar = Union[str, int, float, bool, None]
 
 
@@ -69,18 +80,9 @@ class ToolResult(Closed):
     scopes: list[Scope] = Field(default_factory=list, description="scopes a subject needs to see the result")
     purposes: list[Ident] = Field(default_factory=list, description="purposes it may serve (empty: any)")
     observed_at: AwareDatetime
-    max_age: str | int | None = Field(None, description="'15m', '24h', '30d' or seconds; older at as_of: stale")
+    max_age: MaxAge | None = Field(None, description="'15m', '24h', '30d' or seconds; older at as_of: stale")
     raw: RawRef
     shaped: Shaped
-
-    @field_validator("max_age")
-    @classmethod
-    def _dur(cls, v):
-        if v is not None:
-            from ..util.timeutil import parse_duration
-
-            parse_duration(v, what="max_age")
-        return v
 
     @field_validator("arguments")
     @classmethod
