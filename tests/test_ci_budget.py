@@ -52,8 +52,9 @@ def test_every_hint_names_a_planted_bug_of_the_list():
     assert all("::" in v and v.startswith("tests/test_") for v in hints.values())
 
 
+@pytest.mark.parametrize("after_suite", [False, True])
 @pytest.mark.parametrize("hint", ["tests/test_boundaries.py::test_rrf_fuses_disagreeing_channels_with_k_60", None])
-def test_a_hint_never_makes_a_surviving_mutant_caught(tmp_path, monkeypatch, capsys, hint):
+def test_a_hint_never_makes_a_surviving_mutant_caught(tmp_path, monkeypatch, capsys, hint, after_suite):
     """A harmless 'mutant' whose hinted test passes survives: the hint orders, the selection decides."""
     harmless = mutants.Mutant("harmless", "src/ctxcli/engine/retrieve.py", "RRF_K = 60", "RRF_K = 60  # same",
                               ("tests/test_boundaries.py::test_rrf_fuses_disagreeing_channels_with_k_60",))
@@ -61,7 +62,7 @@ def test_a_hint_never_makes_a_surviving_mutant_caught(tmp_path, monkeypatch, cap
     catchers.write_text(json.dumps({"harmless": hint} if hint else {}))
     monkeypatch.setattr(mutants, "MUTANTS", [harmless])
     monkeypatch.setattr(mutants, "CATCHERS", catchers)
-    assert mutants.main(["--jobs", "1"]) == 1
+    assert mutants.main(["--jobs", "1"] + (["--after-suite"] if after_suite else [])) == 1
     out = capsys.readouterr().out
     assert "SURVIVED  harmless" in out and out.rstrip().endswith("1 mutants: 0 caught, 1 survived: harmless")
 
@@ -69,7 +70,9 @@ def test_a_hint_never_makes_a_surviving_mutant_caught(tmp_path, monkeypatch, cap
 def test_ci_runs_every_planted_bug():
     """CI runs the whole list (no -k, no --no-hints): hints only order the tests."""
     runs = re.findall(r"^python -m tests\.mutants.*$", CI, re.M)
-    assert runs == ["python -m tests.mutants --jobs 2"]
+    assert runs == ["python -m tests.mutants --jobs 2 --after-suite"]
+    # --after-suite skips the unmutated runs only because the whole suite ran first, under set -e
+    assert CI.index("python -m pytest -q -n 2") < CI.index(runs[0]) and "set -euo pipefail" in CI
 
 
 @pytest.mark.parametrize("m", mutants.MUTANTS, ids=lambda m: m.name)
