@@ -333,7 +333,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str]]] = [
     ("invalid_utf8_manifest", _append_bytes(CORE_MANIFEST, b"# caf\xe9\n"), [f"{CORE_MANIFEST}:17: ", "UTF-8"]),
     ("no_front_matter", m_no_front_matter, [f"{HANDBOOK}:1: ", "front matter"]),
     ("naive_front_matter", m_naive_front_matter, [f"{HANDBOOK}:1: observed_at: ", "no timezone offset"]),
-    ("markdown_50mb", m_big_markdown, [f"{HANDBOOK}: ", "limit"]),
+    ("markdown_50mb", m_big_markdown, [f"{HANDBOOK}: ", "larger than 8 MB"]),
     ("jsonl_line_10mb", m_long_line, [f"{CORE}:8: ", "longer than"]),
     ("unknown_key_ansi", m_unknown_key_ansi, [f"{CORE}:2: ", "unknown field", "\\x1b[31mevil"]),
     ("fifo_in_snapshot", m_fifo("sources/claims-core/pipe.jsonl"),
@@ -607,7 +607,7 @@ def test_a_case_file_that_is_a_fifo_or_folder_says_so(good_store, tmp_path, kind
     case = proj / "examples" / "cases" / "C-102.yaml"
     case.unlink()
     os.mkfifo(case) if kind == "fifo" else case.mkdir()
-    want = "not a regular file" + (": a folder" if kind == "folder" else "")
+    want = "not a regular file" + (" (a folder)" if kind == "folder" else "")
     r = run_cli(["investigate", "C-102", "--db", db, "--out", tmp_path / "o"])
     assert r.exit_code == 2, r.stderr
     text = assert_one_line_error(r, [f"ctx: error: examples/cases/C-102.yaml: {want}"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import orjson
 import pytest
 import yaml
@@ -196,3 +198,109 @@ def test_a_missing_template_field_names_the_commit_path_and_key(tmp_path):
     assert str(e.value) == (f"sources/runbooks@{ids[0][:12]}:a.md:1: subject_id: commit {ids[0][:12]} a.md: "
                             f"front-matter key 'service' (in the subject_id template 'service:{{service}}') "
                             f"is missing or empty")
+
+
+# --- what a repository folder may read (issue 46 item 10) -----------------------------------
+
+ONE = [(T0, {"a.md": doc("alice", "## S\ntext\n")})]
+
+
+def _refused(tmp_path, fragment: str, where: str = "sources/runbooks: ") -> str:
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value).startswith(where) and fragment in str(e.value), str(e.value)
+    return str(e.value)
+
+
+def test_a_git_file_pointing_outside_the_snapshot_is_refused_and_one_inside_is_read(tmp_path):
+    make_repo(tmp_path / "outside", ONE)
+    snap = tmp_path / "sources" / "runbooks"
+    snap.mkdir(parents=True)
+    project_manifest(tmp_path)
+    (snap / ".git").write_text(f"gitdir: {tmp_path / 'outside' / '.git'}\n")
+    _refused(tmp_path, ".git (gitdir:) leads outside the snapshot folder")
+    # the same pointer to a repository kept inside the snapshot folder is a repository like any other
+    (snap / ".git").unlink()
+    make_repo(snap / "kept", ONE)
+    (snap / ".git").write_text("gitdir: kept/.git\n")
+    assert [o["object_id"].split("@")[0] for o in objects(tmp_path)] == ["a"]
+
+
+def project_manifest(tmp_path, **manifest) -> None:
+    mdir = tmp_path / "manifests" / "sources"
+    mdir.mkdir(parents=True, exist_ok=True)
+    m = {**BASE, "mapping": {"set": {"object_type": "runbook"}, "subject_id": "service:{service}",
+                             "facts": {"owner": "owner"}}, **manifest}
+    (mdir / "runbooks.yaml").write_text(yaml.safe_dump(m, sort_keys=False))
+
+
+def test_a_git_folder_linked_from_outside_is_refused(tmp_path):
+    make_repo(tmp_path / "outside", ONE)
+    snap = tmp_path / "sources" / "runbooks"
+    snap.mkdir(parents=True)
+    project_manifest(tmp_path)
+    (snap / ".git").symlink_to(tmp_path / "outside" / ".git")
+    _refused(tmp_path, ".git leads outside the snapshot folder")
+
+
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_alternates_are_read_only_inside_the_snapshot(tmp_path, where):
+    project(tmp_path, ONE)
+    snap = tmp_path / "sources" / "runbooks"
+    other = (tmp_path / "elsewhere" / "objects") if where == "outside" else (snap / "shared" / "objects")
+    other.mkdir(parents=True)
+    (snap / ".git" / "objects" / "info").mkdir(exist_ok=True)
+    (snap / ".git" / "objects" / "info" / "alternates").write_text(f"# shared objects\n{other}\n")
+    if where == "outside":
+        _refused(tmp_path, "objects/info/alternates leads outside the snapshot folder")
+    else:
+        assert len(objects(tmp_path)) == 1
+
+
+def test_a_link_inside_the_git_folder_that_leads_outside_is_refused(tmp_path):
+    project(tmp_path, ONE)
+    (tmp_path / "elsewhere").mkdir()
+    refs = tmp_path / "sources" / "runbooks" / ".git" / "refs" / "tags"
+    (refs / "stolen").symlink_to(tmp_path / "elsewhere")
+    _refused(tmp_path, "refs/tags/stolen is a link that leads outside the snapshot folder")
+
+
+@pytest.mark.parametrize("storage", ["loose", "packed", "deltified"])
+def test_an_oversized_blob_is_refused_from_its_header_without_being_inflated(tmp_path, monkeypatch, storage):
+    """A blob over the Markdown limit is refused by the size in its header: the object store is
+    never asked for its text. Sizes read from headers equal the real sizes for every object."""
+    from dulwich.object_store import DiskObjectStore
+    from dulwich.repo import Repo
+
+    from ctxcli.load.parsers import git as gitparser
+    from ctxcli.load.parsers.gitstore import stored_size
+
+    big = doc("alice", "## S\n" + "grow the pool. " * 400 + "\n")
+    project(tmp_path, [(T0, {"a.md": doc("alice", "## S\n" + "grow the pool. " * 390 + "\n")}), (T0 + DAY, {"a.md": big})])
+    snap = tmp_path / "sources" / "runbooks"
+    repo = Repo(str(snap))
+    store = repo.object_store
+    if storage != "loose":
+        from dulwich.pack import write_pack
+
+        objs = [store[s] for s in list(store)]
+        write_pack(str(snap / ".git" / "objects" / "pack" / "pack-test"), objs, store.object_format,
+                   deltify=storage == "deltified")
+        for s in [o.id for o in objs]:
+            os.unlink(snap / ".git" / "objects" / s[:2].decode() / s[2:].decode())
+        repo = Repo(str(snap))
+        store = repo.object_store
+        assert not any(store.contains_loose(o.id) for o in objs) and len(list(store)) == len(objs)
+    sizes = {s: stored_size(store, s) for s in store}
+    assert sizes == {s: len(store[s].as_raw_string()) for s in store}
+    if storage == "deltified":
+        assert any(u.pack_type_num in (6, 7) for p in store.packs for u in p.iter_unpacked())
+    big_sha = next(s for s in store if store[s].type_name == b"blob" and len(store[s].as_raw_string()) == len(big))
+    asked = []
+    real_get_raw = DiskObjectStore.get_raw
+    monkeypatch.setattr(DiskObjectStore, "get_raw", lambda self, name: (asked.append(name), real_get_raw(self, name))[1])
+    monkeypatch.setattr(gitparser, "MAX_MARKDOWN_BYTES", len(big) - 1)
+    _refused(tmp_path, f"over {len(big) - 1} bytes", where="sources/runbooks@")
+    assert asked and big_sha not in asked and big_sha.decode() not in asked
+    monkeypatch.setattr(gitparser, "MAX_MARKDOWN_BYTES", len(big))
+    assert len(objects(tmp_path)) == 2

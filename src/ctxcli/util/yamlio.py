@@ -196,24 +196,15 @@ def _load_marked(loader_cls, text: str, first_line: int) -> Marks:  # noqa: ANN0
 
 
 def read_text(path: Path, *, display: str, limit: int) -> str:
+    """A YAML/text file a user names (playbook, case, manifest, working state, memory record):
+    opened without waiting (a FIFO never hangs), checked on the opened file (regular, at most
+    ``limit`` bytes), read in bounded chunks."""
+    from .safeio import NotReadable, read_regular
+
     try:
-        st = path.stat()
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", file=display) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError("not a regular file: a folder", file=display)
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
-        raise InputError("not a regular file", file=display)
-    size = st.st_size
-    if size > limit:
-        raise InputError(f"file is {size} bytes, over the {limit}-byte limit", file=display)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", file=display) from None
-    if len(data) > limit:  # grew after the size check
-        raise InputError(f"file is over the {limit}-byte limit", file=display)
+        data = read_regular(path, limit)
+    except NotReadable as e:
+        raise InputError(str(e), file=display) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

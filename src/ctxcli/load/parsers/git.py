@@ -38,6 +38,7 @@ from typing import Any, Iterator
 from ...errors import InputError
 from . import Parser, Unit, register
 from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, rel, report
+from .gitstore import confine, stored_size
 from .markdown import document_objects
 
 SHORT = 12
@@ -157,6 +158,7 @@ def open_repo(ls):
     elif real.is_dir():
         from dulwich.repo import Repo
 
+        confine(real, Path(os.path.realpath(ls.snap)), disp)
         try:
             repo = Repo(str(real))
         except NotGitRepository:
@@ -293,8 +295,11 @@ def _iso(dt: datetime | None) -> str | None:
 def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, str],
                     latest: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     m = ls.manifest
-    blob = repo.object_store[v.blob].as_raw_string()
     where = f"{disp}@{v.commit[:SHORT]}:{v.path}"
+    size = stored_size(repo.object_store, v.blob)        # from the header: never inflated when too big
+    if size is not None and size > MAX_MARKDOWN_BYTES:
+        raise InputError(f"over {MAX_MARKDOWN_BYTES} bytes", file=where)
+    blob = repo.object_store[v.blob].as_raw_string()
     if len(blob) > MAX_MARKDOWN_BYTES:
         raise InputError(f"over {MAX_MARKDOWN_BYTES} bytes", file=where)
     try:
