@@ -300,3 +300,50 @@ def test_a_table_query_runs_with_external_access_off(tmp_path, monkeypatch):
                                                 "FROM deploys d"})
     with pytest.raises(InputError, match="file system operations are disabled"):
         objects(tmp_path / "p")
+
+
+def _wide(n: int, sep: str = ",") -> str:
+    """CSV's columns plus padding columns up to ``n`` in all."""
+    head = CSV.splitlines()
+    pad = [f"x{i}" for i in range(n - 6)]
+    return "\n".join(sep.join(line.split(",") + (pad if i == 0 else ["" for _ in pad]))
+                     for i, line in enumerate(head)) + "\n"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_a_table_is_capped_at_2048_columns_before_duckdb_reads_it(tmp_path, fmt, monkeypatch):
+    """2,048 columns load; 2,049 are refused from the header line alone (one line, the file and
+    line named), before DuckDB is asked to read the file; so is a header longer than 1 MB."""
+    import duckdb
+
+    from ctxcli.load.parsers import table
+
+    sep = "\t" if fmt == "tsv" else ","
+    project(tmp_path, {f"d.{fmt}": _wide(2048, sep)}, {"file": f"d.{fmt}"})
+    assert [o["object_id"] for o in objects(tmp_path)] == ["deploy:CHG-1", "deploy:CHG-3"]
+    calls = []
+    real = duckdb.connect
+    monkeypatch.setattr(duckdb, "connect", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    (tmp_path / "sources" / "deploys" / f"d.{fmt}").write_text(_wide(2049, sep))
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value) == f"sources/deploys/d.{fmt}:1: 2049 columns, over the 2048-column limit"
+    assert calls == []
+    (tmp_path / "sources" / "deploys" / f"d.{fmt}").write_text("a" * (1024 * 1024 + 1) + "\nb\n")
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value) == f"sources/deploys/d.{fmt}:1: the header line is longer than 1 MB"
+    assert table.MAX_COLUMNS == 2048
+
+
+def test_a_json_table_over_2048_columns_is_refused(tmp_path):
+    rows = [{"change_id": "CHG-1", "tenant": "t1", "service": "checkout", "version": "1",
+             "deployed_at": "2026-03-01 10:00:00", "replicas": 3, **{f"x{i}": i for i in range(n)}}
+            for n in (2043,)]
+    project(tmp_path, {"d.json": orjson.dumps(rows)}, {"file": "d.json"})
+    with pytest.raises(InputError) as e:
+        objects(tmp_path)
+    assert str(e.value) == "sources/deploys/d.json: 2049 columns, over the 2048-column limit"
+    rows[0].pop("x0")
+    (tmp_path / "sources" / "deploys" / "d.json").write_bytes(orjson.dumps(rows))
+    assert [o["object_id"] for o in objects(tmp_path)] == ["deploy:CHG-1"]

@@ -39,6 +39,27 @@ from .mapping import Where, apply, empty, resolve, to_time
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl",
            ".ndjson": "jsonl", ".xlsx": "excel", ".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite"}
 FETCH = 2048
+MAX_COLUMNS = 2048          # a table's columns (a CSV/TSV header is counted before DuckDB reads the file)
+_HEADER_BYTES = 1024 * 1024
+
+
+def _csv_header_columns(path: Path, sep: str, disp: str) -> None:
+    """Refuse a CSV/TSV whose header has more than MAX_COLUMNS columns, or is longer than
+    1 MB, from its first MB alone: DuckDB spends minutes and gigabytes on 100,000 columns."""
+    import csv
+    import io
+
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER_BYTES + 1)
+    text = head[:_HEADER_BYTES].decode("utf-8", "replace")
+    if "\n" not in text and len(head) > _HEADER_BYTES:
+        raise InputError(f"the header line is longer than {_HEADER_BYTES // (1024 * 1024)} MB", file=disp, line=1)
+    try:
+        header = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    except csv.Error:
+        return                                  # DuckDB names the problem
+    if len(header) > MAX_COLUMNS:
+        raise InputError(f"{len(header)} columns, over the {MAX_COLUMNS}-column limit", file=disp, line=1)
 
 
 def _ext_file(pkg: str, name: str) -> str:
@@ -96,6 +117,8 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
 
     path, disp, fmt = _target(ls)
     opts = ls.manifest.table
+    if fmt in ("csv", "tsv"):
+        _csv_header_columns(path, "\t" if fmt == "tsv" else ",", disp)
     with tempfile.TemporaryDirectory(prefix="ctx-table-") as extdir:
         con = duckdb.connect(config={"extension_directory": extdir, "autoinstall_known_extensions": False,
                                      "autoload_known_extensions": False, "threads": 1})
@@ -106,6 +129,8 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
             except duckdb.Error as e:
                 raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
             cols = [d[0] for d in cur.description]
+            if len(cols) > MAX_COLUMNS:
+                raise InputError(f"{len(cols)} columns, over the {MAX_COLUMNS}-column limit", file=disp)
             place = (disp, first_line, label, fmt)
             n = 0
             while True:
