@@ -363,3 +363,98 @@ def test_a_date_in_words_is_checked_like_digits(c102):
         assert codes(c102, [claim(good, "fact", current)]) == ([], []), good
     for bad in ("RULE-MCS-2026.1 took effect on the second of January 2026.", "RULE-MCS-2026.1 于2026年1月2日生效。"):
         assert codes(c102, [claim(bad, "fact", current)])[0] == [("unsupported_value", 0)], bad
+
+
+# The ten languages of the detector: each states the C-102 comparisons right and wrong, with a
+# negation (postfix in Japanese and Korean), causal language stated as fact, and a dropped hedge.
+TEN = {
+    "de": ("Der Schadenbetrag 128000 liegt über der Schwelle von 100000.",
+           "Der Schadenbetrag 128000 liegt unter der Schwelle von 100000.",
+           "Die Laufzeit von 12 Tagen liegt innerhalb des Fensters von 30 Tagen.",
+           "Die Laufzeit von 12 Tagen liegt nicht innerhalb des Fensters von 30 Tagen.",
+           "Die Werbekosten verursachten den Gewinnrückgang.", "Die Werbekosten verursachten nicht den Gewinnrückgang.",
+           "Die Werbekosten erklären vielleicht den Gewinnrückgang im August.",
+           "Die Werbekosten erklären den Gewinnrückgang im August."),
+    "fr": ("Le montant 128000 est supérieur au seuil de 100000.", "Le montant 128000 est inférieur au seuil de 100000.",
+           "La durée de 12 jours est dans la limite de 30 jours.",
+           "La durée de 12 jours n'est pas dans la limite de 30 jours.",
+           "Les coûts publicitaires ont causé la baisse du bénéfice.",
+           "Les coûts publicitaires n'ont pas causé la baisse du bénéfice.",
+           "Les coûts publicitaires expliquent peut-être la baisse du bénéfice en août.",
+           "Les coûts publicitaires expliquent la baisse du bénéfice en août."),
+    "it": ("L'importo 128000 è superiore alla soglia di 100000.", "L'importo 128000 è inferiore alla soglia di 100000.",
+           "La durata di 12 giorni è entro la finestra di 30 giorni.",
+           "La durata di 12 giorni non è entro la finestra di 30 giorni.",
+           "I costi pubblicitari hanno causato il calo del profitto.",
+           "I costi pubblicitari non hanno causato il calo del profitto.",
+           "I costi pubblicitari spiegano forse il calo del profitto di agosto.",
+           "I costi pubblicitari spiegano il calo del profitto di agosto."),
+    "pt": ("O valor 128000 é superior ao limite de 100000.", "O valor 128000 é inferior ao limite de 100000.",
+           "O prazo de 12 dias está dentro da janela de 30 dias.",
+           "O prazo de 12 dias não está dentro da janela de 30 dias.",
+           "Os custos de publicidade causaram a queda do lucro.",
+           "Os custos de publicidade não causaram a queda do lucro.",
+           "Os custos de publicidade talvez expliquem a queda do lucro de agosto.",
+           "Os custos de publicidade explicam a queda do lucro de agosto."),
+    "ru": ("Сумма 128000 больше порога 100000.", "Сумма 128000 меньше порога 100000.",
+           "Срок 12 дней в пределах окна 30 дней.", "Срок 12 дней не в пределах окна 30 дней.",
+           "Рекламные расходы вызвали падение прибыли.", "Рекламные расходы не вызвали падение прибыли.",
+           "Рекламные расходы возможно объясняют падение прибыли августа.",
+           "Рекламные расходы объясняют падение прибыли августа."),
+    "ja": ("請求額128000は閾値100000を超えています。", "請求額128000は閾値100000未満です。",
+           "保険期間12日は30日以内です。", "保険期間12日は30日以内ではありません。",
+           "広告費が利益減少の原因です。", "広告費は利益減少の原因ではない。",
+           "広告費が8月の利益減少に影響したかもしれない。", "広告費が8月の利益減少に影響した。"),
+    "ko": ("청구 금액 128000은 기준 100000을 초과합니다.", "청구 금액 128000은 기준 100000 미만입니다.",
+           "보험 기간 12일은 30일 이내입니다.", "보험 기간 12일은 30일 이내가 아닙니다.",
+           "광고비가 이익 감소의 원인입니다.", "광고비는 이익 감소의 원인이 아니다.",
+           "광고비가 8월 이익 감소에 영향을 주었을 가능성이 있습니다.", "광고비가 8월 이익 감소에 영향을 주었습니다."),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(TEN))
+def test_comparisons_status_and_hedges_in_each_of_the_ten_languages(lang):
+    from ctxcli.answer import claim_words
+    from ctxcli.answer.claims import check_claim, check_comparisons, is_causal
+
+    above, below, within, not_within, causal, not_causal, hedged, unhedged = TEN[lang]
+    assert lang in claim_words.LANGUAGES
+    assert [v["code"] for v in check_comparisons(above)] == []
+    assert [v["code"] for v in check_comparisons(below)] == ["wrong_comparison"]
+    assert [v["code"] for v in check_comparisons(within)] == []
+    assert [v["code"] for v in check_comparisons(not_within)] == ["wrong_comparison"]
+    assert is_causal(causal) and not is_causal(not_causal)
+    assert [v["code"] for v in check_claim(causal, "fact", [])] == ["status_upgraded"]
+    assert check_claim(causal, "hypothesis", []) == [] and check_claim(not_causal, "fact", []) == []
+    note = {"evidence_id": "ev-note", "facts": {}, "text": hedged}
+    assert [v["code"] for v in check_claim(unhedged, "fact", [note])] == ["hedge_dropped"]
+    assert check_claim(hedged, "fact", [note]) == [] and check_claim(unhedged, "hypothesis", [note]) == []
+
+
+def test_a_comparison_word_inside_a_longer_word_is_not_a_comparison():
+    from ctxcli.answer.claims import check_comparisons
+
+    # "unter" in "Unternehmen", "über" in "Überweisung": 128000 and 100000 are not compared
+    assert check_comparisons("Das Unternehmen 128000 meldete die Überweisung 100000.") == []
+    assert check_comparisons("Beleg 100 gehört zur Überweisung 128000.") == []
+    assert check_comparisons("Die Summe 128000 liegt unter 100000.")[0]["code"] == "wrong_comparison"
+
+
+def test_every_comparison_word_has_one_operator():
+    from ctxcli.answer import claim_words
+
+    ops: dict[str, set[str]] = {}
+    for lang in claim_words.LANGUAGES:
+        for w, op in claim_words.COMPARISONS[lang]:
+            ops.setdefault(w, set()).add(op)
+    assert {w: o for w, o in ops.items() if len(o) > 1} == {}
+
+
+def test_other_languages_words_do_not_change_english_claims():
+    """A word of one language that is also English is left out of the others' lists: German
+    "also" would end the clause, French "cause" would make a question causal."""
+    from ctxcli.answer.claims import check_comparisons, is_causal
+
+    assert [v["code"] for v in check_comparisons("The amount 128000 is also below the threshold 100000.")] == [
+        "wrong_comparison"]
+    assert not is_causal("Did the 09:54 release cause the 10:02 error spike?")

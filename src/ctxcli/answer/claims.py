@@ -25,37 +25,23 @@ import re
 from datetime import datetime
 from typing import Any
 
+from . import claim_words as words
 from . import numbers
 
 RANK = {"unknown": 0, "hypothesis": 1, "inference": 2, "fact": 3}
 
-# comparison words -> operator, longest first; "<" / ">" family; "within" is <=, "outside" is >
-_CMP_WORDS: list[tuple[str, str]] = sorted([
-    ("at or above", ">="), ("at or below", "<="), ("at least", ">="), ("at most", "<="),
-    ("no more than", "<="), ("no less than", ">="), ("not more than", "<="), ("not less than", ">="),
-    ("more than", ">"), ("less than", "<"), ("greater than", ">"), ("fewer than", "<"),
-    ("higher than", ">"), ("lower than", "<"), ("above", ">"), ("below", "<"), ("under", "<"),
-    ("over", ">"), ("exceeds", ">"), ("exceeded", ">"), ("exceed", ">"), ("within", "<="),
-    ("outside", ">"), ("before", "<"), ("after", ">"), ("earlier than", "<"), ("later than", ">"),
-    ("equal to", "=="), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">"),
-    # Chinese
-    ("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
-    ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
-    ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"), ("早于", "<"),
-    ("晚于", ">"), ("达到", ">="),
-    # Spanish
-    ("menor que", "<"), ("mayor que", ">"), ("inferior a", "<"), ("superior a", ">"), ("supera", ">"),
-    ("superan", ">"), ("por debajo de", "<"), ("por encima de", ">"), ("dentro de", "<="), ("fuera de", ">"),
-    ("al menos", ">="), ("como máximo", "<="), ("no más de", "<="), ("más de", ">"), ("menos de", "<"),
-    ("antes de", "<"), ("después de", ">"), ("igual o superior a", ">="), ("igual o mayor que", ">="),
-], key=lambda p: -len(p[0]))
+# comparison words -> operator, longest first (claim_words.py holds every language's words)
+_CMP_WORDS: list[tuple[str, str]] = sorted(dict.fromkeys(
+    (w, op) for lang in words.LANGUAGES for w, op in words.COMPARISONS[lang]), key=lambda p: -len(p[0]))
 _FLIP = {">": "<=", "<": ">=", ">=": "<", "<=": ">", "==": "!="}
-_NEG = re.compile(r"\b(?:not|no|never|without|nunca|sin|isn't|wasn't|aren't|weren't|doesn't|didn't)\b|n't\b"
-                  r"|不|未|没有|沒有", re.I)
+_NEG = re.compile(words.alternation(words.NEGATION), re.I)
+_NEG_AFTER = re.compile(words.NEGATION_AFTER)
 # a clause ends at ; : a comma or a sentence end, or "so"/"and"; its values are the operands
-_CLAUSE_SPLIT = re.compile(r"([;。；：]|:(?!\d)|[,，]\s*|\.\s|\.$|\bso\b|\band\b|\by\b|\bpor lo que\b|所以|因此|并且|且)")
-_POSTFIX = {"以内", "之内", "以上", "以下", "之前", "之后"}
-_TOKENS = re.compile(r"[^\s,;()（），。、\u4e00-\u9fff]+")
+_CLAUSE_SPLIT = re.compile(r"([;。；：、]|:(?!\d)|[,，]\s*|\.\s|\.$|" + words.alternation(words.CLAUSE_BREAKS) + ")",
+                           re.I)
+_POSTFIX = words.POSTFIX
+_NOT_SPACED = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")    # kana, CJK, hangul: no word breaks
+_TOKENS = re.compile(r"[^\s,;()（），。、\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
 _UNIT = re.compile(r"(%|-day|-days|-días|-dias|天|日|cny|usd|eur|元)$", re.I)
 _ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 
@@ -95,8 +81,8 @@ def _find_cmp(clause: str) -> list[tuple[int, int, str]]:
     low = clause.lower()
     taken: list[tuple[int, int, str]] = []
     for word, op in _CMP_WORDS:
-        ascii_word = word.isascii() and word[0].isalpha()
-        for m in re.finditer((r"\b" + re.escape(word) + r"\b") if ascii_word else re.escape(word), low):
+        whole = word[0].isalpha() and not _NOT_SPACED.match(word)     # "unter", not "Unternehmen"
+        for m in re.finditer((r"\b" + re.escape(word) + r"\b") if whole else re.escape(word), low):
             if not any(s < m.end() and m.start() < e for s, e, _ in taken):
                 taken.append((m.start(), m.end(), op))
     return sorted(taken)
@@ -124,7 +110,9 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
             if not left or not right:
                 continue
             (_, le, lt, a), (_, _, rt, b) = left[-1], right[0]
-            if _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s]):
+            before = _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s])
+            after = clause[s:e] in _POSTFIX and _NEG_AFTER.match(clause[e:hi])    # "…以内ではない", "…미만이 아니다"
+            if before or after:
                 op = _FLIP[op]
             if "num" in (a[0], b[0]) and a[0] != b[0]:
                 continue        # "10 minutes before 14:02": an offset, not two operands
@@ -147,14 +135,9 @@ def check_comparisons(text: str) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------- status
-_CAUSAL = re.compile(r"\b(?:caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|"
-                     r"results in|responsible for|triggered|drove)\b|导致|因为|由于|造成|引起|根因|"
-                     r"\b(?:causó|causaron|causa|debido a|porque|provocó|originó)\b", re.I)
-_HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|suspected|likely|probably|unconfirmed|"
-                    r"not confirmed|hypothesis|correlation only|posiblemente|quizás?|tal vez|puede que|"
-                    r"sospech\w*|probablemente|podría)\b|可能|疑似|也许|或许|推测|未证实|未经证实", re.I)
-_NEG_CAUSAL = re.compile(r"\b(?:not|no|never|nor)\b[^.;]{0,30}(?:caused|cause|because|due to|led to)|"
-                         r"不是[^。]{0,8}(?:导致|原因)|未[^。]{0,4}导致|\bno\b[^.;]{0,20}(?:causó|causa)", re.I)
+_CAUSAL = re.compile(words.alternation(words.CAUSAL), re.I)
+_HEDGE = re.compile(words.alternation(words.HEDGES), re.I)
+_NEG_CAUSAL = re.compile("|".join(words.NOT_CAUSAL.values()), re.I)
 
 
 def is_causal(text: str) -> bool:
@@ -234,7 +217,9 @@ def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any
 
 # ---------------------------------------------------------------------------------- hedges
 _SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
-_CONTENT = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{3,}|[0-9][0-9.:\-]*|[\u4e00-\u9fff]{2,}")
+# content words: a Latin, Cyrillic or Hangul word of 4+ characters, a number, a run of 2+ CJK or kana
+_CONTENT = re.compile(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff\uac00-\ud7af][A-Za-z0-9_\-\u00c0-\u024f\u0400-\u04ff"
+                      r"\uac00-\ud7af]{3,}|[0-9][0-9.:\-]*|[\u4e00-\u9fff]{2,}|[\u30a0-\u30ff]{2,}")
 _STOP = {"that", "this", "with", "from", "have", "been", "were", "which", "their", "there", "than", "they",
          "will", "would", "should", "could", "might", "possibly", "suspected", "likely", "probably", "perhaps",
          "para", "como", "pero", "esta", "este", "posiblemente"}

@@ -1,0 +1,159 @@
+"""The claim checker's words, per language: the ten the injection detector covers (en, zh, es,
+de, fr, it, pt, ru, ja, ko). ``claims.py`` builds its patterns from these tables and nothing
+else, so a language is added here alone.
+
+- ``COMPARISONS``: comparison words and the operator they state between the value before them
+  and the value after (``within`` is ``<=``, ``outside`` is ``>``); matched longest first.
+- ``POSTFIX``: comparison words written after both values ("12天在30天以内", "12日は30日未満",
+  "12일은 30일 미만"): the first value is compared with the second.
+- ``NEGATION``: words that flip a comparison when they stand between the first value and the
+  comparison word; ``NEGATION_AFTER``: endings that flip a postfix comparison they follow
+  ("…以内ではない", "…미만이 아니다").
+- ``CAUSAL`` / ``NOT_CAUSAL``: causal language, and its negation ("did not cause").
+- ``HEDGES``: words that leave a statement open ("may", "可能", "vielleicht").
+- ``CLAUSE_BREAKS``: words that end a clause ("so", "and"), besides punctuation.
+Each entry is a regular-expression fragment; ``WORD`` fragments are matched as whole words.
+"""
+
+from __future__ import annotations
+
+LANGUAGES = ("en", "zh", "es", "de", "fr", "it", "pt", "ru", "ja", "ko")
+
+COMPARISONS: dict[str, list[tuple[str, str]]] = {
+    "en": [("at or above", ">="), ("at or below", "<="), ("at least", ">="), ("at most", "<="),
+           ("no more than", "<="), ("no less than", ">="), ("not more than", "<="), ("not less than", ">="),
+           ("more than", ">"), ("less than", "<"), ("greater than", ">"), ("fewer than", "<"),
+           ("higher than", ">"), ("lower than", "<"), ("above", ">"), ("below", "<"), ("under", "<"),
+           ("over", ">"), ("exceeds", ">"), ("exceeded", ">"), ("exceed", ">"), ("within", "<="),
+           ("outside", ">"), ("before", "<"), ("after", ">"), ("earlier than", "<"), ("later than", ">"),
+           ("equal to", "=="), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
+    "zh": [("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
+           ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
+           ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"),
+           ("早于", "<"), ("晚于", ">"), ("达到", ">=")],
+    "es": [("menor que", "<"), ("mayor que", ">"), ("inferior a", "<"), ("superior a", ">"), ("supera", ">"),
+           ("superan", ">"), ("por debajo de", "<"), ("por encima de", ">"), ("dentro de", "<="),
+           ("fuera de", ">"), ("al menos", ">="), ("como máximo", "<="), ("no más de", "<="), ("más de", ">"),
+           ("menos de", "<"), ("antes de", "<"), ("después de", ">"), ("igual o superior a", ">="),
+           ("igual o mayor que", ">=")],
+    "de": [("mindestens", ">="), ("höchstens", "<="), ("nicht mehr als", "<="), ("nicht weniger als", ">="),
+           ("mehr als", ">"), ("weniger als", "<"), ("größer als", ">"), ("kleiner als", "<"),
+           ("höher als", ">"), ("niedriger als", "<"), ("über", ">"), ("unter", "<"), ("oberhalb", ">"),
+           ("unterhalb", "<"), ("überschreitet", ">"), ("übersteigt", ">"), ("innerhalb", "<="),
+           ("außerhalb", ">"), ("vor", "<"), ("nach", ">"), ("früher als", "<"), ("später als", ">"),
+           ("gleich", "==")],
+    "fr": [("au moins", ">="), ("au plus", "<="), ("pas plus de", "<="), ("pas moins de", ">="),
+           ("plus de", ">"), ("moins de", "<"), ("plus que", ">"), ("moins que", "<"), ("supérieur à", ">"),
+           ("supérieure à", ">"), ("inférieur à", "<"), ("inférieure à", "<"), ("supérieur au", ">"),
+           ("supérieure au", ">"), ("inférieur au", "<"), ("inférieure au", "<"), ("au-dessus de", ">"),
+           ("au-dessus du", ">"), ("au-dessous de", "<"), ("au-dessous du", "<"), ("en dessous de", "<"),
+           ("en dessous du", "<"), ("dépasse", ">"), ("dépassent", ">"),
+           ("dans la limite de", "<="), ("à l'intérieur de", "<="), ("hors de", ">"), ("en dehors de", ">"),
+           ("avant", "<"), ("après", ">"), ("égal à", "==")],
+    "it": [("almeno", ">="), ("al massimo", "<="), ("non più di", "<="), ("non meno di", ">="),
+           ("più di", ">"), ("meno di", "<"), ("maggiore di", ">"), ("minore di", "<"), ("superiore a", ">"),
+           ("inferiore a", "<"), ("superiore al", ">"), ("inferiore al", "<"), ("superiore alla", ">"),
+           ("inferiore alla", "<"), ("sopra", ">"), ("sotto", "<"), ("supera", ">"), ("superano", ">"),
+           ("entro", "<="), ("all'interno di", "<="), ("fuori da", ">"), ("fuori dalla", ">"),
+           ("prima di", "<"), ("prima del", "<"), ("prima dell'", "<"), ("dopo", ">"), ("uguale a", "==")],
+    "pt": [("pelo menos", ">="), ("no máximo", "<="), ("não mais de", "<="), ("não menos de", ">="),
+           ("mais de", ">"), ("menos de", "<"), ("maior que", ">"), ("menor que", "<"), ("superior a", ">"),
+           ("inferior a", "<"), ("superior ao", ">"), ("inferior ao", "<"), ("superior à", ">"),
+           ("inferior à", "<"), ("acima de", ">"), ("abaixo de", "<"), ("excede", ">"), ("ultrapassa", ">"),
+           ("dentro do", "<="), ("dentro da", "<="), ("fora do", ">"), ("fora da", ">"), ("antes de", "<"),
+           ("antes do", "<"), ("depois de", ">"), ("depois do", ">"), ("igual a", "==")],
+    "ru": [("не менее", ">="), ("не более", "<="), ("не больше", "<="), ("не меньше", ">="), ("как минимум", ">="),
+           ("как максимум", "<="), ("больше", ">"), ("меньше", "<"), ("более", ">"), ("менее", "<"),
+           ("выше", ">"), ("ниже", "<"), ("превышает", ">"), ("превысил", ">"), ("превысила", ">"),
+           ("в пределах", "<="), ("вне", ">"), ("за пределами", ">"), ("после", ">"),
+           ("раньше", "<"), ("позже", ">"), ("равно", "==")],
+    "ja": [("未満", "<"), ("以下", "<="), ("以上", ">="), ("以内", "<="), ("を超える", ">"), ("を超えた", ">"),
+           ("を超えている", ">"), ("を上回る", ">"), ("を上回った", ">"), ("を下回る", "<"), ("を下回った", "<"),
+           ("より大きい", ">"), ("より小さい", "<"), ("より多い", ">"), ("より少ない", "<"), ("より高い", ">"),
+           ("より低い", "<"), ("より前", "<"), ("より後", ">"), ("超え", ">")],
+    "ko": [("미만", "<"), ("이하", "<="), ("이상", ">="), ("이내", "<="), ("초과", ">"), ("보다 크", ">"),
+           ("보다 작", "<"), ("보다 많", ">"), ("보다 적", "<"), ("보다 높", ">"), ("보다 낮", "<"),
+           ("보다 앞", "<"), ("보다 늦", ">"), ("을 넘", ">"), ("를 넘", ">"), ("넘", ">")],
+}
+POSTFIX: frozenset[str] = frozenset(
+    {"以内", "之内", "以上", "以下", "之前", "之后"}
+    | {w for w, _ in COMPARISONS["ja"]} | {w for w, _ in COMPARISONS["ko"]})
+
+WORD = "word"      # a fragment matched as whole words (\b…\b)
+NEGATION: dict[str, tuple[str, str]] = {
+    "en": (WORD, r"not|no|never|without|isn't|wasn't|aren't|weren't|doesn't|didn't"),
+    "en'": ("", r"n't\b"),
+    "zh": ("", r"不|未|没有|沒有"),
+    "es": (WORD, r"nunca|sin"),
+    "de": (WORD, r"nicht|kein|keine|keinen|keiner|nie|niemals|ohne"),
+    "fr": (WORD, r"pas|jamais|sans|aucun|aucune"),
+    "fr'": ("", r"\bn'|\bn’"),
+    "it": (WORD, r"non|mai|senza"),
+    "pt": (WORD, r"não|nunca|sem"),
+    "ru": (WORD, r"не|нет|никогда|без"),
+}
+NEGATION_AFTER = r"^[^\s,，。、]{0,4}\s?(?:ではない|ではありません|じゃない|でない|ない|ません|아니|아닙|아님|않)"
+
+CAUSAL: dict[str, tuple[str, str]] = {
+    "en": (WORD, r"caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|results in|"
+                 r"responsible for|triggered|drove"),
+    "zh": ("", r"导致|因为|由于|造成|引起|根因"),
+    "es": (WORD, r"causó|causaron|causa|debido a|porque|provocó|originó"),
+    "de": (WORD, r"verursachte|verursacht|verursachten|weil|wegen|aufgrund|führte zu|führten zu|Ursache|"
+                 r"ausgelöst"),
+    "fr": (WORD, r"a causé|ont causé|causé|causée|parce que|à cause de|en raison de|a entraîné|a provoqué|"
+                 r"la cause de|la cause du"),
+    "it": (WORD, r"ha causato|hanno causato|causato|causata|perché|a causa di|dovuto a|dovuta a|"
+                 r"ha provocato|ha portato a|causa"),
+    "pt": (WORD, r"causou|causaram|causado|causada|porque|devido a|por causa de|levou a|provocou|causa"),
+    "ru": (WORD, r"вызвал|вызвала|вызвало|вызвали|привел к|привёл к|привела к|привело к|из-за|"
+                 r"потому что|причиной|причина"),
+    "ja": ("", r"原因|引き起こ|によって起き|のせいで"),
+    "ko": ("", r"원인|때문|초래|야기"),
+}
+NOT_CAUSAL: dict[str, str] = {
+    "en": r"\b(?:not|no|never|nor)\b[^.;]{0,30}(?:caused|cause|because|due to|led to)",
+    "zh": r"不是[^。]{0,8}(?:导致|原因)|未[^。]{0,4}导致",
+    "es": r"\bno\b[^.;]{0,20}(?:causó|causa)",
+    "de": r"\b(?:nicht|kein|keine)\b[^.;]{0,30}(?:verursach|Ursache|führte)|"
+          r"\b(?:verursach\w*|führte\w*)\s+(?:\w+\s+)?nicht\b",
+    "fr": r"\b(?:pas|jamais)\b[^.;]{0,30}(?:caus|entraîn|provoqu)|\bn'a pas\b[^.;]{0,20}caus",
+    "it": r"\bnon\b[^.;]{0,30}(?:causat|causa|provocat)",
+    "pt": r"\bnão\b[^.;]{0,30}(?:caus|provoc|levou)",
+    "ru": r"\bне\b[^.;]{0,30}(?:вызва|привел|привёл|причин)",
+    "ja": r"原因ではな|原因ではありません|引き起こしていな|引き起こしませ",
+    "ko": r"원인이 아[니닙님]|원인은 아[니닙님]|초래하지 않|야기하지 않",
+}
+HEDGES: dict[str, tuple[str, str]] = {
+    "en": (WORD, r"may|might|could|possibly|perhaps|suspected|likely|probably|unconfirmed|not confirmed|"
+                 r"hypothesis|correlation only"),
+    "zh": ("", r"可能|疑似|也许|或许|推测|未证实|未经证实"),
+    "es": (WORD, r"posiblemente|quizás?|tal vez|puede que|sospech\w*|probablemente|podría"),
+    "de": (WORD, r"vielleicht|möglicherweise|vermutlich|wahrscheinlich|könnte|könnten|mutmaßlich|"
+                 r"unbestätigt|Verdacht\w*"),
+    "fr": (WORD, r"peut-être|possiblement|probablement|pourrait|pourraient|soupçonn\w*|présum\w*|"
+                 r"non confirmé\w*|hypothèse"),
+    "it": (WORD, r"forse|possibilmente|probabilmente|potrebbe|potrebbero|sospett\w*|presunt\w*|"
+                 r"non confermat\w*|ipotesi"),
+    "pt": (WORD, r"talvez|possivelmente|provavelmente|poderia|poderiam|suspeit\w*|presumivelmente|"
+                 r"não confirmad\w*|hipótese"),
+    "ru": (WORD, r"возможно|вероятно|может быть|предположительно|подозрева\w*|не подтвержден\w*|"
+                 r"гипотеза"),
+    "ja": ("", r"かもしれ|可能性|おそらく|恐らく|推定|疑い|未確認"),
+    "ko": ("", r"아마|가능성|추정|의심|미확인|일 수 있"),
+}
+CLAUSE_BREAKS: dict[str, tuple[str, str]] = {
+    "en": (WORD, r"so|and"),
+    "zh": ("", r"所以|因此|并且|且"),
+    "es": (WORD, r"y|por lo que"),
+    "de": (WORD, r"und|daher"),           # not "also": an English word too
+    "fr": (WORD, r"et|donc"),
+    "it": (WORD, r"e|quindi"),
+    "pt": (WORD, r"e|portanto"),
+    "ru": (WORD, r"и|поэтому"),
+}
+
+
+def alternation(table: dict[str, tuple[str, str]]) -> str:
+    """One regular-expression alternation of every language's fragment (whole-word ones bounded)."""
+    return "|".join(rf"\b(?:{frag})\b" if kind == WORD else f"(?:{frag})" for kind, frag in table.values())
