@@ -52,6 +52,7 @@ AR_DUCK = "tests/test_access_rules.py::test_every_channel_applies_every_access_r
 AR_WIDEN = "tests/test_access_rules.py::test_records_not_valid_at_as_of_do_not_crowd_out_either_on_duckdb"
 AR_PG = "tests/test_postgres.py::test_every_channel_applies_every_access_rule_before_its_limit_on_postgresql"
 PG_TENANT = "tests/test_postgres.py::test_a_second_tenant_never_appears"
+PG_ERASE = "tests/test_postgres.py::test_erase_apply_purges_every_kept_postgresql_generation_holding_the_object"
 M = "tests/test_hostile_masks.py"
 
 
@@ -1060,8 +1061,19 @@ MUTANTS: list[Mutant] = [
            'if sig is not None and key is not None and key_id(key) == sig.get("key_id"):', "if False:",
            ("tests/test_erasure.py::test_erase_apply_removes_every_string_and_replay_says_erased",)),
     Mutant("erase-keeps-generations", "src/ctxcli/ledger/erasure.py",
-           '            os.unlink(row["file"])\n            dropped.append(n)', "            dropped.append(n)",
+           "return sorted(drop_generations(addr, drop)), still", "return sorted(drop), still",
            ("tests/test_erasure.py::test_erase_drops_kept_generations_holding_the_object",)),
+    # --- issue 46 item 1: erasure purges kept PostgreSQL generations, by id and by content -----
+    Mutant("erase-skips-postgres-generations", "src/ctxcli/ledger/erasure.py",
+           "if not erasures or (not is_postgres(addr) and not Path(addr).is_file()):\n        return [], []\n    key",
+           "if not erasures or is_postgres(addr) or not Path(addr).is_file():\n        return [], []\n    key",
+           (PG_ERASE,)),
+    Mutant("erase-misses-copies-in-generations", "src/ctxcli/erasures.py",
+           "if any(k in stored and (tenant is None or tenant in stored[k]) for k in mine):", "if False:",
+           (PG_ERASE,)),
+    Mutant("pg-dropped-generation-keeps-its-rows", "src/ctxcli/store/pg/admin.py",
+           '        con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")\n', "",
+           (PG_ERASE,)),
     # --- issue 32 item 6: lint in the test command ---------------------------------------------
     Mutant("lint-unused-import", "src/ctxcli/errors.py",
            "from __future__ import annotations\n", "from __future__ import annotations\nimport os\n",
