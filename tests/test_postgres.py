@@ -573,6 +573,56 @@ def test_incremental_load_gives_the_generation_of_a_full_load(server, pg, tmp_pa
     assert _current_rows(pg) == _current_rows(full_db)
 
 
+def _tombstone(proj: Path, oid: str) -> None:
+    tomb = proj / "sources" / "claims-documents" / "tombstones.jsonl"
+    tomb.write_text(tomb.read_text() + json.dumps({"object_id": oid, "tenant_id": "tenant-demo",
+                                                   "deleted_at": "2026-07-24T09:00:00+08:00", "reason": "r"}) + "\n")
+
+
+def _rows_holding(db: str, text: str) -> dict[str, int]:
+    """Per generation schema: how many rows of any text column of any table hold ``text``."""
+    import psycopg
+
+    out = {}
+    with psycopg.connect(db, autocommit=True) as c:
+        cols = c.execute("SELECT table_schema, table_name, column_name FROM information_schema.columns "
+                         "WHERE table_schema LIKE 'ctx_g%%' AND data_type IN ('text', 'ARRAY') ORDER BY 1, 2, 3").fetchall()
+        for schema, table, col in cols:
+            n = c.execute(f"SELECT count(*) FROM {schema}.{table} WHERE {col}::text LIKE %s", [f"%{text}%"]).fetchone()[0]
+            out[schema] = out.get(schema, 0) + n
+    return out
+
+
+def test_erase_apply_purges_every_kept_postgresql_generation_holding_the_object(server, pg, tmp_path):
+    """Issue 46 item 1: generation 1 holds the object and its copy under another id, generation 2
+    only the copy (found by its keyed content hash), generation 3 neither: --apply drops 1 and 2
+    (their schemas, every row), the erased text is in no generation left, and replay of a pack
+    built on generation 1 rebuilds without it."""
+    oid, copy = "DOC-C102-001", "DOC-C102-001-REEXPORT"
+    proj = _project(tmp_path)
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0
+    assert _ctx(["investigate", "C-102", "--out", tmp_path / "r"], proj, pg)[0] == 0
+    item = next(e for e in json.loads((tmp_path / "r" / "pack.json").read_text())["evidence"] if e["object_id"] == oid)
+    phrase = "struck from behind while stopped at a red light"
+    assert phrase in item["text"] and _rows_holding(pg, phrase)["ctx_g1"] > 0
+    code, _, err = _ctx(["erase", oid, "--reason", "asked to"], proj, pg)
+    assert code == 0, err
+    _tombstone(proj, oid)
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0       # generation 2: only the copy
+    _tombstone(proj, copy)
+    assert _ctx(["load", "--db", pg], proj, pg)[0] == 0       # generation 3: neither
+    assert _generations(pg) == [1, 2, 3]
+    code, out, err = _ctx(["erase", "--apply", "--json"], proj, pg)
+    assert code == 0, err
+    doc = json.loads(out)["applied"]
+    assert doc["generations_dropped"] == [1, 2] and doc["current_store_holds"] == []
+    assert _generations(pg) == [3] and _schemas(server, pg) == ["ctx_g3"]
+    assert _rows_holding(pg, phrase) == {"ctx_g3": 0}
+    assert phrase not in (tmp_path / "r" / "pack.json").read_text()
+    code, out, err = _ctx(["replay", tmp_path / "r", "--against", "built"], proj, pg)
+    assert code == 1 and "was erased on" in out and phrase not in out + err
+
+
 def test_a_second_writer_exits_3_store_busy(pg, tmp_path):
     from ctxcli.store.pg.admin import writer_lock
 

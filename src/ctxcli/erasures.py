@@ -106,6 +106,35 @@ def content_keys(con, object_id: str, tenant: str | None, key: bytes) -> list[st
     return sorted(out)
 
 
+def held(con, erasures: list[dict[str, Any]], key: bytes | None,
+         keys: dict[int, set[str]] | None = None) -> list[str]:
+    """The object ids of the ``erasures`` the store ``con`` still holds: the object itself (of
+    its tenant, or of any), or a copy of its text under another id (an object whose keyed
+    content or duplicate hash is one of the erasure's: ``keys[id(e)]``, else its recorded
+    ``content_keys``)."""
+    from .util.canon import sealed_hash
+
+    out: list[str] = []
+    stored: dict[str, set[str | None]] | None = None
+    for e in erasures:
+        oid, tenant = e["object_id"], e.get("tenant_id")
+        if con.holds_object(oid, tenant):
+            out.append(oid)
+            continue
+        mine = keys.get(id(e)) if keys is not None else set(e.get("content_keys") or [])
+        if not mine or key is None:
+            continue
+        if stored is None:          # every keyed hash the store holds -> the tenants holding it
+            stored = {}
+            for t, ch, dh in con.content_hashes():
+                for h in (ch, dh):
+                    if h:
+                        stored.setdefault(sealed_hash(h, key=key), set()).add(t)
+        if any(k in stored and (tenant is None or tenant in stored[k]) for k in mine):
+            out.append(oid)
+    return sorted(set(out))
+
+
 def for_run(con, tenant: str, key: bytes | None, address: Path | str | None = None) -> Erased:
     """The erasures applying to ``tenant``'s run on the store ``con`` (read now from the file
     beside it): their ids, their recorded keyed hashes, and the keyed hashes of the erased

@@ -18,8 +18,10 @@ run folder ctx wrote in the project that holds an erased object:
   signed with that key, else marked ``resealed`` (after erasure, unsigned now);
 * the folder is replaced in one rename (write.write_run_folder).
 
-Kept store generations (other than the live store) that still hold an erased object are removed:
-a generation is a cache of the store, and replay would rebuild the object from it.
+Kept store generations (other than the live store) that still hold an erased object (by id, or a
+copy of its text under another id) are removed, on both backends (a DuckDB generation file; a
+PostgreSQL generation's schema, every row of it): a generation is a cache of the store, and
+replay would rebuild the object from it. The live store is named (``current_store_holds``).
 """
 
 from __future__ import annotations
@@ -119,16 +121,15 @@ def record_tombstones(rows: list[tuple], db=None) -> int:
 
 def _tombstoned_keys(object_id: str, tenant: str | None, db=None) -> list[str]:
     """A tombstoned object is gone from the store the load just published: its hashes come
-    from the newest kept generation that still holds it (DuckDB stores)."""
+    from the newest kept generation that still holds it."""
     from .. import paths
-    from ..store import generations as gens
-    from ..store import is_postgres
+    from ..store import is_postgres, kept_generations
 
     addr = paths.db_path(db)
-    if is_postgres(addr) or not Path(addr).is_file():
+    if not is_postgres(addr) and not Path(addr).is_file():
         return []
-    for row in sorted(gens.listing(Path(addr)), key=lambda r: -r["generation"]):
-        keys = _content_keys(object_id, tenant, db, row["generation"])
+    for n, _cur in kept_generations(addr):          # newest first
+        keys = _content_keys(object_id, tenant, db, n)
         if keys:
             return keys
     return []
@@ -464,41 +465,42 @@ def _store_key(db=None) -> bytes | None:
 
 
 def _generations(db, erasures: list[dict[str, Any]]) -> tuple[list[int], list[str]]:
-    """Remove kept generations (not the live store) holding an erased object; name those the
-    live store still holds (only a load without them removes them)."""
+    """Remove kept generations (not the live store) holding an erased object, by id or by
+    content (a copy under another id: its keyed hashes), on both backends (a DuckDB file, a
+    PostgreSQL schema with every row of it); name those the live store still holds (only a
+    load without them removes them)."""
     from .. import paths
-    from ..store import generations as gens
-    from ..store import is_postgres, open_store
+    from ..erasures import content_keys, held
+    from ..store import drop_generations, is_postgres, kept_generations, open_store
+    from ..store.secret import store_key
 
     addr = paths.db_path(db)
-    if is_postgres(addr) or not Path(addr).is_file() or not erasures:
+    if not erasures or (not is_postgres(addr) and not Path(addr).is_file()):
         return [], []
-    cur = gens.current(Path(addr))
-    dropped: list[int] = []
-    still: list[str] = []
-    for row in gens.listing(Path(addr)):
-        n = row["generation"]
-        con = open_store(addr, n)
-        if con is None:
-            continue
-        try:
-            held = [e["object_id"] for e in erasures if con.holds_object(e["object_id"], e.get("tenant_id"))]
-        finally:
+    key = store_key(addr)
+    gens = kept_generations(addr)
+    stores = [(n, cur, open_store(addr, n)) for n, cur in gens]
+    stores = [(n, cur, con) for n, cur, con in stores if con is not None]
+    if not any(cur for _, cur, _ in stores):
+        stores.append((None, True, open_store(addr)))      # a store loaded before generations
+    try:
+        # the erased objects' keyed hashes as any generation holds them: copies under other ids
+        keys = {id(e): set(e.get("content_keys") or []) for e in erasures}
+        for _, _, con in stores:
+            for e in erasures:
+                keys[id(e)].update(content_keys(con, e["object_id"], e.get("tenant_id"), key))
+        drop: list[int] = []
+        still: list[str] = []
+        for n, cur, con in stores:
+            here = held(con, erasures, key, keys)
+            if here and cur:
+                still = here
+            elif here and n is not None:
+                drop.append(n)
+    finally:
+        for _, _, con in stores:
             con.close()
-        if not held:
-            continue
-        if n == cur:
-            still = held
-        else:
-            os.unlink(row["file"])
-            dropped.append(n)
-    if cur is None:
-        con = open_store(addr)
-        try:
-            still = [e["object_id"] for e in erasures if con.holds_object(e["object_id"], e.get("tenant_id"))]
-        finally:
-            con.close()
-    return sorted(dropped), still
+    return sorted(drop_generations(addr, drop)), still
 
 
 def record_load_tombstones(db: Path) -> int:

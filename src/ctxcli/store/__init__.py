@@ -19,12 +19,12 @@ def is_postgres(address) -> bool:
 
 def open_store(address, generation: int | None = None):
     """A read-only :class:`base.Store` on the store at ``address``: its current generation, or
-    the kept DuckDB ``generation`` (None when that one is no longer kept: the caller decides);
+    the kept ``generation`` (None when that one is no longer kept: the caller decides);
     raises StoreError / StoreBusyError / StoreUnusableError, never a driver error."""
     if is_postgres(address):
         from .pg.reader import open_pg
 
-        return open_pg(address)
+        return open_pg(address, generation)
     from . import generations as gens
     from . import readers
     from .db import open_reader
@@ -43,6 +43,29 @@ def open_store(address, generation: int | None = None):
             return DuckDBStore(con, address, before)
         con.close()
     return DuckDBStore(open_reader(db), address, None)
+
+
+def kept_generations(address) -> list[tuple[int, bool]]:
+    """(number, current) of every kept generation of the store at ``address``, newest first."""
+    if is_postgres(address):
+        from .pg.admin import generations
+
+        return [(g["generation"], g["current"]) for g in reversed(generations(address))]
+    from . import generations as gens
+
+    return [(g["generation"], g["current"]) for g in gens.listing(Path(address))]
+
+
+def drop_generations(address, numbers) -> list[int]:
+    """Remove the kept generations ``numbers`` of the store at ``address`` (never the current
+    one: a load replaces it). Returns those removed, in order."""
+    if is_postgres(address):
+        from .pg.admin import drop_generations as drop_pg
+
+        return drop_pg(address, numbers)
+    from . import generations as gens
+
+    return gens.drop(Path(address), numbers)
 
 
 def keep_connections(address, *, size: int = 4) -> None:

@@ -135,3 +135,7 @@ class Store(Protocol):
     def object_hashes(self, object_ids: list[str]) -> list[tuple]:
         """(tenant_id, object_id, content_hash, dedup_hash) of the objects named (any tenant)."""
     def tombstoned_ids(self, tenant: str, object_ids: list[str]) -> list[str]: ...
+    def holds_object(self, object_id: str, tenant: str | None) -> bool:
+        """Whether any object ``object_id`` (of ``tenant``, or of any tenant when None) is stored."""
+    def content_hashes(self) -> list[tuple]:
+        """(tenant_id, content_hash, dedup_hash) of every object, distinct: erasure matches copies by them."""

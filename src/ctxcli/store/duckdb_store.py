@@ -719,9 +719,10 @@ class DuckDBStore:
         return self.con.execute(S.TOMBSTONE.duckdb, [tenant, object_id]).fetchone()
 
     def holds_object(self, object_id: str, tenant: str | None) -> bool:
-        """Whether any object ``object_id`` (of ``tenant``, or of any tenant when None) is stored."""
-        return self.con.execute("SELECT 1 FROM objects WHERE object_id = ? AND (? IS NULL OR tenant_id = ?) LIMIT 1",
-                                [object_id, tenant, tenant]).fetchone() is not None
+        return self.con.execute(S.HOLDS_OBJECT.duckdb, {"o": object_id, "t": tenant}).fetchone() is not None
+
+    def content_hashes(self) -> list[tuple]:
+        return self.con.execute(S.CONTENT_HASHES.duckdb).fetchall()
 
     def all_tombstones(self) -> list[tuple]:
         """(tenant_id, object_id, deleted_at_us, reason) of every tombstone, first per object."""

@@ -141,3 +141,22 @@ def prune(db: Path, keep: int) -> dict[str, list[int]]:
     if dropped:
         _fsync_dir(folder(db))
     return {"kept": sorted(kept, reverse=True), "dropped": sorted(dropped, reverse=True)}
+
+
+def drop(db: Path, numbers) -> list[int]:
+    """Remove the kept generations ``numbers`` (never the live store's file). Returns those removed."""
+    db = Path(db)
+    cur = current(db)
+    files = dict(_numbered(db))
+    dropped = []
+    for n in sorted(set(numbers)):
+        if n == cur or n not in files:
+            continue
+        try:
+            os.unlink(files[n])
+            dropped.append(n)
+        except FileNotFoundError:
+            pass
+    if dropped:
+        _fsync_dir(folder(db))
+    return dropped

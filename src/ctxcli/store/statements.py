@@ -14,6 +14,7 @@ Where the two forms of a pair differ in more than dialect, the comment says why.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 C = 'COLLATE "C"'       # PostgreSQL: order text by bytes, as DuckDB does
@@ -22,6 +23,12 @@ C = 'COLLATE "C"'       # PostgreSQL: order text by bytes, as DuckDB does
 class Pair(NamedTuple):
     duckdb: str
     postgres: str
+
+
+def both(sql: str) -> Pair:
+    """One statement both dialects read alike, written once: its ``$name`` parameters (DuckDB)
+    become ``%(name)s`` (PostgreSQL); the text holds no other ``$`` or ``%``."""
+    return Pair(sql, re.sub(r"\$(\w+)", r"%(\1)s", sql))
 
 
 # ------------------------------------------------------------------------------ the source registry
@@ -121,6 +128,10 @@ OBJECT_HASHES = Pair(
     "ORDER BY tenant_id, object_id, content_hash",
     "SELECT tenant_id, object_id, content_hash, dedup_hash FROM objects WHERE object_id = ANY(%(ids)s::text[]) "
     f"ORDER BY tenant_id {C}, object_id {C}, content_hash {C}")
+# Erasure (ledger/erasure.py): does a store generation hold an erased object, by id (of one
+# tenant, or of any when $t is NULL) or by content (its hashes, keyed by the caller)?
+HOLDS_OBJECT = both("SELECT 1 FROM objects WHERE object_id = $o AND ($t::text IS NULL OR tenant_id = $t) LIMIT 1")
+CONTENT_HASHES = both("SELECT DISTINCT tenant_id, content_hash, dedup_hash FROM objects")
 TOMBSTONED_IDS = Pair(
     "SELECT DISTINCT object_id FROM tombstones WHERE tenant_id = $t AND list_contains($ids, object_id) "
     "ORDER BY object_id",

@@ -316,13 +316,28 @@ def prune(address: str, keep: int) -> dict[str, Any]:
             cur = con.execute(f"SELECT gen FROM {META}.current").fetchone()
             gens = [r for r in con.execute(f"SELECT gen, schema_name FROM {META}.generations ORDER BY gen DESC")]
             kept = {g for g, _ in gens[:keep]} | ({cur[0]} if cur else set())
-            dropped = []
-            for g, schema in gens:
-                if g in kept:
-                    continue
-                with con.transaction():
-                    con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-                    con.execute(f"DELETE FROM {META}.generations WHERE gen = %s", [g])
-                dropped.append(g)
+            dropped = [g for g, schema in gens if g not in kept and _drop(con, g, schema)]
     return {"address": mask(address), "kept": sorted(kept), "dropped": sorted(dropped)}
+
+
+def _drop(con, gen: int, schema: str) -> bool:
+    """Drop one generation: its schema (every row of it) and its row, in one transaction."""
+    with con.transaction():
+        con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        con.execute(f"DELETE FROM {META}.generations WHERE gen = %s", [gen])
+    return True
+
+
+def drop_generations(address: str, numbers) -> list[int]:
+    """Drop the kept generations ``numbers`` (never the current one), under the writer lock;
+    DROP waits for readers still inside one. Returns those dropped."""
+    want = {int(n) for n in numbers}
+    if not want:
+        return []
+    with writer_lock(address) as con:
+        with pg_errors(address):
+            cur = con.execute(f"SELECT gen FROM {META}.current").fetchone()
+            gens = con.execute(f"SELECT gen, schema_name FROM {META}.generations ORDER BY gen").fetchall()
+            return [g for g, schema in gens
+                    if g in want and (cur is None or g != cur[0]) and _drop(con, g, schema)]
 

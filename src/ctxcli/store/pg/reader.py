@@ -18,11 +18,12 @@ from ..statements import C
 from .connect import META, driver, pg_errors, release, require_layout, take
 
 
-def open_pg(address: str) -> "PgStore":
+def open_pg(address: str, generation: int | None = None) -> "PgStore | None":
+    """The current generation (or the kept ``generation``: None when it is not kept)."""
     from .. import readers
 
     psycopg = driver()
-    kept = readers.is_kept(address)         # ctx serve: the generation's meta kept between calls
+    kept = generation is None and readers.is_kept(address)     # ctx serve: the generation's meta kept between calls
     con, pool = take(address)
     try:
         with pg_errors(address):
@@ -34,8 +35,16 @@ def open_pg(address: str) -> "PgStore":
             con.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             con.read_only = True
             con.autocommit = False
-            row = con.execute(f"SELECT g.gen, g.schema_name FROM {META}.current c "
-                              f"JOIN {META}.generations g ON g.gen = c.gen").fetchone()
+            if generation is not None:
+                row = con.execute(f"SELECT gen, schema_name FROM {META}.generations WHERE gen = %s",
+                                  [generation]).fetchone()
+                if row is None:
+                    con.rollback()
+                    release(con, pool)
+                    return None
+            else:
+                row = con.execute(f"SELECT g.gen, g.schema_name FROM {META}.current c "
+                                  f"JOIN {META}.generations g ON g.gen = c.gen").fetchone()
             if row is None:
                 raise StoreError(f"store {mask(address)} has no generation yet; run `ctx load --db {mask(address)}`")
             gen, schema = row
@@ -563,6 +572,12 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
 
     def object_hashes(self, object_ids) -> list[tuple]:
         return self._q(S.OBJECT_HASHES.postgres, {"ids": list(object_ids)})
+
+    def holds_object(self, object_id: str, tenant: str | None) -> bool:
+        return bool(self._q(S.HOLDS_OBJECT.postgres, {"o": object_id, "t": tenant}))
+
+    def content_hashes(self) -> list[tuple]:
+        return self._q(S.CONTENT_HASHES.postgres)
 
     def object_facts(self, object_ids) -> list[tuple]:
         return self._q(S.OBJECT_FACTS.postgres, {"ids": list(object_ids)})
