@@ -893,6 +893,19 @@ def test_pooled_readers_reuse_one_connection_and_still_see_each_new_generation(p
 
 
 # ------------------------------------------------------------------------------ issue 47: the question's time
+def test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql(loaded_pg):
+    """tests/test_window.py's calendar edges on the PostgreSQL statement: the same hits."""
+    from ctxcli.store import open_store
+
+    from .test_window import CALENDAR_EDGE_HITS, calendar_edge_hits
+
+    st = open_store(loaded_pg)
+    try:
+        assert calendar_edge_hits(st) == CALENDAR_EDGE_HITS
+    finally:
+        st.close()
+
+
 def test_expired_versions_do_not_crowd_out_the_valid_one_on_postgresql(project_copy, pg):
     """45 expired versions of C-102's amount signal (tests/test_question_time.py) on a
     PostgreSQL store: --strategy governed admits the version in force in round 1, the expired

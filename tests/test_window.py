@@ -288,3 +288,156 @@ def test_every_aggregate_op_over_gated_rows():
     assert val("earliest_after") == ("C", ["C"], {})            # 130 is the nearest at or after: its object id
     with pytest.raises(ValueError, match="op sum needs fact"):
         Aggregate.model_validate({"name": "x", "op": "sum", "evidence_type": "e", "over": over})
+
+
+# ------------------------------------------------------------------------------ calendar windows (issue 47, item 5)
+# unit, anchor, zone -> first instant, first instant of the next one (excluded): one line per edge
+CALENDAR_EDGES = [
+    ("day", "2026-08-11T14:02:00+08:00", "+08:00", "2026-08-11T00:00:00+08:00", "2026-08-12T00:00:00+08:00"),
+    ("day", "2026-08-11T00:00:00+08:00", "+08:00", "2026-08-11T00:00:00+08:00", "2026-08-12T00:00:00+08:00"),
+    ("day", "2026-08-11T23:59:59.999999+08:00", "+08:00", "2026-08-11T00:00:00+08:00", "2026-08-12T00:00:00+08:00"),
+    ("day", "2026-08-11T07:00:00+08:00", "+00:00", "2026-08-10T00:00:00+00:00", "2026-08-11T00:00:00+00:00"),
+    ("day", "2026-08-11T07:00:00+08:00", "-06:00", "2026-08-10T00:00:00-06:00", "2026-08-11T00:00:00-06:00"),
+    ("day", "2026-03-29T12:00:00+02:00", "Europe/Madrid", "2026-03-29T00:00:00+01:00", "2026-03-30T00:00:00+02:00"),
+    ("week", "2026-08-11T14:02:00+08:00", "+08:00", "2026-08-10T00:00:00+08:00", "2026-08-17T00:00:00+08:00"),
+    ("week", "2026-08-16T23:59:00+08:00", "+08:00", "2026-08-10T00:00:00+08:00", "2026-08-17T00:00:00+08:00"),
+    ("week", "2026-08-17T00:00:00+08:00", "+08:00", "2026-08-17T00:00:00+08:00", "2026-08-24T00:00:00+08:00"),
+    ("week", "2026-12-31T10:00:00+08:00", "+08:00", "2026-12-28T00:00:00+08:00", "2027-01-04T00:00:00+08:00"),
+    ("month", "2026-01-31T23:00:00+08:00", "+08:00", "2026-01-01T00:00:00+08:00", "2026-02-01T00:00:00+08:00"),
+    ("month", "2026-01-31T23:00:00+08:00", "+00:00", "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00"),
+    ("month", "2026-02-01T07:00:00+08:00", "+00:00", "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00"),
+    ("month", "2024-02-29T12:00:00+08:00", "+08:00", "2024-02-01T00:00:00+08:00", "2024-03-01T00:00:00+08:00"),
+    ("month", "2026-12-15T12:00:00+08:00", "+08:00", "2026-12-01T00:00:00+08:00", "2027-01-01T00:00:00+08:00"),
+]
+
+
+def _cal(unit: str, zone: str | None = None, **kw):
+    from ctxcli.models.playbook import WindowSpec
+
+    return WindowSpec.model_validate({"entity": "service:payment-gateway", "via": ["APPLIES_TO", "CHANGED_BY"],
+                                      "calendar": unit, **({"zone": zone} if zone else {}), **kw})
+
+
+@pytest.mark.parametrize("unit,anchor,zone,start,until", CALENDAR_EDGES)
+def test_calendar_window_bounds(unit, anchor, zone, start, until):
+    from ctxcli.engine.plan import window_query
+    from ctxcli.util.timeutil import dt_to_us, parse_ts
+
+    us = dt_to_us(parse_ts(anchor))
+    q = window_query(_cal(unit, zone), (us, anchor), "2026-08-11T14:30:00+08:00")
+    assert (q["calendar"], q["zone"], q["from"], q["until"]) == (unit, zone, start, until)
+    assert (q["from_us"], q["to_us"]) == (dt_to_us(parse_ts(start)), dt_to_us(parse_ts(until)) - 1)
+    assert "before_minutes" not in q and "after_minutes" not in q
+
+
+def test_a_calendar_window_without_a_zone_uses_the_request_offset():
+    from ctxcli.engine.plan import window_query
+    from ctxcli.util.timeutil import dt_to_us, parse_ts
+
+    anchor = "2026-08-11T07:00:00+08:00"
+    q = window_query(_cal("day"), (dt_to_us(parse_ts(anchor)), anchor), "2026-08-10T18:30:00-06:00")
+    assert (q["zone"], q["from"], q["until"]) == ("-06:00", "2026-08-10T00:00:00-06:00", "2026-08-11T00:00:00-06:00")
+
+
+@pytest.mark.parametrize("spec,msg", [
+    ({"calendar": "year"}, "Input should be 'day', 'week' or 'month'"),
+    ({"calendar": "day", "before_minutes": 10}, "give exactly one of before_minutes, calendar"),
+    ({}, "give exactly one of before_minutes, calendar"),
+    ({"calendar": "day", "after_minutes": 5}, "after_minutes goes with before_minutes"),
+    ({"before_minutes": 10, "zone": "+08:00"}, "zone goes with calendar"),
+    ({"calendar": "day", "zone": "Mars/Olympus"}, "zone 'Mars/Olympus' is not a ±HH:MM offset or an IANA"),
+    ({"calendar": "day", "zone": "+25:00"}, "zone '\\+25:00' is not a ±HH:MM offset"),
+])
+def test_a_bad_calendar_declaration_is_refused(spec, msg):
+    from pydantic import ValidationError
+
+    from ctxcli.models.playbook import WindowSpec
+
+    with pytest.raises(ValidationError, match=msg):
+        WindowSpec.model_validate({"entity_type": "change", **spec})
+
+
+def test_a_bad_calendar_declaration_is_one_line_naming_file_and_field(project_copy):
+    from .conftest import run_cli
+
+    pb = project_copy / "manifests" / "playbooks" / "payment-change-window.yaml"
+    text = pb.read_text()
+    pb.write_text(text.replace("      anchor_from: incident_timeline\n      before_minutes: 10\n  - name: tenant",
+                               "      anchor_from: incident_timeline\n      calendar: fortnight\n  - name: tenant", 1))
+    r = run_cli(["investigate", "INC-2026-0811"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("ctx: error: manifests/playbooks/payment-change-window.yaml:88:7: aggregates.0.over.calendar: "
+                        "Input should be 'day', 'week' or 'month'\n")
+
+
+def calendar_edge_hits(st) -> dict[str, list[str]]:
+    """The day windows around CHG-CFG-0811-07 (valid from 14:00+08:00, 00:00 at -06:00) on the
+    store ``st``: with the anchor on its day it is the first instant (inside); with the anchor on
+    the day before, it is 00:00 of the next day (outside). Every relation allowed."""
+    from ctxcli.engine.plan import window_query
+    from ctxcli.util.timeutil import dt_to_us, parse_ts
+
+    oid = dict(st.con.execute("SELECT doc_id, object_id FROM objects WHERE tenant_id = 'tenant-gateway'").fetchall()) \
+        if hasattr(st, "con") else None
+    every = [a for a, *_ in st.relation_access()]
+    sources = [s for s, *_ in st.source_access()]
+    out = {}
+    for name, anchor, zone in (("on_its_day", "2026-08-11T14:02:00+08:00", "-06:00"),
+                               ("day_before", "2026-08-11T13:59:00+08:00", "-06:00"),
+                               ("request_zone", "2026-08-11T13:59:00+08:00", None)):
+        w = window_query(_cal("day", zone), (dt_to_us(parse_ts(anchor)), anchor), "2026-08-11T14:30:00+08:00")
+        got = st.window([("q", "recent_change", [], w, 10)], tenant="tenant-gateway", readable=None,
+                        as_of_us=dt_to_us(parse_ts("2026-08-11T14:30:00+08:00")), access_ok=every,
+                        entity_sources=sources)
+        docs = [d for _, d, _ in got.hits]
+        if oid is None:
+            oid = {r[0]: r[1] for r in st.object_metadata(docs)}
+        out[name] = [oid[d] for d in docs]
+    return out
+
+
+# at -06:00 the day before also holds yesterday's release (2026-08-10 at +08:00, the same day at
+# -06:00); in the request's zone (+08:00) 13:59 and 14:00 are one day, nearest first
+CALENDAR_EDGE_HITS = {"on_its_day": ["CHG-CFG-0811-08", "CHG-CFG-0811-07"],
+                      "day_before": ["CHG-CFG-0811-05", "CHG-CFG-0811-02", "CHG-REL-2026.08.10.2"],
+                      "request_zone": ["CHG-CFG-0811-07", "CHG-CFG-0811-08", "CHG-CFG-0811-05", "CHG-CFG-0811-02"]}
+
+
+def test_a_calendar_day_holds_its_first_instant_and_not_the_next_days(store):
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        assert calendar_edge_hits(st) == CALENDAR_EDGE_HITS
+    finally:
+        st.close()
+
+
+def test_an_aggregate_counts_the_calendar_day_of_the_first_error(project_copy):
+    """"How many changes reached payment-gateway that day?": an aggregate over the calendar day
+    (in the request's zone, +08:00) of the first error, gated like any aggregate row."""
+    from ctxcli import api
+
+    pb = project_copy / "manifests" / "playbooks" / "payment-change-window.yaml"
+    pb.write_text(pb.read_text().replace("\nfacts:\n", """
+  - name: service_changes_that_day
+    op: count
+    evidence_type: recent_change
+    over:
+      entity: "service:{param.service}"
+      via: [APPLIES_TO, CHANGED_BY]
+      anchor_fact: first_error_at
+      anchor_from: incident_timeline
+      calendar: day
+
+facts:
+""", 1))
+    api.load(manifests=project_copy / "manifests")
+    res = api.investigate(api.InvestigateOptions(case=CASE, strategy="dynamic"))
+    agg = {a["name"]: a for a in res.pack["aggregates"]}["service_changes_that_day"]
+    assert agg["query"]["calendar"] == "day" and agg["query"]["zone"] == "+08:00"
+    assert (agg["query"]["from"], agg["query"]["until"]) == ("2026-08-11T00:00:00+08:00", "2026-08-12T00:00:00+08:00")
+    # 02, 05, 07 (payment-gateway, that day); yesterday's release is outside; 08's only link is
+    # attested by a record this subject may not read, so the walk never reaches it
+    assert agg["value"] == 3 and agg["withheld"] == {} and agg["excluded"] == {}
+    assert len(agg["rows"]) == 3

@@ -216,10 +216,17 @@ def read_playbook(playbook_id: str, playbooks_dir: Path | None = None) -> tuple[
     return pb, playbook_hash(pb)
 
 
+def _calendar_when_used(window: dict) -> None:
+    """A window's ``calendar`` and ``zone`` (issue 47) count in the hash only when declared."""
+    for k in ("calendar", "zone"):
+        if window.get(k) is None:
+            window.pop(k, None)
+
+
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
-    the ``window`` channel, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
+    the ``window`` channel and its ``calendar`` and ``zone``, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
     ``statement_timeout_seconds`` and ``memory_max_age``) count only when used, so the hash of a playbook without them
     is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
@@ -237,6 +244,10 @@ def playbook_hash(pb: Playbook) -> str:
         for spec in (et["retrieve"], et["followup"]):
             if spec is not None and spec.get("window") is None:
                 spec.pop("window", None)
+            elif spec is not None:
+                _calendar_when_used(spec["window"])
+    for a in d.get("aggregates", []):
+        _calendar_when_used(a["over"])
     for c in d["claims"]:
         if c.get("temporal") is None:
             c.pop("temporal", None)

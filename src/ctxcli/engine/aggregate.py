@@ -45,7 +45,7 @@ def compute(bc, st, anchors: dict[str, Any]) -> list[dict[str, Any]]:
         if isinstance(at, str):
             rec["unknown"] = at
             continue
-        w = window_query(a.over, at)
+        w = window_query(a.over, at, anchors["as_of"][1])
         rec["query"] = {"object_types": list(a.over.object_types), **w}
         found = con.window([(a.name, a.evidence_type, list(a.over.object_types), w, ROW_CAP)], tenant=req.tenant_id,
                            readable=readable, as_of_us=bc.gctx.as_of_us, access_ok=walk["access_ok"],

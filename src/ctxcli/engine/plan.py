@@ -180,7 +180,8 @@ def make_plan(pb: Playbook, *, round_no: int, target_types: list[str], seeds: li
                 continue
             n += 1
             plan.queries.append(Query(f"r{round_no}q{n}", "window", t, w.limit or limit,
-                                      object_types=tuple(w.object_types), window=window_query(w, at)))
+                                      object_types=tuple(w.object_types),
+                                      window=window_query(w, at, anchors["as_of"][1])))
     return plan
 
 
@@ -189,14 +190,25 @@ def window_anchor_key(w) -> str:
     return "as_of" if w.anchor_fact is None else f"{w.anchor_from}.{w.anchor_fact}"
 
 
-def window_query(w, at: tuple[int, str]) -> dict[str, Any]:
+def window_query(w, at: tuple[int, str], request_at: str) -> dict[str, Any]:
     """The typed window query as the store runs it and the trace records it: the linked
-    entity, the relation types, the time column, the anchor and the bounds (µs and ISO)."""
+    entity, the relation types, the time column, the anchor and the bounds (µs, both included).
+    A calendar window is the day, ISO week or month holding the anchor in its zone (declared, else
+    the offset of the request's time ``request_at``): from its first µs to the last µs before the
+    next one, recorded with the zone and both edges as ISO times."""
+    from ..util.timeutil import calendar_bounds, parse_ts, us_to_dt, zone_of
+
     us, iso = at
-    lo, hi = us - w.before_minutes * 60_000_000, us + w.after_minutes * 60_000_000
-    return {"entity": w.entity, "entity_type": w.entity_type, "via": list(w.via), "time": w.time,
-            "anchor": window_anchor_key(w), "anchor_at": iso, "anchor_us": us,
-            "before_minutes": w.before_minutes, "after_minutes": w.after_minutes, "from_us": lo, "to_us": hi}
+    q = {"entity": w.entity, "entity_type": w.entity_type, "via": list(w.via), "time": w.time,
+         "anchor": window_anchor_key(w), "anchor_at": iso, "anchor_us": us}
+    if w.calendar is None:
+        lo, hi = us - w.before_minutes * 60_000_000, us + w.after_minutes * 60_000_000
+        return {**q, "before_minutes": w.before_minutes, "after_minutes": w.after_minutes, "from_us": lo, "to_us": hi}
+    tz = zone_of(w.zone) if w.zone is not None else parse_ts(request_at).tzinfo
+    lo, nxt = calendar_bounds(w.calendar, us, tz)
+    zone = w.zone or us_to_dt(us, tz).isoformat()[-6:]
+    return {**q, "calendar": w.calendar, "zone": zone, "from": us_to_dt(lo, tz).isoformat(),
+            "until": us_to_dt(nxt, tz).isoformat(), "from_us": lo, "to_us": nxt - 1}
 
 
 __all__ = ["Plan", "Query", "make_plan", "asdict"]

@@ -86,9 +86,12 @@ class WindowSpec(P):
     ``entity`` (a key, may use ``{param.NAME}``) or any entity of ``entity_type``, or an entity one
     authorised relation of a ``via`` type away from it (either direction) — whose event time
     (``time``: the object's valid_from or observed_at) lies within ``before_minutes`` before and
-    ``after_minutes`` after the anchor, nearest to the anchor first. The anchor is ``as_of``, or
-    the fact ``anchor_fact`` of the admitted evidence of type ``anchor_from`` (one agreed ISO
-    time; until it is admitted the query is not planned)."""
+    ``after_minutes`` after the anchor, or in the calendar ``day``, ``week`` (ISO: Monday
+    00:00 to the next Monday 00:00, excluded) or ``month`` holding the anchor, in ``zone`` (an
+    IANA name or a ``±HH:MM`` offset; default the offset of the request's ``as_of``), nearest
+    to the anchor first. The anchor is ``as_of``, or the fact ``anchor_fact`` of the admitted
+    evidence of type ``anchor_from`` (one agreed ISO time; until it is admitted the query is
+    not planned)."""
 
     object_types: list[TypeName] = Field(default_factory=list)
     entity: Term | None = None
@@ -97,8 +100,12 @@ class WindowSpec(P):
     time: Literal["valid_from", "observed_at"] = "valid_from"
     anchor_fact: FactName | None = None
     anchor_from: TypeName | None = None
-    before_minutes: int = Field(ge=0, le=525_600)
+    before_minutes: int | None = Field(None, ge=0, le=525_600)
     after_minutes: int = Field(0, ge=0, le=525_600)
+    calendar: Literal["day", "week", "month"] | None = Field(
+        None, description="the calendar day, ISO week (from Monday) or month holding the anchor, instead of minutes")
+    zone: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        None, description="the calendar's zone: an IANA name or a ±HH:MM offset (default: the offset of as_of)")
     limit: int | None = Field(None, ge=1, le=1000, description="candidates per query (default: candidate_limit)")
 
     @model_validator(mode="after")
@@ -107,6 +114,16 @@ class WindowSpec(P):
             raise ValueError("window: give exactly one of entity, entity_type")
         if (self.anchor_fact is None) != (self.anchor_from is None):
             raise ValueError("window: anchor_fact and anchor_from go together (without them the anchor is as_of)")
+        if (self.before_minutes is None) == (self.calendar is None):
+            raise ValueError("window: give exactly one of before_minutes, calendar")
+        if self.calendar is not None and self.after_minutes:
+            raise ValueError("window: after_minutes goes with before_minutes, not with calendar")
+        if self.zone is not None:
+            if self.calendar is None:
+                raise ValueError("window: zone goes with calendar")
+            from ..util.timeutil import zone_of
+
+            zone_of(self.zone)
         return self
 
 

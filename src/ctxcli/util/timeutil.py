@@ -63,6 +63,44 @@ def _parse(value: object, what: str) -> datetime:
     return dt
 
 
+_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+
+
+def zone_of(name: str):
+    """A calendar's zone: a ``±HH:MM`` offset (fixed) or an IANA name (``Europe/Madrid``, with its
+    daylight-saving rules); ValueError naming it otherwise."""
+    m = _OFFSET.match(name)
+    if m:
+        h, mi = int(m.group(2)), int(m.group(3))
+        if h > 23 or mi > 59:
+            raise ValueError(f"zone {name!r} is not a ±HH:MM offset or an IANA time zone name")
+        return timezone((-1 if m.group(1) == "-" else 1) * timedelta(hours=h, minutes=mi))
+    from zoneinfo import ZoneInfo
+
+    try:
+        return ZoneInfo(name)
+    except (ValueError, OSError, KeyError):     # ZoneInfoNotFoundError is a KeyError
+        raise ValueError(f"zone {name!r} is not a ±HH:MM offset or an IANA time zone name") from None
+
+
+def calendar_bounds(unit: str, us: int, tz) -> tuple[int, int]:
+    """The first µs of the calendar ``unit`` (day, week from Monday, month) holding ``us`` in
+    ``tz``, and the first µs of the next one (excluded): the zone's offset decides which day."""
+    d = us_to_dt(us, tz).date()
+    if unit == "week":
+        d -= timedelta(days=d.weekday())
+    elif unit == "month":
+        d = d.replace(day=1)
+    start = datetime(d.year, d.month, d.day)
+    if unit == "day":
+        nxt = start + timedelta(days=1)
+    elif unit == "week":
+        nxt = start + timedelta(days=7)
+    else:
+        nxt = datetime(d.year + d.month // 12, d.month % 12 + 1, 1)
+    return dt_to_us(start.replace(tzinfo=tz)), dt_to_us(nxt.replace(tzinfo=tz))
+
+
 def dt_to_us(dt: datetime) -> int:
     """Microseconds since the Unix epoch (the store's time unit) of an aware timestamp."""
     return int(dt.timestamp()) * 1_000_000 + dt.microsecond
