@@ -66,6 +66,10 @@ class Mutant:
     tests: tuple[str, ...]  # test files or node ids
 
 
+CAL = "tests/test_window.py::test_a_calendar_day_holds_its_first_instant_and_not_the_next_days"
+CAL_PG = ("tests/test_postgres.py::"
+          "test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql")
+
 MUTANTS: list[Mutant] = [
     # --- the survivors of the issue-13 experiment -------------------------------------------
     Mutant("validity-end-inclusive", "src/ctxcli/engine/gates.py",
@@ -1038,6 +1042,43 @@ MUTANTS: list[Mutant] = [
     Mutant("replay-drops-deadline", "src/ctxcli/postmortem/replay.py",
            ',\n                                  deadline_seconds=req.get("deadline_seconds"))', ")",
            ("tests/test_window.py::test_replay_of_a_deadline_stop_reproduces_it",)),
+    # --- issue 47, item 5: calendar windows (day, ISO week, month; zone; both ends)
+    Mutant("calendar-window-start-excluded", "src/ctxcli/store/duckdb_store.py",
+           "AND o.{tcol} >= $lo AND", "AND o.{tcol} > $lo AND", (CAL,)),
+    Mutant("calendar-window-pg-start-excluded", "src/ctxcli/store/pg/reader.py",
+           "AND o.{{tcol}} >= %(lo)s AND", "AND o.{{tcol}} > %(lo)s AND", (CAL_PG,)),
+    Mutant("calendar-window-next-midnight-included", "src/ctxcli/engine/plan.py",
+           '"from_us": lo, "to_us": nxt - 1}', '"from_us": lo, "to_us": nxt}',
+           (CAL, "tests/test_window.py::test_calendar_window_bounds", CAL_PG)),
+    Mutant("calendar-window-start-a-day-early", "src/ctxcli/util/timeutil.py",
+           "return dt_to_us(start.replace(tzinfo=tz)), dt_to_us(nxt.replace(tzinfo=tz))",
+           "return dt_to_us(start.replace(tzinfo=tz)) - 1, dt_to_us(nxt.replace(tzinfo=tz))",
+           ("tests/test_window.py::test_calendar_window_bounds",)),
+    Mutant("calendar-week-starts-sunday", "src/ctxcli/util/timeutil.py",
+           "d -= timedelta(days=d.weekday())", "d -= timedelta(days=d.isoweekday() % 7)",
+           ("tests/test_window.py::test_calendar_window_bounds",)),
+    Mutant("calendar-month-is-thirty-days", "src/ctxcli/util/timeutil.py",
+           "nxt = datetime(d.year + d.month // 12, d.month % 12 + 1, 1)", "nxt = start + timedelta(days=30)",
+           ("tests/test_window.py::test_calendar_window_bounds",)),
+    Mutant("calendar-day-judged-in-utc", "src/ctxcli/util/timeutil.py",
+           "d = us_to_dt(us, tz).date()", "d = us_to_dt(us, timezone.utc).date()",
+           ("tests/test_window.py::test_calendar_window_bounds", CAL)),
+    Mutant("calendar-ignores-request-zone", "src/ctxcli/engine/plan.py",
+           "else parse_ts(request_at).tzinfo", "else zone_of(\"+00:00\")",
+           ("tests/test_window.py::test_a_calendar_window_without_a_zone_uses_the_request_offset", CAL)),
+    Mutant("calendar-and-minutes-both-accepted", "src/ctxcli/models/playbook.py",
+           "if (self.before_minutes is None) == (self.calendar is None):",
+           "if self.before_minutes is None and self.calendar is None:",
+           ("tests/test_window.py::test_a_bad_calendar_declaration_is_refused",)),
+    Mutant("calendar-after-minutes-accepted", "src/ctxcli/models/playbook.py",
+           "if self.calendar is not None and self.after_minutes:", "if False:",
+           ("tests/test_window.py::test_a_bad_calendar_declaration_is_refused",)),
+    Mutant("calendar-zone-unchecked", "src/ctxcli/models/playbook.py",
+           "            zone_of(self.zone)\n", "",
+           ("tests/test_window.py::test_a_bad_calendar_declaration_is_refused",)),
+    Mutant("calendar-counts-in-hash-when-unused", "src/ctxcli/project.py",
+           "        if window.get(k) is None:\n            window.pop(k, None)\n", "        pass\n",
+           ("tests/test_window.py::test_a_playbook_without_calendar_windows_keeps_its_hash",)),
     # --- issue 33: generations, ledger, idempotency, outbox, erasure ---------------------------
     Mutant("replay-ignores-pack-generation", "src/ctxcli/postmortem/replay.py",
            'if against == "built" and recorded is not None and not is_postgres(db_path):',

@@ -441,3 +441,12 @@ facts:
     # attested by a record this subject may not read, so the walk never reaches it
     assert agg["value"] == 3 and agg["withheld"] == {} and agg["excluded"] == {}
     assert len(agg["rows"]) == 3
+
+
+def test_a_playbook_without_calendar_windows_keeps_its_hash():
+    """calendar and zone count in a playbook's hash only when declared: payment-change-window
+    (minute windows) hashes as before issue 47's calendar windows."""
+    from ctxcli import api
+
+    assert api.read_playbook("payment-change-window")[1] == \
+        "sha256:a3d7780b172eb9b288e9001e808b6ca17415af0206dd1869d036b0bd677aec7b"
