@@ -90,6 +90,14 @@ def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_pa
     assert inv.input_schema["properties"]["budget"]["anyOf"][0] == {"type": "integer", "minimum": 64,
                                                                     "maximum": 2000000}
     assert inv.input_schema["properties"]["as_of"]["format"] == "date-time"
+    # issue 47: as_of is the question's (valid) time, known_at the time of knowledge
+    for t in lt.tools:
+        p = t.input_schema.get("properties", {})
+        if "as_of" in p:
+            assert p["as_of"]["description"].startswith("The time the question is about (valid time"), t.name
+        if "known_at" in p:
+            assert p["known_at"]["description"].startswith("The time of knowledge: only objects observed by then"), \
+                t.name
     # read-only annotations (issue 31 item 8): clients need not ask for approval of every call
     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for t in lt.tools}
     writes = ("investigate", "add_tool_result", "update_working_state", "remember", "forget")

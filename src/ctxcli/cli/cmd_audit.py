@@ -33,10 +33,11 @@ def audit_call(
                                                      "or restricted.", show_default=False)] = None,
     purpose: Annotated[Optional[str], typer.Option("--purpose", help="Without --case: the purpose of use.",
                                                    show_default=False)] = None,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Valid time, ISO-8601 with offset.",
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="The time the question is about (valid "
+                                                 "time), ISO-8601 with offset.",
                                                  show_default=False)] = None,
-    known_at: Annotated[Optional[str], typer.Option("--known-at", help="Only objects observed by this time count "
-                                                    "as known.", show_default=False)] = None,
+    known_at: Annotated[Optional[str], typer.Option("--known-at", help="The time of knowledge: only objects "
+                                                    "observed by then count as known (default: --as-of).", show_default=False)] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

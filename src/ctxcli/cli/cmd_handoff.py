@@ -75,7 +75,8 @@ def receive_handoff(
                                                        show_default=False)] = None,
     clearance: Annotated[Optional[str], typer.Option("--clearance", help="The clearance of --subject.",
                                                      show_default=False)] = None,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Valid time, ISO-8601 with offset.",
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="The time the question is about (valid "
+                                                 "time), ISO-8601 with offset.",
                                                  show_default=False)] = None,
     db: DbOpt = None,
 ) -> None:

@@ -239,9 +239,14 @@ def build_server(cfg: ServeConfig):
                           Field(description="Ad-hoc run: values of the playbook's declared params")] = None,
         question: Annotated[str | None, Field(description="Ad-hoc run: the question (default: the playbook's "
                                                           "description)")] = None,
-        as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset",
+        as_of: Annotated[str | None, Field(description="The time the question is about (valid time: validity "
+                                                             "and supersession are judged then), ISO-8601 with "
+                                                             "offset (default: the case's as_of)",
                                                                  json_schema_extra={"format": "date-time"})] = None,
-        known_at: Annotated[str | None, Field(description="Only objects observed by this time (ISO-8601 with offset)",
+        known_at: Annotated[str | None, Field(description="The time of knowledge: only objects observed by then "
+                                                                "count, freshness is measured then and relations to "
+                                                                "the case must be declared by then; ISO-8601 with "
+                                                                "offset (default: as_of)",
                                                                     json_schema_extra={"format": "date-time"})] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
         budget: Annotated[int | None, Field(description="Total token budget of the model call",
@@ -332,7 +337,9 @@ def build_server(cfg: ServeConfig):
                                                              "case's)")] = None,
         needs_scopes: Annotated[list[str] | None, Field(description="Scopes a subject needs to see it")] = None,
         allowed_purposes: Annotated[list[str] | None, Field(description="Purposes it may serve")] = None,
-        as_of: Annotated[str | None, Field(description="Judge at this valid time (default: the case's)",
+        as_of: Annotated[str | None, Field(description="The time the question is about (valid time), also "
+                                                             "the result's knowledge and max_age time here (default: "
+                                                             "the case's as_of)",
                                            json_schema_extra={"format": "date-time"})] = None,
     ) -> dict[str, Any]:
         """Hand in a tool call's result: stored under the runs folder and judged by the tool-result gates
@@ -352,9 +359,14 @@ def build_server(cfg: ServeConfig):
         held: Annotated[list[str] | None, Field(description="Evidence or object ids already in the agent's "
                                                              "context")] = None,
         step_budget: Annotated[int | None, Field(description="Most tokens of evidence for this step")] = None,
-        as_of: Annotated[str | None, Field(description="Valid time, ISO-8601 with offset",
+        as_of: Annotated[str | None, Field(description="The time the question is about (valid time: validity "
+                                                             "and supersession are judged then), ISO-8601 with "
+                                                             "offset (default: the case's as_of)",
                                                                  json_schema_extra={"format": "date-time"})] = None,
-        known_at: Annotated[str | None, Field(description="Only objects observed by this time (ISO-8601 with offset)",
+        known_at: Annotated[str | None, Field(description="The time of knowledge: only objects observed by then "
+                                                                "count, freshness is measured then and relations to "
+                                                                "the case must be declared by then; ISO-8601 with "
+                                                                "offset (default: as_of)",
                                                                     json_schema_extra={"format": "date-time"})] = None,
         variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
         handoff: Annotated[dict[str, Any] | None, Field(description="Another agent's handoff document (the "
