@@ -1778,7 +1778,7 @@ MUTANTS: list[Mutant] = [
     Mutant("claim-content-words-latin-only", "src/ctxcli/answer/claims.py",
            '_CONTENT = re.compile(r"[A-Za-z\\u00c0-\\u024f\\u0400-\\u04ff\\uac00-\\ud7af][',
            '_CONTENT = re.compile(r"[A-Za-z][', ("tests/test_claims.py::test_comparisons_status_and_hedges_in_each_of_the_ten_languages",)),
-    Mutant("claims-comparison-direction", "src/ctxcli/answer/claims.py",
+    Mutant("claims-comparison-direction", "src/ctxcli/answer/claim_words.py",
            '("below", "<")', '("below", ">")',
            ("tests/test_claims.py::test_c102_reversed_comparison_is_rejected_and_its_rewording_accepted",)),
     Mutant("claims-negation-ignored", "src/ctxcli/answer/claims.py",
