@@ -304,3 +304,20 @@ def test_an_oversized_blob_is_refused_from_its_header_without_being_inflated(tmp
     assert asked and big_sha not in asked and big_sha.decode() not in asked
     monkeypatch.setattr(gitparser, "MAX_MARKDOWN_BYTES", len(big))
     assert len(objects(tmp_path)) == 2
+
+
+def test_a_damaged_loose_object_header_is_left_to_dulwich_not_a_crash(tmp_path):
+    """stored_size never raises on a damaged object: None, and the read that follows names it."""
+    from dulwich.objects import hex_to_filename
+    from dulwich.repo import Repo
+
+    from ctxcli.load.parsers.gitstore import stored_size
+
+    project(tmp_path, ONE)
+    store = Repo(str(tmp_path / "sources" / "runbooks")).object_store
+    sha = next(s for s in store if store[s].type_name == b"blob")
+    path = hex_to_filename(os.fspath(store.path), sha.decode())
+    os.chmod(path, 0o644)
+    with open(path, "wb") as fh:
+        fh.write(b"not zlib at all")
+    assert stored_size(store, sha) is None

@@ -123,7 +123,10 @@ def stored_size(store, sha: bytes) -> int | None:
             offset = pack.index.object_offset(sha)
         except KeyError:
             continue
-        return _packed_size(os.fspath(pack.data.path), offset)
+        try:
+            return _packed_size(os.fspath(pack.data.path), offset)
+        except (IndexError, ValueError, zlib.error):
+            return None         # a damaged header: dulwich reads the object and names the damage
     base = getattr(store, "path", None)
     if base is None:
         return None
@@ -135,4 +138,9 @@ def stored_size(store, sha: bytes) -> int | None:
             head = zlib.decompressobj().decompress(fh.read(_HEAD_BYTES), 64)
     except FileNotFoundError:
         return None
-    return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+    except zlib.error:
+        return None             # damaged: dulwich reads the object and names the damage
+    try:
+        return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+    except (IndexError, ValueError):
+        return None
