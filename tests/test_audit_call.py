@@ -208,3 +208,79 @@ def test_an_objects_content_written_as_json_inside_a_string_matches_by_its_hash(
     r, doc = _audit(f)
     (s,) = [x for x in doc["spans"] if x["span"] == "messages[0].tool_calls[0].arguments"]
     assert [(m["by"], m["gate"]) for m in s["matches"]] == [("content_hash", "redaction")]
+
+
+# ------------------------------------------------------------------------------ issue 45 item 7: by facts
+def _one(tmp_path, messages):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"messages": messages}))
+    return _audit(f)
+
+
+@pytest.mark.parametrize("text, status", [
+    ("Their partner paid 8,400 CNY on policy PX-7731 for a windscreen.", "withheld"),   # two rare values
+    ("Their partner paid 8,400 CNY for a windscreen.", "unknown_origin"),              # one short one
+    ("The claimant's card is 32050219900412561X.", "withheld"),                          # one long one
+])
+def test_restated_figures_of_an_object_the_subject_may_not_see_are_withheld(store, tmp_path, text, status):
+    r, doc = _one(tmp_path, [{"role": "user", "content": text}])
+    (s,) = doc["spans"]
+    assert s["status"] == status, s
+    if status == "withheld":
+        assert r.exit_code == 1 and [m["by"] for m in s["matches"]] == ["values"]
+        assert "OTHER-CASE" not in r.stdout and "DOC-C102" not in r.stdout and "tenant-other" not in r.stdout
+    else:
+        assert r.exit_code == 0
+
+
+def _row(n, text):
+    return (n, "t", f"OBJ-{n}", None, f"h{n}", text)
+
+
+@pytest.mark.parametrize("objects, span, hit", [
+    (["paid 8400 for PX-7731"], "8400 and PX-7731", True),
+    (["paid 840 for PX-773"], "840 and PX-773", False),                     # three digits each: not values
+    (["card 1234567"], "card 1234567", True),                               # seven digits: enough alone
+    (["card 123456"], "card 123456", False),                                # six: not alone
+    (["signed on 2026-05-20 at 09:50, paid on 2026-06-01 after a review of the whole file"],
+     "dates 2026-05-20 09:50 2026-06-01", False),                         # when, not what
+    (["8400 PX-7731", "8400 PX-7731"], "8400 PX-7731", True),              # held by two objects: rare
+    (["8400 PX-7731", "8400 PX-7731", "8400 PX-7731"], "8400 PX-7731", False),   # by three: common
+])
+def test_values_match_only_rare_values_with_enough_digits(objects, span, hit):
+    from ctxcli.agents.audit import AuditIndex, match
+
+    ix = AuditIndex.of([_row(n, t) for n, t in enumerate(objects)])
+    got = [by for _, by, _ in match(ix, span)]
+    assert (bool(got) and set(got) == {"values"}) == hit, got
+
+
+def _call(*assistant):
+    release = json.loads(CHAT.read_text())["messages"][3]["content"]
+    return [{"role": "user", "content": "Did the 10:02 release affect payment-api?"},
+            {"role": "tool", "tool_call_id": "c1", "content": release},
+            *({"role": "assistant", "content": a} for a in assistant)]
+
+
+@pytest.mark.parametrize("said, codes", [
+    ("Release release-2026.07.23.1 completed at 09:54 with commit 8c41e7d.", []),
+    ("The release completed at 09:54, before the 10:02 errors; it may have caused them.", []),
+    ("The release release-2026.07.23.1 caused the errors at 10:02.", ["status_upgraded"]),
+    ("The release completed at 09:54, after the 10:02 errors.", ["wrong_comparison"]),
+    ("Release release-2026.07.23.1 completed at 09:54 with commit 9f00aa1.", ["unsupported_value"]),
+])
+def test_the_assistants_output_is_judged_against_what_the_call_contained(store, tmp_path, said, codes):
+    r, doc = _one(tmp_path, _call(said))
+    (s,) = [x for x in doc["spans"] if x["span"] == "messages[2].content"]
+    assert [v["code"] for v in s.get("output_check", [])] == codes, s
+    assert (s["status"] == "unsupported") == bool(codes) and r.exit_code == (1 if codes else 0)
+
+
+def test_withheld_or_injected_text_supports_nothing_the_assistant_says(store, tmp_path):
+    """What the call gave from an object the subject may not see is no support: the assistant's
+    restatement of it is judged without it (and its own matching finds it withheld anyway)."""
+    leak = _leak()
+    r, doc = _one(tmp_path, [{"role": "user", "content": leak},
+                             {"role": "assistant", "content": "Check the certificate bundle first (runbook v9)."}])
+    (s,) = [x for x in doc["spans"] if x["span"] == "messages[1].content"]
+    assert [v["code"] for v in s["output_check"]] == ["unsupported_value"] and r.exit_code == 1

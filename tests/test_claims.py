@@ -458,3 +458,26 @@ def test_other_languages_words_do_not_change_english_claims():
     assert [v["code"] for v in check_comparisons("The amount 128000 is also below the threshold 100000.")] == [
         "wrong_comparison"]
     assert not is_causal("Did the 09:54 release cause the 10:02 error spike?")
+
+
+@pytest.mark.parametrize("text, holds", [
+    ("The release completed at 09:54, before the first error at 10:02.", True),
+    ("The release completed at 09:54, after the first error at 10:02.", False),
+    ("The push at 14:00:59 came before the error at 14:01:00.", True),
+    ("The push at 14:01:00 came before the error at 14:01:00.", False),
+    ("Completed at 09:54, before the error at 10:02:00 (+08:00).", True),       # the zone said once
+    ("Completed at 09:54 UTC+8, after the error at 10:02.", False),
+    ("The error at 10:02 (+08:00) came after the release at 09:54.", True),       # "+08:00" is no time
+    ("Completed at 09:54:00+08:00, before the error at 10:02:00+08:00.", True),  # the same offset
+    ("Completed at 09:54:00+08:00, before the error at 10:02.", None),           # another offset
+    ("At 11:50, before the check at 23:50.", True),                              # 12 hours apart: decided
+    ("At 11:50, before the check at 23:51.", None),                              # more: across midnight?
+    ("At 23:50, before the restart at 00:10.", None),
+])
+def test_times_of_day_are_compared_within_twelve_hours_and_one_offset(text, holds):
+    from ctxcli.answer.claims import check_comparisons, comparisons
+
+    (c,) = comparisons(text)
+    assert c[3] is holds, c
+    codes = [v["code"] for v in check_comparisons(text)]
+    assert codes == {True: [], False: ["wrong_comparison"], None: ["undecided"]}[holds]

@@ -78,7 +78,7 @@ def _all_text(results) -> str:
 def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_path):
     (lt,) = _call(_params(store, tmp_path / "runs"), [("list_tools", None, None)])
     names = sorted(t.name for t in lt.tools)
-    assert names == ["add_tool_result", "build_context", "diff", "explain_omission", "forget", "handoff",
+    assert names == ["add_tool_result", "audit_call", "build_context", "diff", "explain_omission", "forget", "handoff",
                      "investigate", "list_cases", "list_playbooks", "remember", "render", "replay",
                      "update_working_state"]
     for t in lt.tools:
@@ -451,3 +451,29 @@ def test_clearance_flag_and_config_key_are_honoured(store, tmp_path):
     r = run_cli(["serve", "--clearance", "confidential"])
     assert r.exit_code == 2
     assert r.stderr == "ctx: error: --clearance needs --subject: the clearance belongs to a fixed subject\n"
+
+
+def test_audit_call_over_mcp_is_the_cli_audit_for_the_servers_subject(store, tmp_path):
+    """The audit_call tool (issue 45 item 6): the same spans as ctx audit-call --json for the
+    server's fixed subject; nothing of a withheld object in anything the client receives."""
+    chat = json.loads((REPO / "examples" / "agent" / "audit" / "chat-request.json").read_text())
+    chat["messages"].append({"role": "assistant", "content": "The release release-2026.07.23.1 caused the "
+                                                             "PAY-4097 errors."})
+    f = tmp_path / "chat.json"
+    f.write_text(json.dumps(chat))
+    cli = json.loads(run_cli(["audit-call", f, "--case", "INC-2026-0723", "--json"],
+                             env={"CTX_DB": str(store)}).stdout)
+    res = _call(_params(store, tmp_path / "runs"), [
+        ("tool", "audit_call", {"case": "INC-2026-0723", "request": chat}),
+        ("tool", "audit_call", {"case": "NO-SUCH", "request": chat}),
+        ("tool", "audit_call", {"case": "INC-2026-0723", "request": {"messages": [1]}}),
+    ])
+    doc = _structured(res[0])
+    assert doc["spans"] == cli["spans"] and doc["counts"] == cli["counts"] and doc["file"] == "request"
+    (last,) = [s for s in doc["spans"] if s["span"] == "messages[10].content"]
+    assert last["status"] == "unsupported" and [v["code"] for v in last["output_check"]] == ["status_upgraded"]
+    assert "ctx: error: unknown case 'NO-SUCH'" in _error_text(res[1])
+    assert _error_text(res[2]).endswith("ctx: error: request: messages[0]: not a message object")
+    text = _all_text(res)
+    for t in ("OTH-RB-PAYAPI", "tenant-other", "Recovery runbook v9", "CUST-884512", "li.wei@example.com"):
+        assert t not in text

@@ -375,9 +375,7 @@ def audit_call(path: Path, *, case: str | None = None, variant: str | None = Non
                purpose: str | None = None, as_of=None, known_at=None, db: Path | None = None) -> dict[str, Any]:
     """``ctx audit-call``: a recorded agent request (OpenAI-style chat or OTLP/JSON GenAI trace)
     checked span by span against the store for one subject (a case's, or the one given)."""
-    from .agents.audit import AUDIT_SCHEMA, AuditSubject, audit, counts, read_spans
     from .models.manifest import CLEARANCE_LEVELS, DEFAULT_CLEARANCE
-    from .store import open_store
     from .util import jsonstrict
     from .util.safeio import NotReadable, read_regular
 
@@ -386,13 +384,11 @@ def audit_call(path: Path, *, case: str | None = None, variant: str | None = Non
         extra = [f for f, v in (("--tenant", tenant), ("--purpose", purpose)) if v is not None]
         if extra:
             raise UsageError(f"{extra[0]} cannot be combined with --case: the case names its own")
-        opts = InvestigateOptions(case=case, variant=variant, subject_id=subject_id, scopes=scopes,
-                                  clearance=clearance, as_of=as_of, known_at=known_at, db=db)
-        c, pb, _ = case_of(opts)
-        req = make_request(c, pb, opts)
-        who = AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
-                           req.known_at)
+        who = audit_subject(InvestigateOptions(case=case, variant=variant, subject_id=subject_id, scopes=scopes,
+                                               clearance=clearance, as_of=as_of, known_at=known_at, db=db))
     else:
+        from .agents.audit import AuditSubject
+
         for flag, v in (("--tenant", tenant), ("--subject", subject_id), ("--purpose", purpose), ("--as-of", as_of)):
             if v is None:
                 raise UsageError(f"give --case, or {flag} (with --tenant, --subject, --scope, --purpose, --as-of)")
@@ -408,10 +404,29 @@ def audit_call(path: Path, *, case: str | None = None, variant: str | None = Non
         data = jsonstrict.loads(raw)
     except ValueError as e:
         raise InputError(f"not JSON: {e}", file=disp) from None
+    return audit_request(data, who, name=disp, db=db)
+
+
+def audit_subject(opts: InvestigateOptions):
+    """The subject, scopes, clearance, purpose and times a case (with ``opts``) audits for."""
+    from .agents.audit import AuditSubject
+
+    c, pb, _ = case_of(opts)
+    req = make_request(c, pb, opts)
+    return AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose, req.as_of,
+                        req.known_at)
+
+
+def audit_request(data: Any, who, *, name: str, db: Path | str | None = None) -> dict[str, Any]:
+    """The audit document of a parsed request ``data`` (named ``name`` in messages) for ``who``:
+    ``ctx audit-call`` and the MCP ``audit_call`` tool."""
+    from .agents.audit import AUDIT_SCHEMA, audit, counts, read_spans
+    from .store import open_store
+
     try:
         fmt, spans = read_spans(data)
     except ValueError as e:
-        raise InputError(str(e), file=disp) from None
+        raise InputError(str(e), file=name) from None
     dbp, _ = ensure_store(db)
     key = store_key(dbp)
     con = open_store(dbp)
@@ -421,7 +436,7 @@ def audit_call(path: Path, *, case: str | None = None, variant: str | None = Non
             rows = audit(con, spans, who, key=key)
     finally:
         con.close()
-    return {"schema_version": AUDIT_SCHEMA, "file": disp, "format": fmt, "subject": who.to_json(),
+    return {"schema_version": AUDIT_SCHEMA, "file": name, "format": fmt, "subject": who.to_json(),
             "counts": counts(rows), "spans": rows}
 
 

@@ -39,14 +39,18 @@ from ..engine.gates import WITHHOLDING_GATES
 from ..util.canon import content_hash, opaque_ref
 
 AUDIT_SCHEMA = "ctx.audit-call/1"
-SEVERITY = ["withheld", "injection", "invalid_at_as_of", "stale", "tampered", "admitted", "unknown_origin"]
+SEVERITY = ["withheld", "injection", "invalid_at_as_of", "stale", "tampered", "unsupported", "admitted",
+            "unknown_origin"]
 _GATE_STATUS = {"validity": "invalid_at_as_of", "knowledge_time": "invalid_at_as_of", "freshness": "stale",
                 "integrity": "tampered", "injection": "injection"}
-_BY = ["content_hash", "locator", "text"]
+MATCHED_BY = ["content_hash", "locator", "text", "values"]
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
 SHINGLE = 4
 MIN_SHINGLES = 3
 MIN_CONTAINMENT = 0.5
+MIN_VALUE_DIGITS = 4        # a value with fewer digits (12, 3.5, 10%) says nothing of where it came from
+MAX_VALUE_OBJECTS = 2       # ... nor one that more objects hold (PAY-4097, a common date)
+LONG_VALUE_DIGITS = 7       # a value this long (an account, a card number, 333777000) is enough alone
 
 
 @dataclass
@@ -204,18 +208,47 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     return {tuple(w[i:i + SHINGLE]) for i in range(max(0, len(w) - SHINGLE + 1))}
 
 
+_WHEN = regex.compile(r"^(?:(?:19|20)[0-9]{2}(?:-[0-9]{1,2}(?:-[0-9]{1,2})?)?(?:t.*)?|"
+                      r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\.[0-9]+)?(?:z|[+-][0-9]{2}:?[0-9]{2})?)$")
+
+
+def _values(text: str) -> set[str]:
+    """The values of ``text`` that can say where it came from: numbers, ids, dates and versions
+    (as the claim checker normalises them) with at least MIN_VALUE_DIGITS digits; not a year, date or
+    time of day (they say when, not what: unrelated texts share them)."""
+    from ..answer.validate import norm, values_in
+
+    out = set()
+    for tok in values_in(text):
+        v = norm(tok)
+        if sum(ch.isdigit() for ch in v) >= MIN_VALUE_DIGITS and not _WHEN.match(v):
+            out.add(v)
+    return out
+
+
+def _weight(value: str) -> int:
+    return 2 if sum(ch.isdigit() for ch in value) >= LONG_VALUE_DIGITS else 1
+
+
 @dataclass
-class _Index:
+class AuditIndex:
     rows: list[tuple]                                   # (doc_id, tenant, object_id, locator, hash, content)
     by_hash: dict[str, list[int]] = field(default_factory=dict)
     shingles: dict[int, set] = field(default_factory=dict)
+    values: dict[int, set] = field(default_factory=dict)    # row -> its rare values (held by few objects)
 
     @classmethod
-    def of(cls, rows: list[tuple]) -> "_Index":
+    def of(cls, rows: list[tuple]) -> "AuditIndex":
         ix = cls(rows)
+        held: dict[str, int] = {}
         for n, r in enumerate(rows):
             ix.by_hash.setdefault(r[4], []).append(n)
             ix.shingles[n] = _shingles(r[5] or "")
+            ix.values[n] = _values(r[5] or "")
+            for v in ix.values[n]:
+                held[v] = held.get(v, 0) + 1
+        for n, vs in ix.values.items():
+            ix.values[n] = {v for v in vs if held[v] <= MAX_VALUE_OBJECTS}
         return ix
 
 
@@ -232,7 +265,7 @@ def _names(text: str, name: str | None) -> bool:
     return False
 
 
-def match(ix: _Index, text: str, alts: tuple[str, ...] = ()) -> list[tuple[int, str, float | None]]:
+def match(ix: AuditIndex, text: str, alts: tuple[str, ...] = ()) -> list[tuple[int, str, float | None]]:
     """(row, by, similarity) of the objects a span matches: its content hash (or that of any one
     string it joins), or else every object it names and every object most of whose text it
     holds (both read in the skeleton form too)."""
@@ -257,6 +290,13 @@ def match(ix: _Index, text: str, alts: tuple[str, ...] = ()) -> list[tuple[int, 
             c = len(obj & sh) / len(obj)
             if c >= MIN_CONTAINMENT:
                 out.append((n, "text", round(c, 2)))
+                named.add(n)
+    # restated figures: the rare values of an object (two, or one long one), in any wording
+    vals = _values(text)
+    if vals:
+        for n, obj in ix.values.items():
+            if n not in named and sum(_weight(v) for v in obj & vals) >= 2:
+                out.append((n, "values", None))
     return out
 
 
@@ -344,14 +384,17 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
     """One entry per span: where, role, status, what it matched, an injection finding."""
     from ..engine.injection_adapter import scan
 
-    ix = _Index.of(con.audit_index())
+    ix = AuditIndex.of(con.audit_index())
     judge_ = Judge(con, who, key=key)
 
     def judge(n: int) -> dict[str, Any]:
         return judge_.doc(*ix.rows[n][:3])
 
+    from ..answer.validate import check_output
+
     out = []
     seen: dict[str, set[int]] = {}      # message -> the objects its own spans matched
+    given: list[str] = []               # the texts the call gave before (neither withheld nor injected)
     for sp in spans:
         found = match(ix, sp.text, sp.alts)
         if sp.joins is not None:        # a joined span reports only what neither message matched alone
@@ -367,7 +410,7 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
             if sim is not None and m["status"] != "withheld":
                 m["similarity"] = sim
             matches.append(m)
-        matches.sort(key=lambda m: (SEVERITY.index(m["status"]), _BY.index(m["by"]),
+        matches.sort(key=lambda m: (SEVERITY.index(m["status"]), MATCHED_BY.index(m["by"]),
                                     m.get("ref") or m.get("object_id") or ""))
         entry: dict[str, Any] = {"span": sp.where, "role": sp.role, "chars": len(sp.text)}
         withheld = any(m["status"] == "withheld" for m in matches)
@@ -380,8 +423,23 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
         entry["matches"] = matches
         if hit is not None:
             entry["injection"] = {"pattern": hit[1], "matched": hit[2]}
+        if sp.joins is None:
+            if entry["status"] in ("admitted", "unknown_origin") and is_output(sp):
+                judged = [{k: v[k] for k in ("code", "message", "value") if k in v}
+                          for v in check_output(sp.text, given) if v.get("severity") != "warning"]
+                if judged:
+                    entry["status"], entry["output_check"] = "unsupported", judged
+            if entry["status"] not in ("withheld", "injection"):
+                given.append(sp.text)
         out.append(entry)
     return out
+
+
+def is_output(sp: Span) -> bool:
+    """Whether ``sp`` is what the model said (an assistant message's text): judged by the claim
+    checker against what the call gave it before (tool-call arguments are not)."""
+    return sp.role == "assistant" and sp.joins is None and ".arguments" not in sp.where \
+        and ".tool_calls" not in sp.where
 
 
 def counts(spans: list[dict[str, Any]]) -> dict[str, int]:

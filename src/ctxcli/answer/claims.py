@@ -51,6 +51,11 @@ def _viol(code: str, message: str, **extra: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- comparisons
+_CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?P<off>[+-]\d{2}:?\d{2}|[zZ])?")
+# "10:02:00 (+08:00)", "10:02 UTC+8": the zone said once beside a time of day (its digits are no time)
+_ZONE_NOTE = re.compile(r"\(\s*(?:UTC|GMT)?\s*[+\-\u2212]\d{1,2}(?::?\d{2})?\s*\)|\b(?:UTC|GMT)\s*[+\-\u2212]\d{1,2}(?::?\d{2})?\b")
+
+
 def _operand(tok: str) -> tuple[str, Any] | None:
     t = _UNIT.sub("", tok.rstrip(".").strip("`'\""))
     if re.match(r"^\d{4}-\d{2}-\d{2}", t):
@@ -61,6 +66,10 @@ def _operand(tok: str) -> tuple[str, Any] | None:
         return ("time", dt) if dt.tzinfo is not None else ("date", dt.date() if len(t) == 10 else dt)
     if re.fullmatch(r"-?\d+(?:\.\d+)?", t):
         return ("num", float(t))
+    m = _CLOCK.fullmatch(t)
+    if m:       # a time of day: compared only with one of the same offset (none, or the same)
+        h, mi, sec, off = int(m["h"]), int(m["m"]), int(m["s"] or 0), (m["off"] or "").upper()
+        return ("clock" + off, h * 3600 + mi * 60 + sec) if h < 24 and mi < 60 and sec < 60 else None
     return None
 
 
@@ -93,7 +102,7 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
     stated in ``text`` between two values of one clause; a negation between the left value and the
     comparison word flips the operator."""
     out = []
-    parts = _CLAUSE_SPLIT.split(numbers.normalise(text))
+    parts = _CLAUSE_SPLIT.split(numbers.normalise(_ZONE_NOTE.sub(" ", text)))
     for n in range(0, len(parts), 2):
         clause = parts[n]
         # "completed at 09:54, before the error at 10:02": after a comma the left value may be the
@@ -116,7 +125,9 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
                 op = _FLIP[op]
             if "num" in (a[0], b[0]) and a[0] != b[0]:
                 continue        # "10 minutes before 14:02": an offset, not two operands
-            if a[0] != b[0]:    # a day against a time of day with its offset: cannot be decided
+            if a[0] != b[0] or (a[0].startswith("clock") and abs(a[1] - b[1]) > 12 * 3600):
+                # a day against a time of day with its offset, times of day of other offsets, or
+                # more than 12 hours apart (23:50 before 00:10 is across midnight): not decided
                 out.append((lt, op, rt, None))
                 continue
             out.append((lt, op, rt, _holds(op, a[1], b[1])))

@@ -117,6 +117,20 @@ def value_supported(tok: str, hay: set[str]) -> bool:
     return False
 
 
+def check_output(text: str, sources: list[str]) -> list[dict[str, Any]]:
+    """Violations of a model's output ``text`` judged against the texts it was given
+    (``ctx audit-call``): the summary checks (a false comparison, a cause none of ``sources``
+    states unhedged, a dropped hedge) and each number, date, id or version of ``text`` that
+    none of ``sources`` holds (``unsupported_value``)."""
+    out = claim_checker.check_summary(text, sources)
+    hay = haystack(sources)
+    for tok in dict.fromkeys(values_in(text)):
+        if not value_supported(tok, hay):
+            out.append({"code": "unsupported_value", "message": f"{tok!r} is in nothing the call contained",
+                        "value": tok})
+    return out
+
+
 def _flatten(v: Any) -> list[str]:
     if isinstance(v, bool) or v is None:
         return []

@@ -45,11 +45,13 @@ def audit_call(
     contents, tool-call arguments, tool results) to stored objects — by content hash, then by
     locator or object id, then by close text match — and judge it for a subject at as_of:
     admitted, withheld (another tenant, scope, clearance, purpose), invalid_at_as_of, stale,
-    tampered, injection (the span or its object carries instructions) or unknown_origin.
+    tampered, injection (the span or its object carries instructions) or unknown_origin. An
+    assistant's own text is judged by the claim checker against what the call gave it before:
+    unsupported when it states a false comparison, a cause or a value the call did not give.
 
     A span that matched an object the subject may not see is reported only by the gate and a
     reference keyed with the store secret (wh-…): never the object's id, source, tenant or text.
-    Exit 1 when a span is withheld, injected, invalid, stale or tampered; 0 when every span is
+    Exit 1 when a span is withheld, injected, invalid, stale, tampered or unsupported; 0 when every span is
     admitted or of unknown origin; 2 for bad input.
 
     Example: ctx audit-call examples/agent/audit/chat-request.json --case INC-2026-0723
@@ -92,6 +94,7 @@ def _human(doc) -> None:
                           + f", by {m['by']})")
         if s.get("injection"):
             ms.append(f"injection in the span: {s['injection']['pattern']}")
+        ms += [f"{v['code']}: {v['message']}" for v in s.get("output_check", [])]
         t.add_row(safe(s["span"]), safe(s["role"]), s["status"], safe("; ".join(ms)) or "-")
     show(c, t)
     c.print(" · ".join(f"{k} {v}" for k, v in doc["counts"].items()) or "no spans")

@@ -13,12 +13,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..agents.audit import AUDIT_SCHEMA, MATCHED_BY
+from ..agents.audit import SEVERITY as STATUSES
 from ..errors import InputError
 
-AUDIT_SCHEMA = "ctx.audit-call/1"
-STATUSES = ("withheld", "injection", "invalid_at_as_of", "stale", "tampered", "admitted", "unknown_origin")
 _REF = re.compile(r"^wh-[0-9a-f]{16}$")
-_BY = ("content_hash", "locator", "text")
 
 
 def _subject_of_run(req: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +58,7 @@ def read_audit(path: Path, pack: dict[str, Any]) -> dict[str, Any]:
             raise InputError(f"span {i} has no known status", file=disp, field=f"spans[{i}].status")
         matches = []
         for m in s.get("matches") or []:
-            if not isinstance(m, dict) or m.get("by") not in _BY:
+            if not isinstance(m, dict) or m.get("by") not in MATCHED_BY:
                 continue
             if m.get("status") == "withheld":
                 ref = m.get("ref")

@@ -379,6 +379,26 @@ def build_server(cfg: ServeConfig):
                     known_at=known_at, variant=variant, handoff=handoff)
 
     @srv.tool(annotations=READ_ONLY)
+    def audit_call(
+        case: Annotated[str, Field(description="Case id: audit for this server's subject on this case")],
+        request: Annotated[dict[str, Any], Field(description="A recorded model call: an OpenAI chat request "
+                                                             "({messages: [...]}) or an OTLP/JSON trace with GenAI "
+                                                             "spans")],
+        as_of: Annotated[str | None, Field(description="The time the question is about (valid time), ISO-8601 "
+                                                       "with offset (default: the case's as_of)",
+                                           json_schema_extra={"format": "date-time"})] = None,
+        known_at: Annotated[str | None, Field(description="The time of knowledge: only objects observed by then "
+                                                          "count; ISO-8601 with offset (default: as_of)",
+                                              json_schema_extra={"format": "date-time"})] = None,
+        variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
+    ) -> dict[str, Any]:
+        """Audit a model call ctx did not build: each span matched to stored objects (by content hash,
+        id, text or restated values) and judged for this server's subject (admitted, withheld, injection,
+        invalid_at_as_of, stale, tampered, unknown_origin); the assistant's own text judged against what
+        the call gave it (unsupported). Withheld matches carry only a keyed reference and the gate."""
+        return _ctx(tools.audit_call, case=case, request=request, as_of=as_of, known_at=known_at, variant=variant)
+
+    @srv.tool(annotations=READ_ONLY)
     def handoff(pack_id: Annotated[str, Field(description="A pack id returned by investigate")]) -> dict[str, Any]:
         """A handoff document for another agent: findings bound to evidence ids, open uncertainties, the next
         step, and the subject and purpose it is valid for (another agent's build_context re-gates it)."""

@@ -383,3 +383,13 @@ def list_playbooks(cfg: ServeConfig) -> dict[str, Any]:
                     "evidence_types": [{"type": et.type, "required": et.required, "judgment": et.judgment}
                                        for et in pb.evidence_types]})
     return {"playbooks": out, "unreadable": unreadable}
+
+
+def audit_call(cfg: ServeConfig, *, case: str, request: dict[str, Any], as_of: str | None = None,
+               known_at: str | None = None, variant: str | None = None) -> dict[str, Any]:
+    """``ctx audit-call`` over MCP: a recorded model request (an OpenAI chat request, or OTLP/JSON
+    GenAI spans) judged span by span for this server's fixed subject on ``case``."""
+    from .. import api
+
+    opts = _options(cfg, case, as_of, known_at, variant, None)
+    return api.audit_request(request, api.audit_subject(opts), name="request", db=opts.db)
