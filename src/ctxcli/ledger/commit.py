@@ -3,7 +3,7 @@
 Three files cannot be renamed in one step, so a journal makes them one (as a database's log
 does). Under the ledger lock (``flock`` on ``ledger.lock``):
 
-1. the record (chained after the last one) and its CloudEvents event are written to
+1. the record (chained after the last one, keyed with the store secret: records.py) and its CloudEvents event are written to
    ``ledger.pending/<seq>.json`` with the hash of the run.json about to be written, and synced;
 2. the run folder is written (staged, then renamed into place: write.write_run_folder);
 3. the record is appended to ``ledger.jsonl``, then 4. the event to ``outbox.jsonl``;
@@ -62,7 +62,9 @@ def locked(d: Path) -> Iterator[None]:
 
 
 def cloud_event(rec: dict[str, Any]) -> dict[str, Any]:
-    """A CloudEvents 1.0 event (JSON format) of a ledger record."""
+    """A CloudEvents 1.0 event (JSON format) of a ledger record; its id is the record's hash
+    (hex: the keyed MAC, or the plain SHA-256 of a record written before the chain was keyed),
+    unique per record and stable."""
     return {"specversion": "1.0", "id": rec["hash"].split(":", 1)[-1], "source": "urn:ctx:ledger",
             "type": EVENT_TYPES[rec["command"]], "subject": rec["run_id"], "time": rec["wall_time"],
             "datacontenttype": "application/json", "data": rec}
@@ -145,10 +147,12 @@ def _run_json_hash(folder: Path) -> str | None:
 
 
 def commit(d: Path, rec: dict[str, Any], folder: Path | None, run_json: bytes | None,
-           write: Callable[[], None] | None, *, check: Callable[[list[dict[str, Any]]], Any] = None) -> Any:
-    """Write the run folder (``write()``), its record and its event as one step; returns the
-    chained record, or what ``check(records)`` returns when it returns something (an earlier
-    run that makes this one unnecessary: nothing is written then)."""
+           write: Callable[[], None] | None, *, key: bytes,
+           check: Callable[[list[dict[str, Any]]], Any] = None) -> Any:
+    """Write the run folder (``write()``), its record (chained with the store secret ``key``)
+    and its event as one step; returns the chained record, or what ``check(records)`` returns
+    when it returns something (an earlier run that makes this one unnecessary: nothing is
+    written then)."""
     from ..util.canon import canonical_bytes
 
     with locked(d):
@@ -158,7 +162,7 @@ def commit(d: Path, rec: dict[str, Any], folder: Path | None, run_json: bytes | 
             found = check(records)
             if found is not None:
                 return found
-        full = chain(rec, records[-1] if records else None)
+        full = chain(rec, records[-1] if records else None, key)
         ev = cloud_event(full)
         pend = d / PENDING_DIR
         ensure_dir(pend)
