@@ -207,6 +207,20 @@ def test_a_ledger_written_before_the_chain_was_keyed_verifies_as_not_keyed_then_
     assert r.exit_code == 1 and "ledger.jsonl line 1: record 1 was edited" in r.stdout
 
 
+def test_the_first_run_beside_a_store_folder_not_yet_made_creates_ledger_and_key_together(store, tmp_path):
+    """api.write_outputs without a db keys its record for the default store ($CTX_DB), whose
+    folder may not exist yet: the ledger's folder is made first, then its secret, then the record."""
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="C-102", db=store))
+    fresh = tmp_path / "fresh" / "ctx.duckdb"
+    api.write_outputs(res, tmp_path / "out", db=fresh)
+    recs = _records(fresh)
+    assert [r["chain"] for r in recs] == ["hmac-sha256"] and (fresh.parent / "secret.key").is_file()
+    r = run_cli(["ledger", "verify", "--keyed", "--db", fresh])
+    assert r.exit_code == 0 and "ledger intact: 1 record(s)" in r.stdout
+
+
 def test_verify_detects_an_edited_or_deleted_record(own_store, tmp_path):
     for v in (None, "restricted", None):
         assert _inv(tmp_path / f"r{v}", *(["--variant", v] if v else [])).exit_code == 0

@@ -41,6 +41,21 @@ def _step(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _unwritable(d: Path, e: OSError) -> Exception:
+    from ..errors import OutputError
+
+    return OutputError(f"the run ledger {d / LEDGER_FILE}: cannot write there ({e.strerror or e}); the ledger "
+                       f"lives beside the store")
+
+
+def prepare(d: Path) -> None:
+    """Create the ledger's folder (before its key is read: the store secret lives beside it)."""
+    try:
+        ensure_dir(d)
+    except OSError as e:
+        raise _unwritable(d, e) from None
+
+
 @contextmanager
 def locked(d: Path) -> Iterator[None]:
     """The ledger lock (writers wait for each other: a commit takes milliseconds)."""
@@ -50,10 +65,7 @@ def locked(d: Path) -> Iterator[None]:
         ensure_dir(d)
         fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as e:
-        from ..errors import OutputError
-
-        raise OutputError(f"the run ledger {d / LEDGER_FILE}: cannot write there ({e.strerror or e}); the ledger "
-                          f"lives beside the store") from None
+        raise _unwritable(d, e) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

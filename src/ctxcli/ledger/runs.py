@@ -104,10 +104,11 @@ def record(command: str, pack: dict[str, Any], answer: dict[str, Any] | None, *,
     """Write the run folder (``write``) and append its ledger record and outbox event, all or none.
     Returns the record (with ``"repeated": True`` when ``key`` names this request's earlier run:
     nothing was written then)."""
-    from .commit import commit
+    from .commit import commit, prepare
 
     rh = request_hash(pack["request"])
     check_folder(out, rh, replace=replace)
+    prepare(ledger_dir(db))
     secret = ledger_key(db)
     rec = make_record(command, pack, answer, folder=out, files=files, idempotency_key=key, extra=extra, key=secret)
 
