@@ -52,6 +52,7 @@ AR_DUCK = "tests/test_access_rules.py::test_every_channel_applies_every_access_r
 AR_WIDEN = "tests/test_access_rules.py::test_records_not_valid_at_as_of_do_not_crowd_out_either_on_duckdb"
 AR_PG = "tests/test_postgres.py::test_every_channel_applies_every_access_rule_before_its_limit_on_postgresql"
 PG_TENANT = "tests/test_postgres.py::test_a_second_tenant_never_appears"
+LEDGER_KEYED = "tests/test_ledger.py::test_an_edited_and_rechained_record_is_detected_signed_or_not"
 PG_ERASE = "tests/test_postgres.py::test_erase_apply_purges_every_kept_postgresql_generation_holding_the_object"
 M = "tests/test_hostile_masks.py"
 
@@ -1123,11 +1124,30 @@ MUTANTS: list[Mutant] = [
            '            res.pruned = prune(db_path, keep)["dropped"]', "            res.pruned = []",
            ("tests/test_generations.py::test_load_keeps_the_configured_number",)),
     Mutant("ledger-hash-unchecked", "src/ctxcli/ledger/records.py",
-           'if rec.get("hash") != record_hash(rec):', "if False:",
+           'if rec.get("hash") != record_hash(rec, key_of() if scheme == CHAIN else None):', "if False:",
            ("tests/test_ledger.py::test_verify_detects_an_edited_or_deleted_record",)),
     Mutant("ledger-chain-unchecked", "src/ctxcli/ledger/records.py",
-           'elif seq != want_seq or rec.get("prev") != (prev["hash"] if prev else None):', "elif False:",
+           'if seq != want_seq or rec.get("prev") != (prev["hash"] if prev else None):', "if False:",
            ("tests/test_ledger.py::test_verify_detects_an_edited_or_deleted_record",)),
+    # --- issue 46 item 8: the ledger chain keyed with the store secret --------------------------
+    Mutant("ledger-chain-unkeyed", "src/ctxcli/ledger/records.py",
+           '    if rec.get("chain") == CHAIN:\n        if key is None:', "    if False:\n        if key is None:",
+           (LEDGER_KEYED, "tests/test_ledger.py::test_every_run_appends_one_chained_record_and_event")),
+    Mutant("ledger-downgrade-to-plain-accepted", "src/ctxcli/ledger/records.py",
+           "    if scheme is None and keyed_before:", "    if False:",
+           (LEDGER_KEYED,)),
+    Mutant("ledger-plain-ledger-said-intact", "src/ctxcli/cli/cmd_ledger.py",
+           "            if res.ok and res.unsealed:", "            if False:",
+           (LEDGER_KEYED, "tests/test_ledger.py::test_a_ledger_written_before_the_chain_was_keyed_verifies_as_not_keyed_then_sealed")),
+    Mutant("ledger-other-secret-said-edited", "src/ctxcli/ledger/records.py",
+           "        why = _keyed_problem(rec, seq, key_of)\n        if why is not None:\n            return why\n",
+           "", (LEDGER_KEYED,)),
+    Mutant("ledger-file-digests-plain", "src/ctxcli/ledger/records.py",
+           "return plain if key is None else {n: sealed_hash(h, key=key) for n, h in plain.items()}", "return plain",
+           ("tests/test_ledger.py::test_every_run_appends_one_chained_record_and_event",)),
+    Mutant("ledger-key-before-its-folder", "src/ctxcli/ledger/runs.py",
+           "    prepare(ledger_dir(db))\n", "",
+           ("tests/test_ledger.py::test_the_first_run_beside_a_store_folder_not_yet_made_creates_ledger_and_key_together",)),
     Mutant("outbox-not-cross-checked", "src/ctxcli/ledger/records.py",
            "        if seq not in by_seq:", "        if False:",
            ("tests/test_ledger.py::test_verify_detects_an_edited_or_deleted_record",)),

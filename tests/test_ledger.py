@@ -55,13 +55,20 @@ def test_every_run_appends_one_chained_record_and_event(own_store, tmp_path, mon
     assert a["signer_key_id"].startswith("hk-") and a["folder"] == str(tmp_path / "a")
     import hashlib
 
-    assert a["files"]["answer.json"] == "sha256:" + hashlib.sha256((tmp_path / "a" / "answer.json").read_bytes()).hexdigest()
+    from ctxcli.api import store_key
+    from ctxcli.util.canon import key_id, sealed_hash
+
+    plain = "sha256:" + hashlib.sha256((tmp_path / "a" / "answer.json").read_bytes()).hexdigest()
+    assert a["files"]["answer.json"] == sealed_hash(plain, key=store_key(own_store))     # keyed: no plain digest
+    assert a["chain"] == "hmac-sha256" and a["chain_key"] == key_id(store_key(own_store))
+    assert a["hash"].startswith("hmac-sha256:")
     assert recs[2]["replay_of"] == pack["pack_id"] and recs[2]["replay_status"] == "identical"
     evs = _events(own_store)
     assert [e["type"] for e in evs] == ["dev.ctx.run.investigated", "dev.ctx.run.investigated",
                                         "dev.ctx.run.replayed"]
     assert evs[0]["specversion"] == "1.0" and evs[0]["subject"] == a["run_id"] and evs[0]["data"] == a
     assert evs[0]["id"] == a["hash"].split(":")[1] and evs[0]["datacontenttype"] == "application/json"
+    assert len({e["id"] for e in evs}) == 3
 
     r = run_cli(["runs", "--ledger", "--subject", "intern-07", "--json"])
     assert [x["seq"] for x in json.loads(r.stdout)] == [2]
@@ -69,6 +76,149 @@ def test_every_run_appends_one_chained_record_and_event(own_store, tmp_path, mon
     assert [x["seq"] for x in json.loads(r.stdout)] == [3]
     r = run_cli(["ledger", "verify"])
     assert r.exit_code == 0 and "ledger intact: 3 record(s), 3 outbox event(s)" in r.stdout
+
+
+def _rechain(lines: list[bytes], edit) -> list[bytes]:
+    """The ledger with ``edit`` applied to every record and the whole chain recomputed as an
+    attacker without the store secret can: plain SHA-256 (``chain`` dropped) or keyed with a
+    guessed secret; the outbox is rewritten to match."""
+    import hashlib
+
+    from ctxcli.util.canon import canonical_bytes
+
+    out, prev = [], None
+    for ln in lines:
+        rec = edit(json.loads(ln))
+        rec["prev"] = prev
+        body = {k: v for k, v in rec.items() if k != "hash"}
+        rec["hash"] = "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
+        prev = rec["hash"]
+        out.append(canonical_bytes(rec) + b"\n")
+    return out
+
+
+def _outbox_of(lines: list[bytes]) -> bytes:
+    from ctxcli.ledger.commit import cloud_event
+    from ctxcli.util.canon import canonical_bytes
+
+    return b"".join(canonical_bytes(cloud_event(json.loads(ln))) + b"\n" for ln in lines)
+
+
+def test_an_edited_and_rechained_record_is_detected_signed_or_not(own_store, tmp_path, monkeypatch):
+    """Issue 46 item 8: the chain is keyed with the store secret, so a record edited and
+    re-chained without it — keyed by a guess, or downgraded to plain SHA-256 — is found."""
+    import hmac
+
+    from ctxcli.util.canon import canonical_bytes
+
+    monkeypatch.setenv("CTX_SIGNING_KEY", "k" * 40)
+    assert _inv(tmp_path / "a", "--sign").exit_code == 0
+    assert _inv(tmp_path / "b", "--variant", "restricted").exit_code == 0
+    lp, op = own_store.parent / "ledger.jsonl", own_store.parent / "outbox.jsonl"
+    good, good_ev = lp.read_bytes(), op.read_bytes()
+    lines = good.splitlines(keepends=True)
+
+    def promote(rec):
+        if rec["seq"] == 2:
+            rec["verdict"], rec["clearance"] = "complete", "restricted"
+        return rec
+
+    # keyed again with a guessed secret (the attacker knows the scheme, not the key)
+    out, prev = [], None
+    for ln in lines:
+        rec = promote(json.loads(ln))
+        rec["prev"] = prev
+        body = {k: v for k, v in rec.items() if k != "hash"}
+        mac = hmac.new(b"g" * 32, b"ctx-ledger-record\0" + canonical_bytes(body), "sha256").hexdigest()
+        rec["hash"] = prev = "hmac-sha256:" + mac
+        out.append(canonical_bytes(rec) + b"\n")
+    lp.write_bytes(b"".join(out))
+    op.write_bytes(_outbox_of(out))
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 1 and "ledger.jsonl line 1: record 1 was edited" in r.stdout and "intact" not in r.stdout
+
+    # re-chained with plain SHA-256 under the keyed scheme's own fields
+    forged = _rechain(lines, promote)
+    lp.write_bytes(b"".join(forged))
+    op.write_bytes(_outbox_of(forged))
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 1 and "ledger.jsonl line 1: record 1 was edited" in r.stdout and "intact" not in r.stdout
+
+    # only the edited record and those after it downgraded to plain SHA-256
+    tail = _rechain(lines, lambda rec: {k: v for k, v in promote(rec).items() if k not in ("chain", "chain_key")})
+    first = lines[0]
+    rec2 = json.loads(tail[1])
+    rec2["prev"] = json.loads(first)["hash"]
+    import hashlib
+
+    rec2["hash"] = "sha256:" + hashlib.sha256(canonical_bytes({k: v for k, v in rec2.items() if k != "hash"})).hexdigest()
+    forged = [first, canonical_bytes(rec2) + b"\n"]
+    lp.write_bytes(b"".join(forged))
+    op.write_bytes(_outbox_of(forged))
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 1 and "record 2 is chained with plain SHA-256 after keyed records" in r.stdout
+
+    # the whole ledger downgraded: never "intact"; --keyed refuses it
+    forged = _rechain(lines, lambda rec: {k: v for k, v in promote(rec).items() if k not in ("chain", "chain_key")})
+    lp.write_bytes(b"".join(forged))
+    op.write_bytes(_outbox_of(forged))
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 0 and "intact" not in r.stdout and "NOT keyed" in r.stdout
+    assert run_cli(["ledger", "verify", "--keyed"]).exit_code == 1
+
+    # another store secret: said as such, not as an edit
+    lp.write_bytes(good)
+    op.write_bytes(good_ev)
+    assert run_cli(["ledger", "verify", "--keyed"]).exit_code == 0
+    monkeypatch.setenv("CTX_SECRET", "another-secret-of-this-store")
+    r = run_cli(["ledger", "verify", "--json"])
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and all("keyed with another store secret" in p for p in doc["problems"])
+    assert not any("edited" in p for p in doc["problems"])
+
+
+def test_a_ledger_written_before_the_chain_was_keyed_verifies_as_not_keyed_then_sealed(own_store, tmp_path):
+    """An honest ledger of plain SHA-256 records (written by an older ctx) is no tamper alarm and
+    no "intact": it is named not keyed; the next run's keyed record seals it; an edit to a plain
+    record is still found by its own hash."""
+    for v in (None, "restricted"):
+        assert _inv(tmp_path / f"r{v}", *(["--variant", v] if v else [])).exit_code == 0
+    lp, op = own_store.parent / "ledger.jsonl", own_store.parent / "outbox.jsonl"
+    old = _rechain(lp.read_bytes().splitlines(keepends=True),
+                   lambda rec: {k: v for k, v in rec.items() if k not in ("chain", "chain_key")})
+    lp.write_bytes(b"".join(old))
+    op.write_bytes(_outbox_of(old))
+    r = run_cli(["ledger", "verify", "--json"])
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and doc["ok"] and not doc["keyed"] and doc["unsealed_records"] == [1, 2]
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 0 and "NOT keyed" in r.stdout and "records 1-2 chained with plain SHA-256" in r.stdout
+    assert run_cli(["ledger", "verify", "--keyed"]).exit_code == 1
+
+    assert _inv(tmp_path / "r3", "--variant", "restricted", "--replace").exit_code == 0
+    recs = _records(own_store)
+    assert [r.get("chain") for r in recs] == [None, None, "hmac-sha256"] and recs[2]["prev"] == recs[1]["hash"]
+    r = run_cli(["ledger", "verify", "--keyed"])
+    assert r.exit_code == 0 and "ledger intact: 3 record(s)" in r.stdout and "records 1-2 (plain SHA-256" in r.stdout
+
+    lines = lp.read_bytes().splitlines(keepends=True)
+    lp.write_bytes(lines[0].replace(b'"verdict":"complete"', b'"verdict":"refused"') + lines[1] + lines[2])
+    r = run_cli(["ledger", "verify"])
+    assert r.exit_code == 1 and "ledger.jsonl line 1: record 1 was edited" in r.stdout
+
+
+def test_the_first_run_beside_a_store_folder_not_yet_made_creates_ledger_and_key_together(store, tmp_path):
+    """api.write_outputs without a db keys its record for the default store ($CTX_DB), whose
+    folder may not exist yet: the ledger's folder is made first, then its secret, then the record."""
+    from ctxcli import api
+
+    res = api.investigate(api.InvestigateOptions(case="C-102", db=store))
+    fresh = tmp_path / "fresh" / "ctx.duckdb"
+    api.write_outputs(res, tmp_path / "out", db=fresh)
+    recs = _records(fresh)
+    assert [r["chain"] for r in recs] == ["hmac-sha256"] and (fresh.parent / "secret.key").is_file()
+    r = run_cli(["ledger", "verify", "--keyed", "--db", fresh])
+    assert r.exit_code == 0 and "ledger intact: 1 record(s)" in r.stdout
 
 
 def test_verify_detects_an_edited_or_deleted_record(own_store, tmp_path):

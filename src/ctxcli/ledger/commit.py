@@ -3,7 +3,7 @@
 Three files cannot be renamed in one step, so a journal makes them one (as a database's log
 does). Under the ledger lock (``flock`` on ``ledger.lock``):
 
-1. the record (chained after the last one) and its CloudEvents event are written to
+1. the record (chained after the last one, keyed with the store secret: records.py) and its CloudEvents event are written to
    ``ledger.pending/<seq>.json`` with the hash of the run.json about to be written, and synced;
 2. the run folder is written (staged, then renamed into place: write.write_run_folder);
 3. the record is appended to ``ledger.jsonl``, then 4. the event to ``outbox.jsonl``;
@@ -41,6 +41,21 @@ def _step(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _unwritable(d: Path, e: OSError) -> Exception:
+    from ..errors import OutputError
+
+    return OutputError(f"the run ledger {d / LEDGER_FILE}: cannot write there ({e.strerror or e}); the ledger "
+                       f"lives beside the store")
+
+
+def prepare(d: Path) -> None:
+    """Create the ledger's folder (before its key is read: the store secret lives beside it)."""
+    try:
+        ensure_dir(d)
+    except OSError as e:
+        raise _unwritable(d, e) from None
+
+
 @contextmanager
 def locked(d: Path) -> Iterator[None]:
     """The ledger lock (writers wait for each other: a commit takes milliseconds)."""
@@ -50,10 +65,7 @@ def locked(d: Path) -> Iterator[None]:
         ensure_dir(d)
         fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as e:
-        from ..errors import OutputError
-
-        raise OutputError(f"the run ledger {d / LEDGER_FILE}: cannot write there ({e.strerror or e}); the ledger "
-                          f"lives beside the store") from None
+        raise _unwritable(d, e) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -62,7 +74,9 @@ def locked(d: Path) -> Iterator[None]:
 
 
 def cloud_event(rec: dict[str, Any]) -> dict[str, Any]:
-    """A CloudEvents 1.0 event (JSON format) of a ledger record."""
+    """A CloudEvents 1.0 event (JSON format) of a ledger record; its id is the record's hash
+    (hex: the keyed MAC, or the plain SHA-256 of a record written before the chain was keyed),
+    unique per record and stable."""
     return {"specversion": "1.0", "id": rec["hash"].split(":", 1)[-1], "source": "urn:ctx:ledger",
             "type": EVENT_TYPES[rec["command"]], "subject": rec["run_id"], "time": rec["wall_time"],
             "datacontenttype": "application/json", "data": rec}
@@ -145,10 +159,12 @@ def _run_json_hash(folder: Path) -> str | None:
 
 
 def commit(d: Path, rec: dict[str, Any], folder: Path | None, run_json: bytes | None,
-           write: Callable[[], None] | None, *, check: Callable[[list[dict[str, Any]]], Any] = None) -> Any:
-    """Write the run folder (``write()``), its record and its event as one step; returns the
-    chained record, or what ``check(records)`` returns when it returns something (an earlier
-    run that makes this one unnecessary: nothing is written then)."""
+           write: Callable[[], None] | None, *, key: bytes,
+           check: Callable[[list[dict[str, Any]]], Any] = None) -> Any:
+    """Write the run folder (``write()``), its record (chained with the store secret ``key``)
+    and its event as one step; returns the chained record, or what ``check(records)`` returns
+    when it returns something (an earlier run that makes this one unnecessary: nothing is
+    written then)."""
     from ..util.canon import canonical_bytes
 
     with locked(d):
@@ -158,7 +174,7 @@ def commit(d: Path, rec: dict[str, Any], folder: Path | None, run_json: bytes | 
             found = check(records)
             if found is not None:
                 return found
-        full = chain(rec, records[-1] if records else None)
+        full = chain(rec, records[-1] if records else None, key)
         ev = cloud_event(full)
         pend = d / PENDING_DIR
         ensure_dir(pend)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..engine.trace import request_hash
 from ..errors import UsageError
-from .records import ledger_dir, make_record
+from .records import ledger_dir, ledger_key, make_record
 
 MAX_KEY = 200
 
@@ -104,11 +104,13 @@ def record(command: str, pack: dict[str, Any], answer: dict[str, Any] | None, *,
     """Write the run folder (``write``) and append its ledger record and outbox event, all or none.
     Returns the record (with ``"repeated": True`` when ``key`` names this request's earlier run:
     nothing was written then)."""
-    from .commit import commit
+    from .commit import commit, prepare
 
     rh = request_hash(pack["request"])
     check_folder(out, rh, replace=replace)
-    rec = make_record(command, pack, answer, folder=out, files=files, idempotency_key=key, extra=extra)
+    prepare(ledger_dir(db))
+    secret = ledger_key(db)
+    rec = make_record(command, pack, answer, folder=out, files=files, idempotency_key=key, extra=extra, key=secret)
 
     def earlier(records: list[dict[str, Any]]) -> dict[str, Any] | None:
         if key is None:
@@ -120,7 +122,7 @@ def record(command: str, pack: dict[str, Any], answer: dict[str, Any] | None, *,
             raise _conflict(key, prior["request_hash"], rh)
         return {**prior, "repeated": True}      # another process ran it meanwhile
 
-    return commit(ledger_dir(db), rec, out, files.get("run.json"), write, check=earlier)
+    return commit(ledger_dir(db), rec, out, files.get("run.json"), write, key=secret, check=earlier)
 
 
 FILTERS = ("case_id", "subject", "command", "verdict", "pack_id", "run_id", "idempotency_key")
@@ -139,13 +141,18 @@ def ledger_runs(db=None, **filters: str | None) -> list[dict[str, Any]]:
 
 
 def verify_ledger(db=None):
-    """Finish what a killed commit left, then check the chain (records.verify)."""
+    """Finish what a killed commit left, then check the chain (records.verify) with the store
+    secret (read only when a keyed record needs it)."""
     from .commit import locked, recover
     from .records import verify
 
     d = ledger_dir(db)
+
+    def key_of() -> bytes | None:
+        return ledger_key(db, create=False)
+
     if not d.is_dir():
-        return verify(d)
+        return verify(d, key_of)
     with locked(d):
         recover(d)
-        return verify(d)
+        return verify(d, key_of)
