@@ -481,3 +481,103 @@ def test_times_of_day_are_compared_within_twelve_hours_and_one_offset(text, hold
     assert c[3] is holds, c
     codes = [v["code"] for v in check_comparisons(text)]
     assert codes == {True: [], False: ["wrong_comparison"], None: ["undecided"]}[holds]
+
+
+# ------------------------------------------------------------------------------ the hand-written corpus's lessons
+_AMOUNT = {"evidence_id": "ev-a", "trust_level": "authoritative", "facts": {"claim_amount": 128000, "currency": "CNY"},
+           "text": "Risk signal CLAIM_AMOUNT: claim amount 128000 CNY."}
+_TENURE = {"evidence_id": "ev-t", "trust_level": "authoritative", "facts": {"policy_tenure_days": 12},
+           "text": "Policy tenure at the loss date: 12 days."}
+_RELEASE = {"evidence_id": "ev-r", "trust_level": "authoritative",
+            "facts": {"change_id": "release-2026.07.23.1", "completed_at": "2026-07-23T09:54:00+08:00"},
+            "text": "Release release-2026.07.23.1 completed at 2026-07-23 09:54:00+08:00."}
+_FIRST = {"evidence_id": "ev-f", "trust_level": "operational",
+          "facts": {"error_code": "PAY-4097", "first_error_at": "2026-07-23T10:02:00+08:00"},
+          "text": "First PAY-4097 error at 10:02:00 (+08:00)."}
+_RULESET = {"evidence_id": "ev-s", "trust_level": "authoritative",
+            "facts": {"rule_set": "motor-claim-standard", "version": "2026.1"},
+            "text": "Rule set motor-claim-standard, version 2026.1."}
+_PUSH = {"evidence_id": "ev-p", "trust_level": "authoritative", "facts": {"completed_at": "2026-08-11T14:00:00+08:00"},
+         "text": "Config push CFG-0811-07 completed at 14:00; the first GW-502 error followed at 14:02."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a currency the evidence does not state (beside a number); a dollar that is no amount
+    ("The claim amount is 128,000 USD.", [_AMOUNT], ["unsupported_value"]),
+    ("索赔金额为12.8万美元。", [_AMOUNT], ["unsupported_value"]),
+    ("The claim amount is 128,000 CNY.", [_AMOUNT], []),
+    ("The claim amount is 128000 (CNY), whatever the dollar does.", [_AMOUNT], []),
+    # values as people write them
+    ("The claim amount is 128.000 CNY.", [_AMOUNT], []),
+    ("The claim amount is 128.001 CNY.", [_AMOUNT], ["unsupported_value"]),
+    ("The first error came at 10:02 on 23/07/2026.", [_FIRST], []),
+    ("The first error came at 10:02 on 07/23/2026.", [_FIRST], []),
+    ("The first error came at 10:02 on 06/07/2026.", [_FIRST], ["unsupported_value"]),   # which day is it?
+    ("The release completed at 9:54 am.", [_RELEASE], []),
+    ("The release completed at 9:54 pm.", [_RELEASE], ["unsupported_value"]),
+    ("The PAY-4097s began at 10:02.", [_FIRST], []),
+    # a number bound to a field named without its unit
+    ("The policy tenure is 12 days.", [_TENURE], []),
+    ("The policy tenure is 20 days.", [_TENURE], ["unsupported_value"]),
+    # a value written in the words the evidence uses for another value
+    ("The first error occurred at 09:54.", [_RELEASE, _FIRST], ["misbound_value"]),
+    ("The release completed at 09:54, before the first error at 10:02.", [_RELEASE, _FIRST], []),
+    ("PAY-4097 first appeared at 10:02:00 +08:00.", [_FIRST], []),
+    # comparisons of like with like
+    ("The push completed at 14:00, after the first 502 error at 14:02.", [_PUSH], ["wrong_comparison"]),
+    ("The push completed at 14:00, before the first 502 error at 14:02.", [_PUSH], []),
+    ("Pool usage hit 50/50 at 10:02.", [_FIRST | {"facts": {"pool_active": 50, "pool_max": 50}}], []),
+    # a name like the one the evidence holds, however it is bound
+    ("Rule set motor-claim-express (2026.1) governs the claim.", [_RULESET], ["misbound_entity"]),
+    ("Rule set motor-claim-standard (2026.1) governs the claim.", [_RULESET], []),
+    ("A rear-end collision falls under rule set motor-claim-standard.", [_RULESET], []),
+])
+def test_values_units_and_names_are_checked_as_people_write_them(text, items, codes):
+    from ctxcli.answer.validate import check_cited
+
+    got = [v["code"] for v in check_cited(text, "fact", items) if v.get("severity") != "warning"]
+    assert got == codes, check_cited(text, "fact", items)
+
+
+@pytest.mark.parametrize("text, holds", [
+    ("Claims of 100000 CNY or more on policies within 30 days go to a reviewer.", None),   # money vs days
+    ("Claims at or above 100,000 CNY, policies within 30 days.", None),                    # carried: the same
+    ("The tenure of 12 days is within 30 days.", True),
+    ("The tenure of 40 days is within 30 days.", False),
+    ("The 10:02 error predates the 09:54 release.", False),
+    ("El importe, 128000 CNY, está por debajo del umbral de 100000 CNY.", False),
+    ("A apólice tem 12 dias, mais do que o prazo de 30 dias.", False),
+    ("請求額128000元は審査基準の100000元を下回っています。", False),
+])
+def test_comparison_words_and_units(text, holds):
+    from ctxcli.answer.claims import comparisons
+
+    got = comparisons(text)
+    assert (got[0][3] if got else None) is holds, got
+
+
+@pytest.mark.parametrize("text, causal", [
+    ("It was the release that broke payments at 10:02.", True),
+    ("El agotamiento del pool se produjo debido al release.", True),
+    ("Customers could not complete payment at 14:05.", False),
+])
+def test_causal_words_and_could_not(text, causal):
+    from ctxcli.answer.claims import _HEDGE, is_causal
+
+    assert is_causal(text) is causal
+    assert not _HEDGE.search("Customers could not complete payment.")
+    assert _HEDGE.search("The push could have caused it.")
+
+
+def test_a_currency_and_a_field_named_without_its_unit():
+    from ctxcli.answer.validate import check_cited
+
+    usd = {"evidence_id": "ev-u", "trust_level": "authoritative", "facts": {"claim_amount": 12000},
+           "text": "Claim amount 12000 USD."}
+    assert check_cited("索赔金额为12000美元。", "fact", [usd]) == []          # 美元 is USD, not CNY too
+    two = {"evidence_id": "ev-2", "trust_level": "authoritative",
+           "facts": {"policy_tenure_days": 12, "review_window_days": 20},
+           "text": "Tenure 12, window 20."}
+    (v,) = check_cited("The policy tenure is 20 days.", "fact", [two])
+    assert (v["code"], v["value"], v["field"]) == ("misbound_value", "20", "policy tenure")
+    assert check_cited("The policy tenure is 12 days.", "fact", [two]) == []

@@ -26,7 +26,8 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("higher than", ">"), ("lower than", "<"), ("above", ">"), ("below", "<"), ("under", "<"),
            ("over", ">"), ("exceeds", ">"), ("exceeded", ">"), ("exceed", ">"), ("within", "<="),
            ("outside", ">"), ("before", "<"), ("after", ">"), ("earlier than", "<"), ("later than", ">"),
-           ("equal to", "=="), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
+           ("predates", "<"), ("predated", "<"), ("precedes", "<"), ("preceded", "<"), ("prior to", "<"),
+           ("postdates", ">"), ("equal to", "=="), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
     "zh": [("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
            ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
            ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"),
@@ -35,7 +36,8 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("superan", ">"), ("por debajo de", "<"), ("por encima de", ">"), ("dentro de", "<="),
            ("fuera de", ">"), ("al menos", ">="), ("como máximo", "<="), ("no más de", "<="), ("más de", ">"),
            ("menos de", "<"), ("antes de", "<"), ("después de", ">"), ("igual o superior a", ">="),
-           ("igual o mayor que", ">=")],
+           ("igual o mayor que", ">="), ("por debajo del", "<"), ("por encima del", ">"), ("más que", ">"),
+           ("menos que", "<"), ("antes del", "<"), ("después del", ">")],
     "de": [("mindestens", ">="), ("höchstens", "<="), ("nicht mehr als", "<="), ("nicht weniger als", ">="),
            ("mehr als", ">"), ("weniger als", "<"), ("größer als", ">"), ("kleiner als", "<"),
            ("höher als", ">"), ("niedriger als", "<"), ("über", ">"), ("unter", "<"), ("oberhalb", ">"),
@@ -61,14 +63,15 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("inferior a", "<"), ("superior ao", ">"), ("inferior ao", "<"), ("superior à", ">"),
            ("inferior à", "<"), ("acima de", ">"), ("abaixo de", "<"), ("excede", ">"), ("ultrapassa", ">"),
            ("dentro do", "<="), ("dentro da", "<="), ("fora do", ">"), ("fora da", ">"), ("antes de", "<"),
-           ("antes do", "<"), ("depois de", ">"), ("depois do", ">"), ("igual a", "==")],
+           ("antes do", "<"), ("depois de", ">"), ("depois do", ">"), ("igual a", "=="),
+           ("mais do que", ">"), ("menos do que", "<"), ("mais que", ">"), ("menos que", "<")],
     "ru": [("не менее", ">="), ("не более", "<="), ("не больше", "<="), ("не меньше", ">="), ("как минимум", ">="),
            ("как максимум", "<="), ("больше", ">"), ("меньше", "<"), ("более", ">"), ("менее", "<"),
            ("выше", ">"), ("ниже", "<"), ("превышает", ">"), ("превысил", ">"), ("превысила", ">"),
            ("в пределах", "<="), ("вне", ">"), ("за пределами", ">"), ("после", ">"),
            ("раньше", "<"), ("позже", ">"), ("равно", "==")],
     "ja": [("未満", "<"), ("以下", "<="), ("以上", ">="), ("以内", "<="), ("を超える", ">"), ("を超えた", ">"),
-           ("を超えている", ">"), ("を上回る", ">"), ("を上回った", ">"), ("を下回る", "<"), ("を下回った", "<"),
+           ("を超えている", ">"), ("を上回", ">"), ("を下回", "<"),
            ("より大きい", ">"), ("より小さい", "<"), ("より多い", ">"), ("より少ない", "<"), ("より高い", ">"),
            ("より低い", "<"), ("より前", "<"), ("より後", ">"), ("超え", ">")],
     "ko": [("미만", "<"), ("이하", "<="), ("이상", ">="), ("이내", "<="), ("초과", ">"), ("보다 크", ">"),
@@ -96,9 +99,9 @@ NEGATION_AFTER = r"^[^\s,，。、]{0,4}\s?(?:ではない|ではありません
 
 CAUSAL: dict[str, tuple[str, str]] = {
     "en": (WORD, r"caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|results in|"
-                 r"responsible for|triggered|drove"),
+                 r"responsible for|triggered|drove|broke"),
     "zh": ("", r"导致|因为|由于|造成|引起|根因"),
-    "es": (WORD, r"causó|causaron|causa|debido a|porque|provocó|originó"),
+    "es": (WORD, r"causó|causaron|causa|debido al?|porque|provocó|originó|a causa del?"),
     "de": (WORD, r"verursachte|verursacht|verursachten|weil|wegen|aufgrund|führte zu|führten zu|Ursache|"
                  r"ausgelöst"),
     "fr": (WORD, r"a causé|ont causé|causé|causée|parce que|à cause de|en raison de|a entraîné|a provoqué|"
@@ -125,7 +128,7 @@ NOT_CAUSAL: dict[str, str] = {
     "ko": r"원인이 아[니닙님]|원인은 아[니닙님]|초래하지 않|야기하지 않",
 }
 HEDGES: dict[str, tuple[str, str]] = {
-    "en": (WORD, r"may|might|could|possibly|perhaps|suspected|likely|probably|unconfirmed|not confirmed|"
+    "en": (WORD, r"may|might|could(?!\s+not\b|n't)|possibly|perhaps|suspected|likely|probably|unconfirmed|not confirmed|"
                  r"hypothesis|correlation only"),
     "zh": ("", r"可能|疑似|也许|或许|推测|未证实|未经证实"),
     "es": (WORD, r"posiblemente|quizás?|tal vez|puede que|sospech\w*|probablemente|podría"),

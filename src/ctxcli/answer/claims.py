@@ -53,7 +53,14 @@ def _viol(code: str, message: str, **extra: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- comparisons
 _CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?P<off>[+-]\d{2}:?\d{2}|[zZ])?")
 # "10:02:00 (+08:00)", "10:02 UTC+8": the zone said once beside a time of day (its digits are no time)
-_ZONE_NOTE = re.compile(r"\(\s*(?:UTC|GMT)?\s*[+\-\u2212]\d{1,2}(?::?\d{2})?\s*\)|\b(?:UTC|GMT)\s*[+\-\u2212]\d{1,2}(?::?\d{2})?\b")
+_ZONE_NOTE = re.compile(r"\(\s*(?:UTC|GMT)?\s*[+\-\u2212]\d{1,2}(?::?\d{2})?\s*\)|\b(?:UTC|GMT)\s*[+\-\u2212]\d{1,2}(?::?\d{2})?\b|"
+                        r"(?<=\d:\d\d)(?::\d\d)?\s+[+\-\u2212]\d{2}:?\d{2}\b")
+
+
+def strip_zone_notes(text: str) -> str:
+    """``text`` without the zone said beside a time ("10:02:00 (+08:00)", "10:02 +08:00", "UTC+8"):
+    its digits are no value of their own."""
+    return _ZONE_NOTE.sub(" ", text)
 
 
 def _operand(tok: str) -> tuple[str, Any] | None:
@@ -71,6 +78,29 @@ def _operand(tok: str) -> tuple[str, Any] | None:
         h, mi, sec, off = int(m["h"]), int(m["m"]), int(m["s"] or 0), (m["off"] or "").upper()
         return ("clock" + off, h * 3600 + mi * 60 + sec) if h < 24 and mi < 60 and sec < 60 else None
     return None
+
+
+_UNIT_CLASSES = {
+    "money": "cny usd eur vnd rmb yuan 元 美元 欧元 dollar dollars euro euros",
+    "days": "day days días dias 天 日 tag tage tagen jour jours dia",
+    "percent": "% percent pct",
+    "minutes": "minute minutes min mins minutos minuten 分钟",
+    "hours": "hour hours h hrs horas stunden 小时",
+    "seconds": "second seconds s sec secs segundos sekunden 秒",
+}
+_UNIT_OF = {w: c for c, ws in _UNIT_CLASSES.items() for w in ws.split()}
+_SUFFIX = re.compile(r"(%|-days?|-días|-dias|天|日|cny|usd|eur|元)$", re.I)
+
+
+def _unit(segment: str, end: int, tok: str) -> str | None:
+    """The kind of quantity an operand states (money, days, percent, minutes …): its suffix
+    (``30-day``, ``15%``), else the word right after it (``100000 CNY``, ``30 days``); None when
+    neither says."""
+    m = _SUFFIX.search(tok)
+    if m:
+        return _UNIT_OF.get(m.group(1).lower().lstrip("-"))
+    nxt = re.match(r"\s*(%|[^\W\d_]+)", segment[end:])
+    return _UNIT_OF.get(nxt.group(1).lower()) if nxt else None
 
 
 def _operands(segment: str) -> list[tuple[int, int, str, tuple[str, Any]]]:
@@ -118,7 +148,13 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
                 right, left = [left[-1]], [left[-2]]
             if not left or not right:
                 continue
-            (_, le, lt, a), (_, _, rt, b) = left[-1], right[0]
+            if left[-1][3][0] != right[0][3][0]:     # "at 14:00, after the first 502 at 14:02": like with like
+                right = [r for r in right if r[3][0] == left[-1][3][0]][:1] or right
+            (_, le, lt, a), (_, re_, rt, b) = left[-1], right[0]
+            ul = _unit(parts[n - 2] if left is carried else clause[lo:s], le, lt)
+            ur = _unit(clause[e:hi], re_, rt)
+            if ul and ur and ul != ur:
+                continue        # "claims of 100000 CNY or more on policies within 30 days": not one quantity
             before = _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s])
             after = clause[s:e] in _POSTFIX and _NEG_AFTER.match(clause[e:hi])    # "…以内ではない", "…미만이 아니다"
             if before or after:
@@ -223,6 +259,36 @@ def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any
                 continue
             out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
                              f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))
+    return out + _lookalike_names(text, items, {v["value"].lower() for v in out})
+
+
+_NAME = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+(?![\w\-])")
+_ENTITY_FIELDS = tuple(dict.fromkeys(f for _, fields in _BINDERS for f in fields))
+
+
+def _lookalike_names(text: str, items: list[dict[str, Any]], done: set[str]) -> list[dict[str, Any]]:
+    """A hyphenated name in the claim that no cited item holds, sharing a part with the name a cited
+    item holds in an entity field (``payments-platform`` for the owner ``payments-core``,
+    ``motor-claim-express`` for the rule set ``motor-claim-standard``), however the claim binds
+    it: the wrong entity."""
+    held = [(f, str(v)) for i in items for f, v in (i.get("facts") or {}).items()
+            if f in _ENTITY_FIELDS and isinstance(v, str) and "-" in v]
+    if not held:
+        return []
+    cited = " ".join([str(i.get("text") or "") for i in items]
+                     + [str(v) for i in items for v in (i.get("facts") or {}).values()]).lower()
+    out = []
+    for m in _NAME.finditer(text):
+        name = m.group().lower()
+        if name in done or name in cited:
+            continue
+        parts = {p for p in name.split("-") if len(p) >= 3}
+        for f, v in held:
+            if parts & {p for p in v.lower().split("-") if len(p) >= 3}:
+                out.append(_viol("misbound_entity", f"{m.group()!r} is not the {f} of the evidence the claim cites "
+                                 f"({v})", value=m.group(), field=f))
+                done.add(name)
+                break
     return out
 
 

@@ -15,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from .claims import check_claim
+from .validate import check_cited
 
 
 def evaluate(corpus: Path) -> dict[str, dict[str, list[int]]]:
@@ -25,7 +25,7 @@ def evaluate(corpus: Path) -> dict[str, dict[str, list[int]]]:
     out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for line in corpus.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
-        vs = check_claim(r["text"], r["status"], [items[c] for c in r["cites"]], twins=twins)
+        vs = check_cited(r["text"], r["status"], [items[c] for c in r["cites"]], twins=twins, req_texts=[r["case"]])
         rejected = any(v.get("severity") != "warning" for v in vs)
         kind = r["kind"] if r["label"] == "wrong" else "right"
         cell = out[r["split"]][kind]

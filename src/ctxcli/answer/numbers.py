@@ -169,13 +169,38 @@ def _cn_date(m: re.Match) -> str:
     return m.group() if out is None else out
 
 
+# 23/07/2026 (day first) or 07/23/2026 (month first): only when the day tells which (over 12)
+_SLASH_DATE = re.compile(r"(?<![\w/.-])(?P<a>[0-9]{1,2})[/.](?P<b>[0-9]{1,2})[/.](?P<year>[12][0-9]{3})(?![\w/-])")
+# 9:54 pm, 9:54 p.m.: a 12-hour time as the 24-hour one
+_AMPM = re.compile(r"(?<![\w:])(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})\s*(?P<ap>[ap])\.?\s?m\b\.?", re.I)
+
+
+def _slash_date(m: re.Match) -> str:
+    a, b = int(m["a"]), int(m["b"])
+    day, month = (a, b) if a > 12 >= b else (b, a) if b > 12 >= a else (None, None)
+    iso = _iso(int(m["year"]), month, day) if day is not None else None
+    return iso or m.group()
+
+
+def _ampm(m: re.Match) -> str:
+    h = int(m["h"])
+    if not 1 <= h <= 12:
+        return m.group()
+    h = h % 12 + (12 if m["ap"].lower() == "p" else 0)
+    return f"{h:02d}:{m['m']}"
+
+
 def dates(text: str) -> str:
-    """Dates written in words (English, Spanish, Chinese) as ISO dates (see the module docstring)."""
+    """Dates written in words (English, Spanish, Chinese) as ISO dates (see the module docstring);
+    also 23/07/2026 and 07/23/2026 where the day tells the order, and 9:54 pm as 21:54."""
     if "年" in text:
         text = _CN_DATE.sub(_cn_date, text)
     if re.search(r"[0-9]{4}", text):
         for rx in _EN_DATES:
             text = rx.sub(_en_date, text)
+        text = _SLASH_DATE.sub(_slash_date, text)
+    if ":" in text:
+        text = _AMPM.sub(_ampm, text)
     return text
 
 

@@ -101,10 +101,21 @@ def haystack(texts: list[str]) -> set[str]:
     return out
 
 
+def dotted_thousands(tok: str) -> str | None:
+    """``100.000`` (thousands grouped with dots, as in Spanish or German) as ``100000``; else None."""
+    return tok.replace(".", "") if re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{3})+", tok) else None
+
+
 def value_supported(tok: str, hay: set[str]) -> bool:
     n = norm(tok)
     if n in hay:
         return True
+    if re.search(r"[0-9]s$", n):                # "the 502s", "the PAY-4097s": the value, in the plural
+        return n[:-1] in hay
+    if dotted_thousands(tok) in hay:            # "100.000 CNY": the thousands grouped with dots
+        return True
+    if re.fullmatch(r"[0-9.]+/[0-9.]+", n):     # "50/50": each side (not a date: 23/07/2026)
+        return all(norm(p) in hay for p in n.split("/"))
     if n.startswith("-"):          # a signed number holds only as itself
         return False
     # a compound value inside a longer one: "12:00" in "2026-07-23T12:00:00+08:00", "2026-07" in a date
@@ -408,6 +419,49 @@ def _named_omissions(text: str, i: int | None, named: dict[str, dict[str, Any]],
             for oid in hits if not re.search(rf"(?<![\w.#-]){re.escape(oid)}(?![\w#-]|\.\w)", cited_text)]
 
 
+# a currency written beside a number (before or after it): its ISO code
+_CURRENCY_WORDS = {
+    "USD": r"usd|us\$|\$|dollars?|dólares?|dollars? américains|us-dollar|美元|ドル|달러|доллар\w*",
+    "EUR": r"eur|€|euros?|欧元|ユーロ|유로|евро",
+    "CNY": r"cny|rmb|yuan|renminbi|人民币|元|円人民元",
+    "VND": r"vnd|₫|đồng|dong",
+    "JPY": r"jpy|¥|yen|円|日元|엔",
+    "GBP": r"gbp|£|pounds?( sterling)?|英镑",
+}
+_CUR_RX = [(code, re.compile(rf"(?<![A-Za-z])(?:{w})(?![A-Za-z])", re.I)) for code, w in _CURRENCY_WORDS.items()]
+
+
+def currencies(text: str) -> set[str]:
+    """The currencies ``text`` states an amount in: a currency word or sign right before or after a
+    number (``128,000 CNY``, ``US$128,000``, ``12.8万元``); 美元 is USD (its 元 is beside no number)."""
+    out = set()
+    t = numbers.normalise(text)
+    for code, rx in _CUR_RX:
+        for m in rx.finditer(t):
+            before, after = t[max(0, m.start() - 3):m.start()], t[m.end():m.end() + 3]
+            if re.search(r"[0-9万千亿][\s(]{0,2}$", before) or re.match(r"\s{0,2}[0-9]", after):
+                out.add(code)
+    return out
+
+
+def check_cited(text: str, status: str, items: list[dict[str, Any]], *, twins: list[dict[str, Any]] = (),
+                rules: dict[str, str] | None = None, req_texts: list[str] = ()) -> list[dict[str, Any]]:
+    """Every violation (and warning, ``severity: warning``) of one claim ``text`` with ``status``
+    citing ``items`` (evidence items with ``evidence_id``) — the checks :func:`validate` makes of
+    a claim's cited evidence: its values (``unsupported_value``, ``misbound_value``), the trust a
+    fact needs, and the claim checker (comparisons, status, entities, hedges, rules). ``twins``:
+    the deterministic answer's claims (their ``facts`` are derived values too); ``req_texts``: the
+    request's own values (its case id). The claims
+    corpus (``python -m ctxcli.answer.claims_eval``) is scored with this."""
+    by_id = {it["evidence_id"]: it for it in items}
+    good = list(by_id)
+    derived = [(set(c.get("evidence") or []), c.get("facts") or {}) for c in twins if isinstance(c, dict)]
+    out = _check_values(text, good, by_id, derived, list(req_texts), None)
+    if status == "fact" and good and not any(it.get("trust_level") in FACT_GRADE for it in items):
+        out.append(_viol("fact_without_trusted_source", "a fact rests only on untrusted evidence"))
+    return out + claim_checker.check_claim(text, status, items, twins=twins, rules=rules)
+
+
 def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[str],
                   i: int | None) -> list[dict[str, Any]]:
     """unsupported_value and misbound_value violations of one text against the evidence ``good``."""
@@ -429,19 +483,101 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
     unsupported = list(dict.fromkeys(v for v in vals if not value_supported(v, hay)))
     for v in unsupported:
         out.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
+    held = currencies(" ".join(texts))
+    for code in sorted(currencies(text) - held) if held else ():
+        out.append(_viol("unsupported_value", f"an amount in {code}: the evidence the claim cites states "
+                         f"{', '.join(sorted(held))}", i, value=code))
     for v, field, want in _bound_values(text, _fields(good, by_id, derived)):
         if v in unsupported or _matches(v, want):
             continue
         shown = ", ".join(sorted(want))[:120]
         out.append(_viol("misbound_value", f"{v!r} is not the {' '.join(field)} of the evidence the claim cites "
                          f"({shown})", i, value=v, field=" ".join(field)))
+    flagged = {v["value"] for v in out}
+    for v, other in _misplaced(text, [by_id[cid] for cid in good]):
+        if v not in flagged:
+            out.append(_viol("misbound_value", f"{v!r} is said of what the evidence says of {other!r}", i,
+                             value=v, field="context"))
+            flagged.add(v)
     return out
+
+
+# ---------------------------------------------------------------------------------- context binding
+CONTEXT_WINDOW = 6      # words before a value (in its clause) that say what it is
+MIN_CONTEXT = 2         # words a claim must share with another value's context to be bound to it
+_CTX_BREAK = re.compile(r"[,;()\[\]]|[.:]\s|\s(?:and|while|but|whereas)\s", re.I)
+_CTX_STOP = frozenset("the and was were is are has had have for with from that this which its their then than "
+                      "after before at on in of to by".split())
+
+
+def _stem(w: str) -> str:
+    return w[:5]
+
+
+def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str]]]:
+    """(value, the stems of the words before it in its clause — since the value before it, unless
+    not ``since_value``: "timeout lowered from 60 seconds to 5 seconds" says of 5 what it says of 60)
+    for every value of ``text``."""
+    prepped = _prep(_EV_ID.sub(" ", claim_checker.strip_zone_notes(text)))
+    out = []
+    for clause in _CTX_BREAK.split(prepped):
+        words: list[str] = []
+        for m in _TOKEN.finditer(clause):
+            tok = m.group()
+            if any(ch.isdigit() for ch in tok):
+                out.append((_clock(norm(tok)), {_stem(w) for w in words[-CONTEXT_WINDOW:]}))
+                if since_value:
+                    words = []
+            else:
+                words += [w for w in re.split(r"[_\-]+", tok.lower())
+                          if len(w) >= 3 and w.isalpha() and w not in _CTX_STOP]
+    return out
+
+
+def _misplaced(text: str, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(value, other value) where the claim writes ``value`` in words that the cited evidence uses
+    only for ``other`` — none of them for ``value`` itself: "The first error occurred at 09:54"
+    citing a release completed at 09:54 and a first error at 10:02. Evidence words are those before
+    each value in the items' texts, and each fact's name (``first_error_at``: first, error)."""
+    where: dict[str, set[str]] = {}
+    for it in items:
+        for v, ctx in _contexts(str(it.get("text") or ""), since_value=False):
+            where.setdefault(v, set()).update(ctx)
+        for k, val in (it.get("facts") or {}).items():
+            names = {_stem(w) for w in re.split(r"[_\s]+", str(k).lower()) if len(w) >= 3 and w not in _CTX_STOP}
+            for s_ in _flatten(val):
+                for tok in [s_, *values_in(s_)]:
+                    where.setdefault(_clock(norm(tok)), set()).update(names)
+    out = []
+    for v, ctx in _contexts(text):
+        if v not in where or not ctx or ctx & where[v] or _kind(v) == "id":
+            continue
+        best = max(((len(ctx & c), u) for u, c in where.items() if u != v and _kind(u) == _kind(v)), default=(0, ""))
+        if best[0] >= MIN_CONTEXT:
+            out.append((v, best[1]))
+    return out
+
+
+_CLOCK_IN = re.compile(r"(?:^|t)([0-9]{1,2}):([0-9]{2})(?::[0-9]{2}(?:\.[0-9]+)?)?(?:z|[+-][0-9]{2}:?[0-9]{2})?$")
+
+
+def _clock(v: str) -> str:
+    """A time of day, alone or in a timestamp, as HH:MM (09:54 = 09:54:00+08:00 = 2026-07-23t09:54:00+08:00)."""
+    m = _CLOCK_IN.search(v)
+    return f"{int(m.group(1)):02d}:{m.group(2)}" if m and (":" in v) else v
+
+
+def _kind(v: str) -> str:
+    return "time" if re.fullmatch(r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?", v) else \
+        "date" if re.match(r"[12][0-9]{3}-[0-9]{2}", v) else "number" if _NUM.match(v) else "id"
 
 
 # ---------------------------------------------------------------------------------- binding
 _CLAUSE = re.compile(r"[,;()\[\]]|\.\s")
 BIND_WINDOW = 6     # tokens after a field's name within which its value is looked for
 _ATTRS = ("valid_from", "valid_to", "observed_at", "source_version")
+_UNIT_WORDS = frozenset({"days", "day", "hours", "minutes", "seconds", "s", "ms", "pct", "percent", "cny", "usd",
+                         "eur", "count", "total"})
 
 
 def _field_values(value: Any) -> set[str]:
@@ -462,8 +598,11 @@ def _fields(good: list[str], by_id, derived) -> dict[tuple[str, ...], set[str]]:
     def add(name: str, value: Any) -> None:
         words = tuple(w for w in re.split(r"[_\s]+", str(name).lower()) if w)
         vals = _field_values(value)
-        if len(words) >= 2 and any(any(ch.isdigit() for ch in v) for v in vals):
-            out.setdefault(words, set()).update(vals)
+        if any(any(ch.isdigit() for ch in v) for v in vals):
+            # "policy_tenure_days" is also written "policy tenure" (the unit after the value)
+            for ws in {words, words[:-1] if words and words[-1] in _UNIT_WORDS else words}:
+                if len(ws) >= 2:
+                    out.setdefault(ws, set()).update(vals)
 
     gs = set(good)
     for cid in good:
@@ -521,7 +660,7 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
 
 def _matches(v: str, want: set[str]) -> bool:
     n = norm(v)
-    if n in want:
+    if n in want or dotted_thousands(v) in want:
         return True
     # a date or time that is part of the field's value: "valid from 2026-01-01" of 2026-01-01T00:00:00+08:00
     return len(n) >= 4 and bool(_PARTS.search(n)) and not n.startswith("-") and any(n in h for h in want

@@ -153,8 +153,11 @@ def times():
                 for a, b in ((v, w), (w, v)):
                     text = frame.format(s=subj[fi], v=a, op=word, b=bnd[fi], w=b)
                     ok = holds(op, a, b)
+                    # read the other way round each time is bound to the other event: wrong even when
+                    # the order it states between the two times holds
+                    kind = None if ok and a == v else "wrong_comparison" if not ok else "misbound_value"
                     yield dict(case=case, text=text, status="fact", cites=items, lang=lang,
-                               label="right" if ok else "wrong", kind=None if ok else "wrong_comparison")
+                               label="right" if kind is None else "wrong", kind=kind)
 
 
 RESTATED = [
