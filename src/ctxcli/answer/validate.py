@@ -506,8 +506,7 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
 CONTEXT_WINDOW = 6      # words before a value (in its clause) that say what it is
 MIN_CONTEXT = 2         # words a claim must share with another value's context to be bound to it
 _CTX_BREAK = re.compile(r"[,;()\[\]]|[.:]\s|\s(?:and|while|but|whereas)\s", re.I)
-_CTX_STOP = frozenset("the and was were is are has had have for with from that this which its their then than "
-                      "after before at on in of to by".split())
+_CTX_STOP = frozenset(["the", "and", "was", "were", "is", "are", "has", "had", "have", "for", "with", "from", "that", "this", "which", "its", "their", "then", "than", "after", "before", "at", "on", "in", "of", "to", "by"])
 
 
 def _stem(w: str) -> str:
