@@ -1806,6 +1806,14 @@ MUTANTS: list[Mutant] = [
            '*([]',
            ("tests/test_tool_shape.py::test_investigate_records_the_raw_check_omission_and_renders_unverified_facts",)),
 
+    Mutant("i45-unverified-tool-facts-make-facts", "src/ctxcli/answer/validate.py",
+           'trust = "unverified" if t.get("unverified_facts") else t.get("trust_level")', 'trust = t.get("trust_level")',
+           ("tests/test_tool_shape.py::test_a_tool_result_with_unverified_facts_makes_no_fact_claim",)),
+    Mutant("i45-mcp-shape-unverified-label", "src/ctxcli/serve/agent_tools.py",
+           'shaped = {"facts": facts, "limitations": lims, "verified": True}',
+           'shaped = {"facts": facts, "limitations": lims}',
+           ("tests/test_tool_shape.py::test_add_tool_result_over_mcp_shapes_raw_rows_with_the_registry",)),
+
     Mutant("i45-memory-message-after-as-of-kept", "src/ctxcli/agents/memory.py",
            "                if m.at is not None and m.at > cutoff:", "                if False:",
            ("tests/test_memory.py::test_a_message_written_after_as_of_is_excluded_not_yet_written",)),

@@ -339,3 +339,54 @@ def test_a_raw_path_outside_the_allowed_folders_is_still_refused(store, tmp_path
     f.write_text(f.read_text().replace("../raw.json", "raw.json"))
     r = run_cli(["investigate", "INC-2026-0723", "--tool-result", f, "--out", tmp_path / "o"])
     assert r.exit_code == 2 and "raw.sha256: the raw result raw.json does not have the sha256" in r.output, r.output
+
+
+def test_add_tool_result_over_mcp_shapes_raw_rows_with_the_registry(store, tmp_path):
+    import shutil
+
+    from mcp import StdioServerParameters
+
+    from .test_serve import _call, _env, _structured
+
+    proj = tmp_path / "proj"
+    for name in ("manifests", "sources", "examples"):
+        shutil.copytree(REPO / name, proj / name, symlinks=True)
+    shutil.copy(RETAIL / "tools.yaml", proj / "manifests" / "tools.yaml")
+    runs = tmp_path / "runs"
+    env = {**_env(store), "CTX_ROOT": str(proj)}
+    server = StdioServerParameters(command=__import__("sys").executable, env=env, cwd=str(proj),
+                                   args=["-m", "ctxcli.cli.main", "serve", "--runs", str(runs)])
+    base = {"case": "INC-2026-0723", "tool": "sales.query", "observed_at": OBS, "raw": SALES.read_text()}
+    shaped, wrong, unknown = _call(server, [
+        ("tool", "add_tool_result", base),
+        ("tool", "add_tool_result", {**base, "version": "1.0",
+                                     "shaped": {"facts": {"profit.pct_change[month=2026-08 vs 2026-07]": -5}}}),
+        ("tool", "add_tool_result", {**base, "tool": "payroll.export"})])
+    shaped, wrong = _structured(shaped), _structured(wrong)
+    assert shaped["status"] == "admitted" and shaped["trust"] == "authoritative"
+    assert shaped["raw"]["rows"] == 5000 and shaped["shaped"]["verified"] is True
+    assert shaped["shaped"]["facts"]["revenue.pct_change[month=2026-08 vs 2026-07]"] == 15
+    assert shaped["shaped"]["limitations"][0] == "cost breakdown not available"
+    assert (wrong["status"], wrong["gate"], wrong["reason"]) == ("excluded", "raw_check", "fact_disagrees_with_raw")
+    assert unknown.is_error and "declare a shape for 'payroll.export'" in unknown.content[0].text
+    (inv,) = _call(server, [("tool", "investigate", {"case": "INC-2026-0723", "tool_results": [shaped["result_id"]],
+                                                     "include_messages": True})])
+    res = _structured(inv)
+    (item,) = res["tool_results"]
+    pack = json.loads((runs / res["pack_id"] / "pack.json").read_text())
+    (packed,) = pack["tool_results"]
+    assert packed["unverified_facts"] == [] and len(packed["verified_facts"]) == 16
+    assert "cost breakdown not available" in res["messages"][1]["content"]
+    assert "S-202607-00001" not in json.dumps(res)          # never a raw row
+
+
+def test_a_tool_result_with_unverified_facts_makes_no_fact_claim(project_copy, tmp_path):
+    from .test_claims import _check, _with_tool, claim
+
+    pack, ans, tr, vocab = _with_tool(tmp_path, "tools:\n  - {name: metrics.query, authoritative: true}\n")
+    said = "212 requests were waiting for a connection, and the pool maximum is 50."
+    tr["verified_facts"], tr["unverified_facts"] = ["waiting_at_1002"], []
+    assert _check(pack, ans, vocab, claim(said, "fact", tr["result_id"])) == []
+    tr["unverified_facts"] = ["pool_max"]
+    assert _check(pack, ans, vocab, claim(said, "fact", tr["result_id"])) == [("fact_without_trusted_source", 0)]
+    assert _check(pack, ans, vocab, claim(said, "inference", tr["result_id"])) == []

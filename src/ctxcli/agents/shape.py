@@ -73,10 +73,29 @@ def _limitations(spec: ShapeSpec, out) -> list[str]:
     return lims
 
 
+def sniff(path: Path) -> str | None:
+    """The format of a raw file without a telling suffix (stored content-addressed by ``ctx
+    serve``): a JSON array, JSON lines, Parquet, or CSV (a first line with a comma)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.lstrip()
+    if text.startswith(b"["):
+        return "json"
+    if text.startswith(b"{"):
+        return "jsonl"
+    first = text.split(b"\n", 1)[0]
+    return "csv" if b"," in first else None
+
+
 def _raw_format(path: Path, spec: ShapeSpec, *, display: str) -> str:
     from ..store.shape import format_of
 
-    fmt = format_of(path, spec.format)
+    fmt = format_of(path, spec.format) or sniff(path)
     if fmt is None:
         raise InputError(f"cannot tell the raw result's format from {path.name!r}: declare shape.format "
                          "(json, jsonl, csv or parquet)", file=display, field="shape.format")
@@ -166,7 +185,7 @@ def check_facts(tr, spec: ShapeSpec | None) -> FactCheck:
         return FactCheck(checked=False, unverified=names)
     from ..store.shape import format_of, open_raw
 
-    fmt = format_of(path, spec.format)
+    fmt = format_of(path, spec.format) or sniff(path)
     if fmt is None:
         return FactCheck(checked=False, unverified=names)
     res = FactCheck(checked=True)
