@@ -1814,6 +1814,10 @@ MUTANTS: list[Mutant] = [
            'shaped = {"facts": facts, "limitations": lims}',
            ("tests/test_tool_shape.py::test_add_tool_result_over_mcp_shapes_raw_rows_with_the_registry",)),
 
+    Mutant("i45-raw-check-reads-a-changed-file", "src/ctxcli/agents/shape.py",
+           "    if not _same_bytes(path, tr.raw.sha256):", "    if False:",
+           ("tests/test_tool_shape.py::test_a_raw_file_changed_after_it_was_read_checks_nothing",)),
+
     Mutant("i45-memory-message-after-as-of-kept", "src/ctxcli/agents/memory.py",
            "                if m.at is not None and m.at > cutoff:", "                if False:",
            ("tests/test_memory.py::test_a_message_written_after_as_of_is_excluded_not_yet_written",)),

@@ -286,12 +286,27 @@ def test_a_hand_written_fact_is_verified_present_or_unverified(tmp_path):
     assert item["verified_facts"] == ["total[store=S1]", "total[store=S2]", "store", "month"]
 
 
+def test_a_raw_file_changed_after_it_was_read_checks_nothing(tmp_path):
+    from ctxcli.agents.registry import read_registry
+    from ctxcli.agents.shape import check_facts
+    from ctxcli.agents.tool_results import read_tool_result
+
+    raw = _rows(tmp_path, ROWS)
+    tr = read_tool_result(_hand_written(tmp_path, {"total[store=S1]": 65}))
+    spec = read_registry(_registry(tmp_path, SHAPE)).get("t.q").shape
+    assert check_facts(tr, spec).verified == ["total[store=S1]"]
+    raw.write_text(json.dumps(ROWS[:1]))
+    fc = check_facts(tr, spec)
+    assert (fc.checked, fc.verified, fc.unverified, fc.mismatch) == (False, [], ["total[store=S1]"], None)
+
+
 def test_agreement_is_at_the_precision_a_fact_is_written_with():
     from ctxcli.agents.shape import agrees
 
     assert agrees(15, 15.04) and agrees(15.0, 15.04) and agrees(15.04, 15.04) and agrees(1150, 1150.4)
     assert not agrees(16, 15.04) and not agrees(15.1, 15.04) and not agrees(1000.0, 1007)
     assert agrees("S1", "S1") and not agrees("S1", "S2")
+    assert not agrees(True, 1) and not agrees(1, True) and agrees(False, False)
 
 
 def test_without_a_declaration_a_fact_labelled_verified_stays_unverified(tmp_path):

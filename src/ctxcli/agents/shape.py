@@ -166,11 +166,24 @@ def _num(v: Any) -> bool:
 def agrees(given: Any, expected: Any) -> bool:
     """A fact agrees with the computed value: equal, or a number equal to it at the precision
     it is written with (15 for 15.04; never 16)."""
+    if isinstance(given, bool) or isinstance(expected, bool):
+        return type(given) is type(expected) and given == expected      # true is not 1
     if _num(given) and _num(expected):
         g, e = Decimal(str(given)), Decimal(str(expected))
         places = max(0, -g.as_tuple().exponent) if isinstance(given, float) else 0
         return abs(g - e) <= Decimal(5) / (Decimal(10) ** (places + 1)) or g == e
     return given == expected
+
+
+def _same_bytes(path: Path, sha256: str) -> bool:
+    """The raw file is still a regular file (no link) holding the bytes the result records."""
+    from ..util.safeio import NotReadable, read_regular
+    from .tool_results import MAX_RAW_FILE_BYTES
+
+    try:
+        return hashlib.sha256(read_regular(path, MAX_RAW_FILE_BYTES, follow=False)).hexdigest() == sha256
+    except NotReadable:
+        return False
 
 
 def check_facts(tr, spec: ShapeSpec | None) -> FactCheck:
@@ -185,6 +198,8 @@ def check_facts(tr, spec: ShapeSpec | None) -> FactCheck:
         return FactCheck(checked=False, unverified=names)
     from ..store.shape import format_of, open_raw
 
+    if not _same_bytes(path, tr.raw.sha256):      # changed (or replaced) since the result was read
+        return FactCheck(checked=False, unverified=names)
     fmt = format_of(path, spec.format) or sniff(path)
     if fmt is None:
         return FactCheck(checked=False, unverified=names)

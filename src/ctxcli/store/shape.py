@@ -75,7 +75,7 @@ class RawTable:
         import duckdb
 
         self.display = display
-        real = str(path.resolve())
+        real = str(path.parent.resolve() / path.name)       # the file as named (a final link is the caller's check)
         con = duckdb.connect(":memory:")
         try:
             con.execute("SET threads=1")            # sums of doubles in one order: the same bytes every run
