@@ -1818,6 +1818,10 @@ MUTANTS: list[Mutant] = [
            "    if not _same_bytes(path, tr.raw.sha256):", "    if False:",
            ("tests/test_tool_shape.py::test_a_raw_file_changed_after_it_was_read_checks_nothing",)),
 
+    Mutant("i45-check-registry-unvalidated", "src/ctxcli/check.py",
+           "        return kind, [p] if p else []", "        return kind, []",
+           ("tests/test_tool_shape.py::test_ctx_check_validates_a_tool_registry_and_its_shapes",)),
+
     Mutant("i45-memory-message-after-as-of-kept", "src/ctxcli/agents/memory.py",
            "                if m.at is not None and m.at > cutoff:", "                if False:",
            ("tests/test_memory.py::test_a_message_written_after_as_of_is_excluded_not_yet_written",)),

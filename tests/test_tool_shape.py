@@ -405,3 +405,11 @@ def test_a_tool_result_with_unverified_facts_makes_no_fact_claim(project_copy, t
     tr["unverified_facts"] = ["pool_max"]
     assert _check(pack, ans, vocab, claim(said, "fact", tr["result_id"])) == [("fact_without_trusted_source", 0)]
     assert _check(pack, ans, vocab, claim(said, "inference", tr["result_id"])) == []
+
+
+def test_ctx_check_validates_a_tool_registry_and_its_shapes(tmp_path):
+    r = run_cli(["check", RETAIL / "tools.yaml"])
+    assert r.exit_code == 0, r.output
+    reg = _registry(tmp_path, "aggregates: [{name: v, op: median, field: amount}]")
+    r = run_cli(["check", reg])
+    assert r.exit_code == 1 and f"{reg}:5:30: " in r.output and "tools.0.shape.aggregates.0.op" in r.output, r.output

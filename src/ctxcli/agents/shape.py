@@ -41,7 +41,7 @@ def _key(name: str, label: str, *, display: str) -> str:
 
 
 def facts_of(spec: ShapeSpec, out, *, display: str) -> dict[str, Any]:
-    """The facts of a shape's rows (``store.shape.Shaped``), in a stable order."""
+    """The facts of a shape's rows (``store.shape.ShapeRows``), in a stable order."""
     facts: dict[str, Any] = {}
     if not spec.aggregates:
         for i, f in enumerate(spec.fields):

@@ -58,7 +58,7 @@ def _value(v: Any) -> Any:
 
 
 @dataclass
-class Shaped:
+class ShapeRows:
     """What a shape returned: rows of (group values…, aggregate values…) or projected rows."""
 
     raw_rows: int
@@ -128,12 +128,12 @@ class RawTable:
                 params.append(f.equals)
         return (" WHERE " + " AND ".join(parts)) if parts else "", params
 
-    def shape(self, spec: ShapeSpec, *, limit: int | None) -> Shaped:
+    def shape(self, spec: ShapeSpec, *, limit: int | None) -> ShapeRows:
         """The declared shape over the raw rows: per group (in group order) the aggregates, or
         the projected rows (in the order of the projection's values); at most ``limit``."""
         where, params = self._where(spec)
         kept = self._run(f"SELECT count(*) FROM raw{where}", params, "shape.filters")[0][0]
-        out = Shaped(raw_rows=self.rows, kept_rows=kept)
+        out = ShapeRows(raw_rows=self.rows, kept_rows=kept)
         lim = f" LIMIT {int(limit)}" if limit is not None else ""
         if not spec.aggregates:
             cols = [self._need(f, f"shape.fields[{i}]") for i, f in enumerate(spec.fields)]
