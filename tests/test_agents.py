@@ -218,7 +218,7 @@ def test_pack_tools_lists_only_registered_tools_the_subject_may_use(project_copy
     assert json.loads((tmp_path / "o" / "pack.json").read_text())["tools"] == ["claims.lookup"]
     (project_copy / "manifests" / "tools.yaml").write_text("tools:\n  - {name: claims.lookup, colour: red}\n")
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "o2"])
-    assert r.exit_code == 2 and "manifests/tools.yaml: tools.0.colour: unknown field" in r.output
+    assert r.exit_code == 2 and "manifests/tools.yaml:2:27: tools.0.colour: unknown field" in r.output
 
 
 def test_retrieved_text_tool_output_and_memory_never_land_in_instruction_sections(store, tmp_path):

@@ -172,7 +172,7 @@ def test_check_unusable_input_exits_2(project_copy, tmp_path):
     other = tmp_path / "other.yaml"
     other.write_text("hello: world\n", encoding="utf-8")
     r = run_cli(["check", other])
-    assert _err(r).startswith(f"ctx: error: {other}: not a source manifest, playbook or case file")
+    assert _err(r).startswith(f"ctx: error: {other}: not a source manifest, playbook, case file or tool registry")
 
 
 def test_check_reports_schema_errors_as_problems(project_copy):

@@ -21,6 +21,8 @@ ELSEWHERE = {
     "store init": "a PostgreSQL server (tests/test_postgres.py)",
     "audit-call": "the incident example's recorded agent request (tests/test_audit_call.py)",
     "receive-handoff": "a handoff of the incident example's run (tests/test_handoff.py)",
+    "tool-result": "the agent example's retail rows (tests/test_tool_shape.py)",
+    "tool-result shape": "the agent example's retail rows (tests/test_tool_shape.py)",
 }
 # Exit codes the examples are documented to give on this project (1: the check found a difference;
 # forget: no record of that id in a fresh project).

@@ -370,6 +370,21 @@ def gate_tool_results(opts: InvestigateOptions):
         con.close()
 
 
+def shape_tool_result(raw: Path, *, tool: str, tenant_id: str, observed_at: str, registry: Path | None = None,
+                      out_dir: Path | None = None, version: str | None = None, call_id: str | None = None,
+                      arguments: dict[str, Any] | None = None, max_age: str | None = None,
+                      scopes: list[str] | None = None, purposes: list[str] | None = None) -> dict[str, Any]:
+    """``ctx tool-result shape``: a tool-result document whose facts ctx computed from ``raw`` as
+    the tool registry (``registry``, default the project's ``manifests/tools.yaml``) declares for
+    ``tool``; ``raw.path`` is relative to ``out_dir`` (where the document goes)."""
+    from .agents.registry import read_registry
+    from .agents.shape import shape_tool_result as shape
+
+    return shape(raw, tool=tool, registry=read_registry(registry), tenant_id=tenant_id, observed_at=observed_at,
+                 version=version, out_dir=out_dir, call_id=call_id, arguments=arguments, max_age=max_age,
+                 scopes=scopes, purposes=purposes)
+
+
 def audit_call(path: Path, *, case: str | None = None, variant: str | None = None, tenant: str | None = None,
                subject_id: str | None = None, scopes: list[str] | None = None, clearance: str | None = None,
                purpose: str | None = None, as_of=None, known_at=None, db: Path | None = None) -> dict[str, Any]:

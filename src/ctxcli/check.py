@@ -324,7 +324,8 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
 def _kind(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
-    for key, kind in (("source_id", "manifest"), ("playbook_id", "playbook"), ("case_id", "case")):
+    for key, kind in (("source_id", "manifest"), ("playbook_id", "playbook"), ("case_id", "case"),
+                      ("tools", "tool-registry")):
         if key in data:
             return kind
     return None
@@ -355,8 +356,13 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
         return "unknown", [Problem(e.file or disp, e.line, e.column, e.detail)]
     kind = _kind(marks.data)
     if kind is None:
-        raise UsageError(f"{disp}: not a source manifest, playbook or case file "
-                         "(no source_id, playbook_id or case_id)")
+        raise UsageError(f"{disp}: not a source manifest, playbook, case file or tool registry "
+                         "(no source_id, playbook_id, case_id or tools)")
+    if kind == "tool-registry":       # manifests/tools.yaml: the tools and their shape declarations
+        from .agents.registry import Registry
+
+        _, p = _schema(Registry, marks, disp)
+        return kind, [p] if p else []
     if kind == "manifest":
         m, p = _schema(SourceManifest, marks, disp)
         return kind, [p] if p else manifest_problems(m, marks, disp, vocab)
@@ -399,6 +405,9 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
                              root / "examples" / "cases") if p.is_dir()]
         if not paths:
             raise UsageError(f"nothing to check under {root} (no manifests/ or examples/cases/)")
+        registry = (manifests_dir or root / "manifests") / "tools.yaml"
+        if registry.is_file():
+            paths.append(registry)
     files: list[Path] = []
     for p in paths:
         if p.is_dir():

@@ -5,6 +5,8 @@
         authoritative: true        # its results are packed with trust authoritative
         scopes: [service:read]     # scopes a subject needs to use it (all of them)
         purposes: [PURPOSE]        # purposes it serves (empty: any)
+        version: "2.1"             # the version `ctx tool-result shape` records (optional)
+        shape: {…}                 # how ctx shapes its raw result (optional; models/tool_shape.py)
 
 A tool not in the registry is unregistered: its results are ``untrusted`` and it is never
 listed in ``pack.tools``. No registry file: no tool is registered.
@@ -14,9 +16,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from typing_extensions import Annotated
 
 from ..models.manifest import Ident, Scope
+from ..models.tool_shape import ShapeSpec
 
 REGISTRY_FILE = "tools.yaml"
 
@@ -28,6 +34,9 @@ class ToolSpec(BaseModel):
     authoritative: bool = False
     scopes: list[Scope] = Field(default_factory=list)
     purposes: list[Ident] = Field(default_factory=list)
+    version: Optional[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = None
+    shape: Optional[ShapeSpec] = Field(None, description="how ctx shapes the tool's raw result "
+                                       "(ctx tool-result shape; the raw-vs-shaped check)")
 
     def usable_by(self, scopes: list[str], purpose: str) -> bool:
         return set(self.scopes) <= set(scopes) and (not self.purposes or purpose in self.purposes)
@@ -59,16 +68,16 @@ def read_registry(path: Path | None = None) -> Registry:
     """The registry at ``path`` (default: the project's); an empty one when there is no file.
     A malformed file is an InputError naming the file and field."""
     from ..util.pyd import input_error
-    from ..util.yamlio import read_yaml
+    from ..util.yamlio import read_yaml_marked
 
     p = path or registry_path()
     if not p.is_file():
         return Registry()
-    data = read_yaml(p, display=_display(p))
+    marks = read_yaml_marked(p, display=_display(p))
     try:
-        reg = Registry.model_validate(data if data is not None else {})
+        reg = Registry.model_validate(marks.data if marks.data is not None else {})
     except ValidationError as e:
-        raise input_error(e, file=_display(p)) from None
+        raise input_error(e, file=_display(p), marks=marks) from None
     names = [t.name for t in reg.tools]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:

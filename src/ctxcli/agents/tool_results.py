@@ -7,7 +7,7 @@ rendered to the model; the raw rows never are.
 
 Every tool result is gated like evidence, in this order:
 
-    tenant → scope → purpose → knowledge_time → freshness → injection → duplicate → budget
+    tenant → scope → purpose → knowledge_time → freshness → injection → raw_check → duplicate → budget
 
 The first three withhold (the omission is an opaque keyed reference and what it needs, never
 the tool, its arguments or a digest of its content); the others exclude with a reason. What
@@ -21,15 +21,17 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints,
+                      ValidationError, field_validator, model_serializer)
 from typing_extensions import Annotated
 
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
 
-TOOL_GATE_ORDER = ["tenant", "scope", "classification", "purpose", "knowledge_time", "freshness", "injection", "duplicate", "budget"]
+TOOL_GATE_ORDER = ["tenant", "scope", "classification", "purpose", "knowledge_time", "freshness", "injection",
+                   "raw_check", "duplicate", "budget"]
 WITHHOLDING = ("tenant", "scope", "classification", "purpose")
 MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it names has no limit: only hashed)
 
@@ -53,12 +55,27 @@ class Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _drop_unset(handler, value, names: tuple[str, ...]) -> dict[str, Any]:
+    """The dump without the optional fields added later when unset: a result without them keeps
+    its id (``tr-``: the hash of its dump) and its pack bytes."""
+    d = handler(value)
+    for n in names:
+        if d.get(n) is None:
+            d.pop(n, None)
+    return d
+
+
 class RawRef(Closed):
     """Where the raw result lies and what it is: never rendered, kept retrievable."""
 
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     size: int = Field(ge=0)
     location: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    rows: Optional[int] = Field(None, ge=0, description="rows of the raw result (set by ctx tool-result shape)")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_unset(handler, self, ("rows",))
 
 
 class Shaped(Closed):
@@ -67,6 +84,12 @@ class Shaped(Closed):
     facts: dict[Short, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
     limitations: list[Text] = Field(default_factory=list)
     record_ids: list[Short] = Field(default_factory=list)
+    verified: Optional[bool] = Field(None, description="true: ctx computed the facts from raw (ctx tool-result "
+                                     "shape); judged again at gate time, never taken on the caller's word")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_unset(handler, self, ("verified",))
 
 
 class ToolResult(Closed):
@@ -83,6 +106,7 @@ class ToolResult(Closed):
     max_age: MaxAge | None = Field(None, description="'15m', '24h', '30d' or seconds; older at as_of: stale")
     raw: RawRef
     shaped: Shaped
+    _raw_path: Optional[Path] = PrivateAttr(None)     # the raw file on this host, when ctx may read it
 
     @field_validator("arguments")
     @classmethod
@@ -102,7 +126,7 @@ class ToolResult(Closed):
 MAX_RAW_FILE_BYTES = 64 << 20
 
 
-def _raw_file(given: str, base: Path | None, *, file: str) -> bytes:
+def _raw_file(given: str, base: Path | None, *, file: str) -> tuple[bytes, Path]:
     """The bytes of ``raw.path``: a regular file (no FIFO, device, folder or final symbolic
     link; at most ``MAX_RAW_FILE_BYTES``, read in chunks) inside the tool-result file's folder
     or the project — never any other file of the host."""
@@ -118,7 +142,7 @@ def _raw_file(given: str, base: Path | None, *, file: str) -> bytes:
         raise InputError(f"the raw result {given} is outside the tool result's folder and the project",
                          file=file, field="raw.path")
     try:
-        return read_regular(real, MAX_RAW_FILE_BYTES, follow=False)
+        return read_regular(real, MAX_RAW_FILE_BYTES, follow=False), real
     except NotReadable as e:
         raise InputError(f"cannot read the raw result {given}: {e}", file=file, field="raw.path") from None
 
@@ -130,14 +154,23 @@ def parse_tool_result(data: Any, *, file: str, base: Path | None = None) -> Tool
     from ..errors import InputError
     from ..util.pyd import input_error
 
-    if isinstance(data, dict) and isinstance(data.get("raw"), dict) and set(data["raw"]) == {"path"}:
+    real = None
+    if isinstance(data, dict) and isinstance(data.get("raw"), dict) and "path" in data["raw"] \
+            and set(data["raw"]) <= {"path", "sha256", "rows"}:
         given = data["raw"]["path"]
         if not isinstance(given, str) or not given:
             raise InputError("raw.path must be a file path", file=file, field="raw.path")
-        blob = _raw_file(given, base, file=file)
-        data = {**data, "raw": {"sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "location": given}}
+        blob, real = _raw_file(given, base, file=file)
+        sha = hashlib.sha256(blob).hexdigest()
+        if data["raw"].get("sha256", sha) != sha:
+            raise InputError(f"the raw result {given} does not have the sha256 recorded for it (changed since it "
+                             "was shaped?)", file=file, field="raw.sha256")
+        data = {**data, "raw": {"sha256": sha, "size": len(blob), "location": given,
+                                **({"rows": data["raw"]["rows"]} if "rows" in data["raw"] else {})}}
     try:
-        return ToolResult.model_validate(data)
+        tr = ToolResult.model_validate(data)
+        tr._raw_path = real
+        return tr
     except ValidationError as e:
         raise input_error(e, file=file) from None
     except ValueError as e:     # canonical_bytes of an argument that is not JSON
@@ -311,18 +344,29 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
             fld, pattern, label = hit
             exclude(tr, "injection", "instruction_like_text", {"field": fld, "pattern": pattern, "matched": label})
             continue
+        spec = registry.get(tr.tool)
+        fc = None
+        if (spec is not None and spec.shape is not None) or tr.shaped.verified:
+            from .shape import check_facts
+
+            fc = check_facts(tr, spec.shape if spec is not None else None)
+            if fc.mismatch is not None:
+                exclude(tr, "raw_check", "fact_disagrees_with_raw", fc.mismatch)
+                continue
         rid = tr.result_id()
         if rid in seen:
             exclude(tr, "duplicate", "same_result_as_admitted", {"duplicate_of": seen[rid]})
             continue
         seen[rid] = rid
-        spec = registry.get(tr.tool)
         item = {"result_id": rid, "tool": tr.tool, "version": tr.version, "call_id": tr.call_id,
                 "arguments": tr.arguments, "trust_level": "authoritative" if spec and spec.authoritative
                 else "untrusted", "observed_at": _iso(tr.observed_at, tz),
                 "max_age": None if age is None else str(tr.max_age), "raw": tr.raw.model_dump(mode="json"),
                 "facts": tr.shaped.facts, "limitations": list(tr.shaped.limitations),
                 "record_ids": list(tr.shaped.record_ids), "tokens": 0}
+        if fc is not None:      # the raw-vs-shaped check ran (or was asked for): which facts it vouches for
+            item["verified_facts"] = fc.verified
+            item["unverified_facts"] = fc.unverified
         item["tokens"] = count(tool_result_block(item))
         passed.append((tr, item))
     if passed:

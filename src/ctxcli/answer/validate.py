@@ -157,8 +157,10 @@ def _flatten(v: Any) -> list[str]:
 def tool_item(t: dict[str, Any]) -> dict[str, Any]:
     """A packed tool result as a claim may cite it (``tr-…``): for the values of its shaped facts
     only (not its arguments, never its raw rows), at its trust level (an ``untrusted`` result alone
-    does not make a fact)."""
-    return {"evidence_id": t["result_id"], "facts": t.get("facts") or {}, "trust_level": t.get("trust_level"),
+    does not make a fact; nor does one with ``unverified_facts``)."""
+    # a fact the raw-vs-shaped check could not vouch for is the caller's word: the result makes no fact
+    trust = "unverified" if t.get("unverified_facts") else t.get("trust_level")
+    return {"evidence_id": t["result_id"], "facts": t.get("facts") or {}, "trust_level": trust,
             "observed_at": t.get("observed_at"), "object_type": "tool_result", "title": t.get("tool")}
 
 

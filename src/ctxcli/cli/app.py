@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "cmd_store",
     "cmd_audit",
     "cmd_handoff",
+    "cmd_tool_result",
     "cmd_memory",
     "cmd_ledger",
     "cmd_erase",

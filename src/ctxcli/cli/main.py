@@ -22,7 +22,8 @@ COMMANDS = {
     "diff": "cmd_postmortem", "render": "cmd_render", "eval": "cmd_eval", "ask": "cmd_ask",
     "validate-answer": "cmd_ask", "serve": "cmd_serve", "scan": "cmd_scan", "report": "cmd_report",
     "check": "cmd_check", "schema": "cmd_schema", "store": "cmd_store", "audit-call": "cmd_audit",
-    "handoff": "cmd_handoff", "receive-handoff": "cmd_handoff", "remember": "cmd_memory", "forget": "cmd_memory", "ledger": "cmd_ledger",
+    "handoff": "cmd_handoff", "receive-handoff": "cmd_handoff", "tool-result": "cmd_tool_result",
+    "remember": "cmd_memory", "forget": "cmd_memory", "ledger": "cmd_ledger",
     "erase": "cmd_erase",
 }
 

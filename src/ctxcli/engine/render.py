@@ -131,9 +131,15 @@ def tool_result_block(item: dict[str, Any]) -> str:
         f"tool: {_one_line(item['tool'])} | version: {_one_line(item['version'])} | trust: {item['trust_level']}",
         f"call: {_one_line(item['call_id'] or 'none')} | arguments: {_one_line(args)}",
         f"observed: {item['observed_at']} | max_age: {item['max_age'] or 'not set'}",
-        f"raw: sha256:{raw['sha256']} | {raw['size']} bytes | at {_one_line(raw['location'])} (not shown)",
+        f"raw: sha256:{raw['sha256']} | {raw['size']} bytes"
+        + (f" | {raw['rows']} rows" if raw.get("rows") is not None else "")
+        + f" | at {_one_line(raw['location'])} (not shown)",
         f"records: {_one_line(', '.join(item['record_ids'])) or 'none'}",
         f"facts: {_one_line(facts)}",
+        *([f"checked against raw: {_one_line(', '.join(item['verified_facts'])) or 'none'}"]
+          if "verified_facts" in item else []),
+        *([f"unverified (not checked against raw): {_one_line(', '.join(item['unverified_facts']))}"]
+          if item.get("unverified_facts") else []),
         "limitations:" if item["limitations"] else "limitations: none stated",
         *(f"- {_one_line(x)}" for x in item["limitations"]),
         f"<<<END {rid} {n}>>>",

@@ -7,7 +7,7 @@ open objects."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -252,6 +252,7 @@ class ToolRaw(Closed):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     size: int
     location: str
+    rows: Optional[int] = Field(None, description="rows of the raw result (when ctx shaped it)")
 
 
 class ToolResultItem(Closed):
@@ -271,6 +272,10 @@ class ToolResultItem(Closed):
     limitations: list[str]
     record_ids: list[str]
     tokens: int
+    verified_facts: Optional[list[str]] = Field(None, description="facts the raw-vs-shaped check found in raw or "
+                                                "equal to the declared aggregate (only when it ran)")
+    unverified_facts: Optional[list[str]] = Field(None, description="facts ctx could not check against raw: the "
+                                                  "caller's word (only when the check ran)")
 
 
 class WithheldToolOmission(Closed):
@@ -286,7 +291,7 @@ class WithheldToolOmission(Closed):
 class VisibleToolOmission(Closed):
     ref: str = Field(pattern=r"^tr-[0-9a-f]{12}$")
     withheld: Literal[False]
-    gate: Literal["knowledge_time", "freshness", "injection", "duplicate", "budget"]
+    gate: Literal["knowledge_time", "freshness", "injection", "raw_check", "duplicate", "budget"]
     reason: str
     detail: JSON
     tool: str

@@ -58,16 +58,21 @@ def load_results(cfg: ServeConfig, ids: list[str]) -> list[Any]:
         tr = parse_tool_result(loads_strict(f.read_bytes()), file=f"tool result {rid}")
         if tr.result_id() != rid:
             raise UsageError(f"tool result {rid} does not match its stored content")
+        raw = _folder(cfg) / "raw" / tr.raw.sha256
+        if raw.is_file():       # the raw-vs-shaped check reads it (content-addressed: never another's bytes)
+            tr._raw_path = raw
         out.append(tr)
     return out
 
 
-def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str, shaped: dict[str, Any],
+def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | None, shaped: dict[str, Any] | None,
                     observed_at: str, raw: str, arguments: dict[str, Any] | None = None,
                     call_id: str | None = None, max_age: str | None = None, data_tenant: str | None = None,
                     needs_scopes: list[str] | None = None, allowed_purposes: list[str] | None = None,
                     as_of: str | None = None) -> dict[str, Any]:
-    """Store one tool result and judge it for this server's subject on ``case``."""
+    """Store one tool result and judge it for this server's subject on ``case``. Without
+    ``shaped``, ctx shapes ``raw`` as the project's tool registry declares for ``tool``
+    (``ctx tool-result shape``); given by hand, the gates check it against ``raw``."""
     from .tools import _options, _read_own_case
     from ..agents.tool_results import parse_tool_result
     from ..util.canon import canonical_bytes
@@ -78,19 +83,36 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str, sha
     if len(blob) > MAX_RAW_BYTES:
         raise UsageError(f"raw is {len(blob)} bytes, over the {MAX_RAW_BYTES}-byte limit")
     sha = hashlib.sha256(blob).hexdigest()
+    raw_file = _folder(cfg) / "raw" / sha
+    _write_new(raw_file, blob)       # content-addressed: the same bytes whatever the gates decide
+    rows = None
+    if shaped is None:
+        from ..agents.registry import read_registry
+        from ..agents.shape import shape_file
+
+        spec = read_registry().get(tool)
+        if spec is None or spec.shape is None:
+            raise UsageError(f"give shaped, or declare a shape for {tool!r} in the project's tool registry")
+        facts, lims, rows = shape_file(raw_file, spec.shape, display="raw")
+        shaped = {"facts": facts, "limitations": lims, "verified": True}
+        version = version or spec.version
+    if version is None:
+        raise UsageError("give version (the tool registry declares none for this tool)")
     doc = {"tool": tool, "version": version, "call_id": call_id, "arguments": dict(arguments or {}),
            "tenant_id": data_tenant or c.tenant_id, "scopes": list(needs_scopes or []),
            "purposes": list(allowed_purposes or []), "observed_at": observed_at, "max_age": max_age,
-           "raw": {"sha256": sha, "size": len(blob), "location": f"tool-results/raw/{sha}"}, "shaped": shaped}
+           "raw": {"sha256": sha, "size": len(blob), "location": f"tool-results/raw/{sha}",
+                   **({"rows": rows} if rows is not None else {})}, "shaped": shaped}
     tr = parse_tool_result(doc, file="add_tool_result")
+    tr._raw_path = raw_file
     rid = tr.result_id()
     opts = _options(cfg, case, as_of, None, None, None)
     opts.tool_results = [tr]
     g = api.gate_tool_results(opts)
-    _write_new(_folder(cfg) / "raw" / sha, blob)
     _write_new(_folder(cfg) / f"{rid}.json", canonical_bytes(tr.model_dump(mode="json")))
-    out: dict[str, Any] = {"result_id": rid, "raw": {"sha256": sha, "size": len(blob),
-                                                     "location": f"tool-results/raw/{sha}"}}
+    out: dict[str, Any] = {"result_id": rid, "raw": tr.raw.model_dump(mode="json")}
+    if rows is not None:
+        out["shaped"] = shaped
     if g.items:
         out.update(status="admitted", trust=g.items[0]["trust_level"], tokens=g.items[0]["tokens"])
     else:

@@ -323,13 +323,16 @@ def build_server(cfg: ServeConfig):
         case: Annotated[str, Field(description="Case id the result is for (its as_of and the server's subject "
                                                "judge it)")],
         tool: Annotated[str, Field(description="Tool name, as in the project's tool registry")],
-        version: Annotated[str, Field(description="Tool version")],
-        shaped: Annotated[Shaped, Field(description="What the model may see: typed facts, limitations, ids of "
-                                                    "the records the result came from")],
         observed_at: Annotated[str, Field(description="When the tool observed it, ISO-8601 with offset",
                                           json_schema_extra={"format": "date-time"})],
         raw: Annotated[str, Field(description="The raw result as the tool returned it: stored by reference "
                                               "(sha256, size, location), never shown to the model")],
+        version: Annotated[str | None, Field(description="Tool version (default: the tool registry's)")] = None,
+        shaped: Annotated[Shaped | None, Field(description="What the model may see: typed facts, limitations, "
+                                                           "ids of the records the result came from. Omit it to "
+                                                           "have ctx shape raw (JSON, JSON lines or CSV rows) as "
+                                                           "the tool registry declares for the tool; given, its "
+                                                           "facts are checked against raw")] = None,
         arguments: Annotated[dict[str, Any] | None, Field(description="The call's arguments")] = None,
         call_id: Annotated[str | None, Field(description="The agent's id of the tool call")] = None,
         max_age: Annotated[str | None, Field(description="Older than this at as_of is stale: 15m, 24h, 30d")] = None,
@@ -343,12 +346,14 @@ def build_server(cfg: ServeConfig):
                                            json_schema_extra={"format": "date-time"})] = None,
     ) -> dict[str, Any]:
         """Hand in a tool call's result: stored under the runs folder and judged by the tool-result gates
-        (tenant, scope, purpose, freshness, injection, budget) for this server's subject. Returns its id for
-        investigate's tool_results, and whether it would be admitted, excluded or withheld."""
+        (tenant, scope, purpose, freshness, injection, raw check, budget) for this server's subject. Without
+        shaped, ctx shapes raw as the tool registry declares (verified facts, declared limitations). Returns its
+        id for investigate's tool_results, and whether it would be admitted, excluded or withheld."""
         from . import agent_tools
 
         return _ctx(agent_tools.add_tool_result, case=case, tool=tool, version=version,
-                    shaped=shaped.model_dump(mode="json"), observed_at=observed_at, raw=raw, arguments=arguments,
+                    shaped=shaped.model_dump(mode="json") if shaped is not None else None, observed_at=observed_at,
+                    raw=raw, arguments=arguments,
                     call_id=call_id, max_age=max_age, data_tenant=data_tenant, needs_scopes=needs_scopes,
                     allowed_purposes=allowed_purposes, as_of=as_of)
 
