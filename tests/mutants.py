@@ -1996,7 +1996,7 @@ MUTANTS: list[Mutant] = [
            'by_id.update((t["result_id"], tool_item(t)) for t in pack.get("tool_results") or [])', "by_id.update(())",
            ("tests/test_claims.py::test_a_claim_may_cite_an_authoritative_tool_result_for_the_values_of_its_facts",)),
     Mutant("tool-result-trust-assumed", "src/ctxcli/answer/validate.py",
-           '"trust_level": t.get("trust_level"),', '"trust_level": "authoritative",',
+           'trust = "unverified" if t.get("unverified_facts") else t.get("trust_level")', 'trust = "authoritative"',
            ("tests/test_claims.py::test_an_untrusted_tool_result_alone_does_not_make_a_fact",)),
     Mutant("tool-result-arguments-vouched", "src/ctxcli/answer/validate.py",
            '"facts": t.get("facts") or {},', '"facts": {**(t.get("facts") or {}), **(t.get("arguments") or {})},',

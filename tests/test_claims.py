@@ -225,6 +225,22 @@ def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
     assert claims_eval.main([str(here / "corpus.jsonl"), "--max-right", "-0.01"]) == 1
 
 
+def test_the_hand_written_corpus_scores_as_docs_model_md_says():
+    """The held-out half of tests/data/claims/written (never tuned on) scores exactly as
+    docs/model.md reports, and CI's floors for it (.ci/run) hold."""
+    from ctxcli.answer import claims_eval
+
+    corpus = Path(__file__).parent / "data" / "claims" / "written" / "corpus.jsonl"
+    res = claims_eval.evaluate(corpus)
+    assert res["heldout"]["all wrong"] == [140, 189] and res["heldout"]["right"] == [5, 176]
+    assert res["tuning"]["all wrong"] == [174, 209] and res["tuning"]["right"] == [0, 179]
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text(encoding="utf-8")
+    assert "**140/189 (74.1 %)**" in doc and "**5/176 (2.8 %)**" in doc
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    assert "claims_eval tests/data/claims/written/corpus.jsonl --min-wrong 0.74 --max-right 0.03" in ci
+    assert claims_eval.main([str(corpus), "--min-wrong", "0.74", "--max-right", "0.03"]) == 0
+
+
 # ------------------------------------------------------------------- tool results citable (item 6)
 AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent" / "INC-2026-0723"
 
