@@ -49,7 +49,7 @@ SHINGLE = 4
 MIN_SHINGLES = 3
 MIN_CONTAINMENT = 0.5
 MIN_VALUE_DIGITS = 4        # a value with fewer digits (12, 3.5, 10%) says nothing of where it came from
-MAX_VALUE_OBJECTS = 2       # ... nor one that more objects hold (PAY-4097, a common date)
+MAX_VALUE_OBJECTS = 2       # ... nor one that more objects hold (an error code every incident names, a common date)
 LONG_VALUE_DIGITS = 7       # a value this long (an account, a card number, 333777000) is enough alone
 
 

@@ -268,8 +268,8 @@ _ENTITY_FIELDS = tuple(dict.fromkeys(f for _, fields in _BINDERS for f in fields
 
 def _lookalike_names(text: str, items: list[dict[str, Any]], done: set[str]) -> list[dict[str, Any]]:
     """A hyphenated name in the claim that no cited item holds, sharing a part with the name a cited
-    item holds in an entity field (``payments-platform`` for the owner ``payments-core``,
-    ``motor-claim-express`` for the rule set ``motor-claim-standard``), however the claim binds
+    item holds in an entity field (``team-blue`` for the owner ``team-red``, ``rules-express``
+    for the rule set ``rules-standard``), however the claim binds
     it: the wrong entity."""
     held = [(f, str(v)) for i in items for f, v in (i.get("facts") or {}).items()
             if f in _ENTITY_FIELDS and isinstance(v, str) and "-" in v]

@@ -110,7 +110,7 @@ def value_supported(tok: str, hay: set[str]) -> bool:
     n = norm(tok)
     if n in hay:
         return True
-    if re.search(r"[0-9]s$", n):                # "the 502s", "the PAY-4097s": the value, in the plural
+    if re.search(r"[0-9]s$", n):                # "the 502s", "the ERR-17s": the value, in the plural
         return n[:-1] in hay
     if dotted_thousands(tok) in hay:            # "100.000 CNY": the thousands grouped with dots
         return True
