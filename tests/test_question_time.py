@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from datetime import datetime, timedelta, timezone
 
 from ctxcli.engine.gates import g_freshness, g_knowledge_time
@@ -487,8 +488,8 @@ def test_an_item_admitted_before_its_anchor_is_evicted_once_the_anchor_is_known(
     assert release["selected_for"] == "release_event"         # the type was missing again in round 2
     assert "DEP-release-2026.07.23.2" not in rounds
     hot = [o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2"]
-    assert [(o["gate"], o["reason"], o["round"], o["detail"]["valid_at"], o["detail"]["evicted"]) for o in hot] == [
-        ("validity", "not_yet_valid", 2, AT_INCIDENT, {"admitted_in_round": 1})]
+    assert [(o["gate"], o["reason"], o["round"], o["detail"]["valid_at"], o["detail"]["evicted"]["admitted_in_round"])
+            for o in hot] == [("validity", "not_yet_valid", 2, AT_INCIDENT, 1)]
     assert pack["slots"]["evidence_tokens_by_items"] == pack["slots"]["used"]["evidence"]
     trace = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
     sel = [(e["round"], e["valid_at"]) for e in trace if e["event"] == "evidence_selected"
@@ -498,6 +499,14 @@ def test_an_item_admitted_before_its_anchor_is_evicted_once_the_anchor_is_known(
     # the evicted item's tokens were given back: the slot counts only the items in the pack
     last = [e for e in trace if e["event"] == "sufficiency_assessed"][-1]
     assert last["evidence_tokens"] == pack["slots"]["evidence_tokens_by_items"]
+    # the evicted item's selection is in the trace, with the eviction that names it: the report
+    # still reads the trace as this pack's
+    evicted = hot[0]["detail"]["evicted"]["evidence_id"]
+    assert evicted in {e["evidence_id"] for e in trace if e["event"] == "evidence_selected"}
+    r = run_cli(["report", tmp_path / "run"])
+    assert r.exit_code == 0, r.stderr
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert len(set(re.findall(r'<span class="seq">(\d+)</span>', page))) == len(trace)
 
 
 def test_an_erased_object_of_an_anchored_type_stays_out(project_copy, tmp_path):

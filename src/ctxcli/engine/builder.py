@@ -586,8 +586,8 @@ def rejudge_provisional(bc: BuildContext, st: BuildState, round_no: int) -> set[
     """Items admitted at as_of while their anchor was not known, judged again by validity once
     it is: one valid at the anchor stays (its record now names the anchor); one that is not is
     evicted — removed from the evidence, its tokens given back, an omission (gate validity, the
-    reason at the anchor, ``valid_at`` and ``evicted: {admitted_in_round}``) recorded — and the
-    types no other item covers are missing again. Returns those types."""
+    reason at the anchor, ``valid_at``, ``evicted: {admitted_in_round, evidence_id}``) recorded —
+    and the types no other item covers are missing again. Returns those types."""
     from .gates import g_validity
 
     evicted: list[Obj] = []
@@ -605,7 +605,7 @@ def rejudge_provisional(bc: BuildContext, st: BuildState, round_no: int) -> set[
         st.packed.used -= item["tokens"]
         st.packed.dedup.pop(o.dedup_hash, None)
         rej.detail["valid_at"] = when
-        rej.detail["evicted"] = {"admitted_in_round": item["round"]}
+        rej.detail["evicted"] = {"admitted_in_round": item["round"], "evidence_id": eid}
         _record_rejection(bc, st, round_no, o, c, rej)
         evicted.append(o)
     if not evicted:
