@@ -600,7 +600,9 @@ def rejudge_provisional(bc: BuildContext, st: BuildState, round_no: int) -> set[
         rej = g_validity(o, g)
         if rej is None:
             continue
-        item = next(i for i in st.packed.admitted if i["evidence_id"] == eid)
+        item = next((i for i in st.packed.admitted if i["evidence_id"] == eid), None)
+        if item is None:
+            continue
         st.packed.admitted.remove(item)
         st.packed.used -= item["tokens"]
         st.packed.dedup.pop(o.dedup_hash, None)
