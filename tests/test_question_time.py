@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from datetime import datetime, timedelta, timezone
 
 from ctxcli.engine.gates import g_freshness, g_knowledge_time
@@ -283,10 +284,12 @@ def test_a_hotfix_after_the_incident_does_not_replace_the_release_in_force_at_it
     for e in trace:
         TRACE_EVENTS[e["event"]].model_validate(e)
     sel = [e for e in trace if e["event"] == "evidence_selected" and e["object_id"] == "DEP-release-2026.07.23.1"]
-    assert sel and sel[-1]["valid_at"]["at"] == "2026-07-23T10:02:00+08:00"
-    # round 1 judged it at as_of (10:30), where the hotfix had replaced it: the trace keeps that
-    rej = [e for e in trace if e["event"] == "candidate_rejected" and e["ref"] == "DEP-release-2026.07.23.1"]
-    assert rej and rej[0]["reason"] == "superseded_before_as_of"
+    assert sel and sel[-1]["valid_at"] == {"anchor": "incident_timeline.first_error_at",
+                                           "at": "2026-07-23T10:02:00+08:00"}
+    # judged at the anchor in round 1 already (the incident timeline is packed first), never at
+    # as_of (10:30), where the hotfix had replaced it
+    assert sel[-1]["round"] == 1
+    assert not [e for e in trace if e["event"] == "candidate_rejected" and e["ref"] == "DEP-release-2026.07.23.1"]
 
 
 def test_valid_at_must_name_another_declared_evidence_type():
@@ -338,3 +341,182 @@ def test_an_anchor_moves_the_question_time_not_the_knowledge_time(project_copy, 
     facts = {c["claim_id"]: c["facts"] for c in answer["claims"]}
     assert facts["release_timing"]["release_id"] == "release-2026.07.23.1"
     assert "DEP-release-2026.07.23.1" in {e["object_id"] for e in pack["evidence"]}
+
+
+# ------------------------------------------------------------------------------ anchored types judged only at the anchor
+def add_linked_hotfix(root, at: str = "2026-07-23T10:05:00+08:00") -> None:
+    """The hotfix row (completed at ``at``), linked to payment-api the way release-2026.07.23.1
+    is: its change entity and a CHANGED_BY relation from the service, attested by the row."""
+    path = root / "sources" / "pay-deployments" / "deployments.csv"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + ("" if text.endswith("\n") else "\n") + HOTFIX.replace("2026-07-23T10:05:00+08:00", at),
+                    encoding="utf-8")
+    d = root / "sources" / "pay-deployments"
+    with (d / "entities.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"entity_key": "change:release-2026.07.23.2", "tenant_id": "tenant-demo",
+                            "entity_type": "change", "name": "release-2026.07.23.2", "aliases": ["f00d5e1"]}) + "\n")
+    with (d / "relations.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"relation_id": "REL-DEP-PAYAPI-R07232", "tenant_id": "tenant-demo",
+                            "from": "service:payment-api", "type": "CHANGED_BY", "to": "change:release-2026.07.23.2",
+                            "valid_from": at, "valid_to": None, "evidence_object_id": "DEP-release-2026.07.23.2",
+                            "source_version": "cd-export-2026-07-23T10:20", "confidence": 1.0}) + "\n")
+
+
+AT_INCIDENT = {"anchor": "incident_timeline.first_error_at", "at": "2026-07-23T10:02:00+08:00"}
+ASK_AT_INCIDENT = ("--as-of", "2026-07-23T10:02:00+08:00", "--known-at", "2026-07-23T10:30:00+08:00")
+
+
+def _claims(answer: dict) -> dict:
+    return {c["claim_id"]: (c["status"], c["facts"]) for c in answer["claims"]}
+
+
+def _in_force_at_incident(pack: dict, answer: dict) -> None:
+    """release-2026.07.23.1 (gap 8, a hypothesis), payments-core and runbook v4, as at 10:02; the
+    linked hotfix is a later change, not valid at the anchor, never the release at the incident."""
+    facts = _claims(answer)
+    assert facts["release_timing"] == ("fact", {"release_id": "release-2026.07.23.1", "gap_minutes": 8.0,
+                                                "release_completed_at": "2026-07-23T09:54:00+08:00",
+                                                "first_error_at": "2026-07-23T10:02:00+08:00"})
+    assert facts["release_caused_errors"] == ("hypothesis", {"release_id": "release-2026.07.23.1", "gap_minutes": 8.0})
+    assert facts["owner_at_incident"] == ("fact", {"owner_team": "payments-core"})
+    assert facts["runbook_at_incident"] == ("fact", {"runbook_version": "v4"})
+    assert answer["verdict"] == "partial"          # as on the bundled data without the hotfix
+    ev = {e["object_id"] for e in pack["evidence"]}
+    assert "DEP-release-2026.07.23.1" in ev and "DEP-release-2026.07.23.2" not in ev
+    hot = [o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2"]
+    assert [(o["gate"], o["reason"], o["detail"]["valid_at"]) for o in hot] == [
+        ("validity", "not_yet_valid", AT_INCIDENT)]
+    assert hot[0]["detail"]["replacement"]["object_id"] == "DEP-release-2026.07.23.1"
+    assert not [o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.1"]
+
+
+def test_a_linked_hotfix_is_never_admitted_before_the_anchor_is_known(project_copy, tmp_path):
+    """The hotfix linked to payment-api like release .1 (so relevance no longer drops it): round 1
+    used to admit it, judged at as_of (10:30) before the incident timeline was packed, and named
+    it the release with a gap of -3 minutes. The anchor type is packed first; the hotfix is judged
+    at 10:02 (not yet valid there) and release .1 is the release in force."""
+    add_linked_hotfix(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    for strategy in ("dynamic", "governed"):        # governed: one round, judged at the anchor too
+        pack, answer = _investigate(tmp_path / strategy, "--strategy", strategy)
+        _in_force_at_incident(pack, answer)
+        sel = {e["object_id"]: e for e in pack["evidence"]}
+        assert sel["DEP-release-2026.07.23.1"]["round"] == 1 and sel["INC-2026-0723-TL-01"]["round"] == 1
+    # the anchor type's item holding first_error_at is packed first, then the rest in the usual
+    # order (coverage first, then extras): the evidence of the bundled data without the hotfix
+    assert [e["object_id"] for e in pack["evidence"]] == [
+        "INC-2026-0723-TL-01", "DEP-release-2026.07.23.1", "DEP-RR-2026-0723-01", "OWN-PAYAPI-2025",
+        "RB-PAY-RECOVERY-v4#overview", "POL-INCIDENT-READ-01", "RB-PAY-RECOVERY-v4#prerequisites",
+        "RB-PAY-RECOVERY-v4#rollback", "RB-PAY-RECOVERY-v4#validation", "RB-PAY-RECOVERY-v4#steps",
+        "INC-2026-0723-F-01", "INC-2026-0723", "INC-2026-0723-NOTE-01", "INC-2026-0723-TL-02"]
+    trace = [json.loads(x) for x in (tmp_path / "dynamic" / "run" / "trace.jsonl").read_text().splitlines()]
+    chosen = {e["object_id"]: e.get("valid_at") for e in trace if e["event"] == "evidence_selected"}
+    assert chosen["DEP-release-2026.07.23.1"] == chosen["OWN-PAYAPI-2025"] == AT_INCIDENT
+    assert chosen["RB-PAY-RECOVERY-v4#overview"] == AT_INCIDENT and chosen["INC-2026-0723-TL-01"] is None
+
+
+def test_a_linked_hotfix_asked_at_the_incident_known_at_the_investigation(project_copy, tmp_path):
+    """--as-of 10:02 --known-at 10:30 on the copy with the linked hotfix: the same answer."""
+    add_linked_hotfix(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    _in_force_at_incident(*_investigate(tmp_path, *ASK_AT_INCIDENT))
+
+
+def test_a_hotfix_at_the_first_error_instant_is_in_force_there(project_copy, tmp_path):
+    """The edge at the anchor: a hotfix completed at 10:02:00 exactly is valid at the anchor
+    (valid_from ≤ at) and replaces release .1 there (superseded, judged at the anchor); gap 0."""
+    add_linked_hotfix(project_copy, "2026-07-23T10:02:00+08:00")
+    assert run_cli(["load"]).exit_code == 0
+    pack, answer = _investigate(tmp_path)
+    facts = _claims(answer)
+    assert facts["release_timing"][1]["release_id"] == "release-2026.07.23.2"
+    assert facts["release_timing"][1]["gap_minutes"] == 0
+    old = [o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.1"]
+    assert [(o["gate"], o["reason"], o["detail"]["valid_at"]) for o in old] == [
+        ("validity", "superseded_before_as_of", AT_INCIDENT)]
+
+
+def test_a_hotfix_one_second_after_the_first_error_is_not(project_copy, tmp_path):
+    """The other side: completed at 10:02:01, the hotfix is not yet valid at the anchor."""
+    add_linked_hotfix(project_copy, "2026-07-23T10:02:01+08:00")
+    assert run_cli(["load"]).exit_code == 0
+    pack, answer = _investigate(tmp_path)
+    assert _claims(answer)["release_timing"][1]["release_id"] == "release-2026.07.23.1"
+    hot = next(o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2")
+    assert (hot["gate"], hot["reason"], hot["detail"]["valid_at"]) == ("validity", "not_yet_valid", AT_INCIDENT)
+    assert hot["detail"]["valid_from"] == "2026-07-23T10:02:01+08:00"
+
+
+def test_without_its_anchor_an_anchored_type_is_judged_at_as_of_and_says_so(project_copy):
+    """An agent step for release_event alone packs no incident timeline: the anchor is not
+    known, so the release is judged at as_of (10:30, where the linked hotfix is in force), and
+    its record says which time was used and why (``unresolved``)."""
+    from ctxcli import api
+
+    add_linked_hotfix(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    step = api.build_step(api.InvestigateOptions(case="INC-2026-0723"), goal_types=["release_event"], held=[],
+                          step_budget=None)
+    assert [e["object_id"] for e in step.evidence] == ["DEP-release-2026.07.23.2"]
+    sel = next(e for e in step.trace if e["event"] == "evidence_selected")
+    assert sel["valid_at"] == {"anchor": "incident_timeline.first_error_at", "at": "2026-07-23T10:30:00+08:00",
+                               "unresolved": "anchor_not_admitted"}
+    old = next(o for o in step.omissions if o["ref"] == "DEP-release-2026.07.23.1")
+    assert old["reason"] == "superseded_before_as_of" and old["detail"]["valid_at"]["unresolved"] == "anchor_not_admitted"
+
+
+def test_an_item_admitted_before_its_anchor_is_evicted_once_the_anchor_is_known(project_copy, tmp_path):
+    """A playbook copy whose incident timeline is found only by round 2's follow-up: round 1
+    admits the linked hotfix judged at as_of (recorded ``unresolved``); round 2 packs the
+    timeline, judges the hotfix again at 10:02, evicts it (validity, not_yet_valid, the anchor,
+    ``evicted: {admitted_in_round: 1}``), re-opens release_event and admits release .1 there."""
+    add_linked_hotfix(project_copy)
+    pb = project_copy / "manifests" / "playbooks" / "payment-incident-review.yaml"
+    text = pb.read_text(encoding="utf-8")
+    old = text[text.index("    retrieve:\n      structured:\n        object_types: [incident, timeline_event"):
+               text.index("  - type: release_event")]
+    pb.write_text(text.replace(old, "    retrieve:\n      structured:\n        object_types: [security_review]\n"
+                                    "    followup:\n      structured:\n        object_types: [timeline_event]\n\n"),
+                  encoding="utf-8")
+    assert run_cli(["load"]).exit_code == 0
+    pack, answer = _investigate(tmp_path)
+    assert _claims(answer)["release_timing"][1]["release_id"] == "release-2026.07.23.1"
+    assert _claims(answer)["release_timing"][1]["gap_minutes"] == 8
+    rounds = {e["object_id"]: e["round"] for e in pack["evidence"]}
+    assert rounds["INC-2026-0723-TL-01"] == rounds["DEP-release-2026.07.23.1"] == 2
+    release = next(e for e in pack["evidence"] if e["object_id"] == "DEP-release-2026.07.23.1")
+    assert release["selected_for"] == "release_event"         # the type was missing again in round 2
+    assert "DEP-release-2026.07.23.2" not in rounds
+    hot = [o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2"]
+    assert [(o["gate"], o["reason"], o["round"], o["detail"]["valid_at"], o["detail"]["evicted"]["admitted_in_round"])
+            for o in hot] == [("validity", "not_yet_valid", 2, AT_INCIDENT, 1)]
+    assert pack["slots"]["evidence_tokens_by_items"] == pack["slots"]["used"]["evidence"]
+    trace = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    sel = [(e["round"], e["valid_at"]) for e in trace if e["event"] == "evidence_selected"
+           and e["object_id"] == "DEP-release-2026.07.23.2"]
+    assert sel == [(1, {"anchor": "incident_timeline.first_error_at", "at": "2026-07-23T10:30:00+08:00",
+                        "unresolved": "anchor_not_admitted"})]
+    # the evicted item's tokens were given back: the slot counts only the items in the pack
+    last = [e for e in trace if e["event"] == "sufficiency_assessed"][-1]
+    assert last["evidence_tokens"] == pack["slots"]["evidence_tokens_by_items"]
+    # the evicted item's selection is in the trace, with the eviction that names it: the report
+    # still reads the trace as this pack's
+    evicted = hot[0]["detail"]["evicted"]["evidence_id"]
+    assert evicted in {e["evidence_id"] for e in trace if e["event"] == "evidence_selected"}
+    r = run_cli(["report", tmp_path / "run"])
+    assert r.exit_code == 0, r.stderr
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert len(set(re.findall(r'<span class="seq">(\d+)</span>', page))) == len(trace)
+
+
+def test_an_erased_object_of_an_anchored_type_stays_out(project_copy, tmp_path):
+    """An anchored type is judged with a gate context of its own (the anchor as the question's
+    time): the tenant's recorded erasures apply there too — the erased release is dropped by
+    the erasure gate, never packed."""
+    assert run_cli(["load"]).exit_code == 0
+    assert run_cli(["erase", "DEP-release-2026.07.23.1", "--reason", "wrong export"]).exit_code == 0
+    pack, _ = _investigate(tmp_path)
+    assert "DEP-release-2026.07.23.1" not in {e["object_id"] for e in pack["evidence"]}
+    om = [o for o in pack["omissions"] if o.get("object_id") == "DEP-release-2026.07.23.1"
+          or o["ref"] == "DEP-release-2026.07.23.1"]
+    assert om and {o["gate"] for o in om} == {"erasure"}

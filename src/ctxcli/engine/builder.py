@@ -122,6 +122,7 @@ class BuildContext:
     cover_all: frozenset[str]
     disclosure: Disclosure              # how objects appear in outputs (masks, keyed digests and refs)
     resolution: Any = None              # the request's names resolved to entity keys (engine/resolve.py)
+    anchor_types: frozenset[str] = frozenset()   # the types other types' validity is anchored at (valid_at)
     timings: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)   # source id -> source_discovered reason
 
@@ -148,6 +149,9 @@ class BuildState:
     unanchored: dict[int, tuple[Any, dict[str, Any], list[str]]] = field(default_factory=dict)
     judged_at: dict[str, dict[str, Any]] = field(default_factory=dict)   # object id -> the anchor its validity used
     unresolved: set[int] = field(default_factory=set)   # doc ids gated this round before their anchor was known
+    # evidence id -> (object, candidate) of items admitted at as_of while their anchor was not
+    # known: judged again at the anchor once it is, and evicted if not valid there
+    provisional: dict[str, tuple[Obj, Candidate]] = field(default_factory=dict)
     anchor_gctx: dict[int, GateContext] = field(default_factory=dict)    # anchor µs -> its gate context
     held: frozenset[str] = frozenset()          # evidence ids the caller already holds (per-step builds)
     omissions: list[dict[str, Any]] = field(default_factory=list)
@@ -222,7 +226,8 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         type_order=type_order, required=[et.type for et in pb.evidence_types if et.required],
         playbook_types=set(type_order),
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
-        disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution)
+        disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution,
+        anchor_types=frozenset(et.valid_at.anchor_from for et in pb.evidence_types if et.valid_at is not None))
     header = count(evidence_header(0))
     # working memory (``memory_tokens``) is packed before any evidence; tool results charged to the
     # evidence slot (``reserve``) after required evidence and before optional evidence
@@ -351,6 +356,20 @@ def validity_anchor(bc: BuildContext, st: BuildState, supports: list[str]) -> di
     return None
 
 
+def anchor_name(bc: BuildContext, supports: list[str]) -> str | None:
+    """``<anchor_from>.<anchor_fact>`` of the first anchored type (playbook order) among ``supports``."""
+    for et in bc.pb.evidence_types:
+        if et.valid_at is not None and et.type in supports:
+            return f"{et.valid_at.anchor_from}.{et.valid_at.anchor_fact}"
+    return None
+
+
+def awaits_anchor(bc: BuildContext, st: BuildState, o: Obj) -> bool:
+    """Whether ``o`` is of an anchored type whose anchor no admitted item holds yet: it is gated
+    after this round has packed the anchor types (:func:`run_round`), never before."""
+    return bc.apply_gates and validity_anchor(bc, st, o.supports) == "anchor_not_admitted"
+
+
 def gctx_for(bc: BuildContext, st: BuildState, o: Obj) -> tuple[GateContext, dict[str, Any] | str | None]:
     """The gate context an object is judged with: the request's, or — for an anchored type whose
     anchor is known — one whose question time is the anchor (the knowledge time stays the
@@ -365,7 +384,7 @@ def gctx_for(bc: BuildContext, st: BuildState, o: Obj) -> tuple[GateContext, dic
         at = parse_ts(anchor["at"]).astimezone(bc.req.as_of.tzinfo)
         g = st.anchor_gctx[anchor["at_us"]] = gate_context(
             bc.hydrator, tenant=bc.req.tenant_id, scopes=bc.req.scopes, purpose=bc.req.purpose, as_of=at,
-            known_at=bc.req.known_at or bc.req.as_of, clearance=bc.req.clearance)
+            known_at=bc.req.known_at or bc.req.as_of, clearance=bc.req.clearance, erased=bc.gctx.erased)
     return g, anchor
 
 
@@ -402,18 +421,7 @@ def hydrate_objects(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[
         if subject:
             st.anchored_subjects.add(subject)
     again = [c for c in found.fused if c.doc_id in st.unlinked and st.unlinked[c.doc_id][0] in st.anchored_subjects]
-    fused_ids = {c.doc_id for c in found.fused}
-    for d, (cand, om, supports) in list(st.unanchored.items()):    # their anchor is known now: gated at it
-        anchor = validity_anchor(bc, st, supports)
-        if isinstance(anchor, dict) and anchor["type"] not in st.packed.covered:
-            st.unanchored.pop(d)
-            st.unlinked.pop(d, None)
-            st.omissions[:] = [o for o in st.omissions if o is not om]
-            objs.update(bc.hydrator.metadata([d]))
-            if d not in fused_ids:
-                found.fused.append(cand)
-                fused_ids.add(d)
-            found.fresh = [c for c in found.fresh if c.doc_id != d] + [cand]
+    regate_unanchored(bc, st, found, objs)
     if again:
         for c in again:
             om = st.unlinked.pop(c.doc_id)[1]
@@ -425,28 +433,59 @@ def hydrate_objects(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[
     return objs
 
 
-def gate_candidates(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj]) -> list[Decision]:
-    """The per-candidate gates, in fused order: the metadata gates first, then (for those that
-    pass) the content is read and the content gates run. Ungated strategies keep everything."""
+def regate_unanchored(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj]) -> set[int]:
+    """Candidates an earlier round rejected by validity or as not linked while their anchor was
+    not known, whose anchor is known now (and whose type is still missing): their omission is
+    withdrawn and they join the fresh candidates (in fused order), to be gated at the anchor.
+    Returns their doc ids."""
+    fused_ids = {c.doc_id for c in found.fused}
+    back: set[int] = set()
+    for d, (cand, om, supports) in list(st.unanchored.items()):    # their anchor is known now: gated at it
+        anchor = validity_anchor(bc, st, supports)
+        if isinstance(anchor, dict) and anchor["type"] not in st.packed.covered:
+            st.unanchored.pop(d)
+            st.unlinked.pop(d, None)
+            st.omissions[:] = [o for o in st.omissions if o is not om]
+            objs.update(bc.hydrator.metadata([d]))
+            if d not in fused_ids:
+                found.fused.append(cand)
+                fused_ids.add(d)
+            found.fresh = [c for c in found.fresh if c.doc_id != d] + [cand]
+            back.add(d)
+    if back:
+        order = {c.doc_id: i for i, c in enumerate(found.fused)}
+        found.fresh.sort(key=lambda c: order[c.doc_id])
+    return back
+
+
+def gate_candidates(bc: BuildContext, st: BuildState, cands: list[Candidate], objs: dict[int, Obj]) -> list[Decision]:
+    """The per-candidate gates over ``cands`` (in fused order): the metadata gates first, then
+    (for those that pass) the content is read and the content gates run. Ungated strategies keep
+    everything. A candidate of an anchored type is judged at its anchor when known; else at
+    as_of, and the record says so (``valid_at: {anchor, at, unresolved}``)."""
     t0 = time.perf_counter()
     meta_rejection: dict[int, Rejection | None] = {}
     ctxs: dict[int, GateContext] = {}
     if bc.apply_gates:
-        for c in found.fresh:
+        for c in cands:
             if c.doc_id in objs:
-                g, anchor = gctx_for(bc, st, objs[c.doc_id])
+                o = objs[c.doc_id]
+                g, anchor = gctx_for(bc, st, o)
                 ctxs[c.doc_id] = g
-                rej = run_gates(objs[c.doc_id], g, META_GATES)[0]
+                rej = run_gates(o, g, META_GATES)[0]
                 if isinstance(anchor, dict):        # the trace and the record say which time was used
-                    st.judged_at[objs[c.doc_id].object_id] = {k: anchor[k] for k in ("anchor", "at")}
-                    if rej is not None and rej.gate == "validity":
-                        rej.detail["valid_at"] = st.judged_at[objs[c.doc_id].object_id]
-                elif anchor is not None:
+                    st.judged_at[o.object_id] = {k: anchor[k] for k in ("anchor", "at")}
+                elif anchor is not None:            # its anchor is not known: as_of, recorded
+                    st.judged_at[o.object_id] = {"anchor": anchor_name(bc, o.supports) or "",
+                                                 "at": bc.req.as_of.isoformat(), "unresolved": anchor}
                     st.unresolved.add(c.doc_id)
+                if anchor is not None and rej is not None and rej.gate == "validity":
+                    rej.detail["valid_at"] = st.judged_at[o.object_id]
                 meta_rejection[c.doc_id] = rej
-    bc.hydrator.fill_content(objs, sorted(d for d in objs if meta_rejection.get(d) is None))
+    bc.hydrator.fill_content(objs, sorted(c.doc_id for c in cands if c.doc_id in objs
+                                          and meta_rejection.get(c.doc_id) is None))
     decisions = []
-    for c in found.fresh:
+    for c in cands:
         o = objs.get(c.doc_id)
         if o is None:   # a doc id retrieval returned but the store no longer holds: nothing to gate
             continue
@@ -462,7 +501,7 @@ def gate_candidates(bc: BuildContext, st: BuildState, found: Retrieved, objs: di
 
 
 def pack_admitted(bc: BuildContext, st: BuildState, round_no: int, kept: list[tuple[Obj, Candidate]],
-                  target: list[str]) -> Packed:
+                  target: list[str], *, considered: set[int] | None = None, first_pass_only: bool = False) -> Packed:
     """Coverage-first admission into the evidence slot (duplicate, relevance and budget gates)."""
     t0 = time.perf_counter()
     req = bc.req
@@ -484,7 +523,7 @@ def pack_admitted(bc: BuildContext, st: BuildState, round_no: int, kept: list[tu
                          playbook_types=bc.playbook_types, anchored=anchored, make=make,
                          compress=shrink if bc.apply_gates else None, coverage_first=bc.apply_gates,
                          apply_gates=bc.apply_gates, enforce_budget=req.strategy != "full",
-                         cover_all=bc.cover_all)
+                         cover_all=bc.cover_all, considered=considered, first_pass_only=first_pass_only)
     bc.time("pack", t0)
     return Packed(st.packed.admitted[before:], dropped)
 
@@ -503,6 +542,85 @@ def assess(bc: BuildContext, st: BuildState, round_no: int, progressed: bool) ->
     if round_no > 1 and not progressed:
         return "no_progress"
     return None
+
+
+def gate_and_pack(bc: BuildContext, st: BuildState, round_no: int, plan: Plan, found: Retrieved,
+                  objs: dict[int, Obj]) -> tuple[list[Decision], Packed]:
+    """Gate the round's candidates and pack those kept. A candidate of an anchored type
+    (playbook ``valid_at``) whose anchor no admitted item holds yet is never judged before this
+    round's anchor types are packed: the others are gated, the best item of each anchor type
+    is packed, then the waiting candidates (and earlier ones rejected while their anchor was
+    unknown) are gated at the anchor — or, still unknown, at as_of, recorded — and the rest is
+    packed. Decisions come back in fused order."""
+    waiting = {c.doc_id for c in found.fresh if c.doc_id in objs and awaits_anchor(bc, st, objs[c.doc_id])}
+    decisions = gate_candidates(bc, st, [c for c in found.fresh if c.doc_id not in waiting], objs)
+    considered: set[int] = set()
+    dropped: list[tuple[Obj, Candidate, Rejection]] = []
+    target = list(plan.target_types)
+    if waiting or st.unanchored or st.provisional:
+        anchors = [t for t in target if t in bc.anchor_types]
+        kept = [(d.obj, d.cand) for d in decisions if d.rejection is None]
+        holds = [k for k in kept if _holds_anchor(bc, k[0])]       # an anchor type's item holding the fact first
+        dropped += pack_admitted(bc, st, round_no, holds + [k for k in kept if k not in holds], anchors,
+                                 considered=considered, first_pass_only=True).dropped
+        reopened = rejudge_provisional(bc, st, round_no)
+        target = [t for t in bc.type_order if t in target or t in reopened]
+        back = regate_unanchored(bc, st, found, objs)
+        decisions += gate_candidates(bc, st, [c for c in found.fresh if c.doc_id in waiting | back], objs)
+        order = {c.doc_id: i for i, c in enumerate(found.fresh)}
+        decisions.sort(key=lambda d: order[d.cand.doc_id])
+    dropped += pack_admitted(bc, st, round_no, [(d.obj, d.cand) for d in decisions
+                                                if d.rejection is None and d.obj.doc_id not in considered],
+                             target, considered=considered).dropped
+    judged_at_as_of = {evidence_id(d.obj, bc.disclosure.digest(d.obj)): d for d in decisions
+                       if d.rejection is None and d.obj.doc_id in st.unresolved}
+    for item in st.packed.admitted:
+        d = judged_at_as_of.get(item["evidence_id"]) if item["round"] == round_no else None
+        if d is not None:
+            st.provisional[item["evidence_id"]] = (d.obj, d.cand)
+    rejudge_provisional(bc, st, round_no)     # an anchor admitted among this round's extras
+    return decisions, Packed([i for i in st.packed.admitted if i["round"] == round_no], dropped)
+
+
+def rejudge_provisional(bc: BuildContext, st: BuildState, round_no: int) -> set[str]:
+    """Items admitted at as_of while their anchor was not known, judged again by validity once
+    it is: one valid at the anchor stays (its record now names the anchor); one that is not is
+    evicted — removed from the evidence, its tokens given back, an omission (gate validity, the
+    reason at the anchor, ``valid_at``, ``evicted: {admitted_in_round, evidence_id}``) recorded —
+    and the types no other item covers are missing again. Returns those types."""
+    from .gates import g_validity
+
+    evicted: list[Obj] = []
+    for eid, (o, c) in list(st.provisional.items()):
+        g, anchor = gctx_for(bc, st, o)
+        if not isinstance(anchor, dict):
+            continue
+        del st.provisional[eid]
+        when = st.judged_at[o.object_id] = {k: anchor[k] for k in ("anchor", "at")}
+        rej = g_validity(o, g)
+        if rej is None:
+            continue
+        item = next((i for i in st.packed.admitted if i["evidence_id"] == eid), None)
+        if item is None:
+            continue
+        st.packed.admitted.remove(item)
+        st.packed.used -= item["tokens"]
+        st.packed.dedup.pop(o.dedup_hash, None)
+        rej.detail["valid_at"] = when
+        rej.detail["evicted"] = {"admitted_in_round": item["round"], "evidence_id": eid}
+        _record_rejection(bc, st, round_no, o, c, rej)
+        evicted.append(o)
+    if not evicted:
+        return set()
+    st.packed.covered = ({t for i in st.packed.admitted for t in i["supports"] if t in bc.playbook_types}
+                         - (bc.cover_all & st.packed.over_budget_types))
+    return {t for o in evicted for t in o.supports if t in bc.playbook_types and t not in st.packed.covered}
+
+
+def _holds_anchor(bc: BuildContext, o: Obj) -> bool:
+    """Whether ``o`` supports a type other types' validity is anchored at and holds that fact."""
+    return any(et.valid_at.anchor_from in o.supports and o.facts.get(et.valid_at.anchor_fact) is not None
+               for et in bc.pb.evidence_types if et.valid_at is not None)
 
 
 # ------------------------------------------------------------------------------ one round
@@ -526,10 +644,9 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
                       **({"withheld": dict(run.withheld)} if run.withheld else {}))
     _count_withheld(bc, st, found.runs)
     objs = hydrate_objects(bc, st, found)
-    decisions = gate_candidates(bc, st, found, objs)
+    decisions, packed = gate_and_pack(bc, st, round_no, plan, found, objs)
     for d in decisions:
         _record_candidate(bc, st, round_no, d)
-    packed = pack_admitted(bc, st, round_no, [(d.obj, d.cand) for d in decisions if d.rejection is None], plan.target_types)
     for o, c, rej in packed.dropped:
         _record_rejection(bc, st, round_no, o, c, rej)
         if rej.gate == "relevance" and rej.reason == "not_linked_to_case":

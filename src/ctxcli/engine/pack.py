@@ -66,12 +66,17 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                compress: Callable[[dict[str, Any], Obj, int], dict[str, Any] | None] | None,
                coverage_first: bool = True, apply_gates: bool = True,
                enforce_budget: bool = True,
-               cover_all: frozenset[str] = frozenset()) -> list[tuple[Obj, Any, Rejection]]:
+               cover_all: frozenset[str] = frozenset(), considered: set[int] | None = None,
+               first_pass_only: bool = False) -> list[tuple[Obj, Any, Rejection]]:
     """Admit from ``eligible`` (already past the per-candidate gates, in fused order).
     ``apply_gates``: run the duplicate and relevance gates; ``enforce_budget``: run the budget
-    gate. Returns the packer's rejections; admitted items are appended to ``state.admitted``."""
+    gate. Returns the packer's rejections; admitted items are appended to ``state.admitted``.
+    ``considered``: the doc ids already admitted or rejected this round (updated), when a round
+    packs in two calls; ``first_pass_only``: only the best item of each ``target`` type (the
+    builder packs the types other types' validity is anchored at this way first)."""
     rejections: list[tuple[Obj, Any, Rejection]] = []
-    considered: set[int] = set()          # doc ids admitted or rejected in this round
+    if considered is None:
+        considered = set()                # doc ids admitted or rejected in this round
 
     def consider(o: Obj, cand, selected_for: str | None) -> bool:
         if apply_gates:
@@ -122,6 +127,8 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                 if consider(o, cand, t):
                     state.over_budget_types.discard(t)
                     break
+        if first_pass_only:
+            return rejections
         # Pass 2: the rest of each type that needs all its items; if one does not fit, the
         # type is not covered (it is reported missing over budget).
         for t in type_order:

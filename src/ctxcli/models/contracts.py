@@ -604,8 +604,9 @@ class EvidenceSelected(Event):
     selected_for: str | None
     tokens: int
     transformations: list[str]
-    valid_at: dict[str, str] | None = Field(None, description="present when its validity was judged at a fact "
-                                            "of admitted evidence (playbook valid_at): anchor, at")
+    valid_at: dict[str, str] | None = Field(None, description="present when its type's validity is anchored at a "
+                                            "fact of admitted evidence (playbook valid_at): anchor, at; unresolved "
+                                            "(why) when that fact was not known and as_of was used")
 
 
 class EvidenceTransformed(Event):

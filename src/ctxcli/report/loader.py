@@ -122,13 +122,19 @@ def _read_trace(p: Path, lp: LoadedPack) -> tuple[list[dict[str, Any]] | None, s
 
 def _trace_matches(events: list[dict[str, Any]], pack: dict[str, Any]) -> bool:
     """The trace names the pack (every event's ``pack_id``, engine/trace.py), and its queries,
-    selections and final counts are the pack's (the pack link is checked by the reader)."""
+    selections (less those evicted later) and final counts are the pack's (the pack link is
+    checked by the reader)."""
     recorded = {(r.get("round"), q.get("query_id")): q for r in pack["rounds"] if isinstance(r, dict)
                 for q in r.get("queries", []) if isinstance(q, dict)}
     ran = {(e.get("round"), e.get("query_id")): e.get("query") for e in events if e["event"] == "retrieval_executed"}
     if ran != recorded:
         return False
     selected = [e.get("evidence_id") for e in events if e["event"] == "evidence_selected"]
+    for e in events:     # an item evicted once its anchor was known (engine/builder.py) left the pack
+        evicted = e.get("detail", {}).get("evicted") if e["event"] == "candidate_rejected" \
+            and isinstance(e.get("detail"), dict) else None
+        if isinstance(evicted, dict) and evicted.get("evidence_id") in selected:
+            selected.remove(evicted["evidence_id"])
     if sorted(selected) != sorted(str(x.get("evidence_id")) for x in pack["evidence"]):
         return False
     built = [e for e in events if e["event"] == "pack_built"]
