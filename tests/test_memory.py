@@ -106,8 +106,13 @@ def test_a_pinned_policy_item_survives_a_tiny_budget(store, tmp_path):
     _, user = _messages(out)
     assert f"- policy: {POLICY}" in user
     # a little more room keeps the newest messages, never an older one over a newer one
-    mid = _run(tmp_path / "m", "--memory", SESSION, "--budget", "2220")
+    mid = _run(tmp_path / "m", "--memory", SESSION, "--budget", "3600")
     assert [m["id"] for m in mid["working_memory"]["messages"]] == ["m-05", "m-07"]
+    # the memory gate's own share keeps the newest (m-05, m-07); required evidence then leaves none
+    low = _run(tmp_path / "l", "--memory", SESSION, "--budget", "2220")
+    assert [(o["ref"], o["detail"].get("after")) for o in low["memory_omissions"] if o["gate"] == "budget"] == [
+        ("m-03", None), ("m-04", None), ("m-05", "required_evidence"), ("m-07", "required_evidence"),
+        ("summary", "required_evidence")]
 
 
 def test_a_working_state_of_another_subject_is_withheld_whole(store, tmp_path):
@@ -485,21 +490,36 @@ def test_a_summary_that_states_only_what_its_messages_state_is_packed_checked(st
     assert not [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
 
 
-@pytest.mark.parametrize("budget", ["3000", "4000"])
-def test_working_memory_is_charged_to_the_evidence_slot_before_any_evidence(store, tmp_path, budget):
-    """The working-memory section shares the evidence slot: evidence gets what memory leaves,
-    so both together never pass the slot's allocation."""
+REQUIRED = {"incident_timeline", "release_event", "competing_change", "service_owner", "runbook"}
+
+
+@pytest.mark.parametrize("budget, kept, dropped", [
+    ("3000", [], None),                                    # the slot holds required evidence only
+    ("3500", ["m-07"], ["m-03", "m-04", "m-05"]),          # what required evidence leaves: the newest
+    ("3700", ["m-04", "m-05", "m-07"], ["m-03"]),
+    ("3800", ["m-03", "m-04", "m-05", "m-07"], []),
+])
+def test_required_evidence_comes_before_working_memory(store, tmp_path, budget, kept, dropped):
+    """Issue 45 item 4: working memory shares the evidence slot after required evidence and before
+    optional evidence. Required evidence is what it is without memory; the messages it leaves no
+    room for are omitted over_budget, oldest first, after: required_evidence; both together stay
+    within the slot."""
     pack = _run(tmp_path / "w", "--memory", SESSION, "--budget", budget)
+    plain = _run(tmp_path / "p", "--budget", budget)
+    required = lambda p: [e["evidence_id"] for e in p["evidence"] if e["selected_for"] in REQUIRED]
+    assert required(pack) == required(plain) and len(required(plain)) >= 4
     slots = pack["slots"]
     tokens = {s["section"]: s["tokens"] for s in slots["sections"]}
-    assert tokens["working_memory"] > 0 and tokens["evidence"] > 0
     assert tokens["working_memory"] + tokens["evidence"] <= slots["allocation"]["evidence"]
-    assert slots["used"]["evidence"] <= slots["allocation"]["evidence"]
     assert slots["within_budget"]["evidence"] is True
-    # without memory the same slot holds more evidence, never less
-    plain = _run(tmp_path / "p", "--budget", budget)
-    more = {s["section"]: s["tokens"] for s in plain["slots"]["sections"]}["evidence"]
-    assert more > tokens["evidence"]
+    if dropped is None:
+        return
+    assert [m["id"] for m in pack["working_memory"]["messages"]] == kept
+    late = [o for o in pack["memory_omissions"] if o["gate"] == "budget"]
+    assert [o["ref"] for o in late] == dropped
+    assert all(o["detail"]["after"] == "required_evidence" for o in late)
+    # optional evidence gets what memory leaves, never more than without memory
+    assert len(pack["evidence"]) <= len(plain["evidence"])
 
 
 # ---------------------------------------------------------------------------------- issue 45 item 5

@@ -285,6 +285,44 @@ class MemoryGate:
     tokens: int = 0                              # both sections, charged to the evidence slot
     decisions: list[dict[str, Any]] = field(default_factory=list)   # for the trace, in gate order
 
+    def refit(self, room: int, count: Callable[[str], int]) -> "MemoryGate":
+        """These sections within ``room``: what the evidence slot has left once required evidence
+        is packed (required evidence comes first). What does not fit is omitted ``over_budget``
+        (``after: required_evidence``): the recalled records from the last, then the recent
+        messages from the oldest, then the summary; pinned items are never dropped."""
+        from ..engine import render
+
+        if self.tokens <= room:
+            return self
+        working = None if self.working is None else {**self.working, "messages": list(self.working["messages"])}
+        records = None if self.records is None else list(self.records)
+        g = MemoryGate(working=working, records=records, omissions=list(self.omissions), decisions=self.decisions)
+
+        def tokens() -> int:
+            return sum(count(t) for t in (render.working_memory_text(working), render.episodic_memory_text(records)))
+
+        def omit(section: str, ref: str, n: int) -> None:
+            g.omissions.append({"section": section, "ref": ref, "withheld": False, "gate": "budget",
+                                "reason": "over_budget", "detail": {"tokens": n, "remaining": room,
+                                                                    "after": "required_evidence"}})
+
+        while (now := tokens()) > room:
+            if records:
+                r = records.pop()
+                omit("episodic_memory", r["memory_id"], r["tokens"])
+            elif working is not None and working["messages"]:
+                m = working["messages"].pop(0)
+                omit("working_memory", m["id"], m["tokens"])
+            elif working is not None and working.get("summary") is not None:
+                omit("working_memory", "summary", working["summary"]["tokens"])
+                working["summary"] = None
+            else:
+                break
+        g.tokens = now
+        order = {"working_memory": WORKING_GATE_ORDER, "episodic_memory": MEMORY_GATE_ORDER}
+        g.omissions.sort(key=lambda o: (o["section"], order[o["section"]].index(o["gate"]), o["ref"]))
+        return g
+
     def to_pack(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.working is not None:

@@ -229,11 +229,12 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution,
         anchor_types=frozenset(et.valid_at.anchor_from for et in pb.evidence_types if et.valid_at is not None))
     header = count(evidence_header(0))
-    # working memory (``memory_tokens``) is packed before any evidence; tool results charged to the
-    # evidence slot (``reserve``) after required evidence and before optional evidence
-    packed = PackState(budget=allocation["evidence"] - memory_tokens if evidence_budget is None
-                       else evidence_budget + header,
-                       used=header, reserve=reserve, required=frozenset(bc.required))
+    # working memory (``memory_tokens``) and tool results charged to the evidence slot (``reserve``)
+    # come after required evidence and before optional evidence: both are kept from optional
+    # evidence only, and fitted to what required evidence leaves once it is packed (build)
+    packed = PackState(budget=allocation["evidence"] if evidence_budget is None else evidence_budget + header,
+                       used=header, reserve=reserve + (memory_tokens if evidence_budget is None else 0),
+                       required=frozenset(bc.required))
     st = BuildState(packed=packed, header_tokens=header, missing_types=list(type_order),
                     anchored_subjects=set(req.seeds) | set(resolution.seeds), held=held)
     return bc, st
@@ -899,8 +900,13 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
         if stop is not None:
             st.stop_reason = stop
             break
-    if tools is not None:       # what required evidence left of the slot: the tool results within it
-        tools = tools.refit(st.packed.budget - st.packed.used, count)
+    # what required evidence left of the slot: the memory sections, then the tool results, within it
+    room = st.packed.budget - st.packed.used
+    if memory is not None:
+        memory = memory.refit(room, count)
+        room -= memory.tokens
+    if tools is not None:
+        tools = tools.refit(room, count)
     input_decisions(bc.trace, tools, memory)
     if pb.aggregates:
         from .aggregate import compute
