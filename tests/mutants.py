@@ -2057,7 +2057,7 @@ MUTANTS: list[Mutant] = [
            "(0 if selected_for in state.required else state.reserve)", "0",
            ("tests/test_agents.py::test_a_tool_result_that_fits_after_required_evidence_keeps_its_room_from_optional_evidence",)),
     Mutant("tool-results-never-refit", "src/ctxcli/engine/builder.py",
-           "tools = tools.refit(st.packed.budget - st.packed.used, count)", "tools = tools",
+           "        tools = tools.refit(room, count)", "        tools = tools",
            ("tests/test_agents.py::test_required_evidence_comes_before_tool_results_in_a_full_evidence_slot",)),
     Mutant("tool-reserve-forgotten-on-replay", "src/ctxcli/agents/tool_results.py",
            "        g.reserve = count(tool_results_header(len(g.items) + len(pushed))) + sum(",
