@@ -552,7 +552,7 @@ MUTANTS: list[Mutant] = [
            "    if False:\n        raise UsageError(\"case and playbook",
            ("tests/test_serve.py::test_build_context_ad_hoc_within_the_servers_identity",)),
     Mutant("serve-step-not-written-as-a-run", "src/ctxcli/serve/tools.py",
-           "rec = api.write_step(step, doc, d, db=cfg.db)", "rec = {}",
+           "        api.write_step(step, doc, d, db=cfg.db)\n", "",
            ("tests/test_serve.py::test_every_investigate_and_build_context_call_is_one_run_unless_no_runs",)),
     Mutant("serve-no-runs-ignored", "src/ctxcli/serve/tools.py",
            "d = None if cfg.no_runs else _write(cfg, res)", "d = _write(cfg, res)",

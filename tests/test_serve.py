@@ -100,7 +100,7 @@ def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_pa
                 t.name
     # read-only annotations (issue 31 item 8): clients need not ask for approval of every call
     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for t in lt.tools}
-    writes = ("investigate", "add_tool_result", "update_working_state", "remember", "forget")
+    writes = ("investigate", "build_context", "add_tool_result", "update_working_state", "remember", "forget")
     assert hints == {n: (n not in writes, n == "forget") for n in names}
 
 

@@ -251,7 +251,7 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         "resources": {"pack": f"ctx://packs/{pid}", "trace": f"ctx://packs/{pid}/trace",
                       "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
     }
-    out["run"] = NO_RUNS if d is None else {"written": True, "folder": d.name, "ledger_seq": (res.ledger or {}).get("seq")}
+    out["run"] = NO_RUNS if d is None else {"written": True, "folder": d.name}
     if include_messages:
         import orjson
 
@@ -332,8 +332,8 @@ def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None
         out["run"] = NO_RUNS
     else:
         d = cfg.runs_dir / doc["step_id"]
-        rec = api.write_step(step, doc, d, db=cfg.db)
-        out["run"] = {"written": True, "folder": d.name, "ledger_seq": rec.get("seq")}
+        api.write_step(step, doc, d, db=cfg.db)
+        out["run"] = {"written": True, "folder": d.name}     # the same inputs: the same result
     return out
 
 
