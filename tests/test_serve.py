@@ -100,7 +100,7 @@ def test_tools_listed_with_typed_schemas_and_no_identity_arguments(store, tmp_pa
                 t.name
     # read-only annotations (issue 31 item 8): clients need not ask for approval of every call
     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for t in lt.tools}
-    writes = ("investigate", "add_tool_result", "update_working_state", "remember", "forget")
+    writes = ("investigate", "build_context", "add_tool_result", "update_working_state", "remember", "forget")
     assert hints == {n: (n not in writes, n == "forget") for n in names}
 
 
@@ -477,3 +477,129 @@ def test_audit_call_over_mcp_is_the_cli_audit_for_the_servers_subject(store, tmp
     text = _all_text(res)
     for t in ("OTH-RB-PAYAPI", "tenant-other", "Recovery runbook v9", "CUST-884512", "li.wei@example.com"):
         assert t not in text
+
+
+# --------------------------------------------------------- build_context as an agent step (issue 45 item 6)
+def _tr_call(case: str, step: Path, **over) -> tuple[str, str, dict]:
+    import yaml
+
+    from .test_agents import AGENT
+
+    d = yaml.safe_load(step.read_text())
+    args = {"case": case, "tool": d["tool"], "version": d["version"], "shaped": d["shaped"],
+            "observed_at": d["observed_at"], "raw": (AGENT / d["raw"]["path"]).read_text(),
+            "arguments": d["arguments"], "call_id": d["call_id"]}
+    if d.get("max_age"):
+        args["max_age"] = d["max_age"]
+    args.update(over)
+    return ("tool", "add_tool_result", args)
+
+
+def _ledger_count(store: Path, command: str) -> int:
+    from ctxcli.ledger.runs import ledger_runs
+
+    return len(ledger_runs(store, command=command))
+
+
+def _run_folders(runs: Path) -> list[str]:
+    return sorted(p.name for p in runs.iterdir() if p.name.startswith(("pk-", "st-"))) if runs.is_dir() else []
+
+
+def test_build_context_gates_tool_results_and_working_state_with_reasons(store, tmp_path):
+    import yaml
+
+    from .test_agents import INJECTED, STEPS
+    from .test_memory import SESSION
+
+    runs, case = tmp_path / "runs", "INC-2026-0723"
+    doc = yaml.safe_load(SESSION.read_text())
+    added = _call(_params(store, runs), [
+        _tr_call(case, STEPS[0]), _tr_call(case, STEPS[1]), _tr_call(case, STEPS[2]),
+        _tr_call(case, STEPS[0], data_tenant="tenant-other", call_id="x"),
+        ("tool", "update_working_state", {"case": case, "session_id": "s1", "pinned": doc["pinned"],
+                                          "messages": doc["messages"]})])
+    ok, inj, stale, other = (_structured(r)["result_id"] for r in added[:4])
+    (step,) = _call(_params(store, runs), [
+        ("tool", "build_context", {"case": case, "types": ["release_event"], "tool_results": [ok, inj, stale, other],
+                                   "session_id": "s1"})])
+    res = _structured(step)
+    assert [t["result_id"] for t in res["tool_results"]] == [ok]
+    assert {(o["gate"], o["reason"]) for o in res["tool_omissions"]} >= {("injection", "instruction_like_text")}
+    assert sorted(o["gate"] for o in res["tool_omissions"]) == ["freshness", "injection", "tenant"]
+    assert all(o["reason"] for o in res["tool_omissions"])
+    assert other[3:] not in json.dumps(res)          # a withheld one only by keyed reference
+    mem = res["memory"]
+    assert mem["working_memory"]["pinned"] == ["goal", "policy", "approval", "stop_condition"]
+    assert ("m-06", "injection") in {(o["ref"], o["gate"]) for o in mem["omissions"]}
+    assert all(o["reason"] for o in mem["omissions"])
+    # the step's run: step.json records what was admitted and omitted; nothing injected in any file
+    folder = runs / res["step_id"]
+    written = json.loads((folder / "step.json").read_text())
+    assert [t["result_id"] for t in written["tool_results"]] == [ok]
+    for f in folder.iterdir():
+        assert INJECTED not in f.read_text().lower(), f.name
+
+
+def test_build_context_ad_hoc_within_the_servers_identity(store, tmp_path):
+    runs = tmp_path / "runs"
+    ident = _fixed("investigator-01", SCOPES, "--clearance", "confidential", "--purpose", "claim_review",
+                   "--tenant", "tenant-demo")
+    call = {"playbook": "motor-claim-review", "seeds": ["case:C-102"], "as_of": AS_OF, "types": ["case_status"]}
+    ok, subj, ten, both, neither = _call(_params(store, runs, *ident), [
+        ("tool", "build_context", call),
+        ("tool", "build_context", {**call, "subject": "someone-else"}),
+        ("tool", "build_context", {**call, "tenant_id": "tenant-other"}),
+        ("tool", "build_context", {**call, "case": "C-102"}),
+        ("tool", "build_context", {"types": ["case_status"], "as_of": AS_OF}),
+    ])
+    res = _structured(ok)
+    assert res["case_id"].startswith("adhoc-") and res["covered_types"] == ["case_status"] and res["items"]
+    req = json.loads((runs / res["step_id"] / "step.json").read_text())["request"]
+    assert req["subject"]["id"] == "investigator-01" and req["tenant_id"] == "tenant-demo"
+    assert req["purpose"] == "claim_review" and req["adhoc"] is True
+    assert "argument 'subject' is not accepted: the subject, its scopes and purpose are fixed" in _error_text(subj)
+    assert "argument 'tenant_id' is not accepted: the subject, its scopes and purpose are fixed" in _error_text(ten)
+    assert _tool_error(both) == "ctx: error: case and playbook cannot be combined: a case names its own playbook"
+    assert _tool_error(neither) == "ctx: error: give a case, or a playbook with seeds for an ad-hoc run"
+
+
+def test_every_investigate_and_build_context_call_is_one_run_unless_no_runs(store, tmp_path):
+    runs = tmp_path / "runs"
+    calls = [("tool", "investigate", {"case": "C-102"}),
+             ("tool", "build_context", {"case": "C-102", "types": ["case_status"]})]
+    before = (_ledger_count(store, "investigate"), _ledger_count(store, "build_context"))
+    inv, step = map(_structured, _call(_params(store, runs), calls))
+    assert inv["run"]["written"] is True and step["run"]["written"] is True
+    assert _run_folders(runs) == sorted([inv["pack_id"], step["step_id"]])
+    assert {"step.json", "trace.jsonl"} <= set(os.listdir(runs / step["step_id"]))
+    assert (_ledger_count(store, "investigate"), _ledger_count(store, "build_context")) == (before[0] + 1,
+                                                                                           before[1] + 1)
+    # the same inputs give the same step bytes
+    again = tmp_path / "again"
+    (step2,) = map(_structured, _call(_params(store, again), calls[1:]))
+    assert step2["step_id"] == step["step_id"]
+    for name in ("step.json", "trace.jsonl"):
+        assert (again / step["step_id"] / name).read_bytes() == (runs / step["step_id"] / name).read_bytes(), name
+    # --no-runs: nothing written, no ledger record, and the results say so
+    quiet = tmp_path / "quiet"
+    before = (_ledger_count(store, "investigate"), _ledger_count(store, "build_context"))
+    inv, step = map(_structured, _call(_params(store, quiet, "--no-runs"), calls))
+    assert inv["run"] == step["run"] == {"written": False, "reason": "this server was started with --no-runs"}
+    assert _run_folders(quiet) == []
+    assert (_ledger_count(store, "investigate"), _ledger_count(store, "build_context")) == before
+
+
+def test_another_tenants_tool_result_is_refused_like_a_missing_one(store, tmp_path):
+    from .test_agents import STEPS
+
+    runs = tmp_path / "runs"
+    (theirs,) = _call(_params(store, runs), [_tr_call("PARTNER-C-102", STEPS[0])])
+    rid = _structured(theirs)["result_id"]
+    step, inv, missing = _call(_params(store, runs), [
+        ("tool", "build_context", {"case": "C-102", "types": ["case_status"], "tool_results": [rid]}),
+        ("tool", "investigate", {"case": "C-102", "tool_results": [rid]}),
+        ("tool", "build_context", {"case": "C-102", "types": ["case_status"], "tool_results": ["tr-0000000000ab"]})])
+    assert _tool_error(step) == f"ctx: error: unknown tool result {rid}: add it with add_tool_result first"
+    assert _tool_error(inv) == _tool_error(step)
+    assert _tool_error(missing) == ("ctx: error: unknown tool result tr-0000000000ab: add it with add_tool_result "
+                                    "first")

@@ -345,10 +345,51 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
         pb, req = with_params(pb, req)
         with con.errors():
             require_current_manifests(con)
-            return engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
+            step = engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)
+            # the step's tool results and memory through the same gates as a pack's (pipeline.py)
+            from .pipeline import gate_memory, gate_tools
+
+            step.tools = gate_tools(pb, req, key, con=con)
+            step.memory = gate_memory(pb, req, key, step.tools)
+            step.request = req.to_json()
+            return step
     finally:
         con.close()
+
+
+def step_document(step, *, goal_types: list[str], held: list[str]) -> dict[str, Any]:
+    """The step pack of a ``build_step`` result: its request, goal, what was admitted and
+    omitted (evidence, tool results, memory), keyed by ``step_id`` = sha256 of the rest, so the
+    same inputs give the same bytes."""
+    from .util.canon import canonical_bytes, sha256_hex
+
+    doc: dict[str, Any] = {
+        "schema_version": "ctx.step/1", "request": step.request, "goal_types": list(goal_types),
+        "held": sorted(set(held)), "step_budget": step.step_budget, "tokens": step.tokens,
+        "evidence": step.evidence, "omissions": step.omissions, "covered_types": step.covered,
+        "missing_types": step.missing}
+    if step.tools is not None:
+        doc["tool_results"] = step.tools.items
+        doc["tool_omissions"] = step.tools.omissions
+    if step.memory is not None:
+        doc["working_memory"] = step.memory.working
+        doc["episodic_memory"] = step.memory.records
+        doc["memory_omissions"] = step.memory.omissions
+    doc["step_id"] = "st-" + sha256_hex(canonical_bytes(doc))[:32]
+    return doc
+
+
+def write_step(step, doc: dict[str, Any], out: Path, *, db: Path | str | None = None,
+               command: str = "build_context") -> dict[str, Any]:
+    """Write a step's run folder (step.json, trace.jsonl) and its ledger record, all or none."""
+    from .ledger.runs import record
+    from .util.canon import pretty_bytes
+    from .write import trace_bytes, write_run_folder
+
+    files = {"step.json": pretty_bytes(doc), "trace.jsonl": trace_bytes(step.trace)}
+    return record(command, {"pack_id": doc["step_id"], "request": doc["request"]}, None, out=out, files=files,
+                  db=db, write=lambda: write_run_folder(out, files))
 
 
 def gate_tool_results(opts: InvestigateOptions):
@@ -635,6 +676,13 @@ def ask_request(opts) -> dict[str, Any]:
         p = Path(opts.target)
         return load_pack(p / "pack.json" if p.is_dir() else p).request
     return request_for(InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant, db=opts.db))
+
+def pack_messages(pack: dict[str, Any]) -> Any:
+    """The model messages of a pack just built and not written (``ctx serve --no-runs``)."""
+    from .engine.render import render_messages
+
+    return render_messages(pack)
+
 
 def render_pack(pack_path: Path | str, fmt: str = "markdown", encoding: str | None = None) -> RenderResult:
     """Verify a pack (the one pack reader: file checks, hashes, run folder, signature), render

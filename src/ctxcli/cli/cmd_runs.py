@@ -23,8 +23,9 @@ def runs(
                                          "replay, with who, what and when) instead of the run folders.")] = False,
     subject: Annotated[Optional[str], typer.Option("--subject", help="With --ledger: only this subject's runs.",
                                                    show_default=False)] = None,
-    command: Annotated[Optional[str], typer.Option("--command", help="With --ledger: only investigate, ask or "
-                                                   "replay.", show_default=False)] = None,
+    command: Annotated[Optional[str], typer.Option("--command", help="With --ledger: only investigate, ask, "
+                                                   "replay or build_context (a ctx serve step).",
+                                                   show_default=False)] = None,
     verdict: Annotated[Optional[str], typer.Option("--verdict", help="With --ledger: only runs with this verdict.",
                                                    show_default=False)] = None,
     db: Annotated[Optional[Path], typer.Option("--db", help="With --ledger: the store whose ledger to read "

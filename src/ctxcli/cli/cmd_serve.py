@@ -57,11 +57,15 @@ def serve(
     audit_log: Annotated[Optional[Path], typer.Option("--audit-log", help="JSON-lines audit log of every tool "
                                                       "call (default: <runs>/audit.jsonl).",
                                                       show_default=False)] = None,
+    no_runs: Annotated[bool, typer.Option("--no-runs", help="Write no run folder and no ledger record for "
+                                          "investigate and build_context calls (each result says so).")] = False,
 ) -> None:
     """Serve ctx to agents over the Model Context Protocol, read-only over the store.
 
-    Tools: investigate (a case, or ad hoc: playbook + seeds), build_context (one agent step),
-    explain_omission, replay, diff, render.
+    Tools: investigate (a case, or ad hoc: playbook + seeds), build_context (one agent step: a
+    case or playbook + seeds, with tool results, a session's working state and recalled memory),
+    explain_omission, replay, diff, render. Every investigate and build_context call is written
+    as a run (a run folder under --runs and a ledger record) unless --no-runs is given.
     Resources: ctx://packs (the packs this server wrote), ctx://packs/{pack_id} and its /trace,
     /answer and /messages. The subject, scopes, clearance, purpose and the tenant of ad-hoc
     runs are fixed here, never by a tool argument; every call is appended to the audit log.
@@ -82,7 +86,7 @@ def serve(
 
         cfg = load_config(db=db, runs_dir=runs, audit_log=audit_log, subject_id=subject,
                           scopes=list(scope) if scope else None, purpose=purpose, config_file=config,
-                          clearance=clearance, tenant=tenant)
+                          clearance=clearance, tenant=tenant, no_runs=no_runs)
         if transport is Transport.http:     # refused before the store is opened or anything listens
             http_settings(host, port, auth_token, list(allowed_host or []))
         keep_connections(cfg.db)            # the store stays open across tool calls (store/readers.py)

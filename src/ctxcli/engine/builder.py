@@ -959,6 +959,9 @@ class Step:
     tokens: int
     trace: list[dict[str, Any]]
     step_budget: int = 0      # the evidence tokens the step was given
+    tools: Any = None         # the tool-result gates' decision (agents.tool_results.ToolGate); None: none given
+    memory: Any = None        # the memory gates' decision (agents.memory.MemoryGate); None: none given
+    request: dict[str, Any] | None = None    # the request as a pack records it (api.build_step)
 
 
 def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: list[str],

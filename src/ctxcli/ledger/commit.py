@@ -33,7 +33,7 @@ from .records import (LEDGER_FILE, LOCK_FILE, OUTBOX_FILE, PENDING_DIR, chain, e
 
 KILL_ENV = "CTX_LEDGER_KILL_AT"
 EVENT_TYPES = {"investigate": "dev.ctx.run.investigated", "ask": "dev.ctx.run.asked",
-               "replay": "dev.ctx.run.replayed"}
+               "replay": "dev.ctx.run.replayed", "build_context": "dev.ctx.run.step_built"}
 
 
 def _step(name: str) -> None:

@@ -27,7 +27,7 @@ LEDGER_FILE = "ledger.jsonl"
 OUTBOX_FILE = "outbox.jsonl"
 PENDING_DIR = "ledger.pending"
 LOCK_FILE = "ledger.lock"
-COMMANDS = ("investigate", "ask", "replay")
+COMMANDS = ("investigate", "ask", "replay", "build_context")     # build_context: an MCP step (serve)
 MAX_FILE_BYTES = 1 << 30      # ~1 million runs of ~1.1 KB each
 HINT = "`ctx ledger verify` names what is wrong; move the file aside to start a new ledger"
 

@@ -43,8 +43,9 @@ def _write_new(path: Path, data: bytes) -> None:
         raise
 
 
-def load_results(cfg: ServeConfig, ids: list[str]) -> list[Any]:
-    """The stored tool results ``ids`` (from ``add_tool_result``), in the order given."""
+def load_results(cfg: ServeConfig, ids: list[str], *, tenant: str) -> list[Any]:
+    """The stored tool results ``ids`` (from ``add_tool_result``), in the order given: only those
+    added for a case of ``tenant`` (the run's); another tenant's id is answered as unknown."""
     from ..agents.tool_results import parse_tool_result
     from ..util.jsonstrict import loads as loads_strict
 
@@ -53,7 +54,7 @@ def load_results(cfg: ServeConfig, ids: list[str]) -> list[Any]:
         if not isinstance(rid, str) or not RESULT_ID_RE.match(rid):
             raise UsageError(f"tool result {rid!r} is not a tool result id (tr-…)")
         f = _folder(cfg) / f"{rid}.json"
-        if not f.is_file():
+        if not f.is_file() or not _owner_mark(cfg, tenant, rid).is_file():
             raise UsageError(f"unknown tool result {rid}: add it with add_tool_result first")
         tr = parse_tool_result(loads_strict(f.read_bytes()), file=f"tool result {rid}")
         if tr.result_id() != rid:
@@ -63,6 +64,11 @@ def load_results(cfg: ServeConfig, ids: list[str]) -> list[Any]:
             tr._raw_path = raw
         out.append(tr)
     return out
+
+
+def _owner_mark(cfg: ServeConfig, tenant: str, rid: str) -> Path:
+    """The mark that ``rid`` was added for a case of ``tenant``: only that tenant's runs take it."""
+    return _folder(cfg) / "owners" / tenant / rid
 
 
 def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | None, shaped: dict[str, Any] | None,
@@ -110,6 +116,7 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | No
     opts.tool_results = [tr]
     g = api.gate_tool_results(opts)
     _write_new(_folder(cfg) / f"{rid}.json", canonical_bytes(tr.model_dump(mode="json")))
+    _write_new(_owner_mark(cfg, c.tenant_id, rid), b"")     # whose runs may use it (load_results)
     out: dict[str, Any] = {"result_id": rid, "raw": tr.raw.model_dump(mode="json")}
     if rows is not None:
         out["shaped"] = shaped

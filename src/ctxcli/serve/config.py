@@ -29,6 +29,7 @@ class ServeConfig:
     cases_dir: Path | None = None
     playbooks_dir: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    no_runs: bool = False            # --no-runs: investigate and build_context write no run folder, no ledger record
 
     def describe(self) -> dict[str, Any]:
         return {"subject": self.subject_id, "scopes": list(self.scopes) if self.scopes is not None else None,
@@ -64,7 +65,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 def load_config(*, db: Path | str | None, runs_dir: Path | None, audit_log: Path | None, subject_id: str | None,
                 scopes: list[str] | None, purpose: str | None, config_file: Path | None = None,
-                clearance: str | None = None, tenant: str | None = None) -> ServeConfig:
+                clearance: str | None = None, tenant: str | None = None, no_runs: bool = False) -> ServeConfig:
     """Flags win over the config file; the config file wins over defaults."""
     from ..models.manifest import CLEARANCE_LEVELS, IDENT_RE, SCOPE_RE
 
@@ -103,4 +104,4 @@ def load_config(*, db: Path | str | None, runs_dir: Path | None, audit_log: Path
         Path(conf["audit_log"]) if conf.get("audit_log") else runs / "audit.jsonl")
     return ServeConfig(db=db, runs_dir=runs, audit_log=audit, subject_id=subject_id,
                        scopes=tuple(sorted(set(scopes))) if scopes is not None else None, purpose=purpose,
-                       clearance=clearance, tenant=tenant)
+                       clearance=clearance, tenant=tenant, no_runs=no_runs)

@@ -69,6 +69,7 @@ from ..agents.memory import Message as WmMessage, Pinned as WmPinned, Summary as
 SCHEMA_RULES: dict[str, dict[str, Any]] = {
     # a case, or an ad-hoc run: playbook and seeds (never both: a case file names its own playbook)
     "investigate": {"oneOf": [{"required": ["case"]}, {"required": ["playbook", "seeds"]}]},
+    "build_context": {"oneOf": [{"required": ["case"]}, {"required": ["playbook", "seeds"]}]},
 }
 
 
@@ -357,10 +358,18 @@ def build_server(cfg: ServeConfig):
                     call_id=call_id, max_age=max_age, data_tenant=data_tenant, needs_scopes=needs_scopes,
                     allowed_purposes=allowed_purposes, as_of=as_of)
 
-    @srv.tool(annotations=READ_ONLY)
+    @srv.tool(annotations=WRITES_RUN)
     def build_context(
-        case: Annotated[str, Field(description="Case id")],
         types: Annotated[list[str], Field(description="Evidence types this step needs")],
+        case: Annotated[str | None, Field(description="Case id (or give playbook and seeds instead)")] = None,
+        playbook: Annotated[str | None, Field(description="Ad-hoc step without a case file: the playbook id "
+                                                          "(needs seeds and as_of)")] = None,
+        seeds: Annotated[list[str] | None, Field(description="Ad-hoc step: entity keys (type:key) to start "
+                                                             "from")] = None,
+        params: Annotated[dict[str, str | int | float | bool] | None,
+                          Field(description="Ad-hoc step: values of the playbook's declared params")] = None,
+        question: Annotated[str | None, Field(description="Ad-hoc step: the question (default: the playbook's "
+                                                          "description)")] = None,
         held: Annotated[list[str] | None, Field(description="Evidence or object ids already in the agent's "
                                                              "context")] = None,
         step_budget: Annotated[int | None, Field(description="Most tokens of evidence for this step")] = None,
@@ -377,11 +386,22 @@ def build_server(cfg: ServeConfig):
         handoff: Annotated[dict[str, Any] | None, Field(description="Another agent's handoff document (the "
                                                                     "handoff tool, or ctx handoff): re-gated for "
                                                                     "this server's subject")] = None,
+        tool_results: Annotated[list[str] | None, Field(description="Ids (tr-…) of tool results stored with "
+                                                                    "add_tool_result: gated for this step")] = None,
+        session_id: Annotated[str | None, Field(description="A working-state session kept with "
+                                                            "update_working_state: gated for this step")] = None,
+        recall: Annotated[bool, Field(description="Gate the durable memory records (remember) for this "
+                                                  "step")] = False,
     ) -> dict[str, Any]:
         """Context for one agent step: only the newly admitted evidence of the requested types, within the
-        step budget, through the same gates as investigate (and what of a handoff this subject may see)."""
+        step budget, through the same gates as investigate (and what of a handoff, the tool results, the
+        session's working state and recalled memory this subject may see, each omission with its reason).
+        A case, or ad hoc playbook + seeds with the server's identity. Written as a run (step.json and
+        trace.jsonl, and a ledger record) unless the server was started with --no-runs."""
         return _ctx(tools.build_context, case=case, types=types, held=held, step_budget=step_budget, as_of=as_of,
-                    known_at=known_at, variant=variant, handoff=handoff)
+                    known_at=known_at, variant=variant, handoff=handoff, playbook=playbook, seeds=seeds,
+                    params=params, question=question, tool_results=tool_results, session_id=session_id,
+                    recall=recall)
 
     @srv.tool(annotations=READ_ONLY)
     def audit_call(

@@ -178,6 +178,46 @@ def _claims(answer: dict[str, Any]) -> list[dict[str, Any]]:
             for c in answer["claims"]]
 
 
+def _run_options(cfg: ServeConfig, *, case: str | None, playbook: str | None, seeds: list[str] | None,
+                 params: dict[str, Any] | None, question: str | None, as_of: str | None, known_at: str | None,
+                 variant: str | None, budget: int | None, tool_results: list[str] | None, session_id: str | None,
+                 recall: bool):
+    """The options of an ``investigate`` or ``build_context`` call, and the case as read (None ad
+    hoc): exactly one of ``case`` and ``playbook`` (+ ``seeds``); the identity always the
+    server's; the call's tool results (of the run's tenant only), working state and recalled
+    memory attached for their gates."""
+    from .. import api
+
+    if case is not None and playbook is not None:
+        raise UsageError("case and playbook cannot be combined: a case names its own playbook")
+    if playbook is not None:
+        opts = _adhoc_options(cfg, playbook=playbook, seeds=seeds, params=params, question=question, as_of=as_of,
+                              known_at=known_at, variant=variant, budget=budget)
+        tenant, read = cfg.tenant, None
+    elif case is None:
+        raise UsageError("give a case, or a playbook with seeds for an ad-hoc run")
+    else:
+        extra = [k for k, v in (("seeds", seeds), ("params", params), ("question", question)) if v is not None]
+        if extra:
+            raise UsageError(f"{extra[0]} needs playbook: a case names its own {extra[0]}")
+        opts, read = _options_read(cfg, case, as_of, known_at, variant, budget)
+        tenant = read[0].tenant_id
+    if tool_results:
+        from .agent_tools import load_results
+
+        opts.tool_results = load_results(cfg, list(tool_results), tenant=tenant)
+    if session_id is not None:
+        from .agent_tools import load_session
+
+        opts.working_state = load_session(cfg, session_id)
+    if recall:
+        opts.memory_records = api.recall(folder=cfg.runs_dir / "memory")
+    return opts, read
+
+
+NO_RUNS = {"written": False, "reason": "this server was started with --no-runs"}
+
+
 def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None = None,
                 known_at: str | None = None, variant: str | None = None, budget: int | None = None,
                 include_messages: bool = False, playbook: str | None = None, seeds: list[str] | None = None,
@@ -191,30 +231,11 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
     durable memory records for this run."""
     from .. import api
 
-    if case is not None and playbook is not None:
-        raise UsageError("case and playbook cannot be combined: a case names its own playbook")
-    if playbook is not None:
-        opts = _adhoc_options(cfg, playbook=playbook, seeds=seeds, params=params, question=question, as_of=as_of,
-                              known_at=known_at, variant=variant, budget=budget)
-    elif case is None:
-        raise UsageError("give a case, or a playbook with seeds for an ad-hoc run")
-    else:
-        extra = [k for k, v in (("seeds", seeds), ("params", params), ("question", question)) if v is not None]
-        if extra:
-            raise UsageError(f"{extra[0]} needs playbook: a case names its own {extra[0]}")
-        opts = _options(cfg, case, as_of, known_at, variant, budget)
-    if tool_results:
-        from .agent_tools import load_results
-
-        opts.tool_results = load_results(cfg, list(tool_results))
-    if session_id is not None:
-        from .agent_tools import load_session
-
-        opts.working_state = load_session(cfg, session_id)
-    if recall:
-        opts.memory_records = api.recall(folder=cfg.runs_dir / "memory")
+    opts, _ = _run_options(cfg, case=case, playbook=playbook, seeds=seeds, params=params, question=question,
+                           as_of=as_of, known_at=known_at, variant=variant, budget=budget, tool_results=tool_results,
+                           session_id=session_id, recall=recall)
     res = api.investigate(opts)
-    d = _write(cfg, res)
+    d = None if cfg.no_runs else _write(cfg, res)
     pid = res.pack["pack_id"]
     out: dict[str, Any] = {
         "pack_id": pid, "content_hash": res.pack["content_hash"], "case_id": res.pack["request"]["case_id"],
@@ -230,10 +251,12 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
         "resources": {"pack": f"ctx://packs/{pid}", "trace": f"ctx://packs/{pid}/trace",
                       "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
     }
+    out["run"] = NO_RUNS if d is None else {"written": True, "folder": d.name}
     if include_messages:
         import orjson
 
-        out["messages"] = orjson.loads(api.render_pack(d / "pack.json", "messages").data)
+        out["messages"] = (orjson.loads(api.render_pack(d / "pack.json", "messages").data) if d is not None
+                           else api.pack_messages(res.pack))
     return out
 
 
@@ -253,25 +276,32 @@ def _memory_summary(pack: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[str] | None = None,
+def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None, held: list[str] | None = None,
                   step_budget: int | None = None, as_of: str | None = None, known_at: str | None = None,
-                  variant: str | None = None, handoff: dict[str, Any] | None = None) -> dict[str, Any]:
+                  variant: str | None = None, handoff: dict[str, Any] | None = None,
+                  playbook: str | None = None, seeds: list[str] | None = None, params: dict[str, Any] | None = None,
+                  question: str | None = None, tool_results: list[str] | None = None,
+                  session_id: str | None = None, recall: bool = False) -> dict[str, Any]:
     """One agent step: the newly admitted evidence of the types the step needs.
 
     Runs one round of the same stages and gates as ``investigate`` (``api.build_step``) for
-    ``types`` only; items whose evidence id is in ``held`` are dropped as duplicates
-    (``already_held``) and the rest are packed within ``step_budget`` evidence tokens
-    (default: the playbook's evidence allocation). Omissions are reported as in a pack:
-    withheld ones only as opaque references with what they need. ``handoff``: another agent's
-    handoff document, passed on only as far as this subject may see it.
+    ``types`` only, on a case or ad hoc (``playbook`` + ``seeds``, the server's identity);
+    items whose evidence id is in ``held`` are dropped as duplicates (``already_held``) and the
+    rest are packed within ``step_budget`` evidence tokens (default: the playbook's evidence
+    allocation). ``tool_results``, ``session_id`` and ``recall`` go through the tool-result and
+    memory gates as in a pack. Omissions are reported as in a pack: withheld ones only as opaque
+    references with what they need. ``handoff``: another agent's handoff document, passed on
+    only as far as this subject may see it. The step is written as a run (step.json and
+    trace.jsonl under the runs folder, and a ledger record) unless the server has --no-runs.
     """
     from .. import api
 
     if not types:
         raise UsageError("types: name at least one evidence type the step needs")
-    opts, read = _options_read(cfg, case, as_of, known_at, variant, None)
-    # the case is read once per step (here), the playbook once (in api.build_step, which also
-    # gives the default step budget: the playbook's evidence allocation)
+    # the case is read once per step (here), the playbook once (in api.build_step)
+    opts, read = _run_options(cfg, case=case, playbook=playbook, seeds=seeds, params=params, question=question,
+                              as_of=as_of, known_at=known_at, variant=variant, budget=None,
+                              tool_results=tool_results, session_id=session_id, recall=recall)
     step = api.build_step(opts, goal_types=list(types), held=list(held or []), step_budget=step_budget,
                           case_read=read)
     step_budget = step.step_budget
@@ -279,13 +309,32 @@ def build_context(cfg: ServeConfig, *, case: str, types: list[str], held: list[s
               "source_id": ev["source_id"], "title": ev["title"], "locator": ev["locator"],
               "observed_at": ev["observed_at"], "tokens": ev["tokens"], "text": ev["text"]}
              for ev in step.evidence]
-    return {"types": list(types), "step_budget": step_budget, "items": items, "tokens": step.tokens,
-            "covered_types": step.covered, "missing_types": step.missing,
-            "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
-                          for o in step.omissions],
-            "trace_events": len(step.trace),
-            # another agent's handoff, re-gated for this server's subject (agents/handoff.py)
-            **({"handoff": api.receive_handoff(opts, handoff)} if handoff is not None else {})}
+    doc = api.step_document(step, goal_types=list(types), held=list(held or []))
+    out: dict[str, Any] = {
+        "step_id": doc["step_id"], "case_id": step.request["case_id"], "types": list(types),
+        "step_budget": step_budget, "items": items, "tokens": step.tokens,
+        "covered_types": step.covered, "missing_types": step.missing,
+        "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
+                      for o in step.omissions],
+        "trace_events": len(step.trace)}
+    if step.tools is not None:
+        out["tool_results"] = [{"result_id": i["result_id"], "trust": i["trust_level"], "tokens": i["tokens"]}
+                               for i in step.tools.items]
+        out["tool_omissions"] = [{k: o[k] for k in ("ref", "gate", "reason", "withheld")}
+                                 for o in step.tools.omissions]
+    if step.memory is not None:
+        out["memory"] = _memory_summary({"working_memory": step.memory.working,
+                                         "episodic_memory": step.memory.records,
+                                         "memory_omissions": step.memory.omissions})
+    if handoff is not None:     # another agent's handoff, re-gated for this server's subject (agents/handoff.py)
+        out["handoff"] = api.receive_handoff(opts, handoff)
+    if cfg.no_runs:
+        out["run"] = NO_RUNS
+    else:
+        d = cfg.runs_dir / doc["step_id"]
+        api.write_step(step, doc, d, db=cfg.db)
+        out["run"] = {"written": True, "folder": d.name}     # the same inputs: the same result
+    return out
 
 
 def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = None,
