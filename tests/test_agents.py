@@ -425,18 +425,20 @@ shaped:
 def test_a_tool_result_naming_an_entity_the_subject_may_not_see_is_withheld(bundled_store, tmp_path, monkeypatch):
     """Issue 45 item 2: a result naming STORE_002 (in its arguments or a shaped fact) is
     withheld like STORE_002's objects; STORE_001, a 3-character name, a name inside a longer
-    token and an entity with one visible object are admitted."""
+    token and an entity with one visible object are admitted; an entity only of another tenant
+    withholds by tenant."""
     _retail(tmp_path, bundled_store, monkeypatch)
     out, pack = _run(tmp_path, _retail_result(tmp_path, "args", "store: STORE_002"),
                      _retail_result(tmp_path, "fact", fact="store_002 revenue 333777000 VND"),
                      _retail_result(tmp_path, "mine", "store: STORE_001", "STORE_001 revenue 420"),
                      _retail_result(tmp_path, "short", "store: MRT", "MRT 1"),
                      _retail_result(tmp_path, "longer", "store: XSTORE_002", "STORE_0021 2"),
-                     _retail_result(tmp_path, "kiosk", "store: KIOSK_9", "KIOSK_9 3"))
+                     _retail_result(tmp_path, "kiosk", "store: KIOSK_9", "KIOSK_9 3"),
+                     _retail_result(tmp_path, "gateway", fact="ledger-api 5"))    # only tenant-gateway's
     assert [i["facts"]["revenue"] for i in pack["tool_results"]] == ["STORE_001 revenue 420", "MRT 1",
                                                                      "STORE_0021 2", "KIOSK_9 3"]
-    assert [(o["gate"], o["reason"], o["withheld"], o["detail"]) for o in pack["tool_omissions"]] == [
-        ("scope", "names_withheld_object", True, {})] * 2
+    assert sorted((o["gate"], o["reason"], o["withheld"], o["detail"]) for o in pack["tool_omissions"]) == [
+        ("scope", "names_withheld_object", True, {})] * 2 + [("tenant", "names_withheld_object", True, {})]
     assert all(o["ref"].startswith("wh-") and len(o["ref"]) == 19 for o in pack["tool_omissions"])
     for f in sorted(out.rglob("*")):
         if f.is_file():
