@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -379,3 +381,66 @@ def test_a_raw_path_reads_only_a_regular_file_beside_the_tool_result(store, tmp_
     assert r.exit_code == 0, r.output
     (tr,) = json.loads((tmp_path / "ok" / "pack.json").read_text())["tool_results"]
     assert tr["raw"]["location"] == "rows.json" and tr["raw"]["size"] == 10
+
+
+def _retail(tmp_path, bundled_store, monkeypatch):
+    """The issue's retail loop in a private store: STORE_001 and STORE_002 of the run's tenant,
+    STORE_002's sales needing a scope the STORE_001 manager lacks; MRT (3 characters, withheld) and
+    KIOSK_9 with one visible and one withheld object."""
+    import duckdb
+
+    db = tmp_path / "retail.duckdb"
+    shutil.copy(bundled_store, db)
+    con = duckdb.connect(str(db))
+    rows = [("STORE_001", "SALES-STORE_001-2026-08", ["incident:read"]),
+            ("STORE_002", "SALES-STORE_002-2026-08", ["incident:read", "security:read"]),
+            ("MRT", "SALES-MRT-2026-08", ["incident:read", "security:read"]),
+            ("KIOSK_9", "SALES-KIOSK_9-A", ["incident:read"]),
+            ("KIOSK_9", "SALES-KIOSK_9-B", ["incident:read", "security:read"])]
+    for i, (key, oid, scopes) in enumerate(rows):
+        con.execute("INSERT INTO entities VALUES (?, 'tenant-demo', ?, 'store', ?, [], 'retail')",
+                    [900000 + i, key, key])
+        con.execute("INSERT INTO objects SELECT * REPLACE (? AS object_id, ? AS subject_id, ? AS required_scopes,"
+                    " ? AS content, ? AS doc_id) FROM objects WHERE object_id = 'INC-2026-0723-TL-01'",
+                    [oid, key, scopes, f"revenue {333777000 if key == 'STORE_002' else 420} VND", 900000 + i])
+    con.close()
+    monkeypatch.setenv("CTX_DB", str(db))
+
+
+def _retail_result(tmp_path, name, args="", fact="420"):
+    (tmp_path / "r.json").write_text('{"rows": []}')
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(f"""tool: sales.query
+version: "1"
+arguments: {{{args}}}
+tenant_id: tenant-demo
+observed_at: "2026-07-23T10:20:00+08:00"
+raw: {{path: r.json}}
+shaped:
+  facts: {{revenue: "{fact}", notes: ["{fact}"]}}
+""")
+    return f
+
+
+def test_a_tool_result_naming_an_entity_the_subject_may_not_see_is_withheld(bundled_store, tmp_path, monkeypatch):
+    """Issue 45 item 2: a result naming STORE_002 (in its arguments or a shaped fact) is
+    withheld like STORE_002's objects; STORE_001, a 3-character name, a name inside a longer
+    token and an entity with one visible object are admitted; an entity only of another tenant
+    withholds by tenant."""
+    _retail(tmp_path, bundled_store, monkeypatch)
+    out, pack = _run(tmp_path, _retail_result(tmp_path, "args", "store: STORE_002"),
+                     _retail_result(tmp_path, "fact", fact="store_002 revenue 333777000 VND"),
+                     _retail_result(tmp_path, "mine", "store: STORE_001", "STORE_001 revenue 420"),
+                     _retail_result(tmp_path, "short", "store: MRT", "MRT 1"),
+                     _retail_result(tmp_path, "longer", "store: XSTORE_002", "STORE_0021 2"),
+                     _retail_result(tmp_path, "kiosk", "store: KIOSK_9", "KIOSK_9 3"),
+                     _retail_result(tmp_path, "gateway", fact="ledger-api 5"))    # only tenant-gateway's
+    assert [i["facts"]["revenue"] for i in pack["tool_results"]] == ["STORE_001 revenue 420", "MRT 1",
+                                                                     "STORE_0021 2", "KIOSK_9 3"]
+    assert sorted((o["gate"], o["reason"], o["withheld"], o["detail"]) for o in pack["tool_omissions"]) == [
+        ("scope", "names_withheld_object", True, {})] * 2 + [("tenant", "names_withheld_object", True, {})]
+    assert all(o["ref"].startswith("wh-") and len(o["ref"]) == 19 for o in pack["tool_omissions"])
+    for f in sorted(out.rglob("*")):
+        if f.is_file():
+            body = f.read_text()
+            assert "333777000" not in body and not re.search(r"(?<!\w)store_002(?!\w)", body, re.I), f.name

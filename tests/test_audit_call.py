@@ -284,3 +284,28 @@ def test_withheld_or_injected_text_supports_nothing_the_assistant_says(store, tm
                              {"role": "assistant", "content": "Check the certificate bundle first (runbook v9)."}])
     (s,) = [x for x in doc["spans"] if x["span"] == "messages[1].content"]
     assert [v["code"] for v in s["output_check"]] == ["unsupported_value"] and r.exit_code == 1
+
+
+def test_a_tool_call_asking_about_an_entity_the_subject_may_not_see_is_withheld(bundled_store, tmp_path,
+                                                                                 monkeypatch):
+    """Issue 45 item 7: tool-call arguments naming STORE_002 (all of whose objects need a scope
+    the subject lacks) are withheld by entity, reported by a keyed reference only; STORE_001,
+    a 3-character name and a name inside a longer token are not."""
+    from .test_agents import _retail
+
+    _retail(tmp_path, bundled_store, monkeypatch)
+
+    def call(args):
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "sales.query", "arguments": json.dumps(args)}}]}
+
+    r, doc = _one(tmp_path, [call({"store": "STORE_002"}), call({"store": "store_001"}), call({"store": "MRT"}),
+                             call({"store": "XSTORE_002"})])
+    got = {s["span"]: s for s in doc["spans"] if ".arguments" in s["span"]}
+    s = got["messages[0].tool_calls[0].arguments"]
+    assert s["status"] == "withheld" and r.exit_code == 1
+    (m,) = s["matches"]
+    assert (m["by"], m["status"], m["gate"]) == ("entity", "withheld", "scope") and m["ref"].startswith("wh-")
+    assert set(m) == {"by", "status", "gate", "ref"}
+    assert [got[f"messages[{i}].tool_calls[0].arguments"]["status"] for i in (1, 2, 3)] == ["unknown_origin"] * 3
+    assert "STORE_002" not in r.stdout and "SALES-STORE" not in r.stdout and "333777000" not in r.stdout

@@ -172,6 +172,19 @@ def test_bm25_gives_the_same_scores_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_entity_links_are_the_same_on_both_backends(store, loaded_pg):
+    """What tool results and tool-call arguments are matched against (issue 45 items 2, 7)."""
+    from ctxcli.store import open_store
+
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        got, want = [tuple(r) for r in p.entity_links()], [tuple(r) for r in d.entity_links()]
+        assert got == want and any(r[4] for r in want) and any(r[4] is None for r in want)
+    finally:
+        d.close()
+        p.close()
+
+
 def test_the_unmasked_terms_give_the_same_scores_on_both_backends(store, loaded_pg):
     """A subject holding pii:read also searches the masked source's unmasked-only terms
     (issue 27 item 3): the same statements' scores on both backends."""

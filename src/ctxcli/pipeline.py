@@ -87,23 +87,16 @@ def store_info(con, key: bytes | None = None, *, tenant: str, clearance: str) ->
 def store_resolver(con, req: Request, key: bytes):
     """For the tool-result gates: the withholding gate of the stored object an id names when
     the request's subject may not see it (another tenant's, a missing scope, clearance or
-    purpose, or masked for it), else None."""
+    purpose, or masked for it), or of an entity it names that the subject may not see
+    (``agents.entities``), else None."""
     from .agents.audit import AuditSubject, Judge
 
     judge = Judge(con, AuditSubject(req.tenant_id, req.subject_id, list(req.scopes), req.clearance, req.purpose,
                                     req.as_of, req.known_at), key=key)
-    memo: dict[str, str | None] = {}
+    entities = judge.entities()
 
     def resolve(x: str) -> str | None:
-        if x not in memo:
-            gate = None
-            for row in con.object_facts([x]):
-                v = {"status": "withheld", "gate": "tenant"} if row[1] != req.tenant_id else judge.object(x) or {}
-                if v.get("status") == "withheld":
-                    gate = "scope" if v["gate"] == "redaction" else v["gate"]   # a mask a scope would lift
-                    break
-            memo[x] = gate
-        return memo[x]
+        return judge.withholding_gate(x) or entities.withheld(x)
 
     return resolve
 

@@ -43,7 +43,7 @@ SEVERITY = ["withheld", "injection", "invalid_at_as_of", "stale", "tampered", "u
             "unknown_origin"]
 _GATE_STATUS = {"validity": "invalid_at_as_of", "knowledge_time": "invalid_at_as_of", "freshness": "stale",
                 "integrity": "tampered", "injection": "injection"}
-MATCHED_BY = ["content_hash", "locator", "text", "values"]
+MATCHED_BY = ["content_hash", "locator", "text", "values", "entity"]
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
 SHINGLE = 4
 MIN_SHINGLES = 3
@@ -319,6 +319,31 @@ class Judge:
         row = self.con.object_summary(self.who.tenant_id, object_id)
         return None if row is None else self.doc(row[0], self.who.tenant_id, object_id)
 
+    def withholding_gate(self, object_id: str) -> str | None:
+        """The gate that withholds the object ``object_id`` (any tenant) from the subject, else
+        None (it may see it, or there is none); a mask counts as ``scope``, what would lift it."""
+        for row in self.con.object_facts([object_id]):
+            v = {"status": "withheld", "gate": "tenant"} if row[1] != self.who.tenant_id else \
+                self.object(object_id) or {}
+            if v.get("status") == "withheld":
+                return "scope" if v["gate"] == "redaction" else v["gate"]
+        return None
+
+    def entities(self):
+        """The store's entity names judged for this subject (``agents.entities``)."""
+        from .entities import EntityNames
+
+        if not hasattr(self, "_entities"):
+            memo: dict[str, str | None] = {}
+
+            def gate(x: str) -> str | None:
+                if x not in memo:
+                    memo[x] = self.withholding_gate(x)
+                return memo[x]
+
+            self._entities = EntityNames(self.con.entity_links(), self.who.tenant_id, gate)
+        return self._entities
+
     def _obj(self, object_id: str):
         row = self.con.object_summary(self.who.tenant_id, object_id)
         if row is None:
@@ -410,6 +435,11 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
             if sim is not None and m["status"] != "withheld":
                 m["similarity"] = sim
             matches.append(m)
+        if ".arguments" in sp.where:     # a tool call asking about an entity the subject may not see
+            ent = judge_.entities().withheld_entity(sp.text)
+            if ent is not None:
+                matches.append({"by": "entity", "status": "withheld", "gate": ent[0],
+                                "ref": opaque_ref(ent[1], "entity:" + ent[2], key=key)})
         matches.sort(key=lambda m: (SEVERITY.index(m["status"]), MATCHED_BY.index(m["by"]),
                                     m.get("ref") or m.get("object_id") or ""))
         entry: dict[str, Any] = {"span": sp.where, "role": sp.role, "chars": len(sp.text)}

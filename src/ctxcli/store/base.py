@@ -130,6 +130,9 @@ class Store(Protocol):
         """(source_id, deleted_at_us, reason) of the object's first tombstone."""
     def object_exists(self, tenant: str, object_id: str) -> bool: ...
     def object_summary(self, tenant: str, object_id: str) -> tuple | None: ...
+    def entity_links(self) -> list[tuple]:
+        """(tenant_id, entity_key, name, aliases, object_id) of every entity and each object of its
+        tenant whose subject_id is its key (object_id NULL when it has none)."""
     def object_facts(self, object_ids: list[str]) -> list[tuple]:
         """evaluate's store facts of objects (any tenant), by object id, tenant."""
     def object_hashes(self, object_ids: list[str]) -> list[tuple]:

@@ -736,6 +736,9 @@ class DuckDBStore:
     def object_summary(self, tenant, object_id) -> tuple | None:
         return self.con.execute(S.OBJECT_SUMMARY.duckdb, [tenant, object_id]).fetchone()
 
+    def entity_links(self) -> list[tuple]:
+        return self.con.execute(S.ENTITY_LINKS.duckdb).fetchall()
+
     def object_facts(self, object_ids) -> list[tuple]:
         return self.con.execute(S.OBJECT_FACTS.duckdb, {"ids": object_ids}).fetchall()
 

@@ -107,6 +107,13 @@ OBJECT_SUMMARY = Pair(
     "(SELECT classification FROM sources s WHERE s.source_id = objects.source_id) "
     "FROM objects WHERE tenant_id = %s AND object_id = %s ORDER BY doc_id LIMIT 1")
 # Any tenant's objects: the eval's store facts (evaluate/facts.py) pick the pack's own row.
+# Every entity with the objects linked to it (objects of its tenant whose subject_id is its
+# key; NULL object_id when none): what tool results and tool-call arguments are matched against.
+ENTITY_LINKS = both("""
+SELECT e.tenant_id, e.entity_key, e.name, e.aliases, o.object_id
+FROM entities e LEFT JOIN objects o ON o.tenant_id = e.tenant_id AND o.subject_id = e.entity_key
+ORDER BY e.tenant_id, e.entity_key, o.object_id""")
+
 OBJECT_FACTS = Pair("""
 SELECT o.object_id, o.tenant_id, o.source_id, o.valid_from_us, o.valid_to_us, o.observed_us, o.required_scopes,
        o.allowed_purposes, o.content_hash, o.dedup_hash, o.title, o.content, o.facts,

@@ -579,6 +579,9 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
     def content_hashes(self) -> list[tuple]:
         return self._q(S.CONTENT_HASHES.postgres)
 
+    def entity_links(self) -> list[tuple]:
+        return self._q(S.ENTITY_LINKS.postgres)
+
     def object_facts(self, object_ids) -> list[tuple]:
         return self._q(S.OBJECT_FACTS.postgres, {"ids": list(object_ids)})
 
