@@ -565,7 +565,7 @@ def test_validate_answer_alone(store, tmp_path):
 def test_eval_answerer_model_on_the_bundled_cases(store, serve, tmp_path):
     by_case = {}
     for case in ("C-102", "C-104", "C-105", "C-106", "INC-2026-0723", "INC-2026-0811", "INC-SHOP-0901",
-                 "PARTNER-C-102", "PAY-RESTORE-01"):
+                 "PARTNER-C-102", "PARTNER-INC-2026-0723", "PAY-RESTORE-01"):
         ans, _ = faithful(case)
         by_case[case] = [reply(ans)]
     srv = serve({"by_case": by_case})
@@ -575,7 +575,8 @@ def test_eval_answerer_model_on_the_bundled_cases(store, serve, tmp_path):
     assert doc["answerer"] == "model"
     base = [x for x in doc["runs"] if x["variant"] is None]
     assert sorted(x["case_id"] for x in base) == ["C-102", "C-104", "C-105", "C-106", "INC-2026-0723",
-                                                  "INC-2026-0811", "INC-SHOP-0901", "PARTNER-C-102", "PAY-RESTORE-01"]
+                                                  "INC-2026-0811", "INC-SHOP-0901", "PARTNER-C-102",
+                                                  "PARTNER-INC-2026-0723", "PAY-RESTORE-01"]
     syn = next(x["model"] for x in base if x["case_id"] == "PAY-RESTORE-01")   # nothing found: nothing cited
     assert (syn["status"], syn["verdict_agrees"]) == ("accepted", True), syn
     base = [x for x in base if x["case_id"] != "PAY-RESTORE-01"]

@@ -101,7 +101,7 @@ def test_check_bundled_project_is_clean(project_copy):
     r = run_cli(["check"])
     assert r.exit_code == 0, r.output
     assert r.stdout == ""
-    assert r.stderr == "checked 34 file(s): no problems\n"
+    assert r.stderr == "checked 35 file(s): no problems\n"
 
 
 def test_typo_in_expr_fact_name_fails_loudly(project_copy):
@@ -132,7 +132,7 @@ def test_typo_in_decision_rule_when_fails_loudly(project_copy):
     assert r.exit_code == 1, r.output
     assert r.stdout == (f"{PB}:{n}:7: decision rule manual_review: when uses unknown name "
                         "review_amount_treshold (did you mean review_amount_threshold?)\n")
-    assert r.stderr == "checked 34 file(s): 1 problem(s)\n"
+    assert r.stderr == "checked 35 file(s): 1 problem(s)\n"
     # ctx load runs the same checks first (exit 2, the store is not built)
     r = run_cli(["load"])
     assert _err(r).startswith(f"ctx: error: {PB}:{n}:7: decision rule manual_review: when uses unknown name")
