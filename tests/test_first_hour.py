@@ -79,8 +79,12 @@ def test_a_closed_pipe_ends_with_141_and_no_traceback(store, tmp_path, args):
     env = {**os.environ, "CTX_ROOT": str(REPO), "CTX_DB": str(store), "NO_COLOR": "1"}
     if args[0] == "investigate" and "--help" not in args:
         args = [*args, "--out", str(tmp_path / "o")]
-    p = subprocess.Popen([CTX, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdout.close()                                 # the reader is gone before the first byte
+    r, w = os.pipe()
+    os.close(r)              # the reader is gone before ctx starts: no race with a fast command
+    try:
+        p = subprocess.Popen([CTX, *args], cwd=tmp_path, env=env, stdout=w, stderr=subprocess.PIPE)
+    finally:
+        os.close(w)
     err = p.stderr.read().decode()
     assert (p.wait(timeout=300), err) == (141, "")
     if "--out" in args:
