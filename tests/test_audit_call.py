@@ -284,6 +284,10 @@ def test_withheld_or_injected_text_supports_nothing_the_assistant_says(store, tm
                              {"role": "assistant", "content": "Check the certificate bundle first (runbook v9)."}])
     (s,) = [x for x in doc["spans"] if x["span"] == "messages[1].content"]
     assert [v["code"] for v in s["output_check"]] == ["unsupported_value"] and r.exit_code == 1
+    # the finding names no value of the withheld text it restates
+    assert s["output_check"] == [{"code": "unsupported_value",
+                                  "message": "a value the call gave only in a withheld span"}]
+    assert "v9" not in r.stdout
 
 
 def test_a_tool_call_asking_about_an_entity_the_subject_may_not_see_is_withheld(bundled_store, tmp_path,

@@ -420,6 +420,7 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
     out = []
     seen: dict[str, set[int]] = {}      # message -> the objects its own spans matched
     given: list[str] = []               # the texts the call gave before (neither withheld nor injected)
+    hidden: list[str] = []              # the texts of withheld spans: never quoted in a finding
     for sp in spans:
         found = match(ix, sp.text, sp.alts)
         if sp.joins is not None:        # a joined span reports only what neither message matched alone
@@ -455,14 +456,24 @@ def audit(con, spans: list[Span], who: AuditSubject, *, key: bytes) -> list[dict
             entry["injection"] = {"pattern": hit[1], "matched": hit[2]}
         if sp.joins is None:
             if entry["status"] in ("admitted", "unknown_origin") and is_output(sp):
-                judged = [{k: v[k] for k in ("code", "message", "value") if k in v}
-                          for v in check_output(sp.text, given) if v.get("severity") != "warning"]
+                judged = [_said(v, hidden) for v in check_output(sp.text, given) if v.get("severity") != "warning"]
                 if judged:
                     entry["status"], entry["output_check"] = "unsupported", judged
             if entry["status"] not in ("withheld", "injection"):
                 given.append(sp.text)
+            elif entry["status"] == "withheld":
+                hidden.append(sp.text)
         out.append(entry)
     return out
+
+
+def _said(v: dict[str, Any], hidden: list[str]) -> dict[str, Any]:
+    """A finding on the assistant's text, without its value when a withheld span holds that value
+    (the finding would quote what the subject may not see)."""
+    value = v.get("value")
+    if value is not None and any(str(value).lower() in t.lower() for t in hidden):
+        return {"code": v["code"], "message": "a value the call gave only in a withheld span"}
+    return {k: v[k] for k in ("code", "message", "value") if k in v}
 
 
 def is_output(sp: Span) -> bool:
