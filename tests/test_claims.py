@@ -539,6 +539,17 @@ _PUSH = {"evidence_id": "ev-p", "trust_level": "authoritative", "facts": {"compl
     ("The first error occurred at 09:54.", [_RELEASE, _FIRST], ["misbound_value"]),
     ("The release completed at 09:54, before the first error at 10:02.", [_RELEASE, _FIRST], []),
     ("PAY-4097 first appeared at 10:02:00 +08:00.", [_FIRST], []),
+    # ... in other languages: the words for what a value is are read as the English ones
+    ("Der erste Fehler trat um 09:54 auf.", [_RELEASE, _FIRST], ["misbound_value"]),
+    ("Der erste Fehler trat um 10:02 auf.", [_RELEASE, _FIRST], []),
+    ("首次报错时间为09:54。", [_RELEASE, _FIRST], ["misbound_value"]),
+    ("首次报错时间为10:02。", [_RELEASE, _FIRST], []),
+    ("发布完成时间为10:02。", [_RELEASE, _FIRST], ["misbound_value"]),
+    ("El primer error se registró a las 09:54.", [_RELEASE, _FIRST], ["misbound_value"]),
+    ("El primer error se registró a las 10:02.", [_RELEASE, _FIRST], []),
+    # a Chinese date with the time written straight after it
+    ("首个错误出现在2026年7月23日10:02。", [_FIRST], []),
+    ("首个错误出现在2026年7月23日10:03。", [_FIRST], ["unsupported_value"]),
     # comparisons of like with like
     ("The push completed at 14:00, after the first 502 error at 14:02.", [_PUSH], ["wrong_comparison"]),
     ("The push completed at 14:00, before the first 502 error at 14:02.", [_PUSH], []),
@@ -576,6 +587,10 @@ def test_comparison_words_and_units(text, holds):
     ("It was the release that broke payments at 10:02.", True),
     ("El agotamiento del pool se produjo debido al release.", True),
     ("Customers could not complete payment at 14:05.", False),
+    ("Los 502 se debieron a la reducción del keep-alive.", True),
+    ("Les erreurs 502 sont dues à la baisse du keep-alive.", True),
+    ("La baisse est imputable à la configuration.", True),
+    ("Las cifras se deben revisar.", False),
 ])
 def test_causal_words_and_could_not(text, causal):
     from ctxcli.answer.claims import _HEDGE, is_causal
@@ -597,3 +612,46 @@ def test_a_currency_and_a_field_named_without_its_unit():
     (v,) = check_cited("The policy tenure is 20 days.", "fact", [two])
     assert (v["code"], v["value"], v["field"]) == ("misbound_value", "20", "policy tenure")
     assert check_cited("The policy tenure is 12 days.", "fact", [two]) == []
+
+
+_HEDGED = {"evidence_id": "ev-gw", "facts": {},
+           "text": "The lowered keep-alive timeout might explain the GW-502 spike on payment-gateway."}
+_PLAIN = {"evidence_id": "ev-diff", "trust_level": "authoritative", "facts": {"timeout_after_s": 5},
+          "text": "CFG-0811-07 lowered the keep-alive timeout to 5 seconds."}
+
+
+@pytest.mark.parametrize("text, status, items, codes", [
+    # in other words than its only (hedged) source, without a hedge: the hedge is dropped
+    ("La reducción del timeout de keep-alive explica el pico de GW-502.", "fact", [_HEDGED], ["hedge_dropped"]),
+    ("保活超时的下调解释了GW-502激增。", "fact", [_HEDGED], ["hedge_dropped"]),
+    ("La reducción del timeout posiblemente explica el pico de GW-502.", "fact", [_HEDGED], []),
+    ("The lower timeout explains the spike.", "hypothesis", [_HEDGED], []),
+    # one item that states it plainly is enough
+    ("The keep-alive timeout is 5 seconds; it explains the spike.", "fact", [_HEDGED, _PLAIN], []),
+    ("The keep-alive timeout is 5 seconds.", "fact", [_PLAIN], []),
+    # an unverified note is check_status's: one violation, not two
+    ("Promotions explain it.", "fact", [{"evidence_id": "ev-n", "facts": {"verified": False},
+                                         "text": "Ads may explain the drop."}], ["status_upgraded"]),
+])
+def test_a_fact_resting_only_on_hedged_items_drops_their_hedge(text, status, items, codes):
+    from ctxcli.answer.claims import check_claim
+
+    assert [v["code"] for v in check_claim(text, status, items)] == codes
+
+
+def test_the_deterministic_hypothesis_binds_a_cause_not_a_restatement_of_its_times():
+    """The deterministic answer holds "the pushes came before the errors" as a hypothesis (a
+    candidate cause); a fact restating the observed times on the same evidence is not that claim."""
+    from ctxcli.answer.claims import check_claim
+
+    push = {"evidence_id": "ev-p", "trust_level": "authoritative", "facts": {"completed_at": "14:00"},
+            "text": "Config push CFG-0811-07 completed at 14:00."}
+    err = {"evidence_id": "ev-e", "trust_level": "operational", "facts": {"first_error_at": "14:02"},
+           "text": "GW-502 errors from 14:02."}
+    twins = [{"claim_id": "change_before_errors", "evidence": ["ev-p", "ev-e"], "status": "hypothesis"}]
+    assert check_claim("CFG-0811-07于14:00完成，GW-502错误自14:02出现。", "fact", [push, err], twins=twins) == []
+    assert [v["code"] for v in check_claim("CFG-0811-07 caused the GW-502 errors.", "fact", [push, err],
+                                           twins=twins)] == ["status_upgraded"]
+    hedged = dict(err, text="GW-502 errors from 14:02, possibly after the push.")
+    assert [v["code"] for v in check_claim("The GW-502 errors followed the push at 14:00.", "fact", [push, hedged],
+                                           twins=twins)] == ["status_upgraded", "hedge_dropped"]

@@ -101,11 +101,12 @@ CAUSAL: dict[str, tuple[str, str]] = {
     "en": (WORD, r"caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|results in|"
                  r"responsible for|triggered|drove|broke"),
     "zh": ("", r"导致|因为|由于|造成|引起|根因"),
-    "es": (WORD, r"causó|causaron|causa|debido al?|porque|provocó|originó|a causa del?"),
+    "es": (WORD, r"causó|causaron|causa|debido al?|debid[oa]s? a|se debi[óe]r?o?n? a|se deben a|porque|provocó|originó|"
+                 r"a causa del?"),
     "de": (WORD, r"verursachte|verursacht|verursachten|weil|wegen|aufgrund|führte zu|führten zu|Ursache|"
                  r"ausgelöst"),
     "fr": (WORD, r"a causé|ont causé|causé|causée|parce que|à cause de|en raison de|a entraîné|a provoqué|"
-                 r"la cause de|la cause du"),
+                 r"la cause de|la cause du|dûe?s? à|due?s? à|imputables? à"),
     "it": (WORD, r"ha causato|hanno causato|causato|causata|perché|a causa di|dovuto a|dovuta a|"
                  r"ha provocato|ha portato a|causa"),
     "pt": (WORD, r"causou|causaram|causado|causada|porque|devido a|por causa de|levou a|provocou|causa"),
@@ -160,3 +161,19 @@ CLAUSE_BREAKS: dict[str, tuple[str, str]] = {
 def alternation(table: dict[str, tuple[str, str]]) -> str:
     """One regular-expression alternation of every language's fragment (whole-word ones bounded)."""
     return "|".join(rf"\b(?:{frag})\b" if kind == WORD else f"(?:{frag})" for kind, frag in table.values())
+
+# What a value is, in other languages: the English word the context binding compares (validate.py,
+# "context binding"). A claim's "首次报错时间为09:54" then says "first error … 09:54" as the evidence does.
+FIELD_WORDS: dict[str, str] = {
+    "first": r"首次|首个|第一个|第一次|最初の|\bprimer[oa]?s?\b|\berste[nrs]?\b|\bpremi(?:er|ère)s?\b|\bprimeir[oa]s?\b",
+    "error": r"报错|错误|出错|エラー|\berror(?:es)?\b|\bFehler\b|\berreurs?\b|\berros?\b",
+    "completed": r"完成|完了|\b(?:se )?complet(?:ó|ado|ada)\b|\babgeschlossen\b|\btermin(?:é|ée)\b|\bachevée?\b|"
+                 r"\bconcluíd[oa]\b",
+    "release": r"发布|リリース|\blanzamiento\b|\bdespliegue\b",
+    "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b",
+    "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b",
+    "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b",
+    "amount": r"金额|金額|\bimporte\b|\bmonto\b|\b(?:Schadens)?[Bb]etrag\b|\bmontant\b",
+    "threshold": r"门槛|阈值|閾値|\bumbral\b|\bSchwell(?:e|enwert)\b|\bPrüfschwelle\b|\bseuil\b|\blimiar\b",
+    "tenure": r"生效天数|\bantigüedad\b|\bLaufzeit\b|\bancienneté\b",
+}

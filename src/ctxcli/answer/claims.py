@@ -14,7 +14,8 @@ Violations (codes as in docs/model.md):
   misbound_entity   a name bound to a field ("owned by team X", "runbook X", "governed by X") is not
                     that field's value in the cited items that hold the field
   hedge_dropped     a ``fact`` (or a summary) restates a hedged sentence of its source ("may",
-                    "possibly", "suspected", "可能", "posiblemente") without any hedge
+                    "possibly", "suspected", "可能", "posiblemente") without any hedge, or, a fact
+                    without a hedge, cites only items whose text hedges
 warning:
   undecided         a comparison that cannot be decided: a calendar day against a time with an offset
 """
@@ -211,7 +212,10 @@ def check_status(text: str, status: str, items: list[dict[str, Any]],
                              value=bad[0]))
     cited = {i.get("evidence_id") for i in items}
     same = [t for t in twins if t.get("evidence") and set(t["evidence"]) == cited]
-    if status == "fact" and same and all(RANK.get(t.get("status"), 0) <= RANK["hypothesis"] for t in same):
+    # the deterministic answer's weaker status binds a claim that states a cause, or one resting on
+    # hedged evidence ("suspected", "may"); a restatement of observed times and values is not that claim
+    binds = is_causal(text) or any(_HEDGE.search(str(i.get("text") or "")) for i in items)
+    if status == "fact" and same and binds and all(RANK.get(t.get("status"), 0) <= RANK["hypothesis"] for t in same):
         out.append(_viol("status_upgraded", f"a fact on the evidence the deterministic answer holds as "
                          f"{same[0].get('status')} ({same[0].get('claim_id') or 'its claim'})", value=status))
     elif is_causal(text) and not _HEDGE.search(text):
@@ -334,9 +338,15 @@ def check_hedges(text: str, status: str, items: list[dict[str, Any]]) -> list[di
     if status != "fact":
         return []
     sent = hedged_source(text, [s for i in items for s in _item_sources(i)])
-    if sent is None:
-        return []
-    return [_viol("hedge_dropped", f"states as fact what its source hedges: {sent[:120]!r}", value=sent[:120])]
+    if sent is not None:
+        return [_viol("hedge_dropped", f"states as fact what its source hedges: {sent[:120]!r}", value=sent[:120])]
+    if items and not _HEDGE.search(text) and not any(map(_unverified, items)) and \
+            all(_HEDGE.search(str(i.get("text") or "")) for i in items):       # unverified: check_status says it
+        # in other words, but every item it rests on only suspects it ("might explain", "likely held")
+        ids = [str(i.get("object_id") or i.get("evidence_id")) for i in items]
+        return [_viol("hedge_dropped", f"states as fact what only hedged evidence suggests ({', '.join(ids)})",
+                      value=ids[0])]
+    return []
 
 
 # ---------------------------------------------------------------------------------- playbook rules

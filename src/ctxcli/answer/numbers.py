@@ -166,7 +166,10 @@ def _cn_date(m: re.Match) -> str:
     if month is None or (m.group("day") and day is None):
         return m.group()
     out = _iso(year, month, day)
-    return m.group() if out is None else out
+    if out is None:
+        return m.group()
+    # 2026年7月23日10:02: the time written straight after the day is a separate value
+    return out + " " if m.string[m.end():m.end() + 1].isdigit() else out
 
 
 # 23/07/2026 (day first) or 07/23/2026 (month first): only when the day tells which (over 12)

@@ -39,6 +39,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from . import claim_words
 from . import claims as claim_checker
 from . import numbers
 from .schema import STATUSES, VERDICTS
@@ -511,6 +512,9 @@ _CTX_BREAK = re.compile(r"[,;()\[\]]|[.:]\s|\s(?:and|while|but|whereas)\s", re.I
 _CTX_STOP = frozenset(["the", "and", "was", "were", "is", "are", "has", "had", "have", "for", "with", "from", "that", "this", "which", "its", "their", "then", "than", "after", "before", "at", "on", "in", "of", "to", "by"])
 
 
+_FIELD_RX = [(w, re.compile(rx, re.I)) for w, rx in claim_words.FIELD_WORDS.items()]
+
+
 def _stem(w: str) -> str:
     return w[:5]
 
@@ -520,6 +524,8 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
     not ``since_value``: "timeout lowered from 60 seconds to 5 seconds" says of 5 what it says of 60)
     for every value of ``text``."""
     prepped = _prep(_EV_ID.sub(" ", claim_checker.strip_zone_notes(text)))
+    for word, rx in _FIELD_RX:      # other languages' words for what a value is, as English
+        prepped = rx.sub(f" {word} ", prepped)
     out = []
     for clause in _CTX_BREAK.split(prepped):
         words: list[str] = []
