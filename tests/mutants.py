@@ -2145,6 +2145,9 @@ MUTANTS: list[Mutant] = [
     Mutant("tool-slot-forgotten-on-replay", "src/ctxcli/agents/tool_results.py",
            '            slot = o["detail"]["slot"]', "            pass",
            ("tests/test_agents.py::test_required_evidence_comes_before_tool_results_in_a_full_evidence_slot",)),
+    Mutant("mutants-fork-server-reports-success", "tests/mutants.py",
+           'sys.stderr.flush()\n            os._exit(int(rc))', 'sys.stderr.flush()\n            os._exit(0)',
+           ("tests/test_ci_budget.py::test_a_planted_bug_is_caught_forked_or_in_a_fresh_process",)),
     # the runner itself: a hinted test that passes on the mutated copy must never count as a catch
     Mutant("mutants-passing-hint-counts-as-caught", "tests/mutants.py",
            "if ok and hinted:\n                    return False",
@@ -2193,12 +2196,107 @@ def first_failure(output: str) -> str | None:
     return None
 
 
+# A fork server per copy: a Python that has imported pytest and the heavy third-party libraries
+# (never ctxcli, never the tests) forks once per mutant and runs pytest in the child, so each
+# mutant skips ~1 s of interpreter start and imports. The child imports ctxcli and the tests
+# from the copy (its src is first on PYTHONPATH) after the mutant was written, like a fresh
+# process would. CTX_MUTANTS_FORK=0 runs a new process per mutant instead.
+_SERVER = r"""
+import json, os, select, signal, sys, time
+sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+import pytest, _pytest.config, _pytest.main, _pytest.fixtures, _pytest.python, _pytest.assertion.rewrite
+for name in ("pydantic", "yaml", "orjson", "duckdb", "typer", "rich.console", "jinja2", "httpx"):
+    try:
+        __import__(name)
+    except ImportError:
+        pass
+for line in sys.stdin:
+    req = json.loads(line)
+    out = req["out"]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            rc = pytest.main(req["args"])
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(rc))
+        except BaseException:
+            os._exit(99)
+    deadline = time.monotonic() + req["timeout"]
+    rc = None
+    while rc is None:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            rc = os.waitstatus_to_exitcode(status)
+        elif time.monotonic() > deadline:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+            rc = "timeout"
+        else:
+            time.sleep(0.02)
+    try:
+        os.killpg(pid, signal.SIGKILL)      # anything the tests left running
+    except (ProcessLookupError, PermissionError):
+        pass
+    sys.stdout.write(json.dumps({"rc": rc}) + "\n")
+    sys.stdout.flush()
+"""
+_servers: dict[Path, subprocess.Popen] = {}
+
+
+def _fork_enabled() -> bool:
+    return os.name == "posix" and hasattr(os, "fork") and os.environ.get("CTX_MUTANTS_FORK", "1") != "0"
+
+
+def _server(root: Path) -> subprocess.Popen:
+    srv = _servers.get(root)
+    if srv is None or srv.poll() is not None:
+        srv = subprocess.Popen([sys.executable, "-c", _SERVER], cwd=root, env=_env(root), text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        _servers[root] = srv
+    return srv
+
+
+def stop_servers() -> None:
+    for srv in _servers.values():
+        if srv.poll() is None:
+            srv.stdin.close()
+            srv.wait(timeout=30)
+    _servers.clear()
+
+
+def _forked(root: Path, args: list[str], timeout: float) -> tuple[int | str, str]:
+    out = root.parent / f"{root.name}-pytest-output.txt"
+    srv = _server(root)
+    srv.stdin.write(json.dumps({"args": args, "timeout": timeout, "out": str(out)}) + "\n")
+    srv.stdin.flush()
+    reply = srv.stdout.readline()
+    if not reply:
+        raise RuntimeError("the mutants' fork server stopped")
+    text = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
+    return json.loads(reply)["rc"], text
+
+
 def run_tests(root: Path, args: list[str], timeout: float, workers: int = 1) -> tuple[bool, str, str | None]:
     """(all passed, last lines of output, the first test that failed)."""
     # hypothesis's pytest plugin costs a second of import per run (tests that use hypothesis
     # still import it themselves and run the same without the plugin): ~4 min of CI's mutants.
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args]
-    cmd[4:4] = ["-n", str(workers)] if workers > 1 else ["-x"]
+    opts = ["-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+    opts += ["-n", str(workers)] if workers > 1 else ["-x"]
+    if workers == 1 and _fork_enabled():
+        rc, out = _forked(root, [*opts, *args], timeout)
+        if rc == "timeout":
+            return False, f"timed out after {timeout:.0f} s (counted as caught)", None
+        tail = "\n".join(out.strip().splitlines()[-3:])
+        return rc == 0, tail, first_failure(out)
+    cmd = [sys.executable, "-m", "pytest", *opts, *args]
     try:
         r = subprocess.run(cmd, cwd=root, env=_env(root), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -2313,9 +2411,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the phases read 
             if not ok:
                 print(f"the unmutated copy fails its tests; fix that first:\n{tail}")
                 return 1
-        if rest:
-            with ThreadPoolExecutor(jobs) as pool:
-                list(pool.map(lambda m: one(m, ["tests"] if a.full else list(m.tests), False), rest))
+        try:
+            if rest:
+                with ThreadPoolExecutor(jobs) as pool:
+                    list(pool.map(lambda m: one(m, ["tests"] if a.full else list(m.tests), False), rest))
+        finally:
+            stop_servers()
     survived.sort(key=[m.name for m in chosen].index)
     if a.record:
         keep = {k: v for k, v in load_catchers().items() if k in {m.name for m in MUTANTS} and k not in survived}

@@ -82,3 +82,17 @@ def test_every_planted_bug_still_applies(m):
     text = (REPO / m.file).read_text(encoding="utf-8")
     assert text.count(m.old) == 1, f"{m.name}: its old text occurs {text.count(m.old)} times in {m.file}"
     assert m.new != m.old
+
+
+@pytest.mark.parametrize("fork", ["1", "0"])
+def test_a_planted_bug_is_caught_forked_or_in_a_fresh_process(tmp_path, monkeypatch, capsys, fork):
+    """The fork server (CTX_MUTANTS_FORK=1, the default) reports a failing test as a fresh
+    process does: the child imports ctxcli from the mutated copy, not a module imported before."""
+    bug = mutants.Mutant("rrf-k-61", "src/ctxcli/engine/retrieve.py", "RRF_K = 60", "RRF_K = 61",
+                         ("tests/test_boundaries.py::test_rrf_fuses_disagreeing_channels_with_k_60",))
+    monkeypatch.setenv("CTX_MUTANTS_FORK", fork)
+    monkeypatch.setattr(mutants, "MUTANTS", [bug])
+    monkeypatch.setattr(mutants, "CATCHERS", tmp_path / "none.json")
+    assert mutants.main(["--jobs", "1", "--after-suite"]) == 0
+    out = capsys.readouterr().out
+    assert "caught    rrf-k-61" in out and out.rstrip().endswith("1 mutants: 1 caught, 0 survived")
