@@ -369,6 +369,9 @@ def test_an_omitted_object_named_by_the_evidence_a_claim_cites_is_not_cites_omit
     ("1 de marzo de 2026", "2026-03-01"), ("2026年3月1日", "2026-03-01"), ("二〇二六年三月一日", "2026-03-01"),
     ("二〇二六年十二月三十一日", "2026-12-31"), ("2026年10月十日", "2026-10-10"), ("March 2026", "2026-03"),
     ("In May 2026", "In 2026-05"), ("it may 2026", "it may 2026"), ("the 30th of February 2026", "the 30th of 2026-02"),
+    ("le 1er août 2026", "le 2026-08-01"), ("le 23 juillet 2026", "le 2026-07-23"), ("am 1. August 2026", "am 2026-08-01"),
+    ("am 3. März 2026", "am 2026-03-03"), ("em 1 de agosto de 2026", "em 2026-08-01"), ("à 9 h 54", "à 09:54"),
+    ("à 10h02", "à 10:02"), ("24 h 00", "24 h 00"), ("5h", "5h"),
 ])
 def test_date_words_are_read_as_iso_dates(words, iso):
     from ctxcli.answer.numbers import normalise
@@ -430,6 +433,12 @@ TEN = {
            "보험 기간 12일은 30일 이내입니다.", "보험 기간 12일은 30일 이내가 아닙니다.",
            "광고비가 이익 감소의 원인입니다.", "광고비는 이익 감소의 원인이 아니다.",
            "광고비가 8월 이익 감소에 영향을 주었을 가능성이 있습니다.", "광고비가 8월 이익 감소에 영향을 주었습니다."),
+    "vi": ("Số tiền 128000 cao hơn ngưỡng 100000.", "Số tiền 128000 thấp hơn ngưỡng 100000.",
+           "Thời hạn 12 ngày nằm trong vòng 30 ngày.", "Thời hạn 12 ngày không nằm trong vòng 30 ngày.",
+           "Chi phí quảng cáo đã gây ra sự sụt giảm lợi nhuận.",
+           "Chi phí quảng cáo không gây ra sự sụt giảm lợi nhuận.",
+           "Chi phí quảng cáo có thể giải thích sự sụt giảm lợi nhuận tháng 8.",
+           "Chi phí quảng cáo giải thích sự sụt giảm lợi nhuận tháng 8."),
 }
 
 
@@ -518,6 +527,12 @@ _FIRST = {"evidence_id": "ev-f", "trust_level": "operational",
 _RULESET = {"evidence_id": "ev-s", "trust_level": "authoritative",
             "facts": {"rule_set": "motor-claim-standard", "version": "2026.1"},
             "text": "Rule set motor-claim-standard, version 2026.1."}
+_RULE = {"evidence_id": "ev-rule", "trust_level": "authoritative",
+         "facts": {"review_amount_threshold": 100000, "review_tenure_days": 30},
+         "text": "Claims at or above 100000 CNY on a policy within 30 days go to a human reviewer."}
+_DIFF = {"evidence_id": "ev-diff", "trust_level": "authoritative",
+         "facts": {"change_id": "CFG-0811-07", "keepalive_timeout_after_s": 5, "keepalive_timeout_before_s": 60},
+         "text": "CFG-0811-07 lowered the upstream keep-alive timeout from 60 seconds to 5 seconds."}
 _PUSH = {"evidence_id": "ev-p", "trust_level": "authoritative", "facts": {"completed_at": "2026-08-11T14:00:00+08:00"},
          "text": "Config push CFG-0811-07 completed at 14:00; the first GW-502 error followed at 14:02."}
 
@@ -555,6 +570,32 @@ _PUSH = {"evidence_id": "ev-p", "trust_level": "authoritative", "facts": {"compl
     # a Chinese date with the time written straight after it
     ("首个错误出现在2026年7月23日10:02。", [_FIRST], []),
     ("首个错误出现在2026年7月23日10:03。", [_FIRST], ["unsupported_value"]),
+    # dates and times of other languages; a currency's name follows its amount
+    ("Le premier échec est arrivé le 23 juillet 2026 à 10 h 02.", [_FIRST], []),
+    ("Le premier échec est arrivé le 23 juillet 2026 à 10 h 03.", [_FIRST], ["unsupported_value"]),
+    ("La release s'est terminée à 9 h 54, avant la première erreur à 10 h 02.", [_RELEASE, _FIRST], []),
+    ("Der erste Fehler kam am 23. Juli 2026.", [_FIRST], []),
+    ("Der erste Fehler kam am 22. Juli 2026.", [_FIRST], ["unsupported_value"]),
+    ("Thời hạn hợp đồng 12 ngày.", [_TENURE], []),
+    ("Thời hạn hợp đồng 12 ngày, số tiền 128.000 CNY.", [_TENURE, _AMOUNT], []),
+    ("Thời hạn là 12 ngày, số tiền 128.000 đồng.", [_TENURE, _AMOUNT], ["unsupported_value"]),
+    # binding: a comparison ends a field's reach; an id is the value of a field that holds ids
+    ("At 128,000 CNY, the claim amount is at or above the 100,000 CNY review threshold.", [_AMOUNT, _RULE], []),
+    ("At 128,000 CNY, the claim amount is 100,000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    ("Error code PAY-4097 first appeared at 2026-07-23T10:02:00+08:00.", [_FIRST | {"facts": {
+        "error_code": "PAY-4097", "first_error_at": "2026-07-23T10:02:00+08:00"}}], []),
+    ("The keep-alive timeout after CFG-0811-07 was 60 seconds.", [_DIFF], ["misbound_value"]),
+    ("The keep-alive timeout after CFG-0811-07 was 5 seconds.", [_DIFF], []),
+    ("After the change the keep-alive timeout was 60 seconds.", [_DIFF], ["misbound_value"]),
+    ("After the change the keep-alive timeout was 5 seconds.", [_DIFF], []),
+    ("The keep-alive timeout before and after was 60 seconds.", [_DIFF], []),      # which one: not guessed
+    # ... and in other word orders, once other languages' words read as English
+    ("El importe reclamado es de 100.000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    ("El importe reclamado es de 128.000 CNY.", [_AMOUNT, _RULE], []),
+    ("La antigüedad de la póliza es de 30 días.", [_TENURE, _RULE], ["misbound_value"]),
+    ("La antigüedad de la póliza es de 12 días.", [_TENURE, _RULE], []),
+    ("9.8万元的索赔金额未达到10万元的审核标准。", [_AMOUNT | {"facts": {"claim_amount": 98000}, "text": "98000 CNY."},
+                                                  _RULE], []),
     # comparisons of like with like
     ("The push completed at 14:00, after the first 502 error at 14:02.", [_PUSH], ["wrong_comparison"]),
     ("The push completed at 14:00, before the first 502 error at 14:02.", [_PUSH], []),
@@ -580,6 +621,17 @@ def test_values_units_and_names_are_checked_as_people_write_them(text, items, co
     ("El importe, 128000 CNY, está por debajo del umbral de 100000 CNY.", False),
     ("A apólice tem 12 dias, mais do que o prazo de 30 dias.", False),
     ("請求額128000元は審査基準の100000元を下回っています。", False),
+    ("The policy tenure of 12 days is longer than the 30-day review window.", False),
+    ("The claimed 128000 CNY falls short of the 100000 CNY review line.", False),
+    ("Revenue growth of 15 % outpaced the 25 % rise in costs.", False),
+    ("Das neue Timeout von 5 Sekunden ist länger als das alte von 60 Sekunden.", False),
+    ("Die Kosten (+25 %) stiegen weniger stark als der Umsatz (+15 %).", False),
+    ("Le montant de 128 000 CNY reste en deçà du seuil de 100 000 CNY.", False),
+    ("Le montant de 98 000 CNY va au-delà du seuil de 100 000 CNY.", False),
+    ("L'alerte de 14:07 est antérieure aux premiers échecs de paiement à 14:05.", False),
+    ("A CFG-0811-05 terminou às 13:55, depois da CFG-0811-07 às 14:00.", False),
+    ("Số tiền 98.000 CNY cao hơn ngưỡng 100.000 CNY.", False),
+    ("Số tiền 128.000 CNY cao hơn ngưỡng 100.000 CNY.", True),
 ])
 def test_comparison_words_and_units(text, holds):
     from ctxcli.answer.claims import comparisons
@@ -660,3 +712,26 @@ def test_the_deterministic_hypothesis_binds_a_cause_not_a_restatement_of_its_tim
     hedged = dict(err, text="GW-502 errors from 14:02, possibly after the push.")
     assert [v["code"] for v in check_claim("The GW-502 errors followed the push at 14:00.", "fact", [push, hedged],
                                            twins=twins)] == ["status_upgraded", "hedge_dropped"]
+
+
+_OWNER = {"evidence_id": "ev-own", "trust_level": "authoritative",
+          "facts": {"owner_team": "payments-core", "oncall_rotation": "payments-core-primary"},
+          "text": "payment-gateway is owned by payments-core; on-call rotation payments-core-primary."}
+
+
+@pytest.mark.parametrize("text, codes", [
+    ("payment-gateway belongs to team web-checkout.", ["misbound_entity"]),
+    ("payment-gateway belongs to team payments-core.", []),
+    ("The on-call rotation for the gateway is web-oncall.", ["misbound_entity"]),
+    ("The on-call rotation for the gateway is payments-core-primary.", []),
+    ("The on-call rotation of payment-gateway is pay-infra.", ["misbound_entity"]),
+    ("Le service payment-gateway appartient à l'équipe pay-infra.", ["misbound_entity"]),
+    ("Le service payment-gateway appartient à l'équipe payments-core.", []),
+    ("Der Dienst payment-gateway gehört dem Team edge-gateway.", ["misbound_entity"]),
+    ("O serviço payment-gateway pertence à equipe edge-gateway.", ["misbound_entity"]),
+    ("Die Rufbereitschaft für payment-gateway ist edge-primary.", ["misbound_entity"]),
+])
+def test_an_owner_or_rotation_named_in_other_words_and_languages_is_bound(text, codes):
+    from ctxcli.answer.claims import check_entities
+
+    assert [v["code"] for v in check_entities(text, [_OWNER])] == codes

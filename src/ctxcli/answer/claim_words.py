@@ -17,7 +17,7 @@ Each entry is a regular-expression fragment; ``WORD`` fragments are matched as w
 
 from __future__ import annotations
 
-LANGUAGES = ("en", "zh", "es", "de", "fr", "it", "pt", "ru", "ja", "ko")
+LANGUAGES = ("en", "zh", "es", "de", "fr", "it", "pt", "ru", "ja", "ko", "vi")
 
 COMPARISONS: dict[str, list[tuple[str, str]]] = {
     "en": [("at or above", ">="), ("at or below", "<="), ("at least", ">="), ("at most", "<="),
@@ -27,7 +27,9 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("over", ">"), ("exceeds", ">"), ("exceeded", ">"), ("exceed", ">"), ("within", "<="),
            ("outside", ">"), ("before", "<"), ("after", ">"), ("earlier than", "<"), ("later than", ">"),
            ("predates", "<"), ("predated", "<"), ("precedes", "<"), ("preceded", "<"), ("prior to", "<"),
-           ("postdates", ">"), ("equal to", "=="), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
+           ("postdates", ">"), ("equal to", "=="), ("longer than", ">"), ("shorter than", "<"),
+           ("falls short of", "<"), ("fall short of", "<"), ("fell short of", "<"), ("outpaced", ">"),
+           ("outpaces", ">"), ("outgrew", ">"), ("beyond", ">"), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
     "zh": [("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
            ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
            ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"),
@@ -43,7 +45,8 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("höher als", ">"), ("niedriger als", "<"), ("über", ">"), ("unter", "<"), ("oberhalb", ">"),
            ("unterhalb", "<"), ("überschreitet", ">"), ("übersteigt", ">"), ("innerhalb", "<="),
            ("außerhalb", ">"), ("vor", "<"), ("nach", ">"), ("früher als", "<"), ("später als", ">"),
-           ("gleich", "==")],
+           ("gleich", "=="), ("länger als", ">"), ("kürzer als", "<"), ("weniger stark als", "<"),
+           ("stärker als", ">")],
     "fr": [("au moins", ">="), ("au plus", "<="), ("pas plus de", "<="), ("pas moins de", ">="),
            ("plus de", ">"), ("moins de", "<"), ("plus que", ">"), ("moins que", "<"), ("supérieur à", ">"),
            ("supérieure à", ">"), ("inférieur à", "<"), ("inférieure à", "<"), ("supérieur au", ">"),
@@ -51,7 +54,10 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("au-dessus du", ">"), ("au-dessous de", "<"), ("au-dessous du", "<"), ("en dessous de", "<"),
            ("en dessous du", "<"), ("dépasse", ">"), ("dépassent", ">"),
            ("dans la limite de", "<="), ("à l'intérieur de", "<="), ("hors de", ">"), ("en dehors de", ">"),
-           ("avant", "<"), ("après", ">"), ("égal à", "==")],
+           ("avant", "<"), ("après", ">"), ("égal à", "=="), ("en deçà de", "<"), ("en deçà du", "<"),
+           ("au-delà de", ">"), ("au-delà du", ">"), ("antérieure à", "<"), ("antérieur à", "<"),
+           ("antérieure aux", "<"), ("antérieur aux", "<"), ("postérieure à", ">"), ("postérieur à", ">"),
+           ("plus long que", ">"), ("plus court que", "<")],
     "it": [("almeno", ">="), ("al massimo", "<="), ("non più di", "<="), ("non meno di", ">="),
            ("più di", ">"), ("meno di", "<"), ("maggiore di", ">"), ("minore di", "<"), ("superiore a", ">"),
            ("inferiore a", "<"), ("superiore al", ">"), ("inferiore al", "<"), ("superiore alla", ">"),
@@ -64,7 +70,8 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("inferior à", "<"), ("acima de", ">"), ("abaixo de", "<"), ("excede", ">"), ("ultrapassa", ">"),
            ("dentro do", "<="), ("dentro da", "<="), ("fora do", ">"), ("fora da", ">"), ("antes de", "<"),
            ("antes do", "<"), ("depois de", ">"), ("depois do", ">"), ("igual a", "=="),
-           ("mais do que", ">"), ("menos do que", "<"), ("mais que", ">"), ("menos que", "<")],
+           ("mais do que", ">"), ("menos do que", "<"), ("mais que", ">"), ("menos que", "<"),
+           ("antes da", "<"), ("depois da", ">")],
     "ru": [("не менее", ">="), ("не более", "<="), ("не больше", "<="), ("не меньше", ">="), ("как минимум", ">="),
            ("как максимум", "<="), ("больше", ">"), ("меньше", "<"), ("более", ">"), ("менее", "<"),
            ("выше", ">"), ("ниже", "<"), ("превышает", ">"), ("превысил", ">"), ("превысила", ">"),
@@ -77,6 +84,11 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
     "ko": [("미만", "<"), ("이하", "<="), ("이상", ">="), ("이내", "<="), ("초과", ">"), ("보다 크", ">"),
            ("보다 작", "<"), ("보다 많", ">"), ("보다 적", "<"), ("보다 높", ">"), ("보다 낮", "<"),
            ("보다 앞", "<"), ("보다 늦", ">"), ("을 넘", ">"), ("를 넘", ">"), ("넘", ">")],
+    "vi": [("không quá", "<="), ("không dưới", ">="), ("ít nhất", ">="), ("tối đa", "<="), ("cao hơn", ">"),
+           ("thấp hơn", "<"), ("lớn hơn", ">"), ("nhỏ hơn", "<"), ("nhiều hơn", ">"), ("ít hơn", "<"),
+           ("vượt quá", ">"), ("vượt", ">"), ("trên", ">"), ("dưới", "<"), ("trong vòng", "<="),
+           ("trong khoảng", "<="), ("nằm ngoài", ">"), ("trước", "<"), ("sau", ">"), ("sớm hơn", "<"),
+           ("muộn hơn", ">"), ("bằng", "==")],
 }
 POSTFIX: frozenset[str] = frozenset(
     {"以内", "之内", "以上", "以下", "之前", "之后"}
@@ -94,6 +106,7 @@ NEGATION: dict[str, tuple[str, str]] = {
     "it": (WORD, r"non|mai|senza"),
     "pt": (WORD, r"não|nunca|sem"),
     "ru": (WORD, r"не|нет|никогда|без"),
+    "vi": (WORD, r"không|chưa|chẳng"),
 }
 NEGATION_AFTER = r"^[^\s,，。、]{0,4}\s?(?:ではない|ではありません|じゃない|でない|ない|ません|아니|아닙|아님|않)"
 
@@ -114,6 +127,7 @@ CAUSAL: dict[str, tuple[str, str]] = {
                  r"потому что|причиной|причина"),
     "ja": ("", r"原因|引き起こ|によって起き|のせいで"),
     "ko": ("", r"원인|때문|초래|야기"),
+    "vi": (WORD, r"gây ra|dẫn đến|dẫn tới|nguyên nhân|bởi vì|là do|vì"),
 }
 NOT_CAUSAL: dict[str, str] = {
     "en": r"\b(?:not|no|never|nor)\b[^.;]{0,30}(?:caused|cause|because|due to|led to)",
@@ -127,6 +141,7 @@ NOT_CAUSAL: dict[str, str] = {
     "ru": r"\bне\b[^.;]{0,30}(?:вызва|привел|привёл|причин)",
     "ja": r"原因ではな|原因ではありません|引き起こしていな|引き起こしませ",
     "ko": r"원인이 아[니닙님]|원인은 아[니닙님]|초래하지 않|야기하지 않",
+    "vi": r"\b(?:không|chưa)\b[^.;]{0,30}(?:gây ra|dẫn đến|nguyên nhân)",
 }
 HEDGES: dict[str, tuple[str, str]] = {
     "en": (WORD, r"may|might|could(?!\s+not\b|n't)|possibly|perhaps|suspected|likely|probably|unconfirmed|not confirmed|"
@@ -145,6 +160,7 @@ HEDGES: dict[str, tuple[str, str]] = {
                  r"гипотеза"),
     "ja": ("", r"かもしれ|可能性|おそらく|恐らく|推定|疑い|未確認"),
     "ko": ("", r"아마|가능성|추정|의심|미확인|일 수 있"),
+    "vi": (WORD, r"có thể|có lẽ|nghi ngờ|nghi là|chưa xác nhận|chưa được xác nhận|giả thuyết"),
 }
 CLAUSE_BREAKS: dict[str, tuple[str, str]] = {
     "en": (WORD, r"so|and"),
@@ -155,6 +171,7 @@ CLAUSE_BREAKS: dict[str, tuple[str, str]] = {
     "it": (WORD, r"e|quindi"),
     "pt": (WORD, r"e|portanto"),
     "ru": (WORD, r"и|поэтому"),
+    "vi": (WORD, r"và|nên|do đó"),
 }
 
 
@@ -175,5 +192,13 @@ FIELD_WORDS: dict[str, str] = {
     "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b",
     "amount": r"金额|金額|\bimporte\b|\bmonto\b|\b(?:Schadens)?[Bb]etrag\b|\bmontant\b",
     "threshold": r"门槛|阈值|閾値|\bumbral\b|\bSchwell(?:e|enwert)\b|\bPrüfschwelle\b|\bseuil\b|\blimiar\b",
-    "tenure": r"生效天数|\bantigüedad\b|\bLaufzeit\b|\bancienneté\b",
+    "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b",
+    "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|"
+             r"\bsinistro\b|\byêu cầu bồi thường\b",
+    "policy": r"保单|\bpóliza\b|\bpolice\b|\bapólice\b|\bhợp đồng\b|Policen",
+    "change": r"变化|变动|\bvariación\b|\bvariation\b|\bVeränderung\b|\bvariação\b|\bthay đổi\b",
+    "after": r"之后|变更后|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b",
+    "before": r"之前|变更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b",
+    "timeout": r"超时|\bdélai\b|\bthời gian chờ\b",
+    "alert": r"告警|\balerta\b|\balerte\b|\bAlarm\b|\bcảnh báo\b",
 }

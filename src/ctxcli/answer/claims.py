@@ -233,15 +233,20 @@ def check_status(text: str, status: str, items: list[dict[str, Any]],
 # ---------------------------------------------------------------------------------- entities
 # phrase -> the fields it binds; the bound name is the first id-like word after the phrase
 _BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(?:owned by|owner(?:ship)?(?: team)?(?: of [\w\-]+)?(?: is| was|:)?|owning team(?: is| was)?)\s+"
+    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of [\w\-]+)?(?: is| was|:)?|owning team(?: is| was)?)\s+"
                 r"(?:the\s+)?(?:team\s+)?",
                 re.I), ("owner_team", "owner", "team")),
     (re.compile(r"(?:由|归)\s*(?:团队)?\s*(?=[A-Za-z])", re.I), ("owner_team", "owner", "team")),
     (re.compile(r"\b(?:propiedad del|pertenece al|a cargo del)\s+(?:equipo\s+)?", re.I), ("owner_team", "owner", "team")),
+    # fr, de, pt, it, vi: "appartient à l'équipe X", "gehört dem Team X", "pertence à equipe X", "thuộc về nhóm X"
+    (re.compile(r"\b(?:appartient à|relève de|gehört(?: dem| zum| zu)?|pertence (?:à|ao|a)|appartiene (?:al|a)|"
+                r"thuộc(?: về)?)\s+(?:l['’]\s?)?(?:équipe|Team|equipe|time|team|squadra|nhóm|đội)\s+", re.I),
+     ("owner_team", "owner", "team")),
     (re.compile(r"\bgoverned by\s+(?:the\s+)?(?:rule set\s+)?|\bregido por (?:el )?(?:conjunto de reglas )?", re.I),
      ("rule_set",)),
     (re.compile(r"(?<![A-Za-z])(?:runbook|manual de operaciones|运行手册)\s*", re.I), ("runbook",)),
-    (re.compile(r"\bon-call rotation\s+", re.I), ("oncall_rotation",)),
+    (re.compile(r"\bon-call rotation\s+(?:(?:for|of) (?:the )?[\w\-]+\s+)?(?:is\s+|was\s+|:\s*)?|"
+                r"\bRufbereitschaft(?: für [\w\-]+)?(?: ist| war)?\s+|值班轮换(?:为|是)\s*", re.I), ("oncall_rotation",)),
 ]
 
 

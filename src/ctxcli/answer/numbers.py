@@ -100,7 +100,13 @@ _MONTHS = {"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june"
            "september": 9, "october": 10, "november": 11, "december": 12, "jan": 1, "feb": 2, "mar": 3, "apr": 4,
            "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
            "enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7, "agosto": 8,
-           "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12}
+           "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12,
+           # French, German, Portuguese ("mai": French and German May)
+           "janvier": 1, "février": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7, "août": 8,
+           "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12,
+           "januar": 1, "februar": 2, "märz": 3, "juni": 6, "juli": 7, "oktober": 10, "dezember": 12,
+           "janeiro": 1, "fevereiro": 2, "março": 3, "maio": 5, "junho": 6, "julho": 7, "setembro": 9,
+           "outubro": 10, "novembro": 11, "dezembro": 12}
 _ORD_UNITS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
               "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
               "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
@@ -111,7 +117,7 @@ for _w, _n in (("twenty", 20), ("thirty", 30)):
         if _n + _k <= 31:
             _ORDINALS[f"{_w}-{_u}"] = _ORDINALS[f"{_w} {_u}"] = _n + _k
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = (r"(?P<day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?|"
+_DAY = (r"(?P<day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th|er|re|ère|\.)?|"
         + "|".join(sorted((re.escape(k) for k in _ORDINALS), key=len, reverse=True)) + ")")
 _YEAR = r"(?P<year>[12][0-9]{3})(?![0-9])"
 _EN_DATES = [re.compile(rf"(?<![\w-])(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}", re.I),
@@ -153,7 +159,7 @@ def _en_date(m: re.Match) -> str:
     day = None
     if "day" in m.re.groupindex:
         d = m.group("day").lower()
-        day = _ORDINALS.get(d) or _ORDINALS.get(re.sub(r"\s+", " ", d)) or int(re.sub(r"[a-z]+$", "", d))
+        day = _ORDINALS.get(d) or _ORDINALS.get(re.sub(r"\s+", " ", d)) or int(re.sub(r"[^0-9]+$", "", d))
     out = _iso(int(m.group("year")), _MONTHS[month_word.lower()], day)
     return m.group() if out is None else out
 
@@ -174,6 +180,8 @@ def _cn_date(m: re.Match) -> str:
 
 # 23/07/2026 (day first) or 07/23/2026 (month first): only when the day tells which (over 12)
 _SLASH_DATE = re.compile(r"(?<![\w/.-])(?P<a>[0-9]{1,2})[/.](?P<b>[0-9]{1,2})[/.](?P<year>[12][0-9]{3})(?![\w/-])")
+# 9 h 54, 10h02: the French way of writing a time of day
+_FR_TIME = re.compile(r"(?<![\w:,.])(?P<h>[01]?[0-9]|2[0-3])\s?h\s?(?P<m>[0-5][0-9])(?![\w:])")
 # 9:54 pm, 9:54 p.m.: a 12-hour time as the 24-hour one
 _AMPM = re.compile(r"(?<![\w:])(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})\s*(?P<ap>[ap])\.?\s?m\b\.?", re.I)
 
@@ -194,14 +202,17 @@ def _ampm(m: re.Match) -> str:
 
 
 def dates(text: str) -> str:
-    """Dates written in words (English, Spanish, Chinese) as ISO dates (see the module docstring);
-    also 23/07/2026 and 07/23/2026 where the day tells the order, and 9:54 pm as 21:54."""
+    """Dates written in words (English, Spanish, French, German, Portuguese, Chinese) as ISO dates
+    (see the module docstring); also 23/07/2026 and 07/23/2026 where the day tells the order, 9:54 pm
+    as 21:54 and 9 h 54 as 09:54."""
     if "年" in text:
         text = _CN_DATE.sub(_cn_date, text)
     if re.search(r"[0-9]{4}", text):
         for rx in _EN_DATES:
             text = rx.sub(_en_date, text)
         text = _SLASH_DATE.sub(_slash_date, text)
+    if "h" in text:
+        text = _FR_TIME.sub(lambda m: f"{int(m['h']):02d}:{m['m']}", text)
     if ":" in text:
         text = _AMPM.sub(_ampm, text)
     return text

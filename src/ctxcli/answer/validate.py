@@ -431,6 +431,7 @@ _CURRENCY_WORDS = {
     "JPY": r"jpy|¥|yen|円|日元|엔",
     "GBP": r"gbp|£|pounds?( sterling)?|英镑",
 }
+_CUR_CODES = frozenset({"usd", "eur", "cny", "rmb", "vnd", "jpy", "gbp"})
 _CUR_RX = [(code, re.compile(rf"(?<![A-Za-z])(?:{w})(?![A-Za-z])", re.I)) for code, w in _CURRENCY_WORDS.items()]
 
 
@@ -442,7 +443,10 @@ def currencies(text: str) -> set[str]:
     for code, rx in _CUR_RX:
         for m in rx.finditer(t):
             before, after = t[max(0, m.start() - 3):m.start()], t[m.end():m.end() + 3]
-            if re.search(r"[0-9万千亿][\s(]{0,2}$", before) or re.match(r"\s{0,2}[0-9]", after):
+            # a currency's name in words follows its amount ("20.000 đồng"); "hợp đồng 20 ngày" is a contract
+            g = m.group()
+            word = g.isalpha() and g.lower() not in _CUR_CODES and not re.search(r"[\u3000-\u9fff\uac00-\ud7af]", g)
+            if re.search(r"[0-9万千亿][\s(]{0,2}$", before) or (not word and re.match(r"\s{0,2}[0-9]", after)):
                 out.add(code)
     return out
 
@@ -587,6 +591,18 @@ _UNIT_WORDS = frozenset({"days", "day", "hours", "minutes", "seconds", "s", "ms"
                          "eur", "count", "total"})
 
 
+# the last word of every comparison phrase written in Latin letters ("at or above": above; "more than": than)
+_CMP_LAST = frozenset(w.split()[-1].lower() for lang in claim_words.LANGUAGES for w, _ in claim_words.COMPARISONS[lang]
+                      if re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", w) and w.isascii()
+                      and len(w.split()[-1]) >= 4 and w.split()[-1] not in ("plus", "menos", "moins"))
+
+
+# comparison phrases in scripts without spaces between words (the Latin ones are _CMP_LAST's)
+_CMP_OTHER = re.compile("|".join(sorted({re.escape(w) for lang in claim_words.LANGUAGES
+                                          for w, _ in claim_words.COMPARISONS[lang] if not w.isascii()
+                                          and re.search(r"[\u3000-\u9fff\uac00-\ud7af]", w)}, key=len, reverse=True)))
+
+
 def _field_values(value: Any) -> set[str]:
     out: set[str] = set()
     for s in _flatten(value):
@@ -635,6 +651,9 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     if not fields:
         return
     prepped = _prep(_EV_ID.sub(" ", text))
+    for word, rx in _FIELD_RX:      # other languages' words for a field's, as English
+        prepped = rx.sub(f" {word} ", prepped)
+    prepped = _CMP_OTHER.sub(" than ", prepped)      # "未达到", "より前": a comparison between two values
     toks = []          # (word or value, is_value, starts a new clause)
     last = 0
     for m in _TOKEN.finditer(prepped):
@@ -644,9 +663,10 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
         if any(ch.isdigit() for ch in tok):
             toks.append((tok, True, brk))
         else:
-            for j, w in enumerate(x for x in tok.lower().split("_") if x):
-                toks.append((w, False, brk and j == 0))
+            for j, w in enumerate(x.replace("-", "") for x in tok.lower().split("_") if x):
+                toks.append((w, False, brk and j == 0))      # keep-alive: keepalive, as in a fact's name
     starts = {}
+    bound: set[int] = set()
     for f in fields:
         n = len(f)
         for k in range(len(toks) - n + 1):
@@ -658,11 +678,42 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
         j = k + len(f)
         for t in range(j, min(len(toks), j + BIND_WINDOW)):
             tok, is_value, brk = toks[t]
-            if brk or (t in starts and t != k):
+            # another field, a comparison ("the amount is at or above the 100,000 threshold": the
+            # other operand) or an id (the field's value: "error code PAY-4097 first seen at …") ends it
+            if brk or (t in starts and t != k) or (not is_value and tok in _CMP_LAST):
                 break
-            if is_value and re.match(r"-?\d", tok):
-                yield tok, f, fields[f]
-                break
+            if is_value:
+                if re.match(r"-?\d", tok):
+                    bound.add(t)
+                    yield tok, f, fields[f]
+                    break
+                if any(not re.match(r"-?\d", v) for v in fields[f]):
+                    break       # an id where the field holds ids: that is its value
+
+    # In other word orders ("el importe reclamado es de 100.000", "La antigüedad de la póliza es de
+    # 30 días", once their words read as English): a value is bound to the longest field all of
+    # whose words come before it in its clause (since the last value or comparison word), when no
+    # other field as long is there too.
+    by_stems = [(f, {w[:4] for w in f}) for f in fields if len(f) >= 2]
+    named = {w for f in fields for w in f}       # "timeout after": after is a field's word here
+    words: list[str] = []
+    for t, (tok, is_value, brk) in enumerate(toks):
+        if brk:
+            words = []
+        if not is_value:
+            if tok in _CMP_LAST and tok not in named:
+                words = []
+            elif tok in named or tok not in _CTX_STOP:      # "the", "was" say nothing of a field
+                words.append(tok)
+            continue
+        if t not in bound and re.match(r"-?\d", tok):
+            seen = {w[:4] for w in words[-BIND_WINDOW:]}
+            hits = [f for f, st in by_stems if st <= seen]
+            top = max((len(f) for f in hits), default=0)
+            best = [f for f in hits if len(f) == top]
+            if len(best) == 1:
+                yield tok, best[0], fields[best[0]]
+        words = []
 
 
 def _matches(v: str, want: set[str]) -> bool:
