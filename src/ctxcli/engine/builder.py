@@ -32,7 +32,7 @@ from .hydrate import Hydrator, find_replacement, find_successor
 from .pack import PackState, evidence_id, make_item, pack_round
 from .plan import Plan, make_plan
 from .render import evidence_header, section_info, section_texts
-from .retrieve import Candidate, QueryRun, fuse, run_plan
+from .retrieve import Candidate, QueryRun, fuse, run_plan, scores_shown
 from .trace import Trace, request_hash, run_id_for
 
 Strategy = Literal["full", "topk", "governed", "dynamic", "hybrid"]
@@ -708,7 +708,8 @@ def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decisi
         "channels": c.ranks, "queries": c.queries, "rrf": c.rrf, "supports": list(o.supports) if vis else [],
         "tokens": o.tokens if vis else None, "object_id": o.object_id, "subject_id": o.subject_id})
     bc.trace.emit("candidate_retrieved", round=round_no, ref=st.candidates[-1]["ref"], withheld=not vis,
-                  channels=c.ranks, rrf=c.rrf)
+                  channels=c.ranks, rrf=c.rrf, **({"scores": scores_shown(c.scores, bc.disclosure.hides_text(o))}
+                                                  if vis else {}))
     if rej is not None:
         _record_rejection(bc, st, round_no, o, c, rej)
 

@@ -30,6 +30,14 @@ class Disclosure:
     def masks(self, o) -> bool:
         return R.applies(o, self.scopes)
 
+    def hides_text(self, o) -> bool:
+        """Whether the masks change ``o``'s text or title as this subject sees them (what a
+        text score — BM25, cosine — is computed over)."""
+        if not self.masks(o):
+            return False
+        pats = R.patterns(o.redaction)
+        return any(R.mask(x, pats) != x for x in (o.content, o.title) if isinstance(x, str) and x)
+
     def ref(self, o, withheld: bool = True) -> str:
         """How records name ``o``: its opaque reference when withheld, else its id as shown."""
         if withheld:

@@ -16,6 +16,7 @@ from ..util.canon import content_hash, sha256_hex
 from ..util.timeutil import us_to_dt
 from .gates import Obj, Rejection
 from .render import evidence_block
+from .retrieve import scores_shown
 
 
 @dataclass
@@ -48,7 +49,7 @@ def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[s
         "observed_at": _iso(o.observed_us, tz), "trust_level": o.trust_level, "classification": o.classification,
         "owner_team": o.owner_team, "supports": list(o.supports), "facts": v.facts, "round": round_no,
         "channels": dict(cand.ranks), "queries": dict(cand.queries), "rrf": cand.rrf,
-        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
+        "retrieval_scores": scores_shown(cand.scores, disclosure.hides_text(o)), "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
         "text_hash": content_hash(v.content), "transformations": transformations, "selected_for": None,
         "tokens": 0,
     }

@@ -42,7 +42,8 @@ class Candidate:
     queries: dict[str, int]               # query id -> rank within that query
     rrf: float
     paths: list[str] = field(default_factory=list)
-    bm25: float | None = None
+    # the channels' own scores behind the ranks (``retrieval_scores`` of an evidence item)
+    scores: dict[str, float] = field(default_factory=dict)
 
 
 def readable_for(con, tenant: str, access: Access) -> Readable:
@@ -234,6 +235,37 @@ def _share(runs: dict[str, QueryRun], qs: list[Query], seconds: float) -> None:
         runs[q.query_id].seconds = seconds / len(qs)
 
 
+SCORE_DIGITS = 6        # raw scores are rounded so packs stay byte-identical across platforms
+# channel -> (score name, the detail it comes from, better: max or min)
+_RAW = {"fulltext": ("bm25", "score", max), "vector": ("cosine", "cosine", max),
+        "graph": ("graph_hops", "depth", min), "window": ("window_offset_s", "offset_seconds", min)}
+
+
+def _score(scores: dict[str, float], channel: str, detail: dict[str, Any]) -> None:
+    """Fold one query's hit into the candidate's raw scores: BM25 and cosine (the best of its
+    queries), graph hops and the window's distance from its anchor in seconds (the nearest), and a
+    structured hit's exact match (1.0: it matched a seed, a business key or its type)."""
+    if channel == "structured":
+        scores["structured"] = 1.0
+        return
+    name, key, better = _RAW.get(channel, (None, None, None))
+    if name is None or detail.get(key) is None:
+        return
+    raw = detail[key]
+    v = abs(int(raw)) if channel in ("graph", "window") else round(float(raw), SCORE_DIGITS)
+    scores[name] = better(scores[name], v) if name in scores else v
+
+
+_CONTENT_SCORES = ("bm25", "cosine")
+
+
+def scores_shown(scores: dict[str, float], masked: bool) -> dict[str, float]:
+    """The raw scores a subject may see: when the masks change an object's text for it, its text
+    scores (BM25 counts the stored text's length, masked text included; cosine is of the stored
+    text) would tell what the mask hides, and are left out."""
+    return {k: v for k, v in scores.items() if k not in _CONTENT_SCORES} if masked else dict(scores)
+
+
 def fuse(runs: list[QueryRun]) -> list[Candidate]:
     """Per channel, interleave its queries by rank (rank 1 of every query, then rank 2 …) and
     keep each object's first position; then Reciprocal Rank Fusion (k = 60) across channels.
@@ -261,8 +293,9 @@ def fuse(runs: list[QueryRun]) -> list[Candidate]:
             d = run.detail.get(doc)
             if d and "template" in d and not c.paths:
                 c.paths.append(d["template"])
-            if d and "score" in d and c.bm25 is None:
-                c.bm25 = d["score"]
+            if doc in run.hits:
+                _score(c.scores, run.query.channel, d or {})
+        c.scores = dict(sorted(c.scores.items()))
         cands.append(c)
     cands.sort(key=lambda c: (-c.rrf, c.doc_id))
     return cands

@@ -97,6 +97,10 @@ class EvidenceItem(Closed):
     channels: dict[str, int]
     queries: dict[str, int]
     rrf: float
+    retrieval_scores: dict[str, float] = Field(
+        default_factory=dict, description="the channels' raw scores behind the ranks: bm25, cosine (the best of "
+        "the item's queries), graph_hops, window_offset_s (the nearest), structured (1.0: an exact match); "
+        "rounded to 6 digits")
     graph_templates: list[str]
     content_tokens: int
     text: str
@@ -558,6 +562,8 @@ class CandidateRetrieved(Event):
     withheld: bool
     channels: dict[str, int]
     rrf: float
+    scores: dict[str, float] | None = Field(None, description="the raw scores (as an evidence item's "
+                                            "retrieval_scores); absent for a withheld candidate")
 
 
 class CandidateRejected(Event):

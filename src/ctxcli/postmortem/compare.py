@@ -205,7 +205,7 @@ def _unify(mine: dict[str, _Entry], tenant: str, theirs: dict[str, _Entry], key:
     return out
 
 
-_RANKS = {"round", "rrf", "channels", "queries", "graph_templates"}   # where and how high it ranked
+_RANKS = {"round", "rrf", "channels", "queries", "graph_templates", "retrieval_scores"}   # where and how high it ranked
 
 
 def _withheld_by_type(pack: dict[str, Any]) -> dict[str, dict[str, int]]:
