@@ -903,7 +903,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
     # what required evidence left of the slot: the memory sections, then the tool results, within it
     room = st.packed.budget - st.packed.used
     if memory is not None:
-        memory = memory.refit(room, count)
+        memory = memory.against(st.packed.admitted, count).refit(room, count)
         room -= memory.tokens
     if tools is not None:
         tools = tools.refit(room, count)
@@ -943,6 +943,9 @@ def input_decisions(trace: Trace, tools: Any, memory: Any) -> None:
                            tokens=m["tokens"])
         for r in memory.records or []:
             trace.emit("input_admitted", section="episodic_memory", ref=r["memory_id"], tokens=r["tokens"])
+        for r in memory.conflicts:
+            trace.emit("input_conflict", section="conflicts", ref=r["memory_id"], reason=r["conflict"]["code"],
+                       detail=r["conflict"], tokens=r["tokens"])
         for o in memory.omissions:
             trace.emit("input_rejected", section=o["section"], ref=o["ref"], withheld=o["withheld"],
                        gate=o["gate"], reason=o["reason"], detail=o["detail"])
