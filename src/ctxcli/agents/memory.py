@@ -613,7 +613,6 @@ def recorded(pack: dict[str, Any]) -> MemoryGate | None:
     records are the caller's inputs at that time, not objects of the store)."""
     if "memory_omissions" not in pack:
         return None
-    from ..engine import render
     from ..tokens import count
 
     g = MemoryGate(working=pack.get("working_memory"), records=pack.get("episodic_memory"),
