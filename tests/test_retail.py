@@ -107,3 +107,84 @@ def test_each_conflict_check_on_both_sides(text, code):
 
     got = conflict(text, [LEDGER, NOTE, VISITS])
     assert (got or {}).get("code") == code
+
+
+OBSERVED = "2026-09-02T09:00:00+07:00"
+COMPARE = [f"{a}.{c}[month=2026-08 vs 2026-07]" for a in ("cost", "profit", "revenue") for c in ("change", "pct_change")]
+NO_ROWS = sorted(COMPARE + [f"{a}[month=2026-0{m}]" for a in ("cost", "profit", "revenue") for m in (7, 8)])
+
+
+def _shaped(retail: Path, tmp_path: Path) -> Path:
+    """The sales tool's 5,000 rows shaped by ctx, beside a copy of the rows (so the raw location,
+    and the tokens, are the same in every test folder)."""
+    import shutil
+
+    out = tmp_path / "sales-shaped.json"
+    raw = shutil.copy(retail / "sales-store_001-2026-07-08.csv", tmp_path)
+    r = run_cli(["tool-result", "shape", raw, "--tool", "sales.query",
+                 "--tenant", "tenant-retail", "--observed-at", OBSERVED, "--out", out])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+@pytest.mark.parametrize("budget,facts,steps", [
+    (2300, 16, None),               # fits as shaped
+    (2200, NO_ROWS, 1),             # the registry's first fit: the row counts go
+    (2100, COMPARE, 2),             # its second: only August vs July
+    (1900, None, 684),              # no fit step makes it fit after required evidence: omitted over_budget
+    (1700, None, 440),              # the gate already shaped it to fit the slot; required evidence left less
+])
+def test_a_tool_result_too_big_for_its_room_is_shaped_further_as_the_registry_allows(
+        retail, tmp_path, budget, facts, steps):
+    shaped = _shaped(retail, tmp_path)
+    out = tmp_path / "o"
+    pack = _investigate(out, "--tool-result", shaped, "--budget", budget)
+    # required evidence first, whatever becomes of the tool result
+    assert [i["object_id"] for i in pack["evidence"]][:1] == ["LEDGER-STORE_001-2026-07"]
+    if facts is None:
+        assert pack["tool_results"] == []
+        assert [(o["reason"], o["detail"]["after"], o["detail"]["tokens"]) for o in pack["tool_omissions"]] == [
+            ("over_budget", "required_evidence", steps)]
+        return
+    [t] = pack["tool_results"]
+    assert pack["tool_omissions"] == []
+    if steps is None:
+        assert len(t["facts"]) == facts and "shaped_further" not in t
+        return
+    assert sorted(t["facts"]) == facts and t["verified_facts"] == sorted(facts)
+    assert t["shaped_further"] == {"steps": steps, "facts_given": 16, "facts_kept": len(facts), "tokens_before": 684}
+    assert t["limitations"][-1] == f"shaped further by ctx to fit its room: {len(facts)} of 16 facts kept"
+    assert t["facts"]["profit.pct_change[month=2026-08 vs 2026-07]"] == -25
+    events = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
+    assert [e["shaped_further"] for e in events if e["event"] == "input_admitted"
+            and e["section"] == "tool_results"] == [t["shaped_further"]]
+    r = run_cli(["render", out / "pack.json", "--format", "markdown"])
+    assert f"- shaped further by ctx to fit its room: {len(facts)} of 16 facts kept" in r.output
+    assert run_cli(["replay", out / "pack.json"]).exit_code == 0
+
+
+def test_without_fit_steps_a_result_too_big_is_omitted_over_budget(retail, tmp_path, monkeypatch):
+    from ctxcli.agents import registry as reg
+
+    read = reg.read_registry
+
+    def no_fit(*a, **kw):
+        r = read(*a, **kw)
+        return r.model_copy(update={"tools": [t.model_copy(update={"fit": []}) for t in r.tools]})
+
+    monkeypatch.setattr(reg, "read_registry", no_fit)
+    pack = _investigate(tmp_path / "o", "--tool-result", _shaped(retail, tmp_path), "--budget", 2200)
+    assert pack["tool_results"] == []
+    assert [(o["reason"], o["detail"]["after"]) for o in pack["tool_omissions"]] == [
+        ("over_budget", "required_evidence")]
+
+
+@pytest.mark.parametrize("fit", ["[{facts: [revenue], only: compare}]", "[{}]", "[{only: rows}]", "[{rows: -1}]"])
+def test_a_bad_fit_step_is_one_line_exit_2_naming_it(tmp_path, fit):
+    reg = tmp_path / "tools.yaml"
+    reg.write_text("tools:\n  - name: t.q\n    shape: {aggregates: [{name: n, op: count}]}\n    fit: " + fit + "\n")
+    (tmp_path / "raw.json").write_text("[]")
+    r = run_cli(["tool-result", "shape", tmp_path / "raw.json", "--tool", "t.q", "--registry", reg,
+                 "--tenant", "t", "--observed-at", OBSERVED])
+    line = r.output.strip()
+    assert r.exit_code == 2 and "\n" not in line and line.startswith(f"ctx: error: {reg}:4:") and ": tools.0.fit.0" in line, line

@@ -926,7 +926,7 @@ def input_decisions(trace: Trace, tools: Any, memory: Any) -> None:
     if tools is not None:
         for i in tools.items:
             trace.emit("input_admitted", section="tool_results", ref=i["result_id"], trust=i["trust_level"],
-                       tokens=i["tokens"])
+                       tokens=i["tokens"], **({"shaped_further": i["shaped_further"]} if "shaped_further" in i else {}))
         for o in tools.omissions:
             trace.emit("input_rejected", section="tool_results", ref=o["ref"], withheld=o["withheld"],
                        gate=o["gate"], reason=o["reason"], detail=o["detail"])

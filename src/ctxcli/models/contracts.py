@@ -277,6 +277,8 @@ class ToolResultItem(Closed):
                                                 "equal to the declared aggregate (only when it ran)")
     unverified_facts: Optional[list[str]] = Field(None, description="facts ctx could not check against raw: the "
                                                   "caller's word (only when the check ran)")
+    shaped_further: Optional[JSON] = Field(None, description="present when ctx shaped the result further to fit its "
+                                           "room (the registry's fit): steps used, facts given and kept")
 
 
 class WithheldToolOmission(Closed):
@@ -603,6 +605,7 @@ class InputAdmitted(Event):
     pinned: bool | None = None
     replaces: list[str] | None = None
     cleared: bool | None = None
+    shaped_further: JSON | None = None
 
 
 class InputConflict(Event):
