@@ -188,3 +188,94 @@ def test_a_bad_fit_step_is_one_line_exit_2_naming_it(tmp_path, fit):
                  "--tenant", "t", "--observed-at", OBSERVED])
     line = r.output.strip()
     assert r.exit_code == 2 and "\n" not in line and line.startswith(f"ctx: error: {reg}:4:") and ": tools.0.fit.0" in line, line
+
+
+# ------------------------------------------------------------------------------ the whole loop
+SECRET = ("STORE_002", "450000000", "1870000000", "HR-STORE_001", "payroll", "515000000",
+          "HR-CONFIDENTIAL", "overtime")
+
+
+def _never_secret(folder: Path) -> None:
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix != ".csv"):
+        body = f.read_text(encoding="utf-8", errors="replace")
+        for s in SECRET:
+            assert s not in body, (f, s)
+
+
+def _project(retail_project: Path, dst: Path, monkeypatch) -> Path:
+    """A private copy of the loaded retail project (the loop writes runs and a ledger into it)."""
+    import shutil
+
+    shutil.copytree(retail_project, dst)
+    monkeypatch.setenv("CTX_ROOT", str(dst))
+    monkeypatch.setenv("CTX_DB", str(dst / ".ctx" / "ctx.duckdb"))
+    return dst
+
+
+def test_the_retail_loop_through_the_cli(retail_project, tmp_path, monkeypatch):
+    """The article's loop through the CLI (the investigation in a real `ctx` process): 5,000 raw
+    rows shaped into verified aggregates, the hypothesis kept a hypothesis (the memory that
+    hardens it is a conflict only), a model answer checked, a handoff with provenance — and
+    nothing of STORE_002 or the HR data in any file."""
+    import os
+    import subprocess
+    import sys
+
+    from .test_ask import KEY, Server, reply
+
+    proj = _project(retail_project, tmp_path / "proj", monkeypatch)
+    agent = proj / "agent"
+    agent.mkdir()
+    shaped = _shaped(proj, agent)
+    _remember(agent / "mem", CAUSE)
+    env = {**os.environ, "CTX_ROOT": str(proj), "CTX_DB": str(proj / ".ctx" / "ctx.duckdb"), "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "ctxcli.cli.main", "investigate", "RETAIL-0902", "--tool-result",
+                        str(shaped), "--recall", "--memories", str(agent / "mem"), "--out", str(proj / "runs" / "cli"),
+                        "--json"], cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    run = proj / "runs" / "cli"
+    pack = json.loads((run / "pack.json").read_text())
+    answer = json.loads((run / "answer.json").read_text())
+    [t] = pack["tool_results"]
+    assert t["raw"]["rows"] == 5000 and t["trust_level"] == "authoritative"
+    assert t["verified_facts"] == sorted(t["facts"]) and t["unverified_facts"] == []
+    assert {k: t["facts"][k] for k in ("revenue.pct_change[month=2026-08 vs 2026-07]",
+                                       "cost.pct_change[month=2026-08 vs 2026-07]",
+                                       "profit.pct_change[month=2026-08 vs 2026-07]")} == {
+        "revenue.pct_change[month=2026-08 vs 2026-07]": 15, "cost.pct_change[month=2026-08 vs 2026-07]": 25,
+        "profit.pct_change[month=2026-08 vs 2026-07]": -25}
+    assert "cost breakdown not available" in t["limitations"]
+    assert {c["claim_id"]: c["status"] for c in answer["claims"]} == {"august_profit": "fact",
+                                                                     "suspected_cause": "hypothesis"}
+    assert pack["episodic_memory"] == [] and [c["conflict"]["code"] for c in pack["memory_conflicts"]] == [
+        "status_upgraded"]
+    assert [(m["type"], m["reason"]) for m in pack["missing"]] == [("cost_breakdown", "not_found"),
+                                                                  ("staff_costs", "withheld_for_access")]
+    # the model restates the answer, the hypothesis as a hypothesis: accepted
+    ans = {"verdict": answer["verdict"], "recommended_action": answer["recommended_action"]["action"],
+           "summary": "Profit fell although revenue rose; the cause is not established.",
+           "claims": [{"text": c["text"], "status": c["status"], "evidence": c["evidence"]} for c in answer["claims"]]}
+    (tmp_path / "model").mkdir()
+    srv = Server(tmp_path / "model", {"responses": [reply(ans)], "key": KEY})
+    try:
+        monkeypatch.setenv("CTX_MODEL_API_KEY", KEY)
+        r = run_cli(["ask", run, "--endpoint", srv.url, "--model", "test-model", "--out", proj / "runs" / "asked"])
+        assert r.exit_code == 0, r.output
+    finally:
+        srv.stop()
+    assert json.loads((proj / "runs" / "asked" / "model_answer.json").read_text())["status"] == "accepted"
+    # the handoff: findings with their evidence and objects; the hypothesis only as an uncertainty
+    r = run_cli(["handoff", run, "--out", agent / "handoff.json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((agent / "handoff.json").read_text())
+    [f] = doc["findings"]
+    aug = _ev(pack, "LEDGER-STORE_001-2026-08")
+    assert (f["claim_id"], f["evidence"], f["objects"]) == ("august_profit", [aug], ["LEDGER-STORE_001-2026-08"])
+    assert [(u["claim_id"], u["status"]) for u in doc["uncertainties"]["claims"]] == [("suspected_cause", "hypothesis")]
+    r = run_cli(["receive-handoff", agent / "handoff.json", "--case", "RETAIL-0902"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    assert [x["claim_id"] for x in got["findings"]] == ["august_profit"] and got["dropped"] == []
+    (agent / "received.json").write_text(r.stdout)
+    _never_secret(proj / "runs")
+    _never_secret(agent)
