@@ -279,3 +279,79 @@ def test_the_retail_loop_through_the_cli(retail_project, tmp_path, monkeypatch):
     (agent / "received.json").write_text(r.stdout)
     _never_secret(proj / "runs")
     _never_secret(agent)
+
+
+def test_the_retail_loop_through_mcp(retail_project, tmp_path, monkeypatch):
+    """The same loop as an agent drives it over MCP with the SDK's own client: ctx shapes the
+    raw rows it is handed, each step gets its own context, the memory that hardens the
+    hypothesis stays a conflict, the handoff passes on its finding — nothing of STORE_002 or the
+    HR data in any result or file."""
+    pytest.importorskip("mcp")
+    import os
+    import sys
+
+    import anyio
+
+    from .test_serve import _all_text, _structured
+
+    from mcp.client.stdio import StdioServerParameters
+
+    proj = _project(retail_project, tmp_path / "proj", monkeypatch)
+    runs = proj / "runs" / "serve"
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "ctxcli.cli.main", "serve", "--runs", str(runs)], cwd=str(proj),
+        env={"CTX_ROOT": str(proj), "CTX_DB": str(proj / ".ctx" / "ctx.duckdb"), "NO_COLOR": "1",
+             "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    case = "RETAIL-0902"
+    raw = (proj / "sales-store_001-2026-07-08.csv").read_text()
+    seen: list = []
+
+    async def loop():
+        from mcp import Client
+
+        async with Client(server, read_timeout_seconds=120) as c:
+            async def call(name: str, args: dict) -> dict:
+                res = await c.call_tool(name, args)
+                seen.append(res)
+                return _structured(res)
+
+            added = await call("add_tool_result", {"case": case, "tool": "sales.query", "observed_at": OBSERVED,
+                                                   "raw": raw})
+            await call("remember", {"case": case, "text": CAUSE, "ttl": "30d", "reviewed_by": "finance-lead",
+                                    "at": AT})
+            one = await call("build_context", {"case": case, "types": ["monthly_ledger"]})
+            two = await call("build_context", {"case": case, "types": ["prior_analysis", "cost_breakdown",
+                                                                       "staff_costs"],
+                                               "held": [i["evidence_id"] for i in one["items"]],
+                                               "tool_results": [added["result_id"]], "recall": True})
+            inv = await call("investigate", {"case": case, "tool_results": [added["result_id"]], "recall": True})
+            doc = await call("handoff", {"pack_id": inv["pack_id"]})
+            got = await call("build_context", {"case": case, "types": ["cost_breakdown"], "handoff": doc})
+            return added, one, two, inv, doc, got
+
+    added, one, two, inv, doc, got = anyio.run(loop)
+    rid = added["result_id"]
+    # ctx shaped the raw rows it was handed: verified aggregates, the rows kept by reference
+    assert added["raw"]["rows"] == 5000 and (added["status"], added["trust"]) == ("admitted", "authoritative")
+    assert added["shaped"]["facts"]["profit.pct_change[month=2026-08 vs 2026-07]"] == -25
+    assert added["shaped"]["verified"] is True
+    # each step sees its own context
+    assert [i["object_id"] for i in one["items"]] == ["LEDGER-STORE_001-2026-07", "LEDGER-STORE_001-2026-08"]
+    assert [i["object_id"] for i in two["items"]] == ["AN-STORE_001-2026-08-ADS"]
+    assert (one["covered_types"], two["covered_types"]) == (["monthly_ledger"], ["prior_analysis"])
+    assert two["missing_types"] == ["cost_breakdown", "staff_costs"]
+    assert [t["result_id"] for t in two["tool_results"]] == [rid] and "tool_results" not in one
+    assert two["memory"]["episodic_memory"] == [] and [c["reason"] for c in two["memory"]["conflicts"]] == [
+        "status_upgraded"]
+    steps = {s: json.loads((runs / s / "step.json").read_text()) for s in (one["step_id"], two["step_id"])}
+    assert steps[one["step_id"]]["evidence"] != steps[two["step_id"]]["evidence"]
+    # the whole case: the hypothesis stays a hypothesis; the handoff carries the ledger finding
+    assert {c["claim_id"]: c["status"] for c in inv["claims"]} == {"august_profit": "fact",
+                                                                  "suspected_cause": "hypothesis"}
+    assert [(f["claim_id"], f["objects"]) for f in doc["findings"]] == [("august_profit", ["LEDGER-STORE_001-2026-08"])]
+    received = got["handoff"]
+    assert [f["claim_id"] for f in received["findings"]] == ["august_profit"] and received["dropped"] == []
+    text = _all_text(seen)
+    for s in SECRET:
+        assert s not in text, s
+    _never_secret(runs)
