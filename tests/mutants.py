@@ -2165,6 +2165,12 @@ MUTANTS: list[Mutant] = [
            'steps, given = self.fits.get(item["result_id"], ([type("Step", (), {"facts": None, "only": "compare", '
            '"rows": None})()], item))',
            ("tests/test_retail.py::test_without_fit_steps_a_result_too_big_is_omitted_over_budget",)),
+    # a build_context step says why each type it needs is missing, as a pack does (issue 45)
+    Mutant("step-gaps-unsaid", "src/ctxcli/engine/builder.py",
+           "gaps=missing_entries(bc, st, [t for t in bc.type_order if t in goal_types]))", "gaps=[])", ("tests/test_retail.py::test_the_retail_loop_through_mcp",)),
+    Mutant("step-gaps-without-what-withheld-needs", "src/ctxcli/serve/tools.py",
+           'for k in ("type", "required", "reason", "rejected_by", "withheld") if k in g}',
+           'for k in ("type", "required", "reason", "rejected_by") if k in g}', ("tests/test_retail.py::test_the_retail_loop_through_mcp",)),
     # the runner itself: a hinted test that passes on the mutated copy must never count as a catch
     Mutant("mutants-passing-hint-counts-as-caught", "tests/mutants.py",
            "if ok and hinted:\n                    return False",

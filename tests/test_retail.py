@@ -281,6 +281,10 @@ def test_the_retail_loop_through_the_cli(retail_project, tmp_path, monkeypatch):
     _never_secret(agent)
 
 
+IDENTITY = ["--tenant", "tenant-retail", "--subject", "manager-store-001", "--scope", "finance:read", "--scope",
+            "store:STORE_001", "--purpose", "store_review"]
+
+
 def test_the_retail_loop_through_mcp(retail_project, tmp_path, monkeypatch):
     """The same loop as an agent drives it over MCP with the SDK's own client: ctx shapes the
     raw rows it is handed, each step gets its own context, the memory that hardens the
@@ -299,7 +303,8 @@ def test_the_retail_loop_through_mcp(retail_project, tmp_path, monkeypatch):
     proj = _project(retail_project, tmp_path / "proj", monkeypatch)
     runs = proj / "runs" / "serve"
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "ctxcli.cli.main", "serve", "--runs", str(runs)], cwd=str(proj),
+        command=sys.executable, args=["-m", "ctxcli.cli.main", "serve", "--runs", str(runs), *IDENTITY],
+        cwd=str(proj),
         env={"CTX_ROOT": str(proj), "CTX_DB": str(proj / ".ctx" / "ctx.duckdb"), "NO_COLOR": "1",
              "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
     case = "RETAIL-0902"
@@ -327,9 +332,12 @@ def test_the_retail_loop_through_mcp(retail_project, tmp_path, monkeypatch):
             inv = await call("investigate", {"case": case, "tool_results": [added["result_id"]], "recall": True})
             doc = await call("handoff", {"pack_id": inv["pack_id"]})
             got = await call("build_context", {"case": case, "types": ["cost_breakdown"], "handoff": doc})
-            return added, one, two, inv, doc, got
+            adhoc = await call("build_context", {"playbook": "store-margin-review", "seeds": ["store:STORE_001"],
+                                                 "as_of": "2026-09-02T10:00:00+07:00",
+                                                 "types": ["staff_costs", "cost_breakdown"]})
+            return added, one, two, inv, doc, got, adhoc
 
-    added, one, two, inv, doc, got = anyio.run(loop)
+    added, one, two, inv, doc, got, adhoc = anyio.run(loop)
     rid = added["result_id"]
     # ctx shaped the raw rows it was handed: verified aggregates, the rows kept by reference
     assert added["raw"]["rows"] == 5000 and (added["status"], added["trust"]) == ("admitted", "authoritative")
@@ -351,6 +359,15 @@ def test_the_retail_loop_through_mcp(retail_project, tmp_path, monkeypatch):
     assert [(f["claim_id"], f["objects"]) for f in doc["findings"]] == [("august_profit", ["LEDGER-STORE_001-2026-08"])]
     received = got["handoff"]
     assert [f["claim_id"] for f in received["findings"]] == ["august_profit"] and received["dropped"] == []
+    # a step, ad hoc or not, says why each type it needs is missing, as investigate does
+    assert [(m["type"], m["reason"]) for m in inv["missing_types"]] == [("cost_breakdown", "not_found"),
+                                                                       ("staff_costs", "withheld_for_access")]
+    assert adhoc["case_id"].startswith("adhoc-") and adhoc["missing_types"] == ["cost_breakdown", "staff_costs"]
+    assert adhoc["gaps"] == [
+        {"type": "cost_breakdown", "required": True, "reason": "not_found"},
+        {"type": "staff_costs", "required": False, "reason": "withheld_for_access",
+         "withheld": {"count": 1, "needs_scopes": ["hr:read"], "allowed_purposes": [], "by_gate": {"scope": 1}}}]
+    assert two["gaps"] == adhoc["gaps"]
     text = _all_text(seen)
     for s in SECRET:
         assert s not in text, s

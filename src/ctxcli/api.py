@@ -372,7 +372,7 @@ def step_document(step, *, goal_types: list[str], held: list[str]) -> dict[str, 
         "schema_version": "ctx.step/1", "request": step.request, "goal_types": list(goal_types),
         "held": sorted(set(held)), "step_budget": step.step_budget, "tokens": step.tokens,
         "evidence": step.evidence, "omissions": step.omissions, "covered_types": step.covered,
-        "missing_types": step.missing}
+        "missing_types": step.missing, "gaps": step.gaps}
     if step.tools is not None:
         doc["tool_results"] = step.tools.items
         doc["tool_omissions"] = step.tools.omissions

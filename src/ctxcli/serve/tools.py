@@ -317,6 +317,8 @@ def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None
         "step_id": doc["step_id"], "case_id": step.request["case_id"], "types": list(types),
         "step_budget": step_budget, "items": items, "tokens": step.tokens,
         "covered_types": step.covered, "missing_types": step.missing,
+        "gaps": [{k: g[k] for k in ("type", "required", "reason", "rejected_by", "withheld") if k in g}
+                 for g in step.gaps],
         "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
                       for o in step.omissions],
         "trace_events": len(step.trace)}
