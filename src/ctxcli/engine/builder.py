@@ -910,7 +910,8 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
     # what required evidence left of the slot: the memory sections, then the tool results, within it
     room = st.packed.budget - st.packed.used
     if memory is not None:
-        memory = memory.against(st.packed.admitted, count).refit(room, count)
+        memory = memory.against(st.packed.admitted, count)     # a record the evidence contradicts: conflicts
+        memory = memory.refit(room, count)
         room -= memory.tokens
     if tools is not None:
         tools = tools.refit(room, count)
