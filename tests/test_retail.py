@@ -372,3 +372,10 @@ def test_the_retail_loop_through_mcp(retail_project, tmp_path, monkeypatch):
     for s in SECRET:
         assert s not in text, s
     _never_secret(runs)
+
+
+def test_the_retail_projects_registry_is_the_examples_tools_yaml():
+    from .conftest import REPO
+
+    here = REPO / "examples" / "agent" / "retail"
+    assert (here / "manifests" / "tools.yaml").read_bytes() == (here / "tools.yaml").read_bytes()
