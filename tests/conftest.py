@@ -40,6 +40,25 @@ def store(bundled_store, monkeypatch) -> Path:
     return bundled_store
 
 
+@pytest.fixture(scope="session")
+def retail_project(tmp_path_factory) -> Path:
+    """The retail example (examples/agent/retail/, a project of its own) copied and loaded once
+    per test session (read-only for tests: runs go to each test's own folder)."""
+    from ctxcli.load.build import build_store
+
+    dst = tmp_path_factory.mktemp("retail") / "retail"
+    shutil.copytree(REPO / "examples" / "agent" / "retail", dst, ignore=shutil.ignore_patterns(".ctx", "runs"))
+    build_store(dst / "manifests", dst / ".ctx" / "ctx.duckdb", root=dst)
+    return dst
+
+
+@pytest.fixture
+def retail(retail_project, monkeypatch) -> Path:
+    monkeypatch.setenv("CTX_ROOT", str(retail_project))
+    monkeypatch.setenv("CTX_DB", str(retail_project / ".ctx" / "ctx.duckdb"))
+    return retail_project
+
+
 @pytest.fixture
 def project_copy(tmp_path, monkeypatch) -> Path:
     """A private copy of manifests/, sources/ and examples/ that a test may edit."""

@@ -80,7 +80,7 @@ def test_markdown_sections_ids_and_counts(c102):
     assert text == render_markdown(pack)
     secs = section_texts(pack)
     # the memory sections exist only in packs given a working state or a recall
-    assert [s[0] for s in secs] == [s[0] for s in SECTION_ORDER if s[0] not in ("working_memory", "episodic_memory")]
+    assert [s[0] for s in secs] == [s[0] for s in SECTION_ORDER if s[0] not in ("working_memory", "episodic_memory", "conflicts")]
     # every non-empty section appears, in the documented order; the tools section is empty
     pos = -1
     for name, _, _, t in secs:

@@ -352,6 +352,10 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
 
             step.tools = gate_tools(pb, req, key, con=con)
             step.memory = gate_memory(pb, req, key, step.tools)
+            if step.memory is not None:     # a recalled record the step's evidence contradicts: conflicts only
+                from .tokens import count
+
+                step.memory = step.memory.against(step.evidence, count)
             step.request = req.to_json()
             return step
     finally:
@@ -368,7 +372,7 @@ def step_document(step, *, goal_types: list[str], held: list[str]) -> dict[str, 
         "schema_version": "ctx.step/1", "request": step.request, "goal_types": list(goal_types),
         "held": sorted(set(held)), "step_budget": step.step_budget, "tokens": step.tokens,
         "evidence": step.evidence, "omissions": step.omissions, "covered_types": step.covered,
-        "missing_types": step.missing}
+        "missing_types": step.missing, "gaps": step.gaps}
     if step.tools is not None:
         doc["tool_results"] = step.tools.items
         doc["tool_omissions"] = step.tools.omissions
@@ -376,6 +380,8 @@ def step_document(step, *, goal_types: list[str], held: list[str]) -> dict[str, 
         doc["working_memory"] = step.memory.working
         doc["episodic_memory"] = step.memory.records
         doc["memory_omissions"] = step.memory.omissions
+        if step.memory.conflicts:
+            doc["memory_conflicts"] = step.memory.conflicts
     doc["step_id"] = "st-" + sha256_hex(canonical_bytes(doc))[:32]
     return doc
 

@@ -284,6 +284,40 @@ class MemoryGate:
     omissions: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0                              # both sections, charged to the evidence slot
     decisions: list[dict[str, Any]] = field(default_factory=list)   # for the trace, in gate order
+    conflicts: list[dict[str, Any]] = field(default_factory=list)   # records contradicting admitted evidence
+
+    def against(self, evidence: list[dict[str, Any]], count: Callable[[str], int]) -> "MemoryGate":
+        """The recalled records read against the admitted ``evidence`` (``agents.conflicts``): a
+        record that contradicts it leaves ``records`` for ``conflicts``, with the reason — packed
+        only in the ``conflicts`` section, never as a memory."""
+        from ..engine import render
+        from .conflicts import conflict
+
+        if not self.records:
+            return self
+        kept, moved = [], list(self.conflicts)
+        for r in self.records:
+            why = conflict(r["text"], evidence)
+            if why is None:
+                kept.append(r)
+                continue
+            item = {**{k: v for k, v in r.items() if k not in ("tokens", "trust_level")},
+                    "trust_level": "contradicted_memory", "conflict": why, "tokens": 0}
+            item["tokens"] = count(render.conflict_block(item))
+            moved.append(item)
+        if len(kept) == len(self.records):
+            return self
+        g = MemoryGate(working=self.working, records=kept, omissions=list(self.omissions), decisions=self.decisions,
+                       conflicts=moved)
+        g.tokens = g.count_tokens(count)
+        return g
+
+    def count_tokens(self, count: Callable[[str], int]) -> int:
+        from ..engine import render
+
+        return sum(count(t) for t in (render.working_memory_text(self.working),
+                                      render.episodic_memory_text(self.records),
+                                      render.conflicts_text(self.conflicts)))
 
     def refit(self, room: int, count: Callable[[str], int]) -> "MemoryGate":
         """These sections within ``room``: what the evidence slot has left once required evidence
@@ -296,10 +330,13 @@ class MemoryGate:
             return self
         working = None if self.working is None else {**self.working, "messages": list(self.working["messages"])}
         records = None if self.records is None else list(self.records)
-        g = MemoryGate(working=working, records=records, omissions=list(self.omissions), decisions=self.decisions)
+        conflicts = list(self.conflicts)
+        g = MemoryGate(working=working, records=records, omissions=list(self.omissions), decisions=self.decisions,
+                       conflicts=conflicts)
 
         def tokens() -> int:
-            return sum(count(t) for t in (render.working_memory_text(working), render.episodic_memory_text(records)))
+            return sum(count(t) for t in (render.working_memory_text(working), render.episodic_memory_text(records),
+                                          render.conflicts_text(conflicts)))
 
         def omit(section: str, ref: str, n: int) -> None:
             g.omissions.append({"section": section, "ref": ref, "withheld": False, "gate": "budget",
@@ -309,6 +346,9 @@ class MemoryGate:
         while (now := tokens()) > room:
             if records:
                 r = records.pop()
+                omit("episodic_memory", r["memory_id"], r["tokens"])
+            elif conflicts:
+                r = conflicts.pop()
                 omit("episodic_memory", r["memory_id"], r["tokens"])
             elif working is not None and working["messages"]:
                 m = working["messages"].pop(0)
@@ -329,6 +369,8 @@ class MemoryGate:
             out["working_memory"] = self.working
         if self.records is not None:
             out["episodic_memory"] = self.records
+        if self.conflicts:       # only when a record contradicts the evidence: other packs keep their bytes
+            out["memory_conflicts"] = self.conflicts
         out["memory_omissions"] = self.omissions
         return out
 
@@ -571,10 +613,9 @@ def recorded(pack: dict[str, Any]) -> MemoryGate | None:
     records are the caller's inputs at that time, not objects of the store)."""
     if "memory_omissions" not in pack:
         return None
-    from ..engine import render
     from ..tokens import count
 
     g = MemoryGate(working=pack.get("working_memory"), records=pack.get("episodic_memory"),
-                   omissions=list(pack["memory_omissions"]))
-    g.tokens = sum(count(t) for t in (render.working_memory_text(g.working), render.episodic_memory_text(g.records)))
+                   omissions=list(pack["memory_omissions"]), conflicts=list(pack.get("memory_conflicts") or []))
+    g.tokens = g.count_tokens(count)
     return g

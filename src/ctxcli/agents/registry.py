@@ -7,6 +7,7 @@
         purposes: [PURPOSE]        # purposes it serves (empty: any)
         version: "2.1"             # the version `ctx tool-result shape` records (optional)
         shape: {…}                 # how ctx shapes its raw result (optional; models/tool_shape.py)
+        fit: [{only: compare}]     # how ctx may shape a result further to fit its room (optional)
 
 A tool not in the registry is unregistered: its results are ``untrusted`` and it is never
 listed in ``pack.tools``. No registry file: no tool is registered.
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from typing_extensions import Annotated
 
 from ..models.manifest import Ident, Scope
-from ..models.tool_shape import ShapeSpec
+from ..models.tool_shape import FitStep, ShapeSpec
 
 REGISTRY_FILE = "tools.yaml"
 
@@ -37,6 +38,9 @@ class ToolSpec(BaseModel):
     version: Optional[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = None
     shape: Optional[ShapeSpec] = Field(None, description="how ctx shapes the tool's raw result "
                                        "(ctx tool-result shape; the raw-vs-shaped check)")
+    fit: list[FitStep] = Field(default_factory=list, max_length=20,
+                               description="how ctx may shape a result further when it does not fit its room, "
+                               "tried in order (none: such a result is omitted over_budget)")
 
     def usable_by(self, scopes: list[str], purpose: str) -> bool:
         return set(self.scopes) <= set(scopes) and (not self.purposes or purpose in self.purposes)

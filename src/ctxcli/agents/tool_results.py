@@ -248,6 +248,8 @@ class ToolGate:
     tokens: int = 0                 # the section (header and blocks); 0 with no item
     slot: str = "tools"             # the slot it is charged to: tools, or evidence when the playbook gives tools none
     reserve: int | None = None      # what the evidence slot set aside for it (None: ``tokens``)
+    # result id -> (the registry's fit steps, the item as the gates admitted it): not packed
+    fits: dict[str, tuple[list, dict[str, Any]]] = field(default_factory=dict)
 
     def to_pack(self) -> dict[str, Any]:
         return {"tool_results": self.items, "tool_omissions": self.omissions}
@@ -265,10 +267,17 @@ class ToolGate:
             return self
         from ..engine.render import tool_results_header
 
-        g = ToolGate(omissions=list(self.omissions), slot=self.slot, reserve=self.reserved())
+        g = ToolGate(omissions=list(self.omissions), slot=self.slot, reserve=self.reserved(), fits=self.fits)
         used = count(tool_results_header(0))
         for item in self.items:
             if used + item["tokens"] > room:
+                steps, given = self.fits.get(item["result_id"], ([], item))
+                # tokens_before: the room the evidence slot kept for it (replay keeps it too: recorded())
+                fitted = fit_item(given, room - used, steps, count, tokens_before=item["tokens"])
+                if fitted is not None:
+                    g.items.append(fitted)
+                    used += fitted["tokens"]
+                    continue
                 g.omissions.append({"ref": item["result_id"], "withheld": False, "gate": "budget",
                                     "reason": "over_budget", "detail": {
                                         "tokens": item["tokens"], "remaining": room - used, "budget": room,
@@ -286,6 +295,48 @@ class ToolGate:
 
 def _iso(dt: datetime, tz) -> str:
     return dt.astimezone(tz).isoformat()
+
+
+def _base(fact: str) -> str:
+    """The aggregate or field a fact is of: ``revenue`` of ``revenue.change[month=…]``."""
+    return fact.split("[", 1)[0].split(".", 1)[0]
+
+
+def _fit_step(facts: dict[str, Any], step) -> dict[str, Any]:
+    if step.facts is not None:
+        return {k: v for k, v in facts.items() if _base(k) in step.facts}
+    if step.only == "compare":
+        return {k: v for k, v in facts.items() if k.split("[", 1)[0].endswith((".change", ".pct_change"))}
+    return {k: (v[:step.rows] if isinstance(v, list) else v) for k, v in facts.items()}
+
+
+def fit_item(item: dict[str, Any], room: int, steps: list, count: Callable[[str], int], *,
+             tokens_before: int | None = None) -> dict[str, Any] | None:
+    """``item`` shaped further, by the registry's ``fit`` steps in order (each on what the one
+    before left), until its block fits ``room`` tokens; None when no step makes it fit. The
+    kept facts are a subset of the given ones (their raw check stands); the result says so in
+    ``shaped_further`` and in a limitation the model reads."""
+    from ..engine.render import tool_result_block
+
+    facts = dict(item["facts"])
+    given = len(facts)
+    for n, step in enumerate(steps, 1):
+        facts = _fit_step(facts, step)
+        cut = sum(len(v) for v in facts.values() if isinstance(v, list)) < sum(
+            len(v) for v in item["facts"].values() if isinstance(v, list))
+        note = (f"shaped further by ctx to fit its room: {len(facts)} of {given} facts kept"
+                + ("; lists cut" if cut else ""))
+        new = {**item, "facts": facts, "limitations": [*item["limitations"], note],
+               "shaped_further": {"steps": n, "facts_given": given, "facts_kept": len(facts),
+                                  **({"tokens_before": tokens_before} if tokens_before is not None else {})},
+               "tokens": 0}
+        for k in ("verified_facts", "unverified_facts"):
+            if k in item:
+                new[k] = [f for f in item[k] if f in facts]
+        new["tokens"] = count(tool_result_block(new))
+        if new["tokens"] <= room:
+            return new
+    return None
 
 
 def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list[str], purpose: str,
@@ -372,10 +423,16 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
     if passed:
         used = count(tool_results_header(0))
         for tr, item in passed:
+            spec = registry.get(tr.tool)
+            if spec is not None and spec.fit:
+                g.fits[item["result_id"]] = (list(spec.fit), item)
             if used + item["tokens"] > budget:
-                exclude(tr, "budget", "over_budget", {"tokens": item["tokens"], "remaining": budget - used,
-                                                      "budget": budget, "slot": slot})
-                continue
+                fitted = fit_item(item, budget - used, list(spec.fit) if spec is not None else [], count)
+                if fitted is None:
+                    exclude(tr, "budget", "over_budget", {"tokens": item["tokens"], "remaining": budget - used,
+                                                          "budget": budget, "slot": slot})
+                    continue
+                item = fitted
             g.items.append(item)
             used += item["tokens"]
         if g.items:
@@ -403,10 +460,12 @@ def recorded(pack: dict[str, Any]) -> ToolGate | None:
 
         g.tokens = count(tool_results_header(len(g.items))) + sum(i["tokens"] for i in g.items)
     pushed = [o["detail"]["tokens"] for o in g.omissions if o["detail"].get("after") == "required_evidence"]
-    if pushed:        # the reserve the run kept: the section as it was before required evidence took room
+    # results shaped further once required evidence was packed: the room they had before
+    before = [(i.get("shaped_further") or {}).get("tokens_before", i["tokens"]) for i in g.items]
+    if pushed or before != [i["tokens"] for i in g.items]:
+        # the reserve the run kept: the section as it was before required evidence took room
         from ..engine.render import tool_results_header
         from ..tokens import count
 
-        g.reserve = count(tool_results_header(len(g.items) + len(pushed))) + sum(
-            i["tokens"] for i in g.items) + sum(pushed)
+        g.reserve = count(tool_results_header(len(g.items) + len(pushed))) + sum(before) + sum(pushed)
     return g

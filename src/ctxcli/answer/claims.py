@@ -192,9 +192,16 @@ def is_causal(text: str) -> bool:
     return bool(_CAUSAL.search(text)) and not _NEG_CAUSAL.search(text)
 
 
-def _unverified(item: dict[str, Any]) -> bool:
+def is_hedged(text: str) -> bool:
+    """Whether ``text`` carries a hedge ("may", "suspected", "可能" …)."""
+    return bool(_HEDGE.search(text))
+
+
+def is_unverified(item: dict[str, Any]) -> bool:
+    """An evidence item marked unverified (``verified: false``) or a hypothesis (``status``)."""
     facts = item.get("facts") or {}
     return facts.get("verified") is False or str(facts.get("status", "")).lower() == "hypothesis"
+
 
 
 def _twin_text(t: dict[str, Any]) -> str:
@@ -206,7 +213,7 @@ def check_status(text: str, status: str, items: list[dict[str, Any]],
     """``twins``: the deterministic answer's claims (``status``, ``text``, ``evidence``)."""
     out = []
     if status == "fact":
-        bad = [str(i.get("object_id") or i.get("evidence_id")) for i in items if _unverified(i)]
+        bad = [str(i.get("object_id") or i.get("evidence_id")) for i in items if is_unverified(i)]
         if bad:
             out.append(_viol("status_upgraded", f"a fact cites unverified evidence ({', '.join(bad)})",
                              value=bad[0]))
@@ -315,6 +322,9 @@ def _content(text: str) -> set[str]:
     return {w.lower() for w in _CONTENT.findall(numbers.normalise(text)) if w.lower() not in _STOP}
 
 
+content_words = _content      # the content words two texts are compared by (hedges, memory conflicts)
+
+
 def hedged_source(text: str, sources: list[str], share: float = 0.6) -> str | None:
     """The hedged source sentence ``text`` restates without a hedge (most of its content words are
     in one hedged sentence of ``sources``), or None."""
@@ -330,6 +340,11 @@ def hedged_source(text: str, sources: list[str], share: float = 0.6) -> str | No
                 if len(words & sw) >= max(2, share * len(words)):
                     return sent.strip()
     return None
+
+
+def item_sources(item: dict[str, Any]) -> list[str]:
+    """The texts of an evidence item a hedge is read in: its text and its string facts."""
+    return _item_sources(item)
 
 
 def _item_sources(item: dict[str, Any]) -> list[str]:

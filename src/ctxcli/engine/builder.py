@@ -746,14 +746,13 @@ def _omission(o: Obj, c: Candidate, rej: Rejection, round_no: int, disc: Disclos
 
 
 # ------------------------------------------------------------------------------ assemble
-def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any],
-             tools: Any = None, memory: Any = None) -> dict[str, Any]:
-    """The pack without its answer and seal: request, plans, evidence, omissions (in gate
-    order), what is missing and why, and the token count of every section."""
-    t0 = time.perf_counter()
+def missing_entries(bc: BuildContext, st: BuildState, types: list[str]) -> list[dict[str, Any]]:
+    """Each of ``types`` not covered, with why (``pack.missing``): ``over_budget``,
+    ``withheld_for_access`` (with what the withheld candidates need: counts, scopes, clearance,
+    purposes — never an id), ``rejected_by_gates``, ``not_tried`` or ``not_found``."""
     judg = {et.type: et for et in bc.pb.evidence_types}
     missing = []
-    for t in bc.type_order:
+    for t in types:
         if t in st.packed.covered:
             continue
         gates = sorted({o["gate"] for o in st.omissions if not o["withheld"] and t in o.get("supports", [])},
@@ -773,7 +772,15 @@ def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, An
             if w["clearance"] is not None:
                 entry["withheld"]["needs_clearance"] = w["clearance"]
         missing.append(entry)
+    return missing
 
+
+def assemble(bc: BuildContext, st: BuildState, pb_hash: str, store: dict[str, Any],
+             tools: Any = None, memory: Any = None) -> dict[str, Any]:
+    """The pack without its answer and seal: request, plans, evidence, omissions (in gate
+    order), what is missing and why, and the token count of every section."""
+    t0 = time.perf_counter()
+    missing = missing_entries(bc, st, bc.type_order)
     st.omissions.sort(key=lambda o: (GATE_ORDER.index(o["gate"]), o["round"], o["ref"]))
     allocation = bc.allocation
     pack: dict[str, Any] = {
@@ -904,6 +911,7 @@ def build(con, pb: Playbook, pb_hash: str, req: Request, store: dict[str, Any], 
     # what required evidence left of the slot: the memory sections, then the tool results, within it
     room = st.packed.budget - st.packed.used
     if memory is not None:
+        memory = memory.against(st.packed.admitted, count)     # a record the evidence contradicts: conflicts
         memory = memory.refit(room, count)
         room -= memory.tokens
     if tools is not None:
@@ -927,7 +935,7 @@ def input_decisions(trace: Trace, tools: Any, memory: Any) -> None:
     if tools is not None:
         for i in tools.items:
             trace.emit("input_admitted", section="tool_results", ref=i["result_id"], trust=i["trust_level"],
-                       tokens=i["tokens"])
+                       tokens=i["tokens"], **({"shaped_further": i["shaped_further"]} if "shaped_further" in i else {}))
         for o in tools.omissions:
             trace.emit("input_rejected", section="tool_results", ref=o["ref"], withheld=o["withheld"],
                        gate=o["gate"], reason=o["reason"], detail=o["detail"])
@@ -944,6 +952,9 @@ def input_decisions(trace: Trace, tools: Any, memory: Any) -> None:
                            tokens=m["tokens"])
         for r in memory.records or []:
             trace.emit("input_admitted", section="episodic_memory", ref=r["memory_id"], tokens=r["tokens"])
+        for r in memory.conflicts:
+            trace.emit("input_conflict", section="conflicts", ref=r["memory_id"], reason=r["conflict"]["code"],
+                       detail=r["conflict"], tokens=r["tokens"])
         for o in memory.omissions:
             trace.emit("input_rejected", section=o["section"], ref=o["ref"], withheld=o["withheld"],
                        gate=o["gate"], reason=o["reason"], detail=o["detail"])
@@ -963,6 +974,7 @@ class Step:
     tools: Any = None         # the tool-result gates' decision (agents.tool_results.ToolGate); None: none given
     memory: Any = None        # the memory gates' decision (agents.memory.MemoryGate); None: none given
     request: dict[str, Any] | None = None    # the request as a pack records it (api.build_step)
+    gaps: list[dict[str, Any]] = field(default_factory=list)   # each missing goal type and why, as pack.missing
 
 
 def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: list[str],
@@ -981,4 +993,5 @@ def build_step(con, pb: Playbook, req: Request, *, goal_types: list[str], held: 
     return Step(evidence=st.packed.admitted, omissions=st.omissions,
                 covered=[t for t in bc.type_order if t in st.packed.covered and t in goal_types],
                 missing=[t for t in bc.type_order if t in goal_types and t not in st.packed.covered],
-                tokens=st.packed.used - st.header_tokens, trace=bc.trace.events, step_budget=step_budget)
+                tokens=st.packed.used - st.header_tokens, trace=bc.trace.events, step_budget=step_budget,
+                gaps=missing_entries(bc, st, [t for t in bc.type_order if t in goal_types]))

@@ -178,7 +178,8 @@ class Section(Closed):
     slot: Literal["instructions", "goal_state", "tools", "evidence"]
     trust: str
     kind: Literal["system_instruction", "policy", "user_request", "working_memory", "tool_result",
-                  "retrieved_evidence", "episodic_memory", "semantic_memory", "example", "exclusion"] | None = Field(
+                  "retrieved_evidence", "episodic_memory", "conflict", "semantic_memory", "example",
+                  "exclusion"] | None = Field(
         None, description="the design's section kind (absent in packs written before it was recorded)")
     source_refs: list[str] | None = Field(None, description="where the text came from: playbook:ID@VERSION, "
                                           "case:ID[#variant], evidence ids, tool-result ids; [] for ctx's own")
@@ -280,6 +281,8 @@ class ToolResultItem(Closed):
                                                 "equal to the declared aggregate (only when it ran)")
     unverified_facts: Optional[list[str]] = Field(None, description="facts ctx could not check against raw: the "
                                                   "caller's word (only when the check ran)")
+    shaped_further: Optional[JSON] = Field(None, description="present when ctx shaped the result further to fit its "
+                                           "room (the registry's fit): steps used, facts given and kept")
 
 
 class WithheldToolOmission(Closed):
@@ -354,6 +357,23 @@ class MemoryItem(Closed):
     tokens: int
 
 
+class MemoryConflict(Closed):
+    """A recalled memory record that contradicts admitted evidence: packed only in the conflicts
+    section (docs/agents.md, "Memory that contradicts the evidence")."""
+
+    memory_id: str = Field(pattern=r"^mem-[0-9a-f]{12}$")
+    subject_id: str
+    text: str
+    created_at: str
+    expires_at: str
+    reviewed_by: str
+    source: str | None
+    trust_level: Literal["contradicted_memory"]
+    conflict: JSON = Field(description="code (value_differs, misbound_entity, status_upgraded, hedge_dropped), "
+                           "the evidence ids it contradicts and, for a value, field, given and admitted")
+    tokens: int
+
+
 class MemoryOmission(Closed):
     """A working-memory item or memory record the gates dropped (withheld: an opaque keyed ref)."""
 
@@ -417,6 +437,9 @@ class Pack(Closed):
                                                  "was given one: --memory, or a serve session)")
     episodic_memory: list[MemoryItem] | None = Field(None, description="recalled memory records that passed the "
                                                      "memory gates (only when the run recalled memory)")
+    memory_conflicts: list[MemoryConflict] | None = Field(
+        None, description="recalled records that contradict admitted evidence, packed only in the conflicts "
+        "section (absent when none)")
     memory_omissions: list[MemoryOmission] | None = Field(
         None, description="working-memory items and memory records the gates dropped (only with memory)")
     aggregates: list[AggregateRecord] | None = Field(None, description="the playbook's aggregates as computed; "
@@ -588,6 +611,18 @@ class InputAdmitted(Event):
     pinned: bool | None = None
     replaces: list[str] | None = None
     cleared: bool | None = None
+    shaped_further: JSON | None = None
+
+
+class InputConflict(Event):
+    """A recalled memory record that contradicts admitted evidence: packed only in the conflicts section."""
+
+    event: Literal["input_conflict"]
+    section: Literal["conflicts"]
+    ref: str
+    reason: str
+    detail: JSON
+    tokens: int
 
 
 class InputRejected(Event):
@@ -712,6 +747,7 @@ TRACE_EVENTS: dict[str, type[BaseModel]] = {
     "run_started": RunStarted, "source_discovered": SourceDiscovered, "plan_created": PlanCreated,
     "retrieval_executed": RetrievalExecuted, "candidate_retrieved": CandidateRetrieved,
     "candidate_rejected": CandidateRejected, "input_admitted": InputAdmitted, "input_rejected": InputRejected,
+    "input_conflict": InputConflict,
     "evidence_selected": EvidenceSelected,
     "evidence_transformed": EvidenceTransformed, "sufficiency_assessed": SufficiencyAssessed,
     "deadline_reached": DeadlineReached, "aggregate_computed": AggregateComputed, "pack_built": PackBuilt, "claim_generated": ClaimGenerated, "answer_validated": AnswerValidated,

@@ -78,6 +78,24 @@ class ShapeCompare(_Closed):
     decimals: int = Field(1, ge=0, le=10, description="decimals of the percentage change")
 
 
+class FitStep(_Closed):
+    """One way ctx may shape a packed tool result further when it does not fit its room (the
+    registry's ``fit``, tried in order, each on what the one before left): ``facts`` keeps only
+    the facts of these names (``revenue`` keeps ``revenue``, ``revenue[month=…]`` and
+    ``revenue.change[…]``); ``only: compare`` keeps only the period comparison (``.change`` and
+    ``.pct_change`` facts); ``rows`` cuts every list fact (a projection) to its first N values."""
+
+    facts: Optional[list[FieldName]] = Field(None, min_length=1, max_length=200)
+    only: Optional[Literal["compare"]] = None
+    rows: Optional[int] = Field(None, ge=0, le=10_000)
+
+    @model_validator(mode="after")
+    def _one(self):
+        if sum(x is not None for x in (self.facts, self.only, self.rows)) != 1:
+            raise ValueError("fit: give exactly one of facts, only or rows")
+        return self
+
+
 class ShapeSpec(_Closed):
     format: Optional[Literal["json", "jsonl", "csv", "parquet"]] = None
     fields: list[FieldName] = Field(default_factory=list, max_length=200)

@@ -395,7 +395,8 @@ def build_server(cfg: ServeConfig):
     ) -> dict[str, Any]:
         """Context for one agent step: only the newly admitted evidence of the requested types, within the
         step budget, through the same gates as investigate (and what of a handoff, the tool results, the
-        session's working state and recalled memory this subject may see, each omission with its reason).
+        session's working state and recalled memory this subject may see, each omission with its reason),
+        and why each requested type is missing (gaps: withheld_for_access with what it needs, not_found …).
         A case, or ad hoc playbook + seeds with the server's identity. Written as a run (step.json and
         trace.jsonl, and a ledger record) unless the server was started with --no-runs."""
         return _ctx(tools.build_context, case=case, types=types, held=held, step_budget=step_budget, as_of=as_of,

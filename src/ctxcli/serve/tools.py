@@ -271,6 +271,9 @@ def _memory_summary(pack: dict[str, Any]) -> dict[str, Any]:
                                  "cleared": [m["id"] for m in w["messages"] if m["cleared"]]}
     if pack.get("episodic_memory") is not None:
         out["episodic_memory"] = [r["memory_id"] for r in pack["episodic_memory"]]
+    if pack.get("memory_conflicts"):     # records that contradict admitted evidence: conflicts only
+        out["conflicts"] = [{"memory_id": r["memory_id"], "reason": r["conflict"]["code"],
+                             "evidence": r["conflict"].get("evidence") or []} for r in pack["memory_conflicts"]]
     out["omissions"] = [{k: o[k] for k in ("section", "ref", "gate", "reason", "withheld")}
                         for o in pack["memory_omissions"]]
     return out
@@ -314,6 +317,8 @@ def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None
         "step_id": doc["step_id"], "case_id": step.request["case_id"], "types": list(types),
         "step_budget": step_budget, "items": items, "tokens": step.tokens,
         "covered_types": step.covered, "missing_types": step.missing,
+        "gaps": [{k: g[k] for k in ("type", "required", "reason", "rejected_by", "withheld") if k in g}
+                 for g in step.gaps],
         "omissions": [{k: o[k] for k in ("gate", "reason", "ref", "withheld", "detail") if k in o}
                       for o in step.omissions],
         "trace_events": len(step.trace)}
@@ -325,6 +330,7 @@ def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None
     if step.memory is not None:
         out["memory"] = _memory_summary({"working_memory": step.memory.working,
                                          "episodic_memory": step.memory.records,
+                                         "memory_conflicts": step.memory.conflicts,
                                          "memory_omissions": step.memory.omissions})
     if handoff is not None:     # another agent's handoff, re-gated for this server's subject (agents/handoff.py)
         out["handoff"] = api.receive_handoff(opts, handoff)
