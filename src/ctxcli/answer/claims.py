@@ -360,7 +360,7 @@ def check_hedges(text: str, status: str, items: list[dict[str, Any]]) -> list[di
     sent = hedged_source(text, [s for i in items for s in _item_sources(i)])
     if sent is not None:
         return [_viol("hedge_dropped", f"states as fact what its source hedges: {sent[:120]!r}", value=sent[:120])]
-    if items and not _HEDGE.search(text) and not any(map(_unverified, items)) and \
+    if items and not _HEDGE.search(text) and not any(map(is_unverified, items)) and \
             all(_HEDGE.search(str(i.get("text") or "")) for i in items):       # unverified: check_status says it
         # in other words, but every item it rests on only suspects it ("might explain", "likely held")
         ids = [str(i.get("object_id") or i.get("evidence_id")) for i in items]
