@@ -49,6 +49,10 @@ def eval_cases(
                                                   "file (atomically; only over an earlier --junit file), for CI "
                                                   "test reports.", show_default=False,
                                                   metavar="FILE.xml")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, max=100, help="Run each case N times (and, with "
+                                        "--answerer model, ask the model N times): a run whose verdict, action, "
+                                        "claims or pack differ across them is unstable (a gated one fails); "
+                                        "model answers report their spread.")] = 1,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -67,6 +71,11 @@ def eval_cases(
 
     --strategy hybrid (also in all) needs the vectors extra and a store with vectors (ctx load
     --vectors); without the extra it exits 2 before any run.
+
+    --repeat N runs each case N times and reports per run whether verdict, action, claims and pack
+    hash stayed the same (`stability`); with --answerer model the model is asked N times and its
+    answers' spread is reported (`model_spread`). Each run also counts its tool results and model
+    calls (`calls`; the summary totals them).
 
     Example: ctx eval --strategy governed,dynamic
     """
@@ -103,7 +112,7 @@ def eval_cases(
             raise UsageError("--endpoint and --model need --answerer model")
         rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db,
                                   answerer=answerer, model=mcfg, cases=tuple(case or ()),
-                                  variants=tuple(variant or ())))
+                                  variants=tuple(variant or ()), repeat=repeat))
         doc = rep.to_json()
         if rep.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
@@ -173,7 +182,9 @@ def _single(rep, doc: dict[str, Any]) -> None:
     c.print(f"{s}: {agg['passed']}/{agg['runs']} runs passed · required recall in pack "
             f"{_f(agg['required_recall'])} · invalid-source rate {_f(agg['invalid_source_rate'])} · "
             f"safety violations {agg['safety_violations']} · build latency p50 {_ms(agg['latency_ms_p50'])}, "
-            f"p95 {_ms(agg['latency_ms_p95'])} · {agg['pack_tokens_total']} pack tokens")
+            f"p95 {_ms(agg['latency_ms_p95'])} · {agg['pack_tokens_total']} pack tokens · "
+            f"{agg['tool_calls']} tool results, {agg['model_calls']} model calls"
+            + (f" · unstable across {rep.repeat} runs: {agg['unstable_runs']}/{agg['runs']}" if rep.repeat > 1 else ""))
     _notes(c, rep)
 
 
@@ -243,6 +254,9 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
     row("evidence tokens (mean)",
         lambda a: f"{a['evidence_tokens_mean']:.0f}" if a["evidence_tokens_mean"] is not None else "-")
     row("token efficiency (must_cite/evidence)", lambda a: _f(a["token_efficiency"]))
+    row("tool results / model calls", lambda a: f"{a['tool_calls']} / {a['model_calls']}")
+    if rep.repeat > 1:
+        row(f"unstable across {rep.repeat} runs", lambda a: f"{a['unstable_runs']}/{a['runs']}")
     show(c, t)
     gated = [r for r in rep.runs if r["gated"]]
     _failures(c, gated)

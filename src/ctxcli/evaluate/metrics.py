@@ -415,6 +415,44 @@ def _show(v: Any) -> str:
     return v if isinstance(v, str) else canonical_bytes(v).decode()
 
 
+# ------------------------------------------------------------------------------ repeats
+STABLE_PARTS = ("verdict", "action", "claims", "pack")
+
+
+def signature(pack: dict[str, Any], answer: dict[str, Any]) -> dict[str, str]:
+    """What must not change when a deterministic run is repeated: the verdict, the action, the
+    claims (their canonical bytes' digest) and the pack (its canonical bytes' digest)."""
+    from ..util.canon import canonical_bytes, sha256_hex
+
+    return {"verdict": str(answer.get("verdict")),
+            "action": str((answer.get("recommended_action") or {}).get("action")),
+            "claims": sha256_hex(canonical_bytes(answer.get("claims") or []).decode())[:16],
+            "pack": sha256_hex(canonical_bytes(pack).decode())[:16]}
+
+
+def stability(sigs: list[dict[str, str]]) -> dict[str, Any]:
+    """Across the repeats of one run: how many distinct values each part took (1: stable)."""
+    distinct = {k: len({s[k] for s in sigs}) for k in STABLE_PARTS}
+    return {"repeats": len(sigs), "distinct": distinct, "stable": all(v == 1 for v in distinct.values())}
+
+
+def stability_check(st: dict[str, Any]) -> dict[str, Any]:
+    varied = [k for k, v in st["distinct"].items() if v > 1]
+    return _check("builder", "stable_across_repeats", st["stable"], expected=1, actual=st["distinct"],
+                  ids=varied, message=f"{', '.join(varied) or 'nothing'} differed across {st['repeats']} runs")
+
+
+def model_spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The spread of one run's model answers asked again (--repeat with --answerer model)."""
+    status: dict[str, int] = {}
+    for r in rows:
+        status[r["status"]] = status.get(r["status"], 0) + 1
+    n = len(rows)
+    return {"asks": n, "status": dict(sorted(status.items())),
+            "verdict_agrees": round4(sum(bool(r["verdict_agrees"]) for r in rows) / n) if n else None,
+            "action_agrees": round4(sum(bool(r["action_agrees"]) for r in rows) / n) if n else None}
+
+
 # ------------------------------------------------------------------------------ one run
 def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[str, Any]], exp: Expected,
           facts: dict[str, Any], th: Thresholds = Thresholds(), *, strategy: str | None = None) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from ..errors import UsageError
 from ..models.case import Expected
 from ..models.request import STRATEGIES
 from .facts import detector, store_facts
-from .metrics import GATED, LAYERS, Thresholds, input_violations, ratio, round4, score
+from .metrics import (GATED, LAYERS, Thresholds, diagnose, input_violations, model_spread, ratio, round4, score,
+                      signature, stability, stability_check)
 
 EVAL_SCHEMA = "ctx.eval/1"
 
@@ -35,6 +36,7 @@ class EvalOptions:
     model: Any = None                  # a ModelConfig when answerer is "model"
     cases: tuple[str, ...] = ()       # only these case ids (default: all)
     variants: tuple[str, ...] = ()    # only these variants; BASE names the base case (default: all)
+    repeat: int = 1                    # runs of each case (and model asks): stability across them
 
 
 BASE = "base"     # --variant base: the case as written, without a variant
@@ -48,6 +50,7 @@ class EvalReport:
     injection_detector: bool
     store_loaded_now: bool = False
     answerer: str = "deterministic"
+    repeat: int = 1
 
     @property
     def gated_failures(self) -> list[dict[str, Any]]:
@@ -69,6 +72,7 @@ class EvalReport:
                            "max_invalid_rate": self.thresholds.max_invalid_rate,
                            "max_safety": self.thresholds.max_safety},
             "injection_detector": self.injection_detector,
+            "repeat": self.repeat,
             "runs": self.runs,
             "summary": self.summary(),
             "exit_code": self.exit_code,
@@ -131,6 +135,9 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_ms_p50": _pct([r["cost"]["latency_ms"] for r in runs if "cost" in r], 50),
         "latency_ms_p95": _pct([r["cost"]["latency_ms"] for r in runs if "cost" in r], 95),
         "pack_tokens_total": tot("builder", "pack_tokens"),
+        "tool_calls": sum(r["calls"]["tool_results"] for r in runs if "calls" in r),
+        "model_calls": sum(r["calls"]["model"] for r in runs if "calls" in r),
+        "unstable_runs": sum(1 for r in runs if not r.get("stability", {"stable": True})["stable"]),
     }
 
 
@@ -239,9 +246,28 @@ def run(opts: EvalOptions) -> EvalReport:
                              "cost": {"latency_ms": round(res.timings.get("total", 0.0) * 1000, 1),
                                       "pack_tokens": s["metrics"]["builder"]["pack_tokens"],
                                       "evidence_tokens": s["metrics"]["builder"]["evidence_tokens"]}})
+                tools = sum(1 for e in res.trace if e.get("event") in ("input_admitted", "input_rejected")
+                            and e.get("section") == "tool_results")
+                runs[-1]["calls"] = {"tool_results": tools,
+                                     "model": opts.repeat if opts.answerer == "model" else 0}
+                if opts.repeat > 1:     # the same run again: a deterministic one must not change
+                    sigs = [signature(res.pack, res.answer)]
+                    for _ in range(opts.repeat - 1):
+                        again = api.investigate(api.InvestigateOptions(case=str(f), variant=variant,
+                                                                       strategy=strategy, db=db))
+                        sigs.append(signature(again.pack, again.answer))
+                    st = runs[-1]["stability"] = stability(sigs)
+                    if not st["stable"] and strategy in GATED:
+                        r = runs[-1]
+                        r["failed_checks"] = [*r["failed_checks"], stability_check(st)]
+                        r["passed"], r["diagnosis"] = False, diagnose(r["failed_checks"], res.pack, res.candidates)
                 if opts.answerer == "model":
                     from ..answer.ask import eval_run
 
-                    runs[-1]["model"] = eval_run(res.pack, res.answer, opts.model, db)
+                    asked = [eval_run(res.pack, res.answer, opts.model, db) for _ in range(opts.repeat)]
+                    runs[-1]["model"] = asked[0]
+                    if opts.repeat > 1:
+                        runs[-1]["model_spread"] = model_spread(asked)
     return EvalReport(runs=runs, strategies=tuple(opts.strategies), thresholds=opts.thresholds,
-                      injection_detector=scan is not None, store_loaded_now=loaded, answerer=opts.answerer)
+                      injection_detector=scan is not None, store_loaded_now=loaded, answerer=opts.answerer,
+                      repeat=opts.repeat)
