@@ -129,7 +129,7 @@ def read_front(text: str, disp: str) -> tuple[dict[str, Any], Any, str, int]:
     marks = loads_yaml_marked(fm.group(1), file=disp, first_line=2)
     if not isinstance(marks.data, dict):
         raise InputError("front matter must be a YAML mapping", file=disp, line=2)
-    return marks.data, marks, text[fm.end():], text[: fm.end()].count("\n") + 1
+    return marks.written_numbers(), marks, text[fm.end():], text[: fm.end()].count("\n") + 1
 
 
 def front_fields(m: SourceManifest, data: dict[str, Any], marks, disp: str, label: str = "",
