@@ -55,6 +55,7 @@ class LoadedSource:
     known_units: frozenset = frozenset()
     copied_units: set | None = None
     pin: Any = None             # what the parser's snapshot digest resolved, read by its walk (git: the tip)
+    refused: bool = False       # its mapping names a field no record has (parsers/names.py): not read
 
     @property
     def parser(self):
@@ -63,7 +64,7 @@ class LoadedSource:
     def iter_objects(self, dedup: bool = True) -> Iterator[dict[str, Any]]:
         """Object rows; without ``dedup`` their ``dedup_hash`` is left out (the load computes
         it in its workers, load/derive.py)."""
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         from .evidence_rules import assign
 
@@ -76,7 +77,7 @@ class LoadedSource:
     def iter_units(self):
         """The parser's :class:`~.parsers.Unit` s with the evidence rules applied to their rows
         (as :meth:`iter_objects` applies them), or None when the parser has none."""
-        units = self.parser.units(self) if self.snap is not None else None
+        units = self.parser.units(self) if self.snap is not None and not self.refused else None
         if units is None:
             return None
         from .evidence_rules import assign
@@ -91,18 +92,18 @@ class LoadedSource:
         return (tuple.__new__(type(u), (*u[:3], lambda u=u: ruled(u), *u[4:])) for u in units)
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         yield from self.parser.entities(self)
 
     def iter_relations(self) -> Iterator[tuple[RelationRecord, str, str, int]]:
         """(record, tenant, file, line)."""
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         yield from self.parser.relations(self)
 
     def iter_tombstones(self) -> Iterator[dict[str, Any]]:
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         yield from self.parser.tombstones(self)
 
