@@ -43,14 +43,11 @@ def as_text(v: Any) -> Any:
 
 def _mixed_lists(facts: Any) -> Any:
     """A fact whose list mixes texts with numbers or true/false (``tags: [gateway, 502]``) holds
-    every item as text; a fact given as a mapping is refused with its fix."""
+    every item as text."""
     if not isinstance(facts, dict):
         return facts
     out = facts
     for k, v in facts.items():
-        if isinstance(v, dict):
-            raise ValueError(f"fact {k!r} is a mapping: a fact is a text, a number, true/false or a list of "
-                             f"them (make each of its keys a fact of its own)")
         if isinstance(v, list) and any(isinstance(x, str) for x in v) \
                 and all(isinstance(x, (str, int, float)) for x in v) and not all(isinstance(x, str) for x in v):
             if out is facts:
