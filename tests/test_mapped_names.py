@@ -138,6 +138,7 @@ def test_a_line_with_text_and_a_required_field_keeps_its_empty_optional_field_as
     rec = {"a": "A", "b": "", "c": None}
     assert resolve("{a} {b?}!\n{b?} {c?}\n{c|-}", rec, Where("f"), "body") == "A !\n-"
     assert resolve("{b|}x\n{b?}", rec, Where("f"), "body") == "x"
+    assert resolve("{b?} {c|-}\nend", rec, Where("f"), "body") == " -\nend"    # a default keeps its line
 
 
 EXPORT = {"tickets": [{"id": "INC-1", "summary": "first", "opened": "2026-03-01T09:00:00+00:00",
@@ -257,3 +258,11 @@ def test_a_key_of_an_old_git_version_is_fine_of_no_version_an_error(tmp_path, mo
     assert _err(_preview(tmp_path, monkeypatch, "runbooks")) == (
         "manifests/sources/runbooks.yaml:18:11: mapping.facts.ticket: no version of a matched file in "
         "sources/runbooks has the front-matter key 'tickt' (did you mean 'ticket'?)")
+
+
+def test_a_load_refused_for_a_name_reads_none_of_the_sources_rows(tmp_path, monkeypatch):
+    # every row would also fail its object_id template: the load says the one cause, once
+    _write(tmp_path, "deploys", TABLE.replace('"DEP-{change_id}"', '"DEP-{chang_id}"'), {"deployments.csv": CSV})
+    r = run_cli(["load", "--manifests", tmp_path / "manifests", "--db", tmp_path / "s.duckdb"])
+    assert _err(r) == ("manifests/sources/deploys.yaml:19:3: mapping.object_id: no column 'chang_id' in "
+                       "sources/deploys/deployments.csv (did you mean 'change_id'?)")
