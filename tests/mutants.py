@@ -1644,7 +1644,7 @@ MUTANTS: list[Mutant] = [
            'model_config = ConfigDict(extra="forbid", frozen=True)',
            ("tests/test_startup.py::test_the_builder_and_the_models_leave_unused_work_for_first_use",)),
     Mutant("yaml-cache-shares-its-copy", "src/ctxcli/util/yamlio.py",
-           "    return Marks(_copy(hit.data), dict(hit.marks))", "    return hit",
+           "    return Marks(_copy(hit.data), dict(hit.marks), hit.numbers)", "    return hit",
            ("tests/test_yaml_cache.py::test_each_caller_gets_its_own_copy",)),
     Mutant("yaml-cache-ignores-ctime", "src/ctxcli/util/yamlio.py",
            "st.st_mtime_ns, st.st_ctime_ns)", "st.st_mtime_ns, 0)",

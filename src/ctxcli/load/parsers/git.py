@@ -373,8 +373,7 @@ class GitParser(Parser):
             if v.blob in seen:
                 continue
             seen.add(v.blob)
-            size = stored_size(walk.repo.object_store, v.blob)
-            if size is not None and size > MAX_MARKDOWN_BYTES:
+            if (stored_size(walk.repo.object_store, v.blob) or 0) > MAX_MARKDOWN_BYTES:
                 continue                # reported when the version is parsed
             try:
                 have |= front_keys(walk.repo.object_store[v.blob].as_raw_string().decode("utf-8"), v.path)
