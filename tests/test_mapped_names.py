@@ -266,3 +266,20 @@ def test_a_load_refused_for_a_name_reads_none_of_the_sources_rows(tmp_path, monk
     r = run_cli(["load", "--manifests", tmp_path / "manifests", "--db", tmp_path / "s.duckdb"])
     assert _err(r) == ("manifests/sources/deploys.yaml:19:3: mapping.object_id: no column 'chang_id' in "
                        "sources/deploys/deployments.csv (did you mean 'change_id'?)")
+
+
+def test_the_guides_misspelt_column_says_what_the_guide_shows(tmp_path, monkeypatch):
+    import re
+
+    from .conftest import REPO
+
+    guide = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    manifest = re.search(r"<!-- byo: deployments -->\n```yaml\n(.*?)\n```", guide, re.S).group(1)
+    shown = re.search(r"```console\n\$ ctx check\n(manifests/sources/deployments.yaml:.*)\n```", guide).group(1)
+    assert manifest.count("    service: service\n") == 1
+    _write(tmp_path, "deployments", manifest.replace("    service: service\n", "    service: servce\n"),
+           {"deployments.csv": "change_id,tenant,service,kind,commit,completed_at,replicas,notes\n"})
+    monkeypatch.setenv("CTX_ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["check", "manifests/sources/deployments.yaml"])
+    assert (r.exit_code, r.stdout.splitlines()[0]) == (1, shown)
