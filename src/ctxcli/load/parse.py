@@ -56,6 +56,7 @@ class LoadedSource:
     copied_units: set | None = None
     pin: Any = None             # what the parser's snapshot digest resolved, read by its walk (git: the tip)
     refused: bool = False       # its mapping names a field no record has (parsers/names.py): not read
+    names_walk: Any = None      # git: the whole-history walk of the names check, reused once by the parse
 
     @property
     def parser(self):

@@ -366,7 +366,7 @@ class GitParser(Parser):
 
         if _prior_state(ls, ls.sync_entry)[2]:
             return None
-        walk = history(ls)
+        walk = ls.names_walk = history(ls)
         have: set[str] = set()
         seen: set[bytes] = set()
         for v in walk.versions:
@@ -397,7 +397,11 @@ class GitParser(Parser):
         from ..sync import unit_digest
 
         state, why, known = _prior_state(ls, entry)
-        walk = history(ls, state, why)
+        walk, ls.names_walk = ls.names_walk, None
+        if walk is not None and state is None:      # the names check walked the same whole history
+            walk.cursor = {"used": False, "reason": why}
+        else:
+            walk = history(ls, state, why)
         by_ident: dict[str, dict[str, str]] = {}     # identity -> section -> object id (latest version)
         latest: dict[str, dict[str, str]] = {}       # doc_id -> section -> object id
         infos: list[dict[str, Any] | None] = []
