@@ -662,6 +662,9 @@ MUTANTS: list[Mutant] = [
     Mutant("names-facts-not-checked", "src/ctxcli/load/parsers/names.py",
            "            add(f\"{prefix}.facts.{name}.from\", spec.from_)", "            pass",
            (MN + "test_every_kind_of_mapped_name_is_checked",)),
+    Mutant("names-row-groups-not-checked", "src/ctxcli/load/parsers/names.py",
+           "        out += [(f\"table.row_groups.columns.{i}\", c, \"\") for i, c in enumerate(rg.columns)]", "",
+           (MN + "test_every_kind_of_mapped_name_is_checked",)),
     Mutant("names-export-first-record-only", "src/ctxcli/load/parsers/json_export.py",
            "        for rec in recs:\n            if not isinstance(rec, dict):\n                continue\n            top.update(rec)",
            "        for rec in recs[:1]:\n            if not isinstance(rec, dict):\n                continue\n"

@@ -106,6 +106,10 @@ def test_a_misspelt_column_is_one_error_at_the_manifest_line_in_check_preview_an
     ("  set: {object_type: release}\n",
      "  set: {object_type: release}\n  relations:\n    - {type: TOUCHES, from: \"change:{change_id}\", "
      "to: \"service:{svc}\"}\n", "26:51: mapping.relations.0.to: no column 'svc'"),
+    ("  set: {object_type: release}\n", "  set: {object_type: release}\n  tenant_id: tenant\n",
+     "25:3: mapping.tenant_id: no column 'tenant'"),       # (else every row would be another tenant's)
+    ("  file: deployments.csv\n", "  file: deployments.csv\n  row_groups: {by: [service], columns: [started, tiket]}\n",
+     "18:50: table.row_groups.columns.1: no column 'tiket'"),
 ])
 def test_every_kind_of_mapped_name_is_checked(tmp_path, monkeypatch, old, new, where):
     assert TABLE.count(old) == 1
