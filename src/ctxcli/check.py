@@ -238,14 +238,13 @@ def mapped_name_problems(m, marks, disp: str, root: Path) -> list[Problem]:
     ``ctx load`` to report."""
     if not m.enabled:
         return []
-    from .load.parse import manifest_dump, parse_source
+    from .load.parse import open_source
     from .load.parsers.names import unknown_names, uses
-    from .util.canon import canonical_bytes
 
     if not uses(m):
         return []
     try:
-        ls = parse_source(m, disp, canonical_bytes(manifest_dump(m)), root, None)
+        ls = open_source(m, disp, root)
         errs = unknown_names(ls, marks)
     except (CtxError, OSError):
         return []

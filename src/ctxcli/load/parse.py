@@ -257,3 +257,20 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         digest.update(b"content\0" + extra + b"\0")
     ls.digest = "sha256:" + digest.hexdigest()
     return ls
+
+
+def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
+    """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
+    digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+    snap = resolve_snapshot(m, mdisp, root, sources_dir)
+    real_snap = Path(os.path.realpath(snap))
+    names: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            _check_file(p, root, real_snap)
+            names[p.relative_to(snap).as_posix()] = p
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names)
+    ls.parser.check(ls)
+    return ls
