@@ -41,6 +41,7 @@ mapping:
   set: {object_type: release}
   facts:
     service: service
+    severity: "{severity|unknown}"
 """
 CSV = """change_id,service,started,ticket,severity
 CHG-1,checkout,2026-03-01T09:00:00+00:00,T-9,high
@@ -95,7 +96,7 @@ def test_a_misspelt_column_is_one_error_at_the_manifest_line_in_check_preview_an
     ("  valid_from: started\n", "  valid_from: started_at\n", "23:3: mapping.valid_from: no column 'started_at'"),
     ("Release {change_id} of {service}", "Release {change_id} of {servce?}",
      "20:3: mapping.title: no column 'servce'"),
-    ("{severity|unknown}", "{severty|unknown}", "21:3: mapping.body: no column 'severty'"),
+    ("Severity: {severity|unknown}", "Severity: {severty|unknown}", "21:3: mapping.body: no column 'severty'"),
     ("    service: service\n", "    service: {from: servce, type: str}\n",
      "26:15: mapping.facts.service.from: no column 'servce'"),
     ("  set: {object_type: release}\n", "  set: {object_type: release}\n  keys: [change_id, chg]\n",
@@ -128,6 +129,8 @@ def test_optional_and_default_template_fields(tmp_path, monkeypatch):
     assert [o["content"] for o in objs] == [
         "CHG-1 of checkout.\nTicket: T-9\nSeverity: high\nDone.",
         "CHG-2 of ledger.\nSeverity: unknown\nDone."]      # the ticket's line left out, the default given
+    assert [orjson.loads(o["facts"]) for o in objs] == [{"service": "checkout", "severity": "high"},
+                                                        {"service": "ledger", "severity": "unknown"}]
     # a required field that is empty still refuses the row, and says the two ways out
     _write(tmp_path, "deploys", TABLE.replace("{ticket?}", "{ticket}"), {"deployments.csv": CSV})
     assert _err(_preview(tmp_path, monkeypatch, "deploys")) == (
