@@ -269,7 +269,7 @@ def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | N
         dirnames.sort()
         for fn in sorted(filenames):
             p = Path(dirpath) / fn
-            _check_file(p, root, real_snap)
+            _check_file(p, root=root, real_snap=real_snap)
             names[p.relative_to(snap).as_posix()] = p
     ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names)
     ls.parser.check(ls)
