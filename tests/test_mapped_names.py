@@ -290,3 +290,11 @@ def test_the_guides_misspelt_column_says_what_the_guide_shows(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     r = run_cli(["check", "manifests/sources/deployments.yaml"])
     assert (r.exit_code, r.stdout.splitlines()[0]) == (1, shown)
+
+
+@pytest.mark.parametrize("value, said", [("[1, 2]", "got a list: write one text"),
+                                         ("{a: 1}", "got a mapping: write one text")])
+def test_a_text_field_that_is_no_text_says_the_fix(tmp_path, monkeypatch, value, said):
+    _write(tmp_path, "wiki", WIKI, {"a.md": DOC_A.replace("name: Restart", f"name: {value}")})
+    assert _err(_preview(tmp_path, monkeypatch, "wiki")) == (
+        f"sources/wiki/a.md:3:1: title: Input should be a valid string ({said})")

@@ -31,6 +31,8 @@ def first_error(e: ValidationError) -> tuple[str, str]:
         what = f"a list holding {_kind(bad)}" if isinstance(v, list) else _kind(v)
         msg = (f"a fact is a text, a number, true/false or a list of them, not {what} (make each part a fact "
                "of its own, or write it as text)")
+    elif typ == "string_type" and isinstance(err.get("input"), (dict, list)):
+        msg += f" (got {_kind(err.get('input'))}: write one text)"
     msg = msg.removeprefix("Value error, ")
     # A model-level validator names its field as "field: message".
     if not loc and ": " in msg:
