@@ -298,3 +298,18 @@ def test_a_text_field_that_is_no_text_says_the_fix(tmp_path, monkeypatch, value,
     _write(tmp_path, "wiki", WIKI, {"a.md": DOC_A.replace("name: Restart", f"name: {value}")})
     assert _err(_preview(tmp_path, monkeypatch, "wiki")) == (
         f"sources/wiki/a.md:3:1: title: Input should be a valid string ({said})")
+
+
+def test_every_misspelt_name_is_one_line_in_manifest_order(tmp_path):
+    text = TABLE.replace("service: service", "service: servce").replace("mapping:\n", "mapping:\n  keys: [chg]\n")
+    _write(tmp_path, "deploys", text.replace("Release {change_id} of {service}", "Release {change_id} of {svc}"),
+           {"deployments.csv": CSV})
+    r = run_cli(["load", "--manifests", tmp_path / "manifests", "--db", tmp_path / "s.duckdb"])
+    assert r.exit_code == 2
+    assert r.stderr.splitlines() == [      # keys are checked after facts, but come first in the file
+        "ctx: error: manifests/sources/deploys.yaml:19:10: mapping.keys.0: no column 'chg' in "
+        "sources/deploys/deployments.csv",
+        "ctx: error: manifests/sources/deploys.yaml:21:3: mapping.title: no column 'svc' in "
+        "sources/deploys/deployments.csv (did you mean 'service'?)",
+        "ctx: error: manifests/sources/deploys.yaml:27:5: mapping.facts.service: no column 'servce' in "
+        "sources/deploys/deployments.csv (did you mean 'service'?)"]
