@@ -26,11 +26,14 @@ def check(
     Every name used in expr, when, claim texts and uses must be defined before use; evidence
     types referenced must exist; path templates must use edge types the sources declare; every
     required type needs a retrieval route; a case's playbook, purpose, seeds and params must
-    resolve; every field a source manifest's mapping names must be a column, record key or
-    front-matter key of some record of its source (else a did-you-mean). Each problem is one line file:line:column: message. A case whose subject's
+    resolve. Each problem is one line file:line:column: message. A case whose subject's
     clearance is below the classification of every source of one of its evidence types gets a
     "warning:" line (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
     problems found, 2 unusable input (no such path, not a manifest/playbook/case).
+
+    Every field a source manifest's mapping names must be a column, record key or front-matter
+    key of some record of its source: else one problem at the manifest's line, with a
+    did-you-mean.
 
     Example: ctx check manifests/playbooks examples/cases/C-102.yaml
     """
