@@ -197,7 +197,7 @@ def test_a_missing_template_field_names_the_commit_path_and_key(tmp_path):
         objects(tmp_path)
     assert str(e.value) == (f"sources/runbooks@{ids[0][:12]}:a.md:1: subject_id: commit {ids[0][:12]} a.md: "
                             f"front-matter key 'service' (in the subject_id template 'service:{{service}}') "
-                            f"is missing or empty")
+                            f"is missing or empty (write {{service?}} if it may be, or {{service|default}})")
 
 
 # --- what a repository folder may read (issue 46 item 10) -----------------------------------

@@ -129,7 +129,8 @@ def test_a_blank_column_in_a_template_is_an_error(tmp_path):
     with pytest.raises(InputError) as e:
         objects(tmp_path)
     assert str(e.value) == ("sources/deploys/deployments.csv:4: title: row 3: column 'service' (in the title "
-                            "template 'Deployment {change_id} of {service}') is missing or empty")
+                            "template 'Deployment {change_id} of {service}') is missing or empty (write "
+                            "{service?} if it may be, or {service|default})")
 
 
 def test_entities_and_relations_from_columns_load_into_the_graph(tmp_path):

@@ -232,6 +232,25 @@ def manifest_problems(m, marks, disp: str, vocab: Vocabulary) -> list[Problem]:
     return out
 
 
+def mapped_name_problems(m, marks, disp: str, root: Path) -> list[Problem]:
+    """A field the manifest's mapping names that no record of its source has (load/parsers/
+    names.py), read as ``ctx load`` reads the source; a source that does not read is left to
+    ``ctx load`` to report."""
+    if not m.enabled:
+        return []
+    from .load.parse import open_source
+    from .load.parsers.names import unknown_names, uses
+
+    if not uses(m):
+        return []
+    try:
+        ls = open_source(m, disp, root)
+        errs = unknown_names(ls, marks)
+    except (CtxError, OSError):
+        return []
+    return [Problem(disp, e.line, e.column, f"{e.field}: {e.detail}") for e in errs]
+
+
 def _suggest(name: str, known) -> str:
     import difflib
 
@@ -365,7 +384,8 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
         return kind, [p] if p else []
     if kind == "manifest":
         m, p = _schema(SourceManifest, marks, disp)
-        return kind, [p] if p else manifest_problems(m, marks, disp, vocab)
+        return kind, [p] if p else manifest_problems(m, marks, disp, vocab) + mapped_name_problems(m, marks, disp,
+                                                                                                   root)
     if kind == "playbook":
         pb, p = _schema(Playbook, marks, disp)
         if p:

@@ -31,6 +31,10 @@ def check(
     "warning:" line (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
     problems found, 2 unusable input (no such path, not a manifest/playbook/case).
 
+    Every field a source manifest's mapping names must be a column, record key or front-matter
+    key of some record of its source: else one problem at the manifest's line, with a
+    did-you-mean.
+
     Example: ctx check manifests/playbooks examples/cases/C-102.yaml
     """
     with handle_errors():

@@ -45,7 +45,8 @@ def load(
 
     The new store is built beside the old one and swapped in only on success; any bad
     record is a one-line error naming file, line and field (exit 2), and the old store
-    stays as it was. Sources whose digest is unchanged since the previous load are not
+    stays as it was; so is a field a manifest's mapping names that no record of its source has
+    (at the manifest's line and column). Sources whose digest is unchanged since the previous load are not
     read again: their rows are copied from the old store (column "reused"), and a changed
     source's records whose text is unchanged keep what was derived from it (token counts,
     index terms, vectors); --full reads and derives every source. Each source's objects
@@ -246,7 +247,8 @@ def preview(
     """Print the first objects a source's manifest produces — id, type, tenant, validity,
     facts, evidence types (the playbooks' rules applied), locator — and its first entities,
     relations and tombstones, without loading anything: change a mapping, look again. A bad
-    record is the error `ctx load` would report (exit 2). The source's masks (its redaction
+    record is the error `ctx load` would report (exit 2), and so is a field the mapping names
+    that no record of the source has (at the manifest's line, with a did-you-mean). The source's masks (its redaction
     patterns and its parser's own, e.g. git e-mail addresses) are applied as for a subject
     without its unmasking scopes.
 

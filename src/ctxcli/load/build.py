@@ -453,6 +453,7 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
         pu = st.prior_units.get(ls.manifest.source_id)
         ls.known_units = frozenset(h for h, _ in pu.units) if pu is not None else frozenset()
         ls.copied_units = None
+    _check_names(st)
     if any(ls.manifest.enabled and ls.manifest.linking for ls in loaded):
         from .link import Linker
 
@@ -475,6 +476,21 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": st.first,
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
             "vectors": st.vectors, "warnings": st.warnings, "sync": st.sync, "reread": st.reread}
+
+
+def _check_names(st: _Rows) -> None:
+    """Each source read again whose mapping names a field no record of it has (parsers/names.py):
+    a problem at the manifest's line, and the source is not read (its records would each
+    repeat it)."""
+    from .parsers.names import unknown_names
+
+    for ls in st.loaded:
+        if ls.manifest.enabled and ls.manifest.source_id not in st.reuse:
+            ls.sync_entry = st.sync_prior.get(ls.manifest.source_id)     # (git: its history read once)
+            errs = unknown_names(ls)
+            for e in errs:
+                st.problems.add(e)
+            ls.refused = bool(errs)
 
 
 def _stream_entities(st: _Rows) -> None:

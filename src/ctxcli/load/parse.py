@@ -55,6 +55,8 @@ class LoadedSource:
     known_units: frozenset = frozenset()
     copied_units: set | None = None
     pin: Any = None             # what the parser's snapshot digest resolved, read by its walk (git: the tip)
+    refused: bool = False       # its mapping names a field no record has (parsers/names.py): not read
+    names_walk: Any = None      # git: the whole-history walk of the names check, reused once by the parse
 
     @property
     def parser(self):
@@ -63,7 +65,7 @@ class LoadedSource:
     def iter_objects(self, dedup: bool = True) -> Iterator[dict[str, Any]]:
         """Object rows; without ``dedup`` their ``dedup_hash`` is left out (the load computes
         it in its workers, load/derive.py)."""
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         from .evidence_rules import assign
 
@@ -76,7 +78,7 @@ class LoadedSource:
     def iter_units(self):
         """The parser's :class:`~.parsers.Unit` s with the evidence rules applied to their rows
         (as :meth:`iter_objects` applies them), or None when the parser has none."""
-        units = self.parser.units(self) if self.snap is not None else None
+        units = self.parser.units(self) if self.snap is not None and not self.refused else None
         if units is None:
             return None
         from .evidence_rules import assign
@@ -91,18 +93,18 @@ class LoadedSource:
         return (tuple.__new__(type(u), (*u[:3], lambda u=u: ruled(u), *u[4:])) for u in units)
 
     def iter_entities(self) -> Iterator[dict[str, Any]]:
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         yield from self.parser.entities(self)
 
     def iter_relations(self) -> Iterator[tuple[RelationRecord, str, str, int]]:
         """(record, tenant, file, line)."""
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         yield from self.parser.relations(self)
 
     def iter_tombstones(self) -> Iterator[dict[str, Any]]:
-        if self.snap is None:
+        if self.snap is None or self.refused:
             return
         yield from self.parser.tombstones(self)
 
@@ -254,4 +256,21 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
     if extra is not None:
         digest.update(b"content\0" + extra + b"\0")
     ls.digest = "sha256:" + digest.hexdigest()
+    return ls
+
+
+def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
+    """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
+    digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+    snap = resolve_snapshot(m, mdisp, root, sources_dir)
+    real_snap = Path(os.path.realpath(snap))
+    names: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            _check_file(p, root=root, real_snap=real_snap)
+            names[p.relative_to(snap).as_posix()] = p
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names)
+    ls.parser.check(ls)
     return ls

@@ -33,6 +33,7 @@ def preview(manifests_dir: Path, root: Path, source_id: str, *, limit: int = 5,
     from ..util.masking import mask_value, patterns
     from .parse import parse_source, read_manifests
     from .parsers import redaction
+    from .parsers.names import raise_unknown
 
     manifests = read_manifests(manifests_dir, root)
     found = [(m, d, b) for m, d, b in manifests if m.source_id == source_id]
@@ -41,6 +42,7 @@ def preview(manifests_dir: Path, root: Path, source_id: str, *, limit: int = 5,
         raise UsageError(f"no source {source_id!r} in {manifests_dir / 'sources'} (known: {known})")
     m, disp, mbytes = found[0]
     ls = parse_source(m, disp, mbytes, root, sources_dir, read_rules(manifests_dir / "playbooks", root))
+    raise_unknown(ls)       # a mapped name no record has: a misspelling, said before any record
 
     def when(us: int | None) -> str | None:
         dt = us_to_dt(us, timezone.utc)

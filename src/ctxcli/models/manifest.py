@@ -98,7 +98,8 @@ class EntityMap(Strict):
 
 class Mapping(Strict):
     """The source's own fields onto ctx's. Each value is a field name (``effective_date``) or a
-    template (``"service:{service}"``); ``set`` gives constants. Fields the mapping does not
+    template (``"service:{service}"``; ``{f?}`` may be missing or empty, ``{f|text}`` gives a
+    default; every name must be a field of some record of the source); ``set`` gives constants. Fields the mapping does not
     name keep their ctx meaning when the record has them under ctx's names (Markdown front matter);
     every other field of the record is ignored."""
 

@@ -29,6 +29,33 @@ def _aware(v: Any, field: str) -> Any:
 _NO_INTS = frozenset((str, float, bool, type(None)))
 
 
+def as_text(v: Any) -> Any:
+    """A number or true/false written where text is meant, as its text: a YAML number as it
+    was written (``1.10`` stays "1.10": util/yamlio.WrittenFloat), any other as Python prints it;
+    anything else unchanged (the model refuses what is not text)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        written = getattr(v, "written", None)
+        return written if written is not None else repr(v) if isinstance(v, float) else str(v)
+    return v
+
+
+def _mixed_lists(facts: Any) -> Any:
+    """A fact whose list mixes texts with numbers or true/false (``tags: [gateway, 502]``) holds
+    every item as text."""
+    if not isinstance(facts, dict):
+        return facts
+    out = facts
+    for k, v in facts.items():
+        if isinstance(v, list) and any(isinstance(x, str) for x in v) \
+                and all(isinstance(x, (str, int, float)) for x in v) and not all(isinstance(x, str) for x in v):
+            if out is facts:
+                out = dict(facts)
+            out[k] = [as_text(x) for x in v]
+    return out
+
+
 def _exact_facts(v: dict[str, Any]) -> dict[str, Any]:
     """Facts from YAML front matter arrive as Python ints of any size; JSONL is checked when
     read (util/jsonstrict). Beyond 64 bits a fact could not be stored exactly: refused."""
@@ -76,6 +103,11 @@ class ObjectRecord(Rec):
     @classmethod
     def _tz(cls, v: Any, info) -> Any:
         return _aware(v, info.field_name)
+
+    @field_validator("facts", mode="before")
+    @classmethod
+    def _mixed(cls, v: Any) -> Any:
+        return _mixed_lists(v)
 
     @field_validator("facts")
     @classmethod
@@ -159,6 +191,22 @@ class DocumentFrontMatter(Rec):
     @classmethod
     def _tz(cls, v: Any, info) -> Any:
         return _aware(v, info.field_name)
+
+    @field_validator("doc_id", "tenant_id", "title", "version", "object_type", "subject_id", "supersedes",
+                     mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return as_text(v)
+
+    @field_validator("required_scopes", "allowed_purposes", "supports", "keys", mode="before")
+    @classmethod
+    def _texts(cls, v: Any) -> Any:
+        return [as_text(x) for x in v] if isinstance(v, list) else v
+
+    @field_validator("facts", mode="before")
+    @classmethod
+    def _mixed(cls, v: Any) -> Any:
+        return _mixed_lists(v)
 
     @field_validator("facts")
     @classmethod

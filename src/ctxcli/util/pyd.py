@@ -5,6 +5,13 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 
+_FACT_TAGS = frozenset({"str", "int", "float", "bool", "list[str]", "list[int]", "list[float]"})
+
+
+def _kind(v) -> str:
+    return {dict: "a mapping", list: "a list", type(None): "null"}.get(type(v), type(v).__name__)
+
+
 def first_error(e: ValidationError) -> tuple[str, str]:
     err = e.errors()[0]
     loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("__root__", "[key]"))
@@ -15,6 +22,17 @@ def first_error(e: ValidationError) -> tuple[str, str]:
         msg = "unknown field"
     elif typ == "missing":
         msg = "missing field"
+    raw = err.get("loc", ())
+    if len(raw) >= 3 and raw[0] == "facts" and str(raw[2]) in _FACT_TAGS:
+        # one of FactValue's members refused it: say what a fact may be, at the fact
+        v = err.get("input")
+        loc = f"facts.{raw[1]}"
+        bad = next((x for x in v if not isinstance(x, (str, int, float, bool))), None) if isinstance(v, list) else v
+        what = f"a list holding {_kind(bad)}" if isinstance(v, list) else _kind(v)
+        msg = (f"a fact is a text, a number, true/false or a list of them, not {what} (make each part a fact "
+               "of its own, or write it as text)")
+    elif typ == "string_type" and isinstance(err.get("input"), (dict, list)):
+        msg += f" (got {_kind(err.get('input'))}: write one text)"
     msg = msg.removeprefix("Value error, ")
     # A model-level validator names its field as "field: message".
     if not loc and ": " in msg:

@@ -94,15 +94,46 @@ else:  # pragma: no cover - PyYAML without libyaml
     _FastLoader = None  # type: ignore[assignment,misc]
 
 
+class WrittenInt(int):
+    """A YAML integer that remembers its text as written (``007``, ``1_000``)."""
+
+
+class WrittenFloat(float):
+    """A YAML float that remembers its text as written (``1.10`` stays ``1.10`` as text)."""
+
+
+def _written(v: Any, text: str) -> Any:
+    w = WrittenInt(v) if type(v) is int else WrittenFloat(v)
+    w.written = text
+    return w
+
+
 class Marks:
     """Where each node of a YAML document starts: ``path -> (line, column)``, 1-based. A
     mapping entry is marked at its key, a list item at the item. ``find`` maps a Pydantic
     error location (or a dotted validator path such as ``facts.total``) to the nearest
     marked node: list items may be named by their ``id`` / ``name`` / ``type``."""
 
-    def __init__(self, data: Any, marks: dict[tuple[str, ...], tuple[int, int]]) -> None:
+    def __init__(self, data: Any, marks: dict[tuple[str, ...], tuple[int, int]],
+                 numbers: dict[tuple[str, ...], str] | None = None) -> None:
         self.data = data
         self.marks = marks
+        self.numbers = numbers or {}    # path -> the text of a YAML number as written
+
+    def written_numbers(self) -> Any:
+        """The data with each YAML number replaced by a :class:`WrittenInt` / :class:`WrittenFloat`
+        carrying its text as written (Markdown front matter: ``version: 1.10`` is text "1.10" in
+        a text field, and still the number 1.1 in a fact)."""
+
+        def walk(x: Any, path: tuple[str, ...]) -> Any:
+            if isinstance(x, dict):
+                return {k: walk(v, path + (str(k),)) for k, v in x.items()}
+            if isinstance(x, list):
+                return [walk(v, path + (str(i),)) for i, v in enumerate(x)]
+            if type(x) in (int, float) and path in self.numbers:
+                return _written(x, self.numbers[path])
+            return x
+        return walk(self.data, ()) if self.numbers else self.data
 
     def find(self, loc: Any) -> tuple[int, int] | None:
         parts = [str(p) for p in loc if str(p) != "__root__"] if not isinstance(loc, str) else \
@@ -135,19 +166,24 @@ class Marks:
 _ITEM_NAMES = ("id", "name", "type", "playbook_id")
 
 
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
 def _walk_marks(loader: yaml.SafeLoader, node: yaml.Node, path: tuple[str, ...], first_line: int,
-                out: dict[tuple[str, ...], tuple[int, int]]) -> None:
+                out: dict[tuple[str, ...], tuple[int, int]], numbers: dict[tuple[str, ...], str]) -> None:
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 continue
             key = str(loader.construct_object(key_node))
             out[path + (key,)] = (key_node.start_mark.line + first_line, key_node.start_mark.column + 1)
-            _walk_marks(loader, value_node, path + (key,), first_line, out)
+            _walk_marks(loader, value_node, path + (key,), first_line, out, numbers)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             out[path + (str(i),)] = (item.start_mark.line + first_line, item.start_mark.column + 1)
-            _walk_marks(loader, item, path + (str(i),), first_line, out)
+            _walk_marks(loader, item, path + (str(i),), first_line, out, numbers)
+    elif node.tag in _NUMBER_TAGS:
+        numbers[path] = node.value
 
 
 def loads_yaml(text: str, *, file: str, first_line: int = 1) -> Any:
@@ -189,8 +225,9 @@ def _load_marked(loader_cls, text: str, first_line: int) -> Marks:  # noqa: ANN0
         marks: dict[tuple[str, ...], tuple[int, int]] = {
             (): (node.start_mark.line + first_line, node.start_mark.column + 1)}
         data = loader.construct_document(node)
-        _walk_marks(loader, node, (), first_line, marks)
-        return Marks(data, marks)
+        numbers: dict[tuple[str, ...], str] = {}
+        _walk_marks(loader, node, (), first_line, marks, numbers)
+        return Marks(data, marks, numbers)
     finally:
         loader.dispose()
 
@@ -270,4 +307,4 @@ def read_yaml_marked(path: Path, *, display: str) -> Marks:
             _PARSED[key] = hit
         else:
             return hit
-    return Marks(_copy(hit.data), dict(hit.marks))
+    return Marks(_copy(hit.data), dict(hit.marks), hit.numbers)

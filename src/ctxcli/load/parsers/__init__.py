@@ -60,6 +60,11 @@ class Parser:
     def tombstones(self, ls) -> Iterator[dict[str, Any]]:
         return common.sidecar_tombstones(ls)
 
+    def field_names(self, ls):
+        """The names the source's records have, for the mapping's names to be checked against
+        (parsers/names.FieldNames), or None when the parser maps nothing."""
+        return None
+
     def content_digest(self, ls) -> bytes | None:
         """The digest of what the source reads from outside its snapshot folder (a
         database), joined to the source's digest; None when it reads only its files."""

@@ -39,7 +39,7 @@ from ...errors import InputError
 from . import Parser, Unit, register
 from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, rel, report
 from .gitstore import confine, stored_size
-from .markdown import document_objects
+from .markdown import document_objects, front_keys
 
 SHORT = 12
 
@@ -358,6 +358,30 @@ class GitParser(Parser):
                 h.update(name.encode() + b"\0" + file_sha256(p, ls.root) + b"\0")
         return h.digest()
 
+    def field_names(self, ls):
+        """The front-matter keys of every version in the history. None on a reload whose live
+        store holds this manifest's versions (same manifest and rules: its names were checked
+        when it was loaded), so a reload after a commit does not read the whole history again."""
+        from .names import FieldNames
+
+        if _prior_state(ls, ls.sync_entry)[2]:
+            return None
+        walk = ls.names_walk = history(ls)
+        have: set[str] = set()
+        seen: set[bytes] = set()
+        for v in walk.versions:
+            if v.blob in seen:
+                continue
+            seen.add(v.blob)
+            if (stored_size(walk.repo.object_store, v.blob) or 0) > MAX_MARKDOWN_BYTES:
+                continue                # reported when the version is parsed
+            try:
+                have |= front_keys(walk.repo.object_store[v.blob].as_raw_string().decode("utf-8"), v.path)
+            except (UnicodeDecodeError, KeyError):
+                continue            # reported when the version is parsed
+        return FieldNames({"": (have, f"no version of a matched file in {walk.disp} has the front-matter key "
+                                      f"{{name!r}}")})
+
     def objects(self, ls) -> Iterator[dict[str, Any]]:
         for u in self._units(ls, None):
             yield from u.rows()
@@ -373,7 +397,11 @@ class GitParser(Parser):
         from ..sync import unit_digest
 
         state, why, known = _prior_state(ls, entry)
-        walk = history(ls, state, why)
+        walk, ls.names_walk = ls.names_walk, None
+        if walk is not None and state is None:      # the names check walked the same whole history
+            walk.cursor = {"used": False, "reason": why}
+        else:
+            walk = history(ls, state, why)
         by_ident: dict[str, dict[str, str]] = {}     # identity -> section -> object id (latest version)
         latest: dict[str, dict[str, str]] = {}       # doc_id -> section -> object id
         infos: list[dict[str, Any] | None] = []

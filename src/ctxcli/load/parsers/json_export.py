@@ -116,6 +116,29 @@ class JsonExportParser(Parser):
     def check(self, ls) -> None:
         _load(ls)
 
+    def field_names(self, ls):
+        """The keys of every record, and of every nested item (with its record's keys as
+        ``parent.<key>``, ``parent_id`` and ``index``)."""
+        from .names import FieldNames
+
+        recs, disp = _load(ls)
+        top: set[str] = set()
+        nested = {nm.path: {"parent_id", "index"} for nm in ls.manifest.json_export.nested}
+        for rec in recs:
+            if not isinstance(rec, dict):
+                continue
+            top.update(rec)
+            for path, have in nested.items():
+                sub = _select(rec, path)
+                for item in sub if isinstance(sub, list) else [sub]:
+                    if isinstance(item, dict):
+                        have.update(item)
+        scopes = {"": (top, f"no record of {disp} has the key {{name!r}}")}
+        for path, have in nested.items():
+            scopes[path] = (have | {f"parent.{k}" for k in top},
+                            f"no {path} item of {disp} has the key {{name!r}} (nor its record as parent.<key>)")
+        return FieldNames(scopes)
+
     unit = "record"
 
     def objects(self, ls) -> Iterator[dict[str, Any]]:

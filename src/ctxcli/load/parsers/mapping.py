@@ -34,6 +34,9 @@ class Where:
 def _text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
+    written = getattr(v, "written", None)     # a YAML number as its text was written (util/yamlio)
+    if written is not None:
+        return written
     if isinstance(v, datetime):
         return v.isoformat()
     if isinstance(v, float) and v.is_integer():
@@ -45,32 +48,70 @@ def empty(v: Any) -> bool:
     return v is None or (isinstance(v, str) and not v.strip())
 
 
-class _Template:
-    """A ``{field}`` template split once into its literal text and field names (a mapping
-    applies each of its templates to every record: a table's 100k rows)."""
+def field_spec(inner: str) -> tuple[str, str | None]:
+    """(name, what a missing or empty value becomes) of a template field's text between the
+    braces: ``name`` (None: required), ``name?`` (empty text) or ``name|default``."""
+    if "|" in inner:
+        name, default = inner.split("|", 1)
+        return name, default
+    if inner.endswith("?"):
+        return inner[:-1], ""
+    return inner, None
 
-    __slots__ = ("spec", "parts")
+
+def spec_names(spec: str) -> list[str]:
+    """The record fields a field map or template names (``service``, ``"{a} {b?} {c|x}"``)."""
+    if "{" not in spec:
+        return [spec]
+    return [field_spec(b)[0] for b in _FIELD.findall(spec)]
+
+
+class _Template:
+    """A ``{field}`` template split once into lines of literal text and fields (a mapping
+    applies each of its templates to every record: a table's 100k rows). A field is required
+    (``{f}``), optional (``{f?}``: empty text) or has a default (``{f|text}``); a line whose
+    only fields are optional ones, all missing or empty, is left out with its line break."""
+
+    __slots__ = ("spec", "lines")
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
-        bits = _FIELD.split(spec)         # literal, name, literal, name, …, literal
-        self.parts = tuple((i % 2 == 1, b) for i, b in enumerate(bits) if b or i % 2 == 1)
+        self.lines = []
+        for line in spec.split("\n"):
+            bits = _FIELD.split(line)         # literal, field, literal, field, …, literal
+            parts = tuple((field_spec(b) if i % 2 == 1 else None, b) for i, b in enumerate(bits)
+                          if b or i % 2 == 1)
+            fields = [b for f, b in parts if f is not None]
+            droppable = bool(fields) and all("|" not in b and b.endswith("?") for b in fields)
+            self.lines.append((parts, droppable))
 
     def render(self, rec: dict[str, Any], where: Where, target: str) -> str:
-        out = []
-        for is_field, b in self.parts:
-            if not is_field:
-                out.append(b)
+        out_lines = []
+        for parts, droppable in self.lines:
+            out, filled = [], False
+            for f, b in parts:
+                if f is None:
+                    out.append(b)
+                    continue
+                name, default = f
+                v = rec.get(name)
+                if type(v) is str and v and not v.isspace():    # the common case: a non-empty text
+                    out.append(v)
+                    filled = True
+                    continue
+                if empty(v):
+                    if default is None:
+                        raise where.error(f"{where.what} {name!r} (in the {target} template {self.spec!r}) is "
+                                          f"missing or empty (write {{{name}?}} if it may be, or "
+                                          f"{{{name}|default}})", field=target)
+                    out.append(default)
+                    continue
+                out.append(_text(v))
+                filled = True
+            if droppable and not filled:
                 continue
-            v = rec.get(b)
-            if type(v) is str and v and not v.isspace():    # the common case: a non-empty text
-                out.append(v)
-                continue
-            if empty(v):
-                raise where.error(f"{where.what} {b!r} (in the {target} template {self.spec!r}) is missing or empty",
-                                  field=target)
-            out.append(_text(v))
-        return "".join(out)
+            out_lines.append("".join(out))
+        return "\n".join(out_lines)
 
 
 _TEMPLATES: dict[str, _Template] = {}

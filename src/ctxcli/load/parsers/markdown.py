@@ -129,7 +129,20 @@ def read_front(text: str, disp: str) -> tuple[dict[str, Any], Any, str, int]:
     marks = loads_yaml_marked(fm.group(1), file=disp, first_line=2)
     if not isinstance(marks.data, dict):
         raise InputError("front matter must be a YAML mapping", file=disp, line=2)
-    return marks.data, marks, text[fm.end():], text[: fm.end()].count("\n") + 1
+    return marks.written_numbers(), marks, text[fm.end():], text[: fm.end()].count("\n") + 1
+
+
+def front_keys(text: str, disp: str) -> set[str]:
+    """The keys of a document's front matter (none when it has none or it does not read: the
+    load reports that document)."""
+    fm = _FRONT.match(text)
+    if not fm:
+        return set()
+    try:
+        data = loads_yaml(fm.group(1), file=disp, first_line=2)
+    except InputError:
+        return set()
+    return {str(k) for k in data} if isinstance(data, dict) else set()
 
 
 def front_fields(m: SourceManifest, data: dict[str, Any], marks, disp: str, label: str = "",
@@ -216,6 +229,20 @@ class MarkdownParser(Parser):
                 raw = b""           # read_text reports it when the unit is parsed
             yield Unit(relname.encode() + b"\0" + raw, disp, None,
                        lambda relname=relname, p=p, disp=disp: self._rows(ls, relname, p, disp))
+
+    def field_names(self, ls):
+        """The front-matter keys of every document (the mapping names them)."""
+        from .names import FieldNames
+
+        have: set[str] = set()
+        for relname, p in ls.names.items():
+            if relname.endswith(".md"):
+                try:
+                    have |= front_keys(read_text(p, display=relname, limit=MAX_MARKDOWN_BYTES), relname)
+                except InputError:
+                    continue        # reported when the document is parsed
+        return FieldNames({"": (have, f"no document of {rel(ls.snap, ls.root)} has the front-matter key "
+                                      f"{{name!r}}")})
 
     def _rows(self, ls, relname: str, p, disp: str) -> list[dict[str, Any]]:
         try:

@@ -120,8 +120,7 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
     if fmt in ("csv", "tsv"):
         _csv_header_columns(path, "\t" if fmt == "tsv" else ",", disp)
     with tempfile.TemporaryDirectory(prefix="ctx-table-") as extdir:
-        con = duckdb.connect(config={"extension_directory": extdir, "autoinstall_known_extensions": False,
-                                     "autoload_known_extensions": False, "threads": 1})
+        con = _connect(extdir)
         try:
             sql, params, label, first_line = _query(con, path, fmt, opts, ls.manifest_file)
             try:
@@ -144,6 +143,35 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
                 for values in batch:
                     n += 1
                     yield n, cols, values, place
+        finally:
+            con.close()
+
+
+def _connect(extdir: str):
+    import duckdb
+
+    return duckdb.connect(config={"extension_directory": extdir, "autoinstall_known_extensions": False,
+                                  "autoload_known_extensions": False, "threads": 1})
+
+
+def columns(ls) -> tuple[list[str], str, str]:
+    """(the table's column names, its file for messages, the row label prefix), read without
+    its rows."""
+    import duckdb
+
+    path, disp, fmt = _target(ls)
+    opts = ls.manifest.table
+    if fmt in ("csv", "tsv"):
+        _csv_header_columns(path, "\t" if fmt == "tsv" else ",", disp)
+    with tempfile.TemporaryDirectory(prefix="ctx-table-") as extdir:
+        con = _connect(extdir)
+        try:
+            sql, params, label, _ = _query(con, path, fmt, opts, ls.manifest_file)
+            try:
+                cur = con.execute(f"SELECT * FROM ({sql}) LIMIT 0", params)
+            except duckdb.Error as e:
+                raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
+            return [d[0] for d in cur.description], disp, label
         finally:
             con.close()
 
@@ -342,6 +370,13 @@ class TableParser(Parser):
 
     def check(self, ls) -> None:
         _target(ls)
+
+    def field_names(self, ls):
+        from .names import FieldNames
+
+        cols, disp, label = columns(ls)
+        where = f"{disp} ({label.strip()})" if label else disp
+        return FieldNames({"": (set(cols), f"no column {{name!r}} in {where}")})
 
     def content_digest(self, ls) -> bytes | None:
         """A database table's rows are not in the snapshot folder: their digest, in the
