@@ -10,7 +10,8 @@ import json
 import re
 from datetime import datetime, timedelta, timezone
 
-from ctxcli.engine.gates import g_freshness, g_knowledge_time
+from ctxcli.engine.gates import Access, g_freshness, g_knowledge_time
+from ctxcli.engine.retrieve import readable_for
 
 from .conftest import run_cli
 from .test_boundaries import AS_OF_US, CTX, obj
@@ -26,6 +27,8 @@ INCIDENT = _us("2026-07-23T10:02:00+08:00")        # first PAY-4097 error
 DECLARED = _us("2026-07-23T10:06:00+08:00")        # the incident's edges (AFFECTS, GOVERNED_BY)
 INVESTIGATION = _us("2026-07-23T10:30:00+08:00")
 OWNER_ENDS = _us("2026-08-01T00:00:00+08:00")      # payments-core's OWNED_BY edge ends
+ATTESTER_ENDS = _us("2026-07-16T15:05:00+08:00")   # DEP-release-2026.07.09.1 ends (its CHANGED_BY edge does not)
+LATER = _us("2027-01-01T00:00:00+08:00")
 
 
 # ------------------------------------------------------------------------------ gates
@@ -52,17 +55,19 @@ def test_freshness_is_measured_at_the_knowledge_time():
 
 
 # ------------------------------------------------------------------------------ relations
+ACCESS = Access(frozenset({"incident:read", "service:read", "deploy:read", "runbook:read", "org:read", "policy:read",
+                           "wiki:read"}), "incident_review", "confidential")      # the incident's on-call
+
+
 def _walk(st, as_of_us: int, known_us: int | None) -> set[str]:
     """The entity keys the incident's templates reach on the bundled store for oncall-03."""
     from ctxcli import api
-    from ctxcli.engine.gates import Access
     from ctxcli.engine.retrieve import walk_access
 
     pb, _ = api.read_playbook("payment-incident-review")
     tmpl = {t.id: t for t in pb.path_templates}
     steps = [(tid, i, s.edge, s.to, 0.0, False) for tid in tmpl for i, s in enumerate(tmpl[tid].steps, 1)]
-    a = Access(frozenset({"incident:read", "service:read", "deploy:read", "runbook:read", "org:read",
-                          "policy:read", "wiki:read"}), "incident_review", "confidential")
+    a = ACCESS
     rows = st.walk(steps=steps, starts=[(tid, tmpl[tid].start) for tid in tmpl], seeds=["incident:INC-2026-0723"],
                    tenant="tenant-demo", max_hops=2, as_of_us=as_of_us, fanout=50, known_us=known_us,
                    **walk_access(st, a))
@@ -99,6 +104,71 @@ def test_an_edge_ending_at_the_question_time_no_longer_links(store):
         assert "team:payments-core" not in at and "team:payments-platform" in at
         # known before the next owner's edge began: it is not reached
         assert "team:payments-platform" not in _walk(st, OWNER_ENDS - 1, OWNER_ENDS - 1)
+    finally:
+        st.close()
+
+
+# (name, as_of, known_at): each relation edge of the bundled data, at it and one µs away
+RELATION_EDGES = (
+    ("declared", INCIDENT, DECLARED), ("declared-1us", INCIDENT, DECLARED - 1),     # AFFECTS: valid_from 10:06
+    ("attester-ends-1us", ATTESTER_ENDS - 1, LATER), ("attester-ends", ATTESTER_ENDS, LATER),
+    ("owner-ends-1us", OWNER_ENDS - 1, LATER), ("owner-ends", OWNER_ENDS, LATER))
+# what of WATCHED links at each: (walk: entity keys reached; window: object ids found through
+# one relation; relations_among: relation ids) — the same on both backends. Each pair differs
+# by exactly the relation at its edge.
+_AT_INCIDENT = ({"service:payment-api", "team:payments-core", "change:release-2026.07.23.1"},
+                {"OWN-PAYAPI-2025", "RB-PAY-RECOVERY-v4#steps"}, {"REL-INC-0723-AFFECTS-PAYAPI", "REL-ORG-PAYAPI-OWNER-CORE"})
+RELATION_LINKS = {
+    "declared": _AT_INCIDENT,
+    "declared-1us": (set(), {"OWN-PAYAPI-2025"}, {"REL-ORG-PAYAPI-OWNER-CORE"}),
+    "attester-ends-1us": (_AT_INCIDENT[0] | {"change:release-2026.07.09.1"}, _AT_INCIDENT[1] | {"DEP-release-2026.07.09.1"},
+                          _AT_INCIDENT[2] | {"REL-DEP-PAYAPI-R0709"}),
+    "attester-ends": _AT_INCIDENT,
+    "owner-ends-1us": _AT_INCIDENT,
+    "owner-ends": ({"service:payment-api", "change:release-2026.07.23.1"}, {"RB-PAY-RECOVERY-v4#steps"},
+                   {"REL-INC-0723-AFFECTS-PAYAPI"}),
+}
+WATCHED = ({"service:payment-api", "team:payments-core", "change:release-2026.07.23.1", "change:release-2026.07.09.1"},
+           {"RB-PAY-RECOVERY-v4#steps", "DEP-release-2026.07.09.1", "OWN-PAYAPI-2025"},
+           {"REL-INC-0723-AFFECTS-PAYAPI", "REL-DEP-PAYAPI-R0709", "REL-ORG-PAYAPI-OWNER-CORE"})
+
+
+def relation_links(st) -> dict[str, tuple[set, set, set]]:
+    """At each of RELATION_EDGES: what of WATCHED the graph walk reaches, the window channel
+    finds (objects about the entities one AFFECTS, CHANGED_BY or OWNED_BY relation away from
+    the incident or payment-api) and relations_among returns (the contradictions' statement)."""
+    from ctxcli.engine.retrieve import walk_access
+
+    acc = walk_access(st, ACCESS)
+    ends = {"incident:INC-2026-0723": ("AFFECTS", "runbook"), "service:payment-api#c": ("CHANGED_BY", "release_event"),
+            "service:payment-api#o": ("OWNED_BY", "service_owner")}
+    keys = sorted(WATCHED[0] | {"incident:INC-2026-0723", "team:payments-platform"})
+    out = {}
+    for name, at, known in RELATION_EDGES:
+        gated = {"tenant": "tenant-demo", "readable": readable_for(st, "tenant-demo", ACCESS), "as_of_us": at}
+        qs = [(k, etype, [], {"entity": k.split("#")[0], "entity_type": None, "via": [rel], "time": "valid_from",
+                              "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": at}, 100)
+              for k, (rel, etype) in ends.items()]
+        docs = [d for _, d, _ in st.window(qs, access_ok=acc["access_ok"], entity_sources=acc["readable"],
+                                           known_us=known, **gated).hits]
+        found = {r[1] for r in st.object_metadata(docs)}
+        among = {r[0] for r in st.relations_among(keys, rel_types=["AFFECTS", "CHANGED_BY", "OWNED_BY"],
+                                                  tenant="tenant-demo", as_of_us=at, access_ok=acc["access_ok"],
+                                                  known_us=known)}
+        out[name] = (_walk(st, at, known) & WATCHED[0], found & WATCHED[1], among & WATCHED[2])
+    return out
+
+
+def test_a_relation_links_from_its_declaration_by_the_knowledge_time_until_its_end_at_the_question_time(store):
+    """Walk, window channel and contradictions alike, at each relation edge of the bundled data
+    and one microsecond away: declared exactly at the knowledge time links, a µs later not;
+    ending (the relation, or the record attesting it) exactly at the question's time does not
+    link, a µs before it does."""
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        assert relation_links(st) == RELATION_LINKS
     finally:
         st.close()
 
