@@ -590,3 +590,85 @@ def test_an_erased_object_of_an_anchored_type_stays_out(project_copy, tmp_path):
     om = [o for o in pack["omissions"] if o.get("object_id") == "DEP-release-2026.07.23.1"
           or o["ref"] == "DEP-release-2026.07.23.1"]
     assert om and {o["gate"] for o in om} == {"erasure"}
+
+
+# ------------------------------------------------------------------------------ supersession: chains, branches, edges
+H = 3_600_000_000      # one hour in µs
+
+
+def _versions(*rows: tuple) -> list[tuple]:
+    """Version rows (hydrate.Version) of one family: (object id, supersedes, valid_from,
+    valid_to, observed_at), every one readable by the test subject."""
+    return [(oid, sup, f"ver-{oid}", vf, vt, [], ["review"], "s", obs) for oid, sup, vf, vt, obs in rows]
+
+
+def _judge(members: list[tuple], at: int, known: int | None = None) -> dict[str, tuple]:
+    """object id -> (validity reason or None, the replacement named) of every version, judged
+    by the validity gate at ``at`` as known at ``known``, as the builder wires it."""
+    from ctxcli.engine.gates import g_validity
+    from ctxcli.engine.hydrate import find_replacement, find_successor
+    from ctxcli.util.timeutil import us_to_dt
+
+    src = {"s": ("s", "internal")}
+    ctx = dataclasses.replace(
+        CTX, as_of=us_to_dt(at, TZ), as_of_us=at, known_at_us=known,
+        replacement=lambda o: find_replacement(members, o, "review", at, frozenset(), clearance="internal", sources=src),
+        successor=lambda o: find_successor(members, o, "review", at, known, frozenset(), clearance="internal",
+                                           sources=src))
+    out = {}
+    for oid, sup, _, vf, vt, *_rest, obs in members:
+        rej = g_validity(obj(object_id=oid, supersedes=sup, valid_from_us=vf, valid_to_us=vt, observed_us=obs,
+                             family=1), ctx)
+        out[oid] = (None, None) if rej is None else (rej.reason, (rej.detail["replacement"] or {}).get("object_id"))
+    return out
+
+
+T1, T2, T3 = AS_OF_US - 10 * H, AS_OF_US, AS_OF_US + 10 * H
+
+
+def test_a_chain_whose_next_version_is_not_yet_valid_keeps_the_one_in_force():
+    """.1 → .2 → .3, all open-ended, .2 from T2 and .3 from T3: before T2 .1 is in force and both
+    later versions are not yet valid (naming .1); from T2 exactly .2 replaces .1; from T3 .3
+    replaces both. One microsecond before T2, .1 still."""
+    chain = _versions((".1", None, T1, None, T1), (".2", ".1", T2, None, T1), (".3", ".2", T3, None, T1))
+    assert _judge(chain, T2 - 1) == {".1": (None, None), ".2": ("not_yet_valid", ".1"), ".3": ("not_yet_valid", ".1")}
+    assert _judge(chain, T2) == {".1": ("superseded_before_as_of", ".2"), ".2": (None, None),
+                                 ".3": ("not_yet_valid", ".2")}
+    assert _judge(chain, T3) == {".1": ("superseded_before_as_of", ".3"), ".2": ("superseded_before_as_of", ".3"),
+                                 ".3": (None, None)}
+
+
+def test_a_version_replaced_by_two_is_superseded_by_the_one_in_force():
+    """.1 replaced by .2a (from T2) and by .2b (from T3): between T2 and T3 .2a is in force and
+    .1 superseded by it — whichever replacement sorts last — and .2b is not yet valid; from T3
+    .1 names the newer one. Before T2, .1 alone."""
+    branch = _versions((".1", None, T1, None, T1), (".2a", ".1", T2, None, T1), (".2b", ".1", T3, None, T1))
+    assert _judge(branch, T2 - 1) == {".1": (None, None), ".2a": ("not_yet_valid", ".1"),
+                                      ".2b": ("not_yet_valid", ".1")}
+    assert _judge(branch, T2)[".1"] == ("superseded_before_as_of", ".2a")
+    assert _judge(branch, T2)[".2b"][0] == "not_yet_valid" and _judge(branch, T2)[".2a"] == (None, None)
+    assert _judge(branch, T3)[".1"] == ("superseded_before_as_of", ".2b")
+    # the same with the names the other way round (the later one sorting first)
+    swapped = _versions((".1", None, T1, None, T1), (".2b", ".1", T2, None, T1), (".2a", ".1", T3, None, T1))
+    assert _judge(swapped, T2)[".1"] == ("superseded_before_as_of", ".2b")
+    assert _judge(swapped, T3)[".1"] == ("superseded_before_as_of", ".2a")
+
+
+def test_an_expired_version_names_the_one_in_force_at_its_end_even_across_a_branch():
+    """.1 ends at T2 exactly; .2a (from T2) and .2b (from T3) replace it: at T2 .1 is expired and
+    names .2a, one microsecond earlier it is in force; at T3 it names .2b."""
+    branch = _versions((".1", None, T1, T2, T1), (".2a", ".1", T2, None, T1), (".2b", ".1", T3, None, T1))
+    assert _judge(branch, T2 - 1)[".1"] == (None, None)
+    assert _judge(branch, T2)[".1"] == ("expired", ".2a")
+    assert _judge(branch, T3)[".1"] == ("expired", ".2b")
+    # along a chain: .2 ends exactly where .3 begins; at that instant .1 names .3, a µs before .2
+    chain = _versions((".1", None, T1, T1 + H, T1), (".2", ".1", T1 + H, T2, T1), (".3", ".2", T2, None, T1))
+    assert _judge(chain, T2 - 1)[".1"] == ("expired", ".2") and _judge(chain, T2)[".1"] == ("expired", ".3")
+
+
+def test_a_replacement_supersedes_once_observed_by_the_knowledge_time():
+    """.2 (in force from T1 + 1h) was observed at T2: known at T2 exactly it supersedes .1; known
+    one microsecond earlier it does not, and .1 stays in force."""
+    chain = _versions((".1", None, T1, None, T1), (".2", ".1", T1 + H, None, T2))
+    assert _judge(chain, T3, T2)[".1"] == ("superseded_before_as_of", ".2")
+    assert _judge(chain, T3, T2 - 1)[".1"] == (None, None)
