@@ -993,11 +993,13 @@ def test_relations_link_by_the_knowledge_time_on_postgresql(loaded_pg, tmp_path)
     from ctxcli import api
     from ctxcli.store import open_store
 
-    from .test_question_time import DECLARED, INCIDENT, OWNER_ENDS, RELATION_LINKS, _walk, relation_links
+    from .test_question_time import (DECLARED, INCIDENT, OWNER_ENDS, RELATION_LINKS, SNAPSHOT_EDGES, _walk,
+                                     relation_links, snapshot_edges)
 
     p = open_store(loaded_pg)
     try:
         assert relation_links(p) == RELATION_LINKS        # walk, window channel and contradictions
+        assert snapshot_edges(p) == SNAPSHOT_EDGES          # a source's snapshot (stale_sources)
         assert {"service:payment-api", "team:payments-core"} <= _walk(p, INCIDENT, DECLARED)
         assert _walk(p, INCIDENT, DECLARED - 1) == {"incident:INC-2026-0723"}
         assert "team:payments-core" in _walk(p, OWNER_ENDS - 1, OWNER_ENDS + 10**12)

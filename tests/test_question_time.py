@@ -54,6 +54,45 @@ def test_freshness_is_measured_at_the_knowledge_time():
     assert g_freshness(dataclasses.replace(o, observed_us=AS_OF_US - 1), CTX) is None   # at as_of: fresh
 
 
+# ------------------------------------------------------------------------------ a source's snapshot (stale_sources)
+DOCS_NEWEST = _us("2026-07-18T02:00:00+08:00")     # claims-documents' newest observation (SLA 24h)
+DAY = 86_400 * 1_000_000
+# knowledge time -> claims-documents' (snapshot, age in s, stale): the newest observation counts
+# from its instant on; the SLA's end is inclusive (to the second)
+SNAPSHOT_EDGES = {
+    DOCS_NEWEST - 1: ("2026-07-15T16:40:00+08:00", 206_399, True),
+    DOCS_NEWEST: ("2026-07-18T02:00:00+08:00", 0, False),
+    DOCS_NEWEST + DAY: ("2026-07-18T02:00:00+08:00", 86_400, False),
+    DOCS_NEWEST + DAY + 1_000_000: ("2026-07-18T02:00:00+08:00", 86_401, True),
+}
+
+
+def snapshot_edges(st) -> dict[int, tuple]:
+    """claims-documents' snapshot at each knowledge time of SNAPSHOT_EDGES (as_of a year earlier:
+    the snapshot is taken at the knowledge time), the same for the tenant's sources and for all."""
+    from ctxcli.engine.freshness import source_ages
+
+    out = {}
+    for known in SNAPSHOT_EDGES:
+        seen = set()
+        for tenant in ("tenant-demo", None):        # a pack's sources, and every source (ctx sources)
+            s = {x["source_id"]: x for x in source_ages(st, tenant, known - 365 * DAY, TZ, known)}
+            d = s["claims-documents"]
+            seen.add((d["snapshot_observed_at"], d["age_s"], d["stale"]))
+        out[known] = seen.pop() if len(seen) == 1 else seen
+    return out
+
+
+def test_a_sources_snapshot_holds_what_was_observed_by_the_knowledge_time(store):
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        assert snapshot_edges(st) == SNAPSHOT_EDGES
+    finally:
+        st.close()
+
+
 # ------------------------------------------------------------------------------ relations
 ACCESS = Access(frozenset({"incident:read", "service:read", "deploy:read", "runbook:read", "org:read", "policy:read",
                            "wiki:read"}), "incident_review", "confidential")      # the incident's on-call
