@@ -545,15 +545,15 @@ def test_a_hotfix_at_the_first_error_instant_is_in_force_there(project_copy, tmp
         ("validity", "superseded_before_as_of", AT_INCIDENT)]
 
 
-def test_a_hotfix_one_second_after_the_first_error_is_not(project_copy, tmp_path):
-    """The other side: completed at 10:02:01, the hotfix is not yet valid at the anchor."""
-    add_linked_hotfix(project_copy, "2026-07-23T10:02:01+08:00")
+def test_a_hotfix_one_microsecond_after_the_first_error_is_not(project_copy, tmp_path):
+    """The other side: completed at 10:02:00.000001, the hotfix is not yet valid at the anchor."""
+    add_linked_hotfix(project_copy, "2026-07-23T10:02:00.000001+08:00")
     assert run_cli(["load"]).exit_code == 0
     pack, answer = _investigate(tmp_path)
     assert _claims(answer)["release_timing"][1]["release_id"] == "release-2026.07.23.1"
     hot = next(o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2")
     assert (hot["gate"], hot["reason"], hot["detail"]["valid_at"]) == ("validity", "not_yet_valid", AT_INCIDENT)
-    assert hot["detail"]["valid_from"] == "2026-07-23T10:02:01+08:00"
+    assert hot["detail"]["valid_from"] == "2026-07-23T10:02:00.000001+08:00"
 
 
 def test_without_its_anchor_an_anchored_type_is_judged_at_as_of_and_says_so(project_copy):
