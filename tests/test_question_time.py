@@ -651,7 +651,8 @@ def _judge(members: list[tuple], at: int, known: int | None = None) -> dict[str,
     src = {"s": ("s", "internal")}
     ctx = dataclasses.replace(
         CTX, as_of=us_to_dt(at, TZ), as_of_us=at, known_at_us=known,
-        replacement=lambda o: find_replacement(members, o, "review", at, frozenset(), clearance="internal", sources=src),
+        replacement=lambda o: find_replacement(members, o, "review", at, frozenset(), clearance="internal", sources=src,
+                                               known_at_us=known),
         successor=lambda o: find_successor(members, o, "review", at, known, frozenset(), clearance="internal",
                                            sources=src))
     out = {}
@@ -707,7 +708,12 @@ def test_an_expired_version_names_the_one_in_force_at_its_end_even_across_a_bran
 
 def test_a_replacement_supersedes_once_observed_by_the_knowledge_time():
     """.2 (in force from T1 + 1h) was observed at T2: known at T2 exactly it supersedes .1; known
-    one microsecond earlier it does not, and .1 stays in force."""
+    one microsecond earlier it does not, and .1 stays in force. An expired .1 names .2 as its
+    replacement only from then, too."""
     chain = _versions((".1", None, T1, None, T1), (".2", ".1", T1 + H, None, T2))
     assert _judge(chain, T3, T2)[".1"] == ("superseded_before_as_of", ".2")
     assert _judge(chain, T3, T2 - 1)[".1"] == (None, None)
+    # .1 ending where .2 begins: expired either way, and .2 is named only once it was observed
+    ended = _versions((".1", None, T1, T1 + H, T1), (".2", ".1", T1 + H, None, T2))
+    assert _judge(ended, T3, T2)[".1"] == ("expired", ".2")
+    assert _judge(ended, T3, T2 - 1)[".1"] == ("expired", None)

@@ -114,10 +114,12 @@ def _newest(depth: int, m: Version) -> tuple:
 
 
 def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int,
-                     scopes: frozenset[str], *, clearance: str, sources: dict[str, tuple]) -> dict[str, Any] | None:
+                     scopes: frozenset[str], *, clearance: str, sources: dict[str, tuple],
+                     known_at_us: int | None = None) -> dict[str, Any] | None:
     """The visible version valid at as_of along the supersession chains, if any: forward (what
-    replaced an expired object: the nearest in force, across every branch, never past a version
-    the subject may not see) or backward (what a not-yet-valid one will replace)."""
+    replaced an expired object: the nearest in force and observed by ``known_at_us`` when given,
+    across every branch, never past a version the subject may not see) or backward (what a
+    not-yet-valid one will replace)."""
     forward = o.valid_to_us is not None and o.valid_to_us <= as_of_us
     if forward:
         hidden: set[str] = set()
@@ -125,7 +127,8 @@ def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int
         for depth, m in _later(members, o):
             if m[1] in hidden or not _visible(m, purpose, scopes, clearance, sources):
                 hidden.add(m[0])
-            elif _valid_at(m[3], m[4], as_of_us) and (not found or found[0][0] == depth):
+            elif _valid_at(m[3], m[4], as_of_us) and (known_at_us is None or m[8] <= known_at_us) \
+                    and (not found or found[0][0] == depth):
                 found.append((depth, m))
         if not found:
             return None
