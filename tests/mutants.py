@@ -368,7 +368,7 @@ MUTANTS: list[Mutant] = [
     Mutant("supersession-ignored", "src/ctxcli/engine/gates.py",
            "    if superseded:", "    if False:", (G,)),
     Mutant("supersession-ignores-known-at", "src/ctxcli/engine/hydrate.py",
-           "and (known_at_us is None or m[8] <= known_at_us)", "and True", (G,)),
+           "and (known_at_us is None or m[8] <= known_at_us)]", "and True]", (G,)),
     Mutant("pack-names-other-tenants-sources", "src/ctxcli/pipeline.py",
            "srcs = {s: d for s, d in con.source_digests().items() if s in known}",
            "srcs = dict(con.source_digests())", (G,)),
