@@ -51,7 +51,9 @@ def corpus(d) -> dict:
         lo, hi = span[doc]
         return (lo is None or lo <= at) and (hi is None or hi > at)
 
-    return {"objects": objs, "valid": valid,
+    return {"objects": objs, "valid": valid, "span": span,
+            "supports": dict(con.execute("SELECT doc_id, supports FROM objects").fetchall()),
+            "subjects": dict(con.execute("SELECT doc_id, subject_id FROM objects").fetchall()),
             "keys": sorted({k for (k,) in con.execute("SELECT DISTINCT key FROM object_keys").fetchall()}),
             "terms": sorted({t for (t,) in con.execute("SELECT term FROM term_stats").fetchall()}),
             "types": [t for (t,) in con.execute("SELECT evidence_type FROM support_bits ORDER BY 1").fetchall()],
@@ -199,6 +201,68 @@ def check_widening(st, c: dict) -> int:
                 assert got.get(key, []) == want, (tenant, key, limit)
                 widened += len(want) > limit
     return widened
+
+
+def validity_ends(c: dict, tenant: str = "tenant-demo") -> list[int]:
+    """Every instant at which a record of ``tenant`` stops being valid (its valid_to); in the
+    bundled data each is also where its next version becomes valid (its valid_from)."""
+    return sorted({hi for d, (lo, hi) in c["span"].items() if hi is not None and c["objects"][d][0] == tenant})
+
+
+def check_validity_edges(st, c: dict) -> int:
+    """One microsecond before and exactly at each :func:`validity_ends` instant, every ranked
+    list with limit 1 (structured, BM25, vector, the time window) of the types of the records
+    that end is the head of the full ranking that validity at that instant gives
+    (``valid_from ≤ as_of < valid_to``), and the graph step flags each object valid exactly
+    then. Returns how many lists changed across the instants (a statement judging an end one
+    microsecond off changes one of them)."""
+    tenant = "tenant-demo"
+    readable = readable_for(st, tenant, SUBJECTS["investigator"])
+    ends = validity_ends(c)
+    ending = [d for d, (_, hi) in c["span"].items() if hi in ends]
+    types = sorted({t for d in ending for t in c["supports"][d]})
+    # the window: each type about the kind of entity its ending records are about, via every relation
+    about = sorted({(t, c["subjects"][d].split(":")[0]) for d in ending for t in c["supports"][d]})
+    sub = {**c, "types": types}
+    changed = 0
+    for v in ends:
+        heads = []
+        for at in (v - 1, v):
+            def valid(d: int, at: int = at) -> bool:
+                return c["valid"](d, at)
+
+            gated = {"tenant": tenant, "readable": readable, "as_of_us": at}
+            lists = []
+            for lim in (BIG, 1):
+                out = ranked_lists(st, tenant, readable, sub, lim, at)
+                w = [(f"w{i}", t, [], {"entity": None, "entity_type": et, "via": c["rel_types"], "time": "valid_from",
+                                      "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": at}, lim)
+                     for i, (t, et) in enumerate(about)]
+                for qid, d, _ in st.window(w, access_ok=c["access_ids"], entity_sources=c["sources"], **gated).hits:
+                    out.setdefault(("window", qid), []).append(d)
+                lists.append(out)
+            full, got = lists
+            for key, docs in full.items():
+                assert got.get(key, []) == expected_head(docs, 1, valid), (key, at)
+            hits = st.graph_hits(c["keys"], **gated).hits
+            assert hits and all(flag == valid(d) for _, d, _, flag in hits), at
+            heads.append(got)
+        changed += sum(heads[0].get(k) != heads[1].get(k) for k in heads[0].keys() | heads[1].keys())
+    return changed
+
+
+def test_a_record_is_valid_from_its_first_instant_until_its_end_in_every_statement_on_duckdb(store):
+    """Validity before the limit, at its exact edges (issue 47): a version ending at as_of is
+    not valid in any statement, the one beginning then is; a microsecond earlier, the other way."""
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        c = corpus(st)
+        assert len(validity_ends(c)) == 7
+        assert check_validity_edges(st, c) > 10
+    finally:
+        st.close()
 
 
 def test_records_not_valid_at_as_of_do_not_crowd_out_either_on_duckdb(store):

@@ -163,6 +163,35 @@ def test_a_tool_result_that_fits_after_required_evidence_keeps_its_room_from_opt
     assert pack["slots"]["within_budget"]["evidence"]
 
 
+def test_a_tool_result_is_known_from_its_observation_and_fresh_until_its_max_age_exactly():
+    """The pool metrics observed at 10:20:00 (max_age 2h): known when the cut-off —
+    min(as_of, known_at), docs/gates.md — is 10:20:00 exactly, not one microsecond before, by
+    either time; fresh at as_of 12:20:00 exactly, stale one microsecond later."""
+    from datetime import timedelta
+
+    from ctxcli.agents.registry import Registry, ToolSpec
+    from ctxcli.agents.tool_results import gate_tool_results, read_tool_result
+    from ctxcli.tokens import count
+
+    reg = Registry(tools=[ToolSpec(name="metrics.query", authoritative=True, scopes=["service:read"])])
+    tr = read_tool_result(STEPS[0])
+    seen = tr.observed_at
+    assert seen == datetime(2026, 7, 23, 2, 20, tzinfo=timezone.utc)
+    us = timedelta(microseconds=1)
+
+    def gate(as_of, known_at=None):
+        g = gate_tool_results([tr], tenant_id="tenant-demo", scopes=["service:read"], purpose="incident_review",
+                              as_of=as_of, known_at=known_at, budget=5000, slot="tools", registry=reg,
+                              key=b"k" * 32, count=count)
+        return [(o["gate"], o["reason"]) for o in g.omissions] or [("packed", len(g.items))]
+
+    later = seen + timedelta(hours=1)
+    assert gate(seen) == gate(later, seen) == gate(seen, later) == [("packed", 1)]
+    assert gate(seen - us) == gate(later, seen - us) == gate(seen - us, later) == [("knowledge_time", "not_yet_observed")]
+    assert gate(seen + timedelta(hours=2)) == [("packed", 1)]
+    assert gate(seen + timedelta(hours=2) + us) == [("freshness", "stale")]
+
+
 def test_registry_makes_a_tool_authoritative_and_lists_usable_tools(tmp_path):
     from ctxcli.agents.registry import Registry, ToolSpec, usable_tools
     from ctxcli.agents.tool_results import gate_tool_results, read_tool_result

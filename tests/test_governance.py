@@ -324,6 +324,30 @@ def check_the_walk_stops_where_a_relation_ends(root, cid: str, db) -> None:
     assert res.pack["request"]["as_of"] == RELATION_END
     assert not _walked(res) and "RULE-HIDDEN" not in {e["object_id"] for e in res.pack["evidence"]}
     assert _walked(investigate(as_of=parse_ts("2026-07-23T11:59:59+08:00")))
+    # the same relation (no attesting record: its own end alone) in the window channel and in the
+    # contradictions' statement, at the end and one microsecond before it
+    from ctxcli.engine.gates import Access
+    from ctxcli.engine.retrieve import readable_for, walk_access
+    from ctxcli.store import open_store
+
+    from .test_hostile import SCOPES, TENANT
+
+    end = int(parse_ts(RELATION_END).timestamp()) * 1_000_000
+    a = Access(frozenset(SCOPES), "review", "restricted")
+    st = open_store(db)
+    try:
+        acc = walk_access(st, a)
+        for at, linked in ((end - 1, True), (end, False)):
+            w = {"entity": f"case:{cid}", "entity_type": None, "via": ["BOUND_TO"], "time": "observed_at",
+                 "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": at}
+            hits = st.window([("w", "rule", [], w, 10)], tenant=TENANT, readable=readable_for(st, TENANT, a), as_of_us=at,
+                             access_ok=acc["access_ok"], entity_sources=acc["readable"]).hits
+            assert ("RULE-HIDDEN" in {r[1] for r in st.object_metadata([d for _, d, _ in hits])}) is linked, at
+            among = st.relations_among([f"case:{cid}", "ruleset:hidden"], rel_types=["BOUND_TO"], tenant=TENANT,
+                                       as_of_us=at, access_ok=acc["access_ok"])
+            assert [r[0] for r in among] == (["REL-HIDDEN"] if linked else []), at
+    finally:
+        st.close()
 
 
 def test_the_walk_does_not_follow_a_relation_that_ends_at_as_of(tmp_path):

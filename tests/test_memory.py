@@ -406,6 +406,24 @@ def test_a_message_written_after_as_of_is_excluded_not_yet_written(store, tmp_pa
         assert "September close" not in p.read_text() and "4200000" not in p.read_text(), p.name
 
 
+@pytest.mark.parametrize("flags, cutoff", [((), "2026-07-23T10:30:00+08:00"),
+                                           (("--known-at", "2026-07-23T10:20:00+08:00"), "2026-07-23T10:20:00+08:00"),
+                                           (("--known-at", "2026-07-24T09:00:00+08:00"), "2026-07-23T10:30:00+08:00")])
+def test_a_message_written_exactly_at_the_cut_off_is_known_one_microsecond_later_not(store, tmp_path, flags, cutoff):
+    """The cut-off is min(as_of, known_at) (as_of 10:30; docs/gates.md): a message written at it
+    is kept, one written a microsecond later is excluded not_yet_written."""
+    at = cutoff.replace("+08:00", ".000001+08:00")
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["messages"] += [{"id": "m-at", "role": "user", "at": cutoff, "text": "Written at the cut-off."},
+                        {"id": "m-after", "role": "user", "at": at, "text": "Written just after it."}]
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    pack = _run(tmp_path / "o", "--memory", f, *flags)
+    assert "m-at" in [m["id"] for m in pack["working_memory"]["messages"]]
+    (om,) = [o for o in pack["memory_omissions"] if o["ref"] == "m-after"]
+    assert (om["gate"], om["reason"], om["detail"]) == ("knowledge_time", "not_yet_written", {"cutoff": cutoff})
+
+
 # ---------------------------------------------------------------- summaries (issue 44 item 5)
 HARDENED = "The on-call engineer and the assistant found that the 09:54 release caused the 10:02 error spike."
 

@@ -919,6 +919,21 @@ def test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgre
         st.close()
 
 
+def test_a_record_is_valid_from_its_first_instant_until_its_end_in_every_statement_on_postgresql(store, loaded_pg):
+    """tests/test_access_rules.py's validity edges on the PostgreSQL statements: at each end of a
+    version's validity and one microsecond before, each list holds what validity then gives."""
+    from ctxcli.store import open_store
+
+    from .test_access_rules import check_validity_edges
+
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        assert check_validity_edges(p, corpus(d)) > 10
+    finally:
+        d.close()
+        p.close()
+
+
 def test_expired_versions_do_not_crowd_out_the_valid_one_on_postgresql(project_copy, pg):
     """45 expired versions of C-102's amount signal (tests/test_question_time.py) on a
     PostgreSQL store: --strategy governed admits the version in force in round 1, the expired
@@ -972,15 +987,19 @@ def test_expired_versions_do_not_crowd_out_the_valid_one_on_postgresql(project_c
 
 def test_relations_link_by_the_knowledge_time_on_postgresql(loaded_pg, tmp_path):
     """The incident's edges (declared 10:06) link at 10:02 when known at 10:06, not at 10:05:59.999999;
-    payments-core's ownership edge no longer links at its end (as on DuckDB); and
+    payments-core's ownership edge no longer links at its end, nor an edge whose attesting record
+    has ended, in the walk, the window channel and the contradictions' statement (as on DuckDB); and
     --as-of 10:02 --known-at 10:30 finds owner, runbook and release."""
     from ctxcli import api
     from ctxcli.store import open_store
 
-    from .test_question_time import DECLARED, INCIDENT, OWNER_ENDS, _walk
+    from .test_question_time import (DECLARED, INCIDENT, OWNER_ENDS, RELATION_LINKS, SNAPSHOT_EDGES, _walk,
+                                     relation_links, snapshot_edges)
 
     p = open_store(loaded_pg)
     try:
+        assert relation_links(p) == RELATION_LINKS        # walk, window channel and contradictions
+        assert snapshot_edges(p) == SNAPSHOT_EDGES          # a source's snapshot (stale_sources)
         assert {"service:payment-api", "team:payments-core"} <= _walk(p, INCIDENT, DECLARED)
         assert _walk(p, INCIDENT, DECLARED - 1) == {"incident:INC-2026-0723"}
         assert "team:payments-core" in _walk(p, OWNER_ENDS - 1, OWNER_ENDS + 10**12)

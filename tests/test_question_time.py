@@ -10,7 +10,8 @@ import json
 import re
 from datetime import datetime, timedelta, timezone
 
-from ctxcli.engine.gates import g_freshness, g_knowledge_time
+from ctxcli.engine.gates import Access, g_freshness, g_knowledge_time
+from ctxcli.engine.retrieve import readable_for
 
 from .conftest import run_cli
 from .test_boundaries import AS_OF_US, CTX, obj
@@ -26,6 +27,8 @@ INCIDENT = _us("2026-07-23T10:02:00+08:00")        # first PAY-4097 error
 DECLARED = _us("2026-07-23T10:06:00+08:00")        # the incident's edges (AFFECTS, GOVERNED_BY)
 INVESTIGATION = _us("2026-07-23T10:30:00+08:00")
 OWNER_ENDS = _us("2026-08-01T00:00:00+08:00")      # payments-core's OWNED_BY edge ends
+ATTESTER_ENDS = _us("2026-07-16T15:05:00+08:00")   # DEP-release-2026.07.09.1 ends (its CHANGED_BY edge does not)
+LATER = _us("2027-01-01T00:00:00+08:00")
 
 
 # ------------------------------------------------------------------------------ gates
@@ -51,18 +54,59 @@ def test_freshness_is_measured_at_the_knowledge_time():
     assert g_freshness(dataclasses.replace(o, observed_us=AS_OF_US - 1), CTX) is None   # at as_of: fresh
 
 
+# ------------------------------------------------------------------------------ a source's snapshot (stale_sources)
+DOCS_NEWEST = _us("2026-07-18T02:00:00+08:00")     # claims-documents' newest observation (SLA 24h)
+DAY = 86_400 * 1_000_000
+# knowledge time -> claims-documents' (snapshot, age in s, stale): the newest observation counts
+# from its instant on; the SLA's end is inclusive (to the second)
+SNAPSHOT_EDGES = {
+    DOCS_NEWEST - 1: ("2026-07-15T16:40:00+08:00", 206_399, True),
+    DOCS_NEWEST: ("2026-07-18T02:00:00+08:00", 0, False),
+    DOCS_NEWEST + DAY: ("2026-07-18T02:00:00+08:00", 86_400, False),
+    DOCS_NEWEST + DAY + 1_000_000: ("2026-07-18T02:00:00+08:00", 86_401, True),
+}
+
+
+def snapshot_edges(st) -> dict[int, tuple]:
+    """claims-documents' snapshot at each knowledge time of SNAPSHOT_EDGES (as_of a year earlier:
+    the snapshot is taken at the knowledge time), the same for the tenant's sources and for all."""
+    from ctxcli.engine.freshness import source_ages
+
+    out = {}
+    for known in SNAPSHOT_EDGES:
+        seen = set()
+        for tenant in ("tenant-demo", None):        # a pack's sources, and every source (ctx sources)
+            s = {x["source_id"]: x for x in source_ages(st, tenant, known - 365 * DAY, TZ, known)}
+            d = s["claims-documents"]
+            seen.add((d["snapshot_observed_at"], d["age_s"], d["stale"]))
+        out[known] = seen.pop() if len(seen) == 1 else seen
+    return out
+
+
+def test_a_sources_snapshot_holds_what_was_observed_by_the_knowledge_time(store):
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        assert snapshot_edges(st) == SNAPSHOT_EDGES
+    finally:
+        st.close()
+
+
 # ------------------------------------------------------------------------------ relations
+ACCESS = Access(frozenset({"incident:read", "service:read", "deploy:read", "runbook:read", "org:read", "policy:read",
+                           "wiki:read"}), "incident_review", "confidential")      # the incident's on-call
+
+
 def _walk(st, as_of_us: int, known_us: int | None) -> set[str]:
     """The entity keys the incident's templates reach on the bundled store for oncall-03."""
     from ctxcli import api
-    from ctxcli.engine.gates import Access
     from ctxcli.engine.retrieve import walk_access
 
     pb, _ = api.read_playbook("payment-incident-review")
     tmpl = {t.id: t for t in pb.path_templates}
     steps = [(tid, i, s.edge, s.to, 0.0, False) for tid in tmpl for i, s in enumerate(tmpl[tid].steps, 1)]
-    a = Access(frozenset({"incident:read", "service:read", "deploy:read", "runbook:read", "org:read",
-                          "policy:read", "wiki:read"}), "incident_review", "confidential")
+    a = ACCESS
     rows = st.walk(steps=steps, starts=[(tid, tmpl[tid].start) for tid in tmpl], seeds=["incident:INC-2026-0723"],
                    tenant="tenant-demo", max_hops=2, as_of_us=as_of_us, fanout=50, known_us=known_us,
                    **walk_access(st, a))
@@ -99,6 +143,71 @@ def test_an_edge_ending_at_the_question_time_no_longer_links(store):
         assert "team:payments-core" not in at and "team:payments-platform" in at
         # known before the next owner's edge began: it is not reached
         assert "team:payments-platform" not in _walk(st, OWNER_ENDS - 1, OWNER_ENDS - 1)
+    finally:
+        st.close()
+
+
+# (name, as_of, known_at): each relation edge of the bundled data, at it and one µs away
+RELATION_EDGES = (
+    ("declared", INCIDENT, DECLARED), ("declared-1us", INCIDENT, DECLARED - 1),     # AFFECTS: valid_from 10:06
+    ("attester-ends-1us", ATTESTER_ENDS - 1, LATER), ("attester-ends", ATTESTER_ENDS, LATER),
+    ("owner-ends-1us", OWNER_ENDS - 1, LATER), ("owner-ends", OWNER_ENDS, LATER))
+# what of WATCHED links at each: (walk: entity keys reached; window: object ids found through
+# one relation; relations_among: relation ids) — the same on both backends. Each pair differs
+# by exactly the relation at its edge.
+_AT_INCIDENT = ({"service:payment-api", "team:payments-core", "change:release-2026.07.23.1"},
+                {"OWN-PAYAPI-2025", "RB-PAY-RECOVERY-v4#steps"}, {"REL-INC-0723-AFFECTS-PAYAPI", "REL-ORG-PAYAPI-OWNER-CORE"})
+RELATION_LINKS = {
+    "declared": _AT_INCIDENT,
+    "declared-1us": (set(), {"OWN-PAYAPI-2025"}, {"REL-ORG-PAYAPI-OWNER-CORE"}),
+    "attester-ends-1us": (_AT_INCIDENT[0] | {"change:release-2026.07.09.1"}, _AT_INCIDENT[1] | {"DEP-release-2026.07.09.1"},
+                          _AT_INCIDENT[2] | {"REL-DEP-PAYAPI-R0709"}),
+    "attester-ends": _AT_INCIDENT,
+    "owner-ends-1us": _AT_INCIDENT,
+    "owner-ends": ({"service:payment-api", "change:release-2026.07.23.1"}, {"RB-PAY-RECOVERY-v4#steps"},
+                   {"REL-INC-0723-AFFECTS-PAYAPI"}),
+}
+WATCHED = ({"service:payment-api", "team:payments-core", "change:release-2026.07.23.1", "change:release-2026.07.09.1"},
+           {"RB-PAY-RECOVERY-v4#steps", "DEP-release-2026.07.09.1", "OWN-PAYAPI-2025"},
+           {"REL-INC-0723-AFFECTS-PAYAPI", "REL-DEP-PAYAPI-R0709", "REL-ORG-PAYAPI-OWNER-CORE"})
+
+
+def relation_links(st) -> dict[str, tuple[set, set, set]]:
+    """At each of RELATION_EDGES: what of WATCHED the graph walk reaches, the window channel
+    finds (objects about the entities one AFFECTS, CHANGED_BY or OWNED_BY relation away from
+    the incident or payment-api) and relations_among returns (the contradictions' statement)."""
+    from ctxcli.engine.retrieve import walk_access
+
+    acc = walk_access(st, ACCESS)
+    ends = {"incident:INC-2026-0723": ("AFFECTS", "runbook"), "service:payment-api#c": ("CHANGED_BY", "release_event"),
+            "service:payment-api#o": ("OWNED_BY", "service_owner")}
+    keys = sorted(WATCHED[0] | {"incident:INC-2026-0723", "team:payments-platform"})
+    out = {}
+    for name, at, known in RELATION_EDGES:
+        gated = {"tenant": "tenant-demo", "readable": readable_for(st, "tenant-demo", ACCESS), "as_of_us": at}
+        qs = [(k, etype, [], {"entity": k.split("#")[0], "entity_type": None, "via": [rel], "time": "valid_from",
+                              "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": at}, 100)
+              for k, (rel, etype) in ends.items()]
+        docs = [d for _, d, _ in st.window(qs, access_ok=acc["access_ok"], entity_sources=acc["readable"],
+                                           known_us=known, **gated).hits]
+        found = {r[1] for r in st.object_metadata(docs)}
+        among = {r[0] for r in st.relations_among(keys, rel_types=["AFFECTS", "CHANGED_BY", "OWNED_BY"],
+                                                  tenant="tenant-demo", as_of_us=at, access_ok=acc["access_ok"],
+                                                  known_us=known)}
+        out[name] = (_walk(st, at, known) & WATCHED[0], found & WATCHED[1], among & WATCHED[2])
+    return out
+
+
+def test_a_relation_links_from_its_declaration_by_the_knowledge_time_until_its_end_at_the_question_time(store):
+    """Walk, window channel and contradictions alike, at each relation edge of the bundled data
+    and one microsecond away: declared exactly at the knowledge time links, a µs later not;
+    ending (the relation, or the record attesting it) exactly at the question's time does not
+    link, a µs before it does."""
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        assert relation_links(st) == RELATION_LINKS
     finally:
         st.close()
 
@@ -436,15 +545,15 @@ def test_a_hotfix_at_the_first_error_instant_is_in_force_there(project_copy, tmp
         ("validity", "superseded_before_as_of", AT_INCIDENT)]
 
 
-def test_a_hotfix_one_second_after_the_first_error_is_not(project_copy, tmp_path):
-    """The other side: completed at 10:02:01, the hotfix is not yet valid at the anchor."""
-    add_linked_hotfix(project_copy, "2026-07-23T10:02:01+08:00")
+def test_a_hotfix_one_microsecond_after_the_first_error_is_not(project_copy, tmp_path):
+    """The other side: completed at 10:02:00.000001, the hotfix is not yet valid at the anchor."""
+    add_linked_hotfix(project_copy, "2026-07-23T10:02:00.000001+08:00")
     assert run_cli(["load"]).exit_code == 0
     pack, answer = _investigate(tmp_path)
     assert _claims(answer)["release_timing"][1]["release_id"] == "release-2026.07.23.1"
     hot = next(o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2")
     assert (hot["gate"], hot["reason"], hot["detail"]["valid_at"]) == ("validity", "not_yet_valid", AT_INCIDENT)
-    assert hot["detail"]["valid_from"] == "2026-07-23T10:02:01+08:00"
+    assert hot["detail"]["valid_from"] == "2026-07-23T10:02:00.000001+08:00"
 
 
 def test_without_its_anchor_an_anchored_type_is_judged_at_as_of_and_says_so(project_copy):
@@ -520,3 +629,91 @@ def test_an_erased_object_of_an_anchored_type_stays_out(project_copy, tmp_path):
     om = [o for o in pack["omissions"] if o.get("object_id") == "DEP-release-2026.07.23.1"
           or o["ref"] == "DEP-release-2026.07.23.1"]
     assert om and {o["gate"] for o in om} == {"erasure"}
+
+
+# ------------------------------------------------------------------------------ supersession: chains, branches, edges
+H = 3_600_000_000      # one hour in µs
+
+
+def _versions(*rows: tuple) -> list[tuple]:
+    """Version rows (hydrate.Version) of one family: (object id, supersedes, valid_from,
+    valid_to, observed_at), every one readable by the test subject."""
+    return [(oid, sup, f"ver-{oid}", vf, vt, [], ["review"], "s", obs) for oid, sup, vf, vt, obs in rows]
+
+
+def _judge(members: list[tuple], at: int, known: int | None = None) -> dict[str, tuple]:
+    """object id -> (validity reason or None, the replacement named) of every version, judged
+    by the validity gate at ``at`` as known at ``known``, as the builder wires it."""
+    from ctxcli.engine.gates import g_validity
+    from ctxcli.engine.hydrate import find_replacement, find_successor
+    from ctxcli.util.timeutil import us_to_dt
+
+    src = {"s": ("s", "internal")}
+    ctx = dataclasses.replace(
+        CTX, as_of=us_to_dt(at, TZ), as_of_us=at, known_at_us=known,
+        replacement=lambda o: find_replacement(members, o, "review", at, frozenset(), clearance="internal", sources=src,
+                                               known_at_us=known),
+        successor=lambda o: find_successor(members, o, "review", at, known, frozenset(), clearance="internal",
+                                           sources=src))
+    out = {}
+    for oid, sup, _, vf, vt, *_rest, obs in members:
+        rej = g_validity(obj(object_id=oid, supersedes=sup, valid_from_us=vf, valid_to_us=vt, observed_us=obs,
+                             family=1), ctx)
+        out[oid] = (None, None) if rej is None else (rej.reason, (rej.detail["replacement"] or {}).get("object_id"))
+    return out
+
+
+T1, T2, T3 = AS_OF_US - 10 * H, AS_OF_US, AS_OF_US + 10 * H
+
+
+def test_a_chain_whose_next_version_is_not_yet_valid_keeps_the_one_in_force():
+    """.1 → .2 → .3, all open-ended, .2 from T2 and .3 from T3: before T2 .1 is in force and both
+    later versions are not yet valid (naming .1); from T2 exactly .2 replaces .1; from T3 .3
+    replaces both. One microsecond before T2, .1 still."""
+    chain = _versions((".1", None, T1, None, T1), (".2", ".1", T2, None, T1), (".3", ".2", T3, None, T1))
+    assert _judge(chain, T2 - 1) == {".1": (None, None), ".2": ("not_yet_valid", ".1"), ".3": ("not_yet_valid", ".1")}
+    assert _judge(chain, T2) == {".1": ("superseded_before_as_of", ".2"), ".2": (None, None),
+                                 ".3": ("not_yet_valid", ".2")}
+    assert _judge(chain, T3) == {".1": ("superseded_before_as_of", ".3"), ".2": ("superseded_before_as_of", ".3"),
+                                 ".3": (None, None)}
+
+
+def test_a_version_replaced_by_two_is_superseded_by_the_one_in_force():
+    """.1 replaced by .2a (from T2) and by .2b (from T3): between T2 and T3 .2a is in force and
+    .1 superseded by it — whichever replacement sorts last — and .2b is not yet valid; from T3
+    .1 names the newer one. Before T2, .1 alone."""
+    branch = _versions((".1", None, T1, None, T1), (".2a", ".1", T2, None, T1), (".2b", ".1", T3, None, T1))
+    assert _judge(branch, T2 - 1) == {".1": (None, None), ".2a": ("not_yet_valid", ".1"),
+                                      ".2b": ("not_yet_valid", ".1")}
+    assert _judge(branch, T2)[".1"] == ("superseded_before_as_of", ".2a")
+    assert _judge(branch, T2)[".2b"][0] == "not_yet_valid" and _judge(branch, T2)[".2a"] == (None, None)
+    assert _judge(branch, T3)[".1"] == ("superseded_before_as_of", ".2b")
+    # the same with the names the other way round (the later one sorting first)
+    swapped = _versions((".1", None, T1, None, T1), (".2b", ".1", T2, None, T1), (".2a", ".1", T3, None, T1))
+    assert _judge(swapped, T2)[".1"] == ("superseded_before_as_of", ".2b")
+    assert _judge(swapped, T3)[".1"] == ("superseded_before_as_of", ".2a")
+
+
+def test_an_expired_version_names_the_one_in_force_at_its_end_even_across_a_branch():
+    """.1 ends at T2 exactly; .2a (from T2) and .2b (from T3) replace it: at T2 .1 is expired and
+    names .2a, one microsecond earlier it is in force; at T3 it names .2b."""
+    branch = _versions((".1", None, T1, T2, T1), (".2a", ".1", T2, None, T1), (".2b", ".1", T3, None, T1))
+    assert _judge(branch, T2 - 1)[".1"] == (None, None)
+    assert _judge(branch, T2)[".1"] == ("expired", ".2a")
+    assert _judge(branch, T3)[".1"] == ("expired", ".2b")
+    # along a chain: .2 ends exactly where .3 begins; at that instant .1 names .3, a µs before .2
+    chain = _versions((".1", None, T1, T1 + H, T1), (".2", ".1", T1 + H, T2, T1), (".3", ".2", T2, None, T1))
+    assert _judge(chain, T2 - 1)[".1"] == ("expired", ".2") and _judge(chain, T2)[".1"] == ("expired", ".3")
+
+
+def test_a_replacement_supersedes_once_observed_by_the_knowledge_time():
+    """.2 (in force from T1 + 1h) was observed at T2: known at T2 exactly it supersedes .1; known
+    one microsecond earlier it does not, and .1 stays in force. An expired .1 names .2 as its
+    replacement only from then, too."""
+    chain = _versions((".1", None, T1, None, T1), (".2", ".1", T1 + H, None, T2))
+    assert _judge(chain, T3, T2)[".1"] == ("superseded_before_as_of", ".2")
+    assert _judge(chain, T3, T2 - 1)[".1"] == (None, None)
+    # .1 ending where .2 begins: expired either way, and .2 is named only once it was observed
+    ended = _versions((".1", None, T1, T1 + H, T1), (".2", ".1", T1 + H, None, T2))
+    assert _judge(ended, T3, T2)[".1"] == ("expired", ".2")
+    assert _judge(ended, T3, T2 - 1)[".1"] == ("expired", None)

@@ -34,11 +34,15 @@ def investigate(
                                                               "for full-text queries; repeat (default: the key "
                                                               "part of each --seed).", show_default=False)] = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="The time the question is about: validity and "
-                                                 "supersession are judged then; ISO-8601 with offset "
-                                                 "(default: the case's as_of).", show_default=False)] = None,
+                                                 "supersession are judged then (an evidence type the playbook "
+                                                 "anchors with valid_at: at its anchor); ISO-8601 with offset "
+                                                 "(default: the variant's, else the case's as_of).",
+                                                 show_default=False)] = None,
     known_at: Annotated[Optional[str], typer.Option("--known-at", help="The time of knowledge: only objects observed "
                                                     "by then, freshness measured then, and relations to the case "
-                                                    "declared by then (default: --as-of).",
+                                                    "declared by then; tool results and memory are cut off at the "
+                                                    "earlier of --as-of and --known-at (default: the variant's "
+                                                    "known_at, else --as-of).",
                                                     show_default=False)] = None,
     subject: Annotated[Optional[str], typer.Option("--subject", help="Subject id (default: the case's subject).",
                                                    show_default=False)] = None,

@@ -177,7 +177,7 @@ def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose:
 
     def replacement(o: Obj) -> dict[str, Any] | None:
         return find_replacement(hydrator.families.get(o.family, []), o, purpose, as_of_us, scope_set,
-                                clearance=clearance, sources=hydrator.sources)
+                                clearance=clearance, sources=hydrator.sources, known_at_us=known_at_us)
 
     def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
         return find_successor(hydrator.families.get(o.family, []), o, purpose, as_of_us, known_at_us, scope_set,

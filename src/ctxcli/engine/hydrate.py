@@ -86,18 +86,60 @@ def _visible(m: Version, purpose: str, scopes: frozenset[str], clearance: str, s
         and clearance_rank(sources[sid][1]) <= clearance_rank(clearance)
 
 
+def _later(members: list[Version], o: Obj) -> list[tuple[int, Version]]:
+    """(depth, version) of every version that replaces ``o`` directly or along its chains, nearest
+    first. An object may be replaced by more than one version (a branch): each is followed."""
+    kids: dict[str, list[Version]] = {}
+    for m in sorted(members):
+        if m[1] is not None:
+            kids.setdefault(m[1], []).append(m)
+    out, seen, frontier, depth = [], {o.object_id}, [o.object_id], 0
+    while frontier:
+        depth += 1
+        nxt = []
+        for cur in frontier:
+            for m in kids.get(cur, ()):
+                if m[0] not in seen:
+                    seen.add(m[0])
+                    out.append((depth, m))
+                    nxt.append(m[0])
+        frontier = nxt
+    return out
+
+
+def _newest(depth: int, m: Version) -> tuple:
+    """Which of several versions in force is named: the one later in its chain, then the one
+    valid from later, then the larger object id."""
+    return depth, m[3] is not None, m[3] or 0, m[0]
+
+
 def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int,
-                     scopes: frozenset[str], *, clearance: str, sources: dict[str, tuple]) -> dict[str, Any] | None:
-    """The visible version valid at as_of along the supersession chain, if any: forward
-    (what replaced an expired object) or backward (what a not-yet-valid one will replace)."""
-    by_id = {m[0]: m for m in members}
-    by_sup = {m[1]: m for m in sorted(members) if m[1] is not None}
+                     scopes: frozenset[str], *, clearance: str, sources: dict[str, tuple],
+                     known_at_us: int | None = None) -> dict[str, Any] | None:
+    """The visible version valid at as_of along the supersession chains, if any: forward (what
+    replaced an expired object: the nearest in force and observed by ``known_at_us`` when given,
+    across every branch, never past a version the subject may not see) or backward (what a
+    not-yet-valid one will replace)."""
     forward = o.valid_to_us is not None and o.valid_to_us <= as_of_us
-    cur = o.object_id if forward else o.supersedes
+    if forward:
+        hidden: set[str] = set()
+        found: list[tuple[int, Version]] = []
+        for depth, m in _later(members, o):
+            if m[1] in hidden or not _visible(m, purpose, scopes, clearance, sources):
+                hidden.add(m[0])
+            elif _valid_at(m[3], m[4], as_of_us) and (known_at_us is None or m[8] <= known_at_us) \
+                    and (not found or found[0][0] == depth):
+                found.append((depth, m))
+        if not found:
+            return None
+        m = max(found, key=lambda f: _newest(*f))[1]
+        return {"object_id": m[0], "version": m[2]}
+    by_id = {m[0]: m for m in members}
+    cur = o.supersedes
     for _ in range(50):
         if cur is None:
             return None
-        m = by_sup.get(cur) if forward else by_id.get(cur)
+        m = by_id.get(cur)
         if m is None:
             return None
         if not _visible(m, purpose, scopes, clearance, sources):
@@ -105,26 +147,20 @@ def find_replacement(members: list[Version], o: Obj, purpose: str, as_of_us: int
         oid, sup, ver, vf, vt = m[:5]
         if _valid_at(vf, vt, as_of_us):
             return {"object_id": oid, "version": ver}
-        cur = oid if forward else sup
+        cur = sup
     return None
 
 
 def find_successor(members: list[Version], o: Obj, purpose: str, as_of_us: int, known_at_us: int | None,
                    scopes: frozenset[str], *, clearance: str,
                    sources: dict[str, tuple]) -> tuple[bool, dict[str, Any] | None]:
-    """Whether a later version that supersedes ``o`` (directly or along the chain) is valid at
-    as_of and known at known_at — whatever ``o``'s own ``valid_to`` says — and the newest such
-    version (``{"object_id", "version"}``) when the subject may see it, else None."""
-    by_sup = {m[1]: m for m in sorted(members) if m[1] is not None}
-    cur, last = o.object_id, None
-    for _ in range(50):     # the newest version along the chain that is in force and known
-        m = by_sup.get(cur)
-        if m is None or m[0] == o.object_id:
-            break
-        if _valid_at(m[3], m[4], as_of_us) and (known_at_us is None or m[8] <= known_at_us):
-            last = m
-        cur = m[0]
-    if last is None:
+    """Whether a later version that supersedes ``o`` (directly or along its chains, every branch)
+    is valid at as_of and known at known_at — whatever ``o``'s own ``valid_to`` says — and the
+    newest such version (``{"object_id", "version"}``) when the subject may see it, else None."""
+    now = [(d, m) for d, m in _later(members, o)
+           if _valid_at(m[3], m[4], as_of_us) and (known_at_us is None or m[8] <= known_at_us)]
+    if not now:
         return False, None
+    last = max(now, key=lambda f: _newest(*f))[1]
     return True, ({"object_id": last[0], "version": last[2]}
                   if _visible(last, purpose, scopes, clearance, sources) else None)

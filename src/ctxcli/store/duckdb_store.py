@@ -170,10 +170,6 @@ def _literal(con, sql: str, params: dict[str, Any]):
     return lit.run(con, lit.inline(sql, params))
 
 
-def _valid(lo: int | None, hi: int | None, at: int) -> bool:
-    return (lo is None or lo <= at) and (hi is None or hi > at)
-
-
 def _linked(lo: int | None, hi: int | None, at: int, known: int) -> bool:
     """Whether a relation (or its attesting object) links at question time ``at`` as known at
     ``known``: declared by the knowledge time and not ended by the question's time."""
