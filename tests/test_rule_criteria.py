@@ -6,6 +6,7 @@ each seen as a user sees it, in the ``supports`` of ``ctx sources preview`` and 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -234,3 +235,17 @@ def test_a_git_sources_documents_are_typed_by_their_path_in_the_repository(tmp_p
     s0, s1 = ids[0][:12], ids[1][:12]
     assert got == [(f"RB-OPS@{s0}#steps", ["rollback_runbook"]), (f"RB-OPS@{s1}#steps", ["rollback_runbook"]),
                    (f"RB-RST@{s0}#steps", []), (f"RB-TOP@{s0}#steps", [])]
+
+
+def test_the_guides_example_rules_type_the_documents_it_says(tmp_path):
+    from .conftest import REPO
+
+    guide = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    block = guide.split("### Evidence types by rule", 1)[1].split("### ", 1)[0]
+    text = re.findall(r"```yaml\n(.*?)\n```", block, re.S)[1]
+    (et,) = yaml.safe_load(text)["evidence_types"]
+    root = project(tmp_path, {et["type"]: et["match"]})
+    assert typed(root, "rollback_runbook") == ["RB-OPS"]
+    (et["match"][0]["sources"]) = ["wiki"]
+    root = project(tmp_path / "again", {et["type"]: et["match"]})
+    assert typed(root, "rollback_runbook") == ["RB-DEEP", "RB-OPS", "RB-TOP"]

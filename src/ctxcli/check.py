@@ -13,7 +13,8 @@ project (``ctx check`` without paths) also reads every source's records: a ``sup
 and a playbook ``match`` rule that matches no object are problems (evidence_problems).
 
 Warned (not a failure, ``ctx check`` only): a case whose subject's clearance is below the
-classification of every source that holds an evidence type of its playbook.
+classification of every source that holds an evidence type of its playbook; rules of one
+playbook that give one object two different evidence types.
 """
 
 from __future__ import annotations

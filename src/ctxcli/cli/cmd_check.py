@@ -27,8 +27,9 @@ def check(
     types referenced must exist; path templates must use edge types the sources declare; every
     required type needs a retrieval route; a case's playbook, purpose, seeds and params must
     resolve. Each problem is one line file:line:column: message. A case whose subject's
-    clearance is below the classification of every source of one of its evidence types gets a
-    "warning:" line (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
+    clearance is below the classification of every source of one of its evidence types, and
+    rules of one playbook that give one object two evidence types, get a "warning:" line
+    (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
     problems found, 2 unusable input (no such path, not a manifest/playbook/case).
 
     Example: ctx check manifests/playbooks examples/cases/C-102.yaml
