@@ -67,6 +67,9 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+RULES = "tests/test_rule_criteria.py::test_a_rule_types_exactly_the_documents_it_describes"
+RULES_REFUSED = "tests/test_rule_criteria.py::test_a_rule_that_cannot_run_is_refused_at_its_line"
+RULES_OVERLAP = "tests/test_rule_criteria.py::test_check_warns_when_two_types_rules_match_one_document"
 CAL = "tests/test_window.py::test_a_calendar_day_holds_its_first_instant_and_not_the_next_days"
 CAL_PG = ("tests/test_postgres.py::"
           "test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql")
@@ -692,8 +695,43 @@ MUTANTS: list[Mutant] = [
            'skip = ls.manifest.on_dangling == "skip"', "skip = True",
            ("tests/test_load_problems.py::test_a_dangling_reference_fails_the_load_by_default",)),
     Mutant("evidence-rule-facts-ignored", "src/ctxcli/load/evidence_rules.py",
-           "        if r.facts:\n            facts = facts if", "        if False:\n            facts = facts if",
+           "        if r.facts or r.contains or any(f.startswith(\"facts.\") for f in r.regex):\n"
+           "            facts = facts if",
+           "        if False:\n            facts = facts if",
            ("tests/test_evidence_rules.py::test_the_bundled_raw_sources_get_their_evidence_types_by_rule",)),
+    # --- issue 48 item 3: rules on what documents are ---------------------------------------
+    Mutant("rule-contains-ignored", "src/ctxcli/load/evidence_rules.py",
+           "            for k, v in r.contains.items():", "            for k, v in {}.items():", (RULES,)),
+    Mutant("rule-path-glob-unanchored", "src/ctxcli/load/evidence_rules.py",
+           "not any(glob_re(g).match(path) for g in r.paths)", "not any(glob_re(g).search(path) for g in r.paths)",
+           (RULES,)),
+    Mutant("rule-paths-ignored", "src/ctxcli/load/evidence_rules.py", "        if r.paths:\n", "        if False:\n",
+           (RULES, "tests/test_rule_criteria.py::test_a_git_sources_documents_are_typed_by_their_path_in_the_repository")),
+    Mutant("rule-front-matter-list-not-read", "src/ctxcli/load/evidence_rules.py",
+           "if not (_same(x, v) or isinstance(x, list) and any(_same(y, v) for y in x)):",
+           "if not _same(x, v):", (RULES,)),
+    Mutant("rule-front-matter-keys-ignored", "src/ctxcli/load/evidence_rules.py",
+           "not all(k in front for k in r.front_matter_keys)", "not all(True for k in r.front_matter_keys)",
+           (RULES,)),
+    Mutant("rule-regex-reads-a-lists-first-item-only", "src/ctxcli/load/evidence_rules.py",
+           "for y in (x if isinstance(x, list) else [x])]", "for y in (x[:1] if isinstance(x, list) else [x])]",
+           (RULES,)),
+    Mutant("rule-regex-empty-match-allowed", "src/ctxcli/util/masking.py",
+           '    if rx.search("") is not None:', "    if False:", (RULES_REFUSED,)),
+    Mutant("rule-regex-length-cap-off-by-one", "src/ctxcli/models/playbook.py",
+           "MAX_RULE_PATTERN = 256", "MAX_RULE_PATTERN = 257", (RULES_REFUSED,)),
+    Mutant("rule-regex-any-field", "src/ctxcli/models/playbook.py",
+           "            if not REGEX_FIELD.match(f):", "            if False:", (RULES_REFUSED,)),
+    Mutant("rule-path-glob-absolute-allowed", "src/ctxcli/models/playbook.py",
+           'if g.startswith("/") or "\\\\" in g:', "if False:", (RULES_REFUSED,)),
+    Mutant("rule-new-criteria-change-old-digests", "src/ctxcli/load/evidence_rules.py",
+           "if v or k not in LATER}", "if True}",
+           ("tests/test_rule_criteria.py::test_the_new_criteria_leave_the_digests_of_rules_without_them_as_they_were",)),
+    Mutant("check-rule-overlap-never-warned", "src/ctxcli/check.py",
+           "                        if a.file == b.file:\n", "                        if False:\n", (RULES_OVERLAP,)),
+    Mutant("check-rule-overlap-same-type-warned", "src/ctxcli/check.py",
+           "first.setdefault((r.file, r.type), r)", "first.setdefault((r.file, r.type, r.index), r)",
+           (RULES_OVERLAP,)),
     Mutant("load-stops-at-first-problem", "src/ctxcli/load/parsers/common.py",
            "    if problems is None or isinstance(e, LoadProblems):    # the limit was reached: stop here\n"
            "        raise e\n    problems.add(e)", "    raise e",
