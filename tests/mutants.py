@@ -67,6 +67,8 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+DANGLING_KINDS = ("tests/test_load_problems.py::"
+                  "test_on_dangling_skip_says_one_line_per_kind_and_each_row_with_verbose")
 RULES = "tests/test_rule_criteria.py::test_a_rule_types_exactly_the_documents_it_describes"
 RULES_REFUSED = "tests/test_rule_criteria.py::test_a_rule_that_cannot_run_is_refused_at_its_line"
 RULES_OVERLAP = "tests/test_rule_criteria.py::test_check_warns_when_two_types_rules_match_one_document"
@@ -694,6 +696,15 @@ MUTANTS: list[Mutant] = [
     Mutant("dangling-always-skipped", "src/ctxcli/load/build.py",
            'skip = ls.manifest.on_dangling == "skip"', "skip = True",
            ("tests/test_load_problems.py::test_a_dangling_reference_fails_the_load_by_default",)),
+    Mutant("dangling-warnings-one-line-each", "src/ctxcli/cli/cmd_load.py",
+           "for w in warnings if verbose else res.warning_summary():", "for w in warnings:", (DANGLING_KINDS,)),
+    Mutant("dangling-verbose-ignored", "src/ctxcli/cli/cmd_load.py",
+           "for w in warnings if verbose else res.warning_summary():",
+           "for w in res.warning_summary():", (DANGLING_KINDS,)),
+    Mutant("dangling-summary-of-one", "src/ctxcli/load/build.py",
+           "return [ws[0] if len(ws) == 1 else", "return [ws[0] if len(ws) == 0 else", (DANGLING_KINDS,)),
+    Mutant("dangling-kinds-merged", "src/ctxcli/load/build.py",
+           'if dangling[0].field == "evidence_object_id" else', 'if False else', (DANGLING_KINDS,)),
     Mutant("evidence-rule-facts-ignored", "src/ctxcli/load/evidence_rules.py",
            "        if r.facts or r.contains or any(f.startswith(\"facts.\") for f in r.regex):\n"
            "            facts = facts if",
