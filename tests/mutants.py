@@ -67,6 +67,7 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+SEED_NAMES = "tests/test_linking.py::test_a_case_seeded_by_names_passes_check_and_runs_as_if_keyed"
 DANGLING_KINDS = ("tests/test_load_problems.py::"
                   "test_on_dangling_skip_says_one_line_per_kind_and_each_row_with_verbose")
 RULES = "tests/test_rule_criteria.py::test_a_rule_types_exactly_the_documents_it_describes"
@@ -783,6 +784,14 @@ MUTANTS: list[Mutant] = [
     Mutant("seed-ambiguous-alias-picks-one", "src/ctxcli/engine/resolve.py",
            "if len(keys) == 1:", "if keys:",
            ("tests/test_linking.py::test_a_seed_named_by_an_alias_resolves_and_an_ambiguous_one_is_recorded",)),
+    Mutant("seed-name-refused-by-check", "src/ctxcli/check.py",
+           "        if is_entity_key(s) and vocab.entity_types is not None",
+           "        if not is_entity_key(s) or vocab.entity_types is not None", (SEED_NAMES,)),
+    Mutant("seed-key-type-unchecked", "src/ctxcli/check.py",
+           "        if is_entity_key(s) and vocab.entity_types is not None",
+           "        if False and vocab.entity_types is not None", (SEED_NAMES,)),
+    Mutant("seed-name-naming-none-unrecorded", "src/ctxcli/engine/resolve.py",
+           "            if keys or not is_entity_key(s):", "            if keys:", (SEED_NAMES,)),
     Mutant("entity-names-ignore-readable", "src/ctxcli/store/duckdb_store.py",
            "WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id){more}",
            "WHERE tenant_id = $tenant{more}",

@@ -111,7 +111,8 @@ class CaseFile(C):
     purpose: Ident
     as_of: datetime
     subject: Subject
-    seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from.")
+    seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from (type:key), "
+                                                          "or entity names resolved to their keys when it runs.")
     business_keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(default_factory=list)
     params: dict[FactName, ParamValue] = Field(default_factory=dict,
                                                description="Values of the playbook's declared params.")
