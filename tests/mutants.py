@@ -67,6 +67,7 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+NOT_LOADED = "tests/test_stale_manifests.py::test_a_removed_or_added_manifest_counts_too"
 SEED_NAMES = "tests/test_linking.py::test_a_case_seeded_by_names_passes_check_and_runs_as_if_keyed"
 DANGLING_KINDS = ("tests/test_load_problems.py::"
                   "test_on_dangling_skip_says_one_line_per_kind_and_each_row_with_verbose")
@@ -612,8 +613,14 @@ MUTANTS: list[Mutant] = [
            "    stale = stale_sources(con)\n    if stale:\n        shown", "    stale = []\n    if stale:\n        shown",
            ("tests/test_stale_manifests.py",)),
     Mutant("check-ignores-stale-store", "src/ctxcli/api.py",
-           "        rep.problems += store_problems()", "        pass",
+           "        rep.problems += probs", "        pass",
            ("tests/test_stale_manifests.py::test_a_tightened_manifest_stops_every_run_until_ctx_load",)),
+    Mutant("check-not-loaded-yet-is-a-problem", "src/ctxcli/api.py",
+           "        if s in files and s not in held:", "        if False:", (NOT_LOADED,)),
+    Mutant("check-changed-manifest-only-a-note", "src/ctxcli/api.py",
+           "        if s in files and s not in held:", "        if s in files:", (NOT_LOADED,)),
+    Mutant("check-notes-not-printed", "src/ctxcli/cli/cmd_check.py",
+           "            for n in rep.notes:", "            for n in []:", (NOT_LOADED,)),
     # --- the report shows bidi isolates as escapes (issue 28 item 7)
     Mutant("report-bidi-isolates-raw", "src/ctxcli/report/render.py",
            "or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:", "or 0x202A <= o <= 0x202E:",

@@ -58,11 +58,13 @@ class CheckReport:
     checked: list[dict[str, str]] = field(default_factory=list)   # {"file", "kind"}
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)         # reported, never a failure
+    notes: list[Problem] = field(default_factory=list)            # state, not a fault: e.g. not loaded yet
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": not self.problems, "checked": self.checked,
                 "problems": [p.to_json() for p in self.problems],
-                "warnings": [p.to_json() for p in self.warnings]}
+                "warnings": [p.to_json() for p in self.warnings],
+                "notes": [p.to_json() for p in self.notes]}
 
 
 @dataclass

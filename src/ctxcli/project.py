@@ -31,19 +31,25 @@ def stale_sources(con) -> list[str]:
     loaded from — or that only one of them has — in the manifests folder of :func:`_manifests_of`.
     Empty when they agree, when that folder has no manifests any more, or when the store
     predates manifest digests."""
-    import orjson
-
     meta = con.meta()
     recorded = meta.get("manifest_digests")
     mdir = _manifests_of(meta)
     if recorded is None or not (mdir / "sources").is_dir():
         return []
-    try:
-        loaded = orjson.loads(recorded)
-    except orjson.JSONDecodeError:
-        loaded = {}
+    loaded = loaded_digests(meta)
     now = current_digests(mdir)
     return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+def loaded_digests(meta: dict) -> dict[str, str]:
+    """source id -> the digest of the manifest the store was loaded from (its ``meta``)."""
+    import orjson
+
+    try:
+        out = orjson.loads(meta.get("manifest_digests") or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return out if isinstance(out, dict) else {}
 
 
 # The digests of a manifests folder, kept per process (a warm `ctx serve` checks them at every

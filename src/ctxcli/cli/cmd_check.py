@@ -29,8 +29,11 @@ def check(
     resolve. Each problem is one line file:line:column: message. A case whose subject's
     clearance is below the classification of every source of one of its evidence types, and
     rules of one playbook that give one object two evidence types, get a "warning:" line
-    (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
-    problems found, 2 unusable input (no such path, not a manifest/playbook/case).
+    (warnings do not fail the check). Without paths the store is compared with the manifests:
+    a source whose manifest changed since `ctx load`, or that no manifest declares any more, is
+    a problem; one whose manifest was added since is a "note:" line (not loaded yet). Exit 0
+    clean (warnings and notes allowed), 1 problems found, 2 unusable input (no such path, not a
+    manifest/playbook/case).
 
     Example: ctx check manifests/playbooks examples/cases/C-102.yaml
     """
@@ -47,9 +50,12 @@ def check(
                 sys.stdout.write(f"{p}\n")
             for w in rep.warnings:
                 sys.stdout.write(f"warning: {w}\n")
+            for n in rep.notes:
+                sys.stdout.write(f"note: {n}\n")
             sys.stderr.write(f"checked {len(rep.checked)} file(s): "
                              + (f"{len(rep.problems)} problem(s)" if rep.problems else "no problems")
-                             + (f", {len(rep.warnings)} warning(s)\n" if rep.warnings else "\n"))
+                             + (f", {len(rep.warnings)} warning(s)" if rep.warnings else "")
+                             + (f", {len(rep.notes)} note(s)\n" if rep.notes else "\n"))
         if rep.problems:
             from ..errors import ExitCode
 
