@@ -67,6 +67,7 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+COLLECT_OWN = "tests/test_rule_criteria.py::test_collect_takes_only_the_items_admitted_for_its_type"
 NOT_LOADED = "tests/test_stale_manifests.py::test_a_removed_or_added_manifest_counts_too"
 SEED_NAMES = "tests/test_linking.py::test_a_case_seeded_by_names_passes_check_and_runs_as_if_keyed"
 DANGLING_KINDS = ("tests/test_load_problems.py::"
@@ -743,6 +744,9 @@ MUTANTS: list[Mutant] = [
            "            if not REGEX_FIELD.match(f):", "            if False:", (RULES_REFUSED,)),
     Mutant("rule-path-glob-absolute-allowed", "src/ctxcli/models/playbook.py",
            'if g.startswith("/") or "\\\\" in g:', "if False:", (RULES_REFUSED,)),
+    Mutant("rule-new-criteria-change-old-playbook-hashes", "src/ctxcli/project.py",
+           "                if not r[k]:\n                    del r[k]", "                pass",
+           ("tests/test_rule_criteria.py::test_a_playbook_whose_rules_use_no_new_criterion_keeps_its_hash",)),
     Mutant("rule-new-criteria-change-old-digests", "src/ctxcli/load/evidence_rules.py",
            "if v or k not in LATER}", "if True}",
            ("tests/test_rule_criteria.py::test_the_new_criteria_leave_the_digests_of_rules_without_them_as_they_were",)),
@@ -1179,6 +1183,13 @@ MUTANTS: list[Mutant] = [
     Mutant("window-hits-not-linked-to-case", "src/ctxcli/engine/builder.py",
            'run.query.channel in ("graph", "structured", "window")', 'run.query.channel in ("graph", "structured")',
            ("tests/test_window.py::test_the_change_is_found_only_by_the_window_nearest_first",)),
+    Mutant("collect-takes-overlapping-items", "src/ctxcli/answer/answer.py",
+           'if d.op == "collect" and query_types is not None:', "if False:", (COLLECT_OWN,)),
+    Mutant("collect-ignores-selected-for", "src/ctxcli/answer/answer.py",
+           'return e.get("selected_for") == etype or any(', "return any(", (COLLECT_OWN,)),
+    Mutant("collect-ignores-its-own-queries", "src/ctxcli/answer/answer.py",
+           'return e.get("selected_for") == etype or any(', 'return e.get("selected_for") == etype or False and any(',
+           (COLLECT_OWN,)),
     Mutant("correlation-stated-as-cause", "src/ctxcli/answer/answer.py",
            "present = bool(t.mechanism) and all(", "present = True or all(",
            ("tests/test_window.py::test_candidates_in_the_window_are_ranked_correlations_not_a_conflict",)),

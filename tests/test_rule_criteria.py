@@ -249,3 +249,71 @@ def test_the_guides_example_rules_type_the_documents_it_says(tmp_path):
     (et["match"][0]["sources"]) = ["wiki"]
     root = project(tmp_path / "again", {et["type"]: et["match"]})
     assert typed(root, "rollback_runbook") == ["RB-DEEP", "RB-OPS", "RB-TOP"]
+
+
+@pytest.mark.parametrize("first, term, selected, tags", [
+    # RB-B is found by the word and selected for runbook (it covers both types); RB-A came in
+    # for runbook only (an extra of its query)
+    ("runbook", "rollback", {"RB-A": "extra", "RB-B": "runbook"}, ["b"]),
+    # no page says the word: the best rollback_doc the runbook query found is selected for it
+    ("rollback_doc", "zzz", {"RB-A": "rollback_doc", "RB-B": "extra"}, ["a"]),
+])
+def test_collect_takes_only_the_items_admitted_for_its_type(tmp_path, monkeypatch, first, term, selected, tags):
+    """Two overlapping types (issue 48 item 7): every wiki page is a ``runbook``, a page at
+    ``**/rollback.md`` is also a ``rollback_doc``, found by a word. The runbook query brings in
+    ops/rollback.md (it never says "rollback"): the ``collect`` over rollback_doc lists only the
+    items selected for rollback_doc or found by its query, as its count does."""
+    from ctxcli import api
+
+    docs = {"ops/rollback.md": ("RB-A", "Checkout revert", ["a"], "Revert the release."),
+            "pay/rollback.md": ("RB-B", "Payment rollback", ["b"], "Rollback the release."),
+            "ops/restart.md": ("RB-C", "Restart", ["c"], "Restart the pods.")}
+    root = project(tmp_path, {"runbook": [{"sources": ["wiki"]}],
+                              "rollback_doc": [{"paths": ["**/rollback.md"]}]})
+    (root / "manifests" / "sources" / "deploys.yaml").unlink()
+    for sub in ("rollback.md", "ops", "pay"):
+        p = root / "sources" / "wiki" / sub
+        if p.is_file():
+            p.unlink()
+    for rel, (id_, name, doc_tags, body) in docs.items():
+        p = root / "sources" / "wiki" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(doc(id_, name, doc_tags).replace("Do it.", body))
+    for stale in ("ops/old-rollback.md", "ops/a/b/rollback.md"):
+        (root / "sources" / "wiki" / stale).unlink()
+    pbf = root / "manifests" / "playbooks" / "rules.yaml"
+    pb = yaml.safe_load(pbf.read_text())
+    pb["evidence_types"][1]["retrieve"] = {"fulltext": {"terms": [term]}}
+    pb["evidence_types"].sort(key=lambda et: et["type"] != first)
+    pb["facts"] = [{"name": "rollback_tags", "op": "collect", "from": "rollback_doc", "fact": "tags"},
+                   {"name": "rollback_count", "op": "expr", "expr": "len(rollback_tags)"}]
+    pb["claims"] = [{"id": "rollbacks", "text": "{rollback_count} rollback runbook(s), tagged {rollback_tags}.",
+                     "status": "fact", "uses": ["rollback_tags", "rollback_count"]}]
+    pbf.write_text(yaml.safe_dump(pb, sort_keys=False))
+    case = {"case_id": "RB-CASE", "tenant_id": "t1", "playbook": "rules", "question": "How to roll back checkout?",
+            "purpose": "incident_review", "as_of": "2026-06-01T00:00:00Z",
+            "subject": {"id": "sre", "scopes": ["runbook:read"], "clearance": "internal"}, "seeds": ["service:checkout"]}
+    (root / "case.yaml").write_text(yaml.safe_dump(case))
+    monkeypatch.setenv("CTX_ROOT", str(root))
+    monkeypatch.delenv("CTX_DB")        # the project's own store, loaded on first use
+    res = api.investigate(api.InvestigateOptions(case=str(root / "case.yaml")))
+    got = {e["object_id"].split("#")[0]: (e["selected_for"], e["supports"]) for e in res.pack["evidence"]}
+    assert set(got) == {"RB-A", "RB-B", "RB-C"}
+    assert got["RB-A"][1] == got["RB-B"][1] == ["rollback_doc", "runbook"]      # both support both types
+    assert {k: got[k][0] for k in selected} == selected
+    assert res.answer["derived_facts"]["rollback_tags"]["value"] == tags
+    (claim,) = res.answer["claims"]
+    assert claim["text"] == f"1 rollback runbook(s), tagged {tags[0]}." and claim["status"] == "fact"
+
+
+def test_a_playbook_whose_rules_use_no_new_criterion_keeps_its_hash():
+    """The bundled incident playbook's rules (sources, object types, facts) hash as before the
+    criteria existed, so its runs replay without drift; a rule using one changes the hash."""
+    from ctxcli import api
+    from ctxcli.project import playbook_hash
+
+    pb, h = api.read_playbook("payment-incident-review")
+    assert h == playbook_hash(pb) == "sha256:3f682431ee7d8c6d9a5bbd55f82d728fcea46f892e9307b4405c3fa7e4e0c2d4"
+    d = pb.model_dump(by_alias=True)
+    d["evidence_types"][0]["match"][0]["paths"] = ["**/x.md"]
+    assert playbook_hash(type(pb).model_validate(d)) != h
