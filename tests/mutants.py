@@ -67,6 +67,8 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+WITHHELD_UNIT = "tests/test_eval.py::test_withheld_holds_when_a_gate_withheld_it_or_it_was_never_a_candidate"
+WITHHELD_CLI = "tests/test_eval.py::test_cli_withheld_holds_for_a_record_that_is_never_a_candidate"
 COLLECT_OWN = "tests/test_rule_criteria.py::test_collect_takes_only_the_items_admitted_for_its_type"
 NOT_LOADED = "tests/test_stale_manifests.py::test_a_removed_or_added_manifest_counts_too"
 SEED_NAMES = "tests/test_linking.py::test_a_case_seeded_by_names_passes_check_and_runs_as_if_keyed"
@@ -1183,6 +1185,19 @@ MUTANTS: list[Mutant] = [
     Mutant("window-hits-not-linked-to-case", "src/ctxcli/engine/builder.py",
            'run.query.channel in ("graph", "structured", "window")', 'run.query.channel in ("graph", "structured")',
            ("tests/test_window.py::test_the_change_is_found_only_by_the_window_nearest_first",)),
+    Mutant("eval-withheld-never-candidate-fails", "src/ctxcli/evaluate/metrics.py",
+           'got in (gate, "never_a_candidate")', "got == gate", (WITHHELD_UNIT, WITHHELD_CLI)),
+    Mutant("eval-withheld-any-gate-holds", "src/ctxcli/evaluate/metrics.py",
+           'got in (gate, "never_a_candidate")', 'got not in ("admitted", "dropped", "not_in_store")',
+           (WITHHELD_UNIT,)),
+    Mutant("eval-withheld-typo-holds", "src/ctxcli/evaluate/metrics.py",
+           '"not_in_store" if stored is not None and oid not in stored else "never_a_candidate")',
+           '"never_a_candidate")', (WITHHELD_UNIT, WITHHELD_CLI)),
+    Mutant("eval-withheld-store-not-asked", "src/ctxcli/evaluate/runner.py",
+           "stored=tuple(exp.for_strategy(strategy).withheld))", "stored=())", (WITHHELD_CLI,)),
+    Mutant("eval-withheld-dropped-holds", "src/ctxcli/evaluate/metrics.py",
+           'got = "admitted" if oid in admitted else "dropped" if oid in cand_ids else (',
+           'got = "admitted" if oid in admitted else (', (WITHHELD_UNIT,)),
     Mutant("collect-takes-overlapping-items", "src/ctxcli/answer/answer.py",
            'if d.op == "collect" and query_types is not None:', "if False:", (COLLECT_OWN,)),
     Mutant("collect-ignores-selected-for", "src/ctxcli/answer/answer.py",

@@ -38,6 +38,10 @@ class ExpectedFields(C):
                          "deadline"] | None = None
     missing: list[Ident] | None = None
     rejected: dict[Ident, str] = Field(default_factory=dict, description="object id -> gate that must reject it")
+    withheld: dict[Ident, Literal["tenant", "scope", "classification", "purpose"]] = Field(
+        default_factory=dict, description="object id -> the access gate that keeps it from the subject: holds when "
+        "that gate rejected it or when it was never a candidate (the access rules withhold inside the store's "
+        "statements); the object must be in the store")
 
 
 def _known_strategy(v: str) -> str:
