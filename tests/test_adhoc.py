@@ -169,7 +169,6 @@ def _without(flag):
     ([], "give a case id (or case file), or --playbook with --seed for an ad-hoc run"),
     ([*ADHOC, "--param", "nope=1"], "parameter nope is not declared by playbook motor-claim-review (it declares no "
                                   "parameters)"),
-    ([*ADHOC, "--seed", "C-104"], "seed 'C-104' is not an entity key of the form type:key"),
     ([*ADHOC, "--purpose", "audit"], "purpose audit is not served by playbook motor-claim-review (serves: "
                                      "claim_review)"),
     ([*ADHOC, "--tenant", "bad tenant"], "--tenant 'bad tenant' is not a valid id"),

@@ -146,11 +146,11 @@ def test_check_claim_template_edge_route_seed_and_purpose(project_copy):
                             "        object_types: [risk_signal]\n    followup:\n"
                             "      fulltext:\n        terms: [\"risk signal claim amount CNY\"]\n",
           "    retrieve:\n      structured:\n        object_types: []\n")
-    _edit(project_copy, CASE, "seeds: [case:C-102]", "seeds: [C-102]")
+    _edit(project_copy, CASE, "seeds: [case:C-102]", "seeds: [cse:C-102]")
     _edit(project_copy, CASE, "purpose: claim_review", "purpose: audit")
     lines = {k: _line_of(project_copy, p, k) for k, p in (
         ("{case_stat}", PB), ("HAS_DOCUMENTS", PB), ("type: claim_amount_signal", PB),
-        ("seeds: [C-102]", CASE), ("purpose: audit", CASE))}
+        ("seeds: [cse:C-102]", CASE), ("purpose: audit", CASE))}
     r = run_cli(["check", project_copy / PB, project_copy / CASE])
     assert r.exit_code == 1, r.output
     assert r.stdout.splitlines() == [
@@ -162,7 +162,7 @@ def test_check_claim_template_edge_route_seed_and_purpose(project_copy):
         "declared by any source (did you mean HAS_DOCUMENT?)",
         f"{CASE}:{lines['purpose: audit']}:1: purpose audit is not served by playbook motor-claim-review "
         "(serves: claim_review)",
-        f"{CASE}:{lines['seeds: [C-102]']}:9: seed 'C-102' is not an entity key of the form type:key",
+        f"{CASE}:{lines['seeds: [cse:C-102]']}:9: seed cse:C-102: no source declares entity type cse",
     ]
 
 

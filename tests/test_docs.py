@@ -47,3 +47,16 @@ def test_readme_postmortem_walkthrough_runs(store, tmp_path, monkeypatch):
         args = [a if not a.startswith("runs/") else str(tmp_path / a) for a in args[1:]]
         r = run_cli(args)
         assert r.exit_code == expected.get(args[0], 0), (line, r.stdout[-500:], r.stderr[-500:])
+
+
+def test_data_contracts_describe_every_parser():
+    """docs/data-contracts.md has a section per registered parser and names each in the
+    manifest's `parser` row."""
+    from ctxcli.load.parsers import REGISTRY
+
+    text = (REPO / "docs" / "data-contracts.md").read_text(encoding="utf-8")
+    row = next(ln for ln in text.splitlines() if ln.startswith("| `parser`, `parser_version` |"))
+    assert sorted(REGISTRY) == ["git", "json-export", "markdown", "records", "table"]
+    for name in REGISTRY:
+        assert f"\n### `parser: {name}`\n" in text, name
+        assert f"`{name}`" in row, name

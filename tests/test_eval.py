@@ -176,6 +176,34 @@ def test_answer_expectations_and_rejections():
     assert failed["rejected:NOPE"]["actual"] == "never_a_candidate" and failed["rejected:NOPE"]["layer"] == "retriever"
 
 
+def test_withheld_holds_when_a_gate_withheld_it_or_it_was_never_a_candidate():
+    """``withheld: {id: gate}``: rejected by that access gate (matched through its opaque ref) or
+    never a candidate (the access rules withhold inside the statements) — both hold; admitted,
+    dropped, rejected by another gate, or an id the store does not hold — each fails, the
+    builder's."""
+    omissions = [{"ref": "R1", "object_id": "R1", "withheld": False, "gate": "validity"},
+                 {"ref": opaque_ref("t1", "SECRET", key=KEY), "withheld": True, "gate": "scope"}]
+    p = pack([item("A")], omissions=omissions)
+    cs = cands("A", "R1", "SECRET", "DROP", withheld=("SECRET",))
+    ok = Expected(withheld={"SECRET": "scope", "GONE": "classification"})
+    m = E.answer_metrics(p, answer(), ok, cs, stored=["GONE", "SECRET"])
+    assert [(c["check"], c["ok"], c["actual"]) for c in m["checks"] if c["check"].startswith("withheld:")] == [
+        ("withheld:SECRET", True, "scope"), ("withheld:GONE", True, "never_a_candidate")]
+    bad = Expected(withheld={"SECRET": "classification", "A": "scope", "R1": "scope", "DROP": "scope",
+                             "TYPO": "scope"})
+    failed = {c["check"]: (c["layer"], c["actual"]) for c in
+              E.answer_metrics(p, answer(), bad, cs, stored=["A", "R1", "DROP", "SECRET"])["checks"] if not c["ok"]}
+    assert failed == {"withheld:SECRET": ("builder", "scope"), "withheld:A": ("builder", "admitted"),
+                      "withheld:R1": ("builder", "validity"), "withheld:DROP": ("builder", "dropped"),
+                      "withheld:TYPO": ("builder", "not_in_store")}
+    # through score: the store's answer comes in the facts, the diagnosis names the reason
+    s = E.score(p, answer(), cs, Expected(withheld={"TYPO": "scope"}), {**facts({"A": fact()}), "stored": []})
+    assert s["diagnosis"] == {"layer": "builder", "reasons": ["TYPO expected withheld by scope, got not in store"],
+                              "also": {}}
+    assert E.score(p, answer(), cs, Expected(withheld={"GONE": "scope"}),
+                   {**facts({"A": fact()}), "stored": ["GONE"]})["passed"]
+
+
 def test_unstated_expectations_are_skipped():
     p = pack([item("A")], stop="no_progress")
     s = E.score(p, answer([claim("c", ["ev-a"])], verdict="partial"), cands("A"), Expected(), facts({"A": fact()}))
@@ -313,6 +341,25 @@ def test_cli_passing_run_exit_0(store, tmp_path):
     # the human table
     r = run_cli(["eval", p])
     assert r.exit_code == 0 and "pass" in r.stdout and "strategy dynamic" in r.stdout
+
+
+def test_cli_withheld_holds_for_a_record_that_is_never_a_candidate(store, tmp_path):
+    """The SIU note needs fraud:read: the access rules withhold it inside the statements, so it
+    is never a candidate; ``withheld`` holds where ``rejected`` blames the retriever. An id the
+    store does not hold fails, naming it."""
+    p = _case(tmp_path, "  withheld: {SIU-NOTE-C102: scope, OTHER-CASE-C-102: tenant}")
+    r = run_cli(["eval", p, "--json"])
+    assert r.exit_code == 0, r.stdout
+    p = _case(tmp_path, "  withheld: {SIU-NOTE-C102: scope, NO-SUCH-OBJECT: scope}\n"
+                        "  rejected: {OTHER-CASE-C-102: tenant}")
+    r = run_cli(["eval", p, "--json"])
+    assert r.exit_code == 1
+    (run,) = json.loads(r.stdout)["runs"]
+    assert [(c["check"], c["layer"], c["actual"]) for c in run["failed_checks"]] == [
+        ("rejected:OTHER-CASE-C-102", "retriever", "never_a_candidate"),
+        ("withheld:NO-SUCH-OBJECT", "builder", "not_in_store")]
+    assert run["diagnosis"]["reasons"] == ["OTHER-CASE-C-102 expected rejected by tenant, got never_a_candidate"]
+    assert run["diagnosis"]["also"] == {"builder": ["NO-SUCH-OBJECT expected withheld by scope, got not in store"]}
 
 
 def test_cli_failing_run_exit_1_names_each_layer(store, tmp_path):

@@ -228,13 +228,47 @@ def test_a_seed_named_by_an_alias_resolves_and_an_ambiguous_one_is_recorded(stor
         # an entity of a source the subject may not read is never named
         none = walk_access(d, Access(frozenset({"incident:read"}), "incident_review", "confidential"))["readable"]
         got = resolve(d, tenant="tenant-shop", readable=none, seeds=["Checkout-API"], question="", spec=None)
-        assert got.seeds == ["Checkout-API"] and got.resolved == [] and got.unresolved == []
+        assert got.seeds == ["Checkout-API"] and got.resolved == []
+        assert got.unresolved == [{"from": "seed", "mention": "Checkout-API", "candidates": []}]
         # another tenant's aliases never resolve
         got = resolve(d, tenant="tenant-demo", readable=readable + ["pay-service-catalog"], seeds=["Checkout-API"],
                       question="", spec=None)
         assert got.resolved == []
     finally:
         d.close()
+
+
+def test_a_case_seeded_by_names_passes_check_and_runs_as_if_keyed(store, tmp_path):
+    """README and docs/authoring.md: a seed may be an entity's name, alias or id part
+    (``Checkout-API``, ``INC-SHOP-0901``): ``ctx check`` takes it, the run resolves it to the key,
+    and a name that names nothing is recorded unresolved (an entity key's type is still checked)."""
+    import yaml
+
+    from ctxcli import api
+
+    case = yaml.safe_load((REPO / "examples" / "cases" / "INC-SHOP-0901.yaml").read_text())
+    case["seeds"] = ["INC-SHOP-0901", "Checkout-API", "Nowhere-API"]
+    case["business_keys"] = []
+    for k in ("expected", "variants"):
+        case.pop(k, None)
+    f = tmp_path / "named.yaml"
+    f.write_text(yaml.safe_dump(case, sort_keys=False))
+    r = run_cli(["check", f])
+    assert r.exit_code == 0 and r.stdout == "", r.output
+    res = api.investigate(api.InvestigateOptions(case=str(f)))
+    assert res.answer["verdict"] == "complete"
+    assert {e["object_id"] for e in res.pack["evidence"]} >= {"INC-SHOP-0901", "OWN-SHOP-CHECKOUT"}
+    plan = res.pack["rounds"][0]
+    assert plan["seeds"] == ["incident:INC-SHOP-0901", "service:checkout-api", "Nowhere-API"]
+    assert [(x["mention"], x["entity_key"]) for x in plan["resolved"] if x["from"] == "seed"] == [
+        ("INC-SHOP-0901", "incident:INC-SHOP-0901"), ("Checkout-API", "service:checkout-api")]
+    assert [x for x in plan["unresolved"] if x["from"] == "seed"] == [
+        {"from": "seed", "mention": "Nowhere-API", "candidates": []}]
+    case["seeds"] = ["incidnt:INC-SHOP-0901"]
+    f.write_text(yaml.safe_dump(case, sort_keys=False))
+    r = run_cli(["check", f])
+    assert r.exit_code == 1
+    assert r.stdout.endswith("seed incidnt:INC-SHOP-0901: no source declares entity type incidnt\n"), r.stdout
 
 
 def _contradiction_project(project_copy, attest_scope=None):

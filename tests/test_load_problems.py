@@ -96,3 +96,26 @@ def test_on_dangling_skip_loads_the_rest_and_says_what_it_skipped(tmp_path, monk
         assert con.execute("SELECT relation_id FROM relations").fetchall() == [("R3",)]
     finally:
         con.close()
+
+
+def test_on_dangling_skip_says_one_line_per_kind_and_each_row_with_verbose(tmp_path, monkeypatch):
+    """Three relations to unknown entities are one line; the one citing an unknown object (the
+    only one of its kind) is itself; --verbose and --json give each."""
+    ghosts = [{"relation_id": f"G{i}", "from": "svc:a", "type": "USES", "to": f"svc:ghost{i}",
+               "source_version": "1"} for i in (1, 2, 3)]
+    db = project(tmp_path, monkeypatch, [obj(1)], ghosts + [RELS[1]], ENTS, on_dangling="skip")
+    r = load(tmp_path, db)
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.splitlines() == [
+        "ctx: warning: skipped (on_dangling: skip): 3 relations of ops naming an unknown entity, the first "
+        "sources/ops/relations.jsonl:1: to: relation G1 points to unknown entity 'svc:ghost1' (each one: --verbose)",
+        "ctx: warning: skipped (on_dangling: skip): sources/ops/relations.jsonl:4: evidence_object_id: relation "
+        "R2 cites unknown evidence object 'O-9'"]
+    each = [f"ctx: warning: skipped (on_dangling: skip): sources/ops/relations.jsonl:{i}: to: relation G{i} points "
+            f"to unknown entity 'svc:ghost{i}'" for i in (1, 2, 3)] + [
+        "ctx: warning: skipped (on_dangling: skip): sources/ops/relations.jsonl:4: evidence_object_id: relation "
+        "R2 cites unknown evidence object 'O-9'"]
+    r = run_cli(["load", "--manifests", tmp_path / "manifests", "--db", db, "--full", "--verbose"])
+    assert r.exit_code == 0 and r.stderr.splitlines() == each, r.stderr
+    r = run_cli(["load", "--manifests", tmp_path / "manifests", "--db", db, "--full", "--json"])
+    assert json.loads(r.stdout)["warnings"] == [w.removeprefix("ctx: warning: ") for w in each]

@@ -69,6 +69,28 @@ def test_a_removed_or_added_manifest_counts_too(project_copy, tmp_path):
     r = run_cli(["check"])
     assert r.exit_code == 1 and "the store holds source external-mailbox, which no manifest declares any more" \
         in r.stdout
+    # added, not loaded yet: a note, not a problem (issue 48 item 7)
+    src.write_text((tmp_path / "external-mailbox.yaml").read_text())
+    new = project_copy / "manifests" / "sources" / "ops-notes.yaml"
+    new.write_text(src.read_text().replace("source_id: external-mailbox", "source_id: ops-notes")
+                   .replace("snapshot: sources/external-mailbox", "snapshot: sources/ops-notes"))
+    (project_copy / "sources" / "ops-notes").mkdir()
+    (project_copy / "sources" / "ops-notes" / "objects.jsonl").write_text(json.dumps({
+        "object_id": "NOTE-1", "source_version": "1", "object_type": "note", "title": "n", "content": "text",
+        "locator": "notes://1", "observed_at": "2026-01-01T00:00:00Z"}) + "\n")
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    note = f"note: manifests/sources/ops-notes.yaml: source ops-notes is not loaded yet ({db}): `ctx load` loads it\n"
+    r = run_cli(["check"])
+    assert (r.exit_code, r.stdout, r.stderr) == (0, note, "checked 36 file(s): no problems, 1 note(s)\n")
+    doc = json.loads(run_cli(["check", "--json"]).stdout)
+    assert doc["ok"] is True and doc["problems"] == [] and [n["file"] for n in doc["notes"]] == [
+        "manifests/sources/ops-notes.yaml"]
+    # a changed manifest beside it is still a problem
+    _tighten(project_copy)
+    r = run_cli(["check"])
+    assert r.exit_code == 1 and r.stdout.endswith(note) and r.stdout.startswith(
+        "manifests/sources/risk-signals.yaml: source risk-signals changed since the store was loaded"), r.stdout
+    assert r.stderr == "checked 36 file(s): 1 problem(s), 1 note(s)\n"
 
 
 def _count_manifest_reads(monkeypatch) -> list[int]:

@@ -14,8 +14,8 @@ from .paths import display
 # the public names of the project's files and of the request policy (their home modules)
 from .policy import (ADHOC_PREFIX, AdhocSpec, InvestigateOptions, adhoc_case, adhoc_case_id, case_from_request,
                      case_of, make_request, refuse_out_of_limits)
-from .project import (NO_PROJECT_HINT, playbook_hash, read_case, read_case_marked, read_checked, read_playbook,
-                      require_current_manifests, stale_sources)
+from .project import (NO_PROJECT_HINT, loaded_digests, playbook_hash, read_case, read_case_marked, read_checked,
+                      read_playbook, require_current_manifests, stale_sources)
 from .project import _manifests_of
 
 
@@ -209,31 +209,36 @@ def check(paths: list[Path] | None = None):
 
     rep = check_paths([Path(p) for p in paths or []], root=paths_root())
     if not paths:       # the whole project: is the store loaded from these manifests?
-        rep.problems += store_problems()
+        probs, notes = store_problems()
+        rep.problems += probs
+        rep.notes += notes
     return rep
 
 
-def store_problems(db: Path | str | None = None) -> list:
-    """``ctx check``'s view of the store: one problem per source whose manifest changed since the
-    store was loaded (its new scopes, purposes, clearance or masks do not apply until `ctx load`).
-    Nothing when there is no store or it cannot be opened now (busy, damaged: `ctx load` says)."""
+def store_problems(db: Path | str | None = None) -> tuple[list, list]:
+    """``ctx check``'s view of the store: (problems, notes). A problem per source whose manifest
+    changed since the store was loaded (its new scopes, purposes, clearance or masks do not apply
+    until `ctx load`) or that the store holds but no manifest declares any more; a note per source
+    whose manifest was added since (not loaded yet: nothing of it is in the store). Nothing when
+    there is no store or it cannot be opened now (busy, damaged: `ctx load` says)."""
     from .check import Problem
     from .errors import CtxError
     from .store import open_store
 
     addr = paths.db_path(db)
     if not isinstance(addr, str) and not addr.exists():
-        return []
+        return [], []
     try:
         con = open_store(addr)
     except CtxError:
-        return []
+        return [], []
     try:
         with con.errors():
             stale = stale_sources(con)
             mdir = _manifests_of(con.meta())
+            held = set(loaded_digests(con.meta()))
     except CtxError:
-        return []
+        return [], []
     finally:
         con.close()
     files = {}
@@ -241,11 +246,17 @@ def store_problems(db: Path | str | None = None) -> list:
 
     for m, disp, _ in read_manifests(mdir, mdir.resolve().parent):
         files[m.source_id] = disp
-    return [Problem(file=files.get(s, f"source {s}"), line=None, column=None,
-                    message=(f"source {s} changed since the store was loaded ({addr}): run `ctx load` so that its "
-                             f"scopes, purposes, clearance and masks apply" if s in files else
-                             f"the store holds source {s}, which no manifest declares any more: run `ctx load`"))
-            for s in stale]
+    probs, notes = [], []
+    for s in stale:
+        if s in files and s not in held:
+            notes.append(Problem(file=files[s], line=None, column=None,
+                                 message=f"source {s} is not loaded yet ({addr}): `ctx load` loads it"))
+        else:
+            probs.append(Problem(file=files.get(s, f"source {s}"), line=None, column=None, message=(
+                f"source {s} changed since the store was loaded ({addr}): run `ctx load` so that its scopes, "
+                f"purposes, clearance and masks apply" if s in files else
+                f"the store holds source {s}, which no manifest declares any more: run `ctx load`")))
+    return probs, notes
 
 
 def paths_root() -> Path:

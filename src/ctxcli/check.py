@@ -13,12 +13,12 @@ project (``ctx check`` without paths) also reads every source's records: a ``sup
 and a playbook ``match`` rule that matches no object are problems (evidence_problems).
 
 Warned (not a failure, ``ctx check`` only): a case whose subject's clearance is below the
-classification of every source that holds an evidence type of its playbook.
+classification of every source that holds an evidence type of its playbook; rules of one
+playbook that give one object two different evidence types.
 """
 
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +29,6 @@ from pydantic import ValidationError
 from .errors import CtxError, InputError, UsageError
 
 BUILTIN_NAMES = frozenset({"as_of", "true", "false", "True", "False"})
-SEED_RE = re.compile(r"^[a-z][a-z0-9_]*:[^\s:].*$")
 
 
 @dataclass(frozen=True)
@@ -59,11 +58,13 @@ class CheckReport:
     checked: list[dict[str, str]] = field(default_factory=list)   # {"file", "kind"}
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)         # reported, never a failure
+    notes: list[Problem] = field(default_factory=list)            # state, not a fault: e.g. not loaded yet
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": not self.problems, "checked": self.checked,
                 "problems": [p.to_json() for p in self.problems],
-                "warnings": [p.to_json() for p in self.warnings]}
+                "warnings": [p.to_json() for p in self.warnings],
+                "notes": [p.to_json() for p in self.notes]}
 
 
 @dataclass
@@ -270,10 +271,12 @@ def case_problems(case, marks, disp: str, pb, vocab: Vocabulary | None = None) -
             if p not in pb.purposes:
                 out.append(_at(marks, disp, where, f"purpose {p} is not served by playbook {pb.playbook_id} "
                                                    f"(serves: {', '.join(pb.purposes)})"))
+    from .engine.resolve import is_entity_key
+
     for i, s in enumerate(case.seeds):
-        if not SEED_RE.match(s):
-            out.append(_at(marks, disp, f"seeds.{i}", f"seed {s!r} is not an entity key of the form type:key"))
-        elif vocab.entity_types is not None and s.split(":", 1)[0] not in vocab.entity_types:
+        # a seed that is no type:key is a name (Checkout-API), resolved when the case runs
+        # (engine/resolve.py); an entity key's type must be one a source declares
+        if is_entity_key(s) and vocab.entity_types is not None and s.split(":", 1)[0] not in vocab.entity_types:
             out.append(_at(marks, disp, f"seeds.{i}",
                            f"seed {s}: no source declares entity type {s.split(':', 1)[0]}"))
     if pb is not None:
@@ -446,7 +449,7 @@ def check_paths(paths: list[Path], *, root: Path, manifests_dir: Path | None = N
         rep.checked.append({"file": disp, "kind": kind})
         rep.problems += probs
     if whole_project and not rep.problems:
-        rep.problems += evidence_problems(root, manifests_dir or root / "manifests")
+        rep.problems += evidence_problems(root, manifests_dir or root / "manifests", rep.warnings)
     if cases:
         rep.warnings += clearance_warnings(cases, source_levels(root, manifests_dir))
     return rep
@@ -505,12 +508,14 @@ def clearance_warnings(cases: list, levels: dict[tuple[str, str], dict[str, str]
 
 
 # ------------------------------------------------------------------------------ evidence types in the data
-def evidence_problems(root: Path, manifests_dir: Path) -> list[Problem]:
+def evidence_problems(root: Path, manifests_dir: Path, warnings: list[Problem] | None = None) -> list[Problem]:
     """Evidence types against the data: a ``supports`` name in a snapshot that no playbook
     declares but that is close to one that is — a typo — (at the first record's file:line that
     names it; a name far from every declared type is a type no playbook uses yet, allowed), and
-    a playbook ``match`` rule that matches no object of the registered sources (at the rule). Reads every enabled source as ``ctx load`` would;
-    a source that does not parse is skipped here (``ctx load`` reports it)."""
+    a playbook ``match`` rule that matches no object of the registered sources (at the rule).
+    Rules of one playbook that give one object two different types are a warning (appended to
+    ``warnings``, once per pair of types, at the later type's first rule that matched). Reads every enabled source as ``ctx load`` would; a source
+    that does not parse is skipped here (``ctx load`` reports it)."""
     from .load.evidence_rules import read_rules
     from .load.parse import parse_source, read_manifests
     from .models.playbook import Playbook
@@ -531,6 +536,8 @@ def evidence_problems(root: Path, manifests_dir: Path) -> list[Problem]:
     out: list[Problem] = []
     hit: set[tuple[str, int, str]] = set()
     told: set[tuple[str, str]] = set()
+    # (playbook, type, later type) -> [objects, the first one's id, file, line, its rules]
+    both: dict[tuple[str, str, str], list] = {}
     for m, disp, mbytes in manifests:
         if not m.enabled:
             continue
@@ -544,13 +551,28 @@ def evidence_problems(root: Path, manifests_dir: Path) -> list[Problem]:
                         told.add((o["_file"], name))
                         out.append(Problem(o["_file"], o["_line"], None,
                                            f"supports names unknown evidence type {name}{hint}"))
+                first: dict[tuple[str, str], Any] = {}      # (playbook, type) -> its first rule matching o
                 for r in mine:
-                    if (r.file, r.line or 0, r.type) not in hit and r.matches(o):
+                    if r.matches(o):
                         hit.add((r.file, r.line or 0, r.type))
+                        first.setdefault((r.file, r.type), r)
+                matched = list(first.values())
+                for i, a in enumerate(matched):
+                    for b in matched[i + 1:]:
+                        if a.file == b.file:
+                            seen = both.setdefault((a.file, a.type, b.type), [0, o["object_id"], o["_file"],
+                                                                             o["_line"], a, b])
+                            seen[0] += 1
         except CtxError:
             continue
     for r in rules:
         if (r.file, r.line or 0, r.type) not in hit:
             out.append(Problem(r.file, r.line, r.column,
                                f"evidence type {r.type}: match rule {r.index} matches no object of the registered sources"))
+    if warnings is not None:
+        for n, oid, f, ln, a, b in both.values():
+            where = f"{f}:{ln}" if ln is not None else f
+            warnings.append(Problem(b.file, b.line, b.column, (
+                f"evidence type {b.type}: match rule {b.index} and evidence type {a.type}: match rule {a.index} "
+                f"(line {a.line}) both match {n} object(s), e.g. {oid} ({where}): each gets both types")))
     return out

@@ -31,19 +31,25 @@ def stale_sources(con) -> list[str]:
     loaded from — or that only one of them has — in the manifests folder of :func:`_manifests_of`.
     Empty when they agree, when that folder has no manifests any more, or when the store
     predates manifest digests."""
-    import orjson
-
     meta = con.meta()
     recorded = meta.get("manifest_digests")
     mdir = _manifests_of(meta)
     if recorded is None or not (mdir / "sources").is_dir():
         return []
-    try:
-        loaded = orjson.loads(recorded)
-    except orjson.JSONDecodeError:
-        loaded = {}
+    loaded = loaded_digests(meta)
     now = current_digests(mdir)
     return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+
+
+def loaded_digests(meta: dict) -> dict[str, str]:
+    """source id -> the digest of the manifest the store was loaded from (its ``meta``)."""
+    import orjson
+
+    try:
+        out = orjson.loads(meta.get("manifest_digests") or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return out if isinstance(out, dict) else {}
 
 
 # The digests of a manifests folder, kept per process (a warm `ctx serve` checks them at every
@@ -227,7 +233,8 @@ def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
     the ``window`` channel and its ``calendar`` and ``zone``, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
-    ``statement_timeout_seconds`` and ``memory_max_age``) count only when used, so the hash of a playbook without them
+    ``statement_timeout_seconds`` and ``memory_max_age``, the rule criteria ``contains``, ``paths``,
+    ``front_matter``, ``front_matter_keys`` and ``regex``) count only when used, so the hash of a playbook without them
     is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
     del d["vectors"]        # what `ctx load` builds (the store's identity records it), not how a run works
@@ -239,6 +246,10 @@ def playbook_hash(pb: Playbook) -> str:
     for et in d["evidence_types"]:
         if not et["match"]:
             del et["match"]
+        for r in et.get("match", []):       # the criteria added with issue 48
+            for k in ("contains", "paths", "front_matter", "front_matter_keys", "regex"):
+                if not r[k]:
+                    del r[k]
         if et.get("valid_at") is None:
             et.pop("valid_at", None)
         for spec in (et["retrieve"], et["followup"]):

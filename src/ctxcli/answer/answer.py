@@ -36,17 +36,26 @@ def _items(evidence: list[dict[str, Any]], etype: str, where: dict[str, Any]) ->
     return [e for e in evidence if etype in e["supports"] and all(e["facts"].get(k) == v for k, v in where.items())]
 
 
+def _admitted_for(e: dict[str, Any], etype: str, query_types: dict[str, str]) -> bool:
+    """Whether the item was admitted for ``etype``: selected for it, or found by one of its
+    queries — not an item that also supports it but came in for another type."""
+    return e.get("selected_for") == etype or any(query_types.get(q) == etype for q in e.get("queries") or {})
+
+
 def _merge_ids(*lists: list[str]) -> list[str]:
     """The sorted union of lists of evidence ids."""
     return sorted({x for lst in lists for x in lst})
 
 
 def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
-           missing_types: frozenset[str] = frozenset(), aggregates: list[dict[str, Any]] = ()) -> Facts:
+           missing_types: frozenset[str] = frozenset(), aggregates: list[dict[str, Any]] = (),
+           query_types: dict[str, str] | None = None) -> Facts:
     """Bind derived facts. A type reported missing binds nothing, even when some of its items
     were admitted (e.g. the rest did not fit): a fact from part of the evidence is not stated.
     ``aggregates`` (the pack's, computed over stored rows) are bound first, with the admitted
-    items among their rows as evidence."""
+    items among their rows as evidence. ``collect`` gathers only the items admitted for its type
+    (``query_types``: the plan's query id -> evidence type), so an item of an overlapping type
+    that came in for another type does not join the list (and contradict a count of the type)."""
     f = Facts()
     covered = {t for e in evidence for t in e["supports"]} - missing_types
     needs: dict[str, list[str]] = {}          # fact -> the evidence types it rests on
@@ -65,6 +74,8 @@ def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
                 f.unbound[d.name] = [d.from_]
                 continue
             items = _items(evidence, d.from_, d.where)
+            if d.op == "collect" and query_types is not None:
+                items = [e for e in items if _admitted_for(e, d.from_, query_types)]
             {"value": _bind_value, "collect": _bind_collect, "mapping": _bind_mapping}[d.op](f, d, items)
         elif d.op in ("map", "difference", "intersection"):
             _bind_combination(f, d, needs)
@@ -201,7 +212,10 @@ def _text(template: str, values: dict[str, Any]) -> str:
 def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
     evidence = pack["evidence"]
     env0 = {"as_of": pack["request"]["as_of"]}
-    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]), pack.get("aggregates", []))
+    query_types = {q["query_id"]: q["evidence_type"] for r in pack.get("rounds") or [] for q in r.get("queries") or []
+                   if "query_id" in q and "evidence_type" in q}
+    f = derive(pb, evidence, env0, frozenset(m["type"] for m in pack["missing"]), pack.get("aggregates", []),
+               query_types)
     values = dict(env0)
     values.update({k: b.value for k, b in f.bound.items()})
     judg = {et.type: et.judgment for et in pb.evidence_types}

@@ -27,9 +27,13 @@ def check(
     types referenced must exist; path templates must use edge types the sources declare; every
     required type needs a retrieval route; a case's playbook, purpose, seeds and params must
     resolve. Each problem is one line file:line:column: message. A case whose subject's
-    clearance is below the classification of every source of one of its evidence types gets a
-    "warning:" line (warnings do not fail the check). Exit 0 clean (warnings allowed), 1
-    problems found, 2 unusable input (no such path, not a manifest/playbook/case).
+    clearance is below the classification of every source of one of its evidence types, and
+    rules of one playbook that give one object two evidence types, get a "warning:" line
+    (warnings do not fail the check). Without paths the store is compared with the manifests:
+    a source whose manifest changed since `ctx load`, or that no manifest declares any more, is
+    a problem; one whose manifest was added since is a "note:" line (not loaded yet). Exit 0
+    clean (warnings and notes allowed), 1 problems found, 2 unusable input (no such path, not a
+    manifest/playbook/case).
 
     Every field a source manifest's mapping names must be a column, record key or front-matter
     key of some record of its source: else one problem at the manifest's line, with a
@@ -50,9 +54,12 @@ def check(
                 sys.stdout.write(f"{p}\n")
             for w in rep.warnings:
                 sys.stdout.write(f"warning: {w}\n")
+            for n in rep.notes:
+                sys.stdout.write(f"note: {n}\n")
             sys.stderr.write(f"checked {len(rep.checked)} file(s): "
                              + (f"{len(rep.problems)} problem(s)" if rep.problems else "no problems")
-                             + (f", {len(rep.warnings)} warning(s)\n" if rep.warnings else "\n"))
+                             + (f", {len(rep.warnings)} warning(s)" if rep.warnings else "")
+                             + (f", {len(rep.notes)} note(s)\n" if rep.notes else "\n"))
         if rep.problems:
             from ..errors import ExitCode
 

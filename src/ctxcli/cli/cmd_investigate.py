@@ -25,7 +25,9 @@ def investigate(
                                                     "playbook id; needs --seed, --tenant, --subject, --scope, "
                                                     "--purpose and --as-of.", show_default=False)] = None,
     seed: Annotated[Optional[list[str]], typer.Option("--seed", help="Ad-hoc run: an entity key to start from "
-                                                      "(type:key); repeat.", show_default=False)] = None,
+                                                      "(type:key), or an entity's name, alias or id part "
+                                                      "(Checkout-API), resolved to its key; repeat.",
+                                                      show_default=False)] = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="Ad-hoc run: the tenant id.",
                                                   show_default=False)] = None,
     question: Annotated[Optional[str], typer.Option("--question", help="Ad-hoc run: the question (default: the "

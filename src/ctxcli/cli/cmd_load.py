@@ -39,6 +39,8 @@ def load(
                                                             "a DuckDB store to keep after this load (default: "
                                                             "ctx.toml [generations] keep, else 3).",
                                                             show_default=False)] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Print every warning, not one line per kind of "
+                                          "warning (e.g. each relation on_dangling: skip left out).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate every registered source and build the store, atomically.
@@ -67,7 +69,9 @@ def load(
     rebuilds a pack against the generation it was built on (`ctx store generations`).
     The build's DuckDB buffer pool is 2GB (it spills to a temporary folder beside the store);
     $CTX_LOAD_MEMORY_LIMIT (such as 4GB) sets it, and a build that runs out of it exits 3 with
-    the store unchanged.
+    the store unchanged. Warnings (such as the relations a source with on_dangling: skip left
+    out) are one line per kind, with how many and the first; --verbose prints each one, and
+    --json lists each one under "warnings".
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
@@ -95,7 +99,7 @@ def load(
         warnings = getattr(res, "warnings", [])
         if warnings:
             doc["warnings"] = warnings
-        for w in warnings:
+        for w in warnings if verbose else res.warning_summary():
             sys.stderr.write(f"ctx: warning: {w}\n")
         if as_json:
             emit_json(doc)

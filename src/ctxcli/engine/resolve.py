@@ -6,7 +6,8 @@ subject may not see is named in a plan):
 
 * a **seed** that is no entity key of those sources but is, as a phrase (util/entity_match.py),
   the name, an alias or the id part of exactly one of them is replaced by that entity's key;
-  one that names several is kept as given (it finds nothing) and recorded as unresolved;
+  one that names several is kept as given (it finds nothing) and recorded as unresolved, as is
+  a seed that is no ``type:key`` and names none;
 * when the playbook declares ``resolve_names``, the **question**'s phrases naming an entity of
   the declared types (exactly, or fuzzily above ``accept``) add that entity's key to the seeds
   and to every full-text query; ambiguous or weak ones are recorded as unresolved, with their
@@ -18,6 +19,7 @@ trace's ``plan_created`` event.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +32,14 @@ class Resolution:
     added_keys: list[str] = field(default_factory=list)            # keys the question named (full text)
     resolved: list[dict[str, Any]] = field(default_factory=list)
     unresolved: list[dict[str, Any]] = field(default_factory=list)
+
+
+ENTITY_KEY = re.compile(r"^[a-z][a-z0-9_]*:[^\s:].*$")
+
+
+def is_entity_key(seed: str) -> bool:
+    """``type:key`` (``service:checkout-api``); any other seed is a name (``Checkout-API``)."""
+    return ENTITY_KEY.match(seed) is not None
 
 
 def _names(key: str, name: str, aliases: list[str]) -> list[str]:
@@ -58,7 +68,7 @@ def resolve(con, *, tenant: str, readable: list[str], seeds: list[str], question
                                  "confidence": 1.0})
         else:
             out.seeds.append(s)
-            if keys:
+            if keys or not is_entity_key(s):      # a name that names several entities, or none
                 out.unresolved.append({"from": "seed", "mention": s, "candidates": keys})
     if spec is not None and question:
         d = Dictionary()

@@ -32,10 +32,12 @@ def _text_fields(title: str, content: str, facts: dict[str, Any]) -> list[tuple[
     return out
 
 
-def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) -> dict[str, Any]:
+def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None,
+                stored: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """The store facts of every admitted item of ``pack`` (any tenant), read from ``con``.
     ``key`` (the store secret) keys the content hash of items the pack shows masked, as the
-    builder does, so that it compares with theirs."""
+    builder does, so that it compares with theirs. ``stored``: object ids asked about (an
+    expectation's ``withheld``); ``facts["stored"]`` lists those the store holds (any tenant)."""
     import orjson
 
     from ..util.canon import content_hash, sealed_hash, sha256_hex
@@ -82,4 +84,7 @@ def store_facts(con, pack: dict[str, Any], scan=None, key: bytes | None = None) 
     tomb = []
     if ids:
         tomb = con.tombstoned_ids(tenant, ids)
-    return {"objects": objects, "tombstones": tomb, "injection_detector": scan is not None}
+    out = {"objects": objects, "tombstones": tomb, "injection_detector": scan is not None}
+    if stored:
+        out["stored"] = sorted({r[0] for r in con.object_facts(sorted(set(stored)))})
+    return out

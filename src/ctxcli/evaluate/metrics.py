@@ -172,10 +172,12 @@ def _omission_gate(pack: dict[str, Any], object_id: str,
 
 
 def answer_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
-                   candidates: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   candidates: list[dict[str, Any]] | None = None,
+                   stored: list[str] | None = None) -> dict[str, Any]:
     """The answer checked against every expectation the case states (unstated ones are
     skipped), claim evidence coverage and provenance completeness. ``checks`` lists each
-    comparison with its layer (stop_reason, missing and rejected are the builder's)."""
+    comparison with its layer (stop_reason, missing, rejected and withheld are the builder's).
+    ``stored``: the ``withheld`` ids the store holds (None: not known)."""
     checks: list[dict[str, Any]] = []
     claims = {c["claim_id"]: c for c in answer.get("claims", [])}
     action = (answer.get("recommended_action") or {}).get("action")
@@ -209,6 +211,15 @@ def answer_metrics(pack: dict[str, Any], answer: dict[str, Any], exp: Expected,
                 "dropped" if candidates is None or oid in cand_ids else "never_a_candidate")
         layer = "retriever" if got == "never_a_candidate" else "builder"
         checks.append(_check(layer, f"rejected:{oid}", got == gate, expected=gate, actual=got, ids=[oid]))
+    for oid, gate in exp.withheld.items():
+        # withheld either way: rejected by that access gate, or never a candidate (the access
+        # rules apply inside the statements) — but it must be an object of the store
+        got = _omission_gate(pack, oid, candidates)
+        if got is None:
+            got = "admitted" if oid in admitted else "dropped" if oid in cand_ids else (
+                "not_in_store" if stored is not None and oid not in stored else "never_a_candidate")
+        checks.append(_check("builder", f"withheld:{oid}", got in (gate, "never_a_candidate"), expected=gate,
+                             actual=got, ids=[oid]))
 
     # claim evidence coverage: every non-unknown claim cites >= 1 evidence id in the pack
     ids = {e["evidence_id"] for e in pack.get("evidence", [])}
@@ -401,6 +412,8 @@ def _reason(c: dict[str, Any], pack: dict[str, Any] | None, cands: set[str] | No
         return name.replace("_", " ") + ": " + ", ".join(ids)
     if name.startswith("rejected:"):
         return f"{name[9:]} expected rejected by {c['expected']}, got {c['actual']}"
+    if name.startswith("withheld:"):
+        return f"{name[9:]} expected withheld by {c['expected']}, got {c['actual'].replace('_', ' ')}"
     if name in ("claim_evidence_coverage", "citations_in_pack"):
         return f"{c['message']}: " + ", ".join(ids)
     if name == "provenance_complete":
@@ -465,7 +478,7 @@ def score(pack: dict[str, Any], answer: dict[str, Any], candidates: list[dict[st
     eff = exp.for_strategy(strategy) if strategy is not None else exp
     retr = retriever_metrics(candidates, exp)
     build = builder_metrics(pack, answer, exp, facts)
-    ans = answer_metrics(pack, answer, eff, candidates)
+    ans = answer_metrics(pack, answer, eff, candidates, facts.get("stored") if eff.withheld else None)
     safety = safety_metrics(pack, exp, facts)
     if (eff.must_cite, eff.must_not_cite) == (exp.must_cite, exp.must_not_cite):
         checks = checks_for(retr, build, ans, safety, th)

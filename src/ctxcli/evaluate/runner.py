@@ -229,7 +229,8 @@ def run(opts: EvalOptions) -> EvalReport:
                 res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
                 con = open_store(db)
                 try:
-                    facts = store_facts(con, res.pack, scan, api.store_key(db))
+                    facts = store_facts(con, res.pack, scan, api.store_key(db),
+                                        stored=tuple(exp.for_strategy(strategy).withheld))
                 finally:
                     con.close()
                 inputs = case.variants[variant].inputs if variant is not None else None

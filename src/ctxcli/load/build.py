@@ -55,6 +55,7 @@ class LoadResult:
     sources: list[SourceSummary]
     objects: int
     warnings: list[str] = field(default_factory=list)      # e.g. dangling references skipped
+    warning_kinds: list[str] = field(default_factory=list)  # what kind each warning is (one per warning)
     compared: bool = True       # False: no previous store of this schema and builder to count changes against
     generation: int | None = None       # the generation this load published (None: nothing new)
     pruned: list[int] = field(default_factory=list)     # generations dropped after it (ctx.toml [generations] keep)
@@ -63,6 +64,19 @@ class LoadResult:
     def reused(self) -> list[str]:
         """Sources whose rows were copied from the previous store (digest unchanged)."""
         return [s.source_id for s in self.sources if s.reused]
+
+    def warning_summary(self) -> list[str]:
+        """One line per kind of warning, in the order the kinds first occur: the warning
+        itself when it is the only one of its kind, else how many there are and the first."""
+        kinds: dict[str, list[str]] = {}
+        for kind, w in zip(self.warning_kinds, self.warnings):
+            kinds.setdefault(kind, []).append(w)
+        return [ws[0] if len(ws) == 1 else
+                f"{kind.format(n=len(ws))}, the first {ws[0].removeprefix(SKIPPED)} (each one: --verbose)"
+                for kind, ws in kinds.items()]
+
+
+SKIPPED = "skipped (on_dangling: skip): "
 
 
 def _noop(stage: str, done: int, total: int) -> None:
@@ -335,7 +349,8 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
             if os.path.exists(p):
                 os.unlink(p)
     return LoadResult(db=str(db_path), store_digest=store_digest, sources=stats["summaries"],
-                      objects=stats["objects"], warnings=stats["warnings"], compared=stats["compared"],
+                      objects=stats["objects"], warnings=stats["warnings"], warning_kinds=stats["warning_kinds"],
+                      compared=stats["compared"],
                       generation=generation)
 
 
@@ -407,6 +422,7 @@ class _Rows:
     per: dict[str, dict[str, int]]
     first: dict[str, list[int]] = field(default_factory=dict)  # source -> [first doc, parsed, first entity, entities]
     warnings: list[str] = field(default_factory=list)
+    warning_kinds: list[str] = field(default_factory=list)
     linker: Any = None
     links: list[tuple[str, dict[str, Any]]] = field(default_factory=list)        # (source, link) found in the objects
     unresolved: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -475,7 +491,8 @@ def _stream_rows(loaded: list[LoadedSource], tmpdir: str, progress: Progress, pr
     return {"writers": tuple(writers.values()), "per": st.per,
             "removed_docs": removed_docs, "removed": removed, "removed_objects": gone, "first": st.first,
             "families": families, "objects": len(objs) - len(removed_docs), "summaries": [],
-            "vectors": st.vectors, "warnings": st.warnings, "sync": st.sync, "reread": st.reread}
+            "vectors": st.vectors, "warnings": st.warnings, "warning_kinds": st.warning_kinds,
+            "sync": st.sync, "reread": st.reread}
 
 
 def _check_names(st: _Rows) -> None:
@@ -757,7 +774,10 @@ def _stream_relations(st: _Rows) -> None:
                 continue        # a record that failed may be the one it names: reported once that is fixed
             if dangling:
                 if skip:        # the manifest says so (on_dangling: skip): reported, not loaded
-                    st.warnings.append(f"skipped (on_dangling: skip): {dangling[0]}")
+                    st.warnings.append(f"{SKIPPED}{dangling[0]}")
+                    what = "an unknown evidence object" if dangling[0].field == "evidence_object_id" else \
+                        "an unknown entity"
+                    st.warning_kinds.append(f"{SKIPPED}{{n}} relations of {sid} naming {what}")
                 else:
                     st.problems.add(dangling[0])
                 continue

@@ -13,6 +13,8 @@ import orjson
 
 from ..errors import InputError
 from ..util.canon import canonical_bytes
+from ..util.masking import search_pattern
+from .parsers.git import glob_re
 
 
 @dataclass(frozen=True)
@@ -33,16 +35,64 @@ class Rule:
             return False
         if r.object_types and o["object_type"] not in r.object_types:
             return False
-        if r.facts:
+        if r.paths:
+            path = o.get(PATH)
+            if path is None or not any(glob_re(g).match(path) for g in r.paths):
+                return False
+        if r.facts or r.contains or any(f.startswith("facts.") for f in r.regex):
             facts = facts if facts is not None else orjson.loads(o["facts"])
             for k, v in r.facts.items():
-                if k not in facts or facts[k] != v or type(facts[k]) is not type(v):
+                if k not in facts or not _same(facts[k], v):
                     return False
+            for k, v in r.contains.items():
+                if not isinstance(facts.get(k), list) or not any(_same(x, v) for x in facts[k]):
+                    return False
+        front = o.get(FRONT)
+        if r.front_matter or r.front_matter_keys:
+            if not isinstance(front, dict) or not all(k in front for k in r.front_matter_keys):
+                return False
+            for k, v in r.front_matter.items():
+                x = front.get(k)
+                if not (_same(x, v) or isinstance(x, list) and any(_same(y, v) for y in x)):
+                    return False
+        for f, src in r.regex.items():
+            if not any(search_pattern(src).search(t) for t in _texts(o, f, facts, front)):
+                return False
         if r.terms:
             text = (o["title"] + "\n" + o["content"]).casefold()
             if not any(t.casefold() in text for t in r.terms):
                 return False
         return True
+
+
+# The keys a file-backed parser adds to its object rows for the rules (parsers/markdown.py):
+# the document's path and its own front matter. :func:`assign` removes them.
+PATH, FRONT = "_path", "_front"
+
+
+def _same(x: Any, v: Any) -> bool:
+    """Equal as YAML reads them: ``502`` (a number) is not ``"502"``, ``1`` is not ``true``."""
+    return x == v and type(x) is type(v)
+
+
+def _text(x: Any) -> str | None:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (bool, int, float)):
+        return canonical_bytes(x).decode()          # 1 -> "1", 0.9 -> "0.9", true -> "true"
+    return None
+
+
+def _texts(o: dict[str, Any], f: str, facts: dict[str, Any] | None, front: Any) -> list[str]:
+    """The texts a rule's ``regex`` field names (a list value: each of its items)."""
+    if f.startswith("facts."):
+        x = (facts or {}).get(f[6:])
+    elif f.startswith("front_matter."):
+        x = front.get(f[13:]) if isinstance(front, dict) else None
+    else:
+        x = o.get(PATH if f == "path" else f)
+    out = [_text(y) for y in (x if isinstance(x, list) else [x])]
+    return [t for t in out if t is not None]
 
 
 def read_rules(playbooks_dir: Path, root: Path) -> list[Rule]:
@@ -75,19 +125,28 @@ def read_rules(playbooks_dir: Path, root: Path) -> list[Rule]:
 
 
 def rules_digest(rules: list[Rule], source_id: str) -> bytes:
-    """The canonical bytes of the rules that can match ``source_id`` (b"" when none)."""
-    mine = [(r.type, r.rule.model_dump(mode="json")) for r in rules if r.applies_to(source_id)]
+    """The canonical bytes of the rules that can match ``source_id`` (b"" when none). A
+    criterion added since the first rules (``contains`` …) is part of them only when used, so a
+    store's digests stay what they were for rules that do not use one."""
+    mine = [(r.type, {k: v for k, v in r.rule.model_dump(mode="json").items() if v or k not in LATER})
+            for r in rules if r.applies_to(source_id)]
     return canonical_bytes(mine) if mine else b""
 
 
+LATER = ("contains", "paths", "front_matter", "front_matter_keys", "regex")
+
+
 def assign(o: dict[str, Any], rules: list[Rule]) -> None:
-    """Add to ``o["supports"]`` the types whose rules match it."""
-    if not rules:
-        return
-    facts = orjson.loads(o["facts"]) if any(r.rule.facts for r in rules) else None
-    extra = {r.type for r in rules if r.matches(o, facts)}
-    if extra - set(o["supports"]):
-        o["supports"] = sorted(set(o["supports"]) | extra)
+    """Add to ``o["supports"]`` the types whose rules match it (and drop the keys a parser
+    added for the rules only)."""
+    if rules:
+        facts = orjson.loads(o["facts"]) if any(r.rule.facts or r.rule.contains or r.rule.regex
+                                                for r in rules) else None
+        extra = {r.type for r in rules if r.matches(o, facts)}
+        if extra - set(o["supports"]):
+            o["supports"] = sorted(set(o["supports"]) | extra)
+    o.pop(PATH, None)
+    o.pop(FRONT, None)
 
 
 def check_known(o: dict[str, Any], known: set[str]) -> str | None:

@@ -38,6 +38,10 @@ class ExpectedFields(C):
                          "deadline"] | None = None
     missing: list[Ident] | None = None
     rejected: dict[Ident, str] = Field(default_factory=dict, description="object id -> gate that must reject it")
+    withheld: dict[Ident, Literal["tenant", "scope", "classification", "purpose"]] = Field(
+        default_factory=dict, description="object id -> the access gate that keeps it from the subject: holds when "
+        "that gate rejected it or when it was never a candidate (the access rules withhold inside the store's "
+        "statements); the object must be in the store")
 
 
 def _known_strategy(v: str) -> str:
@@ -111,7 +115,8 @@ class CaseFile(C):
     purpose: Ident
     as_of: datetime
     subject: Subject
-    seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from.")
+    seeds: list[Ident] = Field(min_length=1, description="Entity keys the investigation starts from (type:key), "
+                                                          "or entity names resolved to their keys when it runs.")
     business_keys: list[Annotated[str, StringConstraints(min_length=1, max_length=128)]] = Field(default_factory=list)
     params: dict[FactName, ParamValue] = Field(default_factory=dict,
                                                description="Values of the playbook's declared params.")

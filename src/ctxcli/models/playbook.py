@@ -4,6 +4,7 @@ all here, as data."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator, model_validator
@@ -135,20 +136,71 @@ class ChannelSpecs(P):
     window: WindowSpec | None = None
 
 
+RuleValue = str | int | float | bool
+FrontKey = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+PathGlob = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# The fields a rule's ``regex`` may read: the object's own, a fact, a front-matter key.
+REGEX_FIELD = re.compile(r"(title|content|path|subject_id|facts\.[a-z][a-z0-9_]{0,63}|front_matter\..{1,200})\Z", re.S)
+MAX_RULE_PATTERN = 256
+
+
 class EvidenceRule(P):
     """Objects that support an evidence type, by rule rather than by a ``supports`` label in the
-    data: every stated criterion must hold (``sources`` / ``object_types``: one of; ``facts``: each
-    equal; ``terms``: one of them in the title or content, case-insensitive). Applied at load."""
+    data: every stated criterion must hold (``sources`` / ``object_types`` / ``paths``: one of;
+    ``facts``: each equal; ``contains``: each list fact holds the value; ``front_matter``: each
+    key of the document's own front matter equals the value or is a list holding it;
+    ``front_matter_keys``: each present; ``regex``: each field's text matches, RE2 search;
+    ``terms``: one of them in the title or content, case-insensitive). Applied at load."""
 
     sources: list[Ident] = Field(default_factory=list)
     object_types: list[TypeName] = Field(default_factory=list)
-    facts: dict[FactName, str | int | float | bool] = Field(default_factory=dict)
+    facts: dict[FactName, RuleValue] = Field(default_factory=dict)
+    contains: dict[FactName, RuleValue] = Field(
+        default_factory=dict, description="fact name -> a value the fact, a list, holds (tags: rollback)")
+    paths: list[PathGlob] = Field(
+        default_factory=list, description="globs over the document's path (git: in the repository; markdown: "
+                                          "under the snapshot folder); '**' any folders, '*' and '?' within "
+                                          "one name. Objects of other parsers have no path.")
+    front_matter: dict[FrontKey, RuleValue] = Field(
+        default_factory=dict, description="the document's own front-matter key -> its value (or a value its "
+                                          "list holds), before any mapping")
+    front_matter_keys: list[FrontKey] = Field(
+        default_factory=list, description="front-matter keys the document has (any value)")
+    regex: dict[str, Annotated[str, StringConstraints(min_length=1, max_length=MAX_RULE_PATTERN)]] = Field(
+        default_factory=dict, description="field (title, content, path, subject_id, facts.NAME, "
+                                          "front_matter.KEY) -> an RE2 pattern searched in its text")
     terms: list[Term] = Field(default_factory=list)
+
+    @field_validator("paths")
+    @classmethod
+    def _relative(cls, v: list[str]) -> list[str]:
+        for g in v:
+            if g.startswith("/") or "\\" in g:
+                raise ValueError(f"paths: {g!r}: a glob is a path relative to the repository or snapshot folder, "
+                                 f"with '/' between names (no leading '/', no backslash)")
+        return v
+
+    @field_validator("regex")
+    @classmethod
+    def _linear(cls, v: dict[str, str]) -> dict[str, str]:
+        from ..util.masking import PatternError, search_pattern
+
+        for f, src in v.items():
+            if not REGEX_FIELD.match(f):
+                raise ValueError(f"regex: unknown field {f!r} (one of title, content, path, subject_id, "
+                                 f"facts.NAME, front_matter.KEY)")
+            try:
+                search_pattern(src)
+            except PatternError as e:
+                raise ValueError(f"regex.{f}: {e}") from None
+        return v
 
     @model_validator(mode="after")
     def _some(self) -> "EvidenceRule":
-        if not (self.sources or self.object_types or self.facts or self.terms):
-            raise ValueError("a rule needs at least one of sources, object_types, facts, terms")
+        if not (self.sources or self.object_types or self.facts or self.contains or self.paths
+                or self.front_matter or self.front_matter_keys or self.regex or self.terms):
+            raise ValueError("a rule needs at least one of sources, object_types, facts, contains, paths, "
+                             "front_matter, front_matter_keys, regex, terms")
         return self
 
 

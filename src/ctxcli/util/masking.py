@@ -115,6 +115,24 @@ def compile_pattern(source: str) -> Compiled:
     return Compiled(source)
 
 
+@functools.lru_cache(maxsize=512)
+def search_pattern(source: str):
+    """``source`` compiled on RE2 for a plain search (a playbook evidence rule's ``regex``):
+    linear in the text, so no back-references and no look-around (RE2 refuses them), and
+    :class:`PatternError` for a pattern that matches the empty text (it would match every text)."""
+    import re2
+
+    try:
+        rx = re2.compile(source, _options())
+    except re2.error as e:
+        msg = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+        raise PatternError(f"not an RE2 pattern ({msg}); RE2 runs in linear time and has no "
+                           f"back-references or look-around") from None
+    if rx.search("") is not None:
+        raise PatternError("the pattern matches the empty text, so it would match every text")
+    return rx
+
+
 def check_replacement(repl: str) -> None:
     """Replacements are literal text shown in packs: no control characters, no backslash
     (which a reader could take for a group reference)."""

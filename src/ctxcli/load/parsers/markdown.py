@@ -184,7 +184,8 @@ def document_objects(m: SourceManifest, relname: str, disp: str, text: str, *, l
     """The objects of one Markdown document. ``locator`` is the path part of each section's
     locator (default ``relname``); ``object_id(front, anchor)`` and ``supersedes(front, anchor)``
     override how section ids and predecessors are named, ``version`` the source version and
-    ``facts`` are added under the document's own (the git parser's versions)."""
+    ``facts`` are added under the document's own (the git parser's versions). ``relname`` and
+    the front matter as written ride along in each row for the evidence rules."""
     data, marks, body, first = read_front(text, disp)
     if m.mapping is None and defaults is None:
         front = validate(DocumentFrontMatter, remap_valid_time(m, data, disp, 1), disp, 1)
@@ -201,10 +202,13 @@ def document_objects(m: SourceManifest, relname: str, disp: str, text: str, *, l
         oid = object_id(front, a) if object_id else f"{front.doc_id}#{a}"
         sec_front, sec_text = _section_facts(m, front, fields, sec_text, body, s, first, disp)
         sup = supersedes(front, a) if supersedes else (f"{front.supersedes}#{a}" if front.supersedes else None)
-        yield object_row(
+        row = object_row(
             m, sec_front, object_id=oid, title=f"{front.title} — {heading}", content=sec_text,
             locator=f"{loc}#{a}:L{s}-L{e}", tenant=tenant, version=version or front.version,
             supersedes=sup, registered_hash=None, section=a, doc_ref=front.doc_id, disp=disp, line=s)
+        # for the playbooks' path and front-matter rules (load/evidence_rules.py drops them)
+        row["_path"], row["_front"] = relname, data
+        yield row
 
 
 @register
