@@ -25,7 +25,7 @@ WIKI = {**BASE, "source_id": "wiki", "parser": "markdown", "snapshot": "sources/
                     "set": {"object_type": "runbook"}}}
 TABLE = {**BASE, "source_id": "deploys", "parser": "table", "snapshot": "sources/deploys",
          "table": {"file": "deploys.csv"},
-         "mapping": {"object_id": "DEP-{id}", "title": "Release {id}", "body": "{notes}", "version": "1",
+         "mapping": {"object_id": "DEP-{id}", "title": "Release {id}", "body": "{notes}", "version": "r{id}",
                      "observed_at": "at", "valid_from": "at",
                      "facts": {"tags": {"from": "tags", "type": "list"}}, "set": {"object_type": "release"}}}
 
@@ -40,7 +40,7 @@ DOCS = {
     "ops/rollback.md": doc("RB-OPS", "Checkout rollback", ["gateway", "rollback"], kind="runbook",
                            reviewed_by="ana"),
     "ops/a/b/rollback.md": doc("RB-DEEP", "Deep rollback", ["rollbacks"], kind=["runbook", "howto"]),
-    "ops/old-rollback.md": doc("RB-OLD", "Roll back (old)", ["old"], kind="note"),
+    "ops/old-rollback.md": doc("RB-OLD", "Roll back (old)", ["old"], kind="note", draft=True),
     "ops/restart.md": doc("RB-RST", "Restart", ["gateway"], codes=[502, 504]),
 }
 
@@ -104,6 +104,8 @@ def typed(root, t: str) -> list[str]:
     # a number is a number: 502 matches it, "502" does not
     ([{"front_matter": {"codes": 502}}], ["RB-RST"]),
     ([{"front_matter": {"codes": "502"}}], []),
+    ([{"front_matter": {"draft": True}}], ["RB-OLD"]),
+    ([{"front_matter": {"draft": 1}}], []),
     ([{"front_matter_keys": ["reviewed_by"]}], ["RB-OPS"]),
     ([{"front_matter_keys": ["reviewed_by", "kind"]}], ["RB-OPS"]),
     # regex: an RE2 search in the named field's text (a list: any item; a number: its text)

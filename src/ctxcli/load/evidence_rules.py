@@ -71,8 +71,13 @@ PATH, FRONT = "_path", "_front"
 
 
 def _same(x: Any, v: Any) -> bool:
-    """Equal as YAML reads them: ``502`` (a number) is not ``"502"``, ``1`` is not ``true``."""
-    return x == v and type(x) is type(v)
+    """Equal as YAML reads them: ``502`` (a number) is not ``"502"``, ``1`` is not ``true``; a
+    number kept as written (util/yamlio ``WrittenInt``) is the number it reads as."""
+    return x == v and _kind(x) is _kind(v)
+
+
+def _kind(x: Any) -> type:
+    return next((t for t in (bool, int, float, str) if isinstance(x, t)), type(x))
 
 
 def _text(x: Any) -> str | None:
