@@ -200,17 +200,22 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         from ..embed.model import require
 
         require(why)
-    remove_leftover_tmp(db_path.parent)     # what a load stopped by a signal (or a power cut) left
-    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
-    # Workers fork before this process opens any DuckDB database (see load/derive.py).
-    pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
-    try:
-        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir,
-                      vectors=vectors, generations=generations)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+    from ..util.signals import terminate_interrupts
+
+    remove_leftover_tmp(db_path.parent)     # what a load stopped by SIGKILL (or a power cut) left
+    # SIGTERM (CI cancellation, timeout, docker stop) stops the load as Ctrl-C does: the pool
+    # stopped, the temporary folder removed, nothing published (util/signals.py)
+    with terminate_interrupts():
+        loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
+        # Workers fork before this process opens any DuckDB database (see load/derive.py).
+        pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
+        try:
+            return _build(loaded, store_digest, db_path, progress, incremental, pool,
+                          manifests_dir=manifests_dir, vectors=vectors, generations=generations)
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
 
 
 # A load's temporary folder beside the store: ``ctx-load-`` + tempfile's 8 characters, holding
