@@ -886,6 +886,16 @@ MUTANTS: list[Mutant] = [
            "        from ..util.passwords import mask\n\n        lines",
            "        from ..store.pg.connect import mask\n\n        lines",
            ("tests/test_exit_codes.py::test_the_error_handler_masks_passwords_without_the_postgresql_backend",)),
+    # issue 49 item 9: ctx runs and latest name run folders written with --out inside the project
+    Mutant("runs-out-folder-not-noted", "src/ctxcli/api.py",
+           "    note_run_folder(out_dir)         # --out", "    (out_dir)         # --out",
+           ("tests/test_first_hour.py::test_ctx_runs_lists_run_folders_written_with_out_inside_the_project",)),
+    Mutant("runs-noted-folder-outside-the-project-listed", "src/ctxcli/runs.py",
+           "        if root in real.parents and _is_run(f):", "        if _is_run(f):",
+           ("tests/test_first_hour.py::test_ctx_runs_lists_run_folders_written_with_out_inside_the_project",)),
+    Mutant("runs-latest-ignores-noted-folders", "src/ctxcli/runs.py",
+           "    folders = _project_runs(base)\n", "    folders = _run_folders(base or paths.runs_dir())\n",
+           ("tests/test_first_hour.py::test_ctx_runs_lists_run_folders_written_with_out_inside_the_project",)),
     # issue 49 item 6: SIGTERM during a load stops it as Ctrl-C does (exit 143), leftovers removed
     Mutant("load-sigterm-unhandled", "src/ctxcli/load/build.py",
            "    with terminate_interrupts():\n        loaded, store_digest", "    if True:\n        loaded, store_digest",
