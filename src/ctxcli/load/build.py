@@ -24,6 +24,8 @@ from .derive import BATCH, Deriver, row_line, start_pool
 from .parse import LoadedSource, _us, parse_source, read_manifests
 from .parsers import redaction
 
+# progress(phase, done, total): total 0 when the phase's total is not known (yet); a phase ends
+# when the next one starts, or when the load returns
 Progress = Callable[[str, int, int], None]
 
 
@@ -537,7 +539,7 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
         w["objects"].write_lines(lines[0], n)
         w["doc_terms"].write_lines(lines[1], n)
         vec_fh.write(lines[2])
-        progress("index", len(objs), len(objs))
+        progress("index", len(objs), 0)     # objects read so far: their number is known only at the end
 
     deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool, vectors=vectors)
     for ls in st.loaded:
@@ -823,11 +825,25 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
             if stmt.strip():
                 con.execute(stmt)
         con.execute("INSERT INTO schema_steps VALUES (?, ?)", [i, name])
+    # progress: the tables in steps of known number (a real total), then the full-text index
+    # as one statement (no total: an indeterminate phase, never a false fraction)
+    total = 7 if vectors else 6
+    done = iter(range(1, total + 1))
+
+    def step() -> None:
+        progress("tables", next(done), total)
+
+    progress("tables", 0, total)
     _stage_rows(con, loaded, stats, prior)
+    step()
     _write_objects(con, stats)
+    step()
     _write_relations(con)
+    step()
     _write_ledgers(con, stats)
+    step()
     _write_lookups(con)
+    step()
     delta = None
     stats["compared"] = prior is not None
     if prior is not None:
@@ -838,11 +854,13 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set(), delta,
                                         stats["reread"])
     _write_meta(con, loaded, stats["objects"], store_digest, manifests_dir)
+    step()
     if vectors:         # else the vectors table stays empty and meta names no embedding model
         from ..embed import load_model
         from .vectors import write_vectors
 
         write_vectors(con, load_model(), prior, made=stats["vectors"])
+        step()
     con.execute("DROP TABLE IF EXISTS prior_docs")
     # Committed here, the rows written so far leave the transaction's memory for the staging
     # file; the postings sort then has the buffer pool (a 1M-object reload ran out of memory in
@@ -850,10 +868,9 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     # published, so a second transaction does not expose a half-built store.
     con.execute("COMMIT")
     con.execute("BEGIN")
-    progress("fts", 0, 1)
+    progress("fts", 0, 0)
     _write_fulltext(con)
     con.execute("COMMIT")
-    progress("fts", 1, 1)
     con.execute("CHECKPOINT")
 
 
