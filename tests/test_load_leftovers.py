@@ -86,7 +86,8 @@ def _load_until_its_folder_appears(proj):
     p = subprocess.Popen([sys.executable, "-m", "ctxcli.cli.main", "load"], cwd=proj, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not list((proj / ".ctx").glob("ctx-load-*/.ctx-load")):      # made, and marked as ctx's
+    while not any(m.read_text().endswith("\n") for m in (proj / ".ctx").glob("ctx-load-*/.ctx-load")):
+        # made, and marked as ctx's (the marker written whole)
         assert p.poll() is None and time.monotonic() < deadline, p.communicate()
         time.sleep(0.01)
     return p
@@ -125,3 +126,49 @@ def test_a_forked_worker_gets_the_default_sigterm_back():
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL      # restored after the block
+
+
+def _swallowed_sigterm():
+    """SIGTERM's handler running inside a finalizer: Python ignores the exception it raises."""
+    import gc
+
+    from ctxcli.util.signals import _on_term as on_term
+
+    class Finalized:
+        def __del__(self):
+            on_term(signal.SIGTERM, None)
+
+    x = Finalized()
+    del x
+    gc.collect()
+
+
+def test_a_sigterm_swallowed_in_a_finalizer_still_stops_the_load_before_it_publishes(tmp_path, monkeypatch, capsys):
+    import pytest
+
+    from ctxcli.load.build import build_store
+    from ctxcli.util import signals
+
+    from .conftest import REPO
+
+    monkeypatch.setattr(signals, "_RECEIVED", False)         # restored: later tests see no SIGTERM
+    unraisable: list = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)     # what would print "Exception ignored in …"
+    seen = []
+
+    def progress(stage, done, total):
+        seen.append(stage)
+        if stage == "fts":                 # the last report before the store is published
+            _swallowed_sigterm()
+
+    with pytest.raises(signals.Terminated):
+        build_store(REPO / "manifests", tmp_path / "ctx.duckdb", root=REPO, progress=progress)
+    assert seen[-1] == "fts" and not (tmp_path / "ctx.duckdb").exists()       # nothing published
+    assert list(tmp_path.iterdir()) == []        # no staging file, no temporary folder
+    assert capsys.readouterr().err == "" and unraisable == []      # no "Exception ignored in …" block
+    # and at the end of a block that never reports again
+    monkeypatch.setattr(signals, "_RECEIVED", False)
+    with pytest.raises(signals.Terminated):
+        with signals.terminate_interrupts():
+            _swallowed_sigterm()
+    assert capsys.readouterr().err == "" and unraisable == []

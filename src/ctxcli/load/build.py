@@ -202,17 +202,21 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         from ..embed.model import require
 
         require(why)
-    from ..util.signals import terminate_interrupts
+    from ..util.signals import raise_if_terminated, terminate_interrupts
+
+    def checked(stage: str, done: int, total: int) -> None:     # the caller's progress, after a check
+        raise_if_terminated()
+        progress(stage, done, total)
 
     remove_leftover_tmp(db_path.parent)     # what a load stopped by SIGKILL (or a power cut) left
     # SIGTERM (CI cancellation, timeout, docker stop) stops the load as Ctrl-C does: the pool
     # stopped, the temporary folder removed, nothing published (util/signals.py)
     with terminate_interrupts():
-        loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
+        loaded, store_digest = collect(manifests_dir, root, sources_dir, checked, vectors)
         # Workers fork before this process opens any DuckDB database (see load/derive.py).
         pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
         try:
-            return _build(loaded, store_digest, db_path, progress, incremental, pool,
+            return _build(loaded, store_digest, db_path, checked, incremental, pool,
                           manifests_dir=manifests_dir, vectors=vectors, generations=generations)
         finally:
             if pool is not None:
@@ -322,7 +326,9 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         if stale_wal.exists():
             stale_wal.unlink()
         from ..store.generations import publish
+        from ..util.signals import raise_if_terminated
 
+        raise_if_terminated()           # never publish after a SIGTERM (util/signals.py)
         generation = publish(staging, db_path, numbered=generations)   # the next generation, the live store
         if generations:     # a build published elsewhere (a team store) is not loaded onto again
             from . import sync

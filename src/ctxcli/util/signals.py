@@ -7,12 +7,16 @@ processes, as a Ctrl-C at a terminal reaches the whole process group). While
 folder removed, a publishing transaction rolled back) runs too — and :func:`terminated` tells
 the CLI to say "terminated" and exit 143 instead of 130. Forked workers get the default
 SIGTERM back, so the parent's ``pool.terminate()`` ends them at once, without tracebacks.
+Where Python swallows the exception (the handler ran inside a finalizer) the load still stops:
+it checks (:func:`raise_if_terminated`) as it reports progress, before it publishes and at the
+end of the block, and such a swallowed ``Terminated`` is not printed.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Iterator
@@ -34,6 +38,14 @@ def _on_term(signum, frame):
 def terminated() -> bool:
     """Whether SIGTERM stopped this process (the CLI's exit 143)."""
     return _RECEIVED
+
+
+def raise_if_terminated() -> None:
+    """Raise :class:`Terminated` again when SIGTERM came: the exception the handler raised can be
+    swallowed where Python ignores exceptions (a finalizer, a callback: "Exception ignored
+    in …"), so a load checks here before it publishes and as it reports progress."""
+    if _RECEIVED:
+        raise Terminated
 
 
 def _default_term_in_child() -> None:
@@ -59,7 +71,16 @@ def terminate_interrupts() -> Iterator[None]:
     except (ValueError, OSError):       # no signals here (an embedded interpreter)
         yield
         return
+    hook = sys.unraisablehook
+
+    def quiet(unraisable) -> None:      # Terminated raised in a finalizer: said once, by the CLI
+        if not isinstance(unraisable.exc_value, Terminated):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
     try:
         yield
+        raise_if_terminated()           # a SIGTERM whose exception was swallowed still stops it
     finally:
         signal.signal(signal.SIGTERM, old)
+        sys.unraisablehook = hook
