@@ -124,7 +124,7 @@ def test_schema_command_prints_a_shipped_schema():
     assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert doc["properties"]["event"]["const"] == "run_started"
     r = run_cli(["schema", "nope"])
-    assert r.exit_code == 2 and r.stderr.startswith("ctx: error: no schema 'nope' (known: answer, case, memory-record, pack,")
+    assert r.exit_code == 2 and r.stderr.startswith("ctx: error: no schema 'nope' (known: answer, case, mcp.add_tool_result, mcp.audit_call,")
 
 
 def test_every_input_file_validates_against_its_schema():

@@ -1,7 +1,8 @@
 """The first hour, second pass (issue 49 item 5, the small items of finding 9): a --param error
 names what the playbook declares, pydantic's documentation link never reaches an MCP or CLI
-error, and `ctx … | head -1` ends with exit 141, no message, no traceback. (explain-omissions
-of an id found nowhere, exit 1: tests/test_postmortem.py.)"""
+error, `ctx … | head -1` ends with exit 141, no message, no traceback, and `ctx runs` lists run
+folders written with --out inside the project. (explain-omissions of an id found nowhere, exit
+1: tests/test_postmortem.py.)"""
 
 from __future__ import annotations
 
@@ -89,3 +90,31 @@ def test_a_closed_pipe_ends_with_141_and_no_traceback(store, tmp_path, args):
     assert (p.wait(timeout=300), err) == (141, "")
     if "--out" in args:
         assert (tmp_path / "o" / "pack.json").is_file()          # the run itself is complete
+
+
+def test_ctx_runs_lists_run_folders_written_with_out_inside_the_project(project_copy, bundled_store, tmp_path,
+                                                                        monkeypatch):
+    """`ctx runs` and `latest` name every run folder of the project: under its runs folder, and
+    written with --out anywhere else inside it (noted in .ctx/run-folders); never one outside."""
+    import json
+
+    monkeypatch.setenv("CTX_DB", str(bundled_store))
+    monkeypatch.chdir(project_copy)
+    for out, extra in (("runs/default", []), ("sub/deeper/mine", ["--variant", "restricted"]),
+                       (str(tmp_path / "outside"), [])):
+        r = run_cli(["investigate", "C-102", "--out", out, *extra])
+        assert r.exit_code == 0, r.stderr
+    r = run_cli(["runs", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert [e["folder"] for e in json.loads(r.stdout)] == ["sub/deeper/mine", "runs/default"]
+    assert (project_copy / ".ctx" / "run-folders").read_text() == "sub/deeper/mine\n"
+    r = run_cli(["explain-omissions", "latest", "--json"])      # latest: the newest, wherever it is
+    assert r.exit_code == 0 and json.loads(r.stdout)["pack_id"] == json.loads(
+        (project_copy / "sub" / "deeper" / "mine" / "pack.json").read_text())["pack_id"]
+    # written again: noted once; a noted folder that is gone, or a line leading out, is not listed
+    assert run_cli(["investigate", "C-102", "--variant", "restricted", "--out", "sub/deeper/mine"]).exit_code == 0
+    with open(project_copy / ".ctx" / "run-folders", "a") as fh:
+        fh.write(f"../outside\n{tmp_path / 'outside'}\ngone/run\n")
+    r = run_cli(["runs", "--json"])
+    assert [e["folder"] for e in json.loads(r.stdout)] == ["sub/deeper/mine", "runs/default"]
+    assert (project_copy / ".ctx" / "run-folders").read_text() == f"sub/deeper/mine\n../outside\n{tmp_path / 'outside'}\ngone/run\n"

@@ -1,13 +1,18 @@
 """A load stopped by a signal (SIGTERM, SIGKILL) or a power cut leaves its temporary folder
 beside the store (``ctx-load-*``, up to the size of the rows); the next load removes it —
-only a folder ctx made (its name and its marker) whose load no longer runs (issue 49 item 6,
-the part that is done: SIGTERM itself is not handled yet)."""
+only a folder ctx made (its name and its marker) whose load no longer runs. SIGTERM during a
+load stops it as Ctrl-C does: one line, exit 143, no worker traceback, the folder removed
+(issue 49 item 6)."""
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import signal
 import subprocess
 import sys
+import time
 
 from .conftest import run_cli
 
@@ -54,3 +59,116 @@ def test_a_load_marks_its_temporary_folder(project_copy, monkeypatch):
     monkeypatch.setattr(build, "_mark_tmp", lambda d: (real(d), seen.append(open(os.path.join(d, ".ctx-load")).read())))
     assert run_cli(["load"]).exit_code == 0
     assert seen == [f"ctx load temporary folder; pid {os.getpid()}\n"]
+
+
+def _bulk_source(proj, n: int) -> None:
+    """A source of ``n`` generated objects beside the bundled ones: a load long enough to stop."""
+    text = (proj / "manifests" / "sources" / "partner-claims.yaml").read_text(encoding="utf-8")
+    (proj / "manifests" / "sources" / "bulk-notes.yaml").write_text(
+        text.replace("source_id: partner-claims", "source_id: bulk-notes")
+        .replace("snapshot: sources/partner-claims", "snapshot: sources/bulk-notes"), encoding="utf-8")
+    (proj / "sources" / "bulk-notes").mkdir()
+    rng = random.Random(7)
+    words = ["claim", "windscreen", "stone", "chip", "policy", "settled", "paid", "rule", "glass", "accident",
+             "certificate", "photo", "evidence", "loss", "statement", "partner", "insurer"]
+    with open(proj / "sources" / "bulk-notes" / "objects.jsonl", "w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({
+                "object_id": f"BULK-{i:06d}", "tenant_id": "tenant-other", "source_version": "bulk-1",
+                "object_type": "case_snapshot", "subject_id": f"case:B-{i}", "title": f"Bulk note {i}",
+                "content": " ".join(rng.choice(words) for _ in range(60)), "locator": f"bulk://{i}",
+                "observed_at": "2026-07-20T18:00:00+08:00", "required_scopes": [], "supports": ["case_status"],
+                "facts": {}, "keys": [f"B-{i}"]}) + "\n")
+
+
+def _load_until_its_folder_appears(proj):
+    env = {k: v for k, v in os.environ.items() if k != "CTX_DB"}
+    p = subprocess.Popen([sys.executable, "-m", "ctxcli.cli.main", "load"], cwd=proj, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not any(m.read_text().endswith("\n") for m in (proj / ".ctx").glob("ctx-load-*/.ctx-load")):
+        # made, and marked as ctx's (the marker written whole)
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+        time.sleep(0.01)
+    return p
+
+
+def test_sigterm_during_a_load_stops_it_as_ctrl_c_does_and_sigkill_leaves_what_the_next_load_removes(
+        project_copy):
+    _bulk_source(project_copy, 3000)
+    ctx_dir = project_copy / ".ctx"
+    p = _load_until_its_folder_appears(project_copy)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, err.decode()) == (143, "ctx: terminated\n")      # no worker traceback
+    assert sorted(x.name for x in ctx_dir.iterdir()) == ["ctx.duckdb.lock"]  # nothing published, nothing left
+    # SIGKILL cannot be handled: its folder stays, and the next load removes it
+    p = _load_until_its_folder_appears(project_copy)
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=60)
+    left = [x.name for x in ctx_dir.glob("ctx-load-*")]
+    assert len(left) == 1
+    r = run_cli(["load"])
+    assert r.exit_code == 0, r.stderr
+    assert list(ctx_dir.glob("ctx-load-*")) == []
+
+
+def test_a_forked_worker_gets_the_default_sigterm_back():
+    """The parent's pool.terminate() sends SIGTERM to its workers: they end at once, without the
+    parent's handler and its traceback per worker."""
+    from ctxcli.util.signals import terminate_interrupts
+
+    with terminate_interrupts():
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL      # restored after the block
+
+
+def _swallowed_sigterm():
+    """SIGTERM's handler running inside a finalizer: Python ignores the exception it raises."""
+    import gc
+
+    from ctxcli.util.signals import _on_term as on_term
+
+    class Finalized:
+        def __del__(self):
+            on_term(signal.SIGTERM, None)
+
+    x = Finalized()
+    del x
+    gc.collect()
+
+
+def test_a_sigterm_swallowed_in_a_finalizer_still_stops_the_load_before_it_publishes(tmp_path, monkeypatch, capsys):
+    import pytest
+
+    from ctxcli.load.build import build_store
+    from ctxcli.util import signals
+
+    from .conftest import REPO
+
+    monkeypatch.setattr(signals, "_RECEIVED", False)         # restored: later tests see no SIGTERM
+    unraisable: list = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)     # what would print "Exception ignored in …"
+    seen = []
+
+    def progress(stage, done, total):
+        seen.append(stage)
+        if stage == "fts":                 # the last report before the store is published
+            _swallowed_sigterm()
+
+    with pytest.raises(signals.Terminated):
+        build_store(REPO / "manifests", tmp_path / "ctx.duckdb", root=REPO, progress=progress)
+    assert seen[-1] == "fts" and not (tmp_path / "ctx.duckdb").exists()       # nothing published
+    assert list(tmp_path.iterdir()) == []        # no staging file, no temporary folder
+    assert capsys.readouterr().err == "" and unraisable == []      # no "Exception ignored in …" block
+    # and at the end of a block that never reports again
+    monkeypatch.setattr(signals, "_RECEIVED", False)
+    with pytest.raises(signals.Terminated):
+        with signals.terminate_interrupts():
+            _swallowed_sigterm()
+    assert capsys.readouterr().err == "" and unraisable == []

@@ -253,7 +253,8 @@ def test_working_memory_and_remember_over_mcp(store, tmp_path):
         ("tool", "forget", {"case": case, "memory_id": theirs})])
     assert other.is_error and f"unknown memory record {theirs}" in other.content[0].text
     assert (runs / "memory" / f"{theirs}.json").is_file()      # another subject's record is never deleted
-    assert _structured(gone) == {"memory_id": good["memory_id"], "deleted": True}
+    assert _structured(gone) == {"memory_id": good["memory_id"], "deleted": True, "ran_as": {
+        "tenant": "tenant-demo", "subject": "oncall-03", "variant": None, "as_of": None}}
     assert again.is_error and f"unknown memory record {good['memory_id']}" in again.content[0].text
 
 
@@ -350,14 +351,16 @@ def test_every_time_form_round_trips_through_the_mcp_tools(store, tmp_path):
 
     runs = tmp_path / "runs"
     cfg = ServeConfig(db=store, runs_dir=runs, audit_log=runs / "audit.jsonl")
+    ran_as = {"tenant": "tenant-demo", "subject": "investigator-01", "variant": None, "as_of": None}
     kept = agent_tools.remember(cfg, case="C-102", text="kept note", ttl="30d", reviewed_by="lead-01")["memory_id"]
     for at in TIME_FORMS:
         mid = agent_tools.remember(cfg, case="C-102", text=f"note at {at}", ttl="30d", reviewed_by="lead-01",
                                    at=at)["memory_id"]
-        assert agent_tools.forget(cfg, case="C-102", memory_id=mid) == {"memory_id": mid, "deleted": True}
+        assert agent_tools.forget(cfg, case="C-102", memory_id=mid) == {"memory_id": mid, "deleted": True,
+                                                                           "ran_as": ran_as}
         with pytest.raises(UsageError, match=f"unknown memory record {mid}"):
             agent_tools.forget(cfg, case="C-102", memory_id=mid)
-    assert agent_tools.forget(cfg, case="C-102", memory_id=kept) == {"memory_id": kept, "deleted": True}
+    assert agent_tools.forget(cfg, case="C-102", memory_id=kept) == {"memory_id": kept, "deleted": True, "ran_as": ran_as}
 
 
 def test_a_utc_record_written_before_the_fix_is_read_and_an_edit_of_it_still_refused(store, tmp_path):

@@ -92,3 +92,66 @@ def test_ctrl_c_during_a_load_prints_one_line_and_no_worker_traceback(tmp_path):
     assert err.endswith("ctx: interrupted\n"), err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert not (tmp_path / "ctx.duckdb").exists()
+
+
+def test_no_phase_claims_a_total_it_does_not_know_nor_is_full_before_it_ends(tmp_path):
+    """Issue 49 item 7: `index` counts the objects read (its total is known only at the end),
+    `tables` counts its steps, `fts` is one statement (no count); a phase is at its total only
+    in its last report."""
+    from ctxcli.load.build import build_store
+
+    from .conftest import REPO
+
+    calls: list[tuple[str, int, int]] = []
+    build_store(REPO / "manifests", tmp_path / "ctx.duckdb", root=REPO, progress=lambda *a: calls.append(a))
+    phases = list(dict.fromkeys(c[0] for c in calls))
+    assert phases == ["read", "index", "tables", "fts"]
+    by = {p: [(d, t) for s, d, t in calls if s == p] for p in phases}
+    assert by["index"] and all(t == 0 for _, t in by["index"])
+    assert by["tables"] == [(i, 7) for i in range(8)]          # the bundled store has vectors: 7 steps
+    assert by["fts"] == [(0, 0)]
+    n = len(list((REPO / "manifests" / "sources").glob("*.yaml")))
+    assert by["read"][-1] == (n, n) and all(d < t for d, t in by["read"][:-1])
+
+
+def test_the_bar_shows_no_percentage_without_a_total_and_done_only_after_a_phase_ends():
+    from rich.console import Console
+
+    from ctxcli.cli.cmd_load import _progress_bar
+
+    def fields(bar):
+        return {t.description: (t.fields["count"], t.fields["pct"], t.total) for t in bar.p.tasks}
+
+    bar = _progress_bar(console=Console(file=io.StringIO(), force_terminal=False))
+    bar.update("read", 4, 4)
+    bar.update("index", 500, 0)
+    assert fields(bar) == {"read": ("4/4", "100 %", 4), "index": ("500", "", None)}
+    bar.update("tables", 3, 7)
+    assert fields(bar) == {"read": ("4/4", "100 %", 4), "index": ("500", "done", 500), "tables": ("3/7", " 42 %", 7)}
+    bar.update("fts", 0, 0)
+    bar.close(finished=False)        # Ctrl-C, SIGTERM, an error during the index: never "done"
+    assert fields(bar)["fts"] == ("", "", None) and fields(bar)["tables"] == ("3/7", " 42 %", 7)
+    bar = _progress_bar(console=Console(file=io.StringIO(), force_terminal=False))
+    bar.update("fts", 0, 0)
+    bar.close(finished=True)
+    assert fields(bar) == {"fts": ("", "done", 1)}
+
+
+def test_an_interrupted_load_never_says_its_phase_is_done(monkeypatch):
+    from ctxcli import api
+    from ctxcli.cli import cmd_load
+
+    from .conftest import run_cli
+
+    real = cmd_load._plain_progress
+    monkeypatch.setattr(cmd_load, "_plain_progress", lambda: real(every=0))      # a line for every report
+
+    def load(*, progress, **kw):
+        progress("fts", 0, 0)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "load", load)
+    r = run_cli(["load"])
+    lines = r.stderr.splitlines()
+    assert r.exit_code == 130 and lines[-1] == "ctx: interrupted", r.stderr
+    assert len(lines) == 2 and lines[0].startswith("ctx load: fts at (0 s in this phase, ")

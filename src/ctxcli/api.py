@@ -634,6 +634,9 @@ def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool
         files = without_text(files)
     res.ledger = record(command, res.pack, res.answer, out=out_dir, files=files, db=db, key=idempotency_key,
                         replace=replace, extra=extra, write=lambda: write_run_folder(out_dir, files))
+    from .runs import note_run_folder
+
+    note_run_folder(out_dir)         # --out inside the project: ctx runs and latest find it
     return out_dir
 
 

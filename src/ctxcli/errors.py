@@ -21,8 +21,9 @@ class ExitCode(IntEnum):
     UNREACHABLE = 4       # the model endpoint or OTLP collector is unreachable or answered an error
     MODEL_AUTH = 5        # the model endpoint refused the credentials
     INTERNAL = 70         # a bug in ctx (sysexits' EX_SOFTWARE)
-    INTERRUPTED = 130     # Ctrl-C, or SIGTERM during a PostgreSQL load (128 + SIGINT)
+    INTERRUPTED = 130     # Ctrl-C (128 + SIGINT)
     BROKEN_PIPE = 141     # the reader of stdout closed it (`| head -1`): 128 + SIGPIPE, as a tool killed by it
+    TERMINATED = 143      # SIGTERM during a load (CI cancellation, timeout, docker stop): 128 + SIGTERM
 
 
 class CtxError(Exception):

@@ -1,8 +1,10 @@
 """Referring to runs: a run folder, its pack.json, or ``latest``; and the list of the project's runs.
 
-Every command that reads a run accepts any of the three. ``latest`` is the run folder under the
-project's runs folder (ctx.toml ``runs``, default runs/) whose pack.json was written last. The
-list reads each run folder's marker, pack, answer and run manifest; nothing is verified here
+Every command that reads a run accepts any of the three. The project's runs are the run folders
+under its runs folder (ctx.toml ``runs``, default runs/) and those written with ``--out``
+elsewhere inside the project, which ctx notes in ``.ctx/run-folders`` as it writes them
+(:func:`note_run_folder`); ``latest`` is the one whose pack.json was written last. The list
+reads each run folder's marker, pack, answer and run manifest; nothing is verified here
 (``ctx replay`` verifies), so the list says only what the files claim."""
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from .errors import UsageError
 LATEST = "latest"
 MAX_DEPTH = 3                      # runs/<name>/ and runs/serve/<name>/ …
 MAX_PACK_BYTES = 64 * 1024 * 1024
+NOTED = ".ctx/run-folders"         # run folders written with --out inside the project, one a line
+MAX_NOTED_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,75 @@ def _run_folders(base: Path) -> list[Path]:
     return out
 
 
+def _is_run(folder: Path) -> bool:
+    from .write import RUN_MARKER
+
+    return (folder / RUN_MARKER).is_file() and (folder / "pack.json").is_file()
+
+
+def note_run_folder(folder: Path) -> None:
+    """Note a run folder written inside the project but outside its runs folder (``--out``), so
+    ``ctx runs`` and ``latest`` find it; nothing for one under the runs folder (found there) or
+    outside the project (not the project's)."""
+    from . import paths
+
+    here, root, runs = (Path(os.path.abspath(p)) for p in (folder, paths.root(), paths.runs_dir()))
+    if root not in here.parents or here == runs or runs in here.parents:
+        return                      # outside the project, or under its runs folder
+    line = here.relative_to(root).as_posix()
+    if "\n" in line or "\r" in line:
+        return
+    if line in _noted_lines():
+        return
+    note = paths.root() / NOTED
+    try:
+        note.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(note, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError:                 # a read-only project: the run folder is written all the same
+        pass
+
+
+def _noted_lines() -> list[str]:
+    from . import paths
+
+    note = paths.root() / NOTED
+    try:
+        if note.is_symlink() or not note.is_file() or note.stat().st_size > MAX_NOTED_BYTES:
+            return []
+        return list(dict.fromkeys(x for x in note.read_text(encoding="utf-8", errors="replace").splitlines() if x))
+    except OSError:
+        return []
+
+
+def _noted_folders() -> list[Path]:
+    """The noted run folders that are still run folders inside the project."""
+    from . import paths
+
+    root = Path(os.path.realpath(paths.root()))
+    out = []
+    for line in _noted_lines():
+        f = paths.root() / line          # an absolute line, "..", a symlink: judged where it really is
+        real = Path(os.path.realpath(f))
+        if root in real.parents and _is_run(f):
+            out.append(f)
+    return out
+
+
+def _project_runs(base: Path | None) -> list[Path]:
+    """The run folders under ``base`` (default: the runs folder, and then also those noted)."""
+    from . import paths
+
+    if base is not None:
+        return _run_folders(base)
+    found = _run_folders(paths.runs_dir())
+    seen = {os.path.realpath(f) for f in found}
+    return found + [f for f in _noted_folders() if os.path.realpath(f) not in seen]
+
+
 def _mtime(folder: Path) -> float:
     try:
         return (folder / "pack.json").stat().st_mtime
@@ -61,11 +134,10 @@ def latest(base: Path | None = None) -> Path:
     """The newest run folder (by pack.json's modification time; ties by name)."""
     from . import paths
 
-    base = base or paths.runs_dir()
-    folders = _run_folders(base)
+    folders = _project_runs(base)
     if not folders:
-        raise UsageError(f"no runs yet under {_display(base)}: `latest` names the newest run folder there "
-                         "(run `ctx investigate` first)")
+        raise UsageError(f"no runs yet under {_display(base or paths.runs_dir())}: `latest` names the newest run "
+                         "folder there (run `ctx investigate` first)")
     return max(folders, key=lambda f: (_mtime(f), f.as_posix()))
 
 
@@ -104,13 +176,11 @@ def _json(path: Path) -> Any:
 
 
 def list_runs(base: Path | None = None, *, case: str | None = None) -> list[RunEntry]:
-    """The run folders under the runs folder, newest first."""
-    from . import paths
+    """The project's run folders (:func:`_project_runs`), newest first."""
     from .runfolder import RUN_FILE
 
-    base = base or paths.runs_dir()
     out = []
-    for f in _run_folders(base):
+    for f in _project_runs(base):
         pack = _json(f / "pack.json")
         pack = pack if isinstance(pack, dict) else {}
         req = pack.get("request") if isinstance(pack.get("request"), dict) else {}

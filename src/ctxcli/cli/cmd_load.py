@@ -72,6 +72,10 @@ def load(
     the store unchanged. Warnings (such as the relations a source with on_dangling: skip left
     out) are one line per kind, with how many and the first; --verbose prints each one, and
     --json lists each one under "warnings".
+    Progress goes to stderr per phase (read, index, tables, fts): "of how many" and a
+    percentage only where the total is known, and "done" only for a phase that finished.
+    Ctrl-C (exit 130) and SIGTERM (exit 143) stop a load with one line, nothing published and
+    its temporary folder removed.
 
     Example: ctx load --manifests manifests --db .ctx/ctx.duckdb
     """
@@ -88,9 +92,12 @@ def load(
             res = api.load(manifests=manifests, sources=sources_dir, db=db,
                            progress=progress.update if progress else None, incremental=not full, vectors=vectors,
                            **({"keep_generations": keep_generations} if keep_generations is not None else {}))
-        finally:
+        except BaseException:           # an error, Ctrl-C, SIGTERM: the phase running did not finish
             if progress:
-                progress.close()
+                progress.close(finished=False)
+            raise
+        if progress:
+            progress.close(finished=True)
         doc = {"db": res.db, "store_digest": res.store_digest, "objects": res.objects,
                "sources": [s.__dict__ for s in res.sources], "reused": res.reused,
                "generation": res.generation}
@@ -137,27 +144,42 @@ def load(
 
 
 class _progress_bar:
-    """Progress on a terminal: per phase, what is done (of how many when known), the rate and
-    the time left."""
+    """Progress on a terminal: per phase, what is done — of how many, the percentage and the
+    time left only when the total is known; otherwise a pulsing bar and the count — and the
+    rate. A phase is shown complete only once the next one starts or the load has finished."""
 
-    def __init__(self) -> None:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+    def __init__(self, console=None) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.p = Progress(TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(),
-                          TaskProgressColumn(), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                          TimeRemainingColumn(), transient=True)
+        self.p = Progress(TextColumn("{task.description:<6}"), BarColumn(), TextColumn("{task.fields[count]}"),
+                          TextColumn("{task.fields[pct]}"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                          transient=True, console=console)
         self.p.start()
         self.tasks: dict[str, int] = {}
 
-    def update(self, stage: str, done: int, total: int) -> None:
-        if stage not in self.tasks:
-            self.tasks[stage] = self.p.add_task(stage, total=max(total, 1), rate="")
+    def _show(self, stage: str, done: int, total: int) -> None:
         task = self.p.tasks[self.tasks[stage]]
         rate = f"{task.speed:,.0f}/s" if task.speed else ""
-        self.p.update(self.tasks[stage], completed=done, total=max(total, 1), rate=rate)
+        self.p.update(self.tasks[stage], completed=done, total=total or None, rate=rate,
+                      count=f"{done:,}/{total:,}" if total else f"{done:,}" if done else "",
+                      pct=f"{100 * done // total:>3d} %" if total else "")
 
-    def close(self) -> None:
+    def _finish_others(self, stage: str | None) -> None:
+        for name, tid in self.tasks.items():
+            task = self.p.tasks[tid]
+            if name != stage and task.total is None:      # no total, and it ended: a full bar, "done"
+                n = int(task.completed)
+                self.p.update(tid, total=max(n, 1), completed=max(n, 1), count=f"{n:,}" if n else "", pct="done")
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self._finish_others(stage)
+            self.tasks[stage] = self.p.add_task(stage, total=total or None, rate="", count="", pct="")
+        self._show(stage, done, total)
+
+    def close(self, finished: bool = True) -> None:
+        if finished:
+            self._finish_others(None)
         self.p.stop()
 
 
@@ -181,6 +203,11 @@ class _plain_progress:
     def _line(self, what: str) -> None:
         done, total = self.state
         secs = max(self.clock() - self.stage_started, 1e-9)
+        if not done and not total:         # a phase without a count (the full-text index)
+            self.stream.write(f"ctx load: {self.stage} {what} ({secs:.0f} s in this phase, "
+                              f"{self.clock() - self.begun:.0f} s in all)\n")
+            self.stream.flush()
+            return
         of = f" of {total:,}" if total and total != done else ""
         self.stream.write(f"ctx load: {self.stage} {what}: {done:,}{of} ({done / secs:,.0f}/s in this phase, "
                           f"{self.clock() - self.begun:.0f} s in all)\n")
@@ -197,8 +224,9 @@ class _plain_progress:
             self.last, self.talking = now, True
             self._line("at")
 
-    def close(self) -> None:
-        if self.stage is not None and self.talking:
+    def close(self, finished: bool = True) -> None:
+        """``finished`` false (an error, Ctrl-C, SIGTERM): the running phase is not said done."""
+        if finished and self.stage is not None and self.talking:
             self._line("done")
 
 

@@ -34,7 +34,9 @@ def runs(
     """List the project's run folders, newest first: case, variant, subject, valid time,
     verdict, whether run.json is signed, and when the pack was written.
 
-    Runs are found under the project's runs folder (ctx.toml `runs`, default runs/). The first
+    Runs are found under the project's runs folder (ctx.toml `runs`, default runs/) and, when
+    written with --out elsewhere inside the project, where they were written (ctx notes them in
+    .ctx/run-folders); a run folder outside the project is not listed. The first
     row is what `latest` names in every command that reads a run (replay, explain-omissions,
     diff, render, report, validate-answer). Nothing is verified here: `ctx replay` verifies.
 

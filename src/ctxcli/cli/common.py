@@ -28,15 +28,13 @@ def handle_errors() -> Iterator[None]:
             sys.stderr.write(f"ctx: error: {mask(line)}\n")
         raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt:
-        sys.stderr.write("ctx: interrupted\n")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        _stopped()
     except BrokenPipeError:     # `ctx … | head -1`: the reader has what it wanted; no message, no traceback
         stdout_to_devnull()
         raise typer.Exit(ExitCode.BROKEN_PIPE) from None
     except Exception as e:  # a bug in ctx, not a user error
         if _interrupted(e):
-            sys.stderr.write("ctx: interrupted\n")
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
+            _stopped()
         if os.environ.get("CTX_DEBUG"):
             raise
         from ..util.passwords import mask
@@ -44,6 +42,17 @@ def handle_errors() -> Iterator[None]:
         sys.stderr.write(f"ctx: internal error: {one_line(mask(type(e).__name__ + ': ' + str(e)))} "
                          f"(set CTX_DEBUG=1 for a traceback)\n")
         raise typer.Exit(ExitCode.INTERNAL) from None
+
+
+def _stopped() -> None:
+    """Ctrl-C: one line, exit 130; SIGTERM during a load (util/signals.py): one line, exit 143."""
+    from ..util.signals import terminated
+
+    if terminated():
+        sys.stderr.write("ctx: terminated\n")
+        raise typer.Exit(ExitCode.TERMINATED) from None
+    sys.stderr.write("ctx: interrupted\n")
+    raise typer.Exit(ExitCode.INTERRUPTED) from None
 
 
 def stdout_to_devnull() -> None:

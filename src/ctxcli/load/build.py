@@ -24,6 +24,8 @@ from .derive import BATCH, Deriver, row_line, start_pool
 from .parse import LoadedSource, _us, parse_source, read_manifests
 from .parsers import redaction
 
+# progress(phase, done, total): total 0 when the phase's total is not known (yet); a phase ends
+# when the next one starts, or when the load returns
 Progress = Callable[[str, int, int], None]
 
 
@@ -214,17 +216,26 @@ def build_store(manifests_dir: Path, db_path: Path, *, root: Path | None = None,
         from ..embed.model import require
 
         require(why)
-    remove_leftover_tmp(db_path.parent)     # what a load stopped by a signal (or a power cut) left
-    loaded, store_digest = collect(manifests_dir, root, sources_dir, progress, vectors)
-    # Workers fork before this process opens any DuckDB database (see load/derive.py).
-    pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
-    try:
-        return _build(loaded, store_digest, db_path, progress, incremental, pool, manifests_dir=manifests_dir,
-                      vectors=vectors, generations=generations)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+    from ..util.signals import raise_if_terminated, terminate_interrupts
+
+    def checked(stage: str, done: int, total: int) -> None:     # the caller's progress, after a check
+        raise_if_terminated()
+        progress(stage, done, total)
+
+    remove_leftover_tmp(db_path.parent)     # what a load stopped by SIGKILL (or a power cut) left
+    # SIGTERM (CI cancellation, timeout, docker stop) stops the load as Ctrl-C does: the pool
+    # stopped, the temporary folder removed, nothing published (util/signals.py)
+    with terminate_interrupts():
+        loaded, store_digest = collect(manifests_dir, root, sources_dir, checked, vectors)
+        # Workers fork before this process opens any DuckDB database (see load/derive.py).
+        pool = start_pool(vectors) if sum(o.manifest.enabled for o in loaded) else None
+        try:
+            return _build(loaded, store_digest, db_path, checked, incremental, pool,
+                          manifests_dir=manifests_dir, vectors=vectors, generations=generations)
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
 
 
 # A load's temporary folder beside the store: ``ctx-load-`` + tempfile's 8 characters, holding
@@ -329,7 +340,9 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
         if stale_wal.exists():
             stale_wal.unlink()
         from ..store.generations import publish
+        from ..util.signals import raise_if_terminated
 
+        raise_if_terminated()           # never publish after a SIGTERM (util/signals.py)
         generation = publish(staging, db_path, numbered=generations)   # the next generation, the live store
         if generations:     # a build published elsewhere (a team store) is not loaded onto again
             from . import sync
@@ -565,7 +578,7 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
         w["objects"].write_lines(lines[0], n)
         w["doc_terms"].write_lines(lines[1], n)
         vec_fh.write(lines[2])
-        progress("index", len(objs), len(objs))
+        progress("index", len(objs), 0)     # objects read so far: their number is known only at the end
 
     deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool, vectors=vectors)
     for ls in st.loaded:
@@ -854,11 +867,25 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
             if stmt.strip():
                 con.execute(stmt)
         con.execute("INSERT INTO schema_steps VALUES (?, ?)", [i, name])
+    # progress: the tables in steps of known number (a real total), then the full-text index
+    # as one statement (no total: an indeterminate phase, never a false fraction)
+    total = 7 if vectors else 6
+    done = iter(range(1, total + 1))
+
+    def step() -> None:
+        progress("tables", next(done), total)
+
+    progress("tables", 0, total)
     _stage_rows(con, loaded, stats, prior)
+    step()
     _write_objects(con, stats)
+    step()
     _write_relations(con)
+    step()
     _write_ledgers(con, stats)
+    step()
     _write_lookups(con)
+    step()
     delta = None
     stats["compared"] = prior is not None
     if prior is not None:
@@ -869,11 +896,13 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set(), delta,
                                         stats["reread"])
     _write_meta(con, loaded, stats["objects"], store_digest, manifests_dir)
+    step()
     if vectors:         # else the vectors table stays empty and meta names no embedding model
         from ..embed import load_model
         from .vectors import write_vectors
 
         write_vectors(con, load_model(), prior, made=stats["vectors"])
+        step()
     con.execute("DROP TABLE IF EXISTS prior_docs")
     # Committed here, the rows written so far leave the transaction's memory for the staging
     # file; the postings sort then has the buffer pool (a 1M-object reload ran out of memory in
@@ -881,10 +910,9 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     # published, so a second transaction does not expose a half-built store.
     con.execute("COMMIT")
     con.execute("BEGIN")
-    progress("fts", 0, 1)
+    progress("fts", 0, 0)
     _write_fulltext(con)
     con.execute("COMMIT")
-    progress("fts", 1, 1)
     con.execute("CHECKPOINT")
 
 

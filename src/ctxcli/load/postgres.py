@@ -8,55 +8,14 @@ first, and load/reuse.py reuses the rows of unchanged sources from it.
 
 The temporary folder (``ctx-pg-load-*`` under ``$TMPDIR``) is removed on every path ctx can
 see: success, an error, Ctrl-C, and ``SIGTERM`` (turned into an interrupt while the load runs
-in the main thread). Only ``SIGKILL`` (or a power cut) can leave it behind.
+in the main thread: util/signals.py). Only ``SIGKILL`` (or a power cut) can leave it behind.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import tempfile
-import threading
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
-
-
-_AT_FORK = False
-
-
-def _on_term(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _default_term_in_child() -> None:
-    if signal.getsignal(signal.SIGTERM) is _on_term:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-@contextmanager
-def _terminate_interrupts() -> Iterator[None]:
-    """While the load runs, SIGTERM raises KeyboardInterrupt (as Ctrl-C does), so the
-    publishing transaction rolls back and the temporary folder is removed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    global _AT_FORK
-    if not _AT_FORK:            # a forked worker of the build keeps the default (dies at once)
-        os.register_at_fork(after_in_child=_default_term_in_child)
-        _AT_FORK = True
-
-    try:
-        old = signal.signal(signal.SIGTERM, _on_term)
-    except (ValueError, OSError):       # no signals here (an embedded interpreter)
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def load_pg(manifests_dir: Path, address: str, *, root: Path, sources_dir: Path | None = None, progress=None,
@@ -69,7 +28,9 @@ def load_pg(manifests_dir: Path, address: str, *, root: Path, sources_dir: Path 
     from .build import build_store
 
     kw = {"progress": progress} if progress else {}
-    with _terminate_interrupts(), writer_lock(address) as lock:      # a second writer exits 3 at once
+    from ..util.signals import terminate_interrupts
+
+    with terminate_interrupts(), writer_lock(address) as lock:      # a second writer exits 3 at once
         with tempfile.TemporaryDirectory(prefix="ctx-pg-load-") as tmp:
             built = Path(tmp) / "build.duckdb"
             try:

@@ -48,6 +48,10 @@ def generate() -> dict[str, dict[str, Any]]:
     for name, model in models().items():
         schema = model.model_json_schema(mode="validation")
         docs[name] = {"$schema": DIALECT, "$id": f"{BASE_ID}{name}.json", **schema}
+    from ..models.mcp import RESULTS, result_schema
+
+    for tool in RESULTS:        # ctx serve's tool results: each tool's outputSchema
+        docs[f"mcp.{tool}"] = {"$schema": DIALECT, "$id": f"{BASE_ID}mcp.{tool}.json", **result_schema(tool)}
     return docs
 
 

@@ -79,7 +79,7 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | No
     """Store one tool result and judge it for this server's subject on ``case``. Without
     ``shaped``, ctx shapes ``raw`` as the project's tool registry declares for ``tool``
     (``ctx tool-result shape``); given by hand, the gates check it against ``raw``."""
-    from .tools import _options, _read_own_case
+    from .tools import _options, _read_own_case, ran_as_case
     from ..agents.tool_results import parse_tool_result
     from ..util.canon import canonical_bytes
     from .. import api
@@ -127,6 +127,7 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | No
         out.update(status="withheld" if om["withheld"] else "excluded", gate=om["gate"], reason=om["reason"],
                    detail=om["detail"])
     out["use"] = "pass result_id in investigate's tool_results"
+    out["ran_as"] = ran_as_case(cfg, case, as_of=as_of)
     return out
 
 
@@ -136,7 +137,12 @@ def handoff(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
     from .. import api
     from .tools import run_dir
 
-    return api.handoff(run_dir(cfg, pack_id) / "pack.json", db=cfg.db)
+    from ..postmortem import load_pack
+    from .tools import ran_as_request
+
+    path = run_dir(cfg, pack_id) / "pack.json"
+    # ran_as is this call's echo, not part of the sealed document: build_context drops it
+    return {**api.handoff(path, db=cfg.db), "ran_as": ran_as_request(load_pack(path).request)}
 
 
 # ------------------------------------------------------------------------------ working memory
@@ -155,6 +161,11 @@ def _owner(cfg: ServeConfig, case: str) -> tuple[str, str]:
 
     c = _read_own_case(cfg, case)
     return c.tenant_id, cfg.subject_id or c.subject.id
+
+
+def _ran_as_owner(tenant: str, subject: str) -> dict[str, Any]:
+    """Whose session or memory a call wrote: no run, so no variant and no as_of."""
+    return {"tenant": tenant, "subject": subject, "variant": None, "as_of": None}
 
 
 def load_session(cfg: ServeConfig, session_id: str):
@@ -210,7 +221,7 @@ def update_working_state(cfg: ServeConfig, *, case: str, session_id: str, messag
     os.replace(tmp, p)
     return {"session_id": session_id, "pinned": len(st.pinned), "messages": len(st.messages),
             "summary_replaces": list(st.summary.replaces) if st.summary else [],
-            "use": "pass session_id in investigate's session_id"}
+            "use": "pass session_id in investigate's session_id", "ran_as": _ran_as_owner(tenant, subject)}
 
 
 def remember(cfg: ServeConfig, *, case: str, text: str, ttl: str, reviewed_by: str | None, at: str | None = None,
@@ -226,7 +237,7 @@ def remember(cfg: ServeConfig, *, case: str, text: str, ttl: str, reviewed_by: s
                        at=parse_option_time(at, "at"), scopes=needs_scopes, purposes=allowed_purposes,
                        source=source, folder=cfg.runs_dir / "memory")
     return {"memory_id": res["memory_id"], "expires_at": res["expires_at"],
-            "use": "investigate with recall: true gates it on every use"}
+            "use": "investigate with recall: true gates it on every use", "ran_as": _ran_as_owner(tenant, subject)}
 
 
 def forget(cfg: ServeConfig, *, case: str, memory_id: str) -> dict[str, Any]:
@@ -238,4 +249,4 @@ def forget(cfg: ServeConfig, *, case: str, memory_id: str) -> dict[str, Any]:
             and (r.tenant_id, r.subject_id) == (tenant, subject)]
     if not mine or not api.forget(memory_id, folder=cfg.runs_dir / "memory"):
         raise UsageError(f"unknown memory record {memory_id}")
-    return {"memory_id": memory_id, "deleted": True}
+    return {"memory_id": memory_id, "deleted": True, "ran_as": _ran_as_owner(tenant, subject)}

@@ -94,6 +94,17 @@ def input_model(fn, name: str):
     return create_model(f"{name}Arguments", __config__=config, **fields)      # the SDK's title
 
 
+def output_schema(name: str) -> dict[str, Any] | None:
+    """A tool's ``outputSchema``: the published JSON Schema ``mcp.<tool>`` (``ctx schema``,
+    models/mcp.py), None for a tool that has none."""
+    import json
+
+    from .. import schemas
+
+    p = schemas.path(f"mcp.{name}")
+    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+
+
 def _annotations():
     from mcp.types import ToolAnnotations
 
@@ -123,11 +134,13 @@ def _server_class(audit: AuditLog):
 
         async def list_tools(self):
             """The SDK's listing, each input schema replaced by the tool's own model's: no
-            property beyond its parameters (``additionalProperties: false``), and its rules."""
+            property beyond its parameters (``additionalProperties: false``), and its rules; each
+            output schema by the published ``mcp.<tool>`` schema (:func:`output_schema`)."""
             listed = await super().list_tools()
             for t in listed:
                 if t.name in self.inputs:
                     t.input_schema = self.inputs[t.name].model_json_schema()
+                t.output_schema = output_schema(t.name)
             return listed
 
         async def call_tool(self, name, arguments, context=None):

@@ -19,6 +19,30 @@ PACK_ID_RE = re.compile(r"^pk-[0-9a-f]{8,64}$")
 RUN_FILES = ("pack.json", "trace.jsonl", "answer.json", "answer.md")
 
 
+def ran_as_request(request: dict[str, Any]) -> dict[str, Any]:
+    """The tenant, subject, variant and as_of a run (a pack's or a step's request) ran with."""
+    return {"tenant": request.get("tenant_id"), "subject": (request.get("subject") or {}).get("id"),
+            "variant": request.get("variant"), "as_of": request.get("as_of")}
+
+
+def ran_as_server(cfg: ServeConfig) -> dict[str, Any]:
+    """A call on neither a case nor a pack: the server's fixed tenant and subject."""
+    return {"tenant": cfg.tenant, "subject": cfg.subject_id, "variant": None, "as_of": None}
+
+
+def ran_as_case(cfg: ServeConfig, case: str, *, variant: str | None = None, as_of: str | None = None,
+                known_at: str | None = None) -> dict[str, Any]:
+    """What a call on ``case`` runs as: the request this server makes of it (tenant, subject,
+    variant, as_of), exactly as investigate would."""
+    from .. import api
+
+    opts = _options(cfg, case, as_of, known_at, variant, None)
+    c, pb, _ = api.read_checked(opts.case, opts.cases_dir, opts.playbooks_dir, by_id=True)
+    req = api.make_request(c, pb, opts)
+    return {"tenant": req.tenant_id, "subject": req.subject_id, "variant": req.variant,
+            "as_of": req.as_of.isoformat()}
+
+
 def _read_own_case(cfg: ServeConfig, case: str):
     """A case of this server: an id resolved under the project's cases folder (never a path the
     caller names), of the server's tenant when it has one."""
@@ -63,6 +87,8 @@ def _options_read(cfg: ServeConfig, case: str, as_of: str | None, known_at: str 
         if var is not None and cfg.subject_id is None and (var.subject is not None or var.purpose is not None):
             raise UsageError(f"variant {variant!r} of case {c.case_id} declares its own subject or purpose; this "
                              f"server's subject is fixed by its configuration (start it with --subject to choose)")
+        if var is not None:
+            _refuse_other_identity(cfg, c.case_id, variant, var)
     from ..policy import refuse_out_of_limits
 
     refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)
@@ -71,6 +97,28 @@ def _options_read(cfg: ServeConfig, case: str, as_of: str | None, known_at: str 
         subject_id=cfg.subject_id, scopes=list(cfg.scopes) if cfg.scopes is not None else None,
         clearance=cfg.clearance, purpose=cfg.purpose, budget=budget, variant=variant, db=cfg.db,
         cases_dir=cfg.cases_dir, playbooks_dir=cfg.playbooks_dir, case_by_id=True), read
+
+
+def _refuse_other_identity(cfg: ServeConfig, case_id: str, variant: str, var) -> None:
+    """A variant that names a subject (id, scopes, clearance) or purpose other than this
+    server's fixed ones would change who the run is for: refused, never run as the server's
+    subject under the variant's name."""
+    from ..models.manifest import DEFAULT_CLEARANCE
+
+    subj = var.subject
+    other = None
+    if subj is not None and cfg.subject_id is not None:
+        if subj.id != cfg.subject_id:
+            other = f"subject {subj.id}"
+        elif cfg.scopes is not None and sorted(set(subj.scopes)) != sorted(set(cfg.scopes)):
+            other = f"scopes {', '.join(sorted(set(subj.scopes))) or '(none)'}"
+        elif subj.clearance.value != (cfg.clearance or DEFAULT_CLEARANCE):
+            other = f"clearance {subj.clearance.value}"
+    if other is None and var.purpose is not None and cfg.purpose is not None and var.purpose != cfg.purpose:
+        other = f"purpose {var.purpose}"
+    if other is not None:
+        raise UsageError(f"variant {variant!r} of case {case_id} runs with {other}, not this server's: start a "
+                         f"server with that identity to run it")
 
 
 def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, params: dict[str, Any] | None,
@@ -252,6 +300,7 @@ def investigate(cfg: ServeConfig, *, case: str | None = None, as_of: str | None 
                       "answer": f"ctx://packs/{pid}/answer", "messages": f"ctx://packs/{pid}/messages"},
     }
     out["run"] = NO_RUNS if d is None else {"written": True, "folder": d.name}
+    out["ran_as"] = ran_as_request(res.pack["request"])
     if include_messages:
         import orjson
 
@@ -333,6 +382,8 @@ def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None
                                          "memory_conflicts": step.memory.conflicts,
                                          "memory_omissions": step.memory.omissions})
     if handoff is not None:     # another agent's handoff, re-gated for this server's subject (agents/handoff.py)
+        if isinstance(handoff, dict):       # as the handoff tool returned it: its ran_as echo is not sealed
+            handoff = {k: v for k, v in handoff.items() if k != "ran_as"}
         out["handoff"] = api.receive_handoff(opts, handoff)
     if cfg.no_runs:
         out["run"] = NO_RUNS
@@ -340,6 +391,7 @@ def build_context(cfg: ServeConfig, *, types: list[str], case: str | None = None
         d = cfg.runs_dir / doc["step_id"]
         api.write_step(step, doc, d, db=cfg.db)
         out["run"] = {"written": True, "folder": d.name}     # the same inputs: the same result
+    out["ran_as"] = ran_as_request(doc["request"])
     return out
 
 
@@ -351,8 +403,8 @@ def explain_omission(cfg: ServeConfig, *, pack_id: str, object_id: str | None = 
         raise UsageError("gate and object_id cannot be combined")
     lp = load_pack(run_dir(cfg, pack_id) / "pack.json")
     if object_id is not None:
-        return explain_object(lp, object_id, cfg.db).to_json()
-    return explain_omissions(lp, gate).to_json()
+        return {**explain_object(lp, object_id, cfg.db).to_json(), "ran_as": ran_as_request(lp.request)}
+    return {**explain_omissions(lp, gate).to_json(), "ran_as": ran_as_request(lp.request)}
 
 
 def replay(cfg: ServeConfig, *, pack_id: str, state_version: str | None = None) -> dict[str, Any]:
@@ -364,6 +416,7 @@ def replay(cfg: ServeConfig, *, pack_id: str, state_version: str | None = None) 
         from ..agents.state import check
 
         out["state"] = check(res.pack.data.get("state_version"), state_version)
+    out["ran_as"] = ran_as_request(res.pack.data["request"])
     return out
 
 
@@ -371,15 +424,19 @@ def diff(cfg: ServeConfig, *, pack_a: str, pack_b: str) -> dict[str, Any]:
     from ..postmortem import diff as pm_diff
 
     d = pm_diff(run_dir(cfg, pack_a) / "pack.json", run_dir(cfg, pack_b) / "pack.json")
-    return {"a": pack_a, "b": pack_b, **d.to_json()}
+    return {"a": pack_a, "b": pack_b, **d.to_json(), "ran_as": ran_as_server(cfg)}
 
 
 def render(cfg: ServeConfig, *, pack_id: str, format: str = "messages") -> dict[str, Any]:
     from .. import api
 
-    r = api.render_pack(run_dir(cfg, pack_id) / "pack.json", format)
+    from ..postmortem import load_pack
+
+    path = run_dir(cfg, pack_id) / "pack.json"
+    r = api.render_pack(path, format)
     return {"pack_id": pack_id, "format": r.format, "total_tokens": r.total_tokens, "sections": r.sections,
-            "matches_pack": r.matches_pack, "text": r.data.decode("utf-8")}
+            "matches_pack": r.matches_pack, "text": r.data.decode("utf-8"),
+            "ran_as": ran_as_request(load_pack(path).request)}
 
 
 def read_run_file(cfg: ServeConfig, pack_id: str, name: str) -> str:
@@ -417,7 +474,7 @@ def list_cases(cfg: ServeConfig) -> dict[str, Any]:
             continue
         out.append({"case_id": c.case_id, "playbook": c.playbook, "question": c.question,
                     "as_of": c.as_of.isoformat(), "variants": sorted(c.variants)})
-    return {"cases": out, "unreadable": unreadable}
+    return {"cases": out, "unreadable": unreadable, "ran_as": ran_as_server(cfg)}
 
 
 def list_playbooks(cfg: ServeConfig) -> dict[str, Any]:
@@ -437,7 +494,7 @@ def list_playbooks(cfg: ServeConfig) -> dict[str, Any]:
                     "purposes": list(pb.purposes), "params": sorted(pb.params),
                     "evidence_types": [{"type": et.type, "required": et.required, "judgment": et.judgment}
                                        for et in pb.evidence_types]})
-    return {"playbooks": out, "unreadable": unreadable}
+    return {"playbooks": out, "unreadable": unreadable, "ran_as": ran_as_server(cfg)}
 
 
 def audit_call(cfg: ServeConfig, *, case: str, request: dict[str, Any], as_of: str | None = None,
@@ -447,4 +504,5 @@ def audit_call(cfg: ServeConfig, *, case: str, request: dict[str, Any], as_of: s
     from .. import api
 
     opts = _options(cfg, case, as_of, known_at, variant, None)
-    return api.audit_request(request, api.audit_subject(opts), name="request", db=opts.db)
+    out = api.audit_request(request, api.audit_subject(opts), name="request", db=opts.db)
+    return {**out, "ran_as": ran_as_case(cfg, case, variant=variant, as_of=as_of, known_at=known_at)}
