@@ -90,6 +90,17 @@ class Investigate(Closed):
     ran_as: RanAs
 
 
+class StepGap(Closed):
+    """Why a requested evidence type is missing from the step, as a pack's ``missing`` says it."""
+
+    type: str
+    required: bool
+    reason: str
+    rejected_by: Any = None
+    withheld: dict[str, Any] | None = Field(None, description="withheld_for_access: how many and what "
+                                            "would admit them (scopes, purposes, clearance), never an id")
+
+
 class StepItem(Closed):
     evidence_id: str
     object_id: str
@@ -111,6 +122,7 @@ class BuildContext(Closed):
     tokens: int
     covered_types: list[str]
     missing_types: list[str]
+    gaps: list[StepGap]
     omissions: list[dict[str, Any]]
     trace_events: int
     tool_results: list[ToolItem] | None = None
