@@ -49,8 +49,9 @@ def scan(
             from .console import console, safe
 
             c = console()
-            ln = det["learned"]
-            c.print(f"detector {det['version']} (rules sha256 {det['rules_sha256'][:12]}), {ln['name']} "
+            ln, it = det["learned"], det["intent"]
+            c.print(f"detector {det['version']} (rules sha256 {det['rules_sha256'][:12]}), {it['name']} "
+                    f"(weights sha256 {it['weights_sha256'][:12]}, threshold {it['threshold']}), {ln['name']} "
                     f"(weights sha256 {ln['weights_sha256'][:12]}, threshold {ln['threshold']})")
             for r in res:
                 if not r["findings"]:

@@ -36,7 +36,7 @@ FLOORS: dict[str, dict[str, float]] = {
 }
 SETS = (("public", "public/test.jsonl"), ("heldout", "heldout.jsonl"), ("indirect", "indirect.jsonl"),
         ("business", "business_negatives.jsonl"), ("dev", "dev.jsonl"))
-DETECTORS = ("combined", "patterns", "learned")
+DETECTORS = ("combined", "patterns", "intent", "learned")
 LANG_ORDER = ("en", "zh", "de", "fr", "es", "it", "pt", "ja", "ko", "ru")
 
 
@@ -60,11 +60,12 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
 def verdicts(text: str) -> dict[str, bool]:
     """Whether each detector flags ``text``: the patterns, the learned layer, and the gate's
     one rule (either of them)."""
-    from . import detect_injection, learned_finding
+    from . import detect_injection, intent_finding, learned_finding
 
     pat = detect_injection(text, use_learned=False) is not None
+    itn = intent_finding(text) is not None
     lrn = learned_finding(text) is not None
-    return {"patterns": pat, "learned": lrn, "combined": pat or lrn}
+    return {"patterns": pat, "intent": itn, "learned": lrn, "combined": pat or itn or lrn}
 
 
 def evaluate_rows(rows: list[dict[str, Any]], detector: str = "combined",
