@@ -25,7 +25,7 @@ THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_R
 INTENT_MODEL = "intent-lr"
 INTENT_VERSION = "1"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
-INTENT_SHA256 = "fbf5addf5fe6f92f7064b4603cb3ce4c75674798c725a45ee4164c5f9ab1ee35"
+INTENT_SHA256 = "2e2fb97f096819654d14ff97156894a991ab65a75bf65a2ddc820f348a524ffe"
 INTENT_THRESHOLD = 0.96  # chosen on the training side (tests/data/injection/train_intent.py)
 
 

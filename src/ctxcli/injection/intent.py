@@ -63,6 +63,7 @@ _LATIN = re.compile(r"[a-z0-9\u00c0-\u024f\u1e00-\u1eff\u0400-\u04ff]")
 _WORD_CH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789"
                      "абвгдеёжзийклмнопрстуфхцчшщъыьэюя")
 _URL = re.compile(r"https?://|www\.|[a-z0-9._%+-]+@[a-z0-9-]+\.[a-z]{2,}|\b[a-z0-9-]{3,}\.(?:com|biz|net|org|io|ru|cn)\b")
+_KEEP = frozenset(".!?؟।。")
 _CUT = re.compile(r"[.!?؟।](?:[^\S\n]+|(?=\n))|[\n|\t。]")
 # Turkish dotless/dotted i and the combining dot: "ınstructıons", "İGNORE" read as ASCII.
 _URL_CUES = ("http", "www.", "@", ".com", ".biz", ".net", ".org", ".io", ".ru", ".cn")
@@ -176,13 +177,15 @@ def _bits_of(matched: str, entries: tuple[_Entry, ...]) -> tuple[int, int]:
 
 
 def segments(norm: str) -> list[tuple[int, int]]:
-    """(start, end) of every segment of ``norm``: cut at line breaks, sentence ends, table
-    cells (``|``, tab); a segment longer than MAX_SEG is cut into pieces of MAX_SEG."""
+    """(start, end) of every segment of ``norm``: cut after sentence ends (which stay in their
+    segment) and at line breaks and table cells (``|``, tab); a segment longer than MAX_SEG is
+    cut into pieces of MAX_SEG."""
     out: list[tuple[int, int]] = []
     at = 0
     for m in _CUT.finditer(norm):
-        if m.start() > at:
-            _pieces(at, m.start(), out)
+        end = m.start() + (norm[m.start()] in _KEEP)     # a sentence keeps its full stop
+        if end > at:
+            _pieces(at, end, out)
         at = max(at, m.end())
     if at < len(norm):
         _pieces(at, len(norm), out)
@@ -314,14 +317,30 @@ _OVERRIDE = _bits("override")
 _OVERRIDE_WHAT = _bits("earlier", "instr", "task")
 
 
+_ADDRESSED = _bits("addr", "role")
+_DESCRIBE = _bits("describe")
+
+
 def aimed(mask: int) -> bool:
-    """Whether a unit with feature mask ``mask`` is scored (see :data:`_AIMED`)."""
+    """Whether a unit with feature mask ``mask`` is scored (see :data:`_AIMED`); one that
+    describes attacks or negates ("attackers write …", "never send …") only when it also
+    addresses the model."""
+    if mask & _DESCRIBE and not mask & _ADDRESSED:
+        return False
     return bool(mask & _AIMED) or bool(mask & _OVERRIDE and mask & _OVERRIDE_WHAT)
 
 
 def units(norm: str) -> list[tuple[int, int, int, int]]:
     """(start, end, bit mask, role count) of every segment and window of two neighbouring
     segments that aims at the model (:func:`aimed`); any other unit scores the bias alone."""
+    return [u[:4] for u in _units(norm)]
+
+
+_Part = tuple[int, int, int]
+
+
+def _units(norm: str) -> list[tuple[int, int, int, int, tuple[_Part, _Part] | None]]:
+    """:func:`units`, each with its two segments (start, end, mask) when it is a window."""
     segs, masks = features(norm)
     role = 1 << _IDX["role"]
     desc = 1 << _IDX["describe"]
@@ -330,14 +349,16 @@ def units(norm: str) -> list[tuple[int, int, int, int]]:
     for i in range(len(masks)):
         if i and ctx[i - 1] or i + 1 < len(masks) and ctx[i + 1]:
             masks[i] |= desc
-    out = []
+    out: list[tuple[int, int, int, int, tuple[_Part, _Part] | None]] = []
     for i, (s, e) in enumerate(segs):
         if masks[i] and aimed(masks[i]):
-            out.append((s, e, masks[i], 1 if masks[i] & role else 0))
+            out.append((s, e, masks[i], 1 if masks[i] & role else 0, None))
         if i + 1 < len(segs) and masks[i] and masks[i + 1]:
             m = masks[i] | masks[i + 1]
             if aimed(m):
-                out.append((s, segs[i + 1][1], m, (masks[i] & role > 0) + (masks[i + 1] & role > 0)))
+                s2, e2 = segs[i + 1]
+                out.append((s, e2, m, (masks[i] & role > 0) + (masks[i + 1] & role > 0),
+                            ((s, e, masks[i]), (s2, e2, masks[i + 1]))))
     return out
 
 
@@ -347,12 +368,18 @@ def score(norm: str) -> Score:
     best = Score(1.0 / (1.0 + math.exp(-bias)), 0, 0)
     best_z = bias
     seen: dict[tuple[int, int], float] = {}
-    for s, e, m, rc in units(norm):
+    parts = None
+    for s, e, m, rc, pr in _units(norm):
         z = seen.get((m, rc))
         if z is None:
             z = seen[(m, rc)] = linear(m, rc, bias, base, pairs)
         if z > best_z:
-            best_z, best = z, Score(1.0 / (1.0 + math.exp(-z)), s, e)
+            best_z, best, parts = z, Score(1.0 / (1.0 + math.exp(-z)), s, e), pr
+    if parts is not None:    # a window wins: name the part that scores higher on its own
+        role = 1 << _IDX["role"]
+        a, b = (linear(p[2], int(p[2] & role > 0), bias, base, pairs) for p in parts)
+        p = parts[0] if a >= b else parts[1]
+        best = Score(best.score, p[0], p[1])
     return best
 
 

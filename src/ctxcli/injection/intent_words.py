@@ -154,6 +154,8 @@ FEATURE_WORDS: dict[str, list[str]] = {
         "может написать", "pode escrever", "不要照做", "切勿", "training", "formazione", "schulung",
         "formation", "capacitación", "eğitim", "đào tạo", "pelatihan", "تدريب", "प्रशिक्षण", "آموزش",
         "การฝึกอบรม", "培训", "研修", "교육", "обучение",
+        "do not send", "do not email", "do not share", "do not forward", "don't send", "don't share",
+        "don't email", "never email", "never forward", "never give", "never share",
         "report to", "report this", "report any", "suspicious", "verdächtig", "sospechos", "suspect",
         "sospett", "suspeit", "подозрит", "şüpheli", "đáng ngờ", "mencurigakan", "مشبوه", "संदिग्ध",
         "مشکوک", "น่าสงสัย", "可疑", "不審", "의심",
