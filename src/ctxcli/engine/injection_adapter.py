@@ -83,7 +83,7 @@ def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:
 
 
 def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
-    from ..injection import intent_finding, learned, learned_finding, scan_fields
+    from ..injection import learned, learned_finding, scan_fields
 
     long_fields = [(n, t) for n, t in fields if t and (len(t) > _SHORT or n in ("title", "content"))]
     short = [(n, t) for n, t in fields if t and not (len(t) > _SHORT or n in ("title", "content"))]
@@ -92,9 +92,10 @@ def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
         joined = scan_fields([("header fields", "\n".join(t for _, t in short))])
         if joined is not None:
             hit = scan_fields(short) or joined
-        else:   # the learned score depends on the text's extent: each short field on its own too
+        else:   # the n-gram score depends on the text's extent: each short field on its own too
+            # (the intent layer's does not: every joined field is its own segment)
             for n, t in short:
-                f = intent_finding(t) or (learned_finding(t) if len(t) >= learned.MIN_CHARS else None)
+                f = learned_finding(t) if len(t) >= learned.MIN_CHARS else None
                 if f is not None:
                     return n, f.pattern, f.label
     if hit is None:
