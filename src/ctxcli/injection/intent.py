@@ -11,8 +11,11 @@ instructions, uses an override verb (ignore, forget, bypass), asks for output (p
 reply with), for an action (send, transfer, approve, delete, reveal), names a secret or the
 prompt, frames a jailbreak, asks for hostile text, carries a URL or address; and what speaks
 against an attack (security training that *describes* attacks: "attackers", "phishing",
-"example of"). Pairs of them (addressing × task change, override × earlier instructions …) are
-features too, so a linear score can ask for both.
+"example of"). Only four of them count alone (a role header, a jailbreak, a request for hostile
+text, describing words); the others count in pairs (addressing × task change, override ×
+earlier instructions …), so one cue alone ("your AI chat", "ignore my previous mail") is not
+enough. A unit is scored only when it aims at the model (:func:`aimed`); cues inside a quote
+framed as an example do not count.
 
 The weights are learned (a logistic regression, trained by ``tests/data/injection/train_intent.py``
 on committed rows only) and shipped as ``data/intent-lr-1.json`` (sha256 checked at load).

@@ -15,8 +15,8 @@ multiple-instance: a benign document's every unit is a negative example; an atta
 its strongest unit under the current weights (five rounds, starting from weights that trust
 every pair of features). A logistic regression with an L2 penalty, fitted by Newton steps.
 The hard negatives (every benign training row but the frozen prose) weigh as much as the prose.
-The threshold: the lowest (in steps of 0.01) at which at most 0.5 % of the training hard
-negatives and at most 0.5 % of the prose score at or above it. Prints the weights' sha256 and the threshold for
+The threshold: the lowest (in steps of 0.01) at which at most 0.05 % of the training hard
+negatives and at most 0.05 % of the prose score at or above it. Prints the weights' sha256 and the threshold for
 ``ctxcli.injection_identity`` (``INTENT_SHA256``, ``INTENT_THRESHOLD``)."""
 
 from __future__ import annotations
