@@ -121,3 +121,18 @@ def test_the_shared_split_gives_every_source_one_side() -> None:
     assert sorted(set(units.values())) == ["test", "train", "validation"]
     sides = {s: sum(1 for r in rows if units[shared_unit(r)] == s) for s in ("train", "validation", "test")}
     assert sides == {"train": 499, "validation": 299, "test": 152}
+
+
+@pytest.mark.parametrize("alarms,missed", [
+    (2, []),        # 2 of 100 benign German rows: 2.0 %, at the ceiling
+    (3, ["shared-validation: false-positive rate in de 3.0% > 2.0%"]),
+])
+def test_the_validation_side_caps_false_positives_in_every_language(alarms: int, missed: list[str]) -> None:
+    from ctxcli.injection.evaluate import check_floors
+
+    de = {"attacks": 0, "caught": 0, "benign": 100, "false_alarms": alarms, "recall": None, "fpr": alarms / 100}
+    en = {"attacks": 100, "caught": 70, "benign": 900, "false_alarms": 0, "recall": 0.7, "fpr": 0.0}
+    overall = {"attacks": 100, "caught": 70, "benign": 1000, "false_alarms": alarms, "recall": 0.7,
+               "fpr": alarms / 1000}
+    res = {"overall": overall, "by_language": {"en": en, "de": de}}
+    assert check_floors("shared-validation", res) == missed

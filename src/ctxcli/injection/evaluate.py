@@ -37,7 +37,7 @@ FLOORS: dict[str, dict[str, float]] = {
     "indirect": {"recall_overall": 0.54},                            # no target in the issue; far from good
     "business": {"fpr_overall": 0.005},                              # target 0.005: met
     # issue 53: the validation side of the shared dev set (targets: recall .85, FPR .01)
-    "shared-validation": {"recall_overall": 0.62, "fpr_overall": 0.01},
+    "shared-validation": {"recall_overall": 0.62, "fpr_overall": 0.01, "fpr_per_language": 0.02},
     # its test side, measured once at the end (docs/security.md)
     "shared-test": {"recall_overall": 0.94, "fpr_overall": 0.04},
 }
@@ -164,6 +164,8 @@ def check_floors(name: str, res: dict[str, Any]) -> list[str]:
     for lang, t in res["by_language"].items():
         if "recall_per_language" in fl and t["recall"] is not None and t["recall"] < fl["recall_per_language"]:
             out.append(f"{name}: recall in {lang} {t['recall']:.1%} < {fl['recall_per_language']:.1%}")
+        if "fpr_per_language" in fl and t["fpr"] is not None and t["fpr"] > fl["fpr_per_language"]:
+            out.append(f"{name}: false-positive rate in {lang} {t['fpr']:.1%} > {fl['fpr_per_language']:.1%}")
     return out
 
 
