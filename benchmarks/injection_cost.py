@@ -1,7 +1,7 @@
-"""Cost of the injection detector (``ctxcli.injection.detect_injection``) on ordinary
-prose: per 10 KB, per MB, and on both sides of 64 Ki characters (where the matcher
-switches from per-rule to per-lead-keyword regexes). One core, CPU time
-(``time.process_time``), best of N runs after one warm-up (regexes compiled).
+"""Cost of the injection detector (``ctxcli.injection.detect_injection``, every layer) on
+ordinary prose and on documents (the benign rows of the shared dev set): ms per 10 KB and s
+per MB, and each layer alone (patterns; the intent layer; the n-gram layer). One core, CPU
+time (``time.process_time``), best of N runs after one warm-up (regexes compiled).
 
     python benchmarks/injection_cost.py [--json]
 
@@ -49,26 +49,49 @@ def best_cpu(fn, text: str, runs: int) -> float:  # noqa: ANN001
     return best
 
 
-def main() -> int:
-    from ctxcli.injection import detect_injection
+def documents() -> list[str]:
+    """The benign rows of the shared dev set (reports, WHOIS records, threat reports in four
+    languages; tests/data/injection/shared): documents of the kind the detector reads."""
+    from pathlib import Path
 
+    path = Path(__file__).resolve().parents[1] / "tests" / "data" / "injection" / "shared" / "dev.jsonl"
+    return [r["text"] for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r["label"] == 0]
+
+
+def main() -> int:
+    from functools import partial
+
+    from ctxcli.injection import detect_injection, intent, learned, normalize_for_scan
+
+    layers = {  # the whole detector, then each layer alone on the normal form
+        "detector": detect_injection,
+        "patterns": partial(detect_injection, use_learned=False),
+        "intent": lambda t: intent.score(normalize_for_scan(t)),
+        "ngram": lambda t: learned.score(normalize_for_scan(t)),
+    }
+    corpora = [("english", EN, None), ("mixed", MIXED, None)]
+    docs = "\n\n".join(d for d in documents() if detect_injection(d) is None)
+    corpora.append(("docs", None, docs))
     rows = []
-    for name, sents in (("english", EN), ("mixed", MIXED)):
-        for size, runs in ((10_000, 20), (65_535, 5), (65_536, 5), (65_537, 5), (131_072, 5),
-                           (1_000_000, 3)):
-            text = prose(sents, size)
-            assert detect_injection(text) is None, "benchmark prose must be clean"
-            s = best_cpu(detect_injection, text, runs)
-            rows.append({"prose": name, "chars": size, "seconds": round(s, 4),
-                         "ms_per_10kb": round(s * 1000 * 10_000 / size, 2),
-                         "s_per_mb": round(s * 1_000_000 / size, 3)})
+    for name, sents, whole in corpora:
+        for size, runs in ((10_000, 20), (65_536, 5), (1_000_000, 3)):
+            text = prose(sents, size) if whole is None else (whole * (size // len(whole) + 1))[:size]
+            assert name == "docs" or detect_injection(text) is None, "benchmark prose must be clean"
+            row = {"prose": name, "chars": size}
+            for layer, fn in layers.items():
+                s = best_cpu(fn, text, runs)
+                row[layer] = {"seconds": round(s, 4), "ms_per_10kb": round(s * 1000 * 10_000 / size, 2),
+                              "s_per_mb": round(s * 1_000_000 / size, 3)}
+            rows.append(row)
     if "--json" in sys.argv:
         print(json.dumps(rows, indent=1))
     else:
-        print(f"{'prose':8} {'chars':>9} {'seconds':>9} {'ms/10KB':>8} {'s/MB':>7}")
+        print(f"{'prose':8} {'chars':>9} {'ms/10KB':>8} {'s/MB':>7}   ms/10KB: {'patterns':>8} {'intent':>7} {'ngram':>7}")
         for r in rows:
-            print(f"{r['prose']:8} {r['chars']:>9} {r['seconds']:>9.4f} {r['ms_per_10kb']:>8.2f} "
-                  f"{r['s_per_mb']:>7.3f}")
+            d = r["detector"]
+            print(f"{r['prose']:8} {r['chars']:>9} {d['ms_per_10kb']:>8.2f} {d['s_per_mb']:>7.3f}   "
+                  f"         {r['patterns']['ms_per_10kb']:>8.2f} {r['intent']['ms_per_10kb']:>7.2f} "
+                  f"{r['ngram']['ms_per_10kb']:>7.2f}")
     return 0
 
 

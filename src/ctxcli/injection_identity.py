@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = "ctx-injection/2"
+VERSION = "ctx-injection/3"
 RULES_SHA256 = "e2dec59fc29ff99c62c9e7015b9427b9953e582d3d7f125b9ced903dcd85c5ad"
 
 MODEL = "ngram-lr"
@@ -22,9 +22,17 @@ LEARNED_NAME = f"learned:{MODEL}@{MODEL_VERSION}"
 WEIGHTS_SHA256 = "9bd1c90a4e58315ffae86aa41b22d5cb4487b5b790dd2fc3c7e90d3b7f45cef0"
 THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_RULE)
 
+INTENT_MODEL = "intent-lr"
+INTENT_VERSION = "1"
+INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
+INTENT_SHA256 = "2e2fb97f096819654d14ff97156894a991ab65a75bf65a2ddc820f348a524ffe"
+INTENT_THRESHOLD = 0.96  # chosen on the training side (tests/data/injection/train_intent.py)
+
 
 def identity() -> dict[str, Any]:
     """The ``detector`` record of a pack and of ``ctx scan --json``."""
     return {"version": VERSION, "rules_sha256": RULES_SHA256,
             "learned": {"name": LEARNED_NAME, "model": MODEL, "version": MODEL_VERSION,
-                        "weights_sha256": WEIGHTS_SHA256, "threshold": THRESHOLD}}
+                        "weights_sha256": WEIGHTS_SHA256, "threshold": THRESHOLD},
+            "intent": {"name": INTENT_NAME, "model": INTENT_MODEL, "version": INTENT_VERSION,
+                       "weights_sha256": INTENT_SHA256, "threshold": INTENT_THRESHOLD}}

@@ -25,11 +25,12 @@ def scan(
 
     Runs the same detector as the injection gate: the text itself, a deobfuscated view
     (markup, spaced-out letters, look-alike letters, leetspeak) and decoded encoded spans
-    (base64, base32, hex, percent, \\u escapes, rot13, reversed), then the learned layer
-    (learned:<model>@<version>, with its score). Each finding names its pattern id (family),
-    language, what it was decoded from and its span in that view. The first line (and
-    "detector" in --json) names the detector: its version, its rules' sha256 and the learned
-    layer with its weights' sha256 and threshold, as a pack records them.
+    (base64, base32, hex, percent, \\u escapes, rot13, reversed), then the two learned
+    layers (learned:intent-lr@1, which scores each sentence, line or cell and names the
+    strongest one's offset, and learned:ngram-lr@2; each with its score). Each finding names
+    its pattern id (family), language, what it was decoded from and its span in that view.
+    The first line (and "detector" in --json) names the detector: its version, its rules'
+    sha256 and each learned layer with its weights' sha256 and threshold, as a pack records them.
     Exit 1 when anything is found, 0 when every file is clean, 2 when a file cannot be
     read.
 
@@ -49,8 +50,9 @@ def scan(
             from .console import console, safe
 
             c = console()
-            ln = det["learned"]
-            c.print(f"detector {det['version']} (rules sha256 {det['rules_sha256'][:12]}), {ln['name']} "
+            ln, it = det["learned"], det["intent"]
+            c.print(f"detector {det['version']} (rules sha256 {det['rules_sha256'][:12]}), {it['name']} "
+                    f"(weights sha256 {it['weights_sha256'][:12]}, threshold {it['threshold']}), {ln['name']} "
                     f"(weights sha256 {ln['weights_sha256'][:12]}, threshold {ln['threshold']})")
             for r in res:
                 if not r["findings"]:

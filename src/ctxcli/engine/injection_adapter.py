@@ -92,7 +92,8 @@ def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:
         joined = scan_fields([("header fields", "\n".join(t for _, t in short))])
         if joined is not None:
             hit = scan_fields(short) or joined
-        else:   # the learned score depends on the text's extent: each short field on its own too
+        else:   # the n-gram score depends on the text's extent: each short field on its own too
+            # (the intent layer's does not: every joined field is its own segment)
             for n, t in short:
                 f = learned_finding(t) if len(t) >= learned.MIN_CHARS else None
                 if f is not None:

@@ -21,10 +21,14 @@ Layout
 * :mod:`.learned` -- the learned layer: a logistic regression over hashed character n-grams
   and words, shipped as weights (``data/``), scored in numpy.
 
+* :mod:`.intent` -- the intent layer (issue 53): per-segment intent features in 17 languages
+  (:mod:`.intent_words`) and learned weights; a text scores as its strongest segment.
+
 The decision (one rule): a text is flagged when a pattern family fires (after the negation
-and quotation filters) **or** the learned score of one of its windows is at least
-``learned.THRESHOLD``. A pattern finding is reported first; the learned layer is named
-``learned:<model>@<version>`` with its score.
+and quotation filters) **or** the intent score of one of its segments is at least
+``intent.THRESHOLD`` **or** the n-gram score of one of its windows is at least
+``learned.THRESHOLD``. A pattern finding is reported first, then the intent layer's, then the
+n-gram layer's; the learned layers are named ``learned:<model>@<version>`` with their score.
 
 Offsets of :func:`detect_injection` index ``normalize_for_scan(text)`` when the match is
 in the text itself (``decoded_from == ""``), otherwise the decoded/deobfuscated view.
@@ -45,7 +49,7 @@ from .normalize import normalize_for_scan
 engine.finalize()
 
 __all__ = [
-    "FAMILIES", "Finding", "InjectionMatch", "LANGUAGES", "PATTERN_IDS", "detect_injection",
+    "FAMILIES", "Finding", "InjectionMatch", "LANGUAGES", "PATTERN_IDS", "detect_injection", "intent_finding",
     "normalize_for_scan", "scan_fields", "scan_text",
 ]
 
@@ -77,12 +81,27 @@ def learned_finding(text: str) -> Finding | None:
     return Finding(learned.NAME, f"learned score {s.score:.3f}", "", "", s.start, s.end, norm[s.start:s.end][:80])
 
 
+def intent_finding(text: str) -> Finding | None:
+    """The intent layer's finding for ``text`` (its strongest segment), or None below the
+    threshold. The label names the score and the segment's offset in the normal form, never
+    its text."""
+    from . import intent
+
+    norm = normalize_for_scan(text)
+    s = intent.score(norm)
+    if s.score < intent.THRESHOLD:
+        return None
+    return Finding(intent.NAME, f"intent score {s.score:.3f} at offset {s.start}", "", "", s.start, s.end,
+                   norm[s.start:s.end][:80])
+
+
 def detect_injection(text: str, *, use_learned: bool = True) -> InjectionMatch | None:
-    """First finding (lowest start in the text itself; then derived views; then the learned
-    layer unless ``use_learned`` is false), or None."""
+    """First finding (lowest start in the text itself; then derived views; then, unless
+    ``use_learned`` is false, the intent layer's strongest segment, then the n-gram layer),
+    or None."""
     hits = scan_text(text, first_only=True)
     if not hits and use_learned and text:
-        f1 = learned_finding(text)
+        f1 = intent_finding(text) or learned_finding(text)
         hits = [f1] if f1 is not None else []
     if not hits:
         return None

@@ -8,7 +8,9 @@ their one combined decision) per corpus, language and family, on the labelled se
   comments (``indirect.jsonl``), never trained on;
 * ``business`` -- business hard negatives (``business_negatives.jsonl``), never trained on;
 * ``dev`` -- the development rows, which ARE training rows of the learned layer (reported,
-  no floor).
+  no floor);
+* ``shared-validation`` / ``shared-test`` -- the validation and test sides of the shared dev set
+  (``shared/dev.jsonl``, split by source in ``shared/split.json``; issue 53), never trained on.
 
     python -m ctxcli.injection.evaluate [--data DIR] [--json] [--markdown]
 
@@ -30,13 +32,19 @@ from ..errors import CtxError
 # Floors of the combined decision (measured figures rounded down; see docs/security.md).
 FLOORS: dict[str, dict[str, float]] = {
     "public": {"recall_overall": 0.76, "fpr_overall": 0.01},        # target 0.90 / 0.01: missed
-    "heldout": {"recall_overall": 0.96, "recall_per_language": 0.81, "fpr_overall": 0.01},  # target .95/.01, .85
-    "indirect": {"recall_overall": 0.41},                            # no target in the issue; far from good
+    # FPR 1.1 %: the intent layer (issue 53) flags 2 of the 190 held-out benign rows (target .01: missed)
+    "heldout": {"recall_overall": 0.96, "recall_per_language": 0.81, "fpr_overall": 0.011},  # target .95/.01, .85
+    "indirect": {"recall_overall": 0.54},                            # no target in the issue; far from good
     "business": {"fpr_overall": 0.005},                              # target 0.005: met
+    # issue 53: the validation side of the shared dev set (targets: recall .85, FPR .01)
+    "shared-validation": {"recall_overall": 0.62, "fpr_overall": 0.01, "fpr_per_language": 0.02},
+    # its test side, measured once at the end (docs/security.md)
+    "shared-test": {"recall_overall": 0.94, "fpr_overall": 0.04},
 }
 SETS = (("public", "public/test.jsonl"), ("heldout", "heldout.jsonl"), ("indirect", "indirect.jsonl"),
-        ("business", "business_negatives.jsonl"), ("dev", "dev.jsonl"))
-DETECTORS = ("combined", "patterns", "learned")
+        ("business", "business_negatives.jsonl"), ("dev", "dev.jsonl"),
+        ("shared-validation", "shared/dev.jsonl#validation"), ("shared-test", "shared/dev.jsonl#test"))
+DETECTORS = ("combined", "patterns", "intent", "learned")
 LANG_ORDER = ("en", "zh", "de", "fr", "es", "it", "pt", "ja", "ko", "ru")
 
 
@@ -45,6 +53,8 @@ def _default_dir() -> Path:
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
+    if "#" in path.name:      # one side of the shared dev set (issue 53), by its split file
+        return shared_rows(path.with_name(path.name.split("#")[0]), path.name.split("#")[1])
     rows = []
     with open(path, encoding="utf-8") as f:
         for i, line in enumerate(f, 1):
@@ -57,14 +67,39 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def shared_unit(r: dict[str, Any]) -> str:
+    """A shared row's split unit: its source (synthreat's generator: its source and language)."""
+    return f"{r['source']}|{r['lang']}" if r["source"].startswith("synthreat") else r["source"]
+
+
+def shared_rows(path: Path, side: str) -> list[dict[str, Any]]:
+    """The rows of one side (train, validation, test) of the shared dev set by ``split.json``
+    beside it; label 1/0 read as attack/benign, the source's fragment as ``corpus``, the
+    carrier as its kind of document (the probe or generator)."""
+    units = json.loads((path.parent / "split.json").read_text(encoding="utf-8"))["units"]
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            r = json.loads(line)
+            u = shared_unit(r)
+            if u not in units:
+                raise ValueError(f"{path}:{i}: source {u!r} has no side in split.json")
+            if units[u] == side:
+                frag = r["source"].split("#")[-1]
+                rows.append({**r, "label": "attack" if r["label"] == 1 else "benign", "id": f"{frag}:{i}",
+                             "corpus": frag, "carrier": r.get("kind") or "direct"})
+    return rows
+
+
 def verdicts(text: str) -> dict[str, bool]:
     """Whether each detector flags ``text``: the patterns, the learned layer, and the gate's
     one rule (either of them)."""
-    from . import detect_injection, learned_finding
+    from . import detect_injection, intent_finding, learned_finding
 
     pat = detect_injection(text, use_learned=False) is not None
+    itn = intent_finding(text) is not None
     lrn = learned_finding(text) is not None
-    return {"patterns": pat, "learned": lrn, "combined": pat or lrn}
+    return {"patterns": pat, "intent": itn, "learned": lrn, "combined": pat or itn or lrn}
 
 
 def evaluate_rows(rows: list[dict[str, Any]], detector: str = "combined",
@@ -129,6 +164,8 @@ def check_floors(name: str, res: dict[str, Any]) -> list[str]:
     for lang, t in res["by_language"].items():
         if "recall_per_language" in fl and t["recall"] is not None and t["recall"] < fl["recall_per_language"]:
             out.append(f"{name}: recall in {lang} {t['recall']:.1%} < {fl['recall_per_language']:.1%}")
+        if "fpr_per_language" in fl and t["fpr"] is not None and t["fpr"] > fl["fpr_per_language"]:
+            out.append(f"{name}: false-positive rate in {lang} {t['fpr']:.1%} > {fl['fpr_per_language']:.1%}")
     return out
 
 

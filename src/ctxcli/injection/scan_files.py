@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import InputError
 
 MAX_FILE_BYTES = 64 << 20
-LEARNED_FAMILY = "the learned layer scores a window of the text at or above its threshold"
+LEARNED_FAMILY = "a learned layer scores a segment or window of the text at or above its threshold"
 
 
 def read_text_file(path: Path) -> str:
@@ -47,14 +47,15 @@ def scan_files(paths: list[Path]) -> list[dict[str, Any]]:
     (offsets into the normalised or decoded view named by decoded_from) and excerpt.
     Every file is read (and checked) before any is scanned."""
     texts = [(str(p), read_text_file(p)) for p in paths]
-    from . import FAMILIES, learned_finding, scan_text
+    from . import FAMILIES, intent_finding, learned_finding, scan_text
 
     out = []
     for disp, text in texts:
         found = scan_text(text)
-        lf = learned_finding(text) if text else None
-        if lf is not None:
-            found.append(lf)
+        for layer in (intent_finding, learned_finding):
+            lf = layer(text) if text else None
+            if lf is not None:
+                found.append(lf)
         findings = [{
             "pattern": f.pattern, "family": FAMILIES.get(f.pattern, LEARNED_FAMILY), "rule": f.label,
             "language": f.lang, "decoded_from": f.decoded_from or None, "span": [f.start, f.end],

@@ -208,13 +208,15 @@ class LearnedDetector(Closed):
     model: str
     version: str
     weights_sha256: str = Field(description="sha256 of its shipped weights file")
-    threshold: float = Field(description="a window scoring at least this is a finding")
+    threshold: float = Field(description="a window (intent: a segment) scoring at least this is a finding")
 
 
 class Detector(Closed):
     version: str = Field(description="the untrusted-instruction detector's version (ctx-injection/N)")
     rules_sha256: str = Field(description="sha256 of its pattern rules")
     learned: LearnedDetector
+    intent: LearnedDetector | None = Field(None, description="the intent layer (learned:intent-lr@N), scored "
+                                           "per segment; absent in packs of ctx-injection/2")
 
 
 class PackStore(Closed):

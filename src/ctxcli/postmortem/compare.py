@@ -19,7 +19,8 @@ REQUEST_FIELDS = ["case_id", "tenant_id", "variant", "question", "purpose", "as_
 VERSION_FIELDS = ["schema_version", "builder_version", "encoding", "playbook.playbook_id", "playbook.version",
                   "playbook.hash", "store.embedding.model", "store.embedding.version",
                   "store.embedding.weights_sha256", "detector.version", "detector.rules_sha256",
-                  "detector.learned.weights_sha256", "detector.learned.threshold"]
+                  "detector.learned.weights_sha256", "detector.learned.threshold",
+                  "detector.intent.weights_sha256", "detector.intent.threshold"]
 ITEMISED = {"content_hash", "pack_id", "schema_version", "builder_version", "encoding", "request", "playbook",
             "store", "evidence", "omissions", "answer", "missing", "state",
             "erasure"}      # what `ctx erase --apply` removed: replay reports it as "erased on …"
