@@ -679,7 +679,7 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
         for t in range(j, min(len(toks), j + BIND_WINDOW)):
             tok, is_value, brk = toks[t]
             # another field, a comparison ("the amount is at or above the 100,000 threshold": the
-            # other operand) or an id (the field's value: "error code PAY-4097 first seen at …") ends it
+            # other operand) or an id (the field's value: "error code E-4097 first seen at …") ends it
             if brk or (t in starts and t != k) or (not is_value and tok in _CMP_LAST):
                 break
             if is_value:
