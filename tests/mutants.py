@@ -2781,6 +2781,13 @@ MUTANTS: list[Mutant] = [
     Mutant("step-gaps-without-what-withheld-needs", "src/ctxcli/serve/tools.py",
            'for k in ("type", "required", "reason", "rejected_by", "withheld") if k in g}',
            'for k in ("type", "required", "reason", "rejected_by") if k in g}', ("tests/test_retail.py::test_the_retail_loop_through_mcp",)),
+    # load workers forked with the default SIGTERM (a stuck worker still ends on pool.terminate())
+    Mutant("load-workers-inherit-the-python-sigterm-handler", "src/ctxcli/load/derive.py",
+           "            signal.signal(signal.SIGTERM, signal.SIG_DFL)\n", "            pass\n",
+           ("tests/test_load_leftovers.py::test_load_workers_are_forked_with_the_default_sigterm",)),
+    Mutant("load-sigterm-handler-not-restored-after-fork", "src/ctxcli/load/derive.py",
+           "            signal.signal(signal.SIGTERM, term)\n", "            pass\n",
+           ("tests/test_load_leftovers.py::test_load_workers_are_forked_with_the_default_sigterm",)),
     # the runner itself: a hinted test that passes on the mutated copy must never count as a catch
     Mutant("mutants-passing-hint-counts-as-caught", "tests/mutants.py",
            "if ok and hinted:\n                    return False",

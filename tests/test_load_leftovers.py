@@ -172,3 +172,33 @@ def test_a_sigterm_swallowed_in_a_finalizer_still_stops_the_load_before_it_publi
         with signals.terminate_interrupts():
             _swallowed_sigterm()
     assert capsys.readouterr().err == "" and unraisable == []
+
+
+def test_load_workers_are_forked_with_the_default_sigterm(monkeypatch):
+    """The load's SIGTERM handler is Python's; a worker forked with it would ignore
+    pool.terminate() while stuck before its first bytecode (a lock another thread held at the
+    fork). Workers are forked with the default action, and the parent's handler comes back."""
+    import signal
+
+    from ctxcli.load.derive import start_pool
+
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "2")
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        pool = start_pool(vectors=False)
+        assert signal.getsignal(signal.SIGTERM) is handler
+        try:
+            for p in pool._pool:
+                with open(f"/proc/{p.pid}/status", encoding="utf-8") as fh:
+                    status = fh.read()
+                caught = int(next(x for x in status.splitlines() if x.startswith("SigCgt:")).split()[1], 16)
+                assert not caught & (1 << (signal.SIGTERM - 1)), p.pid
+        finally:
+            pool.terminate()
+            pool.join()
+    finally:
+        signal.signal(signal.SIGTERM, old)

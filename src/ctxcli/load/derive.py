@@ -127,10 +127,18 @@ def start_pool(vectors: bool = True):
     # SIGINT stays blocked while the workers are forked, so that a Ctrl-C arriving before a
     # worker's initializer has run cannot interrupt that worker (a pool with a worker killed
     # mid-start can hang on terminate); the parent takes a pending Ctrl-C once unblocked.
+    # The workers are forked with the default SIGTERM: a Python handler (the load's, util/signals)
+    # runs only when the interpreter gets back to its loop, so a worker stuck right after the fork
+    # (a lock another thread of this process held) would never end on pool.terminate().
+    term = signal.getsignal(signal.SIGTERM)
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        if term not in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         return multiprocessing.get_context("fork").Pool(n, initializer=_ignore_interrupt)
     finally:
+        if term not in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, term)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
