@@ -151,6 +151,9 @@ def test_a_hedge_in_the_source_may_not_vanish_in_a_fact():
     from ctxcli.answer.claims import check_claim
 
     item = {"evidence_id": "ev-x", "facts": {}, "text": "Suspected: card BIN 411111 is on the fraud blocklist."}
+    plain = {"evidence_id": "ev-p", "facts": {}, "text": "Card BIN 411111 was used on 2026-07-01."}
+    assert [v["code"] for v in check_claim("Card BIN 411111 is on the fraud blocklist.", "fact", [item, plain])] == [
+        "hedge_dropped"]
     assert [v["code"] for v in check_claim("Card BIN 411111 is on the fraud blocklist.", "fact", [item])] == [
         "hedge_dropped"]
     assert check_claim("Card BIN 411111 is suspected to be on the fraud blocklist.", "fact", [item]) == []
@@ -464,6 +467,9 @@ def test_comparisons_status_and_hedges_in_each_of_the_ten_languages(lang):
     assert check_claim(causal, "hypothesis", []) == [] and check_claim(not_causal, "fact", []) == []
     note = {"evidence_id": "ev-note", "facts": {}, "text": hedged}
     assert [v["code"] for v in check_claim(unhedged, "fact", [note])] == ["hedge_dropped"]
+    # beside an item that hedges nothing: only the restated sentence can tell
+    plain = {"evidence_id": "ev-plain", "facts": {}, "text": "Ledger closed."}
+    assert [v["code"] for v in check_claim(unhedged, "fact", [note, plain])] == ["hedge_dropped"]
     assert check_claim(hedged, "fact", [note]) == [] and check_claim(unhedged, "hypothesis", [note]) == []
 
 
