@@ -24,18 +24,16 @@ Cost: one pass of a few regexes over the normal form, whatever the number of seg
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import CtxError
 from ..injection_identity import INTENT_NAME as NAME
 from ..injection_identity import INTENT_SHA256, INTENT_THRESHOLD
 from .intent_words import FEATURE_WORDS, ROLE_HEADER
+from .weights import Score, read_checked
 
 __all__ = ["BASE", "FEATURES", "NAME", "PAIRS", "Score", "features", "score", "segments"]
 
@@ -72,22 +70,6 @@ _CUT = re.compile(r"[.!?؟।](?:[^\S\n]+|(?=\n))|[\n|\t。]")
 _URL_CUES = ("http", "www.", "@", ".com", ".biz", ".net", ".org", ".io", ".ru", ".cn")
 _ROLE = re.compile(ROLE_HEADER, re.MULTILINE)
 _FOLD = str.maketrans({"ı": "i", "\u0307": None})
-
-
-class IntentWeightsError(CtxError):
-    """The intent layer's shipped weights file is missing or does not match its recorded
-    sha256 (a damaged install); exit 3."""
-
-    exit_code = 3
-
-
-@dataclass(frozen=True)
-class Score:
-    """The strongest segment's (or window's) score and its span in the normal form."""
-
-    score: float
-    start: int
-    end: int
 
 
 class _Entry:
@@ -288,13 +270,7 @@ def _open_bits(matched: str, entries: tuple[_Entry, ...]) -> int:
 @lru_cache(maxsize=1)
 def weights() -> tuple[float, dict[int, float], dict[tuple[int, int], float]]:
     """(bias, base weights by bit, pair weights by bit pair) from the shipped file, sha256 checked."""
-    try:
-        data = WEIGHTS_FILE.read_bytes()
-    except OSError as e:
-        raise IntentWeightsError(f"{WEIGHTS_FILE.name}: cannot read the intent layer's weights: {e}") from None
-    if hashlib.sha256(data).hexdigest() != INTENT_SHA256:
-        raise IntentWeightsError(f"{WEIGHTS_FILE.name}: sha256 does not match the recorded {INTENT_SHA256[:12]}…")
-    w = json.loads(data)["weights"]
+    w = json.loads(read_checked(WEIGHTS_FILE, INTENT_SHA256, "the intent layer"))["weights"]
     base = {_IDX[f]: float(w[f]) for f in ALONE if f in w}
     pairs = {(_IDX[a], _IDX[b]): float(w[f"{a}*{b}"]) for a, b in PAIRS if f"{a}*{b}" in w}
     return float(w["bias"]), base, pairs

@@ -20,19 +20,17 @@ training data is described in docs/security.md)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import zlib
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import CtxError
 from ..injection_identity import LEARNED_NAME as NAME
 from ..injection_identity import MODEL, THRESHOLD, WEIGHTS_SHA256
 from ..injection_identity import MODEL_VERSION as VERSION
+from .weights import Score, WeightsError, read_checked
 
 __all__ = ["MODEL", "NAME", "THRESHOLD", "VERSION", "WEIGHTS_SHA256", "Score", "WeightsError", "score", "weights"]
 
@@ -46,22 +44,6 @@ _P = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _SHIFT = np.uint64(64 - 18)
 _WORD_SPLIT = re.compile(r"(\w+)")
-
-
-class WeightsError(CtxError):
-    """The learned detector's shipped weights file is missing or does not match its recorded
-    sha256 (a damaged install); exit 3."""
-
-    exit_code = 3
-
-
-@dataclass(frozen=True)
-class Score:
-    """The highest window score of a text and that window's span in the normal form."""
-
-    score: float
-    start: int
-    end: int
 
 
 def char_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
@@ -148,12 +130,7 @@ def mask(norm: str) -> tuple[str, np.ndarray | None]:
 def weights() -> tuple[np.ndarray, np.ndarray, float, bool]:
     """(char weights, word weights, bias, framing) from the shipped file, after its sha256 is
     checked; framing: the weights were trained on :func:`mask`'s text (recorded ``framing`` 1)."""
-    try:
-        data = WEIGHTS_FILE.read_bytes()
-    except OSError as e:
-        raise WeightsError(f"{WEIGHTS_FILE.name}: cannot read the learned detector's weights: {e}") from None
-    if hashlib.sha256(data).hexdigest() != WEIGHTS_SHA256:
-        raise WeightsError(f"{WEIGHTS_FILE.name}: sha256 does not match the recorded {WEIGHTS_SHA256[:12]}…")
+    data = read_checked(WEIGHTS_FILE, WEIGHTS_SHA256, "the learned detector")
     import io
 
     with np.load(io.BytesIO(data)) as z:
