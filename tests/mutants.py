@@ -802,7 +802,7 @@ MUTANTS: list[Mutant] = [
            "    if len(header) > MAX_COLUMNS:", "    if len(header) >= MAX_COLUMNS:",
            ("tests/test_parsers_table.py::test_a_table_is_capped_at_2048_columns_before_duckdb_reads_it",)),
     Mutant("table-read-columns-uncapped", "src/ctxcli/load/parsers/table.py",
-           "            if len(cols) > MAX_COLUMNS:", "            if False:",
+           "        if len(cols) > MAX_COLUMNS:", "        if False:",
            ("tests/test_parsers_table.py::test_a_json_table_over_2048_columns_is_refused",)),
     Mutant("table-csv-header-length-uncapped", "src/ctxcli/load/parsers/table.py",
            "    if \"\\n\" not in text and len(head) > _HEADER_BYTES:", "    if False:",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -109,10 +110,11 @@ def _where(place: tuple[str, int | None, str, str], n: int) -> Where:
     return Where(disp, n + first_line if first_line is not None else None, f"{label}row {n}", what="column")
 
 
-def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None, str, str]]]:
-    """(row number from 1, the column names, the row's values, (file, the file line of the
-    header for text formats, row label prefix, format)) in the file's order: a row's dict and
-    :class:`Where` are made only for the rows a pass maps."""
+@contextmanager
+def _opened(ls, *, head_only: bool = False):
+    """The table's statement run on a private connection: (cursor, file for messages, row label
+    prefix, the file line of the header for text formats, the table options); ``head_only``:
+    no rows, only the column names."""
     import duckdb
 
     path, disp, fmt = _target(ls)
@@ -124,27 +126,36 @@ def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None
         try:
             sql, params, label, first_line = _query(con, path, fmt, opts, ls.manifest_file)
             try:
-                cur = con.execute(sql, params)
+                cur = con.execute(f"SELECT * FROM ({sql}) LIMIT 0" if head_only else sql, params)
             except duckdb.Error as e:
                 raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
-            cols = [d[0] for d in cur.description]
-            if len(cols) > MAX_COLUMNS:
-                raise InputError(f"{len(cols)} columns, over the {MAX_COLUMNS}-column limit", file=disp)
-            place = (disp, first_line, label, fmt)
-            n = 0
-            while True:
-                try:
-                    batch = cur.fetchmany(FETCH)
-                except duckdb.Error as e:
-                    raise InputError(f"cannot read the table after row {n}: {_first_line(e, opts)}",
-                                     file=disp) from None
-                if not batch:
-                    break
-                for values in batch:
-                    n += 1
-                    yield n, cols, values, place
+            yield cur, disp, label, (disp, first_line, label, fmt), opts
         finally:
             con.close()
+
+
+def _raw_rows(ls) -> Iterator[tuple[int, list[str], tuple, tuple[str, int | None, str, str]]]:
+    """(row number from 1, the column names, the row's values, (file, the file line of the
+    header for text formats, row label prefix, format)) in the file's order: a row's dict and
+    :class:`Where` are made only for the rows a pass maps."""
+    import duckdb
+
+    with _opened(ls) as (cur, disp, _, place, opts):
+        cols = [d[0] for d in cur.description]
+        if len(cols) > MAX_COLUMNS:
+            raise InputError(f"{len(cols)} columns, over the {MAX_COLUMNS}-column limit", file=disp)
+        n = 0
+        while True:
+            try:
+                batch = cur.fetchmany(FETCH)
+            except duckdb.Error as e:
+                raise InputError(f"cannot read the table after row {n}: {_first_line(e, opts)}",
+                                 file=disp) from None
+            if not batch:
+                break
+            for values in batch:
+                n += 1
+                yield n, cols, values, place
 
 
 def _connect(extdir: str):
@@ -157,23 +168,8 @@ def _connect(extdir: str):
 def columns(ls) -> tuple[list[str], str, str]:
     """(the table's column names, its file for messages, the row label prefix), read without
     its rows."""
-    import duckdb
-
-    path, disp, fmt = _target(ls)
-    opts = ls.manifest.table
-    if fmt in ("csv", "tsv"):
-        _csv_header_columns(path, "\t" if fmt == "tsv" else ",", disp)
-    with tempfile.TemporaryDirectory(prefix="ctx-table-") as extdir:
-        con = _connect(extdir)
-        try:
-            sql, params, label, _ = _query(con, path, fmt, opts, ls.manifest_file)
-            try:
-                cur = con.execute(f"SELECT * FROM ({sql}) LIMIT 0", params)
-            except duckdb.Error as e:
-                raise InputError(f"cannot read the table: {_first_line(e, opts)}", file=disp) from None
-            return [d[0] for d in cur.description], disp, label
-        finally:
-            con.close()
+    with _opened(ls, head_only=True) as (cur, disp, label, _, _opts):
+        return [d[0] for d in cur.description], disp, label
 
 
 _PLAIN = frozenset((str, int, bool, type(None)))
