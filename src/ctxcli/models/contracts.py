@@ -345,8 +345,8 @@ class WorkingMemory(Closed):
     messages_given: int
 
 
-class MemoryItem(Closed):
-    """A recalled memory record that passed the memory gates."""
+class RecalledMemory(Closed):
+    """What a pack keeps of every recalled memory record, admitted or in conflict."""
 
     memory_id: str = Field(pattern=r"^mem-[0-9a-f]{12}$")
     subject_id: str
@@ -355,21 +355,19 @@ class MemoryItem(Closed):
     expires_at: str
     reviewed_by: str
     source: str | None
+
+
+class MemoryItem(RecalledMemory):
+    """A recalled memory record that passed the memory gates."""
+
     trust_level: Literal["reviewed_memory"]
     tokens: int
 
 
-class MemoryConflict(Closed):
+class MemoryConflict(RecalledMemory):
     """A recalled memory record that contradicts admitted evidence: packed only in the conflicts
     section (docs/agents.md, "Memory that contradicts the evidence")."""
 
-    memory_id: str = Field(pattern=r"^mem-[0-9a-f]{12}$")
-    subject_id: str
-    text: str
-    created_at: str
-    expires_at: str
-    reviewed_by: str
-    source: str | None
     trust_level: Literal["contradicted_memory"]
     conflict: JSON = Field(description="code (value_differs, misbound_entity, status_upgraded, hedge_dropped), "
                            "the evidence ids it contradicts and, for a value, field, given and admitted")
