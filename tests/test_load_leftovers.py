@@ -202,3 +202,44 @@ def test_load_workers_are_forked_with_the_default_sigterm(monkeypatch):
             pool.join()
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+def test_a_batch_reaches_a_worker_as_a_file_and_the_task_only_names_it(tmp_path, monkeypatch):
+    """A task larger than the pipe's buffer leaves the pool's task-handler thread mid-write when
+    Ctrl-C stops the workers, and Pool.terminate() then waits for it for ever (a hang seen in
+    the suite). Each task sent to a worker is a few hundred bytes naming a spooled batch; the
+    spooled files are gone once the load ends, and the store is the one a single process makes."""
+    import pickle
+    from multiprocessing.pool import Pool
+
+    import duckdb
+
+    import ctxcli.load.build as build
+    from ctxcli.load.build import build_store
+
+    from .conftest import REPO
+
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "1")
+    build_store(REPO / "manifests", tmp_path / "one.duckdb", root=REPO)
+    sizes: list[int] = []
+    spooled: list[int] = []         # batch files waiting as each task is sent
+    real = Pool.apply_async
+
+    def recorded(self, func, args=(), *rest, **kw):
+        sizes.append(len(pickle.dumps((func, args))))
+        spooled.append(len(list(tmp_path.rglob("batch-*.pickle"))))
+        return real(self, func, args, *rest, **kw)
+
+    monkeypatch.setattr(Pool, "apply_async", recorded)
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "2")
+    monkeypatch.setattr(build, "BATCH", 16)
+    build_store(REPO / "manifests", tmp_path / "two.duckdb", root=REPO)
+    assert len(sizes) > 10 and max(sizes) < 1024, sizes
+    # a worker removes the file it has read: no more wait than tasks in flight (2 × 2 workers + 1)
+    assert max(spooled) <= 5 and spooled[0] == 1, spooled
+    assert list(tmp_path.rglob("batch-*")) == []
+    one = duckdb.connect(str(tmp_path / "one.duckdb"), read_only=True)
+    two = duckdb.connect(str(tmp_path / "two.duckdb"), read_only=True)
+    for q in ("SELECT doc_id, tokens, dedup_hash, fts_text FROM objects ORDER BY doc_id",
+              "SELECT * FROM postings ORDER BY ALL", "SELECT * FROM vectors ORDER BY ALL"):
+        assert one.execute(q).fetchall() == two.execute(q).fetchall(), q

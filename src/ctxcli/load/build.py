@@ -580,7 +580,7 @@ def _stream_objects(st: _Rows, progress: Progress, pool, opened: list | None, ve
         vec_fh.write(lines[2])
         progress("index", len(objs), 0)     # objects read so far: their number is known only at the end
 
-    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool, vectors=vectors)
+    deriver = Deriver(written, tuple(OBJ_COLS), tuple(TERM_COLS), pool, vectors=vectors, spool=st.tmpdir)
     for ls in st.loaded:
         sid = ls.manifest.source_id
         st.first[sid][0] = len(objs) + 1

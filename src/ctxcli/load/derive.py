@@ -152,17 +152,34 @@ def _ignore_interrupt() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+def derive_spooled(path: str, obj_cols: tuple[str, ...], term_cols: tuple[str, ...],
+                   vectors: bool = True) -> tuple[bytes, bytes, bytes]:
+    """:func:`derive` for a batch the parent spooled to ``path`` (a pickle; removed once read)."""
+    import pickle
+
+    with open(path, "rb") as fh:
+        rows = pickle.load(fh)
+    os.unlink(path)
+    return derive(rows, obj_cols, term_cols, vectors)
+
+
 class Deriver:
     """Feed batches of object rows (``doc_id`` set) with ``add``; ``done`` is called, batch
     after batch in order, with the number of rows and what :func:`derive` made of them.
     Without a pool, or for the first batch (a small load never waits for a worker), it runs in
-    this process."""
+    this process.
+
+    A batch goes to a worker as a file in ``spool`` (the load's temporary folder), the task
+    itself only naming it: a task larger than the pipe's buffer would leave the pool's
+    task-handler thread blocked mid-write when Ctrl-C stops the workers, and
+    ``Pool.terminate()`` then waits for that thread for ever (a hang seen in the suite)."""
 
     def __init__(self, done: Callable[[int, tuple[bytes, bytes, bytes]], None], obj_cols: tuple[str, ...],
-                 term_cols: tuple[str, ...], pool=None, vectors: bool = True) -> None:
+                 term_cols: tuple[str, ...], pool=None, vectors: bool = True, spool: str = "") -> None:
         self.done = done
         self.cols = (obj_cols, term_cols, vectors)
         self.pool = pool
+        self.spool = spool
         self.pending: deque = deque()
         self.batches = 0
         self.n = getattr(pool, "_processes", 1) if pool is not None else 1
@@ -172,7 +189,12 @@ class Deriver:
         if self.pool is None or self.batches == 1:
             self.done(len(batch), derive(batch, *self.cols))
             return
-        self.pending.append((len(batch), self.pool.apply_async(derive, (batch, *self.cols))))
+        import pickle
+
+        path = os.path.join(self.spool, f"batch-{os.getpid()}-{self.batches}.pickle")
+        with open(path, "wb") as fh:
+            pickle.dump(batch, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.pending.append((len(batch), self.pool.apply_async(derive_spooled, (path, *self.cols))))
         while len(self.pending) > 2 * self.n:
             n, r = self.pending.popleft()
             self.done(n, r.get())
