@@ -450,3 +450,56 @@ def test_a_playbook_without_calendar_windows_keeps_its_hash():
 
     assert api.read_playbook("payment-change-window")[1] == \
         "sha256:a3d7780b172eb9b288e9001e808b6ca17415af0206dd1869d036b0bd677aec7b"
+
+
+def test_every_window_query_of_one_call_is_answered_as_if_asked_alone(store):
+    """The DuckDB window runs every query of a call in one statement: each query's hits (ranks,
+    the limit, the widening past expired records) and withheld counts equal what that query
+    alone gets, for queries that differ in relation types, entity type, limit and anchor."""
+    from ctxcli.store import open_store
+
+    from .test_access_rules import AS_OF, SUBJECTS, corpus, readable_for
+
+    st = open_store(store)
+    try:
+        c = corpus(st)
+        rels = c["rel_types"]
+        queries = []
+        for i, t in enumerate(c["types"]):          # each pair: no relation, every one, one of them
+            for j, et in enumerate(c["entity_types"]):
+                for k, via in enumerate(([], rels, [rels[(i + j) % len(rels)]])):
+                    queries.append((f"w{i:03d}{j:03d}{k}", t, [], {
+                        "entity": None, "entity_type": et, "via": via, "time": "valid_from",
+                        "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": AS_OF - (i * 7 + j) * 3_600_000_000},
+                        1 + (i + j + k) % 3))
+        # queries naming one end of a relation, with and without its type, in both directions
+        ends = st.con.execute(
+            "SELECT DISTINCT a.entity_key, b.entity_key, r.rel_type, unnest(o.supports) FROM relations r "
+            "JOIN entities a ON a.entity_id = r.src JOIN entities b ON b.entity_id = r.dst "
+            "JOIN objects o ON o.subject_id = b.entity_key AND o.tenant_id = r.tenant_id "
+            "WHERE r.tenant_id = 'tenant-demo' ORDER BY ALL LIMIT 40").fetchall()
+        for n, (src, dst, rel, t) in enumerate(ends):
+            for k, (key, via) in enumerate(((src, []), (src, [rel]), (dst, []), (dst, [rel]))):
+                queries.append((f"r{n:03d}{k}", t, [], {
+                    "entity": key, "entity_type": None, "via": via, "time": "valid_from",
+                    "from_us": -(2 ** 62), "to_us": 2 ** 62, "anchor_us": AS_OF}, 5))
+        tenant = "tenant-demo"
+        kw = {"tenant": tenant, "readable": readable_for(st, tenant, SUBJECTS["investigator"]),
+              "as_of_us": AS_OF, "access_ok": c["access_ids"], "entity_sources": c["sources"]}
+        together = st.window(queries, **kw)
+        alone_hits, alone_held = [], []
+        for q in queries:
+            f = st.window([q], **kw)
+            alone_hits += f.hits
+            alone_held += f.withheld
+        assert together.hits == alone_hits and len({h[0] for h in alone_hits}) >= 20
+        # the relation types matter: some pair finds more through a relation than without one
+        assert any(len([h for h in alone_hits if h[0] == q[0][:-1] + "1"])
+                   > len([h for h in alone_hits if h[0] == q[0][:-1] + "0"]) for q in queries)
+        assert together.withheld == sorted(alone_held, key=repr)
+        # from a relation's source, its type finds the objects about the other end; no type, not them
+        got = {q[0]: {h[1] for h in alone_hits if h[0] == q[0]} for q in queries}
+        pairs = [(f"r{n:03d}0", f"r{n:03d}1") for n in range(len(ends))]
+        assert all(got[a] <= got[b] for a, b in pairs) and sum(got[a] < got[b] for a, b in pairs) > 10
+    finally:
+        st.close()

@@ -66,45 +66,50 @@ WHERE tenant_id = $tenant AND dst IS NOT NULL
   AND (valid_from_us IS NULL OR valid_from_us <= $known) AND (valid_to_us IS NULL OR valid_to_us > $asof)
   AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $known) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
 """
-# The time-window channel (store/window.py holds both dialects' shared parts): the entities the
-# query names (by key or type, of a source the subject may read, as the walk's seeds), the
-# entities one authorised relation of a `via` type away (either direction; the walk's edge
-# rules: $access_ok and validity at as_of), then the objects about them whose event time lies
-# in [from, to], with the access rules before the limit, nearest to the anchor first (ties by
-# doc id), widened past records not valid at as_of; the withheld as counts.
+# The time-window channel (store/window.py holds both dialects' shared parts), every window query
+# of a call in one statement (one plan; a statement per query was planned anew each time): per
+# query (q, one row each), the entities it names (by key or type, of a source the subject may
+# read, as the walk's seeds), the entities one authorised relation of a `via` type away (either
+# direction; the walk's edge rules: $access_ok and validity at as_of), then the objects about them
+# whose event time lies in [from, to], with the access rules before the limit, nearest to the
+# anchor first (ties by doc id), widened past records not valid at as_of; the withheld as counts.
 _WINDOW_SQL = """
-WITH e AS (
-  SELECT entity_id, entity_key FROM entities
-  WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id)
-    AND (list_contains(CAST($ekeys AS VARCHAR[]), entity_key) OR entity_type = $etype)),
+WITH q AS (
+  SELECT unnest(CAST($queries AS STRUCT(qi INTEGER, supports VARCHAR, etype VARCHAR, ekeys VARCHAR[], via VARCHAR[],
+                otypes VARCHAR[], lo BIGINT, hi BIGINT, anchor BIGINT, lim BIGINT, cap BIGINT)[]), recursive := true)),
+e AS (
+  SELECT q.qi, entity_id, entity_key FROM entities JOIN q
+    ON list_contains(q.ekeys, entity_key) OR entity_type = q.etype
+  WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id)),
 r AS (
-  SELECT src, dst FROM relations
-  WHERE tenant_id = $tenant AND dst IS NOT NULL AND list_contains(CAST($via AS VARCHAR[]), rel_type)
+  SELECT src, dst, rel_type FROM relations
+  WHERE tenant_id = $tenant AND dst IS NOT NULL
     AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
     AND (valid_from_us IS NULL OR valid_from_us <= $known) AND (valid_to_us IS NULL OR valid_to_us > $asof)
     AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $known) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)),
 linked AS (
-  SELECT entity_key AS k FROM e
-  UNION SELECT n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN entities n ON n.entity_id = r.dst
-  WHERE n.tenant_id = $tenant
-  UNION SELECT n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN entities n ON n.entity_id = r.src
-  WHERE n.tenant_id = $tenant),
+  SELECT qi, entity_key AS k FROM e
+  UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN q ON q.qi = e.qi AND list_contains(q.via, r.rel_type)
+    JOIN entities n ON n.entity_id = r.dst WHERE n.tenant_id = $tenant
+  UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN q ON q.qi = e.qi AND list_contains(q.via, r.rel_type)
+    JOIN entities n ON n.entity_id = r.src WHERE n.tenant_id = $tenant),
 cand AS (
-  SELECT o.doc_id, o.{tcol} AS t, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes, o.allowed_purposes
-  FROM objects o JOIN linked ON o.subject_id = linked.k
-  WHERE o.tenant_id = $tenant AND list_contains(o.supports, CAST($supports AS VARCHAR))
-    AND (len(CAST($otypes AS VARCHAR[])) = 0 OR list_contains(CAST($otypes AS VARCHAR[]), o.object_type))
-    AND o.{tcol} >= $lo AND o.{tcol} <= $hi),
+  SELECT q.qi, q.anchor, q.lim, q.cap, o.doc_id, o.{tcol} AS t, {ok} AS ok, {valid} AS valid, o.source_id,
+         o.required_scopes, o.allowed_purposes
+  FROM objects o JOIN linked ON o.subject_id = linked.k JOIN q ON q.qi = linked.qi
+  WHERE o.tenant_id = $tenant AND list_contains(o.supports, q.supports)
+    AND (len(q.otypes) = 0 OR list_contains(q.otypes, o.object_type))
+    AND o.{tcol} >= q.lo AND o.{tcol} <= q.hi),
 ranked AS (
-  SELECT doc_id, t, valid, row_number() OVER (ORDER BY abs(t - $anchor), doc_id) AS rn,
-         coalesce(sum(valid::INTEGER) OVER (ORDER BY abs(t - $anchor), doc_id
+  SELECT qi, lim, cap, doc_id, t, valid, row_number() OVER (PARTITION BY qi ORDER BY abs(t - anchor), doc_id) AS rn,
+         coalesce(sum(valid::INTEGER) OVER (PARTITION BY qi ORDER BY abs(t - anchor), doc_id
                                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
   FROM cand WHERE ok)
-SELECT doc_id, t, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < $lim AND (valid OR rn <= $cap)
+SELECT qi, doc_id, t, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
+FROM ranked WHERE nv < lim AND (valid OR rn <= cap)
 UNION ALL
-SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
+SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
+FROM cand WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
 """
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
 # The graph step's objects about the reached entities (graph_hits): one probe of subject_docs
@@ -602,19 +607,28 @@ class DuckDBStore:
         from .window import TIME_COLUMNS
 
         ok, valid, access = duck_access(readable, as_of_us)
+        by_col: dict[str, list[dict[str, Any]]] = {}
+        for qi, (_qid, etype, otypes, w, lim) in enumerate(queries):
+            by_col.setdefault(TIME_COLUMNS[w["time"]], []).append({
+                "qi": qi, "supports": etype, "etype": w["entity_type"],
+                "ekeys": [w["entity"]] if w["entity"] else [], "via": list(w["via"]), "otypes": list(otypes),
+                "lo": w["from_us"], "hi": w["to_us"], "anchor": w["anchor_us"], "lim": int(lim),
+                "cap": int(lim) * WIDEN_CAP})
+        rows: list[tuple] = []
+        for tcol, qs in sorted(by_col.items()):
+            params = {"tenant": tenant, "readable": sorted(entity_sources), "access_ok": sorted(access_ok),
+                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us, "queries": qs, **access}
+            rows += self.con.execute(_WINDOW_SQL.format(tcol=tcol, ok=ok, valid=valid), params).fetchall()
+        per: dict[int, list[tuple]] = {}
+        for r in rows:
+            per.setdefault(r[0], []).append(r[1:])
         hits: list[tuple] = []
         withheld: list[tuple] = []
-        for qid, etype, otypes, w, lim in queries:
-            sql = _WINDOW_SQL.format(tcol=TIME_COLUMNS[w["time"]], ok=ok, valid=valid)
-            params = {"tenant": tenant, "readable": sorted(entity_sources), "ekeys": [w["entity"]] if w["entity"] else [],
-                      "etype": w["entity_type"], "via": list(w["via"]), "access_ok": sorted(access_ok), "asof": as_of_us,
-                      "known": as_of_us if known_us is None else known_us,
-                      "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
-                      "anchor": w["anchor_us"], "lim": int(lim), "cap": int(lim) * WIDEN_CAP, **access}
-            rows = self.con.execute(sql, params).fetchall()
-            hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in rows if r[0] is not None),
-                                                                      key=lambda r: r[2]))
-            withheld.extend(_held_counts(qid, [r for r in rows if r[0] is None]))
+        for qi, (qid, *_) in enumerate(queries):
+            got = per.get(qi, [])
+            hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in got if r[0] is not None),
+                                                                     key=lambda r: r[2]))
+            withheld.extend(_held_counts(qid, [r for r in got if r[0] is None]))
         return Found(hits, sorted(withheld, key=repr))
 
     def vector(self, queries, *, tenant: str, readable: Readable, as_of_us: int) -> Found:
