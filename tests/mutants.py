@@ -36,8 +36,10 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks", ".ci", "pyproject.toml", "README.md",
@@ -2988,6 +2990,30 @@ def collected(root: Path, nodes: set[str]) -> set[str]:
     return {n for n in nodes if n in have}
 
 
+@contextmanager
+def _shared_postgres(chosen: list[Mutant]) -> Iterator[None]:
+    """One throw-away PostgreSQL for every run that needs one (tests/pgserver.py): a session
+    would otherwise start its own, ~3 s per PostgreSQL mutant."""
+    from . import pgserver
+
+    try:
+        import psycopg  # noqa: F401 - the server's start connects with it
+    except ImportError:
+        psycopg = None
+    if os.environ.get(pgserver.SHARED) or not any("postgres" in t for m in chosen for t in m.tests) \
+            or pgserver.find_bin() is None or psycopg is None:
+        yield
+        return
+    srv = pgserver.Server(pgserver.find_bin())
+    srv.start()
+    os.environ[pgserver.SHARED] = str(srv.port)
+    try:
+        yield
+    finally:
+        del os.environ[pgserver.SHARED]
+        srv.stop()
+
+
 def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the phases read best in one place
     ap = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", action="append", default=[], help="only mutants whose name contains this word")
@@ -3009,7 +3035,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the phases read 
         return 0
     stale, survived, caught, by_hint = [], [], {}, 0
     jobs = max(1, min(a.jobs, len(chosen) or 1))
-    with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp, _shared_postgres(chosen):
         roots = [Path(tmp) / f"copy{i}" for i in range(jobs)]
         for root in roots:
             make_copy(root)

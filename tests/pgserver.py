@@ -16,6 +16,9 @@ from pathlib import Path
 
 PASSWORD_ROLE = "ctxpw"
 PASSWORD = "Sx9-very-secret-pw"
+# The planted-bug runner (tests/mutants.py) starts one server for all its runs and names its port
+# here; a session then uses it (a fresh database per test, as always) and leaves it running.
+SHARED = "TESTS_PG_SHARED_PORT"
 
 
 def find_bin() -> Path | None:
@@ -38,10 +41,10 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, port: int | None = None) -> None:
         self.bin = bindir
-        self.dir = Path(tempfile.mkdtemp(prefix="ctx-test-pg-"))
-        self.port = _free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="ctx-test-pg-")) if port is None else None
+        self.port = _free_port() if port is None else port
         self.as_root = os.geteuid() == 0
         self._n = 0
 
@@ -85,7 +88,20 @@ class Server:
         return name
 
     def stop(self) -> None:
+        if self.dir is None:        # the shared server: its owner stops it
+            return
         try:
             self._run([str(self.bin / "pg_ctl"), "-D", str(self.dir / "data"), "-m", "immediate", "-w", "stop"])
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def session_server(bindir: Path) -> Server:
+    """The server a test session uses: the shared one when $TESTS_PG_SHARED_PORT names it (its
+    :meth:`Server.stop` leaves it running), else a new one, started."""
+    port = os.environ.get(SHARED)
+    if port:
+        return Server(bindir, int(port))
+    srv = Server(bindir)
+    srv.start()
+    return srv

@@ -42,8 +42,7 @@ def server():
     pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
     pytest.importorskip("duckdb_extension_postgres_scanner",
                         reason="pip install duckdb-extension-postgres_scanner==1.5.5 (the test extra)")
-    srv = pgserver.Server(BIN)
-    srv.start()
+    srv = pgserver.session_server(BIN)
     yield srv
     srv.stop()
 

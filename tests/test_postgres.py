@@ -40,8 +40,7 @@ STRATEGIES = ("full", "topk", "governed", "dynamic")
 @pytest.fixture(scope="session")
 def server():
     pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
-    srv = pgserver.Server(BIN)
-    srv.start()
+    srv = pgserver.session_server(BIN)
     yield srv
     srv.stop()
 
