@@ -229,7 +229,7 @@ def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
 
 
 def test_the_hand_written_corpora_score_as_docs_model_md_says():
-    """tests/data/claims/written3 (held out, measured once), written2 and written (tuned on) score
+    """tests/data/claims/written4 (held out, measured once), written3, written2 and written (tuned on) score
     exactly as docs/model.md reports, and CI's floors for the held-out one (.ci/run) hold."""
     from ctxcli.answer import claims_eval
 
@@ -239,21 +239,22 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says():
         res = claims_eval.evaluate(data / name / "corpus.jsonl")
         return [sum(x) for x in zip(*[d[kind] for d in res.values()])]
 
-    held = claims_eval.evaluate(data / "written3" / "corpus.jsonl")
+    held = claims_eval.evaluate(data / "written4" / "corpus.jsonl")
     assert set(held) == {"heldout"}
-    assert held["heldout"]["all wrong"] == [158, 232] and held["heldout"]["right"] == [3, 205]
-    assert total("written2", "all wrong") == [181, 223] and total("written2", "right") == [0, 201]
-    assert total("written", "all wrong") == [347, 398] and total("written", "right") == [0, 355]
+    assert held["heldout"]["all wrong"] == [167, 222] and held["heldout"]["right"] == [1, 199]
+    assert total("written3", "all wrong") == [170, 232] and total("written3", "right") == [3, 205]
+    assert total("written2", "all wrong") == [184, 223] and total("written2", "right") == [0, 201]
+    assert total("written", "all wrong") == [354, 398] and total("written", "right") == [0, 355]
     doc = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text(encoding="utf-8")
-    assert "**158/232 (68.1 %)**" in doc and "**3/205 (1.5 %)**" in doc
-    assert "181/223 (81.2 %), 0/201" in doc and "347/398 wrong rejected (87.2 %), 0/355 right (0 %)" in doc
+    assert "**167/222 (75.2 %)**" in doc and "**1/199 (0.5 %)**" in doc
+    assert "After tuning: 170/232 (73.3 %), 3/205 (1.5 %)" in doc
+    assert "184/223 (82.5 %), 0/201" in doc and "354/398 wrong rejected (88.9 %), 0/355 right (0 %)" in doc
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
-    assert "claims_eval tests/data/claims/written3/corpus.jsonl --min-wrong 0.68 --max-right 0.02" in ci
-    w3 = str(data / "written3" / "corpus.jsonl")
-    assert claims_eval.main([w3, "--min-wrong", "0.68", "--max-right", "0.02"]) == 0
-    assert claims_eval.main([w3, "--min-wrong", "0.69", "--max-right", "0.02"]) == 1
-    assert claims_eval.main([w3, "--min-wrong", "0.68", "--max-right", "0.01"]) == 1
-
+    assert "claims_eval tests/data/claims/written4/corpus.jsonl --min-wrong 0.75 --max-right 0.01" in ci
+    w4 = str(data / "written4" / "corpus.jsonl")
+    assert claims_eval.main([w4, "--min-wrong", "0.75", "--max-right", "0.01"]) == 0
+    assert claims_eval.main([w4, "--min-wrong", "0.76", "--max-right", "0.01"]) == 1
+    assert claims_eval.main([w4, "--min-wrong", "0.75", "--max-right", "0.004"]) == 1
 
 # ------------------------------------------------------------------- tool results citable (item 6)
 AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent" / "INC-2026-0723"
@@ -747,3 +748,73 @@ def test_an_owner_or_rotation_named_in_other_words_and_languages_is_bound(text, 
     from ctxcli.answer.claims import check_entities
 
     assert [v["code"] for v in check_entities(text, [_OWNER])] == codes
+
+
+_LEDGER = {"evidence_id": "ev-ledger", "trust_level": "authoritative",
+           "facts": {"cost_change_pct": 25, "profit_change_pct": -25, "revenue_change_pct": 15},
+           "text": "Revenue +15 %, costs +25 %, profit -25 %. No cost breakdown exists."}
+
+
+@pytest.mark.parametrize("text, bad", [
+    # a field named by its one distinctive word ("cost_change_pct": costs), plural or not
+    ("Costs rose 15 %.", True),
+    ("Costs rose 25 %.", False),
+    ("The cost rose by 15 %.", True),
+    ("Revenue was up 25 % while profit fell 25 %.", True),
+    ("Revenue was up 15 % while profit fell 25 %.", False),
+    ("Der Umsatz stieg um 25 %.", True),
+    ("Der Umsatz stieg um 15 %.", False),
+    ("成本增长了15%，利润下降了25%。", True),
+    ("成本增长了25%，利润下降了25%。", False),
+    # a fall written without its sign; a rise with one
+    ("Profit fell 25 %.", False),
+    ("Revenue grew +15 %.", False),
+    ("Revenue grew +25 %.", True),
+    # after a comparison of two fields, the values behind a colon are its operands in order
+    ("Costs grew faster than revenue: +25 % against +15 %.", False),
+    ("Revenue did not grow faster than costs: +15 % against +25 %.", False),
+    ("Die Kosten stiegen stärker als der Umsatz: 25 % gegenüber 15 %.", False),
+    # …but a colon with no comparison before it is the field's value
+    ("Revenue: +25 %.", True),
+    ("Revenue: +15 %.", False),
+])
+def test_a_value_is_bound_to_a_field_named_by_its_one_distinctive_word(text, bad):
+    from ctxcli.answer.validate import check_cited
+
+    vs = [v for v in check_cited(text, "fact", [_LEDGER]) if v.get("severity") != "warning"]
+    assert bool(vs) == bad, vs
+    if bad:
+        assert {v["code"] for v in vs} == {"misbound_value"}, vs
+
+
+def test_a_generic_or_common_single_word_never_binds_a_value_alone():
+    """"completed_at" or "version" alone is too common a word: "version 2026.1" of an item whose
+    completed_at is 13:55 binds nothing; "pct" or "change" alone binds nothing either."""
+    from ctxcli.answer.validate import check_cited
+
+    item = {"evidence_id": "ev-x", "trust_level": "authoritative",
+            "facts": {"completed_at": "2026-08-11T13:55:00+08:00", "change_pct": 5},
+            "text": "Push completed at 13:55; version 14 rolled out; change 5 %."}
+    for text in ("The push completed 14 minutes after the freeze.", "The change was 14 % of version 5."):
+        assert [v for v in check_cited(text, "fact", [item]) if v["code"] == "misbound_value"] == [], text
+
+
+def test_the_claims_eval_checks_rule_claims_against_the_playbooks_condition(tmp_path):
+    """items.json's ``rules`` (claim id -> the playbook's ``when``) and its twins' facts let the
+    corpus score a claim that says whether the manual review applies, as validate-answer does."""
+    from ctxcli.answer import claims_eval
+
+    side = json.loads((Path(__file__).parent / "data" / "claims" / "written" / "items.json").read_text(encoding="utf-8"))
+    assert side["rules"]["manual_review_c102"].startswith("claim_amount >= review_amount_threshold")
+    (tmp_path / "items.json").write_text(json.dumps(side), encoding="utf-8")
+    rows = [("No human review is needed for this claim: 128000 CNY on a 12-day-old policy.", "wrong"),
+            ("A human review is needed for this claim: 128000 CNY on a 12-day-old policy.", "right")]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({
+        "case": "C-102", "cites": ["SIG-C102-AMOUNT", "SIG-C102-TENURE", "RULE-MANUAL-REVIEW"],
+        "kind": "wrong_comparison" if label == "wrong" else "right", "label": label, "lang": "en",
+        "split": "heldout", "status": "fact", "text": text}) + "\n" for text, label in rows), encoding="utf-8")
+    res = claims_eval.evaluate(tmp_path / "corpus.jsonl")["heldout"]
+    assert res["all wrong"] == [1, 1] and res["right"] == [0, 1]
+    del side["rules"]
+    (tmp_path / "items.json").write_text(json.dumps(side), encoding="utf-8")
+    assert claims_eval.evaluate(tmp_path / "corpus.jsonl")["heldout"]["all wrong"] == [0, 1]

@@ -4,7 +4,8 @@ Prints, per split and per expected violation kind, how many wrong claims are rej
 many right claims are rejected. Exits 1 when, on the held-out split, fewer than ``--min-wrong``
 of the wrong claims are rejected or more than ``--max-right`` of the right ones are (defaults: the
 issue-44 floors, 95 % and 2 %). The corpus (tests/data/claims/, see its generate.py) carries
-the cited items in ``items.json`` beside it.
+the cited items in ``items.json`` beside it (with the deterministic answer's claims, ``twins``, and
+the playbook's rule conditions, ``rules``: claim id -> ``when``, as ``ctx validate-answer`` has them).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from .validate import check_cited
 def evaluate(corpus: Path) -> dict[str, dict[str, list[int]]]:
     """split -> kind -> [rejected, total]; right claims are counted under kind ``right``."""
     side = json.loads((corpus.parent / "items.json").read_text(encoding="utf-8"))
-    items, twins = side["items"], side["twins"]
+    items, twins, rules = side["items"], side["twins"], side.get("rules")
     out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for line in corpus.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
-        vs = check_cited(r["text"], r["status"], [items[c] for c in r["cites"]], twins=twins, req_texts=[r["case"]])
+        vs = check_cited(r["text"], r["status"], [items[c] for c in r["cites"]], twins=twins, rules=rules,
+                          req_texts=[r["case"]])
         rejected = any(v.get("severity") != "warning" for v in vs)
         kind = r["kind"] if r["label"] == "wrong" else "right"
         cell = out[r["split"]][kind]

@@ -589,6 +589,11 @@ BIND_WINDOW = 6     # tokens after a field's name within which its value is look
 _ATTRS = ("valid_from", "valid_to", "observed_at", "source_version")
 _UNIT_WORDS = frozenset({"days", "day", "hours", "minutes", "seconds", "s", "ms", "pct", "percent", "cny", "usd",
                          "eur", "count", "total"})
+# words of a field's name that say how its value is measured, not what it is of
+_GENERIC_WORDS = _UNIT_WORDS | {"change", "delta", "value", "at", "us"}
+# single words too common to bind a value to on their own
+_COMMON_FIELD_WORDS = frozenset({"version", "status", "rule", "time", "date", "first", "last", "completed", "started",
+                                 "observed", "valid", "from", "until", "created", "updated", "amount"})
 
 
 # the last word of every comparison phrase written in Latin letters ("at or above": above; "more than": than)
@@ -622,9 +627,12 @@ def _fields(good: list[str], by_id, derived) -> dict[tuple[str, ...], set[str]]:
         words = tuple(w for w in re.split(r"[_\s]+", str(name).lower()) if w)
         vals = _field_values(value)
         if any(any(ch.isdigit() for ch in v) for v in vals):
-            # "policy_tenure_days" is also written "policy tenure" (the unit after the value)
-            for ws in {words, words[:-1] if words and words[-1] in _UNIT_WORDS else words}:
-                if len(ws) >= 2:
+            # "policy_tenure_days" is also written "policy tenure" (the unit after the value), and
+            # "cost_change_pct" "costs" (one distinctive word once the generic ones are gone)
+            core = tuple(w for w in words if w not in _GENERIC_WORDS)
+            for ws in {words, core}:
+                if len(ws) >= 2 or (ws == core and len(core) == 1 < len(words) and len(core[0]) >= 4
+                                    and core[0] not in _COMMON_FIELD_WORDS):
                     out.setdefault(ws, set()).update(vals)
 
     gs = set(good)
@@ -645,6 +653,15 @@ def _fields(good: list[str], by_id, derived) -> dict[tuple[str, ...], set[str]]:
     return out
 
 
+# "than" where _CMP_LAST leaves it out (too short a word to end a binding on its own)
+_THAN = frozenset({"als", "que", "che", "чем", "hơn"})
+
+
+def _singular(w: str) -> str:
+    """"costs" and "cost" name one field."""
+    return w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+
+
 def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     """(value, field, the field's values) for every number written right after a field's name:
     within a few words, in the same clause, before another field's name."""
@@ -656,10 +673,17 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     prepped = _CMP_OTHER.sub(" than ", prepped)      # "未达到", "より前": a comparison between two values
     toks = []          # (word or value, is_value, starts a new clause)
     last = 0
+    compared = False   # a comparison word so far in the clause
     for m in _TOKEN.finditer(prepped):
-        brk = bool(_CLAUSE.search(prepped[last:m.start()]))
+        gap = prepped[last:m.start()]
+        brk = bool(_CLAUSE.search(gap))
         last = m.end()
         tok = m.group()
+        compared = (compared and not brk) or tok.lower() in _CMP_LAST or tok.lower() in _THAN
+        # "costs grew faster than revenue: +25 % against +15 %": after a comparison of two fields,
+        # the values behind a colon are its operands in order, not the last field's value
+        if compared and re.search(r":\s", gap):
+            brk = True
         if any(ch.isdigit() for ch in tok):
             toks.append((tok, True, brk))
         else:
@@ -670,7 +694,7 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     for f in fields:
         n = len(f)
         for k in range(len(toks) - n + 1):
-            if all(not toks[k + j][1] and toks[k + j][0] == f[j] for j in range(n)) and \
+            if all(not toks[k + j][1] and _singular(toks[k + j][0]) == _singular(f[j]) for j in range(n)) and \
                     all(not toks[k + j][2] for j in range(1, n)):
                 if len(f) > len(starts.get(k, ())):
                     starts[k] = f
@@ -719,6 +743,8 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
 def _matches(v: str, want: set[str]) -> bool:
     n = norm(v)
     if n in want or dotted_thousands(v) in want:
+        return True
+    if n.lstrip("+") in want or ("-" + n.lstrip("+")) in want:     # "profit fell 25 %" of -25; "+15 %" of 15
         return True
     # a date or time that is part of the field's value: "valid from 2026-01-01" of 2026-01-01T00:00:00+08:00
     return len(n) >= 4 and bool(_PARTS.search(n)) and not n.startswith("-") and any(n in h for h in want
