@@ -177,7 +177,7 @@ def test_an_installed_plugin_loads_and_its_records_are_governed_like_any_other(t
     notes = next(s for s in json.loads(r.stdout)["sources"] if s["source_id"] == "expense-notes")
     assert notes["objects"] == 2
 
-    def cited(proj) -> dict[str, dict]:
+    def cited(proj, site=site) -> dict[str, dict]:
         r = ctx(["investigate", "EXP-7", "--json"], proj, site)
         assert r.returncode == 0, r.stderr
         pack = json.loads(Path(json.loads(r.stdout)["pack"]).read_text())
@@ -192,6 +192,9 @@ def test_an_installed_plugin_loads_and_its_records_are_governed_like_any_other(t
                                              "scopes: [expense:read, policy:read, audit:read]"))
     got, _ = cited(proj)
     assert got["EXP-7-N2"]["locator"] == "notes.txt#L4"     # a subject holding the scope reads it
+    # a run reads the store, not the sources: it needs no plugin (and looks up no entry point)
+    got, _ = cited(proj, site=None)
+    assert {"EXP-7-N1", "EXP-7-N2"} <= set(got)
 
 
 # --- errors: one line each, exit 2 ---------------------------------------------------------------

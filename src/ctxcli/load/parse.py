@@ -130,7 +130,12 @@ def require_manifests(manifests_dir: Path, root: Path) -> Path:
     return src_dir
 
 
-def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
+def read_manifests(manifests_dir: Path, root: Path, *,
+                   parsers_installed: bool = True) -> list[tuple[SourceManifest, str, bytes]]:
+    """(manifest, file as displayed, digested bytes) of every manifest; each parser it names is
+    installed, once (:func:`known_parser`), unless ``parsers_installed`` is false (a run's check
+    that the store is current compares digests only: it reads no source, and a run pays no
+    entry-point lookup)."""
     src_dir = require_manifests(manifests_dir, root)
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
@@ -153,7 +158,8 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
             raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
                              file=disp, line=ln, column=col, field="source_id")
         seen[m.source_id] = disp
-        known_parser(m, disp, marks)
+        if parsers_installed:
+            known_parser(m, disp, marks)
         out.append((m, disp, canonical_bytes(manifest_dump(m))))
     if not out:
         raise InputError("no source manifests (*.yaml) found", file=rel(src_dir, root))
