@@ -238,7 +238,8 @@ def sources(ctx: typer.Context, *, db: DbOpt = None, as_json: JsonOpt = False,
     """Show the source registry: owner, classification, trust, scopes, purposes, objects,
     snapshot age at --as-of against the source's refresh SLA (stale when older), and whether
     each source is enabled (--json adds the newest observation time and digests).
-    `ctx sources preview SOURCE` shows what a manifest produces, without loading.
+    `ctx sources preview SOURCE` shows what a manifest produces, without loading; `ctx sources
+    parsers` lists the installed parsers and where each comes from.
 
     Example: ctx sources --json
     """
