@@ -9,7 +9,7 @@ import yaml
 
 from ctxcli.errors import InputError
 from ctxcli.load.build import collect
-from ctxcli.load.parsers import REGISTRY
+from ctxcli.load.parsers import BUNDLED
 
 BASE = {
     "source_id": "wiki", "tenant_id": "t1", "source_type": "wiki", "owner_team": "ops",
@@ -61,7 +61,7 @@ def objects(tmp_path):
 
 
 def test_registry_names_every_parser():
-    assert sorted(REGISTRY) == ["git", "json-export", "markdown", "records", "table"]
+    assert sorted(BUNDLED) == ["git", "json-export", "markdown", "records", "table"]
 
 
 def test_own_front_matter_keys_are_mapped_onto_ctx_fields(tmp_path):

@@ -31,6 +31,18 @@ def preview_source(source_id: str, *, manifests: Path | None = None, sources: Pa
                    sources_dir=Path(sources) if sources else None)
 
 
+def parsers() -> list[dict[str, Any]]:
+    """Every installed parser (the ``ctx.parsers`` entry points, load/parsers/): its name, where
+    it comes from (``bundled``, or the distribution of a plugin), that distribution's version
+    and the entry point's ``module:attribute``. A name two distributions register has a row
+    for each (a manifest naming it is refused)."""
+    from .load.parsers import installed
+
+    return [{"parser": name, "from": "bundled" if o.bundled else o.dist, "version": o.version,
+             "entry_point": o.value, "clash": len(found) > 1}
+            for name, found in sorted(installed().items()) for o in sorted(found, key=lambda o: o.dist)]
+
+
 def load(*, manifests: Path | None = None, sources: Path | None = None, db: Path | None = None,
          progress=None, incremental: bool = True, vectors: bool = False, keep_generations: int | None = None):
     from .load.build import build_store

@@ -222,8 +222,16 @@ class _PlaybookCheck:
 
 def manifest_problems(m, marks, disp: str, vocab: Vocabulary) -> list[Problem]:
     """Problems of a schema-valid manifest against the sources' vocabulary: an entity type its
-    ``linking`` block names that no source declares would link nothing, silently."""
+    ``linking`` block names that no source declares would link nothing, silently; a parser
+    no installed distribution registers, or two do, or one that does not import (load/parse.py)."""
+    from .load.parse import known_parser, resolve_parser
+
     out: list[Problem] = []
+    try:
+        known_parser(m, disp, marks)
+        resolve_parser(m, disp)
+    except InputError as e:
+        out.append(Problem(disp, e.line, e.column, f"{e.field}: {e.detail}"))
     if m.linking is not None and vocab.entity_types is not None:
         for i, et in enumerate(m.linking.entity_types):
             if et not in vocab.entity_types:

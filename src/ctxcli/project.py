@@ -78,7 +78,7 @@ def current_digests(mdir: Path) -> dict[str, str]:
     kept = _DIGESTS.get(key) if settled else None
     if kept is not None:
         return dict(kept)
-    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, root)}
+    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, root, parsers_installed=False)}
     if settled and _manifest_files(mdir) == key[2]:      # unchanged while they were read
         if len(_DIGESTS) >= _DIGESTS_MAX:
             _DIGESTS.clear()

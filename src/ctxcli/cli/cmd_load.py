@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
     sources_app = typer.Typer(name="sources", invoke_without_command=True, rich_markup_mode=None)
     sources_app.callback(invoke_without_command=True)(sources)
     sources_app.command("preview")(preview)
+    sources_app.command("parsers")(parsers)
     app.add_typer(sources_app)
 
 
@@ -237,7 +238,8 @@ def sources(ctx: typer.Context, *, db: DbOpt = None, as_json: JsonOpt = False,
     """Show the source registry: owner, classification, trust, scopes, purposes, objects,
     snapshot age at --as-of against the source's refresh SLA (stale when older), and whether
     each source is enabled (--json adds the newest observation time and digests).
-    `ctx sources preview SOURCE` shows what a manifest produces, without loading.
+    `ctx sources preview SOURCE` shows what a manifest produces, without loading; `ctx sources
+    parsers` lists the installed parsers and where each comes from.
 
     Example: ctx sources --json
     """
@@ -263,6 +265,29 @@ def sources(ctx: typer.Context, *, db: DbOpt = None, as_json: JsonOpt = False,
                       safe(", ".join(r["allowed_purposes"])), str(r["n_objects"]),
                       f"{r['freshness']['age'] or 'none'} / {safe(r['refresh_sla'])}"
                       + (" stale" if r["freshness"]["stale"] else ""), "yes" if r["enabled"] else "no")
+        show(console(), t)
+
+
+def parsers(*, as_json: JsonOpt = False) -> None:
+    """List every installed parser a manifest's `parser:` may name, and where it comes from:
+    bundled with ctx, or the distribution of a plugin that registers it in the `ctx.parsers`
+    entry-point group (docs/authoring.md, "Write a parser plugin"). A name two distributions
+    register is listed twice, marked "clash": a manifest naming it is refused.
+
+    Example: ctx sources parsers --json
+    """
+    with handle_errors():
+        from .. import api
+        from .console import console, safe, show, table
+
+        rows = api.parsers()
+        if as_json:
+            emit_json({"parsers": rows})
+            return
+        t = table("Installed parsers", ["parser", "from", "version", "entry point"])
+        for r in rows:
+            t.add_row(safe(r["parser"]) + (" (clash)" if r["clash"] else ""), safe(r["from"]), safe(r["version"]),
+                      safe(r["entry_point"]))
         show(console(), t)
 
 

@@ -1252,7 +1252,7 @@ def _write_sources(con, loaded: list[LoadedSource], per: dict[str, dict[str, int
         con.execute("INSERT INTO sources VALUES (" + ", ".join(["?"] * 28) + ")", [
             sid, m.tenant_id, m.source_type, m.owner_team, m.classification.value, m.trust_level.value,
             sorted(m.required_scopes), sorted(m.allowed_purposes), m.refresh_sla, max_age,
-            m.valid_time.from_field, m.valid_time.to_field, m.deletion_mode.value, m.parser.value,
+            m.valid_time.from_field, m.valid_time.to_field, m.deletion_mode.value, m.parser,
             m.parser_version, m.schema_version, m.enabled, m.snapshot,
             _policy_text(m),
             ls.manifest_file, ls.digest, n_obj, n_sec, c["entities"], c["relations"], c["tombstones"],

@@ -60,7 +60,7 @@ class LoadedSource:
 
     @property
     def parser(self):
-        return parsers.get(self.manifest.parser.value)
+        return parsers.get(self.manifest.parser)
 
     def iter_objects(self, dedup: bool = True) -> Iterator[dict[str, Any]]:
         """Object rows; without ``dedup`` their ``dedup_hash`` is left out (the load computes
@@ -130,7 +130,12 @@ def require_manifests(manifests_dir: Path, root: Path) -> Path:
     return src_dir
 
 
-def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
+def read_manifests(manifests_dir: Path, root: Path, *,
+                   parsers_installed: bool = True) -> list[tuple[SourceManifest, str, bytes]]:
+    """(manifest, file as displayed, digested bytes) of every manifest; each parser it names is
+    installed, once (:func:`known_parser`), unless ``parsers_installed`` is false (a run's check
+    that the store is current compares digests only: it reads no source, and a run pays no
+    entry-point lookup)."""
     src_dir = require_manifests(manifests_dir, root)
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
@@ -153,10 +158,43 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
             raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
                              file=disp, line=ln, column=col, field="source_id")
         seen[m.source_id] = disp
+        if parsers_installed:
+            known_parser(m, disp, marks)
         out.append((m, disp, canonical_bytes(manifest_dump(m))))
     if not out:
         raise InputError("no source manifests (*.yaml) found", file=rel(src_dir, root))
     return out
+
+
+def known_parser(m: SourceManifest, disp: str, marks) -> None:
+    """Refuse a manifest naming a parser no installed distribution registers (with the
+    installed name nearest to it), or one that two distributions register."""
+    try:
+        parsers.origin(m.parser)
+    except parsers.UnknownParser as e:
+        names = ", ".join(sorted(parsers.installed()))
+        hint = f"did you mean {e.args[0][0]!r}? " if e.args[0] else ""
+        ln, col = marks.find("parser") or (None, None)
+        raise InputError(f"no installed parser is named {m.parser!r} ({hint}installed: {names})",
+                         file=disp, line=ln, column=col, field="parser") from None
+    except parsers.AmbiguousParser as e:
+        ln, col = marks.find("parser") or (None, None)
+        raise InputError(f"parser {m.parser!r} is registered by two distributions, {' and '.join(e.args[0])} "
+                         f"(uninstall one)", file=disp, line=ln, column=col, field="parser") from None
+
+
+def resolve_parser(m: SourceManifest, disp: str):
+    """The source's parser, imported (a plugin's failure to import: one line naming the
+    manifest), with the manifest's ``parser_version`` one it accepts."""
+    try:
+        p = parsers.get(m.parser)
+    except parsers.PluginError as e:
+        raise InputError(str(e), file=disp, field="parser") from None
+    versions = getattr(p, "versions", None)      # a plugin's (the bundled ones': models/manifest.py)
+    if versions is not None and m.parser_version not in versions:
+        raise InputError(f"parser {m.parser} has no version {m.parser_version!r} (known: {sorted(versions)})",
+                         file=disp, field="parser_version")
+    return p
 
 
 def manifest_dump(m: SourceManifest) -> dict[str, Any]:
@@ -218,6 +256,7 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
                  sources_dir: Path | None, rules: list | None = None) -> LoadedSource:
     """The source's snapshot, digested; ``rules`` are the playbooks' evidence rules
     (load/evidence_rules.py): those that can match this source join its digest."""
+    resolve_parser(m, mdisp)
     snap = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     files: list[Path] = []
@@ -231,7 +270,7 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
             files.append(Path(dirpath) / fn)
     digest = hashlib.sha256()
     digest.update(b"manifest\0" + mbytes + b"\0")
-    own = parsers.get(m.parser.value).masks(m)
+    own = parsers.get(m.parser).masks(m)
     if own:     # the parser's own masks shape the index: a store made without them is not reused
         digest.update(b"masks\0" + canonical_bytes(own) + b"\0")
     mine = [r for r in rules or [] if r.applies_to(m.source_id)]
@@ -262,6 +301,7 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
 def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
     """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
     digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+    resolve_parser(m, mdisp)
     snap = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     names: dict[str, Path] = {}

@@ -64,7 +64,7 @@ def preview(manifests_dir: Path, root: Path, source_id: str, *, limit: int = 5,
     rels = [{"tenant_id": t, "relation_id": r.relation_id, "from": r.from_, "type": r.type, "to": r.to,
              "evidence_object_id": r.evidence_object_id} for r, t, _, _ in islice(ls.iter_relations(), limit)]
     tombs = [{k: t[k] for k in ("tenant_id", "object_id", "reason")} for t in islice(ls.iter_tombstones(), limit)]
-    return {"source_id": m.source_id, "parser": m.parser.value, "manifest": disp, "enabled": m.enabled,
+    return {"source_id": m.source_id, "parser": m.parser, "manifest": disp, "enabled": m.enabled,
             "masked": dict(sorted(counts.items())),
             "unless_scopes": sorted(red.unless_scopes) if red is not None else [],
             "objects": objs, "entities": ents, "relations": rels, "tombstones": tombs}

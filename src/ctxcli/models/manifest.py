@@ -53,6 +53,8 @@ class DeletionMode(str, Enum):
 
 
 class Parser(str, Enum):
+    """The bundled parsers (load/parsers/); a plugin adds others (``ctx.parsers`` entry points)."""
+
     records = "records"          # objects.jsonl
     markdown = "markdown"        # *.md with YAML front matter, one object per section
     git = "git"                  # every version of the matched files of a git repository or bundle
@@ -60,8 +62,11 @@ class Parser(str, Enum):
     json_export = "json-export"  # nested exports: one object per record and per nested item
 
 
-PARSER_VERSIONS = {Parser.records: {"1"}, Parser.markdown: {"1"}, Parser.git: {"1"}, Parser.table: {"1"},
-                   Parser.json_export: {"1"}}
+PARSER_VERSIONS = {Parser.records.value: {"1"}, Parser.markdown.value: {"1"}, Parser.git.value: {"1"},
+                   Parser.table.value: {"1"}, Parser.json_export.value: {"1"}}
+# A parser's name in a manifest and in the ``ctx.parsers`` entry-point group: a bundled one or a
+# plugin's (whether it is installed is checked when the manifests are read: load/parse.py).
+PARSER_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 
 FactName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Spec = Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -306,7 +311,8 @@ class SourceManifest(Strict):
     freshness: Freshness | None = None
     valid_time: ValidTime = ValidTime()
     deletion_mode: DeletionMode
-    parser: Parser
+    parser: Annotated[str, StringConstraints(pattern=PARSER_NAME_PATTERN)] = Field(
+        description="records, markdown, git, table, json-export, or the name a parser plugin registers.")
     parser_version: str
     schema_version: int = Field(ge=1, le=1)
     enabled: bool
@@ -326,17 +332,20 @@ class SourceManifest(Strict):
 
     @model_validator(mode="after")
     def _parser_blocks(self) -> "SourceManifest":
-        own = {Parser.markdown: {"markdown"}, Parser.git: {"git", "markdown"}, Parser.table: {"table"},
-               Parser.json_export: {"json_export"}}
+        own = {"markdown": {"markdown"}, "git": {"git", "markdown"}, "table": {"table"},
+               "json-export": {"json_export"}}
         for block in ("markdown", "git", "table", "json_export"):
             if getattr(self, block) is not None and block not in own.get(self.parser, set()):
-                raise ValueError(f"{block}: not an option of parser {self.parser.value}")
-        if self.mapping is not None and self.parser is Parser.records:
+                raise ValueError(f"{block}: not an option of parser {self.parser}")
+        if self.mapping is not None and self.parser == "records":
             raise ValueError("mapping: parser records reads ctx's own fields (no mapping)")
-        if self.parser is Parser.table and self.table is None:
+        if self.mapping is not None and self.parser not in PARSER_VERSIONS:
+            raise ValueError(f"mapping: parser {self.parser} is a plugin: its records carry ctx's own fields "
+                             f"(no mapping)")
+        if self.parser == "table" and self.table is None:
             raise ValueError("table: parser table needs a table block (file, format …)")
-        if self.parser in (Parser.table, Parser.json_export) and self.mapping is None:
-            raise ValueError(f"mapping: parser {self.parser.value} needs a mapping (object_id, title, body …)")
+        if self.parser in ("table", "json-export") and self.mapping is None:
+            raise ValueError(f"mapping: parser {self.parser} needs a mapping (object_id, title, body …)")
         if self.table is not None and self.table.row_groups is not None and self.mapping.relations:
             raise ValueError("table.row_groups: a group of rows attests no relation (map relations per row, "
                              "without row_groups)")
@@ -345,7 +354,7 @@ class SourceManifest(Strict):
                              f"text (this one is {self.trust_level.value})")
         if self.injection is not None and len(set(self.injection.accept_fields)) != len(self.injection.accept_fields):
             raise ValueError("injection.accept_fields: a field is named twice")
-        if self.parser is Parser.json_export and self.json_export is None:
+        if self.parser == "json-export" and self.json_export is None:
             raise ValueError("json_export: parser json-export needs a json_export block (file, records …)")
         return self
 
@@ -369,9 +378,9 @@ class SourceManifest(Strict):
     @field_validator("parser_version")
     @classmethod
     def _pv(cls, v: str, info) -> str:
-        p = info.data.get("parser")
-        if p is not None and v not in PARSER_VERSIONS[p]:
-            raise ValueError(f"parser {p.value} has no version {v!r} (known: {sorted(PARSER_VERSIONS[p])})")
+        p = info.data.get("parser")     # a plugin's versions are checked when it is found (load/parsers/)
+        if p in PARSER_VERSIONS and v not in PARSER_VERSIONS[p]:
+            raise ValueError(f"parser {p} has no version {v!r} (known: {sorted(PARSER_VERSIONS[p])})")
         return v
 
     @field_validator("redaction")

@@ -223,14 +223,45 @@ def file_sha256(p: Path, root: Path) -> bytes:
     return h.digest()
 
 
+def own_object_row(m: SourceManifest, data: dict[str, Any], disp: str, line: int | None) -> dict[str, Any]:
+    """The object row of a record in ctx's own fields (``record.object``: parser records, and
+    every parser plugin's objects): validated, its tenant the source's, its scopes the source's
+    and its own."""
+    rec = validate(ObjectRecord, remap_valid_time(m, data, disp, line), disp, line)
+    tenant = tenant_of(m, rec.tenant_id, disp, line)
+    return object_row(m, rec, object_id=rec.object_id, title=rec.title, content=rec.content, locator=rec.locator,
+                      tenant=tenant, version=rec.source_version, supersedes=rec.supersedes,
+                      registered_hash=rec.content_hash, section=None, doc_ref=None, disp=disp, line=line)
+
+
+def own_entity_row(m: SourceManifest, data: dict[str, Any], disp: str, line: int | None) -> dict[str, Any]:
+    """The entity row of a ``record.entity`` (entities.jsonl, a plugin's entities)."""
+    rec = validate(EntityRecord, data, disp, line)
+    return entity_row(m, rec, tenant_of(m, rec.tenant_id, disp, line), disp, line)
+
+
+def own_relation(m: SourceManifest, data: dict[str, Any], disp: str, line: int | None) -> tuple[RelationRecord, str]:
+    """A ``record.relation`` (relations.jsonl, a plugin's relations) and its tenant."""
+    rec = validate(RelationRecord, data, disp, line)
+    return rec, tenant_of(m, rec.tenant_id, disp, line)
+
+
+def own_tombstone_row(m: SourceManifest, data: dict[str, Any], disp: str, line: int | None) -> dict[str, Any]:
+    """The tombstone row of a ``record.tombstone`` (tombstones.jsonl, a plugin's tombstones)."""
+    rec = validate(TombstoneRecord, data, disp, line)
+    tenant = tenant_of(m, rec.tenant_id, disp, line)
+    return {"tenant_id": tenant, "object_id": rec.object_id,
+            "source_id": m.source_id, "deleted_at_us": us(rec.deleted_at), "reason": rec.reason,
+            "_file": disp, "_line": line}
+
+
 def sidecar_entities(ls) -> Iterator[dict[str, Any]]:
     if (p := ls.names.get(SIDECARS[0])) is None:
         return
     m, disp = ls.manifest, rel(p, ls.root)
     for line, data in iter_jsonl(p, disp, ls):
         try:
-            rec = validate(EntityRecord, data, disp, line)
-            yield entity_row(m, rec, tenant_of(m, rec.tenant_id, disp, line), disp, line)
+            yield own_entity_row(m, data, disp, line)
         except InputError as e:
             report(ls, e)
 
@@ -242,8 +273,7 @@ def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
     m, disp = ls.manifest, rel(p, ls.root)
     for line, data in iter_jsonl(p, disp, ls):
         try:
-            rec = validate(RelationRecord, data, disp, line)
-            tenant = tenant_of(m, rec.tenant_id, disp, line)
+            rec, tenant = own_relation(m, data, disp, line)
         except InputError as e:
             report(ls, e)
             continue
@@ -258,11 +288,6 @@ def sidecar_tombstones(ls) -> Iterator[dict[str, Any]]:
         raise InputError("tombstones.jsonl present but the source's deletion_mode is none", file=disp)
     for line, data in iter_jsonl(p, disp, ls):
         try:
-            rec = validate(TombstoneRecord, data, disp, line)
-            tenant = tenant_of(m, rec.tenant_id, disp, line)
+            yield own_tombstone_row(m, data, disp, line)
         except InputError as e:
             report(ls, e)
-            continue
-        yield {"tenant_id": tenant, "object_id": rec.object_id,
-               "source_id": m.source_id, "deleted_at_us": us(rec.deleted_at), "reason": rec.reason,
-               "_file": disp, "_line": line}

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...errors import InputError
-from . import Parser, Unit, register
+from . import Parser, Unit
 from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, rel, report
 from .gitstore import confine, stored_size
 from .markdown import document_objects, front_keys
@@ -333,7 +333,6 @@ EMAIL_MASK = {"name": "git_email", "regex": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.
               "replacement": "[email redacted]"}
 
 
-@register
 class GitParser(Parser):
     name = "git"
     unit = "version"

@@ -21,7 +21,7 @@ import orjson
 from ...errors import InputError
 from ...models.records import RelationRecord
 from ...util import jsonstrict
-from . import Parser, Unit, register
+from . import Parser, Unit
 from .common import record_row, rel, report
 from .mapping import Where, apply
 from .table import entity_of, mapped_record, relations_of, visible
@@ -109,7 +109,6 @@ def _record_items(ls, disp: str, i: int, rec: Any) -> Iterator[tuple[Any, dict[s
             yield nm.mapping, view, f2, tenant, iw, f"{loc}.{nm.path}[{j}]"
 
 
-@register
 class JsonExportParser(Parser):
     name = "json-export"
 

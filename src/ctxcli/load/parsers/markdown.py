@@ -15,7 +15,7 @@ from ...errors import InputError
 from ...models.manifest import SourceManifest
 from ...models.records import DocumentFrontMatter
 from ...util.yamlio import loads_yaml, loads_yaml_marked, read_text
-from . import Parser, Unit, register
+from . import Parser, Unit
 from .common import MAX_MARKDOWN_BYTES, object_row, rel, remap_valid_time, report, tenant_of, validate
 from .mapping import Where, apply
 
@@ -211,7 +211,6 @@ def document_objects(m: SourceManifest, relname: str, disp: str, text: str, *, l
         yield row
 
 
-@register
 class MarkdownParser(Parser):
     name = "markdown"
     unit = "file"

@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ...errors import InputError
-from ...models.records import ObjectRecord
-from . import Parser, Unit, register
-from .common import iter_raw_lines, line_object, object_row, rel, remap_valid_time, report, tenant_of, validate
+from . import Parser, Unit
+from .common import iter_raw_lines, line_object, own_object_row, rel, report
 
 
-@register
 class RecordsParser(Parser):
     name = "records"
     unit = "line"
@@ -32,17 +30,11 @@ class RecordsParser(Parser):
             yield Unit(raw, disp, line, lambda raw=raw, line=line: self._rows(ls, raw, disp, line))
 
     def _rows(self, ls, raw: bytes, disp: str, line: int) -> list[dict[str, Any]]:
-        m = ls.manifest
         data = line_object(raw, disp, line, ls)
         if data is None:
             return []
         try:
-            rec = validate(ObjectRecord, remap_valid_time(m, data, disp, line), disp, line)
-            tenant = tenant_of(m, rec.tenant_id, disp, line)
-            return [object_row(
-                m, rec, object_id=rec.object_id, title=rec.title, content=rec.content, locator=rec.locator,
-                tenant=tenant, version=rec.source_version, supersedes=rec.supersedes,
-                registered_hash=rec.content_hash, section=None, doc_ref=None, disp=disp, line=line)]
+            return [own_object_row(ls.manifest, data, disp, line)]
         except InputError as e:
             report(ls, e)
             return []

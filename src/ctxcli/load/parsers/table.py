@@ -33,7 +33,7 @@ import orjson
 from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
-from . import Parser, Unit, register
+from . import Parser, Unit
 from .common import entity_row, record_row, rel, report, tenant_of, validate
 from .mapping import Where, apply, empty, resolve, to_time
 
@@ -358,7 +358,6 @@ def mapped_record(row: dict[str, Any], fields: dict[str, Any], where: Where, loc
     return validate(ObjectRecord, data, where.file, where.line, where=where.label)
 
 
-@register
 class TableParser(Parser):
     name = "table"
     unit = "row"
