@@ -7,7 +7,7 @@ from typing import Any, Iterator
 from ...errors import InputError
 from ...models.records import ObjectRecord
 from . import Parser, Unit, register
-from .common import iter_raw_lines, line_object, object_row, rel, remap_valid_time, report, tenant_of, validate
+from .common import iter_raw_lines, line_object, object_row, remap_valid_time, report, tenant_of, validate
 
 
 @register
@@ -27,7 +27,7 @@ class RecordsParser(Parser):
     def units(self, ls) -> Iterator[Unit]:
         """One unit per line of ``objects.jsonl``."""
         p = ls.names["objects.jsonl"]
-        disp = rel(p, ls.root)
+        disp = ls.shown(p)
         for line, raw in iter_raw_lines(p, disp):
             yield Unit(raw, disp, line, lambda raw=raw, line=line: self._rows(ls, raw, disp, line))
 
