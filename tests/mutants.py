@@ -87,6 +87,7 @@ RULES = "tests/test_rule_criteria.py::test_a_rule_types_exactly_the_documents_it
 RULES_REFUSED = "tests/test_rule_criteria.py::test_a_rule_that_cannot_run_is_refused_at_its_line"
 RULES_OVERLAP = "tests/test_rule_criteria.py::test_check_warns_when_two_types_rules_match_one_document"
 DATA_ROOTS = "tests/test_data_roots.py::"
+ENTITY_WITHHELD = "tests/test_entity_withheld.py::"
 CAL = "tests/test_window.py::test_a_calendar_day_holds_its_first_instant_and_not_the_next_days"
 CAL_PG = ("tests/test_postgres.py::"
           "test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql")
@@ -1840,6 +1841,24 @@ MUTANTS: list[Mutant] = [
     Mutant("git-walk-state-not-recorded", "src/ctxcli/load/build.py",
            '        st.sync[sid]["state"] = ls.sync_state\n', "        pass\n",
            ("tests/test_sync_git.py::test_one_more_commit_parses_its_versions_and_the_ones_it_ended",)),
+    # a window's entity declared only by sources withheld from the subject (issue 48 item 6)
+    Mutant("entity-withheld-silent", "src/ctxcli/engine/retrieve.py",
+           "        if not srcs or srcs & ok:\n            continue", "        if True:\n            continue",
+           (ENTITY_WITHHELD + "test_a_window_entity_of_a_withheld_source_is_a_withheld_gap_not_a_silent_not_found",)),
+    Mutant("entity-withheld-despite-a-readable-declarer", "src/ctxcli/engine/retrieve.py",
+           "        if not srcs or srcs & ok:\n            continue", "        if not srcs:\n            continue",
+           (ENTITY_WITHHELD + "test_a_subject_who_may_read_the_declaring_source_finds_the_changes",)),
+    Mutant("entity-withheld-not-in-the-gap", "src/ctxcli/engine/builder.py",
+           '                                         ).setdefault("entity", run.entity_withheld)',
+           '                                         )',
+           (ENTITY_WITHHELD + "test_a_window_entity_of_a_withheld_source_is_a_withheld_gap_not_a_silent_not_found",)),
+    Mutant("entity-withheld-not-in-the-aggregate", "src/ctxcli/engine/aggregate.py",
+           '            rec["withheld_entity"] = held.entity_withheld', "            pass",
+           (ENTITY_WITHHELD + "test_a_window_entity_of_a_withheld_source_is_a_withheld_gap_not_a_silent_not_found",)),
+    Mutant("entity-declarers-any-tenant", "src/ctxcli/store/statements.py",
+           '"WHERE tenant_id = $tenant AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "',
+           '"WHERE (tenant_id = $tenant OR true) AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "',
+           ("tests/test_postgres.py::test_entity_declarers_are_the_same_on_both_backends",)),
     # data roots (issue 48 item 5): a snapshot "@name/path" stays inside its root, named by it
     Mutant("data-root-dotdot-allowed", "src/ctxcli/load/parse.py",
            """    if raw.is_absolute() or ".." in raw.parts:

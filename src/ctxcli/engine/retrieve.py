@@ -33,6 +33,9 @@ class QueryRun:
     withheld: dict[str, int] = field(default_factory=dict)     # gate -> matches the access rules withheld
     needs: dict[str, set[str]] = field(default_factory=lambda: {"scopes": set(), "purposes": set()})
     clearance: str | None = None          # the lowest classification the classification rule withheld
+    # a window whose entity only sources the subject may not read declare (so it found nothing):
+    # {"key", "needs_scopes", "allowed_purposes"[, "needs_clearance"]}, never the source's id
+    entity_withheld: dict[str, Any] | None = None
 
 
 @dataclass
@@ -83,6 +86,33 @@ def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, st
             raise StoreError("a candidate statement withheld a record the access rules admit; nothing was used")
         run.withheld[gate] = run.withheld.get(gate, 0) + int(n)
     run.withheld = dict(sorted(run.withheld.items(), key=lambda kv: GATE_ORDER.index(kv[0])))
+
+
+def entity_withheld(con, runs: list[QueryRun], tenant: str, readable, access: Access,
+                    levels: dict[str, str | None]) -> None:
+    """Mark each window run whose entity (a key) is declared in the tenant only by sources the
+    subject may not read: the entity's existence belongs to its declaring record, so the window
+    does not match it (nor walk its relations), and the run says what would admit one of those
+    sources (scopes, clearance, purposes — as :func:`withheld_by_gate` judges a record), so the
+    gap reads "withheld for access" instead of "not found" (docs/gates.md)."""
+    keyed = {id(r): r.query.window["entity"] for r in runs if r.query.window and r.query.window.get("entity")}
+    if not keyed:
+        return
+    declared: dict[str, set[str]] = {}
+    for key, sid in con.entity_declarers(tenant, sorted(set(keyed.values()))):
+        declared.setdefault(key, set()).add(sid)
+    ok = set(readable)
+    policy = {sid: (scopes, purposes) for sid, scopes, purposes, _ in con.source_access()}
+    for run in runs:
+        key = keyed.get(id(run))
+        srcs = declared.get(key, set()) if key else set()
+        if not srcs or srcs & ok:
+            continue
+        probe = QueryRun(run.query, [])
+        withheld_by_gate(probe, [(sid, *policy[sid], 1) for sid in sorted(srcs)], access, levels)
+        run.entity_withheld = {"key": key, "needs_scopes": sorted(probe.needs["scopes"]),
+                               "allowed_purposes": sorted(probe.needs["purposes"]),
+                               **({"needs_clearance": probe.clearance} if probe.clearance else {})}
 
 
 def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access,
@@ -148,6 +178,7 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
             runs[qid].hits.append(doc)
             runs[qid].detail[doc] = {"event_time_us": t, "offset_seconds": (t - anchor[qid]) // 1_000_000}
         held({q.query_id: q.query_id for q in qs}, found.withheld)
+        entity_withheld(con, [runs[q.query_id] for q in qs], tenant, walk["readable"], access, levels)
         _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("graph"):
         t0 = time.perf_counter()
