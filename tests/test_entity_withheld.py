@@ -78,3 +78,18 @@ def test_a_subject_who_may_read_the_declaring_source_finds_the_changes(catalog):
     assert (agg["value"], "withheld_entity" in agg) == (2, False)
     assert [e["object_id"] for e in res.pack["evidence"] if "recent_change" in e["supports"]] == [
         "CHG-CFG-0811-07", "CHG-CFG-0811-05"]
+
+
+def test_a_walk_from_a_seed_only_a_withheld_source_declares_says_so(store, monkeypatch):
+    """The graph walk too: INC-SHOP-0901's seed incident is declared by the incident store, which
+    the catalog reader may not read — the owner found by walking from it is a withheld gap that
+    names the seed and the scope, where it was "not found"; the on-call engineer walks from it."""
+    monkeypatch.setenv("CTX_SECRET", "test-secret-for-entity-withheld")
+    res = api.investigate(api.InvestigateOptions(case="INC-SHOP-0901", variant="no-incident-read"))
+    miss = {m["type"]: m for m in res.pack["missing"]}
+    assert (miss["service_owner"]["reason"], miss["service_owner"]["withheld"]["entity"]) == (
+        "withheld_for_access", {"key": "incident:INC-SHOP-0901", "needs_scopes": ["incident:read"],
+                                "allowed_purposes": []})
+    res = api.investigate(api.InvestigateOptions(case="INC-SHOP-0901"))
+    assert "service_owner" not in {m["type"] for m in res.pack["missing"]}
+    assert "withheld_entity" not in json.dumps(res.answer) and '"entity": {' not in json.dumps(res.pack["missing"])

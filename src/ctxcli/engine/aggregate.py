@@ -53,7 +53,8 @@ def compute(bc, st, anchors: dict[str, Any]) -> list[dict[str, Any]]:
         held = QueryRun(Query(a.name, "window", a.evidence_type, ROW_CAP, window=w), [])
         withheld_by_gate(held, [tuple(x[1:]) for x in found.withheld], access, levels)
         rec["withheld"] = dict(held.withheld)
-        entity_withheld(con, [held], req.tenant_id, walk["readable"], access, levels)
+        if w.get("entity"):
+            entity_withheld(con, [(held, w["entity"])], req.tenant_id, walk["readable"], access, levels)
         if held.entity_withheld is not None:    # the set's entity: only sources withheld from the subject declare it
             rec["withheld_entity"] = held.entity_withheld
         if len(found.hits) >= ROW_CAP:
