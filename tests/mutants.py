@@ -90,6 +90,8 @@ DANGLING_KINDS = ("tests/test_load_problems.py::"
 RULES = "tests/test_rule_criteria.py::test_a_rule_types_exactly_the_documents_it_describes"
 RULES_REFUSED = "tests/test_rule_criteria.py::test_a_rule_that_cannot_run_is_refused_at_its_line"
 RULES_OVERLAP = "tests/test_rule_criteria.py::test_check_warns_when_two_types_rules_match_one_document"
+DATA_ROOTS = "tests/test_data_roots.py::"
+ENTITY_WITHHELD = "tests/test_entity_withheld.py::"
 CAL = "tests/test_window.py::test_a_calendar_day_holds_its_first_instant_and_not_the_next_days"
 CAL_PG = ("tests/test_postgres.py::"
           "test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql")
@@ -1924,6 +1926,67 @@ MUTANTS: list[Mutant] = [
     Mutant("git-walk-state-not-recorded", "src/ctxcli/load/build.py",
            '        st.sync[sid]["state"] = ls.sync_state\n', "        pass\n",
            ("tests/test_sync_git.py::test_one_more_commit_parses_its_versions_and_the_ones_it_ended",)),
+    # a window's entity declared only by sources withheld from the subject (issue 48 item 6)
+    Mutant("entity-withheld-silent", "src/ctxcli/engine/retrieve.py",
+           "        if run.entity_withheld is not None or not srcs or srcs & ok:\n",
+           "        if True:\n",
+           (ENTITY_WITHHELD + "test_a_window_entity_of_a_withheld_source_is_a_withheld_gap_not_a_silent_not_found",)),
+    Mutant("entity-withheld-despite-a-readable-declarer", "src/ctxcli/engine/retrieve.py",
+           "        if run.entity_withheld is not None or not srcs or srcs & ok:\n",
+           "        if run.entity_withheld is not None or not srcs:\n",
+           (ENTITY_WITHHELD + "test_a_subject_who_may_read_the_declaring_source_finds_the_changes",)),
+    Mutant("entity-withheld-seed-silent", "src/ctxcli/engine/retrieve.py",
+           "if not runs[q.query_id].hits for s in seeds]", "if not runs[q.query_id].hits for s in []]",
+           (ENTITY_WITHHELD + "test_a_walk_from_a_seed_only_a_withheld_source_declares_says_so",)),
+    Mutant("entity-withheld-not-in-the-gap", "src/ctxcli/engine/builder.py",
+           '                                         ).setdefault("entity", run.entity_withheld)',
+           '                                         )',
+           (ENTITY_WITHHELD + "test_a_window_entity_of_a_withheld_source_is_a_withheld_gap_not_a_silent_not_found",)),
+    Mutant("entity-withheld-not-in-the-aggregate", "src/ctxcli/engine/aggregate.py",
+           '            rec["withheld_entity"] = held.entity_withheld', "            pass",
+           (ENTITY_WITHHELD + "test_a_window_entity_of_a_withheld_source_is_a_withheld_gap_not_a_silent_not_found",)),
+    Mutant("entity-declarers-any-tenant", "src/ctxcli/store/statements.py",
+           '"WHERE tenant_id = $tenant AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "',
+           '"WHERE (tenant_id = $tenant OR true) AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "',
+           ("tests/test_postgres.py::test_entity_declarers_are_the_same_on_both_backends",)),
+    # data roots (issue 48 item 5): a snapshot "@name/path" stays inside its root, named by it
+    Mutant("data-root-dotdot-allowed", "src/ctxcli/load/parse.py",
+           """    if raw.is_absolute() or ".." in raw.parts:
+        raise refuse(""", """    if raw.is_absolute():
+        raise refuse(""",
+           (DATA_ROOTS + "test_every_way_out_of_a_data_root_is_refused_alike_by_check_preview_and_load[dotdot]",)),
+    Mutant("data-root-absolute-allowed", "src/ctxcli/load/parse.py",
+           """    if raw.is_absolute() or ".." in raw.parts:
+        raise refuse(""", """    if ".." in raw.parts:
+        raise refuse(""",
+           (DATA_ROOTS + "test_every_way_out_of_a_data_root_is_refused_alike_by_check_preview_and_load[absolute]",)),
+    Mutant("data-root-symlink-not-resolved", "src/ctxcli/load/parse.py",
+           "    target = Path(os.path.realpath(base / raw))\n    if target != real_base and real_base not in target.parents:\n"
+           "        raise refuse(",
+           "    target = Path(os.path.abspath(base / raw))\n    if target != real_base and real_base not in target.parents:\n"
+           "        raise refuse(",
+           (DATA_ROOTS + "test_every_way_out_of_a_data_root_is_refused_alike_by_check_preview_and_load"
+                         "[symlinked-folder-component]",)),
+    Mutant("data-root-unknown-without-suggestion", "src/ctxcli/load/parse.py",
+           "close = difflib.get_close_matches(name, sorted(roots), n=1, cutoff=0.6)", "close = []",
+           (DATA_ROOTS + "test_every_way_out_of_a_data_root_is_refused_alike_by_check_preview_and_load[unknown-root]",)),
+    Mutant("data-root-relative-to-working-folder", "src/ctxcli/paths.py",
+           "out[name] = p if p.is_absolute() else base / p", "out[name] = p",
+           (DATA_ROOTS + "test_a_source_in_a_data_root_loads_and_answers_and_no_output_names_the_folder[relative-root]",)),
+    Mutant("data-root-file-named-by-machine-path", "src/ctxcli/load/parse.py",
+           "        _check_file(p, root, real_snap, under)", "        _check_file(p, root, real_snap, None)",
+           (DATA_ROOTS + "test_every_way_out_of_a_data_root_is_refused_alike_by_check_preview_and_load[symlinked-file]",)),
+    Mutant("data-root-rows-named-by-machine-path", "src/ctxcli/load/parse.py",
+           "return rel(p, self.root, self.data_root) if", "return rel(p, self.root) if",
+           (DATA_ROOTS + "test_a_bad_row_under_a_data_root_is_named_by_the_root",)),
+    Mutant("data-root-not-checked-by-check", "src/ctxcli/check.py",
+           "    if not m.enabled or not m.snapshot.startswith(ROOT_MARK):\n        return []\n    try:\n        snapshot_files(",
+           "    if True:\n        return []\n    try:\n        snapshot_files(",
+           (DATA_ROOTS + "test_every_way_out_of_a_data_root_is_refused_alike_by_check_preview_and_load[unknown-root]",)),
+    Mutant("data-root-reload-ignores-files", "src/ctxcli/load/parse.py",
+           'digest.update(p.relative_to(snap).as_posix().encode() + b"\\0" + file_sha256(p, root, under))',
+           'digest.update(p.relative_to(snap).as_posix().encode() + b"\\0" + (file_sha256(p, root, under) if under is None else b""))',
+           (DATA_ROOTS + "test_a_changed_file_under_a_data_root_is_picked_up_by_the_next_load",)),
     Mutant("snapshot-file-symlink-not-resolved", "src/ctxcli/load/parse.py",
            "if os.path.islink(p) and not _inside(p, real_snap):", "if False and not _inside(p, real_snap):",
            ("tests/test_bad_input.py::test_bad_input_is_one_line_exit_2_store_untouched[file_symlink_out]",)),
@@ -1951,7 +2014,8 @@ MUTANTS: list[Mutant] = [
            'digest.update(b"snapshot\\0" + by_parser + b"\\0")', 'digest = hashlib.sha256(b"snapshot\\0" + by_parser)',
            ("tests/test_git_digest.py::test_a_sidecar_or_the_manifest_changes_a_repository_digest",)),
     Mutant("snapshot-repository-files-not-checked", "src/ctxcli/load/parse.py",
-           "        _check_file(p, root, real_snap)", "        _check_file(p, root, real_snap) if '.git' not in p.parts else 0",
+           "        _check_file(p, root, real_snap, under)",
+           "        _check_file(p, root, real_snap, under) if '.git' not in p.parts else 0",
            ("tests/test_git_digest.py::test_the_repository_files_are_still_checked",)),
     # load throughput (issue 36): the fast paths of the shadow text, the dedup hash, the mask's
     # normalisation and the raw terms of masked sources against their definitions

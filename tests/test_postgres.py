@@ -184,6 +184,25 @@ def test_entity_links_are_the_same_on_both_backends(store, loaded_pg):
         p.close()
 
 
+def test_entity_declarers_are_the_same_on_both_backends(store, loaded_pg):
+    """Which sources declare a window's entity, readable or not (issue 48 item 6): the tenant's only."""
+    from ctxcli.store import open_store
+
+    keys = ["service:payment-gateway", "change:CFG-0811-08", "case:C-102", "service:nope"]
+    d, p = open_store(store), open_store(loaded_pg)
+    try:
+        for tenant in ("tenant-gateway", "tenant-demo", "tenant-other"):
+            want = d.entity_declarers(tenant, keys)
+            assert p.entity_declarers(tenant, keys) == want
+        assert d.entity_declarers("tenant-gateway", keys) == [("change:CFG-0811-08", "gw-changes"),
+                                                             ("service:payment-gateway", "gw-incidents")]
+        assert d.entity_declarers("tenant-other", keys) == [("case:C-102", "partner-claims")]
+        assert d.entity_declarers("tenant-demo", keys) == [("case:C-102", "claims-core")]
+    finally:
+        d.close()
+        p.close()
+
+
 def test_the_unmasked_terms_give_the_same_scores_on_both_backends(store, loaded_pg):
     """A subject holding pii:read also searches the masked source's unmasked-only terms
     (issue 27 item 3): the same statements' scores on both backends."""

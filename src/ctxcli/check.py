@@ -241,6 +241,22 @@ def manifest_problems(m, marks, disp: str, vocab: Vocabulary) -> list[Problem]:
     return out
 
 
+def snapshot_problems(m, disp: str, root: Path) -> list[Problem]:
+    """A snapshot in a data root (``@name/…``) that does not resolve inside it, as ``ctx load``
+    would refuse it: an unknown root name, ``..``, a symlink out of the root or out of the
+    snapshot folder, a missing folder. (A snapshot in the project is left to ``ctx load``, as
+    before data roots.)"""
+    from .load.parse import ROOT_MARK, snapshot_files
+
+    if not m.enabled or not m.snapshot.startswith(ROOT_MARK):
+        return []
+    try:
+        snapshot_files(m, disp, root)
+    except CtxError as e:
+        return [Problem(e.file or disp, e.line, e.column, f"{e.field}: {e.detail}" if e.field else e.detail)]
+    return []
+
+
 def mapped_name_problems(m, marks, disp: str, root: Path) -> list[Problem]:
     """A field the manifest's mapping names that no record of its source has (load/parsers/
     names.py), read as ``ctx load`` reads the source; a source that does not read is left to
@@ -322,15 +338,15 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
         snap = data.get("snapshot") if isinstance(data, dict) else None
         if not isinstance(snap, str) or "\0" in snap or Path(snap).is_absolute() or ".." in Path(snap).parts:
             return Vocabulary()     # (its own error is reported at the manifest)
-        folder = root / snap
-        if not folder.is_dir() or not folder.resolve().is_relative_to(root.resolve()):
-            return Vocabulary()     # missing, or a symlink out of the project: reported by load
+        folder, base = _snapshot_folder(snap, root)
+        if folder is None or not folder.is_dir() or not folder.resolve().is_relative_to(base):
+            return Vocabulary()     # missing, or a symlink out of its root: reported by load
         for fname, key, acc in (("relations.jsonl", "type", edges), ("entities.jsonl", "entity_type", etypes)):
             p = folder / fname
             if not p.is_file():
                 continue
-            if not p.resolve().is_relative_to(root.resolve()):
-                return Vocabulary()     # a symlink out of the project: load reports it
+            if not p.resolve().is_relative_to(base):
+                return Vocabulary()     # a symlink out of its root: load reports it
             try:
                 with open(p, "rb") as fh:
                     for raw in fh:
@@ -348,6 +364,22 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
             except OSError:
                 continue
     return Vocabulary(edges=edges or None, entity_types=etypes or None)
+
+
+def _snapshot_folder(snap: str, root: Path) -> tuple[Path | None, Path]:
+    """(the snapshot folder as written, the real folder it must stay in): a ``@name/…`` snapshot
+    in its data root (None when the name is unknown: reported at the manifest), else in ``root``."""
+    from .load.parse import ROOT_MARK, split_rooted
+    from .paths import data_roots
+
+    if not snap.startswith(ROOT_MARK):
+        return root / snap, root.resolve()
+    name, inside = split_rooted(snap)
+    try:
+        base = data_roots(root).get(name)
+    except CtxError:
+        return None, root.resolve()
+    return (None, root.resolve()) if base is None else (base / inside, base.resolve())
 
 
 # ------------------------------------------------------------------------------ files
@@ -395,8 +427,10 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
         return kind, [p] if p else []
     if kind == "manifest":
         m, p = _schema(SourceManifest, marks, disp)
-        return kind, [p] if p else manifest_problems(m, marks, disp, vocab) + mapped_name_problems(m, marks, disp,
-                                                                                                   root)
+        if p:
+            return kind, [p]
+        where = snapshot_problems(m, disp, root)
+        return kind, where or manifest_problems(m, marks, disp, vocab) + mapped_name_problems(m, marks, disp, root)
     if kind == "playbook":
         pb, p = _schema(Playbook, marks, disp)
         if p:

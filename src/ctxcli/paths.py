@@ -95,6 +95,35 @@ def project_settings(folder: Path | None = None) -> dict[str, Any]:
     return sect
 
 
+_ROOT_NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def data_roots(folder: Path | None = None) -> dict[str, Path]:
+    """The data roots ``[data.roots]`` of the project's ctx.toml names (name -> folder; a relative
+    folder is relative to the project folder): folders outside the project that a manifest's
+    ``snapshot: "@name/…"`` may read (load/parse.py resolve_snapshot). A bad name, value or key
+    is a one-line usage error naming the field."""
+    from .errors import UsageError
+
+    base = folder or root()
+    sect = toml_table("data", base)
+    bad = sorted(set(sect) - {"roots"})
+    if bad:
+        raise UsageError(f"{PROJECT_FILE}: data.{bad[0]}: unknown setting (known: roots)")
+    roots = sect.get("roots", {})
+    if not isinstance(roots, dict):
+        raise UsageError(f"{PROJECT_FILE}: data.roots must be a table of name = \"folder\"")
+    out: dict[str, Path] = {}
+    for name, value in roots.items():
+        if not name or not set(name) <= _ROOT_NAME_OK:
+            raise UsageError(f"{PROJECT_FILE}: data.roots.{name}: a root name takes letters, digits, '-' and '_'")
+        if not isinstance(value, str) or not value.strip() or any(ord(ch) < 32 for ch in value):
+            raise UsageError(f"{PROJECT_FILE}: data.roots.{name}: must be a folder path (a non-empty string)")
+        p = Path(value)
+        out[name] = p if p.is_absolute() else base / p
+    return out
+
+
 def default_store() -> Path | str:
     """The project's own store: ``store`` in ctx.toml, else .ctx/ctx.duckdb under the root."""
     from .store import is_postgres

@@ -250,7 +250,7 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
         "verdict": verdict, "summary": summary, "claims": claims, **extra,
         "conflicts": conflicts,
         "missing_evidence": [{"type": m["type"], "judgment": m["judgment"], "required": m["required"],
-                              "reason": m["reason"]} for m in missing],
+                              "reason": m["reason"], **_entity_withheld(m)} for m in missing],
         "recommended_action": action, "side_effect": "none",
         "derived_facts": {k: {"value": b.value, "evidence": b.evidence} for k, b in sorted(f.bound.items())},
     }
@@ -260,6 +260,13 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
              "text": f"{', '.join(c['from']['evidence'])} contradicts {', '.join(c['to']['evidence'])} "
                      f"(relation {c['relation_id']})."} for c in contradicts]
     return out
+
+
+def _entity_withheld(m: dict[str, Any]) -> dict[str, Any]:
+    """A gap's window entity that only sources withheld from the subject declare (its key and
+    what would admit one of them, never the source: engine/retrieve.entity_withheld); else nothing."""
+    e = (m.get("withheld") or {}).get("entity")
+    return {"withheld_entity": e} if e else {}
 
 
 def _contradiction_ids(contradicts: list[dict[str, Any]]) -> list[str]:

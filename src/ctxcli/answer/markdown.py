@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.render import clean
+from ..engine.render import clean, entity_withheld_text
 
 
 def answer_markdown(ans: dict[str, Any], pack: dict[str, Any]) -> str:
@@ -32,7 +32,8 @@ def answer_markdown(ans: dict[str, Any], pack: dict[str, Any]) -> str:
     if ans["missing_evidence"]:
         for m in ans["missing_evidence"]:
             lines.append(f"- {m['type']} ({'required' if m['required'] else 'optional'}): {m['judgment']} — "
-                         f"{m['reason'].replace('_', ' ')}")
+                         f"{m['reason'].replace('_', ' ')}"
+                         + (f" ({entity_withheld_text(m['withheld_entity'])})" if m.get("withheld_entity") else ""))
     else:
         lines.append("- none")
     lines += ["", "## Evidence", ""]

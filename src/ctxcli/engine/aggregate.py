@@ -15,7 +15,7 @@ from typing import Any
 
 from .gates import CONTENT_GATES, META_GATES, Access, run_gates
 from .plan import Query, window_anchor_key, window_query
-from .retrieve import QueryRun, walk_access, readable_for, withheld_by_gate
+from .retrieve import QueryRun, entity_withheld, walk_access, readable_for, withheld_by_gate
 
 # More rows than this and the aggregate is not computed (reason too_many_rows): a value over a
 # truncated set would not be exact.
@@ -50,9 +50,13 @@ def compute(bc, st, anchors: dict[str, Any]) -> list[dict[str, Any]]:
         found = con.window([(a.name, a.evidence_type, list(a.over.object_types), w, ROW_CAP)], tenant=req.tenant_id,
                            readable=readable, as_of_us=bc.gctx.as_of_us, access_ok=walk["access_ok"],
                            entity_sources=walk["readable"], known_us=bc.gctx.known_us)
-        held = QueryRun(Query(a.name, "window", a.evidence_type, ROW_CAP), [])
+        held = QueryRun(Query(a.name, "window", a.evidence_type, ROW_CAP, window=w), [])
         withheld_by_gate(held, [tuple(x[1:]) for x in found.withheld], access, levels)
         rec["withheld"] = dict(held.withheld)
+        if w.get("entity"):
+            entity_withheld(con, [(held, w["entity"])], req.tenant_id, walk["readable"], access, levels)
+        if held.entity_withheld is not None:    # the set's entity: only sources withheld from the subject declare it
+            rec["withheld_entity"] = held.entity_withheld
         if len(found.hits) >= ROW_CAP:
             rec["unknown"] = "too_many_rows"
             continue

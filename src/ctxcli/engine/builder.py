@@ -685,6 +685,10 @@ def _count_withheld(bc: BuildContext, st: BuildState, runs: list[QueryRun]) -> N
     if per_query:
         st.plans[-1]["withheld"] = per_query
     for run in runs:
+        if run.entity_withheld is not None:     # the window's entity: its declaring source is withheld
+            st.withheld_types.setdefault(run.query.evidence_type, {"count": 0, "scopes": set(), "purposes": set(),
+                                                                   "clearance": None, "by_gate": {}}
+                                         ).setdefault("entity", run.entity_withheld)
         if not any(run.withheld.get(g, 0) for g in ("scope", "classification", "purpose")):
             continue
         w = st.withheld_types.setdefault(run.query.evidence_type, {"count": 0, "scopes": set(), "purposes": set(),
@@ -771,6 +775,8 @@ def missing_entries(bc: BuildContext, st: BuildState, types: list[str]) -> list[
                                  "by_gate": {g: w["by_gate"][g] for g in GATE_ORDER if g in w["by_gate"]}}
             if w["clearance"] is not None:
                 entry["withheld"]["needs_clearance"] = w["clearance"]
+            if "entity" in w:
+                entry["withheld"]["entity"] = w["entity"]
         missing.append(entry)
     return missing
 

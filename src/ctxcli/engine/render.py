@@ -316,6 +316,15 @@ def section_texts(pack: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def entity_withheld_text(e: dict[str, Any]) -> str:
+    """A window entity declared only by sources the subject may not read, in words (never the source)."""
+    needs = (["scope " + ", ".join(e["needs_scopes"])] if e["needs_scopes"] else []) + (
+        ["clearance " + e["needs_clearance"]] if e.get("needs_clearance") else []) + (
+        ["purpose " + " or ".join(e["allowed_purposes"])] if e["allowed_purposes"] else [])
+    return (f"entity {e['key']} is declared only by a source withheld from you"
+            + (": it needs " + "; ".join(needs) if needs else ""))
+
+
 def gap_reason(m: dict[str, Any]) -> str:
     """Why a type is missing, in words: withheld candidates name the scope, clearance or
     purpose they need (never an id or content) — with a count per need when they differ, so
@@ -331,11 +340,15 @@ def gap_reason(m: dict[str, Any]) -> str:
             needs.append(("classification", "clearance " + w["needs_clearance"]))
         if w["allowed_purposes"]:
             needs.append(("purpose", "purpose " + " or ".join(w["allowed_purposes"])))
+        parts = []
         if len(needs) > 1 and by_gate:
-            why += f" ({w['count']} candidate(s): " + "; ".join(
-                f"{by_gate.get(g, 0)} need {n}" for g, n in needs) + ")"
+            parts.append(f"{w['count']} candidate(s): " + "; ".join(f"{by_gate.get(g, 0)} need {n}" for g, n in needs))
         elif needs:
-            why += f" ({w['count']} candidate(s) need {needs[0][1]})"
+            parts.append(f"{w['count']} candidate(s) need {needs[0][1]}")
+        if w.get("entity"):     # the window's entity: declared only by sources withheld from the subject
+            parts.append(entity_withheld_text(w["entity"]))
+        if parts:
+            why += " (" + "; ".join(parts) + ")"
     if m.get("rejected_by") and m["reason"] != "over_budget":
         why += ("; rejected by " if w else ": ") + ", ".join(m["rejected_by"])
     return why

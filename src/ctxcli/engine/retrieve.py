@@ -20,6 +20,7 @@ from ..models.playbook import Playbook
 from ..store.access import Readable, widened
 from .gates import GATE_ORDER, Access
 from .plan import Plan, Query
+from .resolve import is_entity_key
 
 RRF_K = 60
 
@@ -33,6 +34,9 @@ class QueryRun:
     withheld: dict[str, int] = field(default_factory=dict)     # gate -> matches the access rules withheld
     needs: dict[str, set[str]] = field(default_factory=lambda: {"scopes": set(), "purposes": set()})
     clearance: str | None = None          # the lowest classification the classification rule withheld
+    # a window whose entity only sources the subject may not read declare (so it found nothing):
+    # {"key", "needs_scopes", "allowed_purposes"[, "needs_clearance"]}, never the source's id
+    entity_withheld: dict[str, Any] | None = None
 
 
 @dataclass
@@ -83,6 +87,32 @@ def withheld_by_gate(run: QueryRun, groups, access: Access, levels: dict[str, st
             raise StoreError("a candidate statement withheld a record the access rules admit; nothing was used")
         run.withheld[gate] = run.withheld.get(gate, 0) + int(n)
     run.withheld = dict(sorted(run.withheld.items(), key=lambda kv: GATE_ORDER.index(kv[0])))
+
+
+def entity_withheld(con, pairs: list[tuple[QueryRun, str]], tenant: str, readable, access: Access,
+                    levels: dict[str, str | None]) -> None:
+    """For each (run, entity key) — a window's entity, a graph walk's seed — whose key only
+    sources the subject may not read declare in the tenant, mark the run (its first such key):
+    the entity's existence belongs to its declaring record, so the run does not match it (nor
+    walk its relations), and says what would admit one of those sources (scopes, clearance,
+    purposes — as :func:`withheld_by_gate` judges a record), so the gap reads "withheld for
+    access" instead of "not found" (docs/gates.md). The source is never named."""
+    if not pairs:
+        return
+    declared: dict[str, set[str]] = {}
+    for key, sid in con.entity_declarers(tenant, sorted({k for _, k in pairs})):
+        declared.setdefault(key, set()).add(sid)
+    ok = set(readable)
+    policy = {sid: (scopes, purposes) for sid, scopes, purposes, _ in con.source_access()}
+    for run, key in pairs:
+        srcs = declared.get(key, set())
+        if run.entity_withheld is not None or not srcs or srcs & ok:
+            continue
+        probe = QueryRun(run.query, [])
+        withheld_by_gate(probe, [(sid, *policy[sid], 1) for sid in sorted(srcs)], access, levels)
+        run.entity_withheld = {"key": key, "needs_scopes": sorted(probe.needs["scopes"]),
+                               "allowed_purposes": sorted(probe.needs["purposes"]),
+                               **({"needs_clearance": probe.clearance} if probe.clearance else {})}
 
 
 def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access,
@@ -148,6 +178,8 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
             runs[qid].hits.append(doc)
             runs[qid].detail[doc] = {"event_time_us": t, "offset_seconds": (t - anchor[qid]) // 1_000_000}
         held({q.query_id: q.query_id for q in qs}, found.withheld)
+        entity_withheld(con, [(runs[q.query_id], q.window["entity"]) for q in qs if q.window.get("entity")],
+                        tenant, walk["readable"], access, levels)
         _share(runs, qs, time.perf_counter() - t0)
     if qs := by_ch.get("graph"):
         t0 = time.perf_counter()
@@ -156,9 +188,10 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         # (template, step, edge, target type, least confidence, inferred edges allowed)
         steps = [(tid, i, s.edge, s.to, tmpl[tid].min_confidence or 0.0, tmpl[tid].inferred)
                  for tid in used for i, s in enumerate(tmpl[tid].steps, 1)]
+        walk = walk_access(con, access)
         reached = con.walk(steps=steps, starts=[(tid, tmpl[tid].start) for tid in used], seeds=list(plan.seeds),
                            tenant=tenant, max_hops=plan.max_hops, as_of_us=as_of_us, fanout=plan.fanout_cap,
-                           known_us=known_us, **walk_access(con, access))     # (tid, depth, path, rels, entity_key), ordered
+                           known_us=known_us, **walk)     # (tid, depth, path, rels, entity_key), ordered
         first: dict[tuple[str, str], tuple] = {}
         for tid, depth, path, rels, key in reached:
             first.setdefault((tid, key), (depth, list(path), list(rels)))
@@ -192,6 +225,9 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
             mine = {key for tid, key in first if tid in q.templates}
             withheld_by_gate(run, [tuple(w[2:]) for w in withheld if w[0] in mine and q.evidence_type in (w[1] or [])],
                              access, levels)
+        seeds = [s for s in plan.seeds if is_entity_key(s)]     # a walk that found nothing: a withheld seed?
+        entity_withheld(con, [(runs[q.query_id], s) for q in qs if not runs[q.query_id].hits for s in seeds],
+                        tenant, walk["readable"], access, levels)
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
 

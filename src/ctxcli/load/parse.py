@@ -57,6 +57,13 @@ class LoadedSource:
     pin: Any = None             # what the parser's snapshot digest resolved, read by its walk (git: the tip)
     refused: bool = False       # its mapping names a field no record has (parsers/names.py): not read
     names_walk: Any = None      # git: the whole-history walk of the names check, reused once by the parse
+    # the data root (ctx.toml [data.roots]) its snapshot lies in, as (name, folder); its files
+    # are named ``@name/…`` in every message and row (never the folder's place on this machine)
+    data_root: tuple[str, Path] | None = None
+
+    def shown(self, p: Path) -> str:
+        """How a file of this source is named in messages and rows (parsers/common.rel)."""
+        return rel(p, self.root, self.data_root) if self.root is not None else p.as_posix()
 
     @property
     def parser(self):
@@ -207,9 +214,15 @@ def manifest_dump(m: SourceManifest) -> dict[str, Any]:
     return d
 
 
-def resolve_snapshot(m: SourceManifest, disp: str, root: Path, sources_dir: Path | None) -> Path:
+def resolve_snapshot(m: SourceManifest, disp: str, root: Path,
+                     sources_dir: Path | None) -> tuple[Path, tuple[str, Path] | None]:
+    """(the snapshot folder, its data root or None). A ``snapshot: "@name/path"`` lies in the data
+    root ``name`` of ctx.toml's ``[data.roots]`` (paths.data_roots), any other inside the project
+    root; neither may leave its root, by ``..``, an absolute path or a symlink."""
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in m.snapshot):
         raise InputError("snapshot path contains a control character (a NUL byte?)", file=disp, field="snapshot")
+    if m.snapshot.startswith(ROOT_MARK):
+        return _in_data_root(m, disp, root)
     raw = Path(m.snapshot)
     if raw.is_absolute() or ".." in raw.parts:
         raise InputError("snapshot path must stay inside the project root", file=disp, field="snapshot")
@@ -222,7 +235,59 @@ def resolve_snapshot(m: SourceManifest, disp: str, root: Path, sources_dir: Path
         raise InputError("snapshot path escapes the project root (through a symlink?)", file=disp, field="snapshot")
     if not target.is_dir():
         raise InputError(f"snapshot folder {m.snapshot} does not exist", file=disp, field="snapshot")
-    return target
+    return target, None
+
+
+ROOT_MARK = "@"     # snapshot: "@name/path" — a path in the data root ``name``
+
+
+def split_rooted(snapshot: str) -> tuple[str, str]:
+    """(root name, path inside it) of a ``@name/path`` snapshot (path "." for ``@name``)."""
+    name, _, inside = snapshot[len(ROOT_MARK):].partition("/")
+    return name, inside or "."
+
+
+def _in_data_root(m: SourceManifest, disp: str, root: Path) -> tuple[Path, tuple[str, Path]]:
+    from ..paths import data_roots
+
+    name, inside = split_rooted(m.snapshot)
+
+    def refuse(message: str) -> InputError:
+        ln, col = _snapshot_at(root, disp)
+        return InputError(message, file=disp, line=ln, column=col, field="snapshot")
+
+    roots = data_roots(root)
+    if name not in roots:
+        import difflib
+
+        close = difflib.get_close_matches(name, sorted(roots), n=1, cutoff=0.6)
+        hint = (f" (did you mean {close[0]!r}?)" if close else
+                f" (ctx.toml [data.roots] names: {', '.join(sorted(roots))})" if roots else
+                " (ctx.toml names no [data.roots])")
+        raise refuse(f"unknown data root {name!r}{hint}")
+    raw = Path(inside)
+    if raw.is_absolute() or ".." in raw.parts:
+        raise refuse(f"snapshot path must stay inside data root {name!r}")
+    base = roots[name]
+    real_base = Path(os.path.realpath(base))
+    if not real_base.is_dir():
+        raise refuse(f"data root {name!r} (ctx.toml data.roots.{name}) is not a folder")
+    target = Path(os.path.realpath(base / raw))
+    if target != real_base and real_base not in target.parents:
+        raise refuse(f"snapshot path escapes data root {name!r} (through a symlink?)")
+    if not target.is_dir():
+        raise refuse(f"snapshot folder {m.snapshot} does not exist")
+    return target, (name, real_base)
+
+
+def _snapshot_at(root: Path, disp: str) -> tuple[int | None, int | None]:
+    """(line, column) of the manifest's ``snapshot`` value, read again (for an error only)."""
+    from ..errors import CtxError
+
+    try:
+        return read_yaml_marked(root / disp, display=disp).find("snapshot") or (None, None)
+    except CtxError:
+        return None, None
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -237,19 +302,19 @@ def dedup_hash(text: str) -> str:
     return "sha256:" + sha256_hex(" ".join(text.split()).casefold())
 
 
-def _check_file(p: Path, root: Path, real_snap: Path) -> None:
+def _check_file(p: Path, root: Path, real_snap: Path, under: tuple[str, Path] | None = None) -> None:
     """Refuse a snapshot file that leads outside the snapshot, is not a regular file or cannot
     be read (without reading it: a parser may digest its input another way)."""
     # os.walk does not descend into a symlinked folder: only a symlink itself can lead out
     # (resolving every path of a git repository's thousands of objects cost a reload ~25 %)
     if os.path.islink(p) and not _inside(p, real_snap):
-        raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root))
+        raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root, under))
     try:
         if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO would block the load forever
-            raise InputError("not a regular file", file=rel(p, root))
+            raise InputError("not a regular file", file=rel(p, root, under))
         os.close(os.open(p, os.O_RDONLY))
     except OSError as e:  # unreadable, a symlink loop …
-        raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
+        raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root, under)) from None
 
 
 def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
@@ -257,12 +322,12 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
     """The source's snapshot, digested; ``rules`` are the playbooks' evidence rules
     (load/evidence_rules.py): those that can match this source join its digest."""
     resolve_parser(m, mdisp)
-    snap = resolve_snapshot(m, mdisp, root, sources_dir)
+    snap, under = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     files: list[Path] = []
 
     def walk_error(e: OSError) -> None:  # never skip an unreadable folder silently
-        raise InputError(f"cannot read folder: {e.strerror}", file=rel(Path(e.filename or snap), root))
+        raise InputError(f"cannot read folder: {e.strerror}", file=rel(Path(e.filename or snap), root, under))
 
     for dirpath, dirnames, filenames in os.walk(snap, followlinks=False, onerror=walk_error):
         dirnames.sort()
@@ -280,16 +345,16 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
         digest.update(b"rules\0" + rules_digest(mine, m.source_id) + b"\0")
     context = digest.hexdigest()
     for p in files:     # every file is checked, whoever digests it
-        _check_file(p, root, real_snap)
+        _check_file(p, root, real_snap, under)
     names = {p.relative_to(snap).as_posix(): p for p in files}
     ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, rules=mine,
-                      context=context)
+                      context=context, data_root=under)
     by_parser = ls.parser.snapshot_digest(ls)
     if by_parser is not None:   # the parser digests its input itself (git: a repository folder by its tip)
         digest.update(b"snapshot\0" + by_parser + b"\0")
     else:
         for p in files:
-            digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + file_sha256(p, root))
+            digest.update(p.relative_to(snap).as_posix().encode() + b"\0" + file_sha256(p, root, under))
     ls.parser.check(ls)
     extra = ls.parser.content_digest(ls)     # rows read from a database, not from the folder
     if extra is not None:
@@ -298,19 +363,26 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
     return ls
 
 
-def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
-    """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
-    digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+def snapshot_files(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None):
+    """(the snapshot folder, its data root or None, {path in it: file}) with every file checked
+    as a load checks it (no symlink out of the folder, regular and readable)."""
     resolve_parser(m, mdisp)
-    snap = resolve_snapshot(m, mdisp, root, sources_dir)
+    snap, under = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     names: dict[str, Path] = {}
     for dirpath, dirnames, filenames in os.walk(snap, followlinks=False):
         dirnames.sort()
         for fn in sorted(filenames):
             p = Path(dirpath) / fn
-            _check_file(p, root=root, real_snap=real_snap)
+            _check_file(p, root=root, real_snap=real_snap, under=under)
             names[p.relative_to(snap).as_posix()] = p
-    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names)
+    return snap, under, names
+
+
+def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
+    """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
+    digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+    snap, under, names = snapshot_files(m, mdisp, root, sources_dir)
+    ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, data_root=under)
     ls.parser.check(ls)
     return ls

@@ -400,6 +400,8 @@ class AggregateRecord(Closed):
     excluded: dict[str, int]
     withheld: dict[str, int]
     unknown: str | None = None
+    withheld_entity: JSON | None = Field(None, description="the window's entity when only sources withheld from "
+                                         "the subject declare it: its key and what would admit one (never the source)")
 
 
 class Pack(Closed):

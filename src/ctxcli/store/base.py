@@ -102,6 +102,9 @@ class Store(Protocol):
                      types: list[str] | None = None) -> list[tuple]:
         """(entity key, entity type, name, aliases) of the tenant's entities registered by a
         ``readable`` source (of ``keys`` / of ``types`` when given), by entity key."""
+    def entity_declarers(self, tenant: str, keys: list[str]) -> list[tuple[str, str]]:
+        """(entity key, source id) of every source of ``tenant`` that declares one of ``keys``,
+        readable or not (a window's gap, engine/retrieve.py), by key and source."""
     def relations_among(self, keys: list[str], *, rel_types: list[str], tenant: str, as_of_us: int,
                         access_ok: list[int], known_us: int | None = None) -> list[tuple]:
         """(relation id, rel type, from key, to key, evidence object id, confidence) of the

@@ -559,6 +559,12 @@ class DuckDBStore:
             raise StoreError("a store lookup returned an entity of a source the subject may not read")
         return [(k, t, n, list(a or [])) for k, t, n, a, *_ in rows]
 
+    def entity_declarers(self, tenant, keys) -> list[tuple[str, str]]:
+        if not keys:
+            return []
+        rows = self.con.execute(S.ENTITY_DECLARERS.duckdb, {"tenant": tenant, "keys": sorted(set(keys))}).fetchall()
+        return [(k, sid) for k, sid, _ in _same_tenant(rows, tenant, 2)]
+
     def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
         if not keys or not rel_types:
             return []

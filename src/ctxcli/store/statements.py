@@ -109,6 +109,16 @@ OBJECT_SUMMARY = Pair(
 # Any tenant's objects: the eval's store facts (evaluate/facts.py) pick the pack's own row.
 # Every entity with the objects linked to it (objects of its tenant whose subject_id is its
 # key; NULL object_id when none): what tool results and tool-call arguments are matched against.
+# The sources of the tenant that declare each of some entity keys, whether or not the subject
+# may read them: a time window whose entity only an unreadable source declares says so in its
+# gap (engine/retrieve.py; the source is never named there, only what would admit it).
+ENTITY_DECLARERS = Pair(
+    "SELECT entity_key, source_id, tenant_id FROM entities "
+    "WHERE tenant_id = $tenant AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "
+    "GROUP BY entity_key, source_id, tenant_id ORDER BY entity_key, source_id",
+    "SELECT entity_key, source_id, tenant_id FROM entities "
+    "WHERE tenant_id = %(tenant)s AND entity_key = ANY(%(keys)s::text[]) "
+    f"GROUP BY entity_key, source_id, tenant_id ORDER BY entity_key {C}, source_id {C}")
 ENTITY_LINKS = both("""
 SELECT e.tenant_id, e.entity_key, e.name, e.aliases, o.object_id
 FROM entities e LEFT JOIN objects o ON o.tenant_id = e.tenant_id AND o.subject_id = e.entity_key

@@ -62,12 +62,23 @@ def report(ls, e: InputError) -> None:
     problems.add(e)
 
 
-def rel(path: Path, root: Path) -> str:
+def rel(path: Path, root: Path, under: tuple[str, Path] | None = None) -> str:
     """``path`` relative to the project root for messages (also when either was given through
-    a symlink or as a relative path); the path as given when it lies outside the root."""
+    a symlink or as a relative path); the path as given when it lies outside the root.
+    ``under``: the source's data root (its name, its folder): a path inside it is named
+    ``@name/…``, never by the folder's place on this machine."""
     import os
 
-    for p, r in ((path, root), (Path(os.path.realpath(path.parent)) / path.name, Path(os.path.realpath(root)))):
+    real = Path(os.path.realpath(path.parent)) / path.name
+    if under is not None:
+        name, folder = under
+        for p, r in ((path, folder), (real, Path(os.path.realpath(folder)))):
+            try:
+                inside = p.relative_to(r).as_posix()
+            except ValueError:
+                continue
+            return f"@{name}" if inside == "." else f"@{name}/{inside}"
+    for p, r in ((path, root), (real, Path(os.path.realpath(root)))):
         try:
             return p.relative_to(r).as_posix()
         except ValueError:
@@ -211,15 +222,15 @@ def entity_row(m: SourceManifest, rec: EntityRecord, tenant: str, disp: str, lin
 SIDECARS = ("entities.jsonl", "relations.jsonl", "tombstones.jsonl")
 
 
-def file_sha256(p: Path, root: Path) -> bytes:
-    """The SHA-256 of a (checked) snapshot file's bytes."""
+def file_sha256(p: Path, root: Path, under: tuple[str, Path] | None = None) -> bytes:
+    """The SHA-256 of a (checked) snapshot file's bytes (``root``, ``under``: as :func:`rel`)."""
     h = hashlib.sha256()
     try:
         with open(p, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root)) from None
+        raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root, under)) from None
     return h.digest()
 
 
@@ -258,7 +269,7 @@ def own_tombstone_row(m: SourceManifest, data: dict[str, Any], disp: str, line: 
 def sidecar_entities(ls) -> Iterator[dict[str, Any]]:
     if (p := ls.names.get(SIDECARS[0])) is None:
         return
-    m, disp = ls.manifest, rel(p, ls.root)
+    m, disp = ls.manifest, ls.shown(p)
     for line, data in iter_jsonl(p, disp, ls):
         try:
             yield own_entity_row(m, data, disp, line)
@@ -270,7 +281,7 @@ def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
     """(record, tenant, file, line)."""
     if (p := ls.names.get(SIDECARS[1])) is None:
         return
-    m, disp = ls.manifest, rel(p, ls.root)
+    m, disp = ls.manifest, ls.shown(p)
     for line, data in iter_jsonl(p, disp, ls):
         try:
             rec, tenant = own_relation(m, data, disp, line)
@@ -283,7 +294,7 @@ def sidecar_relations(ls) -> Iterator[tuple[RelationRecord, str, str, int]]:
 def sidecar_tombstones(ls) -> Iterator[dict[str, Any]]:
     if (p := ls.names.get(SIDECARS[2])) is None:
         return
-    m, disp = ls.manifest, rel(p, ls.root)
+    m, disp = ls.manifest, ls.shown(p)
     if m.deletion_mode is DeletionMode.none:
         raise InputError("tombstones.jsonl present but the source's deletion_mode is none", file=disp)
     for line, data in iter_jsonl(p, disp, ls):

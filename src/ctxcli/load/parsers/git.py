@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from ...errors import InputError
 from . import Parser, Unit
-from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, rel, report
+from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, report
 from .gitstore import confine, stored_size
 from .markdown import document_objects, front_keys
 
@@ -139,7 +139,7 @@ def open_repo(ls):
 
     opts = ls.manifest.git
     raw, target, real = _location(ls)
-    disp = rel(target, ls.root)
+    disp = ls.shown(target)
     if real.is_file():
         from dulwich.bundle import read_bundle
         from dulwich.repo import MemoryRepo
@@ -354,7 +354,7 @@ class GitParser(Parser):
         h = hashlib.sha256(b"git tip\0" + tip + b"\0")
         for name in SIDECARS:
             if (p := ls.names.get(name)) is not None:
-                h.update(name.encode() + b"\0" + file_sha256(p, ls.root) + b"\0")
+                h.update(name.encode() + b"\0" + file_sha256(p, ls.root, ls.data_root) + b"\0")
         return h.digest()
 
     def field_names(self, ls):

@@ -22,7 +22,7 @@ from ...errors import InputError
 from ...models.records import RelationRecord
 from ...util import jsonstrict
 from . import Parser, Unit
-from .common import record_row, rel, report
+from .common import record_row, report
 from .mapping import Where, apply
 from .table import entity_of, mapped_record, relations_of, visible
 
@@ -45,7 +45,7 @@ def _load(ls) -> tuple[list[Any], str]:
     if raw.is_absolute() or ".." in raw.parts or real_snap not in real.parents:
         raise InputError("json_export.file must stay inside the snapshot folder", file=ls.manifest_file,
                          field="json_export.file")
-    disp = rel(p, ls.root)
+    disp = ls.shown(p)
     if not real.is_file():
         raise InputError(f"json_export.file {opts.file} does not exist", file=ls.manifest_file,
                          field="json_export.file")

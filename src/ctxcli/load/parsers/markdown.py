@@ -16,7 +16,7 @@ from ...models.manifest import SourceManifest
 from ...models.records import DocumentFrontMatter
 from ...util.yamlio import loads_yaml, loads_yaml_marked, read_text
 from . import Parser, Unit
-from .common import MAX_MARKDOWN_BYTES, object_row, rel, remap_valid_time, report, tenant_of, validate
+from .common import MAX_MARKDOWN_BYTES, object_row, remap_valid_time, report, tenant_of, validate
 from .mapping import Where, apply
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.S)
@@ -224,7 +224,7 @@ class MarkdownParser(Parser):
         for relname, p in ls.names.items():
             if not relname.endswith(".md"):
                 continue
-            disp = rel(p, ls.root)
+            disp = ls.shown(p)
             try:
                 with open(p, "rb") as fh:
                     raw = fh.read(MAX_MARKDOWN_BYTES + 1)
@@ -244,7 +244,7 @@ class MarkdownParser(Parser):
                     have |= front_keys(read_text(p, display=relname, limit=MAX_MARKDOWN_BYTES), relname)
                 except InputError:
                     continue        # reported when the document is parsed
-        return FieldNames({"": (have, f"no document of {rel(ls.snap, ls.root)} has the front-matter key "
+        return FieldNames({"": (have, f"no document of {ls.shown(ls.snap)} has the front-matter key "
                                       f"{{name!r}}")})
 
     def _rows(self, ls, relname: str, p, disp: str) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from ...errors import InputError
 from . import Parser, Unit
-from .common import iter_raw_lines, line_object, own_object_row, rel, report
+from .common import iter_raw_lines, line_object, own_object_row, report
 
 
 class RecordsParser(Parser):
@@ -25,7 +25,7 @@ class RecordsParser(Parser):
     def units(self, ls) -> Iterator[Unit]:
         """One unit per line of ``objects.jsonl``."""
         p = ls.names["objects.jsonl"]
-        disp = rel(p, ls.root)
+        disp = ls.shown(p)
         for line, raw in iter_raw_lines(p, disp):
             yield Unit(raw, disp, line, lambda raw=raw, line=line: self._rows(ls, raw, disp, line))
 

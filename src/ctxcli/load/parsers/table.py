@@ -34,7 +34,7 @@ from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
 from . import Parser, Unit
-from .common import entity_row, record_row, rel, report, tenant_of, validate
+from .common import entity_row, record_row, report, tenant_of, validate
 from .mapping import Where, apply, empty, resolve, to_time
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl",
@@ -96,7 +96,7 @@ def _target(ls) -> tuple[Path | None, str, str]:
     if fmt is None:
         raise InputError(f"cannot tell the format of {opts.file} from its extension: set table.format",
                          file=ls.manifest_file, field="table.format")
-    return real, rel(p, ls.root), fmt
+    return real, ls.shown(p), fmt
 
 
 def rows(ls) -> Iterator[tuple[int, dict[str, Any], Where]]:

@@ -413,6 +413,14 @@ class PgStore:
                            starts=_values(starts, "t", params, casts=("text", "text")))
         return self._tenant_q(tenant, sql, params)
 
+    def entity_declarers(self, tenant, keys) -> list[tuple[str, str]]:
+        if not keys:
+            return []
+        rows = self._tenant_q(tenant, S.ENTITY_DECLARERS.postgres, {"tenant": tenant, "keys": sorted(set(keys))})
+        if any(r[2] != tenant for r in rows):
+            raise StoreError("a store lookup returned a row of another tenant; nothing was used")
+        return [(k, sid) for k, sid, _ in rows]
+
     def entity_names(self, tenant, readable, *, keys=None, types=None) -> list[tuple]:
         # As duckdb_store._ENTITY_NAMES_SQL.
         params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable)}
