@@ -2312,6 +2312,34 @@ MUTANTS: list[Mutant] = [
     Mutant("erasure-record-plain-digest", "src/ctxcli/erasures.py",
            "out.update(sealed_hash(h, key=key) for h in (ch, dh) if h)", "out.update(h for h in (ch, dh) if h)",
            ("tests/test_erasure_gate.py::test_a_recorded_erasure_applies_to_the_next_run_by_id_and_by_content",)),
+    # issue 50 item 6: every cache and record key holding tenant data includes the tenant
+    Mutant("linker-dictionary-cache-tenant-blind", "src/ctxcli/load/link.py",
+           "        d = self.dicts.get((tenant, types))\n        if d is None:\n            d = Dictionary()\n"
+           "            for t in types:\n                for key, names in self.names.get((tenant, t), ()):\n"
+           "                    d.add(key, names)\n            self.dicts[(tenant, types)] = d\n",
+           "        d = self.dicts.get(types)\n        if d is None:\n            d = Dictionary()\n"
+           "            for t in types:\n                for key, names in self.names.get((tenant, t), ()):\n"
+           "                    d.add(key, names)\n            self.dicts[types] = d\n",
+           ("tests/test_tenant_keys.py::test_the_linker_reads_each_tenants_own_names_for_a_colliding_entity_key",)),
+    Mutant("linker-names-tenant-blind", "src/ctxcli/load/link.py",
+           'self.names.setdefault((e["tenant_id"], e["entity_type"]), [])',
+           'self.names.setdefault(next((k for k in self.names if k[1] == e["entity_type"]), '
+           '(e["tenant_id"], e["entity_type"])), [])',
+           ("tests/test_tenant_keys.py::test_the_linker_reads_each_tenants_own_names_for_a_colliding_entity_key",)),
+    Mutant("audit-verdict-cache-tenant-blind", "src/ctxcli/agents/audit.py",
+           "        k = (tenant, object_id)\n", "        k = object_id\n",
+           ("tests/test_tenant_keys.py::test_the_audit_judges_each_tenants_object_of_a_colliding_id_on_its_own",)),
+    Mutant("erasure-record-tenant-blind", "src/ctxcli/ledger/erasure.py",
+           'if e["object_id"] == object_id and e.get("tenant_id") in (None, tenant):',
+           'if e["object_id"] == object_id:',
+           ("tests/test_tenant_keys.py::test_an_erasure_is_recorded_and_applied_per_tenant",)),
+    Mutant("erasure-apply-tenant-blind", "src/ctxcli/ledger/erasure.py",
+           'by_id = {e["object_id"]: e for e in erasures if _applies(e, tenant)}',
+           'by_id = {e["object_id"]: e for e in erasures}',
+           ("tests/test_tenant_keys.py::test_an_erasure_is_recorded_and_applied_per_tenant",)),
+    Mutant("idempotency-key-tenant-blind", "src/ctxcli/ledger/runs.py",
+           '(r.get("tenant_id"), r.get("subject")) == who', 'r.get("subject") == who[1]',
+           ("tests/test_tenant_keys.py::test_an_idempotency_key_belongs_to_one_tenant",)),
     Mutant("erasure-tenant-ignored", "src/ctxcli/erasures.py",
            'mine = [e for e in read(d) if e.get("tenant_id") in (None, tenant)]', "mine = read(d)",
            ("tests/test_erasure_gate.py::test_a_recorded_erasure_applies_to_the_next_run_by_id_and_by_content",)),
