@@ -1635,6 +1635,9 @@ MUTANTS: list[Mutant] = [
     Mutant("serve-session-owner-subject-blind", "src/ctxcli/serve/agent_tools.py",
            "        if (st.tenant_id, st.subject_id) != (tenant, subject):", "        if st.tenant_id != tenant:",
            ("tests/test_serve_owned.py::test_another_subjects_session_is_never_written_nor_read",)),
+    Mutant("serve-stored-raw-never-checked", "src/ctxcli/serve/agent_tools.py",
+           "        if raw.is_file():       # the raw-vs-shaped check reads it", "        if False:       # the raw-vs-shaped check reads it",
+           ("tests/test_serve_owned.py::test_a_stored_raw_result_changed_after_it_was_added_vouches_for_no_fact",)),
     Mutant("serve-edited-stored-tool-result-used", "src/ctxcli/serve/agent_tools.py",
            "        if tr.result_id() != rid:", "        if False:",
            ("tests/test_serve_owned.py::test_an_edited_stored_tool_result_is_refused_never_used",)),
@@ -2563,7 +2566,8 @@ MUTANTS: list[Mutant] = [
 
     Mutant("i45-raw-check-reads-a-changed-file", "src/ctxcli/agents/shape.py",
            "    if not _same_bytes(path, tr.raw.sha256):", "    if False:",
-           ("tests/test_tool_shape.py::test_a_raw_file_changed_after_it_was_read_checks_nothing",)),
+           ("tests/test_tool_shape.py::test_a_raw_file_changed_after_it_was_read_checks_nothing",
+            "tests/test_serve_owned.py::test_a_stored_raw_result_changed_after_it_was_added_vouches_for_no_fact")),
 
     Mutant("i45-check-registry-unvalidated", "src/ctxcli/check.py",
            "        return kind, [p] if p else []", "        return kind, []",

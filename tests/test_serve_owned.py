@@ -97,3 +97,30 @@ def test_an_edited_stored_tool_result_is_refused_never_used(store, tmp_path):
     assert bad.is_error and bad.content[0].text == (f"Error executing tool investigate: ctx: error: tool result {rid} "
                                                     "does not match its stored content")
     assert not [p for p in runs.rglob("pack.json") if "EDITED-77123" in p.read_text()]
+
+
+def _packed(runs: Path, res) -> list[dict]:
+    return json.loads((runs / _structured(res)["pack_id"] / "pack.json").read_text())["tool_results"]
+
+
+def test_a_stored_raw_result_changed_after_it_was_added_vouches_for_no_fact(store, project_copy, tmp_path):
+    """The registry's sales.query result, shaped from its raw rows by ctx: every fact verified
+    against the stored raw file; once that file changes, the same stored result vouches for none."""
+    import shutil
+
+    from .test_tool_shape import OBS, RETAIL, SALES
+
+    shutil.copy(RETAIL / "tools.yaml", project_copy / "manifests" / "tools.yaml")
+    runs = tmp_path / "runs"
+    (added,) = _session(_server(store, runs), [("add_tool_result", {
+        "case": CASE, "tool": "sales.query", "observed_at": OBS, "raw": SALES.read_text()})])
+    added = _structured(added)
+    rid = added["result_id"]
+    (ok,) = _session(_server(store, runs), [("investigate", {"case": CASE, "tool_results": [rid]})])
+    (item,) = _packed(runs, ok)
+    assert len(item["verified_facts"]) == 16 and item["unverified_facts"] == []
+    raw = runs / "tool-results" / "raw" / added["raw"]["sha256"]
+    raw.write_bytes(raw.read_bytes().replace(b"2026-08", b"2026-09"))
+    (res,) = _session(_server(store, runs), [("investigate", {"case": CASE, "tool_results": [rid]})])
+    (item,) = _packed(runs, res)
+    assert item["verified_facts"] == [] and sorted(item["unverified_facts"]) == sorted(item["facts"])
