@@ -1876,7 +1876,7 @@ MUTANTS: list[Mutant] = [
            '        st.sync[sid]["state"] = ls.sync_state\n', "        pass\n",
            ("tests/test_sync_git.py::test_one_more_commit_parses_its_versions_and_the_ones_it_ended",)),
     Mutant("snapshot-file-symlink-not-resolved", "src/ctxcli/load/parse.py",
-           "if os.path.islink(p) and not _inside(p, real_snap):", "if False and not _inside(p, real_snap):",
+           "if os.path.islink(p) and not inside(p, real_snap):", "if False and not inside(p, real_snap):",
            ("tests/test_bad_input.py::test_bad_input_is_one_line_exit_2_store_untouched[file_symlink_out]",)),
     # issue 50 item 6: one confinement check, symlinked folders included
     Mutant("confine-symlinked-folder-not-resolved", "src/ctxcli/load/parsers/common.py",
