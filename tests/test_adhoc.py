@@ -131,6 +131,10 @@ def test_adhoc_params_are_checked_recorded_and_replayed(project_copy, tmp_path):
     r = run_cli(["investigate", *ADHOC, "--param", "period=2026-07", "--param", "threshold=many"])
     assert r.exit_code == 2
     assert r.stderr == "ctx: error: parameter threshold: expected integer, got 'many'\n"
+    r = run_cli(["investigate", *ADHOC, "--param", "period"])      # no '=': refused, never the value ''
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == ("ctx: error: --param 'period': expected NAME=VALUE with a lower-case NAME (playbook "
+                        "motor-claim-review declares: period, threshold)\n")
     pack = _investigate(tmp_path / "o", *ADHOC, "--param", "period=2026-07", "--param", "threshold=7")
     assert pack["request"]["params"] == {"period": "2026-07", "threshold": 7}
     assert json.loads((tmp_path / "o" / "case.json").read_text())["params"] == {"period": "2026-07",

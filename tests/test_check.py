@@ -448,7 +448,8 @@ def test_param_on_the_command_line_is_typed_recorded_and_replayed(project_copy):
     r = run_cli(["investigate", "C-102", "--param", "threshold=lots", "--out", project_copy / "runs" / "x"])
     assert _err(r) == "ctx: error: parameter threshold: expected integer, got 'lots'"
     r = run_cli(["investigate", "C-102", "--param", "Threshold", "--out", project_copy / "runs" / "x"])
-    assert _err(r) == "ctx: error: --param 'Threshold': expected NAME=VALUE with a lower-case NAME"
+    assert _err(r) == ("ctx: error: --param 'Threshold': expected NAME=VALUE with a lower-case NAME (playbook "
+                       "motor-claim-review declares: amount_signal, period, review_term, ruleset, threshold)")
 
 
 def test_check_names_a_linking_entity_type_no_source_declares(project_copy):

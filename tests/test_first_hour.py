@@ -23,8 +23,16 @@ CTX = str(Path(sys.executable).parent / "ctx")
      "parameter nope is not declared by playbook motor-claim-review (it declares no parameters)"),
     (["INC-2026-0811", "--param", "nope=1"],
      "parameter nope is not declared by playbook payment-change-window (declares: service)"),
-    (["C-102", "--param", "NAME"], "--param 'NAME': expected NAME=VALUE with a lower-case NAME"),
-    (["C-102", "--param", "name"], "--param 'name': expected NAME=VALUE with a lower-case NAME"),
+    (["C-102", "--param", "NAME"], "--param 'NAME': expected NAME=VALUE with a lower-case NAME "
+                                   "(playbook motor-claim-review declares no parameters)"),
+    (["C-102", "--param", "name"], "--param 'name': expected NAME=VALUE with a lower-case NAME "
+                                   "(playbook motor-claim-review declares no parameters)"),
+    # a declared name without '=' is refused too, before it could take the value '' (issue 50 item 9)
+    (["INC-2026-0811", "--param", "service"], "--param 'service': expected NAME=VALUE with a lower-case NAME "
+                                              "(playbook payment-change-window declares: service)"),
+    (["INC-2026-0811", "--param", "service=checkout", "--param", "Service=x"],
+     "--param 'Service=x': expected NAME=VALUE with a lower-case NAME (playbook payment-change-window declares: "
+     "service)"),
 ])
 def test_a_param_error_names_what_the_playbook_declares(store, tmp_path, args, message):
     r = run_cli(["investigate", *args, "--out", tmp_path / "o"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from pathlib import Path
+
 import orjson
 import pytest
 import yaml
@@ -240,7 +242,9 @@ def test_a_git_folder_linked_from_outside_is_refused(tmp_path):
     snap.mkdir(parents=True)
     project_manifest(tmp_path)
     (snap / ".git").symlink_to(tmp_path / "outside" / ".git")
-    _refused(tmp_path, ".git leads outside the snapshot folder")
+    # the snapshot's walk refuses the symlinked folder first; the repository's own check says why
+    _refused(tmp_path, "folder is a symlink that leads outside the snapshot folder", "sources/runbooks/.git: ")
+    _confine_refuses(tmp_path, ".git leads outside the snapshot folder")
 
 
 @pytest.mark.parametrize("where", ["outside", "inside"])
@@ -262,7 +266,21 @@ def test_a_link_inside_the_git_folder_that_leads_outside_is_refused(tmp_path):
     (tmp_path / "elsewhere").mkdir()
     refs = tmp_path / "sources" / "runbooks" / ".git" / "refs" / "tags"
     (refs / "stolen").symlink_to(tmp_path / "elsewhere")
-    _refused(tmp_path, "refs/tags/stolen is a link that leads outside the snapshot folder")
+    _refused(tmp_path, "folder is a symlink that leads outside the snapshot folder",
+             "sources/runbooks/.git/refs/tags/stolen: ")
+    _confine_refuses(tmp_path, "refs/tags/stolen is a link that leads outside the snapshot folder")
+
+
+def _confine_refuses(tmp_path, message: str) -> None:
+    """The repository's own check (parsers/gitstore.confine), a second line behind the walk."""
+    import os
+
+    from ctxcli.load.parsers.gitstore import confine
+
+    snap = tmp_path / "sources" / "runbooks"
+    with pytest.raises(InputError) as e:
+        confine(Path(os.path.realpath(snap)), Path(os.path.realpath(snap)), "sources/runbooks")
+    assert str(e.value) == f"sources/runbooks: {message}; clone the repository into it instead"
 
 
 @pytest.mark.parametrize("storage", ["loose", "packed", "deltified"])

@@ -828,6 +828,26 @@ def test_the_walks_boundaries_hold_on_postgresql(store, loaded_pg, pg, tmp_path)
         p.close()
 
 
+def test_the_walk_checks_the_clearance_of_the_relations_own_source_on_postgresql(pg, tmp_path):
+    """As on DuckDB (test_governance.py): a relation registered by h-secret (restricted; the
+    subject holds its scope) is not walked for a subject cleared for internal, and is for one
+    cleared for restricted."""
+    from ctxcli import api
+
+    from .test_governance import _walk_project, _walked
+
+    cid = _walk_project(tmp_path, {}, "h-secret")
+    api.load(manifests=tmp_path / "manifests", db=pg)
+
+    def investigate(**kw):
+        return api.investigate(api.InvestigateOptions(case=cid, db=pg, cases_dir=tmp_path / "examples" / "cases",
+                                                      playbooks_dir=tmp_path / "manifests" / "playbooks", **kw))
+
+    res = investigate()
+    assert not _walked(res) and "RULE-HIDDEN" not in {e["object_id"] for e in res.pack["evidence"]}
+    assert _walked(investigate(clearance="restricted"))
+
+
 def test_row_level_security_is_a_second_line_for_an_ordinary_role(server, tmp_path, monkeypatch):
     """As a role without superuser or BYPASSRLS, the candidate statements' tenant setting hides
     every other tenant's rows even from a statement that asks for them; the same packs result."""

@@ -13,6 +13,29 @@ def undeclared(name: str, playbook_id: str, declared) -> str:
             + (f"(declares: {', '.join(sorted(declared))})" if declared else "(it declares no parameters)"))
 
 
+class _NoValue:
+    """The value of a ``--param`` flag that is not ``NAME=VALUE`` (:func:`parse_param`)."""
+
+    def __repr__(self) -> str:
+        return "<not NAME=VALUE>"
+
+
+NO_VALUE = _NoValue()
+
+
+def refuse_malformed(given: dict[str, Any] | None, pb) -> None:
+    """UsageError (exit 2) for the first ``--param`` that was not ``NAME=VALUE``, naming the flag
+    and the parameters the run's playbook declares."""
+    from .errors import UsageError
+
+    for text, value in (given or {}).items():
+        if value is NO_VALUE:
+            declared = sorted(dict(getattr(pb, "params", {}) or {}))
+            raise UsageError(f"--param {text!r}: expected NAME=VALUE with a lower-case NAME (playbook "
+                             f"{pb.playbook_id} " + (f"declares: {', '.join(declared)})" if declared
+                                                     else "declares no parameters)"))
+
+
 def param_problems(case, pb) -> list[tuple[str, str]]:
     """(yaml path, message) for every case or variant parameter that does not resolve."""
     declared = dict(getattr(pb, "params", {}) or {})
@@ -46,6 +69,7 @@ def case_params(case, variant, pb, override: dict[str, Any] | None = None,
     when one is undeclared, mistyped or a required one is missing."""
     from .errors import UsageError
 
+    refuse_malformed(extra, pb)
     declared = dict(pb.params)
     if override is not None:
         values = dict(override)
@@ -134,13 +158,14 @@ def template_seeds(pb) -> list[str]:
 
 def parse_param(text: str) -> tuple[str, Any]:
     """``NAME=VALUE`` from the command line; the value is read as a YAML scalar (``5`` is an
-    integer, ``true`` a boolean, ``2026-08`` a string)."""
-    from .errors import UsageError
+    integer, ``true`` a boolean, ``2026-08`` a string). A text that is not ``NAME=VALUE`` gives
+    (the text, :data:`NO_VALUE`): the run refuses it once it knows the playbook, naming its
+    declared parameters (:func:`refuse_malformed`)."""
     from .util.yamlio import loads_yaml
 
     name, sep, raw = text.partition("=")
     if not sep or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name):
-        raise UsageError(f"--param {text!r}: expected NAME=VALUE with a lower-case NAME")
+        return text, NO_VALUE
     try:
         value = loads_yaml(raw, file="--param") if raw.strip() else ""
     except Exception:

@@ -142,6 +142,9 @@ def adhoc_case(opts: InvestigateOptions) -> tuple[CaseFile, Playbook, str]:
         if e.file is None:       # unknown or misnamed playbook: say which flag named it
             raise UsageError(f"--playbook: {e.detail}") from None
         raise
+    from .params import refuse_malformed
+
+    refuse_malformed(spec.params, pb)
     question = spec.question if spec.question is not None else (
         " ".join(pb.description.split()) or f"Ad-hoc review with playbook {pb.playbook_id}.")
     keys = spec.business_keys if spec.business_keys is not None else [s.split(":", 1)[1] for s in spec.seeds

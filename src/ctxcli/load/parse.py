@@ -21,7 +21,7 @@ from ..util.canon import canonical_bytes, sha256_hex
 from ..util.pyd import input_error
 from ..util.yamlio import read_yaml_marked
 from . import parsers
-from .parsers.common import file_sha256, rel, us as _us  # noqa: F401  (build.py's names)
+from .parsers.common import confined, file_sha256, inside, rel, us as _us  # noqa: F401  (build.py's names)
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
 _OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling", "linking", "injection")
@@ -150,7 +150,7 @@ def read_manifests(manifests_dir: Path, root: Path, *,
     real_root = Path(os.path.realpath(root))
     for p in files:
         disp = rel(p, root)
-        if not _inside(p, real_root):   # the rule of snapshot files: no symlink out of the project
+        if not inside(p, real_root):   # the rule of snapshot files: no symlink out of the project
             raise InputError("manifest is a symlink that leads outside the project root", file=disp)
         marks = read_yaml_marked(p, display=disp)
         data = marks.data
@@ -224,15 +224,10 @@ def resolve_snapshot(m: SourceManifest, disp: str, root: Path,
     if m.snapshot.startswith(ROOT_MARK):
         return _in_data_root(m, disp, root)
     raw = Path(m.snapshot)
-    if raw.is_absolute() or ".." in raw.parts:
-        raise InputError("snapshot path must stay inside the project root", file=disp, field="snapshot")
     base = root
-    if sources_dir is not None and raw.parts and raw.parts[0] == "sources":
+    if sources_dir is not None and raw.parts and raw.parts[0] == "sources" and not raw.is_absolute():
         base, raw = sources_dir, Path(*raw.parts[1:]) if len(raw.parts) > 1 else Path(".")
-    real_base = Path(os.path.realpath(base))
-    target = Path(os.path.realpath(base / raw))
-    if target != real_base and real_base not in target.parents:
-        raise InputError("snapshot path escapes the project root (through a symlink?)", file=disp, field="snapshot")
+    target = confined(base, raw.as_posix(), file=disp, field="snapshot", where="the project root")
     if not target.is_dir():
         raise InputError(f"snapshot folder {m.snapshot} does not exist", file=disp, field="snapshot")
     return target, None
@@ -290,11 +285,6 @@ def _snapshot_at(root: Path, disp: str) -> tuple[int | None, int | None]:
         return None, None
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    real = Path(os.path.realpath(path))
-    return folder in real.parents
-
-
 def dedup_hash(text: str) -> str:
     """Hash of the text with case and white space folded: near-duplicates collide.
     (``str.split`` cuts at exactly the characters ``\\s`` matches: ``re.sub(r"\\s+", " ", text).strip()``
@@ -305,9 +295,9 @@ def dedup_hash(text: str) -> str:
 def _check_file(p: Path, root: Path, real_snap: Path, under: tuple[str, Path] | None = None) -> None:
     """Refuse a snapshot file that leads outside the snapshot, is not a regular file or cannot
     be read (without reading it: a parser may digest its input another way)."""
-    # os.walk does not descend into a symlinked folder: only a symlink itself can lead out
-    # (resolving every path of a git repository's thousands of objects cost a reload ~25 %)
-    if os.path.islink(p) and not _inside(p, real_snap):
+    # the walk (:func:`_walk`) does not descend into a symlinked folder: only a symlink itself can
+    # lead out (resolving every path of a git repository's thousands of objects cost a reload ~25 %)
+    if os.path.islink(p) and not inside(p, real_snap):
         raise InputError("file is a symlink that leads outside the snapshot folder", file=rel(p, root, under))
     try:
         if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO would block the load forever
@@ -315,6 +305,21 @@ def _check_file(p: Path, root: Path, real_snap: Path, under: tuple[str, Path] | 
         os.close(os.open(p, os.O_RDONLY))
     except OSError as e:  # unreadable, a symlink loop …
         raise InputError(f"cannot read file: {e.strerror}", file=rel(p, root, under)) from None
+
+
+def _walk(snap: Path, root: Path, onerror=None, under: tuple[str, Path] | None = None) -> Iterator[Path]:
+    """Every file under ``snap`` in name order. A symlinked folder is not descended into (its
+    files are not the source's); one that leads outside the snapshot is refused, as a symlinked
+    file that does is (:func:`_check_file`)."""
+    real_snap = Path(os.path.realpath(snap))
+    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False, onerror=onerror):
+        dirnames.sort()
+        for d in dirnames:
+            if os.path.islink(Path(dirpath) / d) and not inside(Path(dirpath) / d, real_snap):
+                raise InputError("folder is a symlink that leads outside the snapshot folder",
+                                 file=rel(Path(dirpath) / d, root, under))
+        for fn in sorted(filenames):
+            yield Path(dirpath) / fn
 
 
 def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
@@ -329,10 +334,7 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
     def walk_error(e: OSError) -> None:  # never skip an unreadable folder silently
         raise InputError(f"cannot read folder: {e.strerror}", file=rel(Path(e.filename or snap), root, under))
 
-    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False, onerror=walk_error):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            files.append(Path(dirpath) / fn)
+    files.extend(_walk(snap, root, walk_error, under))
     digest = hashlib.sha256()
     digest.update(b"manifest\0" + mbytes + b"\0")
     own = parsers.get(m.parser).masks(m)
@@ -370,12 +372,9 @@ def snapshot_files(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path 
     snap, under = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     names: dict[str, Path] = {}
-    for dirpath, dirnames, filenames in os.walk(snap, followlinks=False):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            p = Path(dirpath) / fn
-            _check_file(p, root=root, real_snap=real_snap, under=under)
-            names[p.relative_to(snap).as_posix()] = p
+    for p in _walk(snap, root, under=under):
+        _check_file(p, root=root, real_snap=real_snap, under=under)
+        names[p.relative_to(snap).as_posix()] = p
     return snap, under, names
 
 

@@ -5,6 +5,7 @@ that any snapshot folder may carry beside its parser's own input."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -84,6 +85,26 @@ def rel(path: Path, root: Path, under: tuple[str, Path] | None = None) -> str:
         except ValueError:
             continue
     return path.as_posix()
+
+
+def inside(path: Path, real_root: Path) -> bool:
+    """Whether ``path`` is ``real_root`` (a resolved folder) or lies in it, with every component of
+    ``path`` resolved: a symlinked folder on the way counts as the folder it leads to."""
+    real = Path(os.path.realpath(path))
+    return real == real_root or real_root in real.parents
+
+
+def confined(base: Path, raw: str, *, file: str, field: str, where: str = "the snapshot folder") -> Path:
+    """The resolved path of ``raw``, a relative path a manifest names (``file``, ``field``) under
+    ``base``: the one confinement check of every file-backed source. An absolute path, a ``..``
+    and a path that resolves outside ``base`` — through a symlinked file or any symlinked folder
+    on the way — are refused; a symlink that stays inside is followed."""
+    p = Path(raw)
+    if p.is_absolute() or ".." in p.parts:
+        raise InputError(f"{field} must stay inside {where}", file=file, field=field)
+    if not inside(base / p, Path(os.path.realpath(base))):
+        raise InputError(f"{field} escapes {where} (through a symlink?)", file=file, field=field)
+    return Path(os.path.realpath(base / p))
 
 
 def iter_jsonl(path: Path, disp: str, ls=None) -> Iterator[tuple[int, dict[str, Any]]]:

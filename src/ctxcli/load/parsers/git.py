@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from ...errors import InputError
 from . import Parser, Unit
-from .common import MAX_MARKDOWN_BYTES, SIDECARS, file_sha256, report
+from .common import MAX_MARKDOWN_BYTES, SIDECARS, confined, file_sha256, report
 from .gitstore import confine, stored_size
 from .markdown import document_objects, front_keys
 
@@ -175,14 +175,8 @@ def _location(ls) -> tuple[Path, Path, Path]:
     """(``git.path`` as written, inside the snapshot folder, its real path)."""
     opts = ls.manifest.git
     raw = Path(opts.path if opts is not None else ".")
-    if raw.is_absolute() or ".." in raw.parts:
-        raise InputError("git.path must stay inside the snapshot folder", file=ls.manifest_file, field="git.path")
-    target = ls.snap / raw
-    real = Path(os.path.realpath(target))
-    real_snap = Path(os.path.realpath(ls.snap))
-    if real != real_snap and real_snap not in real.parents:
-        raise InputError("git.path escapes the snapshot folder", file=ls.manifest_file, field="git.path")
-    return raw, target, real
+    real = confined(ls.snap, raw.as_posix(), file=ls.manifest_file, field="git.path")
+    return raw, ls.snap / raw, real
 
 
 def _tip(repo, refs: dict[bytes, bytes], ref: str | None, disp: str) -> bytes:

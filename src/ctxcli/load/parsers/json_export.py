@@ -12,8 +12,6 @@ and relations map as for tables (parsers/table.py). Problems name the file and t
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any, Iterator
 
 import orjson
@@ -22,7 +20,7 @@ from ...errors import InputError
 from ...models.records import RelationRecord
 from ...util import jsonstrict
 from . import Parser, Unit
-from .common import record_row, report
+from .common import confined, record_row, report
 from .mapping import Where, apply
 from .table import entity_of, mapped_record, relations_of, visible
 
@@ -39,12 +37,8 @@ def _select(doc: Any, path: str) -> Any:
 
 def _load(ls) -> tuple[list[Any], str]:
     opts = ls.manifest.json_export
-    raw = Path(opts.file)
-    p = ls.snap / raw
-    real, real_snap = Path(os.path.realpath(p)), Path(os.path.realpath(ls.snap))
-    if raw.is_absolute() or ".." in raw.parts or real_snap not in real.parents:
-        raise InputError("json_export.file must stay inside the snapshot folder", file=ls.manifest_file,
-                         field="json_export.file")
+    real = confined(ls.snap, opts.file, file=ls.manifest_file, field="json_export.file")
+    p = ls.snap / opts.file
     disp = ls.shown(p)
     if not real.is_file():
         raise InputError(f"json_export.file {opts.file} does not exist", file=ls.manifest_file,

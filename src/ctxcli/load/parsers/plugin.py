@@ -26,7 +26,7 @@ from ...models.manifest import DeletionMode
 from ...models.records import RelationRecord
 from . import Origin, Parser, PluginError
 from .common import (
-    own_entity_row, own_object_row, own_relation, own_tombstone_row, rel, report, sidecar_entities, sidecar_relations,
+    own_entity_row, own_object_row, own_relation, own_tombstone_row, report, sidecar_entities, sidecar_relations,
     sidecar_tombstones,
 )
 
@@ -51,7 +51,7 @@ class Source:
         p = self._ls.names.get(name)
         if p is None:
             raise InputError(f"{self._who} asked for {name!r}, not a file of the snapshot folder "
-                             f"{rel(self._ls.snap, self._ls.root)}", file=self._ls.manifest_file, field="parser")
+                             f"{self._ls.shown(self._ls.snap)}", file=self._ls.manifest_file, field="parser")
         return p
 
 
@@ -104,7 +104,7 @@ class PluginParser(Parser):
                 n += 1
                 kind, file, line, record = self._envelope(ls, item, n)
                 if kind == want:
-                    yield rel(ls.names[file], ls.root), line, record
+                    yield ls.shown(ls.names[file]), line, record
         except InputError:
             raise           # ctx's own: a contract breach, a refused path
         except Exception as e:  # the plugin's code: one line, never a traceback
@@ -118,7 +118,7 @@ class PluginParser(Parser):
             raise self._broke(ls, f"yielded item {n} of kind {kind!r} (known: {', '.join(KINDS)})")
         if not isinstance(file, str) or file not in ls.names:
             raise self._broke(ls, f"yielded item {n} from file {file!r}, not a file of the snapshot folder "
-                                  f"{rel(ls.snap, ls.root)}")
+                                  f"{ls.shown(ls.snap)}")
         if line is not None and (type(line) is not int or line < 1):
             raise self._broke(ls, f"yielded item {n} at line {line!r} (a line is a number from 1, or None)")
         if not isinstance(record, dict):

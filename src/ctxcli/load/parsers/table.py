@@ -22,7 +22,6 @@ content_digest`): a changed row makes a changed source, and an unchanged databas
 
 from __future__ import annotations
 
-import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +33,7 @@ from ...errors import InputError
 from ...models.records import EntityRecord, ObjectRecord, RelationRecord
 from ...util.canon import canonical_bytes, sha256_hex
 from . import Parser, Unit
-from .common import entity_row, record_row, report, tenant_of, validate
+from .common import confined, entity_row, record_row, report, tenant_of, validate
 from .mapping import Where, apply, empty, resolve, to_time
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl",
@@ -83,13 +82,8 @@ def _target(ls) -> tuple[Path | None, str, str]:
     opts = ls.manifest.table
     if opts.format == "postgres":
         return None, f"postgres:{opts.table or 'query'}", "postgres"
-    raw = Path(opts.file)
-    if raw.is_absolute() or ".." in raw.parts:
-        raise InputError("table.file must stay inside the snapshot folder", file=ls.manifest_file, field="table.file")
-    p = ls.snap / raw
-    real, real_snap = Path(os.path.realpath(p)), Path(os.path.realpath(ls.snap))
-    if real_snap not in real.parents:
-        raise InputError("table.file escapes the snapshot folder", file=ls.manifest_file, field="table.file")
+    real = confined(ls.snap, opts.file, file=ls.manifest_file, field="table.file")
+    p = ls.snap / opts.file
     if not real.is_file():
         raise InputError(f"table.file {opts.file} does not exist", file=ls.manifest_file, field="table.file")
     fmt = opts.format or FORMATS.get(real.suffix.lower())
