@@ -12,13 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from pydantic import ValidationError
-
 from ..errors import InputError
 from ..models.manifest import SourceManifest
 from ..models.records import RelationRecord
 from ..util.canon import canonical_bytes, sha256_hex
-from ..util.pyd import input_error
 from ..util.yamlio import read_yaml_marked
 from . import parsers
 from .parsers.common import file_sha256, rel, us as _us  # noqa: F401  (build.py's names)
@@ -131,9 +128,15 @@ def require_manifests(manifests_dir: Path, root: Path) -> Path:
 
 
 def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest, str, bytes]]:
+    """Every source the manifests declare, in file order: a manifest with ``tenants`` or
+    ``extends`` gives one source per tenant (load/tenants.py). Two sources with one id, or two
+    tenants' sources reading the same data, are an error naming both."""
+    from .tenants import data_place, expand, labelled, overlaps, validated
+
     src_dir = require_manifests(manifests_dir, root)
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
+    places: list[tuple[str, str, str]] = []      # (real path read, tenant, where it is declared)
     files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))
     real_root = Path(os.path.realpath(root))
     for p in files:
@@ -144,16 +147,24 @@ def read_manifests(manifests_dir: Path, root: Path) -> list[tuple[SourceManifest
         data = marks.data
         if not isinstance(data, dict):
             raise InputError("a manifest must be a YAML mapping", file=disp)
-        try:
-            m = SourceManifest.model_validate(data)
-        except ValidationError as e:
-            raise input_error(e, file=disp, marks=marks) from None
-        if m.source_id in seen:
-            ln, col = marks.find("source_id") or (None, None)
-            raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
-                             file=disp, line=ln, column=col, field="source_id")
-        seen[m.source_id] = disp
-        out.append((m, disp, canonical_bytes(manifest_dump(m))))
+        for exp in expand(marks, disp, p, manifests_dir, lambda x: rel(x, root)):
+            m = validated(exp, disp)
+            where = f"{disp} {exp.label}" if exp.label else disp
+            if m.source_id in seen:
+                ln, col = exp.marks.find("source_id") or (None, None)
+                raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
+                                 file=disp, line=ln, column=col, field=labelled(exp.label, "source_id"))
+            seen[m.source_id] = where
+            place = data_place(m, root)
+            for other, tenant, by in places if place is not None else ():
+                if tenant != m.tenant_id and overlaps(place, other):
+                    ln, col = exp.marks.find("snapshot") or (None, None)
+                    raise InputError(f"reads {rel(Path(place), root)}, and {by} (tenant {tenant}) reads "
+                                     f"{rel(Path(other), root)}: a source never reads another tenant's data",
+                                     file=disp, line=ln, column=col, field=labelled(exp.label, "snapshot"))
+            if place is not None:
+                places.append((place, m.tenant_id, where))
+            out.append((m, disp, canonical_bytes(manifest_dump(m))))
     if not out:
         raise InputError("no source manifests (*.yaml) found", file=rel(src_dir, root))
     return out

@@ -14,7 +14,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import CtxError, InputError
+from ...errors import InputError
 from .mapping import PLAIN_FIELDS, TIME_FIELDS, spec_names
 
 
@@ -108,11 +108,11 @@ def _marks(ls):
     """The manifest's marks (where each key is), or None when it cannot be read again."""
     from pathlib import Path
 
-    from ...util.yamlio import read_yaml_marked
+    from ..tenants import expanded_marks
+    from .common import rel
 
     if ls.root is None:
         return None
-    try:
-        return read_yaml_marked(Path(ls.root) / ls.manifest_file, display=ls.manifest_file)
-    except CtxError:
-        return None
+    # a manifest with tenants or a base: where this tenant's source got each value
+    return expanded_marks(Path(ls.root) / ls.manifest_file, ls.manifest_file, ls.manifest.source_id,
+                          lambda p: rel(p, ls.root))
