@@ -299,7 +299,10 @@ def data_place(m, root: Path) -> str | None:
         return None
     sub = m.git.path if m.git is not None else m.table.file if m.table is not None else \
         m.json_export.file if m.json_export is not None else "."
-    return os.path.realpath(os.path.join(root, m.snapshot, sub or "."))
+    path = os.path.join(root, m.snapshot, sub or ".")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return None     # (the load refuses the path itself: load/parse.resolve_snapshot)
+    return os.path.realpath(path)
 
 
 def overlaps(a: str, b: str) -> bool:
