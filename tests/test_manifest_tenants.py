@@ -115,6 +115,9 @@ def test_each_tenant_is_a_source_and_each_investigation_sees_only_its_tenant(tmp
     root = _project(tmp_path, monkeypatch)
     r = run_cli(["check"])
     assert r.exit_code == 0, r.output
+    r = run_cli(["check", root / "manifests", "--json"])      # a base is checked through its manifests
+    assert r.exit_code == 0, r.output
+    assert {c["file"]: c["kind"] for c in json.loads(r.stdout)["checked"]}["manifests/bases/travel-policy.yaml"] == "base"
     r = run_cli(["load", "--json"])
     assert r.exit_code == 0, r.output
     assert sorted(s["source_id"] for s in json.loads(r.stdout)["sources"]) == [

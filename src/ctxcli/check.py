@@ -408,6 +408,8 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
     except InputError as e:
         return "unknown", [Problem(e.file or disp, e.line, e.column, e.detail)]
     kind = _kind(marks.data)
+    if path.parent.resolve() == (playbooks_dir.parent / "bases").resolve():
+        return "base", []           # a shared base: checked through each manifest that extends it
     if kind is None:
         raise UsageError(f"{disp}: not a source manifest, playbook, case file or tool registry "
                          "(no source_id, playbook_id, case_id or tools)")
