@@ -299,3 +299,33 @@ def test_extends_a_missing_base_or_a_cycle_is_one_line(tmp_path, monkeypatch):
     p.write_text(p.read_text() + "classification: confidential\n")
     got = {m.source_id: m.classification.value for m, _, _ in read_manifests(root / "manifests", root)}
     assert got["travel-policy-globex"] == "confidential" and got["travel-policy-acme"] == "internal"
+
+
+def test_an_error_found_while_reading_a_tenants_data_names_its_entry(tmp_path, monkeypatch):
+    root = _project(tmp_path, monkeypatch)
+    p = root / LEDGER
+    p.write_text(p.read_text().replace("sources/globex/expense-ledger", "sources/globex/nope"))
+    ln, col = _line(p.read_text(), "snapshot: sources/globex/nope")
+    r = run_cli(["load"])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (f"ctx: error: {LEDGER}:{ln}:{col}: tenants.1 (globex): snapshot: snapshot folder "
+                                "sources/globex/nope does not exist")
+    # a misspelt name in a base's mapping: at the manifest's extends line, for each tenant
+    p.write_text(TENANTS.format(shared=SHARED))
+    for t in ("acme", "globex"):
+        (root / "manifests" / "sources" / f"travel-policy-{t}.yaml").unlink()
+    (root / "manifests" / "sources" / "travel-policy.yaml").write_text(
+        "extends: bases/travel-policy.yaml\nsource_id: travel-policy\ntenants:\n"
+        "  - {tenant_id: acme, snapshot: sources/acme/travel-policy}\n"
+        "  - {tenant_id: globex, snapshot: sources/globex/travel-policy}\n")
+    (root / "manifests" / "bases" / "travel-policy.yaml").write_text(POLICY_BASE + "mapping: {title: titel}\n")
+    r = run_cli(["load"])
+    assert r.exit_code == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines[0].startswith("ctx: error: manifests/sources/travel-policy.yaml:1:1: tenants.0 (acme): mapping.title: ")
+    assert "'titel'" in lines[0]
+    r = run_cli(["check"])
+    assert r.exit_code == 1
+    assert [ln.split(": mapping.title")[0] for ln in r.output.splitlines() if "titel" in ln] == [
+        "manifests/sources/travel-policy.yaml:1:1: tenants.0 (acme)",
+        "manifests/sources/travel-policy.yaml:1:1: tenants.1 (globex)"]

@@ -388,9 +388,10 @@ def tenant_manifest_problems(path: Path, marks, disp: str, root: Path, vocab: Vo
         except InputError as e:
             out.append(Problem(e.file or disp, e.line, e.column, f"{e.field}: {e.detail}" if e.field else e.detail))
             continue
-        for p in manifest_problems(m, exp.marks, disp, vocab) + mapped_name_problems(m, exp.marks, disp, root):
+        for p in manifest_problems(m, exp.marks, disp, vocab):
             out.append(Problem(p.file, p.line, p.column, f"{labelled(exp.label, None)}: {p.message}"
                                if exp.label else p.message))
+        out += mapped_name_problems(m, exp.marks, disp, root)      # (each names the tenant entry)
     return out
 
 

@@ -228,7 +228,16 @@ def _check_file(p: Path, root: Path, real_snap: Path) -> None:
 def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
                  sources_dir: Path | None, rules: list | None = None) -> LoadedSource:
     """The source's snapshot, digested; ``rules`` are the playbooks' evidence rules
-    (load/evidence_rules.py): those that can match this source join its digest."""
+    (load/evidence_rules.py): those that can match this source join its digest. An error at
+    the manifest names a tenant's entry (load/tenants.py)."""
+    from .tenants import tenant_named
+
+    with tenant_named(m, mdisp, root):
+        return _parse_source(m, mdisp, mbytes, root, sources_dir, rules)
+
+
+def _parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
+                  sources_dir: Path | None, rules: list | None) -> LoadedSource:
     snap = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     files: list[Path] = []
@@ -273,6 +282,13 @@ def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
 def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
     """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
     digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+    from .tenants import tenant_named
+
+    with tenant_named(m, mdisp, root):
+        return _open_source(m, mdisp, root, sources_dir)
+
+
+def _open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None) -> LoadedSource:
     snap = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
     names: dict[str, Path] = {}

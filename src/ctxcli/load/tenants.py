@@ -10,9 +10,10 @@ tenant entry (``tenants.1 (globex)``). A manifest without either key is read as 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
@@ -51,8 +52,10 @@ class Layered:
     gives (file, (line, column)); :meth:`find` (:class:`Marks`' interface, for errors that name
     the manifest's own file) gives a base's value at the manifest's ``extends`` key."""
 
-    def __init__(self, data: dict, layers: list[Layer], own_file: str, extends_at: tuple[int, int] | None) -> None:
+    def __init__(self, data: dict, layers: list[Layer], own_file: str, extends_at: tuple[int, int] | None,
+                 label: str | None = None) -> None:
         self.data = data
+        self.label = label          # the tenant entry: tenants.1 (globex)
         self.layers = layers
         self.own_file = own_file
         self.extends_at = extends_at
@@ -246,7 +249,7 @@ def expand(marks: Marks, disp: str, path: Path, mdir: Path, display: Callable[[P
             d["source_id"] = merged["source_id"] + suffix
         aliases = {"source_id": "source_id_suffix"} if "source_id_suffix" in entry else {}
         layers = [Layer(("tenants", str(i)), marks, disp, aliases), own, *base_layers]
-        out.append(Expansion(d, Layered(d, layers, disp, extends_at), label))
+        out.append(Expansion(d, Layered(d, layers, disp, extends_at, label), label))
     return out
 
 
@@ -290,6 +293,25 @@ def expanded_marks(path: Path, disp: str, source_id: str, display: Callable[[Pat
     except (CtxError, OSError):
         return None
     return None
+
+
+@contextmanager
+def tenant_named(m, mdisp: str, root: Path) -> Iterator[None]:
+    """An InputError at the manifest of a tenant's source (a snapshot folder that does not exist,
+    a table file …) names the tenant entry, at the line and column that wrote the field."""
+    try:
+        yield
+    except InputError as e:
+        if e.file == mdisp and root is not None:
+            from .parsers.common import rel
+
+            marks = expanded_marks(Path(root) / mdisp, mdisp, m.source_id, lambda p: rel(p, root))
+            label = getattr(marks, "label", None)
+            if label is not None and not (e.field or "").startswith(label):
+                if e.line is None and e.field:
+                    e.line, e.column = marks.find(e.field) or (None, None)
+                e.field = labelled(label, e.field)
+        raise
 
 
 def data_place(m, root: Path) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InputError
+from ..tenants import labelled
 from .mapping import PLAIN_FIELDS, TIME_FIELDS, spec_names
 
 
@@ -77,6 +78,7 @@ def unknown_names(ls, marks: Any = None) -> list[InputError]:
         return []
     if marks is None:
         marks = _marks(ls)
+    label = getattr(marks, "label", None)      # a tenant's source: its entry (load/tenants.py)
     out: list[tuple[tuple[int, int], InputError]] = []
     told: set[tuple[str, str]] = set()
     for where, name, scope in used:
@@ -89,7 +91,7 @@ def unknown_names(ls, marks: Any = None) -> list[InputError]:
         pos = marks.find(where) if marks is not None else None
         line, col = pos if pos else (None, None)
         out.append(((line or 0, col or 0), InputError(say.format(name=name) + hint, file=ls.manifest_file,
-                                                      line=line, column=col, field=where)))
+                                                      line=line, column=col, field=labelled(label, where))))
     return [e for _, e in sorted(out, key=lambda x: x[0])]
 
 
