@@ -375,10 +375,10 @@ def tenant_manifest_problems(path: Path, marks, disp: str, root: Path, vocab: Vo
     (load/tenants.py), each naming its tenant entry; an expansion that does not validate is one
     problem at the file:line:column that wrote the value."""
     from .load.tenants import expand, labelled, validated
-    from .paths import display as _display
+    from .paths import display
 
     try:
-        exps = expand(marks, disp, path, mdir, _display)
+        exps = expand(marks, disp, path, mdir, display)
     except InputError as e:
         return [Problem(e.file or disp, e.line, e.column, f"{e.field}: {e.detail}" if e.field else e.detail)]
     out: list[Problem] = []
