@@ -277,10 +277,9 @@ def mapped_name_problems(m, marks, disp: str, root: Path) -> list[Problem]:
 
 
 def _suggest(name: str, known) -> str:
-    import difflib
+    from .util.suggest import did_you_mean
 
-    m = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
-    return f" (did you mean {m[0]}?)" if m else ""
+    return did_you_mean(name, known)
 
 
 # ------------------------------------------------------------------------------ cases
@@ -317,7 +316,8 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
     Unreadable or malformed files are skipped here (``ctx load`` reports them)."""
     import orjson
 
-    from .util.yamlio import read_yaml
+    from .load.tenants import expand, uses_tenants
+    from .util.yamlio import read_yaml, read_yaml_marked
 
     mdir = manifests_dir or root / "manifests"
     src = mdir / "sources"
@@ -325,11 +325,17 @@ def vocabulary(root: Path, manifests_dir: Path | None = None) -> Vocabulary:
         return Vocabulary()
     edges: set[str] = set()
     etypes: set[str] = set()
+    datas: list = []
     for m in sorted(src.glob("*.y*ml")):
         try:
             data = read_yaml(m, display=m.name)
+            if uses_tenants(data):      # each tenant's source (load/tenants.py)
+                datas += [e.data for e in expand(read_yaml_marked(m, display=m.name), m.name, m, mdir, str)]
+            else:
+                datas.append(data)
         except CtxError:
             return Vocabulary()     # a source we cannot read may declare any edge: no vocabulary checks
+    for data in datas:
         link = data.get("linking") if isinstance(data, dict) else None
         if isinstance(link, dict):      # entity linking declares its relation type (default MENTIONS)
             rel = link.get("relation", "MENTIONS")
@@ -386,8 +392,8 @@ def _snapshot_folder(snap: str, root: Path) -> tuple[Path | None, Path]:
 def _kind(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
-    for key, kind in (("source_id", "manifest"), ("playbook_id", "playbook"), ("case_id", "case"),
-                      ("tools", "tool-registry")):
+    for key, kind in (("source_id", "manifest"), ("tenants", "manifest"), ("extends", "manifest"),
+                      ("playbook_id", "playbook"), ("case_id", "case"), ("tools", "tool-registry")):
         if key in data:
             return kind
     return None
@@ -401,6 +407,32 @@ def _schema(model, marks, disp: str):
     except ValidationError as e:
         err = input_error(e, file=disp, marks=marks)
         return None, Problem(disp, err.line, err.column, f"{err.field}: {err.detail}" if err.field else err.detail)
+
+
+def tenant_manifest_problems(path: Path, marks, disp: str, root: Path, vocab: Vocabulary,
+                             mdir: Path) -> list[Problem]:
+    """The problems of each source a manifest with ``tenants`` or ``extends`` expands to
+    (load/tenants.py), each naming its tenant entry; an expansion that does not validate is one
+    problem at the file:line:column that wrote the value."""
+    from .load.tenants import expand, labelled, validated
+    from .paths import display
+
+    try:
+        exps = expand(marks, disp, path, mdir, display)
+    except InputError as e:
+        return [Problem(e.file or disp, e.line, e.column, f"{e.field}: {e.detail}" if e.field else e.detail)]
+    out: list[Problem] = []
+    for exp in exps:
+        try:
+            m = validated(exp, disp)
+        except InputError as e:
+            out.append(Problem(e.file or disp, e.line, e.column, f"{e.field}: {e.detail}" if e.field else e.detail))
+            continue
+        for p in manifest_problems(m, exp.marks, disp, vocab):
+            out.append(Problem(p.file, p.line, p.column, f"{labelled(exp.label, None)}: {p.message}"
+                               if exp.label else p.message))
+        out += mapped_name_problems(m, exp.marks, disp, root)      # (each names the tenant entry)
+    return out
 
 
 def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
@@ -417,6 +449,8 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
     except InputError as e:
         return "unknown", [Problem(e.file or disp, e.line, e.column, e.detail)]
     kind = _kind(marks.data)
+    if path.parent.resolve() == (playbooks_dir.parent / "bases").resolve():
+        return "base", []           # a shared base: checked through each manifest that extends it
     if kind is None:
         raise UsageError(f"{disp}: not a source manifest, playbook, case file or tool registry "
                          "(no source_id, playbook_id, case_id or tools)")
@@ -426,6 +460,10 @@ def check_file(path: Path, disp: str, *, root: Path, vocab: Vocabulary,
         _, p = _schema(Registry, marks, disp)
         return kind, [p] if p else []
     if kind == "manifest":
+        from .load.tenants import uses_tenants
+
+        if uses_tenants(marks.data):
+            return kind, tenant_manifest_problems(path, marks, disp, root, vocab, playbooks_dir.parent)
         m, p = _schema(SourceManifest, marks, disp)
         if p:
             return kind, [p]
@@ -572,9 +610,13 @@ def evidence_problems(root: Path, manifests_dir: Path, warnings: list[Problem] |
             return []           # reported at the playbook
     try:
         rules = read_rules(pdir, root)
-        manifests = read_manifests(manifests_dir, root)
     except CtxError:
         return []
+    try:
+        manifests = read_manifests(manifests_dir, root)
+    except CtxError as e:   # every file checked out alone: a problem between them (one id twice, shared data)
+        return [Problem(e.file or str(manifests_dir), e.line, e.column, f"{e.field}: {e.detail}" if e.field
+                        else e.detail)]
     out: list[Problem] = []
     hit: set[tuple[str, int, str]] = set()
     told: set[tuple[str, str]] = set()

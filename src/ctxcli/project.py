@@ -64,7 +64,9 @@ _DIGESTS_MAX = 16
 def _manifest_files(mdir: Path) -> tuple[tuple[str, tuple | None], ...]:
     from .util.yamlio import settled_identity
 
-    files = sorted(p for p in (mdir / "sources").iterdir() if p.suffix in (".yaml", ".yml"))
+    # every YAML file of the manifests folder, not only sources/: a manifest may extend a base
+    # anywhere in it (load/tenants.py)
+    files = sorted(p for p in mdir.rglob("*") if p.suffix in (".yaml", ".yml"))
     return tuple((str(p), settled_identity(p)) for p in files)
 
 

@@ -12,13 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from pydantic import ValidationError
-
 from ..errors import InputError
 from ..models.manifest import SourceManifest
 from ..models.records import RelationRecord
 from ..util.canon import canonical_bytes, sha256_hex
-from ..util.pyd import input_error
 from ..util.yamlio import read_yaml_marked
 from . import parsers
 from .parsers.common import confined, file_sha256, inside, rel, us as _us  # noqa: F401  (build.py's names)
@@ -139,13 +136,18 @@ def require_manifests(manifests_dir: Path, root: Path) -> Path:
 
 def read_manifests(manifests_dir: Path, root: Path, *,
                    parsers_installed: bool = True) -> list[tuple[SourceManifest, str, bytes]]:
-    """(manifest, file as displayed, digested bytes) of every manifest; each parser it names is
-    installed, once (:func:`known_parser`), unless ``parsers_installed`` is false (a run's check
-    that the store is current compares digests only: it reads no source, and a run pays no
-    entry-point lookup)."""
+    """Every source the manifests declare, in file order: a manifest with ``tenants`` or
+    ``extends`` gives one source per tenant (load/tenants.py). Two sources with one id, or two
+    tenants' sources reading the same data, are an error naming both. Each parser a source
+    names is installed, once (:func:`known_parser`), unless ``parsers_installed`` is false (a
+    run's check that the store is current compares digests only: it reads no source, and a run
+    pays no entry-point lookup)."""
+    from .tenants import data_place, expand, labelled, overlaps, validated
+
     src_dir = require_manifests(manifests_dir, root)
     out: list[tuple[SourceManifest, str, bytes]] = []
     seen: dict[str, str] = {}
+    places: list[tuple[str, str, str]] = []      # (real path read, tenant, where it is declared)
     files = sorted(p for p in src_dir.iterdir() if p.suffix in (".yaml", ".yml"))
     real_root = Path(os.path.realpath(root))
     for p in files:
@@ -156,18 +158,26 @@ def read_manifests(manifests_dir: Path, root: Path, *,
         data = marks.data
         if not isinstance(data, dict):
             raise InputError("a manifest must be a YAML mapping", file=disp)
-        try:
-            m = SourceManifest.model_validate(data)
-        except ValidationError as e:
-            raise input_error(e, file=disp, marks=marks) from None
-        if m.source_id in seen:
-            ln, col = marks.find("source_id") or (None, None)
-            raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
-                             file=disp, line=ln, column=col, field="source_id")
-        seen[m.source_id] = disp
-        if parsers_installed:
-            known_parser(m, disp, marks)
-        out.append((m, disp, canonical_bytes(manifest_dump(m))))
+        for exp in expand(marks, disp, p, manifests_dir, lambda x: rel(x, root)):
+            m = validated(exp, disp)
+            where = f"{disp} {exp.label}" if exp.label else disp
+            if m.source_id in seen:
+                ln, col = exp.marks.find("source_id") or (None, None)
+                raise InputError(f"source_id {m.source_id!r} is already registered by {seen[m.source_id]}",
+                                 file=disp, line=ln, column=col, field=labelled(exp.label, "source_id"))
+            seen[m.source_id] = where
+            place = data_place(m, root)
+            for other, tenant, by in places if place is not None else ():
+                if tenant != m.tenant_id and overlaps(place, other):
+                    ln, col = exp.marks.find("snapshot") or (None, None)
+                    raise InputError(f"reads {rel(Path(place), root)}, and {by} (tenant {tenant}) reads "
+                                     f"{rel(Path(other), root)}: a source never reads another tenant's data",
+                                     file=disp, line=ln, column=col, field=labelled(exp.label, "snapshot"))
+            if place is not None:
+                places.append((place, m.tenant_id, where))
+            if parsers_installed:
+                known_parser(m, disp, exp.marks)
+            out.append((m, disp, canonical_bytes(manifest_dump(m))))
     if not out:
         raise InputError("no source manifests (*.yaml) found", file=rel(src_dir, root))
     return out
@@ -325,7 +335,16 @@ def _walk(snap: Path, root: Path, onerror=None, under: tuple[str, Path] | None =
 def parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
                  sources_dir: Path | None, rules: list | None = None) -> LoadedSource:
     """The source's snapshot, digested; ``rules`` are the playbooks' evidence rules
-    (load/evidence_rules.py): those that can match this source join its digest."""
+    (load/evidence_rules.py): those that can match this source join its digest. An error at
+    the manifest names a tenant's entry (load/tenants.py)."""
+    from .tenants import tenant_named
+
+    with tenant_named(m, mdisp, root):
+        return _parse_source(m, mdisp, mbytes, root, sources_dir, rules)
+
+
+def _parse_source(m: SourceManifest, mdisp: str, mbytes: bytes, root: Path,
+                  sources_dir: Path | None, rules: list | None) -> LoadedSource:
     resolve_parser(m, mdisp)
     snap, under = resolve_snapshot(m, mdisp, root, sources_dir)
     real_snap = Path(os.path.realpath(snap))
@@ -381,6 +400,13 @@ def snapshot_files(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path 
 def open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None = None) -> LoadedSource:
     """The source's snapshot as :func:`parse_source` opens it (every file checked), without its
     digest: for reading what its records hold (``ctx check``'s mapped names), not for a load."""
+    from .tenants import tenant_named
+
+    with tenant_named(m, mdisp, root):
+        return _open_source(m, mdisp, root, sources_dir)
+
+
+def _open_source(m: SourceManifest, mdisp: str, root: Path, sources_dir: Path | None) -> LoadedSource:
     snap, under, names = snapshot_files(m, mdisp, root, sources_dir)
     ls = LoadedSource(manifest=m, manifest_file=mdisp, digest="", root=root, snap=snap, names=names, data_root=under)
     ls.parser.check(ls)

@@ -14,7 +14,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import CtxError, InputError
+from ...errors import InputError
+from ..tenants import labelled
 from .mapping import PLAIN_FIELDS, TIME_FIELDS, spec_names
 
 
@@ -77,6 +78,7 @@ def unknown_names(ls, marks: Any = None) -> list[InputError]:
         return []
     if marks is None:
         marks = _marks(ls)
+    label = getattr(marks, "label", None)      # a tenant's source: its entry (load/tenants.py)
     out: list[tuple[tuple[int, int], InputError]] = []
     told: set[tuple[str, str]] = set()
     for where, name, scope in used:
@@ -89,7 +91,7 @@ def unknown_names(ls, marks: Any = None) -> list[InputError]:
         pos = marks.find(where) if marks is not None else None
         line, col = pos if pos else (None, None)
         out.append(((line or 0, col or 0), InputError(say.format(name=name) + hint, file=ls.manifest_file,
-                                                      line=line, column=col, field=where)))
+                                                      line=line, column=col, field=labelled(label, where))))
     return [e for _, e in sorted(out, key=lambda x: x[0])]
 
 
@@ -108,11 +110,11 @@ def _marks(ls):
     """The manifest's marks (where each key is), or None when it cannot be read again."""
     from pathlib import Path
 
-    from ...util.yamlio import read_yaml_marked
+    from ..tenants import expanded_marks
+    from .common import rel
 
     if ls.root is None:
         return None
-    try:
-        return read_yaml_marked(Path(ls.root) / ls.manifest_file, display=ls.manifest_file)
-    except CtxError:
-        return None
+    # a manifest with tenants or a base: where this tenant's source got each value
+    return expanded_marks(Path(ls.root) / ls.manifest_file, ls.manifest_file, ls.manifest.source_id,
+                          lambda p: rel(p, ls.root))
