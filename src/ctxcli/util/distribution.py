@@ -6,7 +6,7 @@ The import package is ``ctxcli`` and the command is ``ctx``; the distribution is
 from __future__ import annotations
 
 DISTRIBUTION = "ctx-investigator"
-EXTRAS = ("otel", "postgres", "tables", "test", "vectors")
+EXTRAS = ("all", "git", "otel", "postgres", "serve", "tables", "test", "vectors")
 
 
 def install_hint(extra: str | None = None) -> str:
@@ -16,3 +16,18 @@ def install_hint(extra: str | None = None) -> str:
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}")
     return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+def require_extra(extra: str, module: str, what: str) -> None:
+    """Refuse, with the one pip line, when ``module`` (a package of the ``extra``) cannot be
+    found: ``what`` names what needs it. Checked where the extra is first needed, before any work."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        from ..errors import UsageError
+
+        raise UsageError(f"{what} needs the {extra} extra, which is not installed: {install_hint(extra)}")
