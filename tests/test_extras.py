@@ -76,3 +76,18 @@ def test_the_default_install_is_lean_and_the_test_extra_pulls_every_extra():
             assert set(reqs) <= set(extras["test"]), name          # `pip install -e '.[test]'` runs every test
     assert extras["all"] == ["ctx-investigator[serve,git,tables,otel,postgres,vectors]"]
     assert set(extras) == {"all", "test", "serve", "git", "tables", "otel", "postgres", "vectors"}
+
+
+def test_init_of_an_example_says_which_extras_to_install_first(tmp_path):
+    import json
+
+    r = run_without(("dulwich", "duckdb_extension_sqlite", "wordllama"),
+                    ["init", tmp_path / "inc", "--example", "incident", "--json"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["next_steps"] == ["pip install 'ctx-investigator[vectors,git,tables]'", "ctx load",
+                                                  "ctx investigate INC-2026-0723", "ctx runs"]
+    r = run_without(("duckdb_extension_sqlite",), ["init", tmp_path / "inc2", "--example", "incident", "--json"],
+                    cwd=tmp_path)
+    assert json.loads(r.stdout)["next_steps"][0] == "pip install 'ctx-investigator[tables]'"
+    r = run_without(EVERY_EXTRA, ["init", tmp_path / "claims", "--example", "claims", "--json"], cwd=tmp_path)
+    assert json.loads(r.stdout)["next_steps"] == ["ctx load", "ctx investigate C-102", "ctx runs"]
