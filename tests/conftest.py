@@ -1,5 +1,5 @@
-"""Tests never depend on the machine: store and outputs live under tmp_path, CTX_* variables
-are cleared, and the working folder is the repository (for manifests, playbooks, cases)."""
+"""Tests never depend on the machine: store and outputs live under tmp_path, CTX_* and OTEL_*
+variables are cleared, and the working folder is the repository (for manifests, playbooks, cases)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True)
 def _isolate(monkeypatch, tmp_path):
     for k in list(os.environ):
-        if k.startswith("CTX_"):
+        if k.startswith(("CTX_", "OTEL_")):
             monkeypatch.delenv(k)
     monkeypatch.setenv("CTX_ROOT", str(REPO))
     monkeypatch.setenv("CTX_DB", str(tmp_path / "store" / "ctx.duckdb"))

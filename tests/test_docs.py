@@ -31,7 +31,7 @@ def test_every_command_help_ends_with_an_example(name):
 
 def test_readme_first_commands_are_install_run_and_test():
     blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
-    assert "pip install -e '.[vectors]' && ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00" in blocks[0]
+    assert "pip install -e '.[vectors,git,tables]' && ctx investigate C-102 --as-of 2026-07-23T12:00:00+08:00" in blocks[0]
     assert "pip install -e '.[test]' && python -m pytest -q -n 2" in blocks[1]
     ci = (REPO / ".ci" / "run").read_text()
     assert blocks[1].strip() in ci

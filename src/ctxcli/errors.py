@@ -186,7 +186,7 @@ class ModelAuthError(CtxError):
 
 
 class OtlpExportError(CtxError):
-    """The OTLP collector named by --otel-endpoint is unreachable or refused the spans; exit code 4
-    (the run folder is written first)."""
+    """The OTLP collector (--otel-endpoint or OTEL_EXPORTER_OTLP_*) is unreachable or refused the
+    spans; exit code 4 (the run folder is written first)."""
 
     exit_code = ExitCode.UNREACHABLE

@@ -11,6 +11,13 @@ follow the GenAI semantic conventions where one exists (``gen_ai.operation.name`
 trace id is derived from the pack id, so a run's spans can be found from its pack. Durations
 are wall clock (from the run's timings); the optional ``otel`` extra installs the SDK.
 
+Export (:func:`export_target`, :func:`export_spans`) goes through the SDK's own OTLP/HTTP
+exporter (``opentelemetry-exporter-otlp-proto-http``, protobuf encoding), so the standard
+``OTEL_EXPORTER_OTLP_*`` variables apply: ``--otel-endpoint`` or, without it,
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT`` turn export on; headers,
+timeout, compression and certificates come from the environment as for any OTel SDK.
+``OTEL_SERVICE_NAME`` names the resource (``ctx`` by default).
+
 ``ctx ask`` exports its model call the same way (:func:`ask_otlp_json`): a ``ctx.ask`` span
 with one ``chat <model>`` child carrying the GenAI attributes (requested model, server, token
 counts when reported, outcome) — never the prompt or the completion.
@@ -27,11 +34,13 @@ from .errors import UsageError
 STAGES = ("retrieve", "hydrate", "gates", "pack", "assemble", "answer")
 
 
-def require_sdk(flag: str = "--otel-out"):
-    """The SDK's pieces, or the one-line install hint."""
+def require_sdk(what: str = "--otel-out"):
+    """The SDK's pieces, or the one-line install hint (``what`` names the flag or variable that
+    asked for them)."""
     try:
         from google.protobuf.json_format import MessageToDict
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: F401
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -41,18 +50,18 @@ def require_sdk(flag: str = "--otel-out"):
     except ImportError:
         from .util.distribution import install_hint
 
-        raise UsageError(f"{flag} needs the OpenTelemetry SDK: {install_hint('otel')}") from None
+        raise UsageError(f"{what} needs the OpenTelemetry SDK: {install_hint('otel')}") from None
     return (MessageToDict, encode_spans, Resource, TracerProvider, SimpleSpanProcessor, InMemorySpanExporter,
             IdGenerator, set_span_in_context)
 
 
 class _Run:
     """A tracer whose trace id comes from the pack id (the spans of a pack's investigation and
-    of a model call over it are one trace), its span ids counted from it; :meth:`encode` gives
-    the OTLP/JSON document of every finished span."""
+    of a model call over it are one trace), its span ids counted from it; :meth:`finish` gives
+    every finished span."""
 
     def __init__(self, pack: dict[str, Any], *, salt: bytes = b"") -> None:
-        (self.to_dict, self.encode_spans, Resource, TracerProvider, SimpleSpanProcessor, InMemorySpanExporter,
+        (_, _, Resource, TracerProvider, SimpleSpanProcessor, InMemorySpanExporter,
          IdGenerator, self.in_context) = require_sdk()
         from . import BUILDER_VERSION, __version__
 
@@ -71,24 +80,37 @@ class _Run:
                 return self.n
 
         self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider(resource=Resource.create({"service.name": "ctx",
+        import os
+
+        service = os.environ.get("OTEL_SERVICE_NAME", "").strip() or "ctx"
+        self.provider = TracerProvider(resource=Resource.create({"service.name": service,
                                                                  "service.version": __version__}),
                                        id_generator=PackIds())
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
         self.tracer = self.provider.get_tracer("ctxcli", BUILDER_VERSION)
 
-    def encode(self) -> bytes:
+    def finish(self) -> list:
+        """Every finished span (the SDK's ``ReadableSpan``), in start order."""
         self.provider.shutdown()
-        spans = sorted(self.exporter.get_finished_spans(), key=lambda s: (s.start_time, s.name))
-        doc = self.to_dict(self.encode_spans(spans))
-        _ids(doc, _b64_to_hex)
-        import json
-
-        return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode("utf-8")
+        return sorted(self.exporter.get_finished_spans(), key=lambda s: (s.start_time, s.name))
 
 
-def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[str, float],
-              *, end_ns: int | None = None) -> bytes:
+def otlp_json(spans: list) -> bytes:
+    """The spans as OTLP/JSON: the protobuf JSON mapping of the SDK's ``ExportTraceServiceRequest``,
+    trace and span ids in hex (what ``--otel-out`` writes)."""
+    import json
+
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    doc = MessageToDict(encode_spans(spans))
+    _ids(doc, _b64_to_hex)
+    return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+def investigate_spans(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[str, float],
+                      *, end_ns: int | None = None) -> list:
+    """The spans of one ``ctx investigate`` run (see the module's docstring)."""
     from . import BUILDER_VERSION
 
     run = _Run(pack)
@@ -123,7 +145,7 @@ def otlp_json(pack: dict[str, Any], trace: list[dict[str, Any]], timings: dict[s
         span.end(end_time=t + d)
         t += d
     root.end(end_time=max(end, t))
-    return run.encode()
+    return run.finish()
 
 
 def model_call_attributes(called: dict[str, Any], validated: dict[str, Any] | None) -> dict[str, Any]:
@@ -158,7 +180,7 @@ def model_call_attributes(called: dict[str, Any], validated: dict[str, Any] | No
     return attrs
 
 
-def ask_otlp_json(pack: dict[str, Any], events: list[dict[str, Any]], *, end_ns: int | None = None) -> bytes:
+def ask_spans(pack: dict[str, Any], events: list[dict[str, Any]], *, end_ns: int | None = None) -> list:
     """The spans of ``ctx ask``: a root ``ctx.ask`` span over the pack and, as its child, one
     ``chat <model>`` span per model call (its recorded latency as duration), in the pack's trace."""
     run = _Run(pack, salt=b"ask")
@@ -182,7 +204,7 @@ def ask_otlp_json(pack: dict[str, Any], events: list[dict[str, Any]], *, end_ns:
         span.end(end_time=t + d)
         t += d
     root.end(end_time=max(end, t))
-    return run.encode()
+    return run.finish()
 
 
 ID_KEYS = ("traceId", "spanId", "parentSpanId")
@@ -225,47 +247,101 @@ def load_otlp_json(data: bytes):
     return ParseDict(doc, ExportTraceServiceRequest())
 
 
-OTLP_TIMEOUT_S = 10.0
+TRACES_ENDPOINT_VAR = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+ENDPOINT_VAR = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 
-def traces_url(endpoint: str) -> str:
-    """The collector's traces URL: ``endpoint`` with ``/v1/traces`` added unless it names a path."""
+def traces_url(endpoint: str, what: str = "--otel-endpoint", *, base: bool = True) -> str:
+    """The collector's traces URL. A base endpoint (``--otel-endpoint``, ``OTEL_EXPORTER_OTLP_ENDPOINT``)
+    gets ``/v1/traces`` appended, as the OTLP exporter specification says; a signal endpoint
+    (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is used as it is."""
     from urllib.parse import urlsplit
 
     u = urlsplit(endpoint)
     try:
         _ = u.port             # a bad port raises here
     except ValueError:
-        raise UsageError(f"--otel-endpoint {endpoint!r}: bad port") from None
+        raise UsageError(f"{what} {endpoint!r}: bad port") from None
     if u.scheme not in ("http", "https") or not u.hostname:
-        raise UsageError(f"--otel-endpoint {endpoint!r} is not an http(s) URL")
+        raise UsageError(f"{what} {endpoint!r} is not an http(s) URL")
     if u.username or u.password:
-        raise UsageError("--otel-endpoint: credentials do not belong in the URL")
-    return endpoint if u.path not in ("", "/") else endpoint.rstrip("/") + "/v1/traces"
+        raise UsageError(f"{what}: credentials do not belong in the URL (use OTEL_EXPORTER_OTLP_HEADERS)")
+    return endpoint.rstrip("/") + "/v1/traces" if base else endpoint
 
 
-def export_otlp_http(endpoint: str, body: bytes) -> None:
-    """POST the run's OTLP/JSON spans to a collector (OTLP/HTTP, JSON encoding)."""
-    import httpx
+def export_target(endpoint: str | None) -> tuple[str, str] | None:
+    """Where the spans go, as (traces URL, the flag or variable that named it), or None when
+    nothing asks for export. ``--otel-endpoint`` wins; else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``,
+    then ``OTEL_EXPORTER_OTLP_ENDPOINT`` (ignored under ``OTEL_SDK_DISABLED=true``). A missing
+    extra or a malformed URL is refused here, before any work."""
+    import os
+
+    if endpoint is not None:
+        what, url, base = "--otel-endpoint", endpoint, True
+    elif os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    elif os.environ.get(TRACES_ENDPOINT_VAR, "").strip():
+        what, url, base = TRACES_ENDPOINT_VAR, os.environ[TRACES_ENDPOINT_VAR].strip(), False
+    elif os.environ.get(ENDPOINT_VAR, "").strip():
+        what, url, base = ENDPOINT_VAR, os.environ[ENDPOINT_VAR].strip(), True
+    else:
+        return None
+    require_sdk(what)
+    return traces_url(url, what, base=base), what
+
+
+def export_spans(target: tuple[str, str], spans: list) -> None:
+    """Send the spans through the SDK's OTLP/HTTP exporter (protobuf); headers, timeout,
+    compression and certificates from the standard ``OTEL_EXPORTER_OTLP_*`` variables. A failure
+    is one line, exit 4 (the run folder is already written)."""
+    import logging
+    from urllib.parse import urlsplit
+
+    import requests
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
 
     from .errors import OtlpExportError
 
-    url = traces_url(endpoint)
-    host = httpx.URL(url).host
+    class Recording(requests.Session):
+        """The session of the exporter, remembering the last answer (an HTTP status) or error."""
+
+        outcome: int | str | None = None
+
+        def request(self, *args, **kwargs):
+            try:
+                r = super().request(*args, **kwargs)
+            except Exception as e:
+                self.outcome = type(e).__name__
+                raise
+            self.outcome = r.status_code
+            return r
+
+    url, what = target
+    session = Recording()
+    quiet = logging.getLogger("opentelemetry")      # the SDK logs each failure: ctx says it once, below
+    saved = (quiet.propagate, quiet.handlers[:])
+    quiet.propagate, quiet.handlers = False, [logging.NullHandler()]
     try:
-        r = httpx.post(url, content=body, headers={"Content-Type": "application/json"}, timeout=OTLP_TIMEOUT_S,
-                       follow_redirects=False)
-    except httpx.HTTPError as e:
-        raise OtlpExportError(f"--otel-endpoint: the collector at {host} is unreachable ({type(e).__name__}); "
-                                 "the run folder is written") from None
-    if r.status_code >= 300:
-        raise OtlpExportError(f"--otel-endpoint: the collector at {host} answered HTTP {r.status_code}; "
-                                 "the run folder is written")
+        exporter = OTLPSpanExporter(endpoint=url, session=session)
+        result = exporter.export(spans)
+        exporter.shutdown()
+    finally:
+        quiet.propagate, quiet.handlers = saved
+    if result is SpanExportResult.SUCCESS:
+        return
+    host = urlsplit(url).hostname
+    if isinstance(session.outcome, int):
+        raise OtlpExportError(f"{what}: the collector at {host} answered HTTP {session.outcome}; "
+                              "the run folder is written")
+    raise OtlpExportError(f"{what}: the collector at {host} is unreachable ({session.outcome or 'no answer'}); "
+                          "the run folder is written")
 
 
 def is_ctx_otlp(raw: bytes) -> bool:
-    """Whether ``raw`` is an earlier ``--otel-out`` file: OTLP/JSON whose every resource is the
-    service ``ctx`` (what ``--otel-out`` may replace)."""
+    """Whether ``raw`` is an earlier ``--otel-out`` file: OTLP/JSON whose every span comes from
+    ctx's instrumentation scope ``ctxcli`` (what ``--otel-out`` may replace; the service name is
+    the user's, through ``OTEL_SERVICE_NAME``)."""
     from .write import json_of
 
     doc = json_of(raw)
@@ -273,7 +349,10 @@ def is_ctx_otlp(raw: bytes) -> bool:
     if not isinstance(spans, list) or not spans:
         return False
     for rs in spans:
-        attrs = (rs.get("resource") or {}).get("attributes") if isinstance(rs, dict) else None
-        if not isinstance(attrs, list) or {"key": "service.name", "value": {"stringValue": "ctx"}} not in attrs:
+        scopes = rs.get("scopeSpans") if isinstance(rs, dict) else None
+        if not isinstance(scopes, list) or not scopes:
             return False
+        for ss in scopes:
+            if not isinstance(ss, dict) or (ss.get("scope") or {}).get("name") != "ctxcli":
+                return False
     return True

@@ -52,8 +52,10 @@ def ask(
                                                      "counts, outcome; never the prompt) to this file; needs the "
                                                      "otel extra.", show_default=False)] = None,
     otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send those spans to an "
-                                                         "OTLP/HTTP collector (JSON), e.g. http://127.0.0.1:4318; "
-                                                         "needs the otel extra. An unreachable collector exits 4 "
+                                                         "OTLP/HTTP collector, e.g. http://127.0.0.1:4318 "
+                                                         "(/v1/traces is added); the same as, and before, "
+                                                         "$OTEL_EXPORTER_OTLP_ENDPOINT; needs the otel extra. "
+                                                         "An unreachable collector exits 4 "
                                                          "after the run folder is written.", show_default=False,
                                                          metavar="URL")] = None,
     idempotency_key: Annotated[Optional[str], typer.Option("--idempotency-key", help="Ask at most once per key: "
@@ -91,11 +93,9 @@ def ask(
 
             require_sdk()                                  # a missing extra fails before the model is called
             check_output_file(otel_out, "--otel-out", "ctx --otel-out", is_ctx_otlp)
-        if otel_endpoint is not None:
-            from ..otel import require_sdk, traces_url
+        from ..otel import export_target
 
-            require_sdk("--otel-endpoint")
-            traces_url(otel_endpoint)        # a malformed URL fails before any work
+        otel_target = export_target(otel_endpoint)   # the flag or OTEL_EXPORTER_OTLP_*; checked before any work
         if idempotency_key is not None:
             from .. import api as _api
             from ..answer.ask import AskOptions
@@ -114,19 +114,19 @@ def ask(
                       idempotency_key=idempotency_key)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
-        if otel_out is not None or otel_endpoint is not None:
-            from ..otel import ask_otlp_json
+        if otel_out is not None or otel_target is not None:
+            from ..otel import ask_spans
 
-            spans = ask_otlp_json(res.pack, res.outcome.events)
+            spans = ask_spans(res.pack, res.outcome.events)
             if otel_out is not None:
-                from ..otel import is_ctx_otlp
+                from ..otel import is_ctx_otlp, otlp_json
                 from ..write import write_output_file
 
-                write_output_file(otel_out, spans, "--otel-out", "ctx --otel-out", is_ctx_otlp)
-            if otel_endpoint is not None:
-                from ..otel import export_otlp_http
+                write_output_file(otel_out, otlp_json(spans), "--otel-out", "ctx --otel-out", is_ctx_otlp)
+            if otel_target is not None:
+                from ..otel import export_spans
 
-                export_otlp_http(otel_endpoint, spans)
+                export_spans(otel_target, spans)
         ma = res.outcome.model_answer
         if as_json:
             emit_json({"out": str(res.out_dir), "pack_id": res.pack["pack_id"], "status": ma["status"],

@@ -113,8 +113,10 @@ def investigate(
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite a run folder ctx wrote for another "
                                           "request (refused without it: exit 2).")] = False,
     otel_endpoint: Annotated[Optional[str], typer.Option("--otel-endpoint", help="Also send the spans to an "
-                                                         "OTLP/HTTP collector (JSON), e.g. http://127.0.0.1:4318 "
-                                                         "(/v1/traces is added); needs the otel extra. An "
+                                                         "OTLP/HTTP collector, e.g. http://127.0.0.1:4318 "
+                                                         "(/v1/traces is added); the same as, and before, "
+                                                         "$OTEL_EXPORTER_OTLP_ENDPOINT (headers from "
+                                                         "$OTEL_EXPORTER_OTLP_HEADERS); needs the otel extra. An "
                                                          "unreachable collector exits 4 after the run folder "
                                                          "is written.", show_default=False,
                                                          metavar="URL")] = None,
@@ -181,10 +183,14 @@ def investigate(
 
             check_out_dir(out)   # refuse before the work, not after it
         if otel_out is not None:
-            from ..otel import is_ctx_otlp
+            from ..otel import is_ctx_otlp, require_sdk
             from ..write import check_output_file
 
+            require_sdk()                    # a missing extra fails before any work
             check_output_file(otel_out, "--otel-out", "ctx --otel-out", is_ctx_otlp)
+        from ..otel import export_target
+
+        otel_target = export_target(otel_endpoint)   # the flag or OTEL_EXPORTER_OTLP_*; checked before any work
         opts = api.InvestigateOptions(
             case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
@@ -213,10 +219,6 @@ def investigate(
             from ..runfolder import signing_key
 
             signing_key(required=True)        # a missing key fails before any work
-        if otel_endpoint is not None:
-            from ..otel import traces_url
-
-            traces_url(otel_endpoint)        # a malformed URL fails before any work
         from ..ledger.runs import check_folder, check_key, lookup, request_hash
 
         check_key(idempotency_key)
@@ -236,21 +238,21 @@ def investigate(
             _repeated(res.ledger, idempotency_key, as_json)
             return
         spans = None
-        if otel_out is not None or otel_endpoint is not None:
-            from ..otel import otlp_json
+        if otel_out is not None or otel_target is not None:
+            from ..otel import investigate_spans
 
-            spans = otlp_json(res.pack, res.trace, res.timings)
+            spans = investigate_spans(res.pack, res.trace, res.timings)
         if otel_out is not None:
-            from ..otel import is_ctx_otlp
+            from ..otel import is_ctx_otlp, otlp_json
             from ..write import write_output_file
 
-            write_output_file(otel_out, spans, "--otel-out", "ctx --otel-out", is_ctx_otlp)
+            write_output_file(otel_out, otlp_json(spans), "--otel-out", "ctx --otel-out", is_ctx_otlp)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
-        if otel_endpoint is not None:
-            from ..otel import export_otlp_http
+        if otel_target is not None:
+            from ..otel import export_spans
 
-            export_otlp_http(otel_endpoint, spans)
+            export_spans(otel_target, spans)
         if profile:
             for k, v in sorted(res.timings.items()):
                 sys.stderr.write(f"ctx: profile {k} {v * 1000:.1f} ms\n")

@@ -79,6 +79,9 @@ def serve(
     --clearance confidential --purpose claim_review --tenant tenant-demo
     """
     with handle_errors():
+        from ..util.distribution import require_extra
+
+        require_extra("serve", "mcp", "ctx serve")      # the MCP server stack, before any work
         from ..serve import load_config
         from ..serve.http import http_settings
         from ..serve.server import serve as run_server

@@ -41,7 +41,10 @@ _WEIGHTS_OVERRIDE: Path | None = None
 
 def installed() -> bool:
     """Whether the ``vectors`` extra (the wordllama wheel) is installed; nothing is imported."""
-    spec = importlib.util.find_spec(PACKAGE)
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):      # an import hook that refuses it, a broken install
+        return False
     return spec is not None and bool(spec.submodule_search_locations)
 
 

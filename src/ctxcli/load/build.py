@@ -124,6 +124,9 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
     from .evidence_rules import read_rules
 
     manifests = read_manifests(manifests_dir, root)
+    from .extras import require_for
+
+    require_for(manifests)          # a missing extra before any source is read
     rules = read_rules(manifests_dir / "playbooks", root)
     loaded: list[LoadedSource] = []
     digests: list[tuple[str, str]] = []

@@ -50,12 +50,17 @@ def _plan(example: str | None) -> tuple[dict[str, Path], list[str]]:
     first = (example_cases(example) or [""])[0]
     steps = ["ctx load", f"ctx investigate {first}", "ctx runs"]
     from ..embed.model import installed
+    from ..load.extras import missing_for_files
     from ..load.vectors import asks
 
+    missing = []
     if not installed() and any(rel.startswith("manifests/playbooks/") and asks(p) for rel, p in chosen.items()):
+        missing.append("vectors")                    # a playbook of the example asks for vectors
+    missing += missing_for_files(p for rel, p in chosen.items() if rel.startswith("manifests/sources/"))
+    if missing:                                      # git or table sources whose readers are extras
         from ..util.distribution import install_hint
 
-        steps.insert(0, install_hint("vectors"))     # a playbook of the example asks for vectors
+        steps.insert(0, install_hint(*missing))
     return chosen, steps
 
 

@@ -135,6 +135,9 @@ def _when(ts: int, offset: int) -> datetime:
 
 def open_repo(ls):
     """(repository, its display path, the tip commit id) of the source's ``git:`` block."""
+    from ...util.distribution import require_extra
+
+    require_extra("git", "dulwich", f"source {ls.manifest.source_id}: the git parser")
     from dulwich.errors import NotGitRepository
 
     opts = ls.manifest.git
@@ -221,9 +224,9 @@ def history(ls, state: dict[str, Any] | None = None, why: str = "no walk state r
     walk's, :meth:`GitParser.units`) whose tip is a first-parent ancestor of the tip, only the
     commits after it are walked, from its versions and ``live`` map; otherwise the whole
     first-parent history (``why`` says why, when there is no state)."""
+    repo, disp, tip = open_repo(ls)          # first: it says when the git extra is missing
     from dulwich.diff_tree import CHANGE_ADD, CHANGE_DELETE, CHANGE_RENAME, RenameDetector, tree_changes
 
-    repo, disp, tip = open_repo(ls)
     opts = ls.manifest.git
     include = list(opts.include) if opts is not None else ["**/*.md"]
     exclude = list(opts.exclude) if opts is not None else []

@@ -67,11 +67,10 @@ def _ext_file(pkg: str, name: str) -> str:
 
     import duckdb
 
-    try:
-        mod = importlib.import_module(pkg)
-    except ImportError:
-        raise InputError(f"reading this table needs the {name} extension: pip install "
-                         f"duckdb-extension-{name}=={duckdb.__version__}") from None
+    from ...util.distribution import require_extra
+
+    require_extra("tables", pkg, f"reading a table with DuckDB's {name} extension")
+    mod = importlib.import_module(pkg)
     path = Path(mod.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
     if not path.is_file():
         raise InputError(f"the {name} extension for duckdb {duckdb.__version__} is not installed ({path})")
