@@ -91,6 +91,7 @@ DANGLING_KINDS = ("tests/test_load_problems.py::"
                   "test_on_dangling_skip_says_one_line_per_kind_and_each_row_with_verbose")
 RULES = "tests/test_rule_criteria.py::test_a_rule_types_exactly_the_documents_it_describes"
 RULES_REFUSED = "tests/test_rule_criteria.py::test_a_rule_that_cannot_run_is_refused_at_its_line"
+V2_REGEX = "tests/test_sources_v2_project.py::test_a_regex_rule_reads_a_front_matter_number_as_written"
 RULES_OVERLAP = "tests/test_rule_criteria.py::test_check_warns_when_two_types_rules_match_one_document"
 DATA_ROOTS = "tests/test_data_roots.py::"
 ENTITY_WITHHELD = "tests/test_entity_withheld.py::"
@@ -995,6 +996,12 @@ MUTANTS: list[Mutant] = [
     Mutant("rule-regex-reads-a-lists-first-item-only", "src/ctxcli/load/evidence_rules.py",
            "for y in (x if isinstance(x, list) else [x])]", "for y in (x[:1] if isinstance(x, list) else [x])]",
            (RULES,)),
+    Mutant("rule-regex-front-matter-float-crashes", "src/ctxcli/load/evidence_rules.py",
+           "return written if written is not None else canonical_bytes(x).decode()",
+           "return canonical_bytes(x).decode()", (V2_REGEX,)),
+    Mutant("rule-regex-front-matter-number-as-read", "src/ctxcli/load/evidence_rules.py",
+           "return written if written is not None else canonical_bytes(x).decode()",
+           "return canonical_bytes(float(x) if isinstance(x, float) else x).decode()", (V2_REGEX,)),
     Mutant("rule-regex-empty-match-allowed", "src/ctxcli/util/masking.py",
            '    if rx.search("") is not None:', "    if False:", (RULES_REFUSED,)),
     Mutant("rule-regex-length-cap-off-by-one", "src/ctxcli/models/playbook.py",

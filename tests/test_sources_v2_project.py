@@ -462,3 +462,25 @@ def test_a_misspelt_name_in_any_field_map_is_an_error_at_the_manifest_line(proje
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr.splitlines() == ["ctx: error: " + ln for ln in lines()]
     assert not (proj / ".ctx" / "ctx.duckdb").exists()
+
+
+def test_a_regex_rule_reads_a_front_matter_number_as_written(project):
+    """``regex`` over ``front_matter.version``: the number 1.10 is the text "1.10" as written
+    (not "1.1", and not an internal error): only that version is a rollback runbook now, so the
+    other versions are no longer candidates at all. The mixed tag list is text as a fact
+    (``contains: {tags: "502"}``) and as written in the front matter (``{tags: 502}``)."""
+    proj, _ = project
+    pb = proj / "manifests" / "playbooks" / "incident-review.yaml"
+    rule = '      - {paths: ["**/rollback.md"], contains: {tags: rollback}, front_matter: {kind: runbook}}\n'
+    assert pb.read_text().count(rule) == 1
+    pb.write_text(pb.read_text().replace(rule, '      - {paths: ["**/rollback.md"], contains: {tags: "502"}, front_matter: {tags: 502},'
+                                               r' regex: {front_matter.version: "^1\\.10$"}}' + "\n"))
+    r = ctx("load")
+    assert (r.exit_code, r.stderr) == (0, ""), r.output
+    r = ctx("investigate", "ACME-7", "--out", "runs/acme")
+    assert r.exit_code == 0, r.output
+    answer = json.loads((proj / "runs" / "acme" / "answer.json").read_text())
+    assert _claims(answer)["runbook_in_force"] == ("fact", {"runbook_version": "1.10",
+                                                           "first_error_at": "2026-06-10T10:02:00Z"})
+    pack = json.loads((proj / "runs" / "acme" / "pack.json").read_text())
+    assert [o["object_id"] for o in pack["omissions"] if o["object_type"] == "runbook"] == []

@@ -84,7 +84,8 @@ def _text(x: Any) -> str | None:
     if isinstance(x, str):
         return x
     if isinstance(x, (bool, int, float)):
-        return canonical_bytes(x).decode()          # 1 -> "1", 0.9 -> "0.9", true -> "true"
+        written = getattr(x, "written", None)       # front matter: 1.10 as written (util/yamlio)
+        return written if written is not None else canonical_bytes(x).decode()  # 1 -> "1", true -> "true"
     return None
 
 
