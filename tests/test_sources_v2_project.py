@@ -4,8 +4,8 @@ front-matter versions, list tags), a CSV deployments export and a JSON ticket ex
 optional empty columns in templates, an ownership CSV with validity dates; two tenants declared
 once per source (``tenants:``); the data in a folder beside the project, named in ctx.toml
 (``[data.roots]``). It loads without a warning, answers each case claim by claim, keeps each
-tenant's run files free of the other tenant and of the data root's path, and refuses a
-misspelt column in any field map at the manifest's line."""
+tenant's run files free of the other tenant and of the data root's path, rereads only the
+export that changed, and refuses a misspelt column in any field map at the manifest's line."""
 
 from __future__ import annotations
 
@@ -200,6 +200,7 @@ mapping:
   facts:
     service: service
     first_error_at: first_error_at
+    assignee: "{{assignee|unassigned}}"
   set: {{object_type: incident}}
   entity: {{key: "incident:{{id}}", type: incident, name: "{{id}}"}}
 tenants:
@@ -296,10 +297,11 @@ as_of: "2026-06-11T09:00:00Z"
 subject:
   id: oncall-{tenant}
   scopes: [runbook:read, deploy:read, org:read, ticket:read]
-seeds: ["service:{svc}"]
+seeds: ["{seed}"]
 business_keys: [{INC}]
 """
 CASES = {"acme": "ACME-7", "globex": "GLX-31"}
+SEEDS = {"acme": "service:checkout", "globex": "ledger"}     # globex names its service: resolved to its key
 
 # (manifest, what to misspell, the misspelling, the kind of field map): each is a column,
 # record key or front-matter key of no record of the source
@@ -325,7 +327,7 @@ def build(base: Path) -> tuple[Path, Path]:
     (proj / "manifests" / "playbooks" / "incident-review.yaml").write_text(PLAYBOOK)
     for tenant, w in TENANTS.items():
         (proj / "examples" / "cases" / f"{CASES[tenant]}.yaml").write_text(
-            CASE.format(case=CASES[tenant], tenant=tenant, **w))
+            CASE.format(case=CASES[tenant], tenant=tenant, seed=SEEDS[tenant], **w))
         d = drop / tenant
         for name in ("runbooks", "deployments", "ownership", "tickets"):
             (d / name).mkdir(parents=True)
@@ -406,6 +408,7 @@ def test_the_project_loads_without_a_warning_and_answers_each_case_claim_by_clai
                       if o["object_type"] == "runbook") == [
             (f"{w['RB']}-ROLLBACK", "validity", "expired"), (f"{w['RB']}-ROLLBACK", "validity", "not_yet_valid")]
         # optional fields: an empty or missing value leaves its line out, a default fills it
+        assert ev["incident_ticket"]["facts"] == {"service": w["svc"], "first_error_at": at, "assignee": "unassigned"}
         assert ev["incident_ticket"]["text"] == f"Customers of {w['svc']} see 502 errors from the gateway.\nRunbook: none"
         assert ev["release_event"]["text"] == f"{w['CHG']}-101 of {w['svc']} completed at 2026-06-10 09:55.\n" \
                                               "Notes: canary skipped"
@@ -417,6 +420,14 @@ def test_the_project_loads_without_a_warning_and_answers_each_case_claim_by_clai
             for machine in (str(drop), str(drop.resolve()), str(proj.parent)):
                 assert machine not in text, (tenant, name)
         assert f"runbooks-{tenant}" in files[tenant]["pack.json"]
+
+    # a new row in globex's export, under the data root: the next load reads that source only
+    with open(drop / "globex" / "deployments" / "deployments.csv", "a") as fh:
+        fh.write("LGC-103,ledger,release,2026-06-10 13:00,,,\n")
+    r = ctx("load", "--json")
+    assert (r.exit_code, r.stderr) == (0, ""), r.output
+    assert sorted(json.loads(r.stdout)["reused"]) == sorted(f"{s}-{t}" for s in MANIFESTS for t in TENANTS
+                                                             if (s, t) != ("deployments", "globex"))
 
 
 def test_a_misspelt_name_in_any_field_map_is_an_error_at_the_manifest_line(project):
