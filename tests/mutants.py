@@ -632,18 +632,18 @@ MUTANTS: list[Mutant] = [
            "if False:",
            ("tests/test_serve_hardening.py::test_a_case_file_that_links_out_of_the_cases_folder_is_refused_"
             "without_naming_its_target",)),
-    Mutant("serve-case-of-another-tenant", "src/ctxcli/serve/tools.py",
+    Mutant("serve-case-of-another-tenant", "src/ctxcli/serve/identity.py",
            "    if read[0].tenant_id != cfg.tenant:\n        raise unknown", "    pass",
            ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
-    Mutant("serve-variant-own-purpose-accepted", "src/ctxcli/serve/tools.py",
+    Mutant("serve-variant-own-purpose-accepted", "src/ctxcli/serve/identity.py",
            "(var.subject is not None or var.purpose is not None)", "(var.subject is not None)",
            ("tests/test_serve_hardening.py::test_a_variant_that_declares_only_its_own_purpose_is_refused_without_"
             "a_fixed_identity",)),
     # issue 49 item 5: results typed by the published schemas, each saying whom it ran for
-    Mutant("serve-variant-other-subject-run-as-server", "src/ctxcli/serve/tools.py",
+    Mutant("serve-variant-other-subject-run-as-server", "src/ctxcli/serve/identity.py",
            "    if other is not None:\n        raise UsageError(f\"variant", "    if False:\n        raise UsageError(f\"variant",
            ("tests/test_serve_results.py::test_a_variant_that_changes_the_identity_is_refused_never_run_as_the_server",)),
-    Mutant("serve-variant-other-scopes-run-as-server", "src/ctxcli/serve/tools.py",
+    Mutant("serve-variant-other-scopes-run-as-server", "src/ctxcli/serve/identity.py",
            "        elif cfg.scopes is not None and sorted(set(subj.scopes)) != sorted(set(cfg.scopes)):",
            "        elif False:",
            ("tests/test_serve_results.py::test_a_variant_that_changes_the_identity_is_refused_never_run_as_the_server",)),
@@ -664,7 +664,7 @@ MUTANTS: list[Mutant] = [
     Mutant("serve-remember-annotated-read-only", "src/ctxcli/serve/server.py",
            "    @srv.tool(annotations=WRITES_STATE)\n    def remember(", "    @srv.tool(annotations=READ_ONLY)\n    def remember(",
            ("tests/test_serve_results.py::test_readme_lists_every_tool_of_the_server_with_its_read_only_mark",)),
-    Mutant("serve-other-subjects-pack-served", "src/ctxcli/serve/tools.py",
+    Mutant("serve-other-subjects-pack-served", "src/ctxcli/serve/identity.py",
            "return own is not None and own == identity_of(lp.request)", "return True",
            ("tests/test_serve_hardening.py::test_servers_sharing_a_runs_folder_serve_only_their_own_packs",)),
     # issue 45 item 6: build_context as a whole agent step, every call a run unless --no-runs
@@ -747,7 +747,7 @@ MUTANTS: list[Mutant] = [
            ("tests/test_report.py::test_bidi_isolates_and_embeddings_in_a_title_are_shown_as_escapes",)),
 
     Mutant("list-cases-shows-other-tenants", "src/ctxcli/serve/tools.py",
-           "            c = _read_own_case(cfg, f.stem)",
+           "            c = read_own_case(cfg, f.stem)",
            '            c = __import__("ctxcli.api", fromlist=["api"]).read_case(f.stem, cfg.cases_dir, by_id=True)[0]',
            ("tests/test_serve.py::test_list_cases_and_playbooks_name_only_this_servers_tenant",)),
     Mutant("tools-not-read-only", "src/ctxcli/serve/server.py",
@@ -1104,7 +1104,7 @@ MUTANTS: list[Mutant] = [
            ("tests/test_linking.py::test_an_inferred_edge_from_an_unreadable_object_is_never_walked",
             "tests/test_linking.py::test_a_linked_edge_is_authorised_by_its_own_attesting_object")),
     Mutant("linker-reads-unmasked-text", "src/ctxcli/load/link.py",
-           "title, content, keys = _indexed(o)", 'title, content, keys = o["title"], o["content"], o["keys"]',
+           "title, content, keys = indexed_text(o)", 'title, content, keys = o["title"], o["content"], o["keys"]',
            ("tests/test_linking.py::test_linking_reads_the_masked_text_only",)),
     Mutant("linking-source-reused", "src/ctxcli/load/build.py",
            '"relink:" + ls.digest if ls.manifest.linking', "ls.digest if ls.manifest.linking",
@@ -1244,7 +1244,7 @@ MUTANTS: list[Mutant] = [
            "    elif opts.subject_id is None or opts.subject_id == subject.id:\n        clearance = subject.clearance.value",
            "    elif True:\n        clearance = subject.clearance.value",
            ("tests/test_policy.py::test_another_subject_starts_with_no_scope_and_the_default_clearance",)),
-    Mutant("serve-budget-unchecked", "src/ctxcli/serve/tools.py",
+    Mutant("serve-budget-unchecked", "src/ctxcli/serve/identity.py",
            '    refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)\n'
            '    return api.InvestigateOptions(\n        case=case,',
            '    return api.InvestigateOptions(\n        case=case,',
@@ -1267,7 +1267,7 @@ MUTANTS: list[Mutant] = [
            "        if root in real.parents and _is_run(f):", "        if _is_run(f):",
            ("tests/test_first_hour.py::test_ctx_runs_lists_run_folders_written_with_out_inside_the_project",)),
     Mutant("runs-latest-ignores-noted-folders", "src/ctxcli/runs.py",
-           "    folders = _project_runs(base)\n", "    folders = _run_folders(base or paths.runs_dir())\n",
+           "    folders = _project_runs(base)\n", "    folders = run_folders(base or paths.runs_dir())\n",
            ("tests/test_first_hour.py::test_ctx_runs_lists_run_folders_written_with_out_inside_the_project",)),
     # issue 49 item 7: progress with real totals, never a false 100 % or a false "done"
     Mutant("progress-index-claims-its-total", "src/ctxcli/load/build.py",
@@ -1699,7 +1699,7 @@ MUTANTS: list[Mutant] = [
            'if False and recorded is not None and not is_postgres(db_path):',
            ("tests/test_generations.py::test_week_old_pack_replays_byte_identical_on_its_generation_after_three_reloads",)),
     Mutant("generation-inside-pack-hash", "src/ctxcli/util/packid.py",
-           '_WHERE = ("backend", "generation")', '_WHERE = ("backend",)',
+           'STORE_WHERE = ("backend", "generation")', 'STORE_WHERE = ("backend",)',
            ("tests/test_generations.py::test_generation_is_outside_the_pack_hash",)),
     Mutant("prune-removes-foreign-files", "src/ctxcli/store/generations.py",
            "        if m and e.is_file(follow_symlinks=False):\n            out.append((int(m.group(1)), Path(e.path)))",
@@ -1740,7 +1740,7 @@ MUTANTS: list[Mutant] = [
            'if prior is not None and not _same(prior, rh, inputs):', "if False:",
            ("tests/test_ledger.py::test_idempotency_conflict_exits_2_naming_both_hashes",)),
     Mutant("idempotency-key-runs-again", "src/ctxcli/cli/cmd_investigate.py",
-           "            if prior is not None:\n                _repeated(prior, idempotency_key, as_json)\n                return\n"
+           "            if prior is not None:\n                show_repeated(prior, idempotency_key, as_json)\n                return\n"
            "            check_folder(out, request_hash(req), replace=replace)",
            "            check_folder(out, request_hash(req), replace=replace)",
            ("tests/test_ledger.py::test_idempotency_key_same_request_returns_recorded_run",)),
@@ -2668,10 +2668,10 @@ MUTANTS: list[Mutant] = [
            'SECRET_KEYS = ("password", "passfile", "sslpassword")', 'SECRET_KEYS = ("password",)',
            ("tests/test_credentials.py",)),
 
-    Mutant("tenancy-unknown-case-lists-ids", "src/ctxcli/serve/tools.py",
+    Mutant("tenancy-unknown-case-lists-ids", "src/ctxcli/serve/identity.py",
            "    except UnknownCaseError:\n        raise unknown from None", "    except UnknownCaseError:\n        raise",
            ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
-    Mutant("tenancy-other-tenant-told-apart", "src/ctxcli/serve/tools.py",
+    Mutant("tenancy-other-tenant-told-apart", "src/ctxcli/serve/identity.py",
            "    if read[0].tenant_id != cfg.tenant:\n        raise unknown",
            "    if read[0].tenant_id != cfg.tenant:\n        raise UsageError(f\"case {case} is not a case of this server's tenant\")",
            ("tests/test_serve_hardening.py::test_a_case_of_another_tenant_is_refused_by_a_server_fixed_to_a_tenant",)),
