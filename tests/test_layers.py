@@ -4,7 +4,13 @@ linter that reads only the top of a file).
 
 A module may import its own layer and the layers below it, never one above; the engine never
 imports the answer layer; nothing above ``store/`` (and ``load/``, which builds the store)
-imports duckdb or psycopg."""
+imports duckdb or psycopg.
+
+No two modules import each other, directly or round a longer circle (a function-level import
+closes a circle as well as one at the top), and no module imports another's private name
+(a leading underscore, not a dunder): what two modules share lives where both can import it,
+under a public name. The known exceptions are listed below with their reasons; the test fails
+on a new one and on a listed one that no longer occurs, so the lists only shrink."""
 
 from __future__ import annotations
 
@@ -33,6 +39,20 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Known upward imports, each with the reason it stays for now. Keep this list short.
 ALLOWED: set[tuple[str, str]] = set()
 
+# Known import circles (the modules of each), each with the reason it stays for now.
+ALLOWED_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"ctxcli.agents.shape", "ctxcli.agents.tool_results"}):
+        "agents/ is being rebuilt as gate tables (issue 50 item 1): the shared loader moves there",
+}
+
+# Known imports of another module's private name, (importer, module.name), each with its reason.
+ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
+    ("ctxcli.agents.memory", "ctxcli.agents.registry._display"):
+        "agents/ is being rebuilt as gate tables (issue 50 item 1): becomes paths.display there",
+    ("ctxcli.agents.tool_results", "ctxcli.agents.registry._display"):
+        "agents/ is being rebuilt as gate tables (issue 50 item 1): becomes paths.display there",
+}
+
 DB_DRIVERS = ("duckdb", "psycopg", "psycopg_pool")
 DB_ALLOWED = ("ctxcli.store", "ctxcli.load")     # load/ writes the DuckDB file it builds
 
@@ -44,27 +64,112 @@ def module_name(path: Path, src: Path = SRC) -> str:
     return ".".join(parts)
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from … import`` statement reads from (relative ones resolved)."""
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+        return ".".join(base + ([node.module] if node.module else []))
+    return node.module or ""
+
+
+def _is_module(name: str, src: Path) -> bool:
+    p = src / name.replace(".", "/")
+    return p.with_suffix(".py").is_file() or p.is_dir()
+
+
+def _nodes(path: Path, src: Path):
+    """(the module's package, every import statement anywhere in the file)."""
+    name = module_name(path, src)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return package, [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
 def imports(path: Path, src: Path = SRC) -> list[tuple[str, int]]:
     """Every ctxcli module (or package) ``path`` imports, anywhere in the file, with its line;
     ``from . import x`` names ``x`` when it is a module. Non-ctxcli imports are returned as is."""
-    name = module_name(path, src)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package, nodes = _nodes(path, src)
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in nodes:
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            for a in node.names:
-                sub = f"{target}.{a.name}"
-                is_module = (src / sub.replace(".", "/")).with_suffix(".py").is_file() or (
-                    src / sub.replace(".", "/")).is_dir()
-                out.append((sub if is_module else target, node.lineno))
+            continue
+        target = _from_target(node, package)
+        for a in node.names:
+            sub = f"{target}.{a.name}"
+            out.append((sub if _is_module(sub, src) else target, node.lineno))
     return out
+
+
+def private_imports(src: Path = SRC) -> dict[tuple[str, str], str]:
+    """{(importer, module.name): where} of every import of another ctxcli module's private name
+    (``from .x import _y``, at the top or inside a function; a dunder is not private)."""
+    out: dict[tuple[str, str], str] = {}
+    for path in modules(src):
+        me = module_name(path, src)
+        package, nodes = _nodes(path, src)
+        for node in nodes:
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _from_target(node, package)
+            if not target.startswith("ctxcli") or target == me:
+                continue
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.setdefault((me, f"{target}.{a.name}"),
+                                   f"src/{path.relative_to(src).as_posix()}:{node.lineno}: {me} imports "
+                                   f"{target}.{a.name}, a private name of another module")
+    return out
+
+
+def cycles(src: Path = SRC) -> dict[frozenset[str], str]:
+    """{modules: the imports that close the circle} of every set of ctxcli modules that import
+    one another round a circle (Tarjan's strongly connected components of the import graph,
+    imports inside functions included)."""
+    edges: dict[str, dict[str, str]] = {}
+    for path in modules(src):
+        me = module_name(path, src)
+        mine = edges.setdefault(me, {})
+        for target, line in imports(path, src):
+            if target.startswith("ctxcli") and target != me:
+                mine.setdefault(target, f"src/{path.relative_to(src).as_posix()}:{line}")
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: dict[frozenset[str], str] = {}
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges[v]:
+            if w not in edges:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while not comp or v not in comp:
+                comp.add(stack.pop())
+            if len(comp) > 1:
+                out[frozenset(comp)] = "; ".join(f"{where}: {a} imports {b}" for a in sorted(comp)
+                                                 for b, where in sorted(edges[a].items()) if b in comp)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def unexplained(found: dict, allowed: dict, what: str) -> list[str]:
+    """A line per ``found`` entry not in ``allowed`` and per ``allowed`` entry no longer found."""
+    new = [f"{found[k]} ({what}: remove it, or add it to the list with its reason)" for k in found
+           if k not in allowed]
+    gone = [f"{sorted(k) if isinstance(k, frozenset) else k} is listed but no longer occurs: remove it from "
+            f"the list" for k in allowed if k not in found]
+    return sorted(new) + sorted(gone)
 
 
 def layer_of(module: str) -> int:
@@ -104,6 +209,84 @@ def violations(src: Path = SRC) -> list[str]:
 
 def test_no_module_imports_a_layer_above_its_own():
     assert violations() == []
+
+
+def test_no_import_cycles():
+    assert unexplained(cycles(), ALLOWED_CYCLES, "an import circle") == []
+
+
+def test_no_private_name_is_imported_across_modules():
+    assert unexplained(private_imports(), ALLOWED_PRIVATE, "a private import") == []
+
+
+def test_every_listed_exception_says_why():
+    assert all(len(r) > 20 for r in [*ALLOWED_CYCLES.values(), *ALLOWED_PRIVATE.values()])
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in {"ctxcli/__init__.py": "", **files}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_circle_closed_inside_a_function_is_found_with_its_modules(tmp_path):
+    src = _tree(tmp_path, {
+        "ctxcli/load/__init__.py": "",
+        "ctxcli/load/build.py": "from .reuse import copy_rows\nfrom . import parse\n",
+        "ctxcli/load/reuse.py": "import os\n\n\ndef f():\n    from .build import json_list\n",
+        "ctxcli/load/parse.py": "from ..util import canon\n",      # a chain, not a circle
+        "ctxcli/util/__init__.py": "", "ctxcli/util/canon.py": "",
+    })
+    assert cycles(src) == {frozenset({"ctxcli.load.build", "ctxcli.load.reuse"}): (
+        "src/ctxcli/load/build.py:1: ctxcli.load.build imports ctxcli.load.reuse; "
+        "src/ctxcli/load/reuse.py:5: ctxcli.load.reuse imports ctxcli.load.build")}
+    (src / "ctxcli/load/reuse.py").write_text("from ..util.canon import json_list\n")
+    assert cycles(src) == {}
+
+
+def test_a_longer_circle_through_a_package_is_one_entry(tmp_path):
+    src = _tree(tmp_path, {
+        "ctxcli/store/__init__.py": "def open_store():\n    from .pg.reader import open_pg\n",
+        "ctxcli/store/readers.py": "def key():\n    from . import is_postgres\n",
+        "ctxcli/store/pg/__init__.py": "",
+        "ctxcli/store/pg/reader.py": "def open_pg():\n    from .. import readers\n",
+    })
+    assert list(cycles(src)) == [frozenset({"ctxcli.store", "ctxcli.store.pg.reader", "ctxcli.store.readers"})]
+
+
+def test_a_private_name_of_another_module_is_found_at_the_top_and_inside_functions(tmp_path):
+    src = _tree(tmp_path, {
+        "ctxcli/ledger/__init__.py": "",
+        "ctxcli/ledger/commit.py": "def _append():\n    pass\n",
+        "ctxcli/ledger/erasure.py": ("from .commit import locked, _append\nfrom .. import __version__\n\n\n"
+                                      "def f():\n    from ..runfolder import _mac, key_id\n"
+                                      "    from . import commit as _commit\n"),
+        "ctxcli/runfolder.py": "from .runfolder import _self\n",      # its own name: not across modules
+    })
+    assert private_imports(src) == {
+        ("ctxcli.ledger.erasure", "ctxcli.ledger.commit._append"):
+            "src/ctxcli/ledger/erasure.py:1: ctxcli.ledger.erasure imports ctxcli.ledger.commit._append, "
+            "a private name of another module",
+        ("ctxcli.ledger.erasure", "ctxcli.runfolder._mac"):
+            "src/ctxcli/ledger/erasure.py:6: ctxcli.ledger.erasure imports ctxcli.runfolder._mac, "
+            "a private name of another module",
+    }
+
+
+def test_the_lists_only_shrink():
+    """A new entry fails, and so does a listed one that no longer occurs."""
+    found = {("a", "b._c"): "where a imports b._c", ("d", "e._f"): "where d imports e._f"}
+    allowed = {("a", "b._c"): "a reason", ("x", "y._z"): "a reason"}
+    assert unexplained(found, allowed, "a private import") == [
+        "where d imports e._f (a private import: remove it, or add it to the list with its reason)",
+        "('x', 'y._z') is listed but no longer occurs: remove it from the list",
+    ]
+    assert unexplained(found, {**allowed, ("d", "e._f"): "r"}, "a private import") == [
+        "('x', 'y._z') is listed but no longer occurs: remove it from the list"]
+    circle = frozenset({"m.a", "m.b"})
+    assert unexplained({}, {circle: "r"}, "an import circle") == [
+        "['m.a', 'm.b'] is listed but no longer occurs: remove it from the list"]
 
 
 def test_every_module_is_in_a_layer():

@@ -98,10 +98,10 @@ def test_limits_are_named_as_the_caller_names_them():
 
 def test_the_mcp_servers_budget_uses_the_same_limits(tmp_path):
     from ctxcli.serve.config import ServeConfig
-    from ctxcli.serve.tools import _options
+    from ctxcli.serve.identity import case_options
 
     with pytest.raises(UsageError) as e:
-        _options(ServeConfig(db=tmp_path / "db", runs_dir=tmp_path, audit_log=tmp_path / "a"), "C-102", None, None, None, 63)
+        case_options(ServeConfig(db=tmp_path / "db", runs_dir=tmp_path, audit_log=tmp_path / "a"), "C-102", None, None, None, 63)
     assert e.value.detail == "budget 63 is not a whole number of tokens from 64 to 2000000"
 
 

@@ -16,7 +16,7 @@ from .policy import (ADHOC_PREFIX, AdhocSpec, InvestigateOptions, adhoc_case, ad
                      case_of, make_request, refuse_out_of_limits)
 from .project import (NO_PROJECT_HINT, loaded_digests, playbook_hash, read_case, read_case_marked, read_checked,
                       read_playbook, require_current_manifests, stale_sources)
-from .project import _manifests_of
+from .project import manifests_of
 
 
 # ---------------------------------------------------------------------------------- load
@@ -247,7 +247,7 @@ def store_problems(db: Path | str | None = None) -> tuple[list, list]:
     try:
         with con.errors():
             stale = stale_sources(con)
-            mdir = _manifests_of(con.meta())
+            mdir = manifests_of(con.meta())
             held = set(loaded_digests(con.meta()))
     except CtxError:
         return [], []

@@ -28,12 +28,12 @@ _ID_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@
 
 def stale_sources(con) -> list[str]:
     """The sources whose manifest now differs (by content digest) from the one the store was
-    loaded from — or that only one of them has — in the manifests folder of :func:`_manifests_of`.
+    loaded from — or that only one of them has — in the manifests folder of :func:`manifests_of`.
     Empty when they agree, when that folder has no manifests any more, or when the store
     predates manifest digests."""
     meta = con.meta()
     recorded = meta.get("manifest_digests")
-    mdir = _manifests_of(meta)
+    mdir = manifests_of(meta)
     if recorded is None or not (mdir / "sources").is_dir():
         return []
     loaded = loaded_digests(meta)
@@ -88,7 +88,7 @@ def current_digests(mdir: Path) -> dict[str, str]:
     return now
 
 
-def _manifests_of(meta: dict[str, str]) -> Path:
+def manifests_of(meta: dict[str, str]) -> Path:
     """The manifests folder to compare a store with: loaded from inside a project, that place in
     the project of this run (a copied project — ``cp -r``, a clone — checks its own manifests as
     they are now, never the original's); loaded from a folder outside the project, that folder

@@ -65,7 +65,7 @@ def key_id(key: bytes) -> str:
     return "hk-" + hashlib.sha256(b"ctx-signing-key-id\0" + key).hexdigest()[:12]
 
 
-def _mac(key: bytes, body: dict[str, Any]) -> str:
+def run_mac(key: bytes, body: dict[str, Any]) -> str:
     signed = {k: v for k, v in body.items() if k != "signature"}
     return hmac.new(key, canonical_bytes(signed), hashlib.sha256).hexdigest()
 
@@ -79,7 +79,7 @@ def run_manifest(files: dict[str, bytes], pack: dict[str, Any], key: bytes | Non
                   for name, data in sorted(files.items()) if name not in ("pack.json", RUN_FILE)},
     }
     if key is not None:
-        body["signature"] = {"alg": "hmac-sha256", "key_id": key_id(key), "value": _mac(key, body)}
+        body["signature"] = {"alg": "hmac-sha256", "key_id": key_id(key), "value": run_mac(key, body)}
     return pretty_bytes(body)
 
 
@@ -158,7 +158,7 @@ def verify_run_folder(pack_path: Path, pack: dict[str, Any]) -> RunCheck | None:
         raise PackError(f"the run is signed (key {kid}); set {KEY_ENV} to verify its signature", file=disp)
     if key_id(key) != kid:
         raise PackError(f"bad signature: signed with key {kid}, {KEY_ENV} is key {key_id(key)}", file=disp)
-    if not hmac.compare_digest(_mac(key, body).encode(), sig["value"].encode("utf-8")):
+    if not hmac.compare_digest(run_mac(key, body).encode(), sig["value"].encode("utf-8")):
         raise PackError("bad signature: the run folder was changed after it was signed", file=disp)
     return RunCheck(manifest=disp, files=checked, signed=True, key_id=kid, hashes=dict(files))
 

@@ -40,7 +40,7 @@ class RunEntry:
         return asdict(self)
 
 
-def _run_folders(base: Path) -> list[Path]:
+def run_folders(base: Path) -> list[Path]:
     from .write import RUN_MARKER
 
     out: list[Path] = []
@@ -117,8 +117,8 @@ def _project_runs(base: Path | None) -> list[Path]:
     from . import paths
 
     if base is not None:
-        return _run_folders(base)
-    found = _run_folders(paths.runs_dir())
+        return run_folders(base)
+    found = run_folders(paths.runs_dir())
     seen = {os.path.realpath(f) for f in found}
     return found + [f for f in _noted_folders() if os.path.realpath(f) not in seen]
 
@@ -136,7 +136,7 @@ def latest(base: Path | None = None) -> Path:
 
     folders = _project_runs(base)
     if not folders:
-        raise UsageError(f"no runs yet under {_display(base or paths.runs_dir())}: `latest` names the newest run "
+        raise UsageError(f"no runs yet under {paths.display(base or paths.runs_dir())}: `latest` names the newest run "
                          "folder there (run `ctx investigate` first)")
     return max(folders, key=lambda f: (_mtime(f), f.as_posix()))
 
@@ -158,12 +158,6 @@ def run_folder(ref: Path | str) -> Path:
     return pack_path(ref).parent
 
 
-def _display(p: Path) -> str:
-    from .paths import display
-
-    return display(p)
-
-
 def _json(path: Path) -> Any:
     import orjson
 
@@ -177,6 +171,7 @@ def _json(path: Path) -> Any:
 
 def list_runs(base: Path | None = None, *, case: str | None = None) -> list[RunEntry]:
     """The project's run folders (:func:`_project_runs`), newest first."""
+    from .paths import display
     from .runfolder import RUN_FILE
 
     out = []
@@ -188,7 +183,7 @@ def list_runs(base: Path | None = None, *, case: str | None = None) -> list[RunE
         ans = _json(f / "answer.json")
         run = _json(f / RUN_FILE)
         entry = RunEntry(
-            folder=_display(f),
+            folder=display(f),
             written_at=datetime.fromtimestamp(_mtime(f), timezone.utc).isoformat(timespec="seconds"),
             case_id=req.get("case_id"), variant=req.get("variant"), subject=subj.get("id"),
             as_of=req.get("as_of"), verdict=ans.get("verdict") if isinstance(ans, dict) else None,

@@ -112,7 +112,7 @@ def marker_bytes(names: list[str]) -> bytes:
                          "files": sorted(names)})
 
 
-def _marker_files(folder: Path) -> set[str] | None:
+def marker_files(folder: Path) -> set[str] | None:
     """The file names a run folder's marker lists, or None when it has no valid marker."""
     import orjson
 
@@ -166,7 +166,7 @@ def check_out_dir(out: Path) -> set[str] | None:
         raise refuse(f"cannot be read ({e.strerror})") from None
     if not entries:
         return set()
-    allowed = _marker_files(out)
+    allowed = marker_files(out)
     if allowed is None:
         raise refuse(f"is not empty and is not a ctx run folder (no valid {RUN_MARKER} marker)")
     for e in entries:
@@ -228,7 +228,7 @@ def add_to_run_folder(folder: Path, files: dict[str, bytes]) -> None:
         raise ValueError(f"{RUN_MARKER} is written by add_to_run_folder itself")
     for name, data in files.items():
         write_file_atomic(folder / name, data)
-    listed = _marker_files(folder)
+    listed = marker_files(folder)
     if listed is not None:
         write_file_atomic(folder / RUN_MARKER, marker_bytes(sorted(listed | set(files))))
 

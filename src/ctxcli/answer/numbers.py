@@ -144,7 +144,7 @@ def _cn_small(s: str) -> int | None:
     return (d[tens] if tens else 1) * 10 + (d[units] if units else 0)
 
 
-def _iso(year: int, month: int, day: int | None) -> str | None:
+def _ymd(year: int, month: int, day: int | None) -> str | None:
     import calendar
 
     if not 1 <= month <= 12 or (day is not None and not 1 <= day <= calendar.monthrange(year, month)[1]):
@@ -160,7 +160,7 @@ def _en_date(m: re.Match) -> str:
     if "day" in m.re.groupindex:
         d = m.group("day").lower()
         day = _ORDINALS.get(d) or _ORDINALS.get(re.sub(r"\s+", " ", d)) or int(re.sub(r"[^0-9]+$", "", d))
-    out = _iso(int(m.group("year")), _MONTHS[month_word.lower()], day)
+    out = _ymd(int(m.group("year")), _MONTHS[month_word.lower()], day)
     return m.group() if out is None else out
 
 
@@ -171,7 +171,7 @@ def _cn_date(m: re.Match) -> str:
     day = _cn_small(m.group("day")) if m.group("day") else None
     if month is None or (m.group("day") and day is None):
         return m.group()
-    out = _iso(year, month, day)
+    out = _ymd(year, month, day)
     if out is None:
         return m.group()
     # 2026年7月23日10:02: the time written straight after the day is a separate value
@@ -189,7 +189,7 @@ _AMPM = re.compile(r"(?<![\w:])(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})\s*(?P<ap>[ap])\
 def _slash_date(m: re.Match) -> str:
     a, b = int(m["a"]), int(m["b"])
     day, month = (a, b) if a > 12 >= b else (b, a) if b > 12 >= a else (None, None)
-    iso = _iso(int(m["year"]), month, day) if day is not None else None
+    iso = _ymd(int(m["year"]), month, day) if day is not None else None
     return iso or m.group()
 
 

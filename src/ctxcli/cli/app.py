@@ -42,7 +42,7 @@ COMMAND_MODULES = (
 
 def _version(value: bool) -> None:
     if value:
-        from .main import version_line
+        from .. import version_line
 
         typer.echo(version_line())
         raise typer.Exit()

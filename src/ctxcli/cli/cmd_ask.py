@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .cmd_load import DbOpt, JsonOpt
-from .common import emit_json, handle_errors, parse_time
+from .common import emit_json, handle_errors, parse_time, show_repeated
 
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name sent to the endpoint (else "
                                                  "$CTX_MODEL, else model in [model] of ctx.toml).",
@@ -100,14 +100,13 @@ def ask(
             from .. import api as _api
             from ..answer.ask import AskOptions
             from ..ledger.runs import check_key, lookup
-            from .cmd_investigate import _repeated
 
             check_key(idempotency_key)
             req = _api.ask_request(AskOptions(target=target, as_of=parse_time(as_of, "--as-of"), variant=variant,
                                               db=db))
             prior = lookup(idempotency_key, req, command="ask", db=db)
             if prior is not None:
-                _repeated(prior, idempotency_key, as_json)
+                show_repeated(prior, idempotency_key, as_json)
                 return
         res = api.ask(target, model=model, endpoint=endpoint, as_of=parse_time(as_of, "--as-of"), variant=variant,
                       out=out, db=db, timeout=timeout, accept_disagreement=accept_disagreement,

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from .cmd_load import DbOpt, JsonOpt
-from .common import emit_json, handle_errors, parse_time
+from .common import emit_json, handle_errors, parse_time, show_repeated
 
 
 def register(app: typer.Typer) -> None:
@@ -226,7 +226,7 @@ def investigate(
             req = api.request_for(opts)
             prior = lookup(idempotency_key, req, command="investigate", db=db, inputs=api.inputs_digest(opts))
             if prior is not None:
-                _repeated(prior, idempotency_key, as_json)
+                show_repeated(prior, idempotency_key, as_json)
                 return
             check_folder(out, request_hash(req), replace=replace)      # before the work, not after it
         res = api.investigate(opts)
@@ -235,7 +235,7 @@ def investigate(
                                     extra={"inputs_sha256": ih} if ih is not None else None,
                                     no_text=no_text)
         if res.ledger and res.ledger.get("repeated"):
-            _repeated(res.ledger, idempotency_key, as_json)
+            show_repeated(res.ledger, idempotency_key, as_json)
             return
         spans = None
         if otel_out is not None or otel_target is not None:
@@ -261,20 +261,6 @@ def investigate(
                        "content_hash": res.pack["content_hash"], "out": str(out_dir), "answer": res.answer})
             return
         _human(res, out_dir)
-
-
-def _repeated(rec: dict, key: str | None, as_json: bool) -> None:
-    """The recorded run of an idempotency key, as the answer to its repeated request."""
-    from .console import console, safe
-
-    if as_json:
-        emit_json({"repeated": True, "idempotency_key": key, "run_id": rec["run_id"],
-                   "request_hash": rec["request_hash"], "pack_id": rec["pack_id"], "out": rec["folder"],
-                   "verdict": rec["verdict"], "recorded_at": rec["wall_time"]})
-        return
-    console().print(safe(f"idempotency key {key!r}: this request already ran as {rec['run_id']} at "
-                         f"{rec['wall_time']} (pack {rec['pack_id']}, verdict {rec['verdict']}, folder "
-                         f"{rec['folder']}); not run again"))
 
 
 def _human(res, out_dir: Path) -> None:

@@ -85,3 +85,17 @@ def emit_json(obj) -> None:
 
     sys.stdout.buffer.write(pretty_bytes(obj))
     sys.stdout.flush()
+
+
+def show_repeated(rec: dict, key: str | None, as_json: bool) -> None:
+    """The recorded run of an idempotency key, as the answer to its repeated request."""
+    from .console import console, safe
+
+    if as_json:
+        emit_json({"repeated": True, "idempotency_key": key, "run_id": rec["run_id"],
+                   "request_hash": rec["request_hash"], "pack_id": rec["pack_id"], "out": rec["folder"],
+                   "verdict": rec["verdict"], "recorded_at": rec["wall_time"]})
+        return
+    console().print(safe(f"idempotency key {key!r}: this request already ran as {rec['run_id']} at "
+                         f"{rec['wall_time']} (pack {rec['pack_id']}, verdict {rec['verdict']}, folder "
+                         f"{rec['folder']}); not run again"))

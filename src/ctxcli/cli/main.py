@@ -28,12 +28,6 @@ COMMANDS = {
 }
 
 
-def version_line() -> str:
-    from .. import BUILDER_VERSION, __version__
-
-    return f"ctx {__version__} ({BUILDER_VERSION})"
-
-
 def _completing() -> bool:
     """A shell-completion request (Typer reads ``_<PROG>_COMPLETE``): the full application answers it."""
     return any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
@@ -49,6 +43,8 @@ def _answered_here(args: list[str]) -> bool:
     if args not in (["--version"], ["--help"]) or _completing():
         return False
     if args == ["--version"]:
+        from .. import version_line
+
         sys.stdout.write(version_line() + "\n")
         return True
     import shutil

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..util.canon import content_hash, sha256_hex
-from ..util.timeutil import us_to_dt
+from ..util.timeutil import iso, us_to_dt
 from .gates import Obj, Rejection
 from .render import evidence_block
 from .retrieve import scores_shown
@@ -45,8 +45,8 @@ def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[s
         "evidence_id": evidence_id(o, shown_hash), "object_id": v.object_id, "source_id": o.source_id,
         "source_version": v.source_version, "object_type": o.object_type, "subject_id": v.subject_id,
         "title": v.title, "locator": v.locator, "content_hash": shown_hash,
-        "valid_from": _iso(o.valid_from_us, tz), "valid_to": _iso(o.valid_to_us, tz),
-        "observed_at": _iso(o.observed_us, tz), "trust_level": o.trust_level, "classification": o.classification,
+        "valid_from": iso(us_to_dt(o.valid_from_us, tz)), "valid_to": iso(us_to_dt(o.valid_to_us, tz)),
+        "observed_at": iso(us_to_dt(o.observed_us, tz)), "trust_level": o.trust_level, "classification": o.classification,
         "owner_team": o.owner_team, "supports": list(o.supports), "facts": v.facts, "round": round_no,
         "channels": dict(cand.ranks), "queries": dict(cand.queries), "rrf": cand.rrf,
         "retrieval_scores": scores_shown(cand.scores, disclosure.hides_text(o)), "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
@@ -55,11 +55,6 @@ def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[s
     }
     item["tokens"] = count(evidence_block(item))
     return item
-
-
-def _iso(us: int | None, tz) -> str | None:
-    dt = us_to_dt(us, tz)
-    return dt.isoformat() if dt else None
 
 
 def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order: list[str], target: list[str],

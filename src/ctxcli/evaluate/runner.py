@@ -178,12 +178,6 @@ def case_files(paths_in: Iterable[Path]) -> list[Path]:
     return uniq
 
 
-def _display(p: Path) -> str:
-    from ..paths import display
-
-    return display(p)
-
-
 def select(cases: list[tuple[Path, Any]], case_ids: tuple[str, ...], variants: tuple[str, ...]):
     """The cases named by ``case_ids`` (all when empty); every named case and variant must exist."""
     known = {c.case_id for _, c in cases}
@@ -202,6 +196,7 @@ def run(opts: EvalOptions) -> EvalReport:
     """Run every case file (base case and each variant) through each strategy, in-process;
     score each run. Nothing is written."""
     from .. import api
+    from ..paths import display
     from ..store import open_store
 
     bad = [s for s in opts.strategies if s not in STRATEGIES]
@@ -240,7 +235,7 @@ def run(opts: EvalOptions) -> EvalReport:
 
                     facts["input_violations"] = input_violations(res.pack, *read_inputs(inputs), scan)
                 s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)
-                runs.append({"case_id": case.case_id, "variant": variant, "file": _display(f),
+                runs.append({"case_id": case.case_id, "variant": variant, "file": display(f),
                              "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
                              "expectations_stated": sorted(exp.for_strategy(strategy).model_fields_set),
                              "expected_by_strategy": sorted(over.model_fields_set) if over is not None else [], **s,

@@ -1,6 +1,6 @@
 """Matching machinery of the English/Chinese core rules (see :mod:`.rules_core`): a tiny
 pattern DSL (macros, lead keywords, gates) and the scanner. Rules register with
-:func:`_add` when their module is imported; :func:`finalize` then builds the gating
+:func:`add_rule` when their module is imported; :func:`finalize` then builds the gating
 tables. Every gap is bounded and every rule starts with a literal lead keyword, so
 matching is linear in the text length."""
 
@@ -151,7 +151,7 @@ _MACRO_RE = re.compile("⟨([A-Z]+)⟩")
 
 def _expand(src: str) -> str:
     for _ in range(5):
-        # ⟨LEAD⟩/⟨LEADNC⟩ are left for _add to fill in.
+        # ⟨LEAD⟩/⟨LEADNC⟩ are left for add_rule to fill in.
         new = _MACRO_RE.sub(lambda m: _MACROS.get(m.group(1), m.group(0)), src)
         if new == src:
             return new
@@ -256,7 +256,7 @@ def _needles(words: Iterable[str]) -> tuple[bytes | str, ...]:
     return tuple(out)
 
 
-def _add(
+def add_rule(
     pid: str,
     label: str,
     src: str,
@@ -297,7 +297,7 @@ def _add(
                         tuple(variants)))
 
 
-def _words(*ws: str) -> list[tuple[str, tuple[str, ...], str]]:
+def word_leads(*ws: str) -> list[tuple[str, tuple[str, ...], str]]:
     """Simple leads: each word is its own regex (spaces -> ⟨S⟩), needle = its tokens'
     longest token, label word = the word."""
     out = []
@@ -308,7 +308,7 @@ def _words(*ws: str) -> list[tuple[str, tuple[str, ...], str]]:
     return out
 
 
-def _zh(*ws: str) -> list[tuple[str, tuple[str, ...], str]]:
+def zh_leads(*ws: str) -> list[tuple[str, tuple[str, ...], str]]:
     """CJK leads: literal, needle = the literal."""
     return [(regex.escape(w), (w,), w) for w in ws]
 

@@ -3,13 +3,13 @@ of the supported languages ("[SISTEMA]", "【システム】", "### END OF USER 
 
 from __future__ import annotations
 
-from .engine import _add
+from .engine import add_rule
 from .lang._templates import G, GW, alt
 
 _SYSTEM = ["system", "système", "systeme", "sistema", "система", "システム", "시스템", "系统",
            "系統"]
 # [SISTEMA] / 【システム】 / <SYSTEM> / [СИСТЕМА] …
-_add(
+add_rule(
     "role_marker", "[system] … marker (any language)",
     r"[\[【<]\s?" + alt(_SYSTEM) + r"(?:\s?(?:message|prompt|nachricht|mensaje|messaggio"
     r"|mensagem|message système|сообщение|メッセージ|메시지|消息|提示))?\s?[\]】>]"
@@ -17,7 +17,7 @@ _add(
     gate=[("[", "【", "<")], lang="any",
 )
 # "### SISTEMA:" / "### SYSTEM OVERRIDE" at the start of a line
-_add(
+add_rule(
     "role_marker", "### system: … (any language)",
     r"(?<=(?:^|\n)[#=*>\-\s]{0,4})#{2,6}\s?" + alt(_SYSTEM) + r"(?:\s?(?:override|prompt|message))?\s?:",
     gate=[("#",)], lang="any",
@@ -31,7 +31,7 @@ _END = (
     r"|сообщения|入力|입력|输入|輸入)s?"
 )
 # ### END OF USER INPUT ### / === END OF CUSTOMER MESSAGE === then a role line
-_add(
+add_rule(
     "fake_delimiter", "### end of input … marker",
     r"(?<![#=*\-])(?:#{2,8}|={2,8}|-{3,8}|\*{3,8}|\[|<)\s?" + _END + r"\s?(?:#{2,8}|={2,8}|-{3,8}|\*{3,8}|\]|>)"
     r"(?=" + GW + r"{0,80}?(?:system|assistant|admin|instructions?|sistema|système|система"
@@ -39,7 +39,7 @@ _add(
     gate=[("#", "==", "---", "***", "[", "<")], lang="any",
 )
 # </user_message> <system> / </document> … system:
-_add(
+add_rule(
     "fake_delimiter", "</user> … <system>",
     r"</\s?(?:user|user_input|user_message|human|customer|document|data|context|email|input"
     r"|untrusted|retrieved|evidence|message)>(?=" + GW + r"{0,80}?(?:<\s?(?:system|assistant"
@@ -47,7 +47,7 @@ _add(
     gate=[("</",)], lang="any",
 )
 # Chat-template turn markers the core rules do not know
-_add(
+add_rule(
     "fake_delimiter", "<|turn|> … token",
     r"<\|(?:system|user|assistant|end|endofturn|start|turn|channel|message|tool|ipython)\|>"
     r"|\[/?(?:sys|system_prompt|tool_call|tool_result|assistant|user)\]"

@@ -82,7 +82,7 @@ def cloud_event(rec: dict[str, Any]) -> dict[str, Any]:
             "datacontenttype": "application/json", "data": rec}
 
 
-def _append(path: Path, data: bytes) -> None:
+def append_synced(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     try:
         os.write(fd, data)
@@ -143,10 +143,10 @@ def recover(d: Path) -> list[str]:
                 if rec["hash"] not in have:
                     last = read_records(d)
                     if (last[-1]["hash"] if last else None) == rec["prev"]:
-                        _append(d / LEDGER_FILE, line_of(rec))
+                        append_synced(d / LEDGER_FILE, line_of(rec))
                         did.append(f"recorded run {rec['run_id']} (record {rec['seq']}) left by a killed process")
                 if ev["id"] not in _event_ids(d) and rec["hash"] in {r.get("hash") for r in read_records(d)}:
-                    _append(d / OUTBOX_FILE, line_of(ev))
+                    append_synced(d / OUTBOX_FILE, line_of(ev))
         os.unlink(p)
     return did
 
@@ -191,9 +191,9 @@ def commit(d: Path, rec: dict[str, Any], folder: Path | None, run_json: bytes | 
                 os.unlink(jp)
                 raise
         _step("folder")
-        _append(d / LEDGER_FILE, line_of(full))
+        append_synced(d / LEDGER_FILE, line_of(full))
         _step("ledger")
-        _append(d / OUTBOX_FILE, line_of(ev))
+        append_synced(d / OUTBOX_FILE, line_of(ev))
         os.unlink(jp)
         return full
 

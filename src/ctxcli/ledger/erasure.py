@@ -75,7 +75,7 @@ def _content_keys(object_id: str, tenant: str | None, db=None, generation: int |
 def record(object_id: str, *, reason: str, by: str | None = None, tenant: str | None = None,
            at: str | None = None, via: str = "ctx erase", db=None) -> tuple[dict[str, Any], bool]:
     """Record an erasure (once per object and tenant). Returns it and whether it is new."""
-    from .commit import _append, locked
+    from .commit import append_synced, locked
     from .records import line_of, now_utc
 
     if not object_id.strip() or any(ord(c) < 32 for c in object_id):
@@ -92,13 +92,13 @@ def record(object_id: str, *, reason: str, by: str | None = None, tenant: str | 
         keys = _content_keys(object_id, tenant, db)
         if keys:        # copies of the text under other ids are erased too (keyed: no plain digest here)
             e["content_keys"] = keys
-        _append(d / ERASURES_FILE, line_of(e))
+        append_synced(d / ERASURES_FILE, line_of(e))
         return e, True
 
 
 def record_tombstones(rows: list[tuple], db=None) -> int:
     """Record the tombstones a load found ((tenant, object_id, deleted_at, reason) rows), in one append."""
-    from .commit import _append, locked
+    from .commit import append_synced, locked
     from .records import line_of, now_utc
 
     if not rows:
@@ -115,7 +115,7 @@ def record_tombstones(rows: list[tuple], db=None) -> int:
             if keys:
                 e["content_keys"] = keys
         if new:
-            _append(d / ERASURES_FILE, b"".join(line_of(e) for e in new))
+            append_synced(d / ERASURES_FILE, b"".join(line_of(e) for e in new))
     return len(new)
 
 
@@ -271,7 +271,7 @@ def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str, *, mark: b
 
     import orjson
 
-    from ..runfolder import _mac, key_id, signing_key
+    from ..runfolder import key_id, run_mac, signing_key
     from ..util.canon import pretty_bytes
 
     body = orjson.loads(run_raw)
@@ -282,7 +282,7 @@ def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str, *, mark: b
     if mark:
         body["resealed"] = {"after": "erasure", "at": applied_at}
     if sig is not None and key is not None and key_id(key) == sig.get("key_id"):
-        body["signature"] = {"alg": "hmac-sha256", "key_id": sig["key_id"], "value": _mac(key, body)}
+        body["signature"] = {"alg": "hmac-sha256", "key_id": sig["key_id"], "value": run_mac(key, body)}
     elif sig is not None:
         body.setdefault("resealed", {"after": "erasure", "at": applied_at})
         body["resealed"]["unsigned"] = f"was signed with {sig.get('key_id')}; no key to sign it again"
@@ -291,13 +291,13 @@ def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str, *, mark: b
 
 def _folders(db=None) -> list[Path]:
     from .. import paths
-    from ..runs import _run_folders
+    from ..runs import run_folders
     from ..write import RUN_MARKER
     from .commit import records
     from .records import ledger_dir, resolve
 
     seen: dict[str, Path] = {}
-    for f in _run_folders(paths.runs_dir()):
+    for f in run_folders(paths.runs_dir()):
         seen[str(f.resolve())] = f
     for r in records(ledger_dir(db)):
         f = resolve(r.get("folder"))
@@ -386,7 +386,7 @@ def apply(db=None, *, every=None, generations: bool = True) -> dict[str, Any]:
     A file ctx did not write inside a run folder (or one it cannot read as a regular file) is
     left as it is and reported in ``skipped``; the folder's own files are still rewritten, and
     every other folder too."""
-    from ..write import RUN_MARKER, _marker_files
+    from ..write import RUN_MARKER, marker_files
     from .records import display, now_utc
 
     erasures = read_erasures(db) if every is None else []
@@ -395,7 +395,7 @@ def apply(db=None, *, every=None, generations: bool = True) -> dict[str, Any]:
     rewritten: list[str] = []
     skipped: list[dict[str, str]] = []
     for folder in _folders(db):
-        listed = _marker_files(folder)
+        listed = marker_files(folder)
         if listed is None:
             continue
         note = every(folder) if every is not None else None

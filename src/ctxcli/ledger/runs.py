@@ -75,10 +75,10 @@ def folder_request(out: Path) -> str | None:
     """The request hash of the pack in a run folder ctx wrote, or None (no folder, no pack)."""
     import orjson
 
-    from ..write import _marker_files
+    from ..write import marker_files
 
     out = Path(out)
-    if _marker_files(out) is None or not (out / "pack.json").is_file():
+    if marker_files(out) is None or not (out / "pack.json").is_file():
         return None
     try:
         pack = orjson.loads((out / "pack.json").read_bytes())

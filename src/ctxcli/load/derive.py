@@ -29,7 +29,7 @@ def row_line(row: dict[str, Any], cols) -> bytes:
 def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tuple[str, ...],
            vectors: bool = True) -> tuple[bytes, bytes, bytes]:
     """For each object row (``doc_id`` set): its dedup hash, the token count of its content,
-    the shadow text of title + content + keys (masked for a masked source: _indexed), and the shadow text's distinct terms
+    the shadow text of title + content + keys (masked for a masked source: indexed_text), and the shadow text's distinct terms
     (first-seen order) with their frequencies. Returns the rows as NDJSON lines of the
     objects and doc_terms files (columns ``obj_cols``, ``term_cols``, load/build._Writer's
     format) and their vectors as NDJSON lines ``{"doc_id": …, "vec": […]}`` (load/vectors.py
@@ -46,7 +46,7 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
     texts = []
     terms_of = fts_text.terms
     for o in rows:
-        title, content, keys = _indexed(o)
+        title, content, keys = indexed_text(o)
         texts.append(embed_text(title, content))
         key_text = " ".join(keys)
         ts = terms_of(title)
@@ -78,7 +78,7 @@ def derive(rows: list[dict[str, Any]], obj_cols: tuple[str, ...], term_cols: tup
     return b"\n".join(objs) + b"\n", b"\n".join(terms) + b"\n", lines
 
 
-def _indexed(o: dict[str, Any]) -> tuple[str | None, str, list[str]]:
+def indexed_text(o: dict[str, Any]) -> tuple[str | None, str, list[str]]:
     """(title, content, keys) as the full-text index and the vector see them: masked by the
     source's redaction policy (``_redact``, set by load/build.py), so that no subject's ranks or
     scores depend on text a mask hides from it (docs/security.md)."""

@@ -42,12 +42,12 @@ class Linker:
     def scan(self, o: dict[str, Any], linking, source_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(links, unresolved) of one object row: a link per entity named (its best match),
         never the object's own subject; an unresolved row per ambiguous or weak mention."""
-        from .derive import _indexed
+        from .derive import indexed_text
 
         subject = o.get("subject_id")
         if not subject:
             return [], []
-        title, content, keys = _indexed(o)
+        title, content, keys = indexed_text(o)
         texts = {"title": title or "", "content": content or "", "keys": " ; ".join(keys or [])}
         d = self._dict(o["tenant_id"], tuple(sorted(set(linking.entity_types))))
         best: dict[str, tuple[float, str]] = {}

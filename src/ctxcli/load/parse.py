@@ -18,7 +18,7 @@ from ..models.records import RelationRecord
 from ..util.canon import canonical_bytes, sha256_hex
 from ..util.yamlio import read_yaml_marked
 from . import parsers
-from .parsers.common import confined, file_sha256, inside, rel, us as _us  # noqa: F401  (build.py's names)
+from .parsers.common import confined, file_sha256, inside, rel
 from .parsers.markdown import anchor, split_markdown  # noqa: F401  (tests and older callers)
 
 _OPTIONAL_BLOCKS = ("mapping", "markdown", "git", "table", "json_export", "on_dangling", "linking", "injection")

@@ -180,12 +180,12 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     if not reused and not kept and not same:
         return
     con.execute("CREATE TEMP TABLE reuse_src(source_id VARCHAR, doc_off BIGINT, ent_off BIGINT)")
-    from .build import _json_list
+    from ..util.canon import json_list
 
     con.execute("INSERT INTO reuse_src SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
                 "unnest(from_json(?, '[\"BIGINT\"]')), unnest(from_json(?, '[\"BIGINT\"]'))",
-                [_json_list(reused), _json_list(reused[s][0] - prior.sources[s].first_doc for s in reused),
-                 _json_list(reused[s][1] - prior.sources[s].first_entity for s in reused)])
+                [json_list(reused), json_list(reused[s][0] - prior.sources[s].first_doc for s in reused),
+                 json_list(reused[s][1] - prior.sources[s].first_entity for s in reused)])
     con.execute("INSERT INTO entities SELECT e.* REPLACE (e.entity_id + r.ent_off AS entity_id) "
                 "FROM prior.entities e JOIN reuse_src r ON r.source_id = e.source_id")
     con.execute("INSERT INTO objects SELECT o.* REPLACE ((o.doc_id + r.doc_off)::INTEGER AS doc_id, "
@@ -229,7 +229,7 @@ def copy_rows(con, prior: Prior, reused: dict[str, tuple[int, int]], removed: se
     if removed:
         ks = sorted(removed)
         con.execute("INSERT INTO gone SELECT unnest(from_json(?, '[\"VARCHAR\"]')), "
-                    "unnest(from_json(?, '[\"VARCHAR\"]'))", [_json_list(t for t, _ in ks), _json_list(o for _, o in ks)])
+                    "unnest(from_json(?, '[\"VARCHAR\"]'))", [json_list(t for t, _ in ks), json_list(o for _, o in ks)])
     bad = con.execute(
         "SELECT count(*) FROM rrel r WHERE r.src IS NULL OR r.dst IS NULL OR (r.evidence_object_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.tenant_id = r.tenant_id AND o.object_id = r.evidence_object_id) "
@@ -270,13 +270,13 @@ def copy_unit_relations(con, sources: list[str], removed: set[tuple[str, str]], 
     their ends renumbered by entity key, kept or dropped by this load's tombstones (``removed``).
     An end that is no entity any more, or a relation id used again, raises Fallback: the full
     load reports it (or skips it, ``on_dangling: skip``)."""
-    from .build import _json_list
+    from ..util.canon import json_list
 
     cols = "tenant_id, relation_id, src, dst, rel_type, src_type, dst_type, valid_from_us, valid_to_us, " \
            "evidence_object_id, source_id, source_version, confidence, extraction_method"
     con.execute("CREATE TEMP TABLE uobj AS SELECT p.tenant_id, p.object_id, p.source_id FROM same_objects s "
                 "JOIN prior.objects p ON p.doc_id = s.old_doc "
-                "WHERE p.source_id IN (SELECT unnest(from_json(?, '[\"VARCHAR\"]')))", [_json_list(sources)])
+                "WHERE p.source_id IN (SELECT unnest(from_json(?, '[\"VARCHAR\"]')))", [json_list(sources)])
     con.execute("CREATE TEMP TABLE urel AS SELECT r.* REPLACE (a.entity_id AS src, b.entity_id AS dst, "
                 "a.entity_type AS src_type, b.entity_type AS dst_type) FROM ("
                 f" SELECT {cols} FROM prior.relations UNION ALL SELECT {cols} FROM prior.dropped_relations) r "
@@ -290,7 +290,7 @@ def copy_unit_relations(con, sources: list[str], removed: set[tuple[str, str]], 
     ks = sorted(removed)
     con.execute("CREATE TEMP TABLE ugone AS SELECT unnest(from_json(?, '[\"VARCHAR\"]')) AS tenant_id, "
                 "unnest(from_json(?, '[\"VARCHAR\"]')) AS object_id",
-                [_json_list(t for t, _ in ks), _json_list(o for _, o in ks)])
+                [json_list(t for t, _ in ks), json_list(o for _, o in ks)])
     _split_dropped(con, "urel", "ugone", cols, per)
     for t in ("urel", "uobj", "ugone"):
         con.execute(f"DROP TABLE {t}")
@@ -307,7 +307,7 @@ def deltas(con, obj_cols: tuple[str, ...], moved: dict[str, str] | None = None) 
     any column but the doc id and family differs — but for the sources in ``moved`` (source ->
     the pattern of the part of a locator that only says where a record sits: Parser.position),
     a locator that differs only in that part: the record moved (a row before it came or went)."""
-    from .build import _json_list
+    from ..util.canon import json_list
 
     diff = " OR ".join(f"n.{c} IS DISTINCT FROM p.{c}" for c in obj_cols if c not in ("doc_id", "family", "locator"))
     loc = "n.locator IS DISTINCT FROM p.locator"
@@ -316,7 +316,7 @@ def deltas(con, obj_cols: tuple[str, ...], moved: dict[str, str] | None = None) 
         q = "'" + pat.replace("'", "''") + "'"
         loc += (" AND NOT (n.source_id IN (SELECT unnest(from_json(?, '[\"VARCHAR\"]'))) AND "
                 f"regexp_replace(n.locator, {q}, '') = regexp_replace(p.locator, {q}, ''))")
-        params.append(_json_list(sorted(s for s, p in moved.items() if p == pat)))
+        params.append(json_list(sorted(s for s, p in moved.items() if p == pat)))
     out: dict[str, list[int]] = {}
     for sid, a, c, r in con.execute(
             "SELECT coalesce(n.source_id, p.source_id), count(*) FILTER (WHERE p.object_id IS NULL), "

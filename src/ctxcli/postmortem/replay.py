@@ -329,13 +329,13 @@ def _as_recorded_backend(rebuilt: dict[str, Any], recorded: dict[str, Any]) -> d
     """The rebuilt pack with the recorded pack's ``store.backend`` and ``store.generation``: a
     pack built on one backend (or generation) and rebuilt on another holding the same data is
     not drift (both are outside the pack's content hash)."""
-    from ..util.packid import _WHERE
+    from ..util.packid import STORE_WHERE
 
     rs, ws = rebuilt.get("store"), recorded.get("store")
-    if not isinstance(rs, dict) or not isinstance(ws, dict) or all(rs.get(k) == ws.get(k) for k in _WHERE):
+    if not isinstance(rs, dict) or not isinstance(ws, dict) or all(rs.get(k) == ws.get(k) for k in STORE_WHERE):
         return rebuilt
-    store = {k: v for k, v in rs.items() if k not in _WHERE}
-    for k in _WHERE:
+    store = {k: v for k, v in rs.items() if k not in STORE_WHERE}
+    for k in STORE_WHERE:
         if ws.get(k) is not None:
             store[k] = ws[k]
     return {**rebuilt, "store": store}

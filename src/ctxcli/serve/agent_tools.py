@@ -79,12 +79,12 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | No
     """Store one tool result and judge it for this server's subject on ``case``. Without
     ``shaped``, ctx shapes ``raw`` as the project's tool registry declares for ``tool``
     (``ctx tool-result shape``); given by hand, the gates check it against ``raw``."""
-    from .tools import _options, _read_own_case, ran_as_case
+    from .identity import case_options, ran_as_case, read_own_case
     from ..agents.tool_results import parse_tool_result
     from ..util.canon import canonical_bytes
     from .. import api
 
-    c = _read_own_case(cfg, case)
+    c = read_own_case(cfg, case)
     blob = raw.encode("utf-8")
     if len(blob) > MAX_RAW_BYTES:
         raise UsageError(f"raw is {len(blob)} bytes, over the {MAX_RAW_BYTES}-byte limit")
@@ -112,7 +112,7 @@ def add_tool_result(cfg: ServeConfig, *, case: str, tool: str, version: str | No
     tr = parse_tool_result(doc, file="add_tool_result")
     tr._raw_path = raw_file
     rid = tr.result_id()
-    opts = _options(cfg, case, as_of, None, None, None)
+    opts = case_options(cfg, case, as_of, None, None, None)
     opts.tool_results = [tr]
     g = api.gate_tool_results(opts)
     _write_new(_folder(cfg) / f"{rid}.json", canonical_bytes(tr.model_dump(mode="json")))
@@ -135,10 +135,10 @@ def handoff(cfg: ServeConfig, *, pack_id: str) -> dict[str, Any]:
     """The handoff document of a pack this server serves (``ctx handoff``), sealed with the
     store secret."""
     from .. import api
-    from .tools import run_dir
+    from .identity import run_dir
 
     from ..postmortem import load_pack
-    from .tools import ran_as_request
+    from .identity import ran_as_request
 
     path = run_dir(cfg, pack_id) / "pack.json"
     # ran_as is this call's echo, not part of the sealed document: build_context drops it
@@ -157,9 +157,9 @@ def _session_path(cfg: ServeConfig, session_id: str) -> Path:
 
 def _owner(cfg: ServeConfig, case: str) -> tuple[str, str]:
     """(tenant, subject) of the server's runs on ``case``: whose session and memory it is."""
-    from .tools import _read_own_case
+    from .identity import read_own_case
 
-    c = _read_own_case(cfg, case)
+    c = read_own_case(cfg, case)
     return c.tenant_id, cfg.subject_id or c.subject.id
 
 

@@ -7,7 +7,7 @@ models'), audited
 (one JSON line per call: time, tool, hash of the arguments, pack id, status) and mapped to
 the CLI's one-line messages when it fails; every resource read is audited the same way
 (tool ``read_resource``). A pack is served only to a server with the identity it was made
-for (:func:`ctxcli.serve.tools.serves`). The server never dies on bad input.
+for (:func:`ctxcli.serve.identity.serves`). The server never dies on bad input.
 """
 
 from __future__ import annotations

@@ -10,11 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-PG_PREFIXES = ("postgresql://", "postgres://")
-
-
-def is_postgres(address) -> bool:
-    return isinstance(address, str) and address.startswith(PG_PREFIXES)
+from .address import PG_PREFIXES, is_postgres  # noqa: F401  (ctxcli.store.is_postgres)
 
 
 def open_store(address, generation: int | None = None):

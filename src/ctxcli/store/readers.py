@@ -43,7 +43,7 @@ _OPENS: Counter = Counter()
 
 
 def _key(address) -> str:
-    from . import is_postgres
+    from .address import is_postgres
 
     return address if is_postgres(address) else os.path.abspath(str(address))
 

@@ -20,6 +20,13 @@ def pretty_bytes(obj: Any) -> bytes:
     return orjson.dumps(obj, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
 
 
+def json_list(xs) -> str:
+    """A list as one JSON text, for a statement parameter read with ``from_json``: DuckDB's
+    Python binding converts a list parameter element by element, ~0.5 ms each (5,000 ids:
+    2.6 s, against 0.05 s as text)."""
+    return orjson.dumps(list(xs)).decode()
+
+
 def sha256_hex(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")

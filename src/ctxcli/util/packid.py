@@ -14,7 +14,7 @@ PACK_SCHEMA = "ctx.pack/1"          # the version this ctx writes
 PACK_SCHEMAS = (PACK_SCHEMA,)       # the versions this ctx reads
 
 _UNHASHED = ("content_hash", "pack_id")
-_WHERE = ("backend", "generation")      # where the store lives and which of its files: not content
+STORE_WHERE = ("backend", "generation")      # where the store lives and which of its files: not content
 
 
 def pack_hash(pack: dict[str, Any]) -> str:
@@ -24,8 +24,8 @@ def pack_hash(pack: dict[str, Any]) -> str:
     on any generation holding the same data)."""
     body = {k: v for k, v in pack.items() if k not in _UNHASHED}
     store = body.get("store")
-    if isinstance(store, dict) and any(k in store for k in _WHERE):
-        body["store"] = {k: v for k, v in store.items() if k not in _WHERE}
+    if isinstance(store, dict) and any(k in store for k in STORE_WHERE):
+        body["store"] = {k: v for k, v in store.items() if k not in STORE_WHERE}
     return obj_hash(body)
 
 

@@ -113,6 +113,14 @@ def us_to_dt(us: int | None, tz) -> datetime | None:
     return (_EPOCH + timedelta(microseconds=us)).astimezone(tz)
 
 
+def iso(when: datetime | None, tz=None) -> str | None:
+    """A timestamp as ISO 8601 text, in ``tz`` when one is given (else as it is); None stays None.
+    Stored microseconds: ``iso(us_to_dt(us, tz))``."""
+    if when is None:
+        return None
+    return (when.astimezone(tz) if tz is not None else when).isoformat()
+
+
 def parse_duration(value: object, *, what: str = "duration") -> timedelta:
     """'90m', '24h', '30d', '2w' or an integer number of seconds."""
     if isinstance(value, bool):

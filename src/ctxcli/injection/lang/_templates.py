@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import regex
 
-from ..engine import _add
+from ..engine import add_rule
 
 # Boundaries that work for every script: no letter/digit right before / after.
 # (CJK letters are not word characters here: "AIは", "AI는" start with the word "ai".)
@@ -82,46 +82,46 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
     # override_instructions: IGNORE … INSTRUCTIONS (or INSTRUCTIONS … IGNORE for OV)
     if _ok(d.get("ignore")) and _ok(d.get("instr")):
         if ov == "VO":
-            _add("override_instructions", "{lead} … instructions",
+            add_rule("override_instructions", "{lead} … instructions",
                  r"⟨LEAD⟩" + G + r"{0,40}?" + bword(d["instr"], prefix=True), gate=need(d["instr"]),
                  leads=leads(d["ignore"], prefix=d.get("stem", False)), lang=lang, neg=True)
         else:
-            _add("override_instructions", "{lead} … ignore",
+            add_rule("override_instructions", "{lead} … ignore",
                  r"⟨LEAD⟩" + G + r"{0,24}?" + bword(d["ignore"], prefix=True), gate=need(d["ignore"]),
                  leads=leads(d["instr"], prefix=True), lang=lang, neg=True)
 
     # direct_command: AI … APPROVE … NOW / AI … NOW … APPROVE (addressed to the model)
     if _ok(d.get("addr")) and _ok(d.get("approve")) and _ok(d.get("urgent")):
         ap, ur = bword(d["approve"], prefix=True), bword(d["urgent"], prefix=True)
-        _add("direct_command", "{lead} … approve … now",
+        add_rule("direct_command", "{lead} … approve … now",
              r"⟨LEAD⟩" + G + r"{0,60}?(?:" + ap + G + r"{0,40}?" + ur + "|" + ur + G + r"{0,40}?" + ap + ")",
              gate=need(d["approve"], d["urgent"]), leads=leads(d["addr"]), lang=lang, neg=True)
 
     # role_marker: YOU ARE NOW … ADMIN
     if _ok(d.get("you_now")) and _ok(d.get("roles")):
-        _add("role_marker", "{lead} … (role)",
+        add_rule("role_marker", "{lead} … (role)",
              r"⟨LEAD⟩" + G + r"{0,40}?" + bword(d["roles"], prefix=True), gate=need(d["roles"]),
              leads=leads(d["you_now"]), lang=lang)
 
     # exfiltration: SECRET … <email|url> (sending a credential somewhere)
     if _ok(d.get("cred")):
-        _add("exfiltration", "{lead} … <address>",
+        add_rule("exfiltration", "{lead} … <address>",
              r"⟨LEAD⟩" + G + r"{0,80}?" + EMAIL,
              gate=[("@", "http", "https")], leads=leads(d["cred"], prefix=True), lang=lang, neg=True)
 
     # exfiltration_to_address: DATA … <email|url>
     if _ok(d.get("data")):
-        _add("exfiltration_to_address", "{lead} … <address>",
+        add_rule("exfiltration_to_address", "{lead} … <address>",
              r"⟨LEAD⟩" + G + r"{0,80}?" + EMAIL,
              gate=[("@", "http", "https")], leads=leads(d["data"], prefix=True), lang=lang, neg=True)
 
     # prompt_reveal: REVEAL … SYSTEM PROMPT (or PROMPT … REVEAL for OV languages)
     if _ok(d.get("reveal")) and _ok(d.get("prompt")):
         pr, rv = bword(d["prompt"], prefix=True), bword(d["reveal"], prefix=True)
-        _add("prompt_reveal", "{lead} … system prompt",
+        add_rule("prompt_reveal", "{lead} … system prompt",
              r"⟨LEAD⟩" + G + r"{0,40}?" + pr, gate=need(d["prompt"]),
              leads=leads(d["reveal"], prefix=True), lang=lang, neg=True)
-        _add("prompt_reveal", "{lead} … reveal",
+        add_rule("prompt_reveal", "{lead} … reveal",
              r"⟨LEAD⟩" + G + r"{0,30}?" + rv, gate=need(d["reveal"]),
              leads=leads(d["prompt"], prefix=True), lang=lang, neg=True)
 
@@ -129,53 +129,53 @@ def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
     if _ok(d.get("jb")):
         cue = d.get("jb_cue", [])
         if cue:
-            _add("persona_jailbreak", "{lead} … developer mode",
+            add_rule("persona_jailbreak", "{lead} … developer mode",
                  r"⟨LEAD⟩" + G + r"{0,50}?" + bword(d["jb"], prefix=True), gate=need(d["jb"]),
                  leads=leads(cue), lang=lang, neg=True)
-            _add("persona_jailbreak", "{lead} … (you)",
+            add_rule("persona_jailbreak", "{lead} … (you)",
                  r"⟨LEAD⟩" + G + r"{0,40}?" + bword(cue), gate=need(cue),
                  leads=leads(d["jb"], prefix=True), lang=lang, neg=True)
     if _ok(d.get("jb_strong")):  # phrases that are jailbreaks on their own
-        _add("persona_jailbreak", "{lead} … (jailbreak)", r"⟨LEAD⟩",
+        add_rule("persona_jailbreak", "{lead} … (jailbreak)", r"⟨LEAD⟩",
              leads=leads(d["jb_strong"]), lang=lang)
 
     # tool_call: CALL … tool_name (tool|function|now|<address>) / tool_name … CALL (OV)
     if _ok(d.get("call")):
         tw = bword(d.get("tool_word", ["tool"]), prefix=True)
-        _add("tool_call", "{lead} … <tool>",
+        add_rule("tool_call", "{lead} … <tool>",
              r"⟨LEAD⟩" + G + r"{0,25}?" + B + IDENT + r"(?:\(|" + G + r"{0,25}?" + tw + "|"
              + G + r"{0,80}?" + EMAIL + ")",
              leads=leads(d["call"], prefix=d.get("stem", False)), lang=lang, neg=True)
         if ov == "OV":  # "调用 delete_file", "delete_file ツールを呼び出して"
-            _add("tool_call", "{lead} … <tool>",
+            add_rule("tool_call", "{lead} … <tool>",
                  r"⟨LEAD⟩" + G + r"{0,12}?" + B + IDENT,
                  leads=leads(d["call"], prefix=True), lang=lang, neg=True)
-            _add("tool_call", "<tool> … {lead}",
+            add_rule("tool_call", "<tool> … {lead}",
                  r"(?<=" + B + IDENT + G + r"{0,20})⟨LEAD⟩",
                  gate=[("_",)], leads=leads(d["call"], prefix=True), lang=lang, neg=True)
 
     # canary_token: TOKEN … END OF ANSWER / ANSWER … TOKEN
     if _ok(d.get("token")) and _ok(d.get("answer")):
         an, tk = bword(d["answer"], prefix=True), bword(d["token"], prefix=True)
-        _add("canary_token", "{lead} … answer",
+        add_rule("canary_token", "{lead} … answer",
              r"⟨LEAD⟩" + G + r"{0,60}?" + an, gate=need(d["answer"]),
              leads=leads(d["token"], prefix=True), lang=lang, neg=True)
-        _add("canary_token", "{lead} … token",
+        add_rule("canary_token", "{lead} … token",
              r"⟨LEAD⟩" + G + r"{0,40}?" + tk, gate=need(d["token"]),
              leads=leads(d["answer"], prefix=True), lang=lang, neg=True)
     if _ok(d.get("append")) and _ok(d.get("every_answer")):
-        _add("canary_token", "{lead} … every answer",
+        add_rule("canary_token", "{lead} … every answer",
              r"⟨LEAD⟩" + G + r"{0,60}?" + bword(d["every_answer"]), gate=need(d["every_answer"]),
              leads=leads(d["append"], prefix=True), lang=lang, neg=True)
 
     # fake_reasoning: ASSISTANT'S REASONING: … I WILL / APPROVE
     if _ok(d.get("reasoning")) and _ok(d.get("decide")):
-        _add("fake_reasoning", "{lead} … decision",
+        add_rule("fake_reasoning", "{lead} … decision",
              r"⟨LEAD⟩" + G + r"{0,15}?:" + GW + r"{0,160}?" + bword(d["decide"], prefix=True),
              gate=need(d["decide"]), leads=leads(d["reasoning"], prefix=True), lang=lang)
 
     # ai_comment: "<!--" / "//" … for the AI:
     if _ok(d.get("to_ai")):
-        _add("ai_comment", "comment … {lead}",
+        add_rule("ai_comment", "comment … {lead}",
              r"(?<=(?:<!--|/\*|//|(?:^|\n)#)" + G + r"{0,40})⟨LEAD⟩",
              gate=[("<!--", "/*", "//", "#")], leads=leads(d["to_ai"]), lang=lang)

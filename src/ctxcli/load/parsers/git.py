@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...errors import InputError
+from ...util.timeutil import iso
 from . import Parser, Unit
 from .common import MAX_MARKDOWN_BYTES, SIDECARS, confined, file_sha256, report
 from .gitstore import confine, stored_size
@@ -285,10 +286,6 @@ def history(ls, state: dict[str, Any] | None = None, why: str = "no walk state r
     return Walk(repo, disp, tip.decode(), versions, live, cursor)
 
 
-def _iso(dt: datetime | None) -> str | None:
-    return dt.isoformat() if dt is not None else None
-
-
 def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, str],
                     latest: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     m = ls.manifest
@@ -304,8 +301,8 @@ def version_objects(ls, repo, disp: str, v: Version, prev_sections: dict[str, st
     except UnicodeDecodeError as e:
         raise InputError(f"not valid UTF-8 (byte {e.start})", file=where) from None
     ident = v.identity[:-3] if v.identity.endswith(".md") else v.identity
-    defaults = {"doc_id": ident, "title": v.path, "version": v.commit, "observed_at": _iso(v.when),
-                "valid_from": _iso(v.when), "valid_to": _iso(v.until)}
+    defaults = {"doc_id": ident, "title": v.path, "version": v.commit, "observed_at": iso(v.when),
+                "valid_from": iso(v.when), "valid_to": iso(v.until)}
     short = v.commit[:SHORT]
     versioned = m.git is None or m.git.version_ids
 

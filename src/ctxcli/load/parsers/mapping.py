@@ -31,7 +31,8 @@ class Where:
                           field=field)
 
 
-def _text(v: Any) -> str:
+def as_text(v: Any) -> str:
+    """A mapped value as text: true/false, a YAML number as written, a time in ISO form, 2.0 as 2."""
     if isinstance(v, bool):
         return "true" if v else "false"
     written = getattr(v, "written", None)     # a YAML number as its text was written (util/yamlio)
@@ -106,7 +107,7 @@ class _Template:
                                           f"{{{name}|default}})", field=target)
                     out.append(default)
                     continue
-                out.append(_text(v))
+                out.append(as_text(v))
                 filled = True
             if droppable and not filled:
                 continue
@@ -213,7 +214,7 @@ def fact_value(spec: str | FactSpec, rec: dict[str, Any], tz: str | None, where:
         if typ == "timestamp":
             return to_time(v, tz, where, src)
         if typ == "str":
-            return _text(v)
+            return as_text(v)
         if typ == "list":
             items = v if isinstance(v, list) else str(v).split(";")
             return [x.strip() if isinstance(x, str) else x for x in items if not empty(x)]
@@ -227,7 +228,7 @@ def fact_value(spec: str | FactSpec, rec: dict[str, Any], tz: str | None, where:
     if isinstance(v, (str, int, float, bool)) or (isinstance(v, list) and all(isinstance(x, (str, int, float))
                                                                                for x in v)):
         return v
-    return _text(v)
+    return as_text(v)
 
 
 def _bad(v: Any):
@@ -260,7 +261,7 @@ def apply(mp: Mapping, rec: dict[str, Any], where: Where, *, native: tuple[str, 
         if type(v) is str and v and not v.isspace():        # the common case: a non-empty text
             out[f] = v
         elif not empty(v):
-            out[f] = _text(v) if not isinstance(v, (list, dict)) else v
+            out[f] = as_text(v) if not isinstance(v, (list, dict)) else v
         else:
             out.pop(f, None)
     tz = mp.timezone
@@ -290,7 +291,7 @@ def apply(mp: Mapping, rec: dict[str, Any], where: Where, *, native: tuple[str, 
                     continue
                 for x in v if isinstance(v, list) else [v]:     # a field may hold a list of keys
                     if not empty(x):
-                        keys.append(_text(x))
+                        keys.append(as_text(x))
                 continue
             try:
                 keys.append(resolve(spec, rec, where, "keys"))

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from ...errors import InputError
 from ...models.manifest import DeletionMode
 from ...models.records import RelationRecord
-from . import Origin, Parser, PluginError
+from .base import Origin, Parser, PluginError
 from .common import (
     own_entity_row, own_object_row, own_relation, own_tombstone_row, report, sidecar_entities, sidecar_relations,
     sidecar_tombstones,

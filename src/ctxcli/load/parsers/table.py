@@ -526,7 +526,7 @@ def _entity_rows(ls, known) -> Iterator[tuple[int, dict[str, Any], Where, str | 
 def group_objects(ls) -> Iterator[dict[str, Any]]:
     """``table.row_groups``: one object per run of at most ``rows`` consecutive rows of one
     tenant with equal ``by`` values (models.manifest.RowGroups)."""
-    from .mapping import _text
+    from .mapping import as_text
 
     m, rg = ls.manifest, ls.manifest.table.row_groups
     base = _base(ls)
@@ -536,7 +536,7 @@ def group_objects(ls) -> Iterator[dict[str, Any]]:
         n0, row0, fields0, tenant, where = group[0]
         cols = list(rg.columns) or list(row0)
         a, b = n0, group[-1][0]
-        lines = [" | ".join(cols)] + [" | ".join("" if empty(r.get(c)) else _text(r.get(c)) for c in cols)
+        lines = [" | ".join(cols)] + [" | ".join("" if empty(r.get(c)) else as_text(r.get(c)) for c in cols)
                                       for _, r, _, _, _ in group]
         fields = dict(fields0)
         head = fields.get("body")
