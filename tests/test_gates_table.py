@@ -40,3 +40,16 @@ def test_each_gate_function_rejects_under_its_own_name():
             continue
         named = set(re.findall(r'Rejection\(\s*"(\w+)"', inspect.getsource(g.check)))
         assert named == {g.name}, (g.check.__name__, named)
+
+
+def test_docs_show_the_tool_result_and_memory_gate_tables():
+    from ctxcli.agents.memory import MEMORY_GATES
+    from ctxcli.agents.tool_results import TOOL_GATES
+    from ctxcli.engine.checks import markdown
+
+    text = DOC.read_text(encoding="utf-8")
+    assert "### Tool results\n\n" + markdown(TOOL_GATES) + "\n" in text
+    assert "### Memory records\n\n" + markdown(MEMORY_GATES) + "\n" in text
+    assert [g.name for g in TOOL_GATES] == ["tenant", "scope", "purpose", "named_object", "knowledge_time",
+                                            "freshness", "injection", "raw_check", "duplicate", "budget"]
+    assert [g.name for g in MEMORY_GATES if g.withholding] == ["tenant", "subject", "scope", "purpose"]
