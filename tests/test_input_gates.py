@@ -77,8 +77,10 @@ def none_named(x):
                                                     ("packed", 0, None)]),
     ({"limitations": [INJECT]}, {"as_of": T + timedelta(hours=3)}, [("freshness", "stale", False),
                                                                     ("packed", 0, None)]),
-    ({"purposes": ["p9"], "record_ids": ["secret-1"]}, {}, [("purpose", "purpose_not_allowed", True),
-                                                             ("packed", 0, None)]),
+    ({"purposes": ["p9"]}, {"resolve": lambda x: "tenant"}, [("purpose", "purpose_not_allowed", True),
+                                                              ("packed", 0, None)]),
+    ({}, {"known_at": T - US, "as_of": T + timedelta(hours=3)}, [("knowledge_time", "not_yet_observed", False),
+                                                                 ("packed", 0, None)]),
 ])
 def test_each_tool_result_gate_at_its_edge(result, request_, expected):
     assert gate_tools([tool_result(**result)], **request_) == expected
@@ -172,6 +174,8 @@ def gate_records(records, *, budget=20000, **req):
     ({"purposes": ["p9"]}, {"as_of": T - US}, [("purpose", "purpose_not_allowed", True), ("packed", 0, None)]),
     ({"review": None}, {"as_of": T - US}, [("knowledge_time", "not_yet_written", False), ("packed", 0, None)]),
     ({"review": None}, {"as_of": T + timedelta(days=31)}, [("ttl", "expired", False), ("packed", 0, None)]),
+    ({}, {"known_at": T - US, "as_of": T + timedelta(days=31)}, [("knowledge_time", "not_yet_written", False),
+                                                                 ("packed", 0, None)]),
     ({"review": None, "text": INJECT}, {}, [("review", "not_reviewed", False), ("packed", 0, None)]),
 ])
 def test_each_memory_gate_at_its_edge(rec, request_, expected):
@@ -213,3 +217,18 @@ def test_purpose_default_per_kind(allowed, purpose, empty_allows, denied):
     from ctxcli.engine.checks import purpose_denied
 
     assert purpose_denied(allowed, purpose, empty_allows=empty_allows) is denied
+
+
+def test_a_stored_object_without_allowed_purposes_serves_none():
+    from ctxcli.engine import gates
+
+    o = gates.Obj(doc_id=1, object_id="o1", tenant_id="t1", source_id="s", source_version="1", object_type="note",
+                  subject_id=None, title="t", content="c", locator="l", valid_from_us=None, valid_to_us=None,
+                  observed_us=0, required_scopes=[], allowed_purposes=[], supports=[], facts={}, keys=[],
+                  content_hash="h", dedup_hash="d", supersedes=None, tokens=1, section=None, doc_ref=None,
+                  trust_level="untrusted", classification="internal", max_age_s=None, redaction=None, owner_team="x")
+    c = gates.GateContext(tenant="t1", scopes=frozenset(), purpose="p1", as_of=T, as_of_us=0, known_at_us=None,
+                          replacement=lambda o: None)
+    assert gates.g_purpose(o, c).reason == "purpose_not_allowed"
+    o.allowed_purposes = ["p1"]
+    assert gates.g_purpose(o, c) is None
