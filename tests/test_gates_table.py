@@ -53,3 +53,13 @@ def test_docs_show_the_tool_result_and_memory_gate_tables():
     assert [g.name for g in TOOL_GATES] == ["tenant", "scope", "purpose", "named_object", "knowledge_time",
                                             "freshness", "injection", "raw_check", "duplicate", "budget"]
     assert [g.name for g in MEMORY_GATES if g.withholding] == ["tenant", "subject", "scope", "purpose"]
+
+
+def test_docs_show_the_working_state_message_table():
+    from ctxcli.agents.memory import MESSAGE_GATES, WORKING_GATE_ORDER
+    from ctxcli.engine.checks import markdown
+
+    assert "### Working-state messages\n" in DOC.read_text(encoding="utf-8")
+    assert "\n" + markdown(MESSAGE_GATES) + "\n" in DOC.read_text(encoding="utf-8")
+    assert [g.name for g in MESSAGE_GATES] == ["knowledge_time", "freshness", "injection", "budget"]
+    assert [n for n in WORKING_GATE_ORDER if n in {g.name for g in MESSAGE_GATES}] == [g.name for g in MESSAGE_GATES]

@@ -232,3 +232,89 @@ def test_a_stored_object_without_allowed_purposes_serves_none():
     assert gates.g_purpose(o, c).reason == "purpose_not_allowed"
     o.allowed_purposes = ["p1"]
     assert gates.g_purpose(o, c) is None
+
+
+# ------------------------------------------------------------------------------ working-state messages
+def state(messages, **change):
+    from ctxcli.agents.memory import parse_working_state
+
+    return parse_working_state({"session_id": "s1", "tenant_id": "t1", "subject_id": "u1", "messages": messages,
+                                **change}, file="s.yaml")
+
+
+def message(**change):
+    return {"id": "m-1", "role": "user", "text": "the pool filled at 10:01", "at": T.isoformat(), **change}
+
+
+STALE_TOOL = {"result_id": "tr-000000000001", "observed_at": T.isoformat(), "max_age": "1h"}
+
+
+def gate_messages(st, *, budget=20000, max_age=None, **req):
+    from ctxcli.agents.memory import gate_memory
+
+    args = {"tenant_id": "t1", "subject_id": "u1", "scopes": [], "purpose": "p1", "as_of": T + timedelta(hours=1),
+            "known_at": None, **req}
+    g = gate_memory(st, None, budget=budget, key=b"k" * 32, count=count, max_age=max_age, **args)
+    kept = [(m["id"], m["text"]) for m in g.working["messages"]]
+    return [(o["gate"], o["reason"], o["withheld"]) for o in g.omissions] + [("kept", kept, None)]
+
+
+KEPT = [("kept", [("m-1", "the pool filled at 10:01")], None)]
+NONE_KEPT = [("kept", [], None)]
+HOUR = {"user": timedelta(hours=1)}
+
+
+@pytest.mark.parametrize("msg, request_, expected", [
+    ({}, {}, KEPT),
+    # knowledge time: written exactly at the cut-off is known, one microsecond later is not; no `at`: known
+    ({}, {"as_of": T}, KEPT),
+    ({}, {"as_of": T - US}, [("knowledge_time", "not_yet_written", False)] + NONE_KEPT),
+    ({}, {"known_at": T}, KEPT),
+    ({}, {"known_at": T - US}, [("knowledge_time", "not_yet_written", False)] + NONE_KEPT),
+    ({"at": None}, {"as_of": T - US}, KEPT),
+    # freshness: its own max_age, else the role's; exactly that old is fresh
+    ({"max_age": "1h"}, {}, KEPT),
+    ({"max_age": "1h"}, {"as_of": T + timedelta(hours=1) + US}, [("freshness", "stale_message", False)] + NONE_KEPT),
+    ({}, {"max_age": HOUR}, KEPT),
+    ({}, {"max_age": HOUR, "as_of": T + timedelta(hours=1) + US}, [("freshness", "stale_message", False)] + NONE_KEPT),
+    ({"max_age": "2h"}, {"max_age": HOUR, "as_of": T + timedelta(hours=2)}, KEPT),
+    ({"at": None}, {"max_age": HOUR}, [("freshness", "undated", False)] + NONE_KEPT),
+    ({"role": "assistant"}, {"max_age": HOUR, "as_of": T + timedelta(days=9)},
+     [("kept", [("m-1", "the pool filled at 10:01")], None)]),
+    # injection; a tool message whose result is stale is cleared, not scanned
+    ({"text": INJECT}, {}, [("injection", "instruction_like_text", False)] + NONE_KEPT),
+    ({"role": "tool", "text": INJECT, "tool_result": STALE_TOOL}, {},
+     [("injection", "instruction_like_text", False)] + NONE_KEPT),
+    ({"role": "tool", "text": INJECT, "tool_result": STALE_TOOL}, {"as_of": T + timedelta(hours=1) + US},
+     [("freshness", "stale_tool_result_cleared", False), ("kept", [("m-1", "")], None)]),
+    # order: the first gate that rejects decides
+    ({"max_age": "1h"}, {"known_at": T - US, "as_of": T + timedelta(hours=2)},
+     [("knowledge_time", "not_yet_written", False)] + NONE_KEPT),
+    ({"max_age": "1h", "text": INJECT}, {"as_of": T + timedelta(hours=2)},
+     [("freshness", "stale_message", False)] + NONE_KEPT),
+])
+def test_each_message_gate_at_its_edge(msg, request_, expected):
+    assert gate_messages(state([message(**msg)]), **request_) == expected
+
+
+@pytest.mark.parametrize("change, gate", [({"tenant_id": "t2"}, "tenant"), ({"subject_id": "u2"}, "subject"),
+                                          ({"tenant_id": "t2", "subject_id": "u2"}, "tenant")])
+def test_a_working_state_of_another_tenant_or_subject_is_withheld_whole(change, gate):
+    reason = {"tenant": "other_tenant", "subject": "other_subject"}[gate]
+    assert gate_messages(state([message()], **change)) == [(gate, reason, True)] + NONE_KEPT
+
+
+def test_a_message_fits_exactly_its_tokens_and_an_older_one_never_jumps_a_newer_that_did_not():
+    from ctxcli.agents.memory import MEMORY_SHARE
+    from ctxcli.engine import render
+
+    st = state([message()])
+    w = {"session_id": "s1", "pinned": [], "summary": None, "messages": [], "messages_given": 1}
+    item = {"id": "m-1", "role": "user", "at": T.isoformat(), "text": message()["text"], "cleared": None}
+    base, need = count(render.working_memory_text(w)), count(render.message_block(item))
+    assert MEMORY_SHARE == 0.5
+    assert gate_messages(st, budget=base + 2 * need, as_of=T) == KEPT
+    assert gate_messages(st, budget=base + 2 * need - 2, as_of=T) == [("budget", "over_budget", False)] + NONE_KEPT
+    long = message(id="m-2", text="x " * 400, at=(T + US).isoformat())
+    assert gate_messages(state([message(), long]), budget=base + 2 * need + 40, as_of=T + US) == [
+        ("budget", "over_budget", False), ("budget", "over_budget", False)] + NONE_KEPT

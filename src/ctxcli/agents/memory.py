@@ -543,6 +543,62 @@ MEMORY_GATES: tuple[InputGate, ...] = (
 MEMORY_GATE_ORDER = [g.name for g in MEMORY_GATES]
 
 
+@dataclass
+class MessageGateContext:
+    """The request a working-state message is gated for."""
+
+    as_of: datetime
+    cutoff: datetime            # min(as_of, known_at): the knowledge time
+    tz: Any
+    max_age: dict[str, timedelta]   # the playbook's age limit per role
+
+
+@dataclass
+class MessageCandidate:
+    m: Message
+    demoted: bool               # a pinned goal that is not the case's: no age applies
+
+
+def w_knowledge_time(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
+    """Written after as_of (or known_at): what the agent could not yet have known."""
+    if c.m.at is not None and checks.after(c.m.at, x.cutoff):
+        return Rejection("knowledge_time", "not_yet_written", {"cutoff": _iso(x.cutoff, x.tz)})
+    return None
+
+
+def w_freshness(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
+    old = None if c.demoted else _too_old(c.m, x.as_of, x.max_age)
+    return None if old is None else Rejection("freshness", old.pop("reason"), old)
+
+
+def w_injection(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
+    """A tool message whose tool result is stale is cleared (its text leaves): nothing to scan."""
+    from ..engine.injection_adapter import scan
+
+    if c.m.tool_result is not None and _stale(c.m.tool_result, x.as_of) is not None:
+        return None
+    hit = scan([(f"messages.{c.m.id}.text", c.m.text)])
+    if hit is None:
+        return None
+    return Rejection("injection", "instruction_like_text", {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
+
+
+# The working-state message gates in their one order (docs/gates.md; tests/test_gates_table.py).
+# The state itself is withheld first when it is another tenant's or subject's (gates tenant,
+# subject); pinned items and the summary are judged on their own (docs/agents.md).
+MESSAGE_GATES: tuple[InputGate, ...] = (
+    InputGate("knowledge_time", w_knowledge_time, False, "its `at` is after min(as_of, known_at)",
+              "equal: known; no `at`: known"),
+    InputGate("freshness", w_freshness, False, "`as_of − at > max_age` (its own, else the playbook's "
+              "`memory_max_age` for its role; `undated` when an age applies and it has no `at`); a tool message "
+              "is cleared instead when its tool result is stale", "no age: never stale; equal: fresh"),
+    InputGate("injection", w_injection, False, "its text reads as an instruction (a cleared tool message is not "
+              "scanned)", "every message scanned"),
+    InputGate("budget", None, False, "it does not fit what is left of the memories' share, or a newer one did "
+              "not (newest kept first)", "equal: fits"),
+)
+
+
 def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, *, tenant_id: str,
                 subject_id: str, scopes: list[str], purpose: str, as_of: datetime, known_at: datetime | None,
                 budget: int, key: bytes, count: Callable[[str], int], goal: str | None = None,
@@ -570,8 +626,8 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
     if state is not None:
         w: dict[str, Any] = {"session_id": state.session_id, "pinned": [], "summary": None, "messages": [],
                              "messages_given": len(state.messages)}
-        if state.tenant_id != tenant_id or state.subject_id != subject_id:
-            gate = "tenant" if state.tenant_id != tenant_id else "subject"
+        if checks.other_label(state.tenant_id, tenant_id) or checks.other_label(state.subject_id, subject_id):
+            gate = "tenant" if checks.other_label(state.tenant_id, tenant_id) else "subject"
             ref = "wh-" + keyed_hex(key, "ctx-withheld-working-state", state.tenant_id, state.session_id)[:16]
             drop("working_memory", ref, gate, "other_tenant" if gate == "tenant" else "other_subject", {},
                  withheld=True)
@@ -605,26 +661,17 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
             kept: list[dict[str, Any]] = []
             full = False
             demoted_ids = {m.id for m in demoted}
+            mctx = MessageGateContext(as_of=as_of, cutoff=cutoff, tz=tz, max_age=max_age or {})
             for m in reversed(demoted + restored + list(state.messages)):   # newest first: the oldest go first
-                if m.at is not None and m.at > cutoff:
-                    # written after as_of (or known_at): what the agent could not yet have known
-                    drop("working_memory", m.id, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})
-                    continue
-                old = None if m.id in demoted_ids else _too_old(m, as_of, max_age or {})
-                if old is not None:
-                    drop("working_memory", m.id, "freshness", old.pop("reason"), old)
+                hit = checks.run_table(MESSAGE_GATES, MessageCandidate(m, m.id in demoted_ids), mctx)
+                if hit is not None:
+                    drop("working_memory", m.id, hit[1].gate, hit[1].reason, hit[1].detail)
                     continue
                 item = _message_item(m, as_of, tz, drop)
                 if m.id in demoted_ids:
                     item["demoted"] = "pinned_goal_not_the_cases"
-                if item["cleared"] is None:
-                    hit = scan([(f"messages.{m.id}.text", m.text)])
-                    if hit is not None:
-                        drop("working_memory", m.id, "injection", "instruction_like_text",
-                             {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
-                        continue
                 item["tokens"] = count(render.message_block(item))
-                if full or item["tokens"] > left:
+                if full or checks.over_budget(item["tokens"], left):
                     drop("working_memory", m.id, "budget", "over_budget", {"tokens": item["tokens"], "remaining": left})
                     full = True     # an older message never jumps over a newer one that did not fit
                     continue
