@@ -2654,7 +2654,7 @@ MUTANTS: list[Mutant] = [
     Mutant('tablegate-message-cleared-still-scanned', 'src/ctxcli/agents/memory.py',
            '    if c.m.tool_result is not None and _stale(c.m.tool_result, x.as_of) is not None:\n        return None\n',
            '', ('tests/test_input_gates.py',)),
-    Mutant('tablegate-message-undated-always-known', 'src/ctxcli/agents/memory.py',
+    Mutant('tablegate-message-cutoff-known-at-ignored', 'src/ctxcli/agents/memory.py',
            '    if c.m.at is not None and checks.after(c.m.at, x.cutoff):',
            '    if c.m.at is not None and c.m.at > x.as_of:', ('tests/test_input_gates.py',)),
     Mutant('tablegate-message-role-age-ignored', 'src/ctxcli/agents/memory.py',
