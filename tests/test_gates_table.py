@@ -40,3 +40,26 @@ def test_each_gate_function_rejects_under_its_own_name():
             continue
         named = set(re.findall(r'Rejection\(\s*"(\w+)"', inspect.getsource(g.check)))
         assert named == {g.name}, (g.check.__name__, named)
+
+
+def test_docs_show_the_tool_result_and_memory_gate_tables():
+    from ctxcli.agents.memory import MEMORY_GATES
+    from ctxcli.agents.tool_results import TOOL_GATES
+    from ctxcli.engine.checks import markdown
+
+    text = DOC.read_text(encoding="utf-8")
+    assert "### Tool results\n\n" + markdown(TOOL_GATES) + "\n" in text
+    assert "### Memory records\n\n" + markdown(MEMORY_GATES) + "\n" in text
+    assert [g.name for g in TOOL_GATES] == ["tenant", "scope", "purpose", "named_object", "knowledge_time",
+                                            "freshness", "injection", "raw_check", "duplicate", "budget"]
+    assert [g.name for g in MEMORY_GATES if g.withholding] == ["tenant", "subject", "scope", "purpose"]
+
+
+def test_docs_show_the_working_state_message_table():
+    from ctxcli.agents.memory import MESSAGE_GATES, WORKING_GATE_ORDER
+    from ctxcli.engine.checks import markdown
+
+    assert "### Working-state messages\n" in DOC.read_text(encoding="utf-8")
+    assert "\n" + markdown(MESSAGE_GATES) + "\n" in DOC.read_text(encoding="utf-8")
+    assert [g.name for g in MESSAGE_GATES] == ["knowledge_time", "freshness", "injection", "budget"]
+    assert [n for n in WORKING_GATE_ORDER if n in {g.name for g in MESSAGE_GATES}] == [g.name for g in MESSAGE_GATES]

@@ -28,6 +28,8 @@ from typing import Any, Callable, Literal
 
 from pydantic import AwareDatetime, Field, ValidationError, model_validator
 
+from ..engine import checks
+from ..engine.checks import InputGate, Rejection
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
 from .tool_results import Closed, MaxAge, Short, Text
@@ -35,9 +37,6 @@ from .tool_results import Closed, MaxAge, Short, Text
 WORKING_SCHEMA = "ctx.working-state/1"
 MEMORY_SCHEMA = "ctx.memory/1"
 WORKING_GATE_ORDER = ["tenant", "subject", "knowledge_time", "freshness", "injection", "claims", "budget"]
-MEMORY_GATE_ORDER = ["tenant", "subject", "scope", "purpose", "knowledge_time", "ttl", "review", "injection",
-                     "duplicate", "budget"]
-WITHHOLDING = ("tenant", "subject", "scope", "purpose")
 PINNED_KINDS = ("goal", "policy", "approval", "stop_condition")
 MAX_FILE_BYTES = 1_000_000
 # Recent messages, the summary and recalled memories may use at most this share of what the
@@ -461,6 +460,145 @@ def _message_item(m: Message, as_of: datetime, tz, drop) -> dict[str, Any]:
     return item
 
 
+@dataclass
+class MemoryGateContext:
+    """The request a memory record is gated for."""
+
+    tenant: str
+    subject: str
+    scopes: frozenset[str]
+    purpose: str
+    as_of: datetime
+    cutoff: datetime            # min(as_of, known_at): the knowledge time
+    tz: Any
+    seen: set[str] = field(default_factory=set)     # memory ids admitted so far
+
+
+def m_tenant(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    return Rejection("tenant", "other_tenant", {}) if checks.other_label(r.tenant_id, x.tenant) else None
+
+
+def m_subject(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    return Rejection("subject", "other_subject", {}) if checks.other_label(r.subject_id, x.subject) else None
+
+
+def m_scope(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    missing = checks.missing_scopes(r.scopes, x.scopes)
+    return Rejection("scope", "missing_scope", {"needs_scopes": missing}) if missing else None
+
+
+def m_purpose(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    if checks.purpose_denied(r.purposes, x.purpose, empty_allows=True):
+        return Rejection("purpose", "purpose_not_allowed", {"allowed_purposes": sorted(r.purposes)})
+    return None
+
+
+def m_knowledge_time(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    if checks.after(r.created_at, x.cutoff):
+        return Rejection("knowledge_time", "not_yet_written", {"cutoff": _iso(x.cutoff, x.tz)})
+    return None
+
+
+def m_ttl(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    if checks.ended(r.expires_at, x.as_of):
+        return Rejection("ttl", "expired", {"expires_at": _iso(r.expires_at, x.tz)})
+    return None
+
+
+def m_review(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    return Rejection("review", "not_reviewed", {}) if r.review is None else None
+
+
+def m_injection(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    from ..engine.injection_adapter import scan
+
+    hit = scan([("text", r.text)] + ([("source", r.source)] if r.source else []))
+    if hit is None:
+        return None
+    return Rejection("injection", "instruction_like_text", {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
+
+
+def m_duplicate(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
+    return Rejection("duplicate", "same_record_as_admitted", {}) if r.memory_id in x.seen else None
+
+
+# The memory-record gates in their one order (docs/gates.md; tests/test_gates_table.py).
+MEMORY_GATES: tuple[InputGate, ...] = (
+    InputGate("tenant", m_tenant, True, "the record's `tenant_id` is not the request's", "none: required"),
+    InputGate("subject", m_subject, True, "the record's `subject_id` is not the request's subject", "none: required"),
+    InputGate("scope", m_scope, True, "it names a scope the subject lacks (`needs_scopes`)",
+              "no `scopes`: none needed"),
+    InputGate("purpose", m_purpose, True, "`purposes` is given and does not hold the request's purpose "
+              "(`allowed_purposes`)", "no `purposes`: any purpose (its labels narrow, never widen)"),
+    InputGate("knowledge_time", m_knowledge_time, False, "`created_at` is after min(as_of, known_at)",
+              "equal: known"),
+    InputGate("ttl", m_ttl, False, "`expires_at ≤ as_of`", "always set (`ctx remember --ttl`)"),
+    InputGate("review", m_review, False, "it has no `review`", "none: rejected"),
+    InputGate("injection", m_injection, False, "its `text` or `source` reads as an instruction", "every record scanned"),
+    InputGate("duplicate", m_duplicate, False, "the same record (same `mem-` id) was recalled before",
+              "the first kept"),
+    InputGate("budget", None, False, "its block does not fit the memories' share of the evidence slot",
+              "equal: fits"),
+)
+MEMORY_GATE_ORDER = [g.name for g in MEMORY_GATES]
+
+
+@dataclass
+class MessageGateContext:
+    """The request a working-state message is gated for."""
+
+    as_of: datetime
+    cutoff: datetime            # min(as_of, known_at): the knowledge time
+    tz: Any
+    max_age: dict[str, timedelta]   # the playbook's age limit per role
+
+
+@dataclass
+class MessageCandidate:
+    m: Message
+    demoted: bool               # a pinned goal that is not the case's: no age applies
+
+
+def w_knowledge_time(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
+    """Written after as_of (or known_at): what the agent could not yet have known."""
+    if c.m.at is not None and checks.after(c.m.at, x.cutoff):
+        return Rejection("knowledge_time", "not_yet_written", {"cutoff": _iso(x.cutoff, x.tz)})
+    return None
+
+
+def w_freshness(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
+    old = None if c.demoted else _too_old(c.m, x.as_of, x.max_age)
+    return None if old is None else Rejection("freshness", old.pop("reason"), old)
+
+
+def w_injection(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
+    """A tool message whose tool result is stale is cleared (its text leaves): nothing to scan."""
+    from ..engine.injection_adapter import scan
+
+    if c.m.tool_result is not None and _stale(c.m.tool_result, x.as_of) is not None:
+        return None
+    hit = scan([(f"messages.{c.m.id}.text", c.m.text)])
+    if hit is None:
+        return None
+    return Rejection("injection", "instruction_like_text", {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
+
+
+# The working-state message gates in their one order (docs/gates.md; tests/test_gates_table.py).
+# The state itself is withheld first when it is another tenant's or subject's (gates tenant,
+# subject); pinned items and the summary are judged on their own (docs/agents.md).
+MESSAGE_GATES: tuple[InputGate, ...] = (
+    InputGate("knowledge_time", w_knowledge_time, False, "its `at` is after min(as_of, known_at)",
+              "equal: known; no `at`: known"),
+    InputGate("freshness", w_freshness, False, "`as_of − at > max_age` (its own, else the playbook's "
+              "`memory_max_age` for its role; `undated` when an age applies and it has no `at`); a tool message "
+              "is cleared instead when its tool result is stale", "no age: never stale; equal: fresh"),
+    InputGate("injection", w_injection, False, "its text reads as an instruction (a cleared tool message is not "
+              "scanned)", "every message scanned"),
+    InputGate("budget", None, False, "it does not fit what is left of the memories' share, or a newer one did "
+              "not (newest kept first)", "equal: fits"),
+)
+
+
 def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, *, tenant_id: str,
                 subject_id: str, scopes: list[str], purpose: str, as_of: datetime, known_at: datetime | None,
                 budget: int, key: bytes, count: Callable[[str], int], goal: str | None = None,
@@ -488,8 +626,8 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
     if state is not None:
         w: dict[str, Any] = {"session_id": state.session_id, "pinned": [], "summary": None, "messages": [],
                              "messages_given": len(state.messages)}
-        if state.tenant_id != tenant_id or state.subject_id != subject_id:
-            gate = "tenant" if state.tenant_id != tenant_id else "subject"
+        if checks.other_label(state.tenant_id, tenant_id) or checks.other_label(state.subject_id, subject_id):
+            gate = "tenant" if checks.other_label(state.tenant_id, tenant_id) else "subject"
             ref = "wh-" + keyed_hex(key, "ctx-withheld-working-state", state.tenant_id, state.session_id)[:16]
             drop("working_memory", ref, gate, "other_tenant" if gate == "tenant" else "other_subject", {},
                  withheld=True)
@@ -523,26 +661,17 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
             kept: list[dict[str, Any]] = []
             full = False
             demoted_ids = {m.id for m in demoted}
+            mctx = MessageGateContext(as_of=as_of, cutoff=cutoff, tz=tz, max_age=max_age or {})
             for m in reversed(demoted + restored + list(state.messages)):   # newest first: the oldest go first
-                if m.at is not None and m.at > cutoff:
-                    # written after as_of (or known_at): what the agent could not yet have known
-                    drop("working_memory", m.id, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})
-                    continue
-                old = None if m.id in demoted_ids else _too_old(m, as_of, max_age or {})
-                if old is not None:
-                    drop("working_memory", m.id, "freshness", old.pop("reason"), old)
+                hit = checks.run_table(MESSAGE_GATES, MessageCandidate(m, m.id in demoted_ids), mctx)
+                if hit is not None:
+                    drop("working_memory", m.id, hit[1].gate, hit[1].reason, hit[1].detail)
                     continue
                 item = _message_item(m, as_of, tz, drop)
                 if m.id in demoted_ids:
                     item["demoted"] = "pinned_goal_not_the_cases"
-                if item["cleared"] is None:
-                    hit = scan([(f"messages.{m.id}.text", m.text)])
-                    if hit is not None:
-                        drop("working_memory", m.id, "injection", "instruction_like_text",
-                             {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
-                        continue
                 item["tokens"] = count(render.message_block(item))
-                if full or item["tokens"] > left:
+                if full or checks.over_budget(item["tokens"], left):
                     drop("working_memory", m.id, "budget", "over_budget", {"tokens": item["tokens"], "remaining": left})
                     full = True     # an older message never jumps over a newer one that did not fit
                     continue
@@ -555,49 +684,28 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
     if records is not None:
         left -= count(render.episodic_memory_text([]))
         g.records = []
-        seen: set[str] = set()
+        rctx = MemoryGateContext(tenant=tenant_id, subject=subject_id, scopes=frozenset(scopes), purpose=purpose,
+                                 as_of=as_of, cutoff=cutoff, tz=tz)
         for r in records:
             def withhold(gate: str, reason: str, detail: dict[str, Any], r=r):
                 ref = "wh-" + keyed_hex(key, "ctx-withheld-memory", r.tenant_id, r.memory_id)[:16]
                 drop("episodic_memory", ref, gate, reason, detail, withheld=True)
 
-            if r.tenant_id != tenant_id:
-                withhold("tenant", "other_tenant", {})
-                continue
-            if r.subject_id != subject_id:
-                withhold("subject", "other_subject", {})
-                continue
-            missing = sorted(set(r.scopes) - set(scopes))
-            if missing:
-                withhold("scope", "missing_scope", {"needs_scopes": missing})
-                continue
-            if r.purposes and purpose not in r.purposes:
-                withhold("purpose", "purpose_not_allowed", {"allowed_purposes": sorted(r.purposes)})
+            hit = checks.run_table(MEMORY_GATES, r, rctx)
+            if hit is not None:
+                row, rej = hit
+                if row.withholding:
+                    withhold(rej.gate, rej.reason, rej.detail)
+                else:
+                    drop("episodic_memory", r.memory_id, rej.gate, rej.reason, rej.detail)
                 continue
             rid = r.memory_id
-            if r.created_at > cutoff:
-                drop("episodic_memory", rid, "knowledge_time", "not_yet_written", {"cutoff": _iso(cutoff, tz)})
-                continue
-            if r.expires_at <= as_of:
-                drop("episodic_memory", rid, "ttl", "expired", {"expires_at": _iso(r.expires_at, tz)})
-                continue
-            if r.review is None:
-                drop("episodic_memory", rid, "review", "not_reviewed", {})
-                continue
-            hit = scan([("text", r.text)] + ([("source", r.source)] if r.source else []))
-            if hit is not None:
-                drop("episodic_memory", rid, "injection", "instruction_like_text",
-                     {"field": hit[0], "pattern": hit[1], "matched": hit[2]})
-                continue
-            if rid in seen:
-                drop("episodic_memory", rid, "duplicate", "same_record_as_admitted", {})
-                continue
-            seen.add(rid)
+            rctx.seen.add(rid)
             item = {"memory_id": rid, "subject_id": r.subject_id, "text": r.text,
                     "created_at": _iso(r.created_at, tz), "expires_at": _iso(r.expires_at, tz),
                     "reviewed_by": r.review.reviewed_by, "source": r.source, "trust_level": "reviewed_memory"}
             item["tokens"] = count(render.memory_block(item))
-            if item["tokens"] > left:
+            if checks.over_budget(item["tokens"], left):
                 drop("episodic_memory", rid, "budget", "over_budget", {"tokens": item["tokens"], "remaining": left})
                 continue
             g.records.append(item)

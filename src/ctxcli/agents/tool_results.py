@@ -27,12 +27,12 @@ from pydantic import (AfterValidator, AwareDatetime, BaseModel, ConfigDict, Fiel
                       ValidationError, field_validator, model_serializer)
 from typing_extensions import Annotated
 
+from ..engine import checks
+from ..engine.checks import InputGate, Rejection
+from ..engine.gates import GATES as EVIDENCE_GATES
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
 
-TOOL_GATE_ORDER = ["tenant", "scope", "classification", "purpose", "knowledge_time", "freshness", "injection",
-                   "raw_check", "duplicate", "budget"]
-WITHHOLDING = ("tenant", "scope", "classification", "purpose")
 MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it names has no limit: only hashed)
 
 Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -339,6 +339,122 @@ def fit_item(item: dict[str, Any], room: int, steps: list, count: Callable[[str]
     return None
 
 
+@dataclass
+class ToolGateContext:
+    """The request a tool result is gated for."""
+
+    tenant: str
+    scopes: frozenset[str]
+    purpose: str
+    as_of: datetime
+    cutoff: datetime            # min(as_of, known_at): the knowledge time
+    tz: Any
+    resolve: Callable[[str], str | None] | None
+    registry: Any
+    seen: dict[str, str] = field(default_factory=dict)     # result ids admitted so far
+
+
+@dataclass
+class ToolCandidate:
+    """A tool result going through :data:`TOOL_GATES`; ``raw_check`` leaves its findings here."""
+
+    tr: ToolResult
+    spec: Any = None            # the registry's entry for its tool (None: unregistered)
+    facts_check: Any = None     # what the raw check found (None: it did not run)
+
+
+def t_tenant(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    return Rejection("tenant", "other_tenant", {}) if checks.other_label(c.tr.tenant_id, x.tenant) else None
+
+
+def t_scope(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    missing = checks.missing_scopes(c.tr.scopes, x.scopes)
+    return Rejection("scope", "missing_scope", {"needs_scopes": missing}) if missing else None
+
+
+def t_purpose(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    if checks.purpose_denied(c.tr.purposes, x.purpose, empty_allows=True):
+        return Rejection("purpose", "purpose_not_allowed", {"allowed_purposes": sorted(c.tr.purposes)})
+    return None
+
+
+def t_named_object(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    """Rejects under the withholding gate of the stored object it names (tenant … purpose)."""
+    named = _names_withheld(c.tr, x.resolve) if x.resolve is not None else None
+    return None if named is None else Rejection(named, "names_withheld_object", {})
+
+
+def t_knowledge_time(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    if checks.after(c.tr.observed_at, x.cutoff):
+        return Rejection("knowledge_time", "not_yet_observed", {"cutoff": _iso(x.cutoff, x.tz)})
+    return None
+
+
+def t_freshness(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    age = c.tr.max_age_td()
+    if checks.too_old(c.tr.observed_at, x.as_of, age):
+        from ..util.timeutil import fmt_duration
+
+        return Rejection("freshness", "stale", {"max_age": fmt_duration(age),
+                                                "age": fmt_duration(x.as_of - c.tr.observed_at)})
+    return None
+
+
+def t_injection(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    from ..engine.injection_adapter import scan
+
+    hit = scan(strings(c.tr))
+    if hit is None:
+        return None
+    fld, pattern, label = hit
+    return Rejection("injection", "instruction_like_text", {"field": fld, "pattern": pattern, "matched": label})
+
+
+def t_raw_check(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    c.spec = spec = x.registry.get(c.tr.tool)
+    if (spec is not None and spec.shape is not None) or c.tr.shaped.verified:
+        from .shape import check_facts
+
+        c.facts_check = fc = check_facts(c.tr, spec.shape if spec is not None else None)
+        if fc.mismatch is not None:
+            return Rejection("raw_check", "fact_disagrees_with_raw", fc.mismatch)
+    return None
+
+
+def t_duplicate(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    rid = c.tr.result_id()
+    if rid in x.seen:
+        return Rejection("duplicate", "same_result_as_admitted", {"duplicate_of": x.seen[rid]})
+    return None
+
+
+# The tool-result gates in their one order (docs/gates.md; tests/test_gates_table.py).
+TOOL_GATES: tuple[InputGate, ...] = (
+    InputGate("tenant", t_tenant, True, "the result's `tenant_id` is not the request's", "none: required"),
+    InputGate("scope", t_scope, True, "it names a scope the subject lacks (`needs_scopes`)",
+              "no `scopes`: none needed"),
+    InputGate("purpose", t_purpose, True, "`purposes` is given and does not hold the request's purpose "
+              "(`allowed_purposes`)", "no `purposes`: any purpose (its labels narrow, never widen)"),
+    InputGate("named_object", t_named_object, True, "a string it names is a stored object or entity this "
+              "subject may not see; recorded under that object's gate (tenant, scope, classification, purpose)",
+              "nothing named: passes"),
+    InputGate("knowledge_time", t_knowledge_time, False, "`observed_at` is after min(as_of, known_at)",
+              "equal: known"),
+    InputGate("freshness", t_freshness, False, "`as_of − observed_at > max_age`", "no `max_age`: never stale"),
+    InputGate("injection", t_injection, False, "a string of it (tool, arguments, facts, limitations, ids) "
+              "reads as an instruction", "every result scanned"),
+    InputGate("raw_check", t_raw_check, False, "a fact disagrees with the raw result (registered shape, or "
+              "`verified: true`)", "neither: not checked"),
+    InputGate("duplicate", t_duplicate, False, "the same result (same `tr-` id) was admitted before", "the first kept"),
+    InputGate("budget", None, False, "its block does not fit what is left of its slot, even shaped further by "
+              "the registry's `fit` steps", "equal: fits"),
+)
+# Omissions sort in this order: the stored-evidence table's withholding gates (a named object's
+# gate may be classification), then this table's others.
+TOOL_GATE_ORDER = ([g.name for g in EVIDENCE_GATES if g.withholding]
+                   + [g.name for g in TOOL_GATES if not g.withholding])
+
+
 def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list[str], purpose: str,
                       as_of: datetime, known_at: datetime | None, budget: int, slot: str, registry, key: bytes,
                       count: Callable[[str], int], resolve: Callable[[str], str | None] | None = None) -> ToolGate:
@@ -347,12 +463,10 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
     object a string names when this subject may not see it (None: it may, or no such object);
     a result naming one in ``record_ids``, ``arguments`` or fact values is withheld by that gate:
     its labels can narrow access, never widen it."""
-    from ..engine.injection_adapter import scan
     from ..engine.render import tool_result_block, tool_results_header
 
     tz = as_of.tzinfo
     g = ToolGate(slot=slot)
-    seen: dict[str, str] = {}
     cutoff = min(as_of, known_at) if known_at else as_of
 
     def withhold(tr: ToolResult, gate: str, reason: str, detail: dict[str, Any]) -> None:
@@ -364,51 +478,19 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
                             "detail": detail, "tool": tr.tool, "version": tr.version,
                             "observed_at": _iso(tr.observed_at, tz)})
 
+    ctx = ToolGateContext(tenant=tenant_id, scopes=frozenset(scopes), purpose=purpose, as_of=as_of, cutoff=cutoff,
+                          tz=tz, resolve=resolve, registry=registry)
     passed: list[tuple[ToolResult, dict[str, Any]]] = []
     for tr in results:
-        if tr.tenant_id != tenant_id:
-            withhold(tr, "tenant", "other_tenant", {})
-            continue
-        missing = sorted(set(tr.scopes) - set(scopes))
-        if missing:
-            withhold(tr, "scope", "missing_scope", {"needs_scopes": missing})
-            continue
-        if tr.purposes and purpose not in tr.purposes:
-            withhold(tr, "purpose", "purpose_not_allowed", {"allowed_purposes": sorted(tr.purposes)})
-            continue
-        named = _names_withheld(tr, resolve) if resolve is not None else None
-        if named is not None:
-            withhold(tr, named, "names_withheld_object", {})
-            continue
-        if tr.observed_at > cutoff:
-            exclude(tr, "knowledge_time", "not_yet_observed", {"cutoff": _iso(cutoff, tz)})
-            continue
-        age = tr.max_age_td()
-        if age is not None and as_of - tr.observed_at > age:
-            from ..util.timeutil import fmt_duration
-
-            exclude(tr, "freshness", "stale", {"max_age": fmt_duration(age),
-                                               "age": fmt_duration(as_of - tr.observed_at)})
-            continue
-        hit = scan(strings(tr))
+        cand = ToolCandidate(tr)
+        hit = checks.run_table(TOOL_GATES, cand, ctx)
         if hit is not None:
-            fld, pattern, label = hit
-            exclude(tr, "injection", "instruction_like_text", {"field": fld, "pattern": pattern, "matched": label})
+            row, r = hit
+            (withhold if row.withholding else exclude)(tr, r.gate, r.reason, r.detail)
             continue
-        spec = registry.get(tr.tool)
-        fc = None
-        if (spec is not None and spec.shape is not None) or tr.shaped.verified:
-            from .shape import check_facts
-
-            fc = check_facts(tr, spec.shape if spec is not None else None)
-            if fc.mismatch is not None:
-                exclude(tr, "raw_check", "fact_disagrees_with_raw", fc.mismatch)
-                continue
+        spec, fc, age = cand.spec, cand.facts_check, tr.max_age_td()
         rid = tr.result_id()
-        if rid in seen:
-            exclude(tr, "duplicate", "same_result_as_admitted", {"duplicate_of": seen[rid]})
-            continue
-        seen[rid] = rid
+        ctx.seen[rid] = rid
         item = {"result_id": rid, "tool": tr.tool, "version": tr.version, "call_id": tr.call_id,
                 "arguments": tr.arguments, "trust_level": "authoritative" if spec and spec.authoritative
                 else "untrusted", "observed_at": _iso(tr.observed_at, tz),
@@ -426,7 +508,7 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
             spec = registry.get(tr.tool)
             if spec is not None and spec.fit:
                 g.fits[item["result_id"]] = (list(spec.fit), item)
-            if used + item["tokens"] > budget:
+            if checks.over_budget(used + item["tokens"], budget):
                 fitted = fit_item(item, budget - used, list(spec.fit) if spec is not None else [], count)
                 if fitted is None:
                     exclude(tr, "budget", "over_budget", {"tokens": item["tokens"], "remaining": budget - used,

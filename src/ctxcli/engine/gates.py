@@ -15,14 +15,16 @@ an erased text: same content or duplicate hash) before its content is read (ctxc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import content_hash
 from ..util.timeutil import us_to_dt
+from .checks import Rejection, after, ended, missing_scopes, other_label, purpose_denied, too_old
 
+__all__ = ["Rejection"]
 
 
 @dataclass
@@ -60,13 +62,6 @@ class Obj:
     owner_team: str
     family: int | None = None
     injection_accept: tuple[str, ...] = ()   # fields its manifest accepts unscanned (authoritative sources)
-
-
-@dataclass
-class Rejection:
-    gate: str
-    reason: str
-    detail: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,13 +106,13 @@ class Access:
 
 
 def g_tenant(o: Obj, c: GateContext) -> Rejection | None:
-    if o.tenant_id != c.tenant:
+    if other_label(o.tenant_id, c.tenant):
         return Rejection("tenant", "other_tenant", {})
     return None
 
 
 def g_scope(o: Obj, c: GateContext) -> Rejection | None:
-    missing = sorted(set(o.required_scopes) - c.scopes)
+    missing = missing_scopes(o.required_scopes, c.scopes)
     if missing:
         return Rejection("scope", "missing_scope", {"needs": missing, "subject_has": sorted(c.scopes)})
     return None
@@ -131,7 +126,7 @@ def g_classification(o: Obj, c: GateContext) -> Rejection | None:
 
 
 def g_purpose(o: Obj, c: GateContext) -> Rejection | None:
-    if c.purpose not in o.allowed_purposes:
+    if purpose_denied(o.allowed_purposes, c.purpose, empty_allows=False):
         return Rejection("purpose", "purpose_not_allowed", {"purpose": c.purpose, "allowed": list(o.allowed_purposes)})
     return None
 
@@ -149,8 +144,8 @@ def g_erasure(o: Obj, c: GateContext) -> Rejection | None:
 
 def g_validity(o: Obj, c: GateContext) -> Rejection | None:
     tz = c.as_of.tzinfo
-    early = o.valid_from_us is not None and o.valid_from_us > c.as_of_us
-    late = o.valid_to_us is not None and o.valid_to_us <= c.as_of_us
+    early = o.valid_from_us is not None and after(o.valid_from_us, c.as_of_us)
+    late = ended(o.valid_to_us, c.as_of_us)
     vf, vt = us_to_dt(o.valid_from_us, tz), us_to_dt(o.valid_to_us, tz)
     when = {"valid_from": vf.isoformat() if vf else None, "valid_to": vt.isoformat() if vt else None,
             "as_of": c.as_of.isoformat()}
@@ -164,7 +159,7 @@ def g_validity(o: Obj, c: GateContext) -> Rejection | None:
 
 def g_knowledge_time(o: Obj, c: GateContext) -> Rejection | None:
     """Judged at the knowledge time (``known_at``); without one, nothing is cut off."""
-    if o.observed_us > c.known_us:
+    if after(o.observed_us, c.known_us):
         tz = c.as_of.tzinfo
         return Rejection("knowledge_time", "not_yet_known", {
             "observed_at": us_to_dt(o.observed_us, tz).isoformat(),
@@ -174,7 +169,7 @@ def g_knowledge_time(o: Obj, c: GateContext) -> Rejection | None:
 
 def g_freshness(o: Obj, c: GateContext) -> Rejection | None:
     """An observation's age at the knowledge time (``known_at``, else ``as_of``)."""
-    if o.max_age_s is not None and c.known_us - o.observed_us > o.max_age_s * 1_000_000:
+    if too_old(o.observed_us, c.known_us, None if o.max_age_s is None else o.max_age_s * 1_000_000):
         from ..util.timeutil import fmt_duration
 
         age = timedelta(microseconds=c.known_us - o.observed_us)
