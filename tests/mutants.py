@@ -1079,7 +1079,7 @@ MUTANTS: list[Mutant] = [
            ("tests/test_parser_plugins.py::test_a_plugin_reusing_a_bundled_name_is_refused_for_that_name",)),
     Mutant("parser-fallback-only-without-any-entry-point", "src/ctxcli/load/parsers/__init__.py",
            "        if not any(o.bundled for os_ in found.values() for o in os_):\n", "        if not found:\n",
-           ("tests/test_parser_plugins.py::test_an_installed_plugin_loads_and_its_records_are_governed_like_any_other",)),
+           ("tests/test_parser_plugins.py::test_from_a_source_tree_with_a_plugin_installed_the_bundled_parsers_are_still_there",)),
     Mutant("parser-fallback-beside-the-metadata", "src/ctxcli/load/parsers/__init__.py",
            "        if not any(o.bundled for os_ in found.values() for o in os_):\n", "        if True:\n",
            ("tests/test_parser_plugins.py::test_the_bundled_parsers_come_from_the_distribution_metadata_when_it_has_them",)),

@@ -215,6 +215,10 @@ def test_a_manifest_naming_an_unknown_parser_gets_a_did_you_mean_over_the_instal
     assert (r.exit_code, r.stderr) == (1, "checked 5 file(s): 1 problem(s)\n")
     assert r.stdout == (f"{MANIFEST}:11:1: parser: no installed parser is named 'tinny' "
                         f"(did you mean 'tiny'? installed: {BUNDLED_NAMES}, tiny)\n")
+    r = cli(["check", str(proj / MANIFEST)], proj, monkeypatch)   # one file: its own check says it
+    assert (r.exit_code, r.stderr) == (1, "checked 1 file(s): 1 problem(s)\n")
+    assert r.stdout == (f"{MANIFEST}:11:1: parser: no installed parser is named 'tinny' "
+                        f"(did you mean 'tiny'? installed: {BUNDLED_NAMES}, tiny)\n")
 
 
 def test_two_distributions_registering_one_name_is_an_error_naming_both(tmp_path, plugins, monkeypatch):
@@ -233,12 +237,41 @@ def test_two_distributions_registering_one_name_is_an_error_naming_both(tmp_path
         [" tiny (clash) ", " ctx-other-parser "], [" tiny (clash) ", " ctx-tiny-parser  "]]
 
 
-def test_a_plugin_reusing_a_bundled_name_is_refused_for_that_name(tmp_path, plugins, monkeypatch):
+def hide_ctx_metadata(monkeypatch):
+    """As when ctx runs from a source tree: its own distribution registers no entry point,
+    the plugins installed beside it still do."""
+    import importlib.metadata
+
+    from ctxcli.load import parsers
+
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [
+        ep for ep in real(group=group) if ep.dist is None or ep.dist.name != "ctx-investigator"])
+    monkeypatch.setattr(parsers, "_FOUND", None)
+    monkeypatch.setattr(parsers, "_LOADED", {})
+
+
+@pytest.mark.parametrize("metadata", ["installed", "source tree"])
+def test_a_plugin_reusing_a_bundled_name_is_refused_for_that_name(tmp_path, plugins, monkeypatch, metadata):
     plugins(install(tmp_path / "site", entry="records = ctx_tiny_parser:parse"))
+    if metadata == "source tree":
+        hide_ctx_metadata(monkeypatch)
     r = cli(["load"], project(tmp_path), monkeypatch)
     assert r.exit_code == 2
     assert r.stderr == ("ctx: error: manifests/sources/expense-ledger.yaml:14:1: parser: parser 'records' is "
                         "registered by two distributions, ctx-investigator and ctx-tiny-parser (uninstall one)\n")
+
+
+def test_from_a_source_tree_with_a_plugin_installed_the_bundled_parsers_are_still_there(tmp_path, plugins,
+                                                                                      monkeypatch):
+    from ctxcli.load import parsers
+
+    plugins(install(tmp_path / "site"))
+    hide_ctx_metadata(monkeypatch)
+    found = parsers.installed()
+    assert sorted(found) == sorted([*parsers.BUNDLED, "tiny"])
+    assert [(o.dist, o.bundled) for o in found["records"]] == [("ctx-investigator", True)]
+    assert [(o.dist, o.bundled) for o in found["tiny"]] == [("ctx-tiny-parser", False)]
 
 
 def test_a_plugin_that_raises_is_one_line_naming_the_plugin_the_source_and_the_manifest(tmp_path):
