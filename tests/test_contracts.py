@@ -141,6 +141,38 @@ def test_every_input_file_validates_against_its_schema():
             _check(name, read_yaml(f, display=str(f)), f)
 
 
+def test_a_manifest_with_tenants_or_extends_validates_against_the_published_schema():
+    """`ctx schema source-manifest` describes a manifest file as it may be written: one source, or
+    shared keys with `tenants:` / `extends:` — a tenant entry holds only what a tenant may set."""
+    import re
+
+    import yaml
+
+    from .conftest import REPO
+
+    doc_text = (REPO / "docs" / "authoring.md").read_text()
+    shared = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", doc_text, re.S) if "tenants:" in b))
+    _check("source-manifest", shared, "docs/authoring.md")
+    v = _validator("source-manifest")
+    single = yaml.safe_load((REPO / "manifests" / "sources" / sorted(
+        p.name for p in (REPO / "manifests" / "sources").glob("*.yaml"))[0]).read_text())
+    assert not list(v.iter_errors(single))
+    assert not list(v.iter_errors({"extends": "bases/tickets.yaml", "source_id": "t", "tenant_id": "acme"}))
+    bad = [
+        {**shared, "tenants": [{"tenant_id": "acme", "ownr_team": "x"}]},                   # not a tenant key
+        {**shared, "tenants": [{"tenant_id": "acme", "source_id": "a", "source_id_suffix": "-a"}]},
+        {**shared, "tenants": [{"snapshot": "exports/acme"}]},                               # no tenant_id
+        {**shared, "tenants": []},
+        {**shared, "tenant_id": "acme"},                                                     # named in the entries
+        {**shared, "tenants": [{"tenant_id": "acme", "git": {"path": "x", "include": ["*"]}}]},  # shared key
+        {k: v_ for k, v_ in shared.items() if k != "tenants"},                               # neither key
+    ]
+    for d in bad:
+        assert list(v.iter_errors(d)), d
+    ok = {**shared, "tenants": [{"tenant_id": "acme", "source_id_suffix": "-eu", "git": {"path": "repos/a"}}]}
+    assert not list(v.iter_errors(ok))
+
+
 def _runs():
     import yaml
 

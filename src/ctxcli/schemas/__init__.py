@@ -47,12 +47,52 @@ def generate() -> dict[str, dict[str, Any]]:
     docs: dict[str, dict[str, Any]] = {}
     for name, model in models().items():
         schema = model.model_json_schema(mode="validation")
+        if name == "source-manifest":
+            schema = manifest_file_schema(schema)
         docs[name] = {"$schema": DIALECT, "$id": f"{BASE_ID}{name}.json", **schema}
     from ..models.mcp import RESULTS, result_schema
 
     for tool in RESULTS:        # ctx serve's tool results: each tool's outputSchema
         docs[f"mcp.{tool}"] = {"$schema": DIALECT, "$id": f"{BASE_ID}mcp.{tool}.json", **result_schema(tool)}
     return docs
+
+
+def manifest_file_schema(plain: dict[str, Any]) -> dict[str, Any]:
+    """A source manifest as a file may be written: one source (the model's schema), or a
+    manifest with ``tenants:`` and/or ``extends:`` (load/tenants.py) that expands to one source
+    per tenant — the same keys, none required by themselves, each tenant entry holding only the
+    keys a tenant may set. (A base under ``manifests/bases/`` is any part of a manifest.)"""
+    from ..load.tenants import TENANT_BLOCKS, TENANT_KEYS
+
+    defs = dict(plain.pop("$defs", {}))
+    props = plain["properties"]
+    defs["SingleSourceManifest"] = plain
+    entry: dict[str, Any] = {}
+    for k in TENANT_KEYS:
+        if k == "source_id_suffix":
+            entry[k] = {"type": "string", "minLength": 1, "title": "Source Id Suffix",
+                        "description": "appended to the manifest's source_id for this tenant (default: "
+                                       "-<tenant_id>)"}
+        elif k in TENANT_BLOCKS:
+            block = defs[props[k]["anyOf"][0]["$ref"].rsplit("/", 1)[1]]
+            entry[k] = {"type": "object", "additionalProperties": False,
+                        "properties": {b: block["properties"][b] for b in TENANT_BLOCKS[k]}}
+        else:
+            entry[k] = props[k]
+    defs["TenantEntry"] = {"type": "object", "additionalProperties": False, "required": ["tenant_id"],
+                           "not": {"required": ["source_id", "source_id_suffix"]},
+                           "properties": entry, "title": "TenantEntry"}
+    shared = dict(props)      # (tenant_id only without tenants: each entry names its own)
+    shared["tenants"] = {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/TenantEntry"},
+                         "description": "one source per entry (docs/authoring.md, One manifest, many tenants)"}
+    shared["extends"] = {"type": "string", "minLength": 1,
+                         "description": "a base manifest inside the manifests folder, merged under this one"}
+    defs["SharedManifest"] = {"type": "object", "additionalProperties": False, "properties": shared,
+                              "anyOf": [{"required": ["tenants"]}, {"required": ["extends"]}],
+                              "not": {"required": ["tenants", "tenant_id"]},
+                              "title": "SharedManifest"}
+    return {"title": plain.get("title", "SourceManifest"), "$defs": defs,
+            "oneOf": [{"$ref": "#/$defs/SingleSourceManifest"}, {"$ref": "#/$defs/SharedManifest"}]}
 
 
 def names() -> list[str]:
