@@ -250,6 +250,39 @@ def test_a_tenant_path_into_another_tenants_data_is_refused(tmp_path, monkeypatc
     assert r.exit_code == 2 and "tenant 'acme' differs from the source's tenant 'globex'" in r.stderr
 
 
+def test_two_tenants_reading_one_folder_of_a_data_root_are_refused_whatever_the_roots_are_called(
+        tmp_path, monkeypatch):
+    """The same folder reached through two data-root names (or one root's folder holding the
+    other's) is one tenant's data read under another's id; the message names the data root and
+    the path inside it, never the machine path."""
+    root = _project(tmp_path, monkeypatch)
+    drop = tmp_path / "drop"
+    shutil.move(root / "sources", drop)
+    (tmp_path / "alias").symlink_to(drop)
+    toml = root / "ctx.toml"
+    toml.write_text((toml.read_text() if toml.exists() else "") +
+                    f'\n[data.roots]\ncorp = "{drop}"\nmirror = "{tmp_path / "alias"}"\n')
+    p = root / LEDGER
+    text = TENANTS.format(shared=SHARED).replace("sources/acme/expense-ledger", '"@corp/acme/expense-ledger"')
+    p.write_text(text.replace("sources/globex/expense-ledger", '"@corp/globex/expense-ledger"'))
+    for t in ("acme", "globex"):
+        pol = root / "manifests" / "sources" / f"travel-policy-{t}.yaml"
+        pol.write_text(pol.read_text().replace(f"sources/{t}/travel-policy", f'"@corp/{t}/travel-policy"'))
+    assert [m.source_id for m, _, _ in read_manifests(root / "manifests", root)][:2] == [
+        "expense-ledger-acme", "globex-expenses"]          # apart: loads
+    p.write_text(text.replace("sources/globex/expense-ledger", '"@mirror/acme/expense-ledger"'))
+    ln, col = _line(p.read_text(), 'snapshot: "@mirror/acme/expense-ledger"')
+    msg = _error(root)
+    assert msg == (f"{LEDGER}:{ln}:{col}: tenants.1 (globex): snapshot: reads @corp/acme/expense-ledger, "
+                   f"and {LEDGER} tenants.0 (acme) (tenant acme) reads @corp/acme/expense-ledger: a source "
+                   "never reads another tenant's data")
+    p.write_text(text.replace("sources/globex/expense-ledger", '"@mirror"'))        # a folder holding it
+    assert _error(root).endswith("tenants.1 (globex): snapshot: reads @corp, and "
+                                 f"{LEDGER} tenants.0 (acme) (tenant acme) reads @corp/acme/expense-ledger: a "
+                                 "source never reads another tenant's data")
+    assert str(tmp_path) not in msg
+
+
 def test_an_unknown_key_in_a_tenant_entry_says_did_you_mean(tmp_path, monkeypatch):
     root = _project(tmp_path, monkeypatch)
     p = root / LEDGER

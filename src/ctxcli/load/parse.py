@@ -142,7 +142,7 @@ def read_manifests(manifests_dir: Path, root: Path, *,
     names is installed, once (:func:`known_parser`), unless ``parsers_installed`` is false (a
     run's check that the store is current compares digests only: it reads no source, and a run
     pays no entry-point lookup)."""
-    from .tenants import data_place, expand, labelled, overlaps, validated
+    from .tenants import data_place, expand, labelled, overlaps, shown_place, validated
 
     src_dir = require_manifests(manifests_dir, root)
     out: list[tuple[SourceManifest, str, bytes]] = []
@@ -170,8 +170,8 @@ def read_manifests(manifests_dir: Path, root: Path, *,
             for other, tenant, by in places if place is not None else ():
                 if tenant != m.tenant_id and overlaps(place, other):
                     ln, col = exp.marks.find("snapshot") or (None, None)
-                    raise InputError(f"reads {rel(Path(place), root)}, and {by} (tenant {tenant}) reads "
-                                     f"{rel(Path(other), root)}: a source never reads another tenant's data",
+                    raise InputError(f"reads {shown_place(place, root)}, and {by} (tenant {tenant}) reads "
+                                     f"{shown_place(other, root)}: a source never reads another tenant's data",
                                      file=disp, line=ln, column=col, field=labelled(exp.label, "snapshot"))
             if place is not None:
                 places.append((place, m.tenant_id, where))

@@ -321,10 +321,35 @@ def data_place(m, root: Path) -> str | None:
         return None
     sub = m.git.path if m.git is not None else m.table.file if m.table is not None else \
         m.json_export.file if m.json_export is not None else "."
-    path = os.path.join(root, m.snapshot, sub or ".")
+    snapshot: str | Path = m.snapshot
+    if m.snapshot.startswith("@"):         # "@name/path": in a data root of ctx.toml
+        from ..paths import data_roots
+
+        name, _, inside = m.snapshot[1:].partition("/")
+        base = data_roots(root).get(name)
+        if base is None:
+            return None     # (the load refuses an unknown root: load/parse.resolve_snapshot)
+        snapshot = base / (inside or ".")
+    path = os.path.join(root, snapshot, sub or ".")
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
         return None     # (the load refuses the path itself: load/parse.resolve_snapshot)
     return os.path.realpath(path)
+
+
+def shown_place(place: str, root: Path) -> str:
+    """A real path as a message shows it: relative to the project root, or ``@name/…`` in a data
+    root — never a machine path."""
+    from ..paths import data_roots
+
+    real_root = os.path.realpath(root)
+    if place == real_root or place.startswith(real_root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(place, real_root)
+    for name, base in sorted(data_roots(root).items()):
+        rb = os.path.realpath(base)
+        if place == rb or place.startswith(rb.rstrip(os.sep) + os.sep):
+            inside = os.path.relpath(place, rb)
+            return f"@{name}" if inside == "." else f"@{name}/{inside}"
+    return os.path.basename(place)
 
 
 def overlaps(a: str, b: str) -> bool:
