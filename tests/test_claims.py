@@ -696,9 +696,12 @@ _PLAIN = {"evidence_id": "ev-diff", "trust_level": "authoritative", "facts": {"t
     ("保活超时的下调解释了GW-502激增。", "fact", [_HEDGED], ["hedge_dropped"]),
     ("La reducción del timeout posiblemente explica el pico de GW-502.", "fact", [_HEDGED], []),
     ("The lower timeout explains the spike.", "hypothesis", [_HEDGED], []),
-    # one item that states it plainly is enough
-    ("The keep-alive timeout is 5 seconds; it explains the spike.", "fact", [_HEDGED, _PLAIN], []),
+    # citing a note that only suspects is resting on it: another, plain item does not lift its hedge
+    ("The keep-alive timeout is 5 seconds; it explains the spike.", "fact", [_HEDGED, _PLAIN], ["hedge_dropped"]),
+    ("The keep-alive timeout is 5 seconds; it might explain the spike.", "fact", [_HEDGED, _PLAIN], []),
     ("The keep-alive timeout is 5 seconds.", "fact", [_PLAIN], []),
+    # an item that also states something plainly is not a hedged note
+    ("The keep-alive timeout is 5 seconds.", "fact", [{**_PLAIN, "text": _PLAIN["text"] + " " + _HEDGED["text"]}], []),
     # an unverified note is check_status's: one violation, not two
     ("Promotions explain it.", "fact", [{"evidence_id": "ev-n", "facts": {"verified": False},
                                          "text": "Ads may explain the drop."}], ["status_upgraded"]),
@@ -818,3 +821,105 @@ def test_the_claims_eval_checks_rule_claims_against_the_playbooks_condition(tmp_
     del side["rules"]
     (tmp_path / "items.json").write_text(json.dumps(side), encoding="utf-8")
     assert claims_eval.evaluate(tmp_path / "corpus.jsonl")["heldout"]["all wrong"] == [0, 1]
+
+
+_TENURE = {"evidence_id": "ev-t", "trust_level": "operational", "facts": {"policy_tenure_days": 12},
+           "text": "Policy tenure 12 days."}
+_TIMEOUT = {"evidence_id": "ev-k", "trust_level": "authoritative", "facts": {"keepalive_timeout_after_s": 5},
+            "text": "CFG-0811-07 lowered the keep-alive timeout to 5 seconds."}
+_FIRST = {"evidence_id": "ev-f", "trust_level": "operational",
+          "facts": {"error_code": "PAY-4097", "first_error_at": "2026-07-23T10:02:00+08:00"},
+          "text": "First PAY-4097 error at 10:02:00 (+08:00)."}
+
+
+@pytest.mark.parametrize("text, items, said", [
+    # a number the evidence gives in days, said in weeks or months; seconds said as milliseconds
+    ("The policy has been in force for 12 weeks.", [_TENURE], "12 weeks"),
+    ("The policy has been in force for 12 weeks.", [{**_TENURE, "text": "Policy tenure: 12."}], "12 weeks"),
+    ("保单期限为12个月。", [_TENURE], "12 months"),
+    ("The keep-alive timeout was lowered to 5 milliseconds.", [_TIMEOUT], "5 milliseconds"),
+    ("The keep-alive timeout was lowered to 5 ms.", [_TIMEOUT], "5 milliseconds"),
+    # the same unit in other words and languages is the evidence's
+    ("The policy has been in force for 12 days.", [_TENURE], None),
+    ("保单期限为12天。", [_TENURE], None),
+    ("契約期間は12日です。", [_TENURE], None),
+    ("Das Timeout beträgt jetzt 5 Sekunden.", [_TIMEOUT], None),
+    ("The keep-alive timeout is now 5 s.", [_TIMEOUT], None),
+    # a plural of codes is not a unit; a day of the month is not a duration
+    ("Checkout returned 502s from 14:05.", [{"evidence_id": "ev-5", "facts": {"retry_window_days": 502},
+                                           "text": "HTTP 502 from 14:05."}], None),
+    # a time of day in another zone than the evidence's, unless it is the same instant
+    ("First PAY-4097 error at 10:02 UTC.", [_FIRST], "10:02 UTC"),
+    ("Der erste Fehler kam um 10:02 MEZ.", [_FIRST], "10:02 MEZ"),
+    ("First PAY-4097 error at 10:02 (UTC+8).", [_FIRST], None),
+    ("First PAY-4097 error at 10:02 +08:00.", [_FIRST], None),
+    ("First PAY-4097 error at 10:02.", [_FIRST], None),
+])
+def test_a_duration_in_another_unit_or_a_time_in_another_zone_is_not_the_evidences(text, items, said):
+    from ctxcli.answer.validate import check_cited
+
+    vs = [v for v in check_cited(text, "fact", items) if v["code"] == "unsupported_value"]
+    assert [v["value"] for v in vs] == ([said] if said else [])
+
+
+def test_a_time_converted_to_another_zone_is_the_same_instant():
+    from ctxcli.answer.validate import _wrong_zones
+
+    assert _wrong_zones("The first error came at 02:02 UTC.", [_FIRST["text"]]) == []
+    assert _wrong_zones("The first error came at 10:02 UTC.", [_FIRST["text"]]) == [("10:02 UTC", "10:02 at UTC+08:00")]
+    assert _wrong_zones("The first error came at 10:02 UTC-2.", [_FIRST["text"]]) == [("10:02 UTC-2", "10:02 at UTC+08:00")]
+    assert _wrong_zones("The first error came at 10:02 GMT-8.", [_FIRST["text"]]) == [("10:02 GMT-8", "10:02 at UTC+08:00")]
+    assert _wrong_zones("The first error came at 10:02 UTC+8.", [_FIRST["text"]]) == []
+    # 10:02 UTC is not the first error's instant, but it is the last one's
+    span = "Errors from 10:02:00 (+08:00) until 18:02:00 (+08:00)."
+    assert _wrong_zones("The errors stopped at 10:02 UTC.", [span]) == []
+    assert _wrong_zones("The errors stopped at 10:02 CET.", [span]) == [("10:02 CET", "10:02 at UTC+08:00")]
+
+
+_PUSH5 = {"evidence_id": "ev-p5", "trust_level": "authoritative",
+          "facts": {"change_id": "CFG-0811-05", "completed_at": "2026-08-11T13:55:00+08:00"},
+          "text": "Log-level push CFG-0811-05 completed at 13:55."}
+_PUSH7 = {"evidence_id": "ev-p7", "trust_level": "authoritative",
+          "facts": {"change_id": "CFG-0811-07", "completed_at": "2026-08-11T14:00:00+08:00"},
+          "text": "Config push CFG-0811-07 completed at 14:00."}
+_REL = {"evidence_id": "ev-r", "trust_level": "authoritative",
+        "facts": {"change_id": "release-2026.07.23.1", "completed_at": "2026-07-23T09:54:00+08:00"},
+        "text": "Release release-2026.07.23.1 completed at 2026-07-23 09:54:00+08:00."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a value said of an id the evidence gives another value of its kind
+    ("CFG-0811-07 completed at 13:55.", [_PUSH5, _PUSH7], ["misbound_value"]),
+    ("CFG-0811-05 completed at 14:00.", [_PUSH5, _PUSH7], ["misbound_value"]),
+    ("CFG-0811-07 completed at 14:00 and CFG-0811-05 at 13:55.", [_PUSH5, _PUSH7], []),
+    # an id before "before"/"after" is not what the value after it is of
+    ("CFG-0811-07 completed at 14:00, shortly after the 13:55 push.", [_PUSH5, _PUSH7], []),
+    ("CFG-0811-07 completed shortly before the 14:02 errors.",
+     [_PUSH7, {"evidence_id": "ev-e", "facts": {"first_error_at": "14:02"}, "text": "GW-502 errors from 14:02."}], []),
+    # ids given only as facts go with the item's values too
+    ("CFG-0811-07 completed at 13:55.", [{**_PUSH5, "text": "Log-level push completed at 13:55."},
+                                         {**_PUSH7, "text": "Config push completed at 14:00."}], ["misbound_value"]),
+    # an id between a value's words does not cut them off: "first … error" is still said of 09:54
+    ("The first PAY-4097 error occurred at 09:54.", [_REL, _FIRST], ["misbound_value"]),
+    ("The first error of release-2026.07.23.1 occurred at 09:54.",
+     [_REL, {"evidence_id": "ev-f2", "facts": {"first_error_at": "10:02"}, "text": "First error at 10:02."}],
+     ["misbound_value"]),
+    ("The first PAY-4097 error occurred at 10:02.", [_REL, _FIRST], []),
+])
+def test_a_value_is_bound_to_the_id_it_is_said_of(text, items, codes):
+    from ctxcli.answer.validate import check_cited
+
+    assert [v["code"] for v in check_cited(text, "fact", items)] == codes
+
+
+def test_an_id_among_the_words_before_a_value_does_not_cut_them_off():
+    """Words the evidence uses only for another value bind it, an id among them or not (here no
+    fact names the field: only the items' words say what each time is)."""
+    from ctxcli.answer.validate import check_cited
+
+    alarm = {"evidence_id": "ev-a", "facts": {}, "trust_level": "operational", "text": "The alarm sounded at 14:07."}
+    fail = {"evidence_id": "ev-p", "facts": {}, "trust_level": "operational", "text": "Payments failed from 14:05."}
+    said = "The alarm for INC-SHOP-0901 sounded at {}."
+    assert [v["code"] for v in check_cited(said.format("14:05"), "fact", [alarm, fail],
+                                           req_texts=["INC-SHOP-0901"])] == ["misbound_value"]
+    assert check_cited(said.format("14:07"), "fact", [alarm, fail], req_texts=["INC-SHOP-0901"]) == []

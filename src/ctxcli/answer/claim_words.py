@@ -182,16 +182,22 @@ def alternation(table: dict[str, tuple[str, str]]) -> str:
 # What a value is, in other languages: the English word the context binding compares (validate.py,
 # "context binding"). A claim's "首次报错时间为09:54" then says "first error … 09:54" as the evidence does.
 FIELD_WORDS: dict[str, str] = {
-    "first": r"首次|首个|第一个|第一次|最初の|\bprimer[oa]?s?\b|\berste[nrs]?\b|\bpremi(?:er|ère)s?\b|\bprimeir[oa]s?\b",
-    "error": r"报错|错误|出错|エラー|\berror(?:es)?\b|\bFehler\b|\berreurs?\b|\berros?\b",
+    "first": r"首次|首个|第一个|第一次|最初の|\bprimer[oa]?s?\b|\berste[nrs]?\b|\bpremi(?:er|ère)s?\b|\bprimeir[oa]s?\b|"
+             r"\bprim[oa]\b|\bперв(?:ая|ый|ое|ой|ую)\b|\bđầu tiên\b",
+    "error": r"报错|错误|出错|エラー|\berror(?:es)?\b|\bFehler\b|\berreurs?\b|\berros?\b|\berror[ei]\b|"
+             r"\bошибк[аиу]\b|\blỗi\b",
     "completed": r"完成|完了|\b(?:se )?complet(?:ó|ado|ada)\b|\babgeschlossen\b|\btermin(?:é|ée)\b|\bachevée?\b|"
                  r"\bconcluíd[oa]\b",
     "release": r"发布|リリース|\blanzamiento\b|\bdespliegue\b",
     "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b",
     "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b",
     "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b",
-    "amount": r"金额|金額|\bimporte\b|\bmonto\b|\b(?:Schadens)?[Bb]etrag\b|\bmontant\b",
-    "threshold": r"门槛|阈值|閾値|\bumbral\b|\bSchwell(?:e|enwert)\b|\bPrüfschwelle\b|\bseuil\b|\blimiar\b",
+    "amount": r"金额|金額|\bimporte\b|\bmonto\b|\b(?:Schadens)?[Bb]etrag\b|\bmontant\b|\bimporto\b|"
+              r"\bсумм[аы]\b|\bsố tiền\b",
+    "threshold": r"门槛|阈值|閾値|\bumbral\b|\bSchwell(?:e|enwert)\b|\bPrüfschwelle\b|\bseuil\b|\blimiar\b|"
+                 r"\bsoglia\b|\bпорог\w*|\bngưỡng\b",
+    "review": r"审核|审查|審査|\brevisión\b|\brevue\b|\brévision\b|\bPrüfung\b|\brevisão\b|\brevisione\b|"
+              r"\bпроверк[аиу]\b|\bxem xét\b",
     "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b",
     "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|"
              r"\bsinistro\b|\byêu cầu bồi thường\b",

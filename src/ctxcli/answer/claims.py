@@ -360,13 +360,21 @@ def check_hedges(text: str, status: str, items: list[dict[str, Any]]) -> list[di
     sent = hedged_source(text, [s for i in items for s in _item_sources(i)])
     if sent is not None:
         return [_viol("hedge_dropped", f"states as fact what its source hedges: {sent[:120]!r}", value=sent[:120])]
-    if items and not _HEDGE.search(text) and not any(map(is_unverified, items)) and \
-            all(_HEDGE.search(str(i.get("text") or "")) for i in items):       # unverified: check_status says it
-        # in other words, but every item it rests on only suspects it ("might explain", "likely held")
-        ids = [str(i.get("object_id") or i.get("evidence_id")) for i in items]
-        return [_viol("hedge_dropped", f"states as fact what only hedged evidence suggests ({', '.join(ids)})",
-                      value=ids[0])]
+    if items and not _HEDGE.search(text) and not any(map(is_unverified, items)):   # unverified: check_status's
+        # in other words, but an item it cites only suspects ("might explain", "likely held"): a
+        # fact may not rest on it, whatever else the claim cites
+        ids = [str(i.get("object_id") or i.get("evidence_id")) for i in items if wholly_hedged(i)]
+        if ids:
+            return [_viol("hedge_dropped", f"states as fact what only hedged evidence suggests ({', '.join(ids)})",
+                          value=ids[0])]
     return []
+
+
+def wholly_hedged(item: dict[str, Any]) -> bool:
+    """Whether every sentence of an item's text hedges (a note that only suspects); an item that
+    also states something plainly ("Pool at 50 of 50. The retry loop may be why.") is not."""
+    sents = [x for x in _SENT.split(str(item.get("text") or "")) if x.strip()]
+    return bool(sents) and all(_HEDGE.search(x) for x in sents)
 
 
 # ---------------------------------------------------------------------------------- playbook rules

@@ -84,9 +84,14 @@ def values_in(text: str) -> list[str]:
     """Numbers, dates, identifiers and versions in ``text`` (tokens holding a digit), in order."""
     out = []
     for m in _TOKEN.finditer(_prep(_EV_ID.sub(" ", text))):
-        if any(ch.isdigit() for ch in m.group()):
+        if any(ch.isdigit() for ch in m.group()) and not _ZONE_TOKEN.fullmatch(m.group()):
             out.append(m.group())
     return out
+
+
+# a zone written as an offset from UTC ("UTC+8", "GMT-05:00"): the zone of a time beside it, which
+# _wrong_zones checks, not a value of its own
+_ZONE_TOKEN = re.compile(r"(?:UTC|GMT)[+-][0-9]{1,2}(?::?[0-9]{2})?", re.I)
 
 
 def haystack(texts: list[str]) -> set[str]:
@@ -494,6 +499,11 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
     for code in sorted(currencies(text) - held) if held else ():
         out.append(_viol("unsupported_value", f"an amount in {code}: the evidence the claim cites states "
                          f"{', '.join(sorted(held))}", i, value=code))
+    cited = [by_id[cid] for cid in good]
+    for said, held_as in _wrong_units(text, cited) + _wrong_zones(text, texts):
+        if not any(v["value"] == said for v in out):
+            out.append(_viol("unsupported_value", f"{said!r}: the evidence the claim cites states {held_as}", i,
+                             value=said))
     for v, field, want in _bound_values(text, _fields(good, by_id, derived)):
         if v in unsupported or _matches(v, want):
             continue
@@ -506,6 +516,99 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
             out.append(_viol("misbound_value", f"{v!r} is said of what the evidence says of {other!r}", i,
                              value=v, field="context"))
             flagged.add(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------- units and zones
+# a duration's unit after its number, in the languages of claim_words (one-letter units only
+# after a space: "502s" is a plural of codes)
+_UNIT_WORDS_RX = {
+    "ms": r"ms|milliseconds?|millisecondes?|milisegundos?|Millisekunden|millisecondi|миллисекунд\w*|毫秒|ミリ秒",
+    "s": r"secs?|seconds?|secondes?|segundos?|Sekunden?|secondi|секунд\w*|秒钟?|giây",
+    "min": r"mins?|minutes?|minutos?|Minuten?|minuti|минут\w*|分钟|分間|phút",
+    "h": r"hrs?|hours?|heures?|horas?|Stunden?|ore|час\w*|小时|時間|giờ",
+    "d": r"days?|jours?|d[ií]as|Tagen?|Tage|giorni|дн(?:я|ей)|天|日間?|ngày",
+    "w": r"weeks?|semaines?|semanas?|Wochen?|settimane|недел\w*|个?星期|周|週間?|tuần",
+    "mo": r"months?|mois|meses|Monate?n?|mesi|месяц\w*|个月|か月|ヶ月|tháng",
+    "y": r"years?|años|anos|Jahre?n?|anni|год(?:а|ов)?|лет|năm",
+}
+_UNIT_RX = re.compile(r"(?<![A-Za-z0-9_.月])(\d+(?:\.\d+)?)(?:\s*(" + "|".join(
+    f"(?P<{k}>{w})" for k, w in _UNIT_WORDS_RX.items()) + r")(?![A-Za-z])|\s+(?P<s1>s)\b|\s+(?P<h1>h)\b)", re.I)
+_FIELD_UNIT = {"days": "d", "day": "d", "s": "s", "sec": "s", "seconds": "s", "ms": "ms", "minutes": "min",
+               "min": "min", "hours": "h", "h": "h", "weeks": "w", "months": "mo", "years": "y"}
+
+
+def _units(text: str) -> list[tuple[str, str]]:
+    """(number, unit) of every duration ``text`` states ("12 days", "5 秒", "20个月")."""
+    out = []
+    for m in _UNIT_RX.finditer(numbers.normalise(text)):
+        unit = next((k for k in _UNIT_WORDS_RX if m.group(k)), None) or ("s" if m.group("s1") else "h")
+        out.append((norm(m.group(1)), unit))
+    return out
+
+
+def _wrong_units(text: str, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """("12 weeks", "12 d") where the claim gives a number a unit of time the cited evidence never
+    gives it: the evidence's units are those of its texts and of its facts' names
+    (``policy_tenure_days``: days)."""
+    held: dict[str, set[str]] = {}
+    for it in items:
+        for t in _item_texts(it):
+            for v, u in _units(t):
+                held.setdefault(v, set()).add(u)
+        for k, val in (it.get("facts") or {}).items():
+            u = _FIELD_UNIT.get(str(k).rsplit("_", 1)[-1].lower()) if "_" in str(k) else None
+            if u is not None and isinstance(val, (int, float)) and not isinstance(val, bool):
+                held.setdefault(norm(str(val)), set()).add(u)
+    out = []
+    for v, u in _units(text):
+        if held.get(v) and u not in held[v]:
+            out.append((f"{v} {_UNIT_NAME[u]}", " or ".join(f"{v} {_UNIT_NAME[x]}" for x in sorted(held[v]))))
+    return out
+
+
+_UNIT_NAME = {"ms": "milliseconds", "s": "seconds", "min": "minutes", "h": "hours", "d": "days", "w": "weeks",
+              "mo": "months", "y": "years"}
+
+
+_ZONES = {"utc": 0, "gmt": 0, "z": 0, "wet": 0, "cet": 60, "mez": 60, "bst": 60, "cest": 120, "mesz": 120,
+          "eet": 120, "eest": 180, "msk": 180, "ist": 330, "sgt": 480, "hkt": 480, "awst": 480, "jst": 540,
+          "kst": 540, "aest": 600, "est": -300, "edt": -240, "cdt": -300, "mst": -420, "pst": -480, "pdt": -420}
+_CLOCK_ZONE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?\s*\(?\s*(?:(?P<name>"
+                         + "|".join(sorted(_ZONES, key=len, reverse=True))
+                         + r")(?![A-Za-z])(?:\s*(?P<nsign>[+-])(?P<nh>\d{1,2})(?::?(?P<nm>\d{2}))?)?"
+                         r"|(?P<sign>[+-])(?P<h>\d{2}):?(?P<m>\d{2}))", re.I)
+
+
+def _zoned(text: str) -> list[tuple[str, int, str]]:
+    """(HH:MM, UTC offset in minutes, as written) of every time of day ``text`` gives with its zone."""
+    out = []
+    for m in _CLOCK_ZONE.finditer(text):
+        if m.group("name"):
+            off = _ZONES[m.group("name").lower()]
+            if m.group("nsign"):
+                d = int(m.group("nh")) * 60 + int(m.group("nm") or 0)
+                off += d if m.group("nsign") == "+" else -d
+        else:
+            d = int(m.group("h")) * 60 + int(m.group("m"))
+            off = d if m.group("sign") == "+" else -d
+        out.append((f"{int(m.group(1)):02d}:{m.group(2)}", off, m.group().strip(" ()")))
+    return out
+
+
+def _wrong_zones(text: str, texts: list[str]) -> list[tuple[str, str]]:
+    """("10:02 UTC", "10:02 at UTC+08:00") where the claim gives a time of day the cited evidence
+    gives, in another zone, and no cited time is that instant."""
+    held = [(c, off) for t in texts for c, off, _ in _zoned(t)]
+    if not held:
+        return []
+    instants = {(int(c[:2]) * 60 + int(c[3:]) - off) % 1440 for c, off in held}
+    out = []
+    for c, off, said in _zoned(text):
+        same = [o for hc, o in held if hc == c]
+        if same and off not in same and (int(c[:2]) * 60 + int(c[3:]) - off) % 1440 not in instants:
+            o = same[0]
+            out.append((said, f"{c} at UTC{'+' if o >= 0 else '-'}{abs(o) // 60:02d}:{abs(o) % 60:02d}"))
     return out
 
 
@@ -523,45 +626,88 @@ def _stem(w: str) -> str:
     return w[:5]
 
 
-def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str]]]:
+def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str], set[str]]]:
     """(value, the stems of the words before it in its clause — since the value before it, unless
-    not ``since_value``: "timeout lowered from 60 seconds to 5 seconds" says of 5 what it says of 60)
-    for every value of ``text``."""
+    not ``since_value``: "timeout lowered from 60 seconds to 5 seconds" says of 5 what it says of 60
+    —, the ids before it in that stretch) for every value of ``text``. An id (``PAY-4097``,
+    ``CFG-0811-07``) names what a value is of: it is kept with the words and does not start a
+    new stretch."""
     prepped = _prep(_EV_ID.sub(" ", claim_checker.strip_zone_notes(text)))
     for word, rx in _FIELD_RX:      # other languages' words for what a value is, as English
         prepped = rx.sub(f" {word} ", prepped)
     out = []
     for clause in _CTX_BREAK.split(prepped):
         words: list[str] = []
+        ids: list[str] = []
         for m in _TOKEN.finditer(clause):
             tok = m.group()
             if any(ch.isdigit() for ch in tok):
-                out.append((_clock(norm(tok)), {_stem(w) for w in words[-CONTEXT_WINDOW:]}))
+                v = _clock(norm(tok))
+                if _is_name(v):
+                    ids.append(v)
+                    continue
+                out.append((v, {_stem(w) for w in words[-CONTEXT_WINDOW:]}, set(ids[-2:])))
                 if since_value:
-                    words = []
+                    words, ids = [], []
             else:
+                if tok.lower() in _ID_BREAK:        # "X completed before the 14:02 errors": not X's
+                    ids = []
                 words += [w for w in re.split(r"[_\-]+", tok.lower())
                           if len(w) >= 3 and w.isalpha() and w not in _CTX_STOP]
     return out
+
+
+# words after which a value is no longer said of the id before them
+_ID_BREAK = frozenset(["before", "after", "than", "since", "until", "when", "while", "once", "following"])
+
+
+def _is_name(v: str) -> bool:
+    """An id that names a thing (letters and digits: ``pay-4097``, ``cfg-0811-07``), not a
+    measured value (a number, time or date)."""
+    return _kind(v) == "id" and any(ch.isalpha() for ch in v) and any(ch.isdigit() for ch in v)
 
 
 def _misplaced(text: str, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(value, other value) where the claim writes ``value`` in words that the cited evidence uses
     only for ``other`` — none of them for ``value`` itself: "The first error occurred at 09:54"
     citing a release completed at 09:54 and a first error at 10:02. Evidence words are those before
-    each value in the items' texts, and each fact's name (``first_error_at``: first, error)."""
+    each value in the items' texts, and each fact's name (``first_error_at``: first, error). So
+    too a value said of an id the evidence gives another value of its kind, and not this one
+    ("CFG-0811-07 completed at 13:55" when CFG-0811-05 completed at 13:55 and CFG-0811-07 at
+    14:00): the ids of an item's text and facts go with each of its values."""
     where: dict[str, set[str]] = {}
+    named: dict[str, set[str]] = {}         # value -> the ids the evidence says it of
     for it in items:
-        for v, ctx in _contexts(str(it.get("text") or ""), since_value=False):
+        own: set[str] = set()
+        vals: set[str] = set()
+        for v, ctx, ids in _contexts(str(it.get("text") or ""), since_value=False):
             where.setdefault(v, set()).update(ctx)
+            named.setdefault(v, set()).update(ids)
+            vals.add(v)
         for k, val in (it.get("facts") or {}).items():
             names = {_stem(w) for w in re.split(r"[_\s]+", str(k).lower()) if len(w) >= 3 and w not in _CTX_STOP}
             for s_ in _flatten(val):
                 for tok in [s_, *values_in(s_)]:
-                    where.setdefault(_clock(norm(tok)), set()).update(names)
+                    v = _clock(norm(tok))
+                    if _is_name(v):
+                        own.add(v)
+                    else:
+                        where.setdefault(v, set()).update(names)
+                        vals.add(v)
+        for v in vals:
+            named.setdefault(v, set()).update(own)
+    known = set().union(*named.values()) if named else set()
     out = []
-    for v, ctx in _contexts(text):
-        if v not in where or not ctx or ctx & where[v] or _kind(v) == "id":
+    for v, ctx, ids in _contexts(text):
+        if v not in where or _kind(v) == "id":
+            continue
+        said_of = ids & known
+        if said_of and not said_of & named[v]:
+            other = next((u for u in sorted(named) if u != v and _kind(u) == _kind(v) and said_of & named[u]), None)
+            if other is not None:
+                out.append((v, other))
+                continue
+        if not ctx or ctx & where[v]:
             continue
         best = max(((len(ctx & c), u) for u, c in where.items() if u != v and _kind(u) == _kind(v)), default=(0, ""))
         if best[0] >= MIN_CONTEXT:
