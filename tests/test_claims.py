@@ -839,6 +839,11 @@ _FIRST = {"evidence_id": "ev-f", "trust_level": "operational",
     ("保单期限为12个月。", [_TENURE], "12 months"),
     ("The keep-alive timeout was lowered to 5 milliseconds.", [_TIMEOUT], "5 milliseconds"),
     ("The keep-alive timeout was lowered to 5 ms.", [_TIMEOUT], "5 milliseconds"),
+    # a number the evidence gives as a percentage, said as a duration
+    ("The alert fired after 5 minutes above the threshold.",
+     [{"evidence_id": "ev-a", "facts": {}, "text": "Alert: error rate above 5 % for three minutes."}], "5 minutes"),
+    ("The alert fired at an error rate above 5 percent.",
+     [{"evidence_id": "ev-a", "facts": {}, "text": "Alert: error rate above 5 % for three minutes."}], None),
     # the same unit in other words and languages is the evidence's
     ("The policy has been in force for 12 days.", [_TENURE], None),
     ("保单期限为12天。", [_TENURE], None),
@@ -851,6 +856,8 @@ _FIRST = {"evidence_id": "ev-f", "trust_level": "operational",
     # a time of day in another zone than the evidence's, unless it is the same instant
     ("First PAY-4097 error at 10:02 UTC.", [_FIRST], "10:02 UTC"),
     ("Der erste Fehler kam um 10:02 MEZ.", [_FIRST], "10:02 MEZ"),
+    ("Der erste Fehler kam um 10:02 Uhr MEZ.", [_FIRST], "10:02 Uhr MEZ"),
+    ("首个错误出现在10:02（UTC）。", [_FIRST], "10:02 UTC"),
     ("First PAY-4097 error at 10:02 (UTC+8).", [_FIRST], None),
     ("First PAY-4097 error at 10:02 +08:00.", [_FIRST], None),
     ("First PAY-4097 error at 10:02.", [_FIRST], None),
@@ -923,3 +930,49 @@ def test_an_id_among_the_words_before_a_value_does_not_cut_them_off():
     assert [v["code"] for v in check_cited(said.format("14:05"), "fact", [alarm, fail],
                                            req_texts=["INC-SHOP-0901"])] == ["misbound_value"]
     assert check_cited(said.format("14:07"), "fact", [alarm, fail], req_texts=["INC-SHOP-0901"]) == []
+
+
+_OWN_OLD = {"evidence_id": "ev-o1", "trust_level": "authoritative",
+            "facts": {"owner_team": "payments-core", "service": "payment-api"},
+            "text": "Service payment-api is owned by team payments-core."}
+_OWN_NEW = {"evidence_id": "ev-o2", "trust_level": "authoritative",
+            "facts": {"owner_team": "payments-platform", "service": "payment-api",
+                      "valid_from": "2026-08-01T00:00:00+08:00"},
+            "text": "From 2026-08-01, service payment-api is owned by team payments-platform."}
+_ROTA_OLD = {"evidence_id": "ev-r1", "trust_level": "authoritative",
+             "facts": {"oncall_rotation": "payments-core-primary", "service": "payment-api"},
+             "text": "On-call rotation for payment-api until 2026-07-31: payments-core-primary."}
+_ROTA_NEW = {"evidence_id": "ev-r2", "trust_level": "authoritative",
+             "facts": {"oncall_rotation": "payments-platform-primary", "service": "payment-api"},
+             "text": "From 2026-08-01 the on-call rotation for payment-api is payments-platform-primary."}
+_ERR = {"evidence_id": "ev-e1", "trust_level": "operational",
+        "facts": {"first_error_at": "2026-07-23T10:02:00+08:00"}, "text": "First error at 10:02:00 (+08:00)."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # the owner a cited item gives only from 2026-08-01, said of the first error on 2026-07-23
+    ("When the first error hit, payment-api was owned by team payments-platform.", [_OWN_OLD, _OWN_NEW, _ERR],
+     ["misbound_entity"]),
+    ("Cuando apareció el primer error, payment-api pertenecía al equipo payments-platform.",
+     [_OWN_OLD, _OWN_NEW, _ERR], ["misbound_entity"]),
+    ("2026年7月23日出现首个错误时，payment-api由payments-platform团队负责。", [_OWN_OLD, _OWN_NEW, _ERR],
+     ["misbound_entity"]),
+    ("When the first error hit, payment-api was owned by team payments-core.", [_OWN_OLD, _OWN_NEW, _ERR], []),
+    # a time written in the claim; an item's own "until"/"From" in its text
+    ("Until 2026-07-31 the on-call rotation for payment-api was payments-platform-primary.", [_ROTA_OLD, _ROTA_NEW],
+     ["misbound_entity"]),
+    ("On 2026-08-02 the on-call rotation for payment-api was payments-core-primary.", [_ROTA_OLD, _ROTA_NEW],
+     ["misbound_entity"]),
+    ("Until 2026-07-31 the on-call rotation for payment-api was payments-core-primary.", [_ROTA_OLD, _ROTA_NEW], []),
+    ("On 2026-08-01 the on-call rotation for payment-api became payments-platform-primary.", [_ROTA_OLD, _ROTA_NEW],
+     []),
+    # both said, each of its own day; no time said at all; no other value cited for then
+    ("payments-core owned payment-api on 2026-07-23 and payments-platform from 2026-08-01.", [_OWN_OLD, _OWN_NEW],
+     []),
+    ("payment-api is owned by team payments-platform.", [_OWN_OLD, _OWN_NEW, _ERR], []),
+    ("When the first error hit, payment-api was owned by team payments-platform.", [_OWN_NEW, _ERR], []),
+])
+def test_an_owner_said_of_a_time_its_evidence_does_not_hold_for_is_misbound(text, items, codes):
+    from ctxcli.answer.claims import check_claim
+
+    assert [v["code"] for v in check_claim(text, "fact", items)] == codes

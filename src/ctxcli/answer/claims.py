@@ -275,7 +275,67 @@ def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any
                 continue
             out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
                              f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))
-    return out + _lookalike_names(text, items, {v["value"].lower() for v in out})
+    out += _lookalike_names(text, items, {v["value"].lower() for v in out})
+    return out + _out_of_time(text, items, {v["value"].lower() for v in out})
+
+
+_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
+_FROM = re.compile(r"\b(?:from|since|starting|as of|effective)\s+(\d{4}-\d{2}-\d{2})", re.I)
+_UNTIL = re.compile(r"\b(?:until|till|through|to)\s+(\d{4}-\d{2}-\d{2})", re.I)
+# "when the first error hit": the claim speaks of the time of an event it cites
+_WHEN = re.compile(r"\b(?:when|while|during|at the time|by the time|cuando|durante|lors d|quand|pendant|als|"
+                   r"während|zum Zeitpunkt|quando|когда|во время|khi|lúc)\b|时|時|の際", re.I)
+
+
+def _validity(item: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(first day, last day) an item says it holds for: its ``valid_from``/``valid_to`` facts, or
+    "From 2026-08-01" / "until 2026-07-31" in its text; None where it says nothing."""
+    facts = item.get("facts") or {}
+    text = str(item.get("text") or "")
+    lo = str(facts["valid_from"])[:10] if facts.get("valid_from") else None
+    hi = str(facts["valid_to"])[:10] if facts.get("valid_to") else None
+    if lo is None and (m := _FROM.search(text)):
+        lo = m.group(1)
+    if hi is None and (m := _UNTIL.search(text)):
+        hi = m.group(1)
+    return lo, hi
+
+
+def _holds_on(item: dict[str, Any], day: str) -> bool:
+    lo, hi = _validity(item)
+    return (lo is None or lo <= day) and (hi is None or day <= hi)
+
+
+def _out_of_time(text: str, items: list[dict[str, Any]], done: set[str]) -> list[dict[str, Any]]:
+    """A name a cited item holds in an entity field (an owner, a rotation), said of a time that
+    item does not hold for, while another cited item gives that field another value then:
+    "when the first error hit (2026-07-23), payment-api was owned by payments-platform", whose
+    ownership starts on 2026-08-01. The claim's time is the dates it writes, else — when it says
+    "when"/"during" — the times of the events it cites; a name said of any of them is fine."""
+    days = sorted(set(_DATE.findall(numbers.normalise(text))))
+    if not days and _WHEN.search(text):
+        days = sorted({str(v)[:10] for i in items for k, v in (i.get("facts") or {}).items()
+                       if k.endswith("_at") and _DATE.match(str(v))})
+    if not days:
+        return []
+    low = text.lower()
+    out = []
+    for it in items:
+        for f, v in (it.get("facts") or {}).items():
+            if f not in _ENTITY_FIELDS or not isinstance(v, str) or v.lower() in done or v.lower() not in low:
+                continue
+            if not re.search(rf"(?<![A-Za-z0-9_\-]){re.escape(v.lower())}(?![A-Za-z0-9_\-])", low) or \
+                    any(_holds_on(it, d) for d in days):
+                continue
+            others = sorted({str(j["facts"][f]) for j in items if j is not it and (j.get("facts") or {}).get(f)
+                             and str(j["facts"][f]).lower() != v.lower() and any(_holds_on(j, d) for d in days)})
+            if others:
+                lo, hi = _validity(it)
+                span = f"from {lo}" if lo and not hi else f"until {hi}" if hi and not lo else f"{lo} to {hi}"
+                out.append(_viol("misbound_entity", f"{v!r} is the {f} {span}, not on {', '.join(days)} "
+                                 f"(then: {', '.join(others)})", value=v, field=f))
+                done.add(v.lower())
+    return out
 
 
 _NAME = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+(?![\w\-])")

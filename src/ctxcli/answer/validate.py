@@ -531,11 +531,13 @@ _UNIT_WORDS_RX = {
     "w": r"weeks?|semaines?|semanas?|Wochen?|settimane|недел\w*|个?星期|周|週間?|tuần",
     "mo": r"months?|mois|meses|Monate?n?|mesi|месяц\w*|个月|か月|ヶ月|tháng",
     "y": r"years?|años|anos|Jahre?n?|anni|год(?:а|ов)?|лет|năm",
+    "pct": r"%|％|percent|per cent|Prozent|pour cent|por ciento|por cento|per cento|процент\w*|phần trăm",
 }
 _UNIT_RX = re.compile(r"(?<![A-Za-z0-9_.月])(\d+(?:\.\d+)?)(?:\s*(" + "|".join(
     f"(?P<{k}>{w})" for k, w in _UNIT_WORDS_RX.items()) + r")(?![A-Za-z])|\s+(?P<s1>s)\b|\s+(?P<h1>h)\b)", re.I)
 _FIELD_UNIT = {"days": "d", "day": "d", "s": "s", "sec": "s", "seconds": "s", "ms": "ms", "minutes": "min",
-               "min": "min", "hours": "h", "h": "h", "weeks": "w", "months": "mo", "years": "y"}
+               "min": "min", "hours": "h", "h": "h", "weeks": "w", "months": "mo", "years": "y", "pct": "pct",
+               "percent": "pct"}
 
 
 def _units(text: str) -> list[tuple[str, str]]:
@@ -568,13 +570,13 @@ def _wrong_units(text: str, items: list[dict[str, Any]]) -> list[tuple[str, str]
 
 
 _UNIT_NAME = {"ms": "milliseconds", "s": "seconds", "min": "minutes", "h": "hours", "d": "days", "w": "weeks",
-              "mo": "months", "y": "years"}
+              "mo": "months", "y": "years", "pct": "%"}
 
 
 _ZONES = {"utc": 0, "gmt": 0, "z": 0, "wet": 0, "cet": 60, "mez": 60, "bst": 60, "cest": 120, "mesz": 120,
           "eet": 120, "eest": 180, "msk": 180, "ist": 330, "sgt": 480, "hkt": 480, "awst": 480, "jst": 540,
           "kst": 540, "aest": 600, "est": -300, "edt": -240, "cdt": -300, "mst": -420, "pst": -480, "pdt": -420}
-_CLOCK_ZONE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?\s*\(?\s*(?:(?P<name>"
+_CLOCK_ZONE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?\s*(?:Uhr\s*)?[(\uff08]?\s*(?:(?P<name>"
                          + "|".join(sorted(_ZONES, key=len, reverse=True))
                          + r")(?![A-Za-z])(?:\s*(?P<nsign>[+-])(?P<nh>\d{1,2})(?::?(?P<nm>\d{2}))?)?"
                          r"|(?P<sign>[+-])(?P<h>\d{2}):?(?P<m>\d{2}))", re.I)
@@ -592,7 +594,7 @@ def _zoned(text: str) -> list[tuple[str, int, str]]:
         else:
             d = int(m.group("h")) * 60 + int(m.group("m"))
             off = d if m.group("sign") == "+" else -d
-        out.append((f"{int(m.group(1)):02d}:{m.group(2)}", off, m.group().strip(" ()")))
+        out.append((f"{int(m.group(1)):02d}:{m.group(2)}", off, re.sub(r"\s*[(\uff08]\s*", " ", m.group()).strip()))
     return out
 
 
