@@ -791,6 +791,20 @@ def test_tables_stack_into_rows_and_ids_wrap_only_after_separators_at_390_px(run
     assert got["unless"] and all(dt >= 70 and dd >= 150 for dt, dd in got["unless"]), got["unless"]
 
 
+def test_claim_ids_keep_one_line_beside_their_row_on_a_wide_screen(runs, browser):
+    """The break opportunities a phone needs do not fold a claim id on a wide screen (or on paper):
+    at 1280 px every claim id is one line, at 390 px a claim id may wrap after a separator."""
+    d = runs["default"]
+    _page(d)
+    js = ("[...document.querySelectorAll('table.claims td.lead code')]"
+          ".map(e => new Set([...e.getClientRects()].map(r => Math.round(r.top))).size)")     # its lines
+    browser.open(file_url(d / "report.html"), width=1280, height=900)
+    assert browser.evaluate(js) == [1] * len(_answer(d)["claims"])
+    assert browser.evaluate("getComputedStyle(document.querySelector('table.claims td.lead wbr')).display") == "none"
+    browser.open(file_url(d / "report.html"), width=390, height=900)
+    assert browser.evaluate("getComputedStyle(document.querySelector('table.claims td.lead wbr')).display") == "inline"
+
+
 PRINT_LAYOUT_JS = """JSON.stringify({
   media: matchMedia('print').matches,
   thead: getComputedStyle(document.querySelector('table.claims thead')).display,
