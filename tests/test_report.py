@@ -831,6 +831,10 @@ def test_print_has_its_own_layout_and_a_bounded_page_count(runs, browser):
     got = json.loads(browser.evaluate(PRINT_LAYOUT_JS))
     assert got == {"media": True, "thead": "table-header-group", "cell": "table-cell", "row_tops": 1, "columns": 4,
                    "nav": "none", "sticky": 0, "header_bg": "rgba(0, 0, 0, 0)"}, got
+    # nothing is wider than an A4 page's printable width (210 - 2 × 11 mm: 703 px), so nothing is cut off
+    browser.open(file_url(d / "report.html"), width=703, height=900)
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+    assert browser.evaluate("document.documentElement.scrollWidth") <= 703
     browser.call("Emulation.setEmulatedMedia", {"media": ""})
     pages = pdf_pages(browser.pdf())
     assert 3 <= pages <= 13, pages
