@@ -187,6 +187,11 @@ class Browser:
             params["clip"] = {"x": 0, "y": 0, "width": w, "height": h, "scale": 1}
         return base64.b64decode(self.call("Page.captureScreenshot", params)["data"])
 
+    def pdf(self) -> bytes:
+        """The open page printed as a browser prints it (print media, the page's own ``@page``
+        size and margins, backgrounds off), as PDF bytes."""
+        return base64.b64decode(self.call("Page.printToPDF", {"preferCSSPageSize": True})["data"])
+
     def close(self) -> None:
         try:
             if self.proc.poll() is None:
@@ -282,6 +287,15 @@ def colour_stats(data: bytes, step: int = 7) -> tuple[int, float]:
         n += 1
     top = max(counts.values())
     return len(counts), (n - top) / n if n else 0.0
+
+
+def pdf_pages(data: bytes) -> int:
+    """The number of pages of a PDF that Chromium wrote (each page is one ``/Type /Page`` object)."""
+    import re
+
+    if not data.startswith(b"%PDF-"):
+        raise ValueError("not a PDF")
+    return len(re.findall(rb"/Type\s*/Page(?![A-Za-z])", data))
 
 
 def file_url(path: Path) -> str:

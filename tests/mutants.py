@@ -63,6 +63,11 @@ PLUGIN_CONTRACT = "tests/test_parser_plugins.py::test_an_item_outside_the_contra
 TN = "tests/test_manifest_tenants.py::"
 
 
+R390_PRINT = "tests/test_report.py::test_print_has_its_own_layout_and_a_bounded_page_count"
+R390_PHONE = ("tests/test_report.py::"
+              "test_tables_stack_into_rows_and_ids_wrap_only_after_separators_at_390_px")
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -620,6 +625,23 @@ MUTANTS: list[Mutant] = [
     Mutant("report-print-keeps-sections-collapsed", "src/ctxcli/report/templates/style.css",
            "  details::details-content { content-visibility: visible; display: block; }\n", "",
            ("tests/test_report.py::test_print_opens_every_collapsed_section",)),
+    # --- the report on a phone and on paper (issue 49 item 12)
+    Mutant("report390-print-block-dropped", "src/ctxcli/report/templates/style.css",
+           "@media print {\n  body { background: #fff;", "@media not all {\n  body { background: #fff;",
+           (R390_PRINT,)),
+    Mutant("report390-phone-rules-in-print", "src/ctxcli/report/templates/style.css",
+           "@media screen and (max-width: 760px) {", "@media (max-width: 760px) {", (R390_PRINT,)),
+    Mutant("report390-no-stacked-rows", "src/ctxcli/report/templates/style.css",
+           "  table, tbody, tr, th, td { display: block; }\n", "", (R390_PHONE,)),
+    Mutant("report390-ids-without-break-opportunities", "src/ctxcli/report/render.py",
+           'return Markup("<wbr>").join(escape(part) for part in _BREAK_AFTER.split(text))', "return escape(text)",
+           (R390_PHONE,)),
+    Mutant("report390-claim-ids-fold-on-a-wide-screen", "src/ctxcli/report/templates/style.css",
+           "table.claims td.lead wbr { display: none; }\n", "",
+           ("tests/test_report.py::test_claim_ids_keep_one_line_beside_their_row_on_a_wide_screen",)),
+    Mutant("report390-ids-break-anywhere", "src/ctxcli/report/templates/style.css",
+           "code, a.ev, .evid { overflow-wrap: normal; word-break: normal; }",
+           "code, a.ev, .evid { overflow-wrap: normal; word-break: break-all; }", (R390_PHONE,)),
     Mutant("uncovered-claims-not-warned", "src/ctxcli/answer/validate.py",
            "    if uncovered:\n        warnings.append(", "    if False:\n        warnings.append(",
            ("tests/test_ask.py::test_a_changed_verdict_or_action_is_a_rejection_without_the_flag",)),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .chromium import Browser, colour_stats, file_url, find_chromium
+from .chromium import Browser, colour_stats, file_url, find_chromium, pdf_pages
 from .conftest import REPO, run_cli
 from .test_ask import serve  # noqa: F401  (the scripted model server fixture)
 
@@ -48,6 +48,13 @@ def _page(run_dir: Path, *args) -> str:
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith(f"wrote {out}: "), r.stdout
     return out.read_text(encoding="utf-8")
+
+
+def _text(page: str) -> str:
+    """The page without its layout hints for a phone: the ``<wbr>`` break opportunities inside ids
+    and the ``data-label`` a stacked table row shows above each cell. Content assertions (and
+    searches for leaked text, which a ``<wbr>`` could otherwise split) read this."""
+    return re.sub(r' data-label="[^"]*"', "", page.replace("<wbr>", ""))
 
 
 def _pack(run_dir: Path) -> dict:
@@ -95,7 +102,7 @@ def test_same_run_gives_the_same_bytes_from_folder_pack_and_another_cwd(runs, tm
 
 def test_verdict_action_and_claims_with_status_link_to_evidence_cards(runs):
     d = runs["default"]
-    page = _page(d)
+    page = _text(_page(d))
     ans, pack = _answer(d), _pack(d)
     assert '<div class="verdict v-complete"><span class="label">verdict</span><span class="value">complete</span>' in page
     assert '<span class="value">route_to_human_reviewer</span>' in page
@@ -119,19 +126,19 @@ def test_verdict_action_and_claims_with_status_link_to_evidence_cards(runs):
 
 def test_transformations_show_before_and_after_hashes(runs):
     d = runs["inc"]
-    page = _page(d)
+    page = _text(_page(d))
     redacted = [e for e in _pack(d)["evidence"] if e["transformations"]]
     assert redacted
     for e in redacted:
         card = re.search(rf'<article class="card" id="{e["evidence_id"]}">(.*?)</article>', page, re.S).group(1)
         for t in e["transformations"]:
-            assert (f'<td>{t["kind"]}</td><td><code>{t["before_hash"]}</code><br>{t["before_tokens"]} tokens</td>'
-                    f'<td><code>{t["after_hash"]}</code><br>{t["after_tokens"]} tokens</td>') in card
+            assert (f'<td>{t["kind"]}</td><td><code class="hash">{t["before_hash"]}</code><br>{t["before_tokens"]} '
+                    f'tokens</td><td><code class="hash">{t["after_hash"]}</code><br>{t["after_tokens"]} tokens</td>') in card
 
 
 def test_budget_bar_and_evidence_by_type(runs):
     d = runs["default"]
-    page = _page(d)
+    page = _text(_page(d))
     slots = _pack(d)["slots"]
     total = slots["allocation"]["total"]
     for s in ("instructions", "goal_state", "evidence"):
@@ -168,7 +175,7 @@ def test_omissions_grouped_by_gate_in_gate_order_with_what_would_admit(runs):
 
 def test_retrieval_rounds_show_queries_hits_and_each_admitted_items_path(runs):
     d = runs["default"]
-    page = _page(d)
+    page = _text(_page(d))
     trace = [json.loads(x) for x in (d / "trace.jsonl").read_text().splitlines()]
     for ev in trace:
         if ev["event"] == "retrieval_executed":
@@ -228,8 +235,8 @@ def test_compare_shows_the_diff_side_by_side(runs):
     from ctxcli.postmortem import diff
 
     a, b = runs["default"], runs["restricted"]
-    page = _page(a, "--compare", b)
-    assert _page(a, "--compare", b) == page
+    page = _text(_page(a, "--compare", b))
+    assert _text(_page(a, "--compare", b)) == page
     d = diff(a / "pack.json", b / "pack.json")
     assert f"A is this run, B is {_pack(b)['pack_id']}: {d.count()} difference(s)" in page
     assert '<tr class="differs"><th>verdict</th><td>complete</td><td>insufficient_evidence</td></tr>' in page
@@ -256,7 +263,7 @@ def test_compare_is_the_comparison_of_ctx_diff_with_the_same_store(runs, bundled
     r = run_cli(["diff", a, b, "--db", bundled_store, "--json"])
     assert r.exit_code == 1
     d = json.loads(r.stdout)
-    page = _page(a, "--compare", b, "--db", bundled_store)
+    page = _text(_page(a, "--compare", b, "--db", bundled_store))
     n = len(d["request"]) + len(d["versions"]) + len(d["store"]["sources"]) + sum(
         len(d[k][x]) for k, xs in (("evidence", ("only_a", "only_b", "changed")),
                                    ("omissions", ("moved", "only_a", "only_b"))) for x in xs) \
@@ -296,7 +303,7 @@ def _denied_strings(db: Path, pack: dict) -> list[str]:
 
 def test_restricted_page_shows_no_denied_title_or_content(runs, bundled_store):
     d = runs["restricted"]
-    page = _page(d)
+    page = _text(_page(d))
     pack = _pack(d)
     text = html.unescape(page)
     secrets = _denied_strings(bundled_store, pack)
@@ -539,7 +546,7 @@ def test_the_audit_section_lists_every_span_and_nothing_withheld(runs, store, tm
     f = _audit(tmp_path)
     doc = json.loads(f.read_text())
     d = runs["inc"]
-    page = _page(d, "--audit", f)
+    page = _text(_page(d, "--audit", f))
     assert '<a href="#audit">Audit (6 flagged)</a>' in page and '<section id="audit">' in page
     sec = page[page.index('<section id="audit">'):]
     for s in doc["spans"]:
@@ -560,7 +567,7 @@ def test_the_audit_section_lists_every_span_and_nothing_withheld(runs, store, tm
             if m["status"] == "withheld":
                 m.update(object_id="OTH-RB-PAYAPI", source_id="pay-tenant-other-ops", text="SECRET-TEXT")
     f.write_text(json.dumps(doc))
-    page = _page(d, "--audit", f)
+    page = _text(_page(d, "--audit", f))
     assert "OTH-RB-PAYAPI" not in page and "pay-tenant-other-ops" not in page and "SECRET-TEXT" not in page
     # an audit made for a subject with other scopes is refused: it could name what this reader may not see
     g = tmp_path / "other.json"
@@ -706,7 +713,7 @@ PRINT_JS = """JSON.stringify({
   hidden: [...document.querySelectorAll('details:not([open]) pre, details:not([open]) ol')]
            .filter(e => !e.checkVisibility()).length,
   collapsed: document.querySelectorAll('details:not([open])').length,
-  breaks: getComputedStyle(document.getElementById('omissions')).breakBefore,
+  breaks: getComputedStyle(document.getElementById('evidence')).breakBefore,
 })"""
 
 
@@ -719,6 +726,121 @@ def test_print_opens_every_collapsed_section(runs, browser):
     got = json.loads(browser.evaluate(PRINT_JS))
     assert got["collapsed"] > 0 and got["hidden"] == 0, got
     assert (got["nav"], got["breaks"]) == ("none", "page")
+
+
+# A phone (issue 49 item 12): stacked table rows, ids wrapped only after a separator.
+STACK_JS = r"""(() => {
+  const main = document.querySelector('main');
+  const cells = [...main.querySelectorAll('td')].filter(c => c.textContent.trim() && !c.classList.contains('lead'));
+  const narrow = cells.filter(c => c.getBoundingClientRect().width < 150)
+                      .map(c => [Math.round(c.getBoundingClientRect().width), c.textContent.trim().slice(0, 40)]);
+  const lines = el => {            // the distinct line tops of an element's text, character by character
+    const r = document.createRange(), tops = [];
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = w.nextNode(); n; n = w.nextNode()) {
+      for (let i = 0; i < n.data.length; i++) {
+        r.setStart(n, i); r.setEnd(n, i + 1);
+        const rs = r.getClientRects();
+        if (rs.length) tops.push([Math.round(rs[0].top), n.data[i]]);
+      }
+    }
+    return tops;
+  };
+  const badBreaks = [], wrapped = [];
+  for (const el of main.querySelectorAll('code:not(.hash), a.ev, .evid, dl.kv dt, dl.kv dd:not(:has(.hash)), td.lead')) {
+    const tops = lines(el), text = tops.map(t => t[1]).join(''), hex = new Set();
+    for (const m of text.matchAll(/[0-9a-f]{16,}/g)) for (let k = m.index + 1; k < m.index + m[0].length; k++) hex.add(k);
+    for (let i = 1; i < tops.length; i++) {
+      if (tops[i][0] > tops[i - 1][0] + 2) {
+        wrapped.push(el.textContent);
+        // a break after a separator or a space, or inside a hash (a hex run, which has no separator)
+        if (!/[-_.\/:@#,=\s]/.test(tops[i - 1][1]) && !hex.has(i)) badBreaks.push(text.slice(0, 80) + ' | after ' + tops[i - 1][1]);
+      }
+    }
+  }
+  const oneLine = sel => [...main.querySelectorAll(sel)].filter(e => new Set(lines(e).map(t => t[0])).size > 1)
+                                                       .map(e => e.textContent);
+  const dts = [...main.querySelectorAll('dl.kv dt')].filter(d => d.textContent === 'unless_scopes');
+  return JSON.stringify({page: document.documentElement.scrollWidth, cells: cells.length, narrow, badBreaks,
+                         wrapped: wrapped.length, evidence_ids: oneLine('a.ev, .evid'), keys: oneLine('dl.kv dt'),
+                         unless: dts.map(d => [Math.round(d.getBoundingClientRect().width),
+                                               Math.round(d.nextElementSibling.getBoundingClientRect().width)]),
+                         thead: getComputedStyle(main.querySelector('thead')).display});
+})()"""
+
+
+@pytest.mark.parametrize("name", ["default", "inc"])
+def test_tables_stack_into_rows_and_ids_wrap_only_after_separators_at_390_px(runs, browser, store, tmp_path, name):
+    """At 390 px (issue 49 item 12): the page never scrolls sideways; every table is stacked rows
+    (each cell a full-width line under its column's name, so ``unless_scopes`` is a word, not a
+    column of letters); an evidence id is never wrapped; any other id, key or value wraps only
+    after a separator (- _ . / : @ # , =) or a space."""
+    d = runs[name]
+    if name == "default":
+        _page(d, "--compare", runs["restricted"])
+    else:
+        _page(d, "--audit", _audit(tmp_path))
+    browser.open(file_url(d / "report.html"), width=390, height=900)
+    got = json.loads(browser.evaluate(STACK_JS))
+    assert got["page"] <= 390, got["page"]
+    assert got["thead"] == "none" and got["cells"] > 100, got
+    assert got["narrow"] == [], got["narrow"]
+    assert got["badBreaks"] == [], got["badBreaks"]
+    assert got["wrapped"] > 0          # long ids and lists do wrap (at their separators): the check saw wraps
+    assert got["evidence_ids"] == [] and got["keys"] == [], got
+    assert got["unless"] and all(dt >= 70 and dd >= 150 for dt, dd in got["unless"]), got["unless"]
+
+
+def test_claim_ids_keep_one_line_beside_their_row_on_a_wide_screen(runs, browser):
+    """The break opportunities a phone needs do not fold a claim id on a wide screen (or on paper):
+    at 1280 px every claim id is one line, at 390 px a claim id may wrap after a separator."""
+    d = runs["default"]
+    _page(d)
+    js = ("[...document.querySelectorAll('table.claims td.lead code')]"
+          ".map(e => new Set([...e.getClientRects()].map(r => Math.round(r.top))).size)")     # its lines
+    browser.open(file_url(d / "report.html"), width=1280, height=900)
+    assert browser.evaluate(js) == [1] * len(_answer(d)["claims"])
+    assert browser.evaluate("getComputedStyle(document.querySelector('table.claims td.lead wbr')).display") == "none"
+    browser.open(file_url(d / "report.html"), width=390, height=900)
+    assert browser.evaluate("getComputedStyle(document.querySelector('table.claims td.lead wbr')).display") == "inline"
+
+
+PRINT_LAYOUT_JS = """JSON.stringify({
+  media: matchMedia('print').matches,
+  thead: getComputedStyle(document.querySelector('table.claims thead')).display,
+  cell: getComputedStyle(document.querySelector('table.claims td')).display,
+  row_tops: new Set([...document.querySelector('table.claims tbody tr').children]
+                    .map(c => Math.round(c.getBoundingClientRect().top))).size,
+  columns: document.querySelector('table.claims tbody tr').children.length,
+  nav: getComputedStyle(document.querySelector('nav.toc')).display,
+  sticky: [...document.querySelectorAll('body *')].filter(e => e.checkVisibility() && ['sticky', 'fixed'].includes(getComputedStyle(e).position)).length,
+  header_bg: getComputedStyle(document.querySelector('header.top')).backgroundColor,
+})"""
+
+
+def test_print_has_its_own_layout_and_a_bounded_page_count(runs, browser):
+    """Printed (issue 49 item 12: the PDF used to print the phone layout, 27 pages): even from a
+    phone-sized window, print uses its own layout — tables with their headings and columns side
+    by side, no navigation, nothing sticky, no dark header — and the bundled C-102 run prints on
+    A4 in at most 13 pages (measured: 12, and 14 compared with the restricted run; the phone
+    layout printed 24 and 28)."""
+    d = runs["default"]
+    _page(d)
+    browser.open(file_url(d / "report.html"), width=390, height=900)
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+    got = json.loads(browser.evaluate(PRINT_LAYOUT_JS))
+    assert got == {"media": True, "thead": "table-header-group", "cell": "table-cell", "row_tops": 1, "columns": 4,
+                   "nav": "none", "sticky": 0, "header_bg": "rgba(0, 0, 0, 0)"}, got
+    # nothing is wider than an A4 page's printable width (210 - 2 × 11 mm: 703 px), so nothing is cut off
+    browser.open(file_url(d / "report.html"), width=703, height=900)
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+    assert browser.evaluate("document.documentElement.scrollWidth") <= 703
+    browser.call("Emulation.setEmulatedMedia", {"media": ""})
+    pages = pdf_pages(browser.pdf())
+    assert 3 <= pages <= 13, pages
+    _page(d, "--compare", runs["restricted"])
+    browser.open(file_url(d / "report.html"), width=390, height=900)
+    assert pdf_pages(browser.pdf()) <= 15
 
 
 def test_every_mark_has_a_legend(runs):
@@ -758,10 +880,10 @@ def test_compare_matches_a_withheld_object_with_the_store_secret_as_ctx_diff_doe
     ev = {e["object_id"]: e["evidence_id"] for e in _pack(a)["evidence"]}["RULE-MCS-2026.1"]
     row = (f"<tr><td><code>RULE-MCS-2026.1 (claims-rules)</code></td><td>admitted as {ev}</td>"
            "<td>withheld by scope</td></tr>")
-    page = _page(a, "--compare", b, "--db", bundled_store)
+    page = _text(_page(a, "--compare", b, "--db", bundled_store))
     assert row in page and ref not in page
     monkeypatch.setenv("CTX_DB", str(tmp_path / "elsewhere" / "ctx.duckdb"))
-    page = _page(a, "--compare", b)
+    page = _text(_page(a, "--compare", b))
     assert row not in page
     assert (f"<tr><td><code>{ref}</code></td><td>unknown (matching a withheld object needs the store&#39;s secret: "
             "--db)</td><td>withheld by scope</td></tr>") in page

@@ -49,7 +49,9 @@ def report(
     The pack is verified first (a tampered pack is refused, exit 2); trace.jsonl and
     answer.json beside it are shown only when they belong to it. The page has no script and
     loads nothing (no network, no fonts); withheld objects appear only as opaque references.
-    The same run always gives the same bytes.
+    On a phone its tables become stacked rows and ids wrap only after a separator; printed, it
+    has a layout of its own (A4, tables with their headings, no navigation). The same run
+    always gives the same bytes.
 
     Example: ctx report runs/default --compare runs/restricted
     """

@@ -8,6 +8,7 @@ Content-Security-Policy forbids scripts and every network fetch.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -37,6 +38,22 @@ def _visible(value: Any) -> Any:
     return "".join(out)
 
 
+# After a run of separators, before the next character: where an id may break on a narrow screen.
+_BREAK_AFTER = re.compile(r"(?<=[-_./:@#,=])(?=[^-_./:@#,=])")
+
+
+def breakable(value: Any) -> Any:
+    """An id (object id, locator, reference, query id, fact value) as escaped text with a ``<wbr>``
+    after each run of separators (``- _ . / : @ # , =``): a narrow screen may wrap it there, and
+    only there (the CSS never breaks inside a word of an id); copying the text copies the id."""
+    from markupsafe import Markup, escape
+
+    if isinstance(value, Markup):
+        return value
+    text = _visible(value if isinstance(value, str) else view.show(value))
+    return Markup("<wbr>").join(escape(part) for part in _BREAK_AFTER.split(text))
+
+
 @lru_cache(maxsize=1)
 def _env():
     from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -46,6 +63,7 @@ def _env():
                       keep_trailing_newline=True)
     env.filters["show"] = view.show
     env.filters["short"] = view.short
+    env.filters["wbr"] = breakable
     return env
 
 
