@@ -32,6 +32,7 @@ TENANT = "t-bound"
 CASE_ID = "B-1"
 CASE_KEY = "case:B-1"
 SERVICE_KEY = "service:svc"
+SUBJECT = "tester"
 SECRET = "test-secret-for-boundary-fixtures"
 BIN = pgserver.find_bin()
 BACKENDS = ("duckdb", "postgresql")
@@ -40,10 +41,11 @@ UNITS = {"us": timedelta(microseconds=1), "ms": timedelta(milliseconds=1), "s": 
 TIME_RE = re.compile(r"^T((?:\s*[+-]\s*\d+\s*(?:us|ms|s|m|h|d))*)$")
 TERM_RE = re.compile(r"([+-])\s*(\d+)\s*(us|ms|s|m|h|d)")
 REQUEST_KEYS = {"as_of", "known_at", "scopes", "clearance", "purpose"}
-CASE_KEYS = REQUEST_KEYS | {"admit", "omit", "withheld", "note"}
+CASE_KEYS = REQUEST_KEYS | {"admit", "omit", "withheld"}
 ROW_KEYS = {"id", "source", "type", "tenant", "valid_from", "valid_to", "observed", "scopes", "purposes", "at",
             "facts", "supersedes"}
 SOURCE_KEYS = {"classification", "scopes", "purposes", "max_age", "tenant", "enabled"}
+MEMORY_KEYS = {"id", "created", "expires", "tenant", "subject", "scopes", "purposes"}
 
 
 # ------------------------------------------------------------------------------ the format
@@ -80,15 +82,19 @@ def read_fixture(path: Path) -> dict[str, Any]:
     for key in ("at", "rows", "cases"):
         if key not in doc:
             raise FixtureError(f"{path.name}: missing {key!r}")
-    unknown = set(doc) - {"at", "request", "sources", "rows", "cases", "window", "limit"}
+    unknown = set(doc) - {"at", "request", "sources", "rows", "cases", "window", "limit", "memory"}
     if unknown:
         raise FixtureError(f"{path.name}: unknown key(s) {sorted(unknown)}")
     t0 = doc["at"] if isinstance(doc["at"], datetime) else datetime.fromisoformat(str(doc["at"]))
     if t0.tzinfo is None:
         raise FixtureError(f"{path.name}: at: an ISO time with its zone")
-    ids = [r.get("id") for r in doc["rows"]]
+    doc.setdefault("memory", [])
+    ids = [r.get("id") for r in doc["rows"] + doc["memory"]]
     if len(set(ids)) != len(ids) or None in ids:
-        raise FixtureError(f"{path.name}: every row needs a distinct id")
+        raise FixtureError(f"{path.name}: every row and memory record needs a distinct id")
+    for i, m in enumerate(doc["memory"]):
+        if set(m) - MEMORY_KEYS:
+            raise FixtureError(f"{path.name}: memory[{i}] ({m['id']}): unknown field(s) {sorted(set(m) - MEMORY_KEYS)}")
     for i, r in enumerate(doc["rows"]):
         if set(r) - ROW_KEYS:
             raise FixtureError(f"{path.name}: rows[{i}] ({r['id']}): unknown field(s) {sorted(set(r) - ROW_KEYS)}")
@@ -100,7 +106,7 @@ def read_fixture(path: Path) -> dict[str, Any]:
             raise FixtureError(f"{path.name}: cases[{i}]: unknown field(s) {sorted(set(c) - CASE_KEYS)}")
         for rid in [*c.get("admit", []), *(c.get("omit") or {})]:
             if rid not in ids:
-                raise FixtureError(f"{path.name}: cases[{i}]: {rid!r} is not a row id")
+                raise FixtureError(f"{path.name}: cases[{i}]: {rid!r} is not a row or memory id")
     doc["t0"] = t0
     return doc
 
@@ -146,6 +152,30 @@ def _record(r: dict[str, Any], t0: datetime, sources: dict[str, dict], where: st
     if r.get("supersedes"):
         rec["supersedes"] = r["supersedes"]
     return sid, rec
+
+
+def memory_records(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """fixture id -> the recalled memory record (agents.memory.MemoryRecord) it describes."""
+    from ctxcli.agents.memory import MEMORY_SCHEMA, MemoryRecord, memory_id_for
+
+    t0, out = doc["t0"], {}
+    for i, m in enumerate(doc["memory"]):
+        where = f"{name}: memory[{i}] ({m['id']})"
+        created = iso(when(m.get("created", "T-1d"), t0, f"{where}: created"))
+        body = {"schema_version": MEMORY_SCHEMA, "tenant_id": m.get("tenant", TENANT),
+                "subject_id": m.get("subject", SUBJECT), "scopes": m.get("scopes", []), "purposes": m.get("purposes", []),
+                "text": f"Remembered note {m['id']}.", "created_at": created,
+                "expires_at": iso(when(m.get("expires", "T+1d"), t0, f"{where}: expires")),
+                "review": {"reviewed_by": "reviewer", "reviewed_at": created}, "source": None,
+                "memory_id": "mem-000000000000"}
+        body["memory_id"] = memory_id_for(body)
+        out[m["id"]] = MemoryRecord.model_validate(body)
+    return out
+
+
+def memory_ids(doc: dict[str, Any], name: str) -> dict[str, str]:
+    """fixture id -> the memory id (``mem-…``) of each recalled memory record."""
+    return {k: r.memory_id for k, r in memory_records(doc, name).items()}
 
 
 def _playbook(doc: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +230,7 @@ def write_project(root: Path, doc: dict[str, Any], name: str) -> Path:
     req = doc.get("request") or {}
     case = {"case_id": CASE_ID, "tenant_id": TENANT, "playbook": "boundary", "question": "What holds for case B-1?",
             "purpose": req.get("purpose", "review"), "as_of": iso(when(req.get("as_of", "T"), t0, f"{name}: request")),
-            "subject": {"id": "tester", "scopes": req.get("scopes", ["case:read"]),
+            "subject": {"id": SUBJECT, "scopes": req.get("scopes", ["case:read"]),
                         "clearance": req.get("clearance", "internal")},
             "seeds": [CASE_KEY], "business_keys": [CASE_ID]}
     f = root / "cases" / f"{CASE_ID}.yaml"
@@ -272,12 +302,15 @@ def run_case(doc: dict[str, Any], root: Path, case_file: Path, db, case: dict[st
         case=str(case_file), db=db, playbooks_dir=root / "manifests" / "playbooks", cases_dir=case_file.parent,
         as_of=when(req.get("as_of", "T"), t0, f"{where}: as_of"),
         known_at=when(req["known_at"], t0, f"{where}: known_at") if req.get("known_at") else None,
-        scopes=req.get("scopes"), clearance=req.get("clearance"), purpose=req.get("purpose"))
+        scopes=req.get("scopes"), clearance=req.get("clearance"), purpose=req.get("purpose"),
+        memory_records=list(memory_records(doc, where).values()) if doc["memory"] else None)
     return api.investigate(opts)
 
 
-def outcome(pack: dict[str, Any], row_ids: set[str]) -> tuple[list[str], dict[str, str], dict[str, int]]:
-    """(admitted row ids, sorted; row id -> "gate/reason" of each omission naming a row;
+def outcome(pack: dict[str, Any], row_ids: set[str], memory: dict[str, str] | None = None
+            ) -> tuple[list[str], dict[str, str], dict[str, int]]:
+    """(admitted row and recalled memory ids, sorted; id -> "gate/reason" of each omission
+    naming a row or a memory record (``memory``: fixture id -> memory id);
     gate -> how many matches the statements of the first round withheld (counted per query,
     never named; a later round asks again), plus the withheld omissions of the gates after
     retrieval (an opaque reference each))."""
@@ -292,6 +325,13 @@ def outcome(pack: dict[str, Any], row_ids: set[str]) -> tuple[list[str], dict[st
             named[o["ref"]] = f"{o['gate']}/{o['reason']}"
         elif o.get("withheld"):
             withheld[o["gate"]] = withheld.get(o["gate"], 0) + 1
+    by_mem = {v: k for k, v in (memory or {}).items()}       # memory id -> fixture id
+    for o in pack.get("memory_omissions", []):
+        if o["ref"] in by_mem:
+            named[by_mem[o["ref"]]] = f"{o['gate']}/{o['reason']}"
+        elif o.get("withheld"):
+            withheld["memory_" + o["gate"]] = withheld.get("memory_" + o["gate"], 0) + 1
+    admitted += sorted(by_mem[m["memory_id"]] for m in pack.get("episodic_memory", []))
     return admitted, named, withheld
 
 
@@ -313,7 +353,7 @@ def test_boundary_case(name, index, backend, request, monkeypatch):
     case = doc["cases"][index]
     where = f"{name}: cases[{index}]"
     res = run_case(doc, root, case_file, db, case, where)
-    admitted, named, withheld = outcome(res.pack, {r["id"] for r in doc["rows"]})
+    admitted, named, withheld = outcome(res.pack, {r["id"] for r in doc["rows"]}, memory_ids(doc, where))
     want_named = {k: str(v) for k, v in (case.get("omit") or {}).items()}
     assert (admitted, named) == (sorted(case.get("admit", [])), want_named), (where, case)
     if "withheld" in case:
@@ -343,7 +383,7 @@ def test_the_example_in_the_docs_is_a_fixture_that_holds(tmp_path, monkeypatch):
     build_store(root / "manifests", db, root=root)
     for i, case in enumerate(doc["cases"]):
         res = run_case(doc, root, case_file, db, case, f"example: cases[{i}]")
-        admitted, named, withheld = outcome(res.pack, {r["id"] for r in doc["rows"]})
+        admitted, named, withheld = outcome(res.pack, {r["id"] for r in doc["rows"]}, memory_ids(doc, "example"))
         assert (admitted, named) == (sorted(case["admit"]), case.get("omit") or {}), (i, case)
         assert withheld == case.get("withheld", withheld), (i, case)
 
