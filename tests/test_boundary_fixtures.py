@@ -43,7 +43,8 @@ TERM_RE = re.compile(r"([+-])\s*(\d+)\s*(us|ms|s|m|h|d)")
 REQUEST_KEYS = {"as_of", "known_at", "scopes", "clearance", "purpose"}
 CASE_KEYS = REQUEST_KEYS | {"admit", "omit", "withheld"}
 ROW_KEYS = {"id", "source", "type", "tenant", "valid_from", "valid_to", "observed", "scopes", "purposes", "at",
-            "facts", "supersedes"}
+            "facts", "about"}
+RELATION_KEYS = {"id", "from", "to", "type", "valid_from", "valid_to", "evidence"}
 SOURCE_KEYS = {"classification", "scopes", "purposes", "max_age", "tenant", "enabled"}
 MEMORY_KEYS = {"id", "created", "expires", "tenant", "subject", "scopes", "purposes"}
 
@@ -82,7 +83,7 @@ def read_fixture(path: Path) -> dict[str, Any]:
     for key in ("at", "rows", "cases"):
         if key not in doc:
             raise FixtureError(f"{path.name}: missing {key!r}")
-    unknown = set(doc) - {"at", "request", "sources", "rows", "cases", "window", "limit", "memory"}
+    unknown = set(doc) - {"at", "request", "sources", "rows", "cases", "window", "limit", "memory", "relations"}
     if unknown:
         raise FixtureError(f"{path.name}: unknown key(s) {sorted(unknown)}")
     t0 = doc["at"] if isinstance(doc["at"], datetime) else datetime.fromisoformat(str(doc["at"]))
@@ -92,6 +93,12 @@ def read_fixture(path: Path) -> dict[str, Any]:
     ids = [r.get("id") for r in doc["rows"] + doc["memory"]]
     if len(set(ids)) != len(ids) or None in ids:
         raise FixtureError(f"{path.name}: every row and memory record needs a distinct id")
+    doc.setdefault("relations", [])
+    for i, r in enumerate(doc["relations"]):
+        if set(r) - RELATION_KEYS or not {"id", "from", "to"} <= set(r):
+            raise FixtureError(f"{path.name}: relations[{i}]: fields are {sorted(RELATION_KEYS)} (id, from, to required)")
+        if r.get("evidence") and r["evidence"] not in ids:
+            raise FixtureError(f"{path.name}: relations[{i}] ({r['id']}): evidence {r['evidence']!r} is not a row id")
     for i, m in enumerate(doc["memory"]):
         if set(m) - MEMORY_KEYS:
             raise FixtureError(f"{path.name}: memory[{i}] ({m['id']}): unknown field(s) {sorted(set(m) - MEMORY_KEYS)}")
@@ -131,7 +138,7 @@ def _record(r: dict[str, Any], t0: datetime, sources: dict[str, dict], where: st
     sid = r.get("source", "core")
     if sid not in sources:
         raise FixtureError(f"{where}: source {sid!r} is not declared")
-    subject = SERVICE_KEY if etype == "event" else CASE_KEY
+    subject = r.get("about") or (SERVICE_KEY if etype == "event" else CASE_KEY)
     content = f"Boundary record {rid} of type {etype}."
     rec: dict[str, Any] = {
         "object_id": rid, "tenant_id": r.get("tenant") or sources[sid].get("tenant") or TENANT, "source_version": "v1",
@@ -149,9 +156,18 @@ def _record(r: dict[str, Any], t0: datetime, sources: dict[str, dict], where: st
         rec["required_scopes"] = r["scopes"]
     if r.get("purposes") is not None:
         rec["allowed_purposes"] = r["purposes"]
-    if r.get("supersedes"):
-        rec["supersedes"] = r["supersedes"]
     return sid, rec
+
+
+def _relation(r: dict[str, Any], t0: datetime, where: str) -> dict[str, Any]:
+    rel: dict[str, Any] = {"relation_id": r["id"], "tenant_id": TENANT, "from": r["from"],
+                           "type": r.get("type", "APPLIES_TO"), "to": r["to"], "source_version": "v1"}
+    for f in ("valid_from", "valid_to"):
+        if r.get(f) is not None:
+            rel[f] = iso(when(r[f], t0, f"{where}: {f}"))
+    if r.get("evidence"):
+        rel["evidence_object_id"] = r["evidence"]
+    return rel
 
 
 def memory_records(doc: dict[str, Any], name: str) -> dict[str, Any]:
@@ -213,6 +229,13 @@ def write_project(root: Path, doc: dict[str, Any], name: str) -> Path:
     ents: dict[str, list[dict[str, Any]]] = {"core": [
         {"entity_key": CASE_KEY, "tenant_id": TENANT, "entity_type": "case", "name": "Case B-1", "aliases": [CASE_ID]},
         {"entity_key": SERVICE_KEY, "tenant_id": TENANT, "entity_type": "service", "name": "The service"}]}
+    # every other entity a row is about or a relation names, in the core source
+    named = [r["about"] for r in doc["rows"] if r.get("about")] + [k for r in doc["relations"] for k in (r["from"], r["to"])]
+    for key in dict.fromkeys(named):
+        if key not in (CASE_KEY, SERVICE_KEY):
+            ents["core"].append({"entity_key": key, "tenant_id": TENANT, "entity_type": key.split(":")[0],
+                                 "name": f"Entity {key}"})
+    rels = [_relation(r, t0, f"{name}: relations[{i}] ({r['id']})") for i, r in enumerate(doc["relations"])]
     (root / "manifests" / "sources").mkdir(parents=True)
     (root / "manifests" / "playbooks").mkdir(parents=True)
     (root / "cases").mkdir()
@@ -225,6 +248,9 @@ def write_project(root: Path, doc: dict[str, Any], name: str) -> Path:
         if sid in ents:
             (root / "sources" / sid / "entities.jsonl").write_text(
                 "".join(json.dumps(e) + "\n" for e in ents[sid]), encoding="utf-8")
+        if sid == "core" and rels:
+            (root / "sources" / sid / "relations.jsonl").write_text(
+                "".join(json.dumps(r) + "\n" for r in rels), encoding="utf-8")
     (root / "manifests" / "playbooks" / "boundary.yaml").write_text(
         yaml.safe_dump(_playbook(doc), sort_keys=False), encoding="utf-8")
     req = doc.get("request") or {}
