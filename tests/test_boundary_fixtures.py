@@ -43,7 +43,7 @@ TERM_RE = re.compile(r"([+-])\s*(\d+)\s*(us|ms|s|m|h|d)")
 REQUEST_KEYS = {"as_of", "known_at", "scopes", "clearance", "purpose"}
 CASE_KEYS = REQUEST_KEYS | {"admit", "omit", "withheld"}
 ROW_KEYS = {"id", "source", "type", "tenant", "valid_from", "valid_to", "observed", "scopes", "purposes", "at",
-            "facts", "about"}
+            "facts", "about", "supersedes"}
 RELATION_KEYS = {"id", "from", "to", "type", "valid_from", "valid_to", "evidence"}
 SOURCE_KEYS = {"classification", "scopes", "purposes", "max_age", "tenant", "enabled"}
 MEMORY_KEYS = {"id", "created", "expires", "tenant", "subject", "scopes", "purposes"}
@@ -156,6 +156,8 @@ def _record(r: dict[str, Any], t0: datetime, sources: dict[str, dict], where: st
         rec["required_scopes"] = r["scopes"]
     if r.get("purposes") is not None:
         rec["allowed_purposes"] = r["purposes"]
+    if r.get("supersedes"):
+        rec["supersedes"] = r["supersedes"]
     return sid, rec
 
 
