@@ -43,7 +43,7 @@ TERM_RE = re.compile(r"([+-])\s*(\d+)\s*(us|ms|s|m|h|d)")
 REQUEST_KEYS = {"as_of", "known_at", "scopes", "clearance", "purpose"}
 CASE_KEYS = REQUEST_KEYS | {"admit", "omit", "withheld"}
 ROW_KEYS = {"id", "source", "type", "tenant", "valid_from", "valid_to", "observed", "scopes", "purposes", "at",
-            "facts", "about", "supersedes"}
+            "facts", "about", "supersedes", "text"}
 RELATION_KEYS = {"id", "from", "to", "type", "valid_from", "valid_to", "evidence"}
 SOURCE_KEYS = {"classification", "scopes", "purposes", "max_age", "tenant", "enabled"}
 MEMORY_KEYS = {"id", "created", "expires", "tenant", "subject", "scopes", "purposes"}
@@ -139,7 +139,7 @@ def _record(r: dict[str, Any], t0: datetime, sources: dict[str, dict], where: st
     if sid not in sources:
         raise FixtureError(f"{where}: source {sid!r} is not declared")
     subject = r.get("about") or (SERVICE_KEY if etype == "event" else CASE_KEY)
-    content = f"Boundary record {rid} of type {etype}."
+    content = r.get("text") or f"Boundary record {rid} of type {etype}."
     rec: dict[str, Any] = {
         "object_id": rid, "tenant_id": r.get("tenant") or sources[sid].get("tenant") or TENANT, "source_version": "v1",
         "object_type": etype, "subject_id": subject, "title": f"Record {rid}", "content": content,
@@ -202,6 +202,9 @@ def _playbook(doc: dict[str, Any]) -> dict[str, Any]:
     if "item" in types:
         ets.append({"type": "item", "judgment": "Every record of the case.", "required": False,
                     "retrieve": {"structured": {"object_types": ["item"]}}})
+    if "doc" in types:
+        ets.append({"type": "doc", "judgment": "Documents found by their text.", "required": False,
+                    "retrieve": {"fulltext": {"terms": ["boundary"]}}})
     win = doc.get("window")
     if win is not None:
         if win.get("anchor_from"):
