@@ -419,15 +419,32 @@ def test_the_example_in_the_docs_is_a_fixture_that_holds(tmp_path, monkeypatch):
         assert withheld == case.get("withheld", withheld), (i, case)
 
 
-def test_every_fixture_file_follows_the_format_and_covers_both_sides():
-    """Each file reads (no unknown key, every named id a row), and each case names what it
-    expects: a case with nothing admitted and nothing omitted proves nothing."""
+def test_every_fixture_file_follows_the_format():
+    """Each file reads (no unknown key, every named id a row or memory record), and each case
+    names what it admits: a case that expects nothing of the pack proves nothing."""
     assert FILES, "no fixture under tests/data/boundaries"
     for f in FILES:
         doc = read_fixture(f)
         assert doc["cases"], f.name
         for i, c in enumerate(doc["cases"]):
             assert "admit" in c, f"{f.name}: cases[{i}] names no admitted ids (use admit: [] for none)"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("at: 2026-07-23T12:00:00+08:00\nrows: [{id: A, valid_to: T, color: red}]\ncases: [{admit: [A]}]\n",
+     r"^bad.yaml: rows\[0\] \(A\): unknown field\(s\) \['color'\]$"),
+    ("at: 2026-07-23T12:00:00+08:00\nrows: [{id: A}]\ncases: [{admit: [B]}]\n",
+     r"^bad.yaml: cases\[0\]: 'B' is not a row or memory id$"),
+    ("at: 2026-07-23T12:00:00+08:00\nrows: [{id: A}, {id: A}]\ncases: []\n",
+     r"^bad.yaml: every row and memory record needs a distinct id$"),
+    ("at: 2026-07-23T12:00:00\nrows: [{id: A}]\ncases: []\n", r"^bad.yaml: at: an ISO time with its zone$"),
+    ("rows: [{id: A}]\ncases: []\n", r"^bad.yaml: missing 'at'$"),
+])
+def test_a_fixture_that_breaks_the_format_is_refused_naming_file_and_field(tmp_path, text, message):
+    f = tmp_path / "bad.yaml"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(FixtureError, match=message):
+        read_fixture(f)
 
 
 @pytest.mark.parametrize("text, want", [
