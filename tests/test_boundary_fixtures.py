@@ -1,10 +1,12 @@
-"""Boundary cases as data (issue 50, item 2): every edge of every gate and time window, one
-line per case, on DuckDB and on PostgreSQL.
+"""Boundary cases as data (issue 50, item 2): the edges of the access and time gates (tenant,
+scope, classification, purpose, validity, supersession, knowledge time, freshness, a memory
+record's TTL) and of the time window (its ends, its anchor, its relations, its limit), one line
+per case, on DuckDB and on PostgreSQL.
 
 Each ``tests/data/boundaries/*.yaml`` holds a few rows (objects with their tenant, source,
-scopes, purposes, validity, observation time) and a list of cases: a request (as_of,
-known_at, scopes, clearance, purpose) and what the pack must hold — the admitted row ids and,
-for every row the pack names in its omissions, the gate and reason. The format is in
+scopes, purposes, validity, observation time; relations; memory records) and a list of cases: a
+request (as_of, known_at, scopes, clearance, purpose) and what the pack must hold — the admitted
+ids and, for every row the pack names in its omissions, the gate and reason. The format is in
 docs/testing.md ("Boundary fixtures"). The runner writes each file as a small project (source
 manifests, records, a playbook, a case file), builds its store once per backend per session
 (``ctx load``'s build for DuckDB, ``api.load`` into a fresh PostgreSQL database) and runs each
@@ -56,7 +58,9 @@ class FixtureError(ValueError):
 
 def when(text: Any, t0: datetime, where: str) -> datetime:
     """``T``, ``T+1us``, ``T-10m+1s`` (relative to the file's ``at``) or an ISO time with its zone."""
-    if isinstance(text, datetime):
+    if isinstance(text, datetime):            # YAML reads an unquoted ISO time itself
+        if text.tzinfo is None:
+            raise FixtureError(f"{where}: {text.isoformat()!r} has no zone")
         return text
     s = str(text).strip()
     m = TIME_RE.match(s)
