@@ -110,6 +110,8 @@ def read_fixture(path: Path) -> dict[str, Any]:
         if set(r) - ROW_KEYS:
             raise FixtureError(f"{path.name}: rows[{i}] ({r['id']}): unknown field(s) {sorted(set(r) - ROW_KEYS)}")
     for name, s in (doc.get("sources") or {}).items():
+        if not isinstance(name, str):          # YAML reads an unquoted `off`, `no` … as a boolean
+            raise FixtureError(f"{path.name}: sources: {name!r} is not a source id (quote it)")
         if set(s or {}) - SOURCE_KEYS:
             raise FixtureError(f"{path.name}: sources.{name}: unknown field(s) {sorted(set(s) - SOURCE_KEYS)}")
     for i, c in enumerate(doc["cases"]):
