@@ -78,6 +78,7 @@ class Mutant:
 
 
 QT = "tests/test_question_time.py::"
+BF = "tests/test_boundary_fixtures.py::test_boundary_case["
 CF = "tests/test_confine.py::"
 # issue 47: both ends of both times, in every statement that judges them
 AR_EDGES = "tests/test_access_rules.py::test_a_record_is_valid_from_its_first_instant_until_its_end_in_every_statement_on_duckdb"
@@ -3513,6 +3514,72 @@ MUTANTS: list[Mutant] = [
            "if ok and hinted:\n                    return False",
            "if ok and hinted:\n                    ok = False",
            ("tests/test_ci_budget.py::test_a_hint_never_makes_a_surviving_mutant_caught",)),
+    # issue 50, item 2: one-character boundary bugs in both backends' statements, the window's
+    # bounds and the access checks, each caught by a one-line case of tests/data/boundaries/*.yaml
+    Mutant("bound-duck-window-end-exclusive", "src/ctxcli/store/duckdb_store.py",
+           "AND o.{tcol} <= q.hi)", "AND o.{tcol} < q.hi)", (BF + "window-0-duckdb]", BF + "window_as_of-0-duckdb]")),
+    Mutant("bound-pg-window-end-exclusive", "src/ctxcli/store/pg/reader.py",
+           "AND o.{{tcol}} <= %(hi)s)", "AND o.{{tcol}} < %(hi)s)",
+           (BF + "window-0-postgresql]", BF + "window_as_of-0-postgresql]")),
+    Mutant("bound-duck-window-limit-one-more", "src/ctxcli/store/duckdb_store.py",
+           "FROM ranked WHERE nv < lim AND (valid OR rn <= cap)", "FROM ranked WHERE nv <= lim AND (valid OR rn <= cap)",
+           (BF + "window_limit-0-duckdb]",)),
+    Mutant("bound-pg-window-limit-one-more", "src/ctxcli/store/pg/reader.py",
+           "SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\nFROM ranked WHERE nv < %(lim)s",
+           "SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\nFROM ranked WHERE nv <= %(lim)s",
+           (BF + "window_limit-0-postgresql]",)),
+    Mutant("bound-duck-window-cap-exclusive", "src/ctxcli/store/duckdb_store.py",
+           "FROM ranked WHERE nv < lim AND (valid OR rn <= cap)", "FROM ranked WHERE nv < lim AND (valid OR rn < cap)",
+           (BF + "window_limit-0-duckdb]",)),
+    Mutant("bound-pg-window-cap-exclusive", "src/ctxcli/store/pg/reader.py",
+           "SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\n"
+           "FROM ranked WHERE nv < %(lim)s AND (valid OR rn <= %(lim)s",
+           "SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\n"
+           "FROM ranked WHERE nv < %(lim)s AND (valid OR rn < %(lim)s",
+           (BF + "window_limit-0-postgresql]",)),
+    Mutant("bound-duck-structured-limit-one-more", "src/ctxcli/store/access.py",
+           "        if n_valid >= limit:", "        if n_valid > limit:", (BF + "statement_valid_to-2-duckdb]",)),
+    Mutant("bound-duck-structured-cap-exclusive", "src/ctxcli/store/access.py",
+           "        if ok or rank <= limit * WIDEN_CAP:", "        if ok or rank < limit * WIDEN_CAP:",
+           (BF + "statement_valid_to-2-duckdb]",)),
+    Mutant("bound-pg-structured-limit-one-more", "src/ctxcli/store/pg/reader.py",
+           "SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\nFROM ranked WHERE nv < %(lim)s",
+           "SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\nFROM ranked WHERE nv <= %(lim)s",
+           (BF + "statement_valid_to-2-postgresql]",)),
+    Mutant("bound-pg-structured-cap-exclusive", "src/ctxcli/store/pg/reader.py",
+           "SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\n"
+           "FROM ranked WHERE nv < %(lim)s AND (valid OR rn <= %(lim)s",
+           "SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint\n"
+           "FROM ranked WHERE nv < %(lim)s AND (valid OR rn < %(lim)s",
+           (BF + "statement_valid_to-2-postgresql]",)),
+    Mutant("bound-duck-bm25-cap-exclusive", "src/ctxcli/store/duckdb_bm25.py",
+           "            if ok or rank <= cap:", "            if ok or rank < cap:", (BF + "fulltext_limit-2-duckdb]",)),
+    Mutant("bound-pg-bm25-limit-one-more", "src/ctxcli/store/pg/reader.py",
+           "FROM ranked WHERE nv < {lim} AND (valid OR rn <= {cap})",
+           "FROM ranked WHERE nv <= {lim} AND (valid OR rn <= {cap})", (BF + "fulltext_limit-2-postgresql]",)),
+    Mutant("bound-pg-bm25-cap-exclusive", "src/ctxcli/store/pg/reader.py",
+           "FROM ranked WHERE nv < {lim} AND (valid OR rn <= {cap})",
+           "FROM ranked WHERE nv < {lim} AND (valid OR rn < {cap})", (BF + "fulltext_limit-2-postgresql]",)),
+    Mutant("bound-plan-window-start-one-late", "src/ctxcli/engine/plan.py",
+           "lo, hi = us - w.before_minutes * 60_000_000, us", "lo, hi = us - w.before_minutes * 60_000_000 + 1, us",
+           (BF + "window-0-duckdb]", BF + "window-0-postgresql]")),
+    Mutant("bound-plan-window-end-one-early", "src/ctxcli/engine/plan.py",
+           "us + w.after_minutes * 60_000_000", "us + w.after_minutes * 60_000_000 - 1",
+           (BF + "window-0-duckdb]", BF + "window-0-postgresql]")),
+    Mutant("bound-clearance-at-level-refused", "src/ctxcli/engine/gates.py",
+           "return clearance_rank(classification) <= clearance_rank(self.clearance)",
+           "return clearance_rank(classification) < clearance_rank(self.clearance)",
+           (BF + "access-0-duckdb]", BF + "access-5-postgresql]")),
+    Mutant("bound-memory-ttl-at-knowledge-time", "src/ctxcli/agents/memory.py",
+           "if checks.ended(r.expires_at, x.as_of):", "if checks.ended(r.expires_at, x.cutoff):",
+           (BF + "memory-3-duckdb]",)),
+    Mutant("bound-successor-known-only-with-known-at", "src/ctxcli/engine/builder.py",
+           "    known_us = as_of_us if known_at_us is None else known_at_us\n", "    known_us = known_at_us\n",
+           (BF + "supersession-1-duckdb]", BF + "supersession-1-postgresql]")),
+    Mutant("bound-classification-gate-at-level-rejects", "src/ctxcli/engine/gates.py",
+           "if clearance_rank(o.classification) > clearance_rank(c.clearance):",
+           "if clearance_rank(o.classification) >= clearance_rank(c.clearance):",
+           (BF + "access-0-duckdb]", BF + "access-5-postgresql]")),
 ]
 
 

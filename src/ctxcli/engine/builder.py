@@ -174,13 +174,16 @@ def gate_context(hydrator: Hydrator, *, tenant: str, scopes: list[str], purpose:
     scope_set = frozenset(scopes)
     as_of_us = dt_to_us(as_of)
     known_at_us = dt_to_us(known_at) if known_at else None
+    # A later version replaces an object only once it is known: by known_at, else by as_of (the
+    # knowledge-time gate's default; a version recorded after as_of is not yet known then).
+    known_us = as_of_us if known_at_us is None else known_at_us
 
     def replacement(o: Obj) -> dict[str, Any] | None:
         return find_replacement(hydrator.families.get(o.family, []), o, purpose, as_of_us, scope_set,
-                                clearance=clearance, sources=hydrator.sources, known_at_us=known_at_us)
+                                clearance=clearance, sources=hydrator.sources, known_at_us=known_us)
 
     def successor(o: Obj) -> tuple[bool, dict[str, Any] | None]:
-        return find_successor(hydrator.families.get(o.family, []), o, purpose, as_of_us, known_at_us, scope_set,
+        return find_successor(hydrator.families.get(o.family, []), o, purpose, as_of_us, known_us, scope_set,
                               clearance=clearance, sources=hydrator.sources)
 
     return GateContext(tenant=tenant, scopes=scope_set, purpose=purpose, as_of=as_of, as_of_us=as_of_us,
