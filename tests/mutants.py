@@ -3315,7 +3315,7 @@ MUTANTS: list[Mutant] = [
     Mutant("claims-context-binding-off", "src/ctxcli/answer/validate.py",
            "        if best[0] >= MIN_CONTEXT:", "        if False:", ("tests/test_claims.py::test_values_units_and_names_are_checked_as_people_write_them",)),
     Mutant("claims-lookalike-names-off", "src/ctxcli/answer/claims.py",
-           "return out + _lookalike_names(text, items, {v[\"value\"].lower() for v in out})", "return out", ("tests/test_claims.py::test_values_units_and_names_are_checked_as_people_write_them",)),
+           "    out += _lookalike_names(text, items, {v[\"value\"].lower() for v in out})\n", "", ("tests/test_claims.py::test_values_units_and_names_are_checked_as_people_write_them",)),
     Mutant("claims-unlike-operands", "src/ctxcli/answer/claims.py",
            "right = [r for r in right if r[3][0] == left[-1][3][0]][:1] or right", "right = right", ("tests/test_claims.py::test_values_units_and_names_are_checked_as_people_write_them",)),
     Mutant("claims-units-ignored", "src/ctxcli/answer/claims.py",
