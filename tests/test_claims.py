@@ -976,3 +976,35 @@ def test_an_owner_said_of_a_time_its_evidence_does_not_hold_for_is_misbound(text
     from ctxcli.answer.claims import check_claim
 
     assert [v["code"] for v in check_claim(text, "fact", items)] == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    ("CFG-0811-07 raised the keep-alive timeout from 60 to 5 seconds.", ["wrong_comparison"]),
+    ("CFG-0811-07 lowered the keep-alive timeout from 60 seconds to 5 seconds.", []),
+    ("CFG-0811-07 lowered the keep-alive timeout from 5 seconds to 60 seconds.", ["wrong_comparison"]),
+    ("CFG-0811-07 hat den Keep-alive-Timeout von 60 auf 5 Sekunden erhöht.", ["wrong_comparison"]),
+    ("CFG-0811-07 hat den Keep-alive-Timeout von 60 auf 5 Sekunden gesenkt.", []),
+    ("CFG-0811-07 a réduit le délai de 60 à 5 secondes.", []),
+    ("CFG-0811-07 a augmenté le délai de 60 à 5 secondes.", ["wrong_comparison"]),
+    ("CFG-0811-07将keep-alive超时从60秒提高到5秒。", ["wrong_comparison"]),
+    ("CFG-0811-07将keep-alive超时从60秒降低到5秒。", []),
+    ("CFG-0811-07 đã giảm thời gian chờ từ 60 xuống 5 giây.", []),
+    # no direction said, or both: not decided here
+    ("The timeout went from 60 to 5 seconds.", []),
+    ("Costs were cut and prices raised from 10 to 12.", []),
+    ("Prices were raised and costs cut from 12 to 10.", []),
+    # an equal change is neither up nor down
+    ("The timeout was raised from 5 to 5 seconds.", ["wrong_comparison"]),
+])
+def test_a_change_said_to_go_up_or_down_is_checked_against_its_from_and_to(text, codes):
+    from ctxcli.answer.claims import check_claim
+
+    assert [v["code"] for v in check_claim(text, "fact", [])] == codes
+
+
+def test_faster_and_longer_than_compare_like_more_than():
+    from ctxcli.answer.claims import check_comparisons
+
+    assert [v["code"] for v in check_comparisons("Revenue (+15 %) grew faster than costs (+25 %).")] == ["wrong_comparison"]
+    assert check_comparisons("Costs (+25 %) grew faster than revenue (+15 %).") == []
+    assert [v["code"] for v in check_comparisons("Thời gian chờ mới 5 giây dài hơn mức cũ 60 giây.")] == ["wrong_comparison"]

@@ -29,7 +29,7 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("predates", "<"), ("predated", "<"), ("precedes", "<"), ("preceded", "<"), ("prior to", "<"),
            ("postdates", ">"), ("equal to", "=="), ("longer than", ">"), ("shorter than", "<"),
            ("falls short of", "<"), ("fall short of", "<"), ("fell short of", "<"), ("outpaced", ">"),
-           ("outpaces", ">"), ("outgrew", ">"), ("beyond", ">"), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
+           ("outpaces", ">"), ("outgrew", ">"), ("faster than", ">"), ("slower than", "<"), ("beyond", ">"), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
     "zh": [("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
            ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
            ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"),
@@ -76,7 +76,8 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("как максимум", "<="), ("больше", ">"), ("меньше", "<"), ("более", ">"), ("менее", "<"),
            ("выше", ">"), ("ниже", "<"), ("превышает", ">"), ("превысил", ">"), ("превысила", ">"),
            ("в пределах", "<="), ("вне", ">"), ("за пределами", ">"), ("после", ">"),
-           ("раньше", "<"), ("позже", ">"), ("равно", "==")],
+           ("раньше", "<"), ("позже", ">"), ("равно", "=="), ("позже, чем", ">"), ("раньше, чем", "<"),
+           ("больше, чем", ">"), ("меньше, чем", "<"), ("дольше", ">"), ("короче", "<")],
     "ja": [("未満", "<"), ("以下", "<="), ("以上", ">="), ("以内", "<="), ("を超える", ">"), ("を超えた", ">"),
            ("を超えている", ">"), ("を上回", ">"), ("を下回", "<"),
            ("より大きい", ">"), ("より小さい", "<"), ("より多い", ">"), ("より少ない", "<"), ("より高い", ">"),
@@ -88,8 +89,31 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("thấp hơn", "<"), ("lớn hơn", ">"), ("nhỏ hơn", "<"), ("nhiều hơn", ">"), ("ít hơn", "<"),
            ("vượt quá", ">"), ("vượt", ">"), ("trên", ">"), ("dưới", "<"), ("trong vòng", "<="),
            ("trong khoảng", "<="), ("nằm ngoài", ">"), ("trước", "<"), ("sau", ">"), ("sớm hơn", "<"),
-           ("muộn hơn", ">"), ("bằng", "==")],
+           ("muộn hơn", ">"), ("bằng", "=="), ("dài hơn", ">"), ("ngắn hơn", "<")],
 }
+# a change from one value to another, and the verbs that say which way it went ("raised the timeout
+# from 60 to 5 seconds" is false): ``FROM_TO`` fragments hold the groups ``a`` and ``b``
+_N = r"(?P<{}>-?\d+(?:\.\d+)?)"
+_GAP = r"[^\d.;:!?。；]{0,24}?"
+FROM_TO = (
+    rf"\bfrom\s+{_N.format('a')}{_GAP}\bto\s+{_N.format('b')}",
+    rf"\bvon\s+{_N.format('a')}{_GAP}\bauf\s+{_N.format('b')}",
+    rf"\bde\s+{_N.format('a')}{_GAP}(?:\bà|\ba|\bpara)\s+{_N.format('b')}",
+    rf"\bda\s+{_N.format('a')}{_GAP}\ba\s+{_N.format('b')}",
+    rf"\bс\s+{_N.format('a')}{_GAP}\bдо\s+{_N.format('b')}",
+    rf"\btừ\s+{_N.format('a')}{_GAP}(?:xuống|lên|còn|đến)\s+{_N.format('b')}",
+    rf"(?:从|由)\s*{_N.format('a')}{_GAP}(?:到|至)\s*{_N.format('b')}",
+    rf"{_N.format('a')}{_GAP}から\s*{_N.format('b')}",
+)
+CHANGE_UP = (r"\b(?:rais\w*|increas\w*|rose|risen|grew|grown|went up|extend\w*|lengthen\w*|doubl\w*|bump\w*|"
+             r"boost\w*|erhöh\w*|gestiegen|stieg|verlänger\w*|augment\w*|relev\w*|aument\w*|elev\w*|"
+             r"увелич\w*|повыс\w*|вырос\w*|tăng)\b|提高|增加|上调|延长|增至|升至|上升|增长|调高|引き上げ|増加|延長")
+CHANGE_DOWN = (r"\b(?:lower\w*|decreas\w*|reduc\w*|cut|cuts|dropp\w*|fell|fallen|shorten\w*|went down|halv\w*|"
+               r"trimm\w*|slash\w*|gesenkt|senkt\w*|verringer\w*|reduzier\w*|gesunken|sank|verkürz\w*|"
+               r"rédui\w*|abaiss\w*|baiss\w*|diminu\w*|reduj\w*|redujo|reduzi\w*|disminu\w*|abbass\w*|"
+               r"ridott\w*|ridus\w*|уменьш\w*|сниз\w*|сократ\w*|giảm)\b|降低|减少|下调|缩短|降至|减至|下降|调低|"
+               r"引き下げ|減少|短縮")
+
 POSTFIX: frozenset[str] = frozenset(
     {"以内", "之内", "以上", "以下", "之前", "之后"}
     | {w for w, _ in COMPARISONS["ja"]} | {w for w, _ in COMPARISONS["ko"]})

@@ -171,8 +171,31 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
     return out
 
 
+_FROM_TO = [re.compile(rx, re.I) for rx in words.FROM_TO]
+_UP = re.compile(words.CHANGE_UP, re.I)
+_DOWN = re.compile(words.CHANGE_DOWN, re.I)
+
+
+def changes(text: str) -> list[tuple[str, str, str, bool]]:
+    """(from, "up"/"down", to, holds) for every change a clause states with one direction: "raised
+    the timeout from 60 to 5 seconds" (up, 5 > 60: false), "von 60 auf 5 Sekunden gesenkt"."""
+    out = []
+    for clause in _CLAUSE_SPLIT.split(numbers.normalise(_ZONE_NOTE.sub(" ", text)))[::2]:
+        up, down = bool(_UP.search(clause)), bool(_DOWN.search(clause))
+        if up == down:
+            continue        # no direction said, or both ("cut costs, raised prices from …")
+        for rx in _FROM_TO:
+            for m in rx.finditer(clause):
+                a, b = float(m.group("a")), float(m.group("b"))
+                out.append((m.group("a"), "up" if up else "down", m.group("b"), b > a if up else b < a))
+    return out
+
+
 def check_comparisons(text: str) -> list[dict[str, Any]]:
     out = []
+    for a, way, b, ok in changes(text):
+        if not ok:
+            out.append(_viol("wrong_comparison", f"a change from {a} to {b} is not {way}", value=f"{a} {way} {b}"))
     for lt, op, rt, ok in comparisons(text):
         if ok is None:
             out.append(_viol("undecided", f"cannot compare {lt!r} with {rt!r}", severity="warning",
