@@ -1008,3 +1008,27 @@ def test_faster_and_longer_than_compare_like_more_than():
     assert [v["code"] for v in check_comparisons("Revenue (+15 %) grew faster than costs (+25 %).")] == ["wrong_comparison"]
     assert check_comparisons("Costs (+25 %) grew faster than revenue (+15 %).") == []
     assert [v["code"] for v in check_comparisons("Thời gian chờ mới 5 giây dài hơn mức cũ 60 giây.")] == ["wrong_comparison"]
+
+
+@pytest.mark.parametrize("case, text, codes", [
+    # C-105 (98000 CNY < 100000): the rule does not apply, however a claim says it does
+    ("C-105", "The claim must go to a human reviewer (98000 CNY, tenure 20 days).", ["wrong_comparison"]),
+    ("C-105", "El siniestro debe ir a revisión humana.", ["wrong_comparison"]),
+    ("C-105", "This claim must be reviewed by a person.", ["wrong_comparison"]),
+    ("C-105", "O sinistro precisa de revisão humana: 98000 CNY e 20 dias de apólice.", ["wrong_comparison"]),
+    ("C-105", "The claim is not sent to manual review: 98000 CNY is under 100000 CNY.", []),
+    ("C-105", "The policy is 20 days old, but 98000 CNY is below 100000 CNY, so the claim does not go to "
+              "manual review.", []),
+    ("C-105", "この請求は人による審査を必要としません。", []),
+    # C-102 (128000 CNY, 12 days): it applies
+    ("C-102", "請求額128000 CNY、契約期間12日のため、人による審査は不要です。", ["wrong_comparison"]),
+    ("C-102", "The claim must go to a human reviewer: 128000 CNY on a 12-day-old policy.", []),
+])
+def test_a_claim_saying_whether_review_applies_agrees_with_the_rule_in_any_wording(case, text, codes):
+    from ctxcli.answer.claims import check_claim
+
+    side = json.loads((Path(__file__).parent / "data" / "claims" / "written" / "items.json").read_text(encoding="utf-8"))
+    n = case[2:].replace("-", "")
+    items = [side["items"][f"SIG-C{n}-AMOUNT"], side["items"][f"SIG-C{n}-TENURE"], side["items"]["RULE-MANUAL-REVIEW"]]
+    vs = check_claim(text, "fact", items, twins=side["twins"], rules=side["rules"])
+    assert [v["code"] for v in vs if v.get("severity") != "warning"] == codes

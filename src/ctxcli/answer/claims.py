@@ -461,12 +461,21 @@ def wholly_hedged(item: dict[str, Any]) -> bool:
 
 
 # ---------------------------------------------------------------------------------- playbook rules
-_RULE_WORDS = re.compile(r"\breview(?:er|ed)?\b|审核|复核|人工|revisión|revisor", re.I)
+_RULE_WORDS = re.compile(r"\breview(?:er|ers|ed)?\b|审核|复核|人工|revisión|revisor|revisão|revisione|revue|révision|"
+                         r"Prüfung|Prüfer|審査|レビュー|검토|xem xét|проверк", re.I)
 _RULE_NO = re.compile(r"\b(?:no|without)\s+(?:\w+\s+)?review|\breview\w*[^.;:,]{0,40}\b(?:not|never)\s+"
                       r"(?:needed|required|apply|applies|necessary)|does not apply|doesn't apply|is not needed|"
-                      r"不需要|无需|不适用|不用|no (?:se )?requiere|no es necesaria|no aplica|no se aplica", re.I)
-_RULE_YES = re.compile(r"\b(?:required|needed|necessary|applies|apply|routed|goes to)\b|需要|适用|requiere|necesaria|"
-                       r"aplica|se env[ií]a", re.I)
+                      r"need not|needn't|does not need|doesn't need|not required|"
+                      r"\b(?:not|never)\s+(?:be\s+)?(?:sent|routed|go|goes|going|forwarded|escalated)\b|"
+                      r"does not go|doesn't go|を必要としません|必要としない|必要ない|"
+                      r"不需要|无需|不适用|不用|不必|不要|は不要|必要ありません|必要はありません|"
+                      r"no (?:se )?requiere|no es necesaria|no aplica|no se aplica|no necesita|no debe|"
+                      r"não precisa|não é necessária|não requer|nicht nötig|nicht erforderlich|keine\s+\w*Prüfung|"
+                      r"pas besoin|n['’]est pas nécessaire|aucune revue|non serve|non è necessari|non richiede|"
+                      r"не требуется|не нужна|không cần", re.I)
+_RULE_YES = re.compile(r"\b(?:required|needed|necessary|applies|apply|routed|goes to|go to|must|sent to|needs)\b|"
+                       r"需要|适用|必须|须|应|requiere|necesaria|aplica|se env[ií]a|debe|precisa|deve|doit|muss|"
+                       r"erforderlich|nötig|必要|要する|回され|送られ|cần|требуется|нужна|необходим", re.I)
 
 
 def rule_outcomes(rules: dict[str, str], twins: list[dict[str, Any]]) -> dict[str, bool]:
