@@ -1032,3 +1032,24 @@ def test_a_claim_saying_whether_review_applies_agrees_with_the_rule_in_any_wordi
     items = [side["items"][f"SIG-C{n}-AMOUNT"], side["items"][f"SIG-C{n}-TENURE"], side["items"]["RULE-MANUAL-REVIEW"]]
     vs = check_claim(text, "fact", items, twins=side["twins"], rules=side["rules"])
     assert [v["code"] for v in vs if v.get("severity") != "warning"] == codes
+
+
+_ALERT = {"evidence_id": "ev-al", "trust_level": "operational", "facts": {"alert_at": "2026-09-01T14:07:00+02:00"},
+          "text": "Alert fired at 14:07: checkout-api error rate above 5 % for three minutes."}
+_SHOP = {"evidence_id": "ev-sh", "trust_level": "operational", "facts": {"first_error_at": "2026-09-01T14:05:00+02:00"},
+         "text": "From 14:05 customers could not complete payment."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    ("Déploiement terminé à 10 h 02.", [_REL, _FIRST], ["misbound_value"]),
+    ("Déploiement terminé à 9 h 54.", [_REL, _FIRST], []),
+    ("Bản phát hành hoàn tất lúc 10:02.", [_REL, _FIRST], ["misbound_value"]),
+    ("L'allarme è scattato alle 14:05.", [_ALERT, _SHOP], ["misbound_value"]),
+    ("L'allarme è scattato alle 14:07.", [_ALERT, _SHOP], []),
+    # a sentence ends at 。: the alert's time is not bound to the error rate after it
+    ("14:07にアラートが発火した。checkout-apiのエラー率が5%を超えていた。", [_ALERT], []),
+])
+def test_what_a_value_is_said_of_is_read_in_the_claims_language(text, items, codes):
+    from ctxcli.answer.validate import check_cited
+
+    assert [v["code"] for v in check_cited(text, "fact", items)] == codes

@@ -211,8 +211,9 @@ FIELD_WORDS: dict[str, str] = {
     "error": r"报错|错误|出错|エラー|\berror(?:es)?\b|\bFehler\b|\berreurs?\b|\berros?\b|\berror[ei]\b|"
              r"\bошибк[аиу]\b|\blỗi\b",
     "completed": r"完成|完了|\b(?:se )?complet(?:ó|ado|ada)\b|\babgeschlossen\b|\btermin(?:é|ée)\b|\bachevée?\b|"
-                 r"\bconcluíd[oa]\b",
-    "release": r"发布|リリース|\blanzamiento\b|\bdespliegue\b",
+                 r"\bconcluíd[oa]\b|\bcompletat[oa]\b|\bconclus[oa]\b|\bhoàn (?:tất|thành)\b|\bзаверш\w*",
+    "release": r"发布|リリース|\blanzamiento\b|\bdespliegue\b|\bdéploiement\b|\bbản phát hành\b|\brilascio\b|"
+               r"\bрелиз\w*",
     "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b",
     "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b",
     "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b",
@@ -230,5 +231,5 @@ FIELD_WORDS: dict[str, str] = {
     "after": r"之后|变更后|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b",
     "before": r"之前|变更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b",
     "timeout": r"超时|\bdélai\b|\bthời gian chờ\b",
-    "alert": r"告警|\balerta\b|\balerte\b|\bAlarm\b|\bcảnh báo\b",
+    "alert": r"告警|\balerta\b|\balerte\b|\bAlarm\b|\bcảnh báo\b|\ballarme\b|\bavviso\b|アラート|\bоповещени\w*",
 }

@@ -617,7 +617,7 @@ def _wrong_zones(text: str, texts: list[str]) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------- context binding
 CONTEXT_WINDOW = 6      # words before a value (in its clause) that say what it is
 MIN_CONTEXT = 2         # words a claim must share with another value's context to be bound to it
-_CTX_BREAK = re.compile(r"[,;()\[\]]|[.:]\s|\s(?:and|while|but|whereas)\s", re.I)
+_CTX_BREAK = re.compile(r"[,;()\[\]。；，、！？]|[.:]\s|\s(?:and|while|but|whereas)\s", re.I)
 _CTX_STOP = frozenset(["the", "and", "was", "were", "is", "are", "has", "had", "have", "for", "with", "from", "that", "this", "which", "its", "their", "then", "than", "after", "before", "at", "on", "in", "of", "to", "by"])
 
 
@@ -732,7 +732,7 @@ def _kind(v: str) -> str:
 
 
 # ---------------------------------------------------------------------------------- binding
-_CLAUSE = re.compile(r"[,;()\[\]]|\.\s")
+_CLAUSE = re.compile(r"[,;()\[\]。；，、！？]|\.\s")
 BIND_WINDOW = 6     # tokens after a field's name within which its value is looked for
 _ATTRS = ("valid_from", "valid_to", "observed_at", "source_version")
 _UNIT_WORDS = frozenset({"days", "day", "hours", "minutes", "seconds", "s", "ms", "pct", "percent", "cny", "usd",
