@@ -746,6 +746,18 @@ _OWNER = {"evidence_id": "ev-own", "trust_level": "authoritative",
     ("Der Dienst payment-gateway gehört dem Team edge-gateway.", ["misbound_entity"]),
     ("O serviço payment-gateway pertence à equipe edge-gateway.", ["misbound_entity"]),
     ("Die Rufbereitschaft für payment-gateway ist edge-primary.", ["misbound_entity"]),
+    ("Die Bereitschaftsrotation für payment-gateway ist edge-primary.", ["misbound_entity"]),
+    ("La rotation d'astreinte de payment-gateway est web-oncall.", ["misbound_entity"]),
+    ("La rotation d'astreinte de payment-gateway est payments-core-primary.", []),
+    ("Дежурная ротация для payment-gateway — web-oncall.", ["misbound_entity"]),
+    ("Дежурная ротация для payment-gateway — payments-core-primary.", []),
+    ("Eigentümer von payment-gateway ist das Team edge-gateway.", ["misbound_entity"]),
+    ("The owner team of the failing payment gateway is edge-gateway.", ["misbound_entity"]),
+    ("The owner team of the failing payment gateway is payments-core.", []),
+    ("The GW-502 errors fall to team edge-gateway.", ["misbound_entity"]),
+    ("payment-gatewayはedge-gatewayチームが所有しています。", ["misbound_entity"]),
+    ("payment-gatewayはpayments-coreチームが所有しています。", []),
+    ("payment-gatewayの担当チームはedge-gatewayでした。", ["misbound_entity"]),
 ])
 def test_an_owner_or_rotation_named_in_other_words_and_languages_is_bound(text, codes):
     from ctxcli.answer.claims import check_entities
@@ -1053,3 +1065,18 @@ def test_what_a_value_is_said_of_is_read_in_the_claims_language(text, items, cod
     from ctxcli.answer.validate import check_cited
 
     assert [v["code"] for v in check_cited(text, "fact", items)] == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    ("The runbook to use is gateway-config-restart v2.", ["misbound_entity"]),
+    ("The runbook to use is payment-recovery.", ["misbound_entity"]),
+    ("The runbook is gateway-config-rollback v2.", []),
+    ("Runbook: payment-recovery.", ["misbound_entity"]),
+])
+def test_a_runbook_named_after_is_or_a_colon_is_bound(text, codes):
+    from ctxcli.answer.claims import check_claim
+
+    rb = {"evidence_id": "ev-rb", "trust_level": "operational",
+          "facts": {"runbook": "gateway-config-rollback", "version": "v2"},
+          "text": "Runbook gateway-config-rollback v2: revert the last configuration push."}
+    assert [v["code"] for v in check_claim(text, "fact", [rb])] == codes

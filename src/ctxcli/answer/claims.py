@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterator
 
 from . import claim_words as words
 from . import numbers
@@ -263,10 +263,15 @@ def check_status(text: str, status: str, items: list[dict[str, Any]],
 # ---------------------------------------------------------------------------------- entities
 # phrase -> the fields it binds; the bound name is the first id-like word after the phrase
 _BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of [\w\-]+)?(?: is| was|:)?|owning team(?: is| was)?)\s+"
-                r"(?:the\s+)?(?:team\s+)?",
+    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of (?:the )?(?:[\w\-]+ ){0,3}[\w\-]+)?"
+                r"(?: is| was|:)?|owning team(?: is| was)?|(?:falls?|fell) to)\s+(?:the\s+)?(?:team\s+)?",
                 re.I), ("owner_team", "owner", "team")),
-    (re.compile(r"(?:由|归)\s*(?:团队)?\s*(?=[A-Za-z])", re.I), ("owner_team", "owner", "team")),
+    (re.compile(r"\b(?:Eigentümer|Besitzer)(?: von [\w\-]+)?(?: ist| war)?\s+(?:das\s+)?(?:Team\s+)?|"
+                r"\bpropriétaire(?: de [\w\-]+)?(?: est)?\s+(?:l['’]\s?)?(?:équipe\s+)?|"
+                r"\bвладел\w*(?: [\w\-]+)?\s*(?:—|-|:|является)?\s*(?:команда\s+)?", re.I),
+     ("owner_team", "owner", "team")),
+    (re.compile(r"(?:由|归)\s*(?:团队)?\s*(?=[A-Za-z])|(?:担当|所有|オーナー)チーム(?:は|が)\s*", re.I),
+     ("owner_team", "owner", "team")),
     (re.compile(r"\b(?:propiedad del|pertenece al|a cargo del)\s+(?:equipo\s+)?", re.I), ("owner_team", "owner", "team")),
     # fr, de, pt, it, vi: "appartient à l'équipe X", "gehört dem Team X", "pertence à equipe X", "thuộc về nhóm X"
     (re.compile(r"\b(?:appartient à|relève de|gehört(?: dem| zum| zu)?|pertence (?:à|ao|a)|appartiene (?:al|a)|"
@@ -274,9 +279,15 @@ _BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
      ("owner_team", "owner", "team")),
     (re.compile(r"\bgoverned by\s+(?:the\s+)?(?:rule set\s+)?|\bregido por (?:el )?(?:conjunto de reglas )?", re.I),
      ("rule_set",)),
-    (re.compile(r"(?<![A-Za-z])(?:runbook|manual de operaciones|运行手册)\s*", re.I), ("runbook",)),
+    (re.compile(r"(?<![A-Za-z])(?:runbook|manual de operaciones|运行手册)(?:\s+to (?:use|follow))?(?:\s+(?:is|was|applies))?"
+                r"\s*:?\s*", re.I), ("runbook",)),
     (re.compile(r"\bon-call rotation\s+(?:(?:for|of) (?:the )?[\w\-]+\s+)?(?:is\s+|was\s+|:\s*)?|"
-                r"\bRufbereitschaft(?: für [\w\-]+)?(?: ist| war)?\s+|值班轮换(?:为|是)\s*", re.I), ("oncall_rotation",)),
+                r"\b(?:Rufbereitschaft|Bereitschaftsrotation|Bereitschaftsdienst)(?: (?:für|von) [\w\-]+)?(?: ist| war)?\s+|"
+                r"\brotation d['’]astreinte(?: (?:de|du|pour) [\w\-]+)?(?: est| était)?\s+|"
+                r"\brotación de guardia(?: (?:de|del|para) [\w\-]+)?(?: es| era)?\s+|"
+                r"\brota(?:zione|ção) di? ?(?:reperibilità|plantão)(?: (?:di|de|do|para) [\w\-]+)?(?: è| é)?\s+|"
+                r"\b(?:дежурная )?ротаци\w*(?: (?:для|по) [\w\-]+)?\s*(?:—|-|:|это)?\s*|值班轮换(?:为|是)\s*", re.I),
+     ("oncall_rotation",)),
 ]
 
 
@@ -284,20 +295,33 @@ def _norm_name(s: str) -> str:
     return str(s).lower().strip("`'\".,")
 
 
-def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+# a name bound by the words after it ("payments-coreチームが所有", "payments-core团队负责")
+_POSTFIX_BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
+    (re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*(?:チーム|团队)\s*(?:が所有|が担当|が管理|负责|所有)"),
+     ("owner_team", "owner", "team")),
+]
+
+
+def _bound_names(text: str) -> Iterator[tuple[str, tuple[str, ...]]]:
     for rx, fields in _BINDERS:
         for m in rx.finditer(text):
             nm = _ID_CHARS.match(text, m.end())
-            if not nm:
-                continue
-            name = nm.group()
-            held = {_norm_name(v) for i in items for f in fields
-                    for v in ([(i.get("facts") or {}).get(f)] if (i.get("facts") or {}).get(f) is not None else [])}
-            if not held or _norm_name(name) in held or not re.search(r"[-_]|\d", name):
-                continue
-            out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
-                             f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))
+            if nm:
+                yield nm.group(), fields
+    for rx, fields in _POSTFIX_BINDERS:
+        for m in rx.finditer(text):
+            yield m.group("name"), fields
+
+
+def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for name, fields in _bound_names(text):
+        held = {_norm_name(v) for i in items for f in fields
+                for v in ([(i.get("facts") or {}).get(f)] if (i.get("facts") or {}).get(f) is not None else [])}
+        if not held or _norm_name(name) in held or not re.search(r"[-_]|\d", name):
+            continue
+        out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
+                         f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))
     out += _lookalike_names(text, items, {v["value"].lower() for v in out})
     return out + _out_of_time(text, items, {v["value"].lower() for v in out})
 
