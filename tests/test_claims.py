@@ -1080,3 +1080,31 @@ def test_a_runbook_named_after_is_or_a_colon_is_bound(text, codes):
           "facts": {"runbook": "gateway-config-rollback", "version": "v2"},
           "text": "Runbook gateway-config-rollback v2: revert the last configuration push."}
     assert [v["code"] for v in check_claim(text, "fact", [rb])] == codes
+
+
+_RULE = {"evidence_id": "ev-rr", "trust_level": "authoritative",
+         "facts": {"review_amount_threshold": 100000, "review_tenure_days": 30},
+         "text": "Claims at or above 100000 CNY on a policy within 30 days go to a human reviewer."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # the review window's 30 days said as the policy's tenure, in words that name the policy's
+    ("Die Policenlaufzeit beträgt 30 Tage.", [_TENURE, _RULE], ["misbound_value"]),
+    ("Die Policenlaufzeit beträgt 12 Tage.", [_TENURE, _RULE], []),
+    ("契約期間は30日です。", [_TENURE, _RULE], ["misbound_value"]),
+    ("契約期間は12日です。", [_TENURE, _RULE], []),
+    ("L'anzianità della polizza è di 30 giorni.", [_TENURE, _RULE], ["misbound_value"]),
+    # comparisons in more words: predate, a précédé, meno del, a 30-Tage-Frist
+    ("Errors from 14:02 predate the 13:55 push.", [], ["wrong_comparison"]),
+    ("L'alerte de 14 h 07 a précédé les premières erreurs de 14 h 05.", [], ["wrong_comparison"]),
+    ("Il pool aveva 49 connessioni attive, meno del massimo di 50.", [], []),
+    ("Il pool aveva 51 connessioni attive, meno del massimo di 50.", [], ["wrong_comparison"]),
+    ("Mit 20 Tagen liegt die Laufzeit außerhalb der 30-Tage-Frist.", [], ["wrong_comparison"]),
+    ("Mit 40 Tagen liegt die Laufzeit außerhalb der 30-Tage-Frist.", [], []),
+])
+def test_more_wordings_of_what_a_value_is_and_how_two_compare(text, items, codes):
+    from ctxcli.answer.claims import check_claim
+    from ctxcli.answer.validate import check_cited
+
+    vs = check_cited(text, "fact", items) if items else check_claim(text, "fact", [])
+    assert [v["code"] for v in vs if v.get("severity") != "warning"] == codes

@@ -27,6 +27,7 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("over", ">"), ("exceeds", ">"), ("exceeded", ">"), ("exceed", ">"), ("within", "<="),
            ("outside", ">"), ("before", "<"), ("after", ">"), ("earlier than", "<"), ("later than", ">"),
            ("predates", "<"), ("predated", "<"), ("precedes", "<"), ("preceded", "<"), ("prior to", "<"),
+           ("predate", "<"), ("precede", "<"), ("postdate", ">"),
            ("postdates", ">"), ("equal to", "=="), ("longer than", ">"), ("shorter than", "<"),
            ("falls short of", "<"), ("fall short of", "<"), ("fell short of", "<"), ("outpaced", ">"),
            ("outpaces", ">"), ("outgrew", ">"), ("faster than", ">"), ("slower than", "<"), ("beyond", ">"), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
@@ -57,9 +58,11 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("avant", "<"), ("après", ">"), ("égal à", "=="), ("en deçà de", "<"), ("en deçà du", "<"),
            ("au-delà de", ">"), ("au-delà du", ">"), ("antérieure à", "<"), ("antérieur à", "<"),
            ("antérieure aux", "<"), ("antérieur aux", "<"), ("postérieure à", ">"), ("postérieur à", ">"),
-           ("plus long que", ">"), ("plus court que", "<")],
+           ("plus long que", ">"), ("plus court que", "<"), ("a précédé", "<"), ("précède", "<"),
+           ("précédé", "<"), ("a suivi", ">")],
     "it": [("almeno", ">="), ("al massimo", "<="), ("non più di", "<="), ("non meno di", ">="),
-           ("più di", ">"), ("meno di", "<"), ("maggiore di", ">"), ("minore di", "<"), ("superiore a", ">"),
+           ("più di", ">"), ("meno di", "<"), ("più del", ">"), ("meno del", "<"), ("più della", ">"),
+           ("meno della", "<"), ("maggiore di", ">"), ("minore di", "<"), ("superiore a", ">"),
            ("inferiore a", "<"), ("superiore al", ">"), ("inferiore al", "<"), ("superiore alla", ">"),
            ("inferiore alla", "<"), ("sopra", ">"), ("sotto", "<"), ("supera", ">"), ("superano", ">"),
            ("entro", "<="), ("all'interno di", "<="), ("fuori da", ">"), ("fuori dalla", ">"),
@@ -223,6 +226,8 @@ FIELD_WORDS: dict[str, str] = {
                  r"\bsoglia\b|\bпорог\w*|\bngưỡng\b",
     "review": r"审核|审查|審査|\brevisión\b|\brevue\b|\brévision\b|\bPrüfung\b|\brevisão\b|\brevisione\b|"
               r"\bпроверк[аиу]\b|\bxem xét\b",
+    "policy tenure": r"\bPolicenlaufzeit\b|保单已生效|保单生效|契約期間|保険契約の経過日数|経過日数|"
+                     r"\banzianità della polizza\b|\bantigüedad de la póliza\b|\bancienneté de la police\b",
     "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b",
     "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|"
              r"\bsinistro\b|\byêu cầu bồi thường\b",

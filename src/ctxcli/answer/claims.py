@@ -43,7 +43,7 @@ _CLAUSE_SPLIT = re.compile(r"([;。；：、]|:(?!\d)|[,，]\s*|\.\s|\.$|" + wor
 _POSTFIX = words.POSTFIX
 _NOT_SPACED = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")    # kana, CJK, hangul: no word breaks
 _TOKENS = re.compile(r"[^\s,;()（），。、\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
-_UNIT = re.compile(r"(%|-day|-days|-días|-dias|天|日|cny|usd|eur|元)$", re.I)
+_UNIT = re.compile(r"(%|-day|-days|-días|-dias|-tage(?:-\w+)?|-tages-\w+|天|日|cny|usd|eur|元)$", re.I)
 _ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
