@@ -1108,3 +1108,50 @@ def test_more_wordings_of_what_a_value_is_and_how_two_compare(text, items, codes
 
     vs = check_cited(text, "fact", items) if items else check_claim(text, "fact", [])
     assert [v["code"] for v in vs if v.get("severity") != "warning"] == codes
+
+
+@pytest.mark.parametrize("text, want", [
+    ("ab dem 01.01.2026 gemeldet", "ab dem 2026-01-01 gemeldet"),       # dots: the day comes first
+    ("am 07.08.2026", "am 2026-08-07"),
+    ("um 09.54 Uhr", "um 09:54 Uhr"),
+    ("9.54 Euro", "9.54 Euro"),                                           # no Uhr: a decimal
+    ("98 thousand yuan", "98000 yuan"),
+    ("128 mil CNY", "128000 CNY"),
+    ("1,5 millones", "1500000"),
+    ("2.5 million", "2500000"),
+    ("3 тысячи", "3000"),
+])
+def test_numbers_written_with_dots_and_scale_words_read_as_people_mean_them(text, want):
+    from ctxcli.answer import numbers
+
+    assert numbers.normalise(text) == want
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # an id joined to the value by "with" is not what the value is of
+    ("PAY-4097错误可能与09:54完成的发布有关。", [_REL, _FIRST], []),
+    ("CFG-0811-07 的完成时间是13:55。", [_PUSH5, _PUSH7], ["misbound_value"]),
+    # a zone's letters inside a word are no zone: "esté", "est" (French: is)
+    ("la versión desplegada a las 09:54 esté relacionada con los errores PAY-4097.", [_REL, _FIRST], []),
+    ("Le premier PAY-4097 à 10:02 est une erreur.", [_FIRST], []),
+    # "clears the threshold" compares: the threshold is not the amount
+    ("At 128,000 CNY, the amount claimed clears the 100,000 CNY review threshold.",
+     [{"evidence_id": "ev-am", "trust_level": "operational", "facts": {"claim_amount": 128000}, "text": "Claim amount 128000 CNY."},
+      _RULE], []),
+    ("The amount of this claim does not fall short of the 100000 CNY line for human review.",
+     [{"evidence_id": "ev-am", "trust_level": "operational", "facts": {"claim_amount": 128000}, "text": "Claim amount 128000 CNY."},
+      _RULE], []),
+])
+def test_what_a_value_is_of_is_not_read_across_with_or_a_comparison(text, items, codes):
+    from ctxcli.answer.validate import check_cited
+
+    assert [v["code"] for v in check_cited(text, "hypothesis", items) if v.get("severity") != "warning"] == codes
+
+
+def test_neither_nor_negates_the_comparison_after_it():
+    from ctxcli.answer.claims import check_comparisons
+
+    ok = "Neither CFG-0811-05 at 13:55 nor CFG-0811-07 at 14:00 completed after the first GW-502 error at 14:02."
+    assert check_comparisons(ok) == []
+    bad = "Neither CFG-0811-05 at 13:55 nor CFG-0811-07 at 14:03 completed after the first GW-502 error at 14:02."
+    assert [v["code"] for v in check_comparisons(bad)] == ["wrong_comparison"]

@@ -128,6 +128,9 @@ def _find_cmp(clause: str) -> list[tuple[int, int, str]]:
     return sorted(taken)
 
 
+_NEITHER = re.compile(r"\b(?:neither|weder|ni|nem|né)\b", re.I)
+
+
 def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
     """(left value, operator, right value, holds — None when undecidable) for every comparison
     stated in ``text`` between two values of one clause; a negation between the left value and the
@@ -156,7 +159,8 @@ def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
             ur = _unit(clause[e:hi], re_, rt)
             if ul and ur and ul != ur:
                 continue        # "claims of 100000 CNY or more on policies within 30 days": not one quantity
-            before = _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s])
+            before = _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s]) or \
+                _NEITHER.search(clause[:s])       # "neither A at 13:55 nor B at 14:00 completed after 14:02"
             after = clause[s:e] in _POSTFIX and _NEG_AFTER.match(clause[e:hi])    # "…以内ではない", "…미만이 아니다"
             if before or after:
                 op = _FLIP[op]

@@ -179,7 +179,17 @@ def _cn_date(m: re.Match) -> str:
 
 
 # 23/07/2026 (day first) or 07/23/2026 (month first): only when the day tells which (over 12)
-_SLASH_DATE = re.compile(r"(?<![\w/.-])(?P<a>[0-9]{1,2})[/.](?P<b>[0-9]{1,2})[/.](?P<year>[12][0-9]{3})(?![\w/-])")
+_SLASH_DATE = re.compile(r"(?<![\w/.-])(?P<a>[0-9]{1,2})(?P<sep>[/.])(?P<b>[0-9]{1,2})(?P=sep)(?P<year>[12][0-9]{3})"
+                         r"(?![\w/-])")
+# 09.54 Uhr: the German way of writing a time of day
+_DE_TIME = re.compile(r"(?<![\w:.,])(?P<h>[01]?[0-9]|2[0-3])\.(?P<m>[0-5][0-9])(?=\s*Uhr\b)")
+# 98 thousand, 128 mil, 1,5 millones: a number and the scale word after it
+_SCALE_WORDS = {"thousand": 1000, "mil": 1000, "mille": 1000, "tausend": 1000, "nghìn": 1000, "ngàn": 1000,
+                "million": 10 ** 6, "millions": 10 ** 6, "millones": 10 ** 6, "millón": 10 ** 6,
+                "millionen": 10 ** 6, "milioni": 10 ** 6, "milione": 10 ** 6, "milhões": 10 ** 6,
+                "milhão": 10 ** 6, "triệu": 10 ** 6}
+_SCALED = re.compile(r"(?<![\w.,])(?P<n>[0-9]+(?:[.,][0-9]{1,2})?)\s?(?P<w>" + "|".join(
+    sorted(_SCALE_WORDS, key=len, reverse=True)) + r"|тысяч\w*|миллион\w*)(?!\w)", re.I)
 # 9 h 54, 10h02: the French way of writing a time of day
 _FR_TIME = re.compile(r"(?<![\w:,.])(?P<h>[01]?[0-9]|2[0-3])\s?h\s?(?P<m>[0-5][0-9])(?![\w:])")
 # 9:54 pm, 9:54 p.m.: a 12-hour time as the 24-hour one
@@ -188,7 +198,7 @@ _AMPM = re.compile(r"(?<![\w:])(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})\s*(?P<ap>[ap])\
 
 def _slash_date(m: re.Match) -> str:
     a, b = int(m["a"]), int(m["b"])
-    day, month = (a, b) if a > 12 >= b else (b, a) if b > 12 >= a else (None, None)
+    day, month = (a, b) if a > 12 >= b or m["sep"] == "." else (b, a) if b > 12 >= a else (None, None)
     iso = _ymd(int(m["year"]), month, day) if day is not None else None
     return iso or m.group()
 
@@ -213,9 +223,19 @@ def dates(text: str) -> str:
         text = _SLASH_DATE.sub(_slash_date, text)
     if "h" in text:
         text = _FR_TIME.sub(lambda m: f"{int(m['h']):02d}:{m['m']}", text)
+    if "Uhr" in text:
+        text = _DE_TIME.sub(lambda m: f"{int(m['h']):02d}:{m['m']}", text)
     if ":" in text:
         text = _AMPM.sub(_ampm, text)
     return text
+
+
+def _scaled(m: re.Match) -> str:
+    w = m["w"].lower()
+    scale = _SCALE_WORDS.get(w) or (1000 if w.startswith("тысяч") else 10 ** 6)
+    n = float(m["n"].replace(",", "."))
+    v = n * scale
+    return str(int(v)) if v == int(v) else str(v)
 
 
 def _ungroup(m: re.Match) -> str:
@@ -225,6 +245,8 @@ def _ungroup(m: re.Match) -> str:
 def normalise(text: str) -> str:
     """``text`` with every number it states written in ASCII digits (see the module docstring)."""
     text = dates(_digits(text))
+    if _SCALED.search(text):
+        text = _SCALED.sub(_scaled, text)
     if any("\u4e00" <= ch <= "\u9fff" or ch in "〇" for ch in text):
         text = _CJK_RUN.sub(_cjk, text)
     if re.search(_NUMWORD, text, re.I):

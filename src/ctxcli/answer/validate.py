@@ -577,9 +577,9 @@ _ZONES = {"utc": 0, "gmt": 0, "z": 0, "wet": 0, "cet": 60, "mez": 60, "bst": 60,
           "eet": 120, "eest": 180, "msk": 180, "ist": 330, "sgt": 480, "hkt": 480, "awst": 480, "jst": 540,
           "kst": 540, "aest": 600, "est": -300, "edt": -240, "cdt": -300, "mst": -420, "pst": -480, "pdt": -420}
 _CLOCK_ZONE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?\s*(?:Uhr\s*)?[(\uff08]?\s*(?:(?P<name>"
-                         + "|".join(sorted(_ZONES, key=len, reverse=True))
-                         + r")(?![A-Za-z])(?:\s*(?P<nsign>[+-])(?P<nh>\d{1,2})(?::?(?P<nm>\d{2}))?)?"
-                         r"|(?P<sign>[+-])(?P<h>\d{2}):?(?P<m>\d{2}))", re.I)
+                         + "|".join(sorted((z.upper() for z in _ZONES), key=len, reverse=True))
+                         + r")(?!\w)(?:\s*(?P<nsign>[+-])(?P<nh>\d{1,2})(?::?(?P<nm>\d{2}))?)?"
+                         r"|(?P<sign>[+-])(?P<h>\d{2}):?(?P<m>\d{2}))")
 
 
 def _zoned(text: str) -> list[tuple[str, int, str]]:
@@ -640,15 +640,19 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
     out = []
     for clause in _CTX_BREAK.split(prepped):
         words: list[str] = []
-        ids: list[str] = []
+        ids: list[tuple[str, int]] = []     # (id, where it ends)
         for m in _TOKEN.finditer(clause):
             tok = m.group()
             if any(ch.isdigit() for ch in tok):
                 v = _clock(norm(tok))
                 if _is_name(v):
-                    ids.append(v)
+                    ids.append((v, m.end()))
                     continue
-                out.append((v, {_stem(w) for w in words[-CONTEXT_WINDOW:]}, set(ids[-2:])))
+                # an id is what the value is of when little lies between ("CFG-0811-07 completed
+                # at", "CFG-0811-07于"), not across "with" ("PAY-4097错误可能与09:54完成的发布")
+                near = {i for i, end in ids[-2:] if len(_CJK.findall(clause, end, m.start())) <= 4
+                        and not _CJK_AND.search(clause, end, m.start())}
+                out.append((v, {_stem(w) for w in words[-CONTEXT_WINDOW:]}, near))
                 if since_value:
                     words, ids = [], []
             else:
@@ -659,6 +663,8 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
     return out
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_AND = re.compile(r"[与和及跟同并並と]")      # "with", "and": what follows is of something else
 # words after which a value is no longer said of the id before them
 _ID_BREAK = frozenset(["before", "after", "than", "since", "until", "when", "while", "once", "following"])
 
@@ -745,9 +751,11 @@ _COMMON_FIELD_WORDS = frozenset({"version", "status", "rule", "time", "date", "f
 
 
 # the last word of every comparison phrase written in Latin letters ("at or above": above; "more than": than)
-_CMP_LAST = frozenset(w.split()[-1].lower() for lang in claim_words.LANGUAGES for w, _ in claim_words.COMPARISONS[lang]
+_CMP_LAST = frozenset(next(x for x in reversed(w.lower().split()) if len(x) >= 4)
+                      for lang in claim_words.LANGUAGES for w, _ in claim_words.COMPARISONS[lang]
                       if re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", w) and w.isascii()
-                      and len(w.split()[-1]) >= 4 and w.split()[-1] not in ("plus", "menos", "moins"))
+                      and any(len(x) >= 4 for x in w.split())
+                      and next(x for x in reversed(w.lower().split()) if len(x) >= 4) not in ("plus", "menos", "moins"))
 
 
 # comparison phrases in scripts without spaces between words (the Latin ones are _CMP_LAST's)
