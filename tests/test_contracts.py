@@ -53,7 +53,7 @@ def test_every_trace_event_names_its_run_and_pack(store, tmp_path):
 def _rehash(folder):
     import json
 
-    from ctxcli.runfolder import RUN_FILE, run_manifest
+    from ctxcli.run_manifest import RUN_FILE, run_manifest
 
     pack = json.loads((folder / "pack.json").read_text())
     files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name not in (RUN_FILE, "timings.json")}

@@ -23,14 +23,14 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Top to bottom. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("front ends", ("ctxcli.cli", "ctxcli.serve", "ctxcli.evaluate", "ctxcli.eval_junit")),
+    ("front ends", ("ctxcli.cli", "ctxcli.serve", "ctxcli.evaluate")),
     ("api", ("ctxcli.api",)),
-    ("below the api", ("ctxcli.postmortem", "ctxcli.answer.ask", "ctxcli.report", "ctxcli.runs", "ctxcli.otel",
+    ("below the api", ("ctxcli.postmortem", "ctxcli.answer.ask", "ctxcli.report", "ctxcli.run_list", "ctxcli.otel",
                        "ctxcli.scaffold", "ctxcli.ledger")),
-    ("pipeline", ("ctxcli.pipeline", "ctxcli.policy")),
+    ("pipeline", ("ctxcli.pipeline", "ctxcli.request_policy")),
     ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params", "ctxcli.agents", "ctxcli.schemas")),
     ("engine / answer", ("ctxcli.engine", "ctxcli.answer", "ctxcli.load", "ctxcli.embed", "ctxcli.injection")),
-    ("files", ("ctxcli.paths", "ctxcli.write", "ctxcli.runfolder", "ctxcli.erasures")),
+    ("files", ("ctxcli.paths", "ctxcli.write", "ctxcli.run_manifest", "ctxcli.erasures")),
     ("store", ("ctxcli.store",)),
     ("util", ("ctxcli.util", "ctxcli.models", "ctxcli.errors", "ctxcli.tokens", "ctxcli.bundled",
               "ctxcli")),
@@ -260,16 +260,16 @@ def test_a_private_name_of_another_module_is_found_at_the_top_and_inside_functio
         "ctxcli/ledger/__init__.py": "",
         "ctxcli/ledger/commit.py": "def _append():\n    pass\n",
         "ctxcli/ledger/erasure.py": ("from .commit import locked, _append\nfrom .. import __version__\n\n\n"
-                                      "def f():\n    from ..runfolder import _mac, key_id\n"
+                                      "def f():\n    from ..run_manifest import _mac, key_id\n"
                                       "    from . import commit as _commit\n"),
-        "ctxcli/runfolder.py": "from .runfolder import _self\n",      # its own name: not across modules
+        "ctxcli/run_manifest.py": "from .run_manifest import _self\n",      # its own name: not across modules
     })
     assert private_imports(src) == {
         ("ctxcli.ledger.erasure", "ctxcli.ledger.commit._append"):
             "src/ctxcli/ledger/erasure.py:1: ctxcli.ledger.erasure imports ctxcli.ledger.commit._append, "
             "a private name of another module",
-        ("ctxcli.ledger.erasure", "ctxcli.runfolder._mac"):
-            "src/ctxcli/ledger/erasure.py:6: ctxcli.ledger.erasure imports ctxcli.runfolder._mac, "
+        ("ctxcli.ledger.erasure", "ctxcli.run_manifest._mac"):
+            "src/ctxcli/ledger/erasure.py:6: ctxcli.ledger.erasure imports ctxcli.run_manifest._mac, "
             "a private name of another module",
     }
 

@@ -1,4 +1,4 @@
-"""The request policy (src/ctxcli/policy.py): who the subject is, which clearance and scopes go
+"""The request policy (src/ctxcli/request_policy.py): who the subject is, which clearance and scopes go
 with it, which purpose wins, and the limits every caller gets — unit tests on the bundled
 C-102 case and its playbook, with no store."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from ctxcli.errors import UsageError
 from ctxcli.models.case import CaseFile
-from ctxcli.policy import InvestigateOptions, case_from_request, make_request, refuse_out_of_limits
+from ctxcli.request_policy import InvestigateOptions, case_from_request, make_request, refuse_out_of_limits
 from ctxcli.project import read_checked
 
 

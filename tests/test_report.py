@@ -63,7 +63,7 @@ def _pack(run_dir: Path) -> dict:
 
 def _list_in_run_json(run_dir: Path, *names: str) -> None:
     """What `ctx ask` does after writing its files: run.json lists them (unsigned run)."""
-    from ctxcli.runfolder import run_manifest
+    from ctxcli.run_manifest import run_manifest
 
     doc = json.loads((run_dir / "run.json").read_text())
     files = {n: (run_dir / n).read_bytes() for n in [*doc["files"], *names]}

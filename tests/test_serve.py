@@ -496,7 +496,7 @@ def _tr_call(case: str, step: Path, **over) -> tuple[str, str, dict]:
 
 
 def _ledger_count(store: Path, command: str) -> int:
-    from ctxcli.ledger.runs import ledger_runs
+    from ctxcli.ledger.idempotency import ledger_runs
 
     return len(ledger_runs(store, command=command))
 

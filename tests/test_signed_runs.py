@@ -61,7 +61,7 @@ def test_a_forged_model_answer_beside_a_signed_run_is_never_shown_as_part_of_it(
 
 def _strip_signature(d: Path, *, edit_answer: bool = True) -> None:
     """What a forger without the key can do: edit answer.json, re-hash run.json, drop the signature."""
-    from ctxcli.runfolder import run_manifest
+    from ctxcli.run_manifest import run_manifest
 
     if edit_answer:
         ans = json.loads((d / "answer.json").read_text())

@@ -12,7 +12,7 @@ from .errors import InputError, StoreError, UsageError
 from .models.case import CaseFile
 from .paths import display
 # the public names of the project's files and of the request policy (their home modules)
-from .policy import (ADHOC_PREFIX, AdhocSpec, InvestigateOptions, adhoc_case, adhoc_case_id, case_from_request,
+from .request_policy import (ADHOC_PREFIX, AdhocSpec, InvestigateOptions, adhoc_case, adhoc_case_id, case_from_request,
                      case_of, make_request, refuse_out_of_limits)
 from .project import (NO_PROJECT_HINT, loaded_digests, playbook_hash, read_case, read_case_marked, read_checked,
                       read_playbook, require_current_manifests, stale_sources)
@@ -412,7 +412,7 @@ def step_document(step, *, goal_types: list[str], held: list[str]) -> dict[str, 
 def write_step(step, doc: dict[str, Any], out: Path, *, db: Path | str | None = None,
                command: str = "build_context") -> dict[str, Any]:
     """Write a step's run folder (step.json, trace.jsonl) and its ledger record, all or none."""
-    from .ledger.runs import record
+    from .ledger.idempotency import record
     from .util.canon import pretty_bytes
     from .write import trace_bytes, write_run_folder
 
@@ -592,7 +592,7 @@ def output_files(res: InvestigateResult, *, sign: bool = False) -> dict[str, byt
     """The files of a run folder: pack.json, trace.jsonl, answer.json, answer.md and run.json
     (their hashes; signed with ``$CTX_SIGNING_KEY`` when ``sign``)."""
     from .answer.markdown import answer_markdown
-    from .runfolder import RUN_FILE, run_manifest, signing_key
+    from .run_manifest import RUN_FILE, run_manifest, signing_key
     from .util.canon import pretty_bytes
     from .write import trace_bytes
 
@@ -634,8 +634,8 @@ def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool
                   command: str = "investigate", db: Path | str | None = None, idempotency_key: str | None = None,
                   replace: bool = True, extra: dict[str, Any] | None = None, no_text: bool = False) -> Path:
     """Write the run folder, its ledger record and outbox event, all or none (ledger/commit.py);
-    ``replace`` false refuses a run folder holding another request (ledger/runs.py)."""
-    from .ledger.runs import record
+    ``replace`` false refuses a run folder holding another request (ledger/idempotency.py)."""
+    from .ledger.idempotency import record
     from .write import write_run_folder
 
     out_dir = Path(out) if out is not None else default_out_dir(res)
@@ -646,7 +646,7 @@ def write_outputs(res: InvestigateResult, out: Path | None = None, *, sign: bool
         files = without_text(files)
     res.ledger = record(command, res.pack, res.answer, out=out_dir, files=files, db=db, key=idempotency_key,
                         replace=replace, extra=extra, write=lambda: write_run_folder(out_dir, files))
-    from .runs import note_run_folder
+    from .run_list import note_run_folder
 
     note_run_folder(out_dir)         # --out inside the project: ctx runs and latest find it
     return out_dir

@@ -3,7 +3,7 @@ was loaded from its current manifests.
 
 Where things are (the root, ctx.toml, the store address, the folders) is :mod:`ctxcli.paths`,
 which sits lower (the answer layer and the run-folder writer need the root too); this module
-reads what is there. It sits below the API, the request policy (:mod:`ctxcli.policy`),
+reads what is there. It sits below the API, the request policy (:mod:`ctxcli.request_policy`),
 replay and ``ctx ask``, and above the checks (:mod:`ctxcli.check`), so none of them imports
 the API (docs/modules.md)."""
 

@@ -397,7 +397,7 @@ class AskOptions:
     timeout: float | None = None
     sleep: Callable[[float], None] | None = None
     accept_disagreement: bool = False   # a changed verdict or action is a warning, not a rejection
-    idempotency_key: str | None = None  # recorded with the run in the ledger (ledger/runs.py)
+    idempotency_key: str | None = None  # recorded with the run in the ledger (ledger/idempotency.py)
 
 
 @dataclass
@@ -433,7 +433,7 @@ def playbook_for(pack: dict[str, Any], display: str):
 def _record(opts: AskOptions, pack: dict[str, Any], outcome, out_dir: Path, files: dict[str, bytes], write) -> None:
     """Write the run folder with its ledger record and outbox event (all or none); the record's
     verdict is the model answer's status."""
-    from ..ledger.runs import record
+    from ..ledger.idempotency import record
 
     ma = outcome.model_answer or {}
     record("ask", pack, {"verdict": ma.get("status")}, out=out_dir, files=files, write=write, db=opts.db,
@@ -443,7 +443,7 @@ def _record(opts: AskOptions, pack: dict[str, Any], outcome, out_dir: Path, file
 def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, bytes], Path]]) -> AskResult:
     """Ask over a pack (``opts.target`` a pack.json or run folder), or over a case's new pack:
     ``build`` is the API's investigation, called with the case's
-    :class:`~ctxcli.policy.InvestigateOptions`; it returns the result, its run-folder files and
+    :class:`~ctxcli.request_policy.InvestigateOptions`; it returns the result, its run-folder files and
     its default run folder. (This module sits below the API and does not import it.)"""
     from ..postmortem.packfile import load_pack
     from ..write import add_to_run_folder, write_run_folder
@@ -468,7 +468,7 @@ def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, byt
         files["trace.jsonl"] = trace_with(trace_raw, outcome.events)
         # run.json records the hashes of the run's files, the new ones included (re-signed when
         # the run was signed: load_pack has just verified it with the key)
-        from ..runfolder import RUN_FILE, run_manifest, signing_key
+        from ..run_manifest import RUN_FILE, run_manifest, signing_key
 
         kept = {name: (src_dir / name).read_bytes() for name in ("answer.json", "answer.md")
                 if (src_dir / name).is_file()}
@@ -498,7 +498,7 @@ def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, byt
             except orjson.JSONDecodeError:
                 det = {}
         return AskResult(pack=lp.data, answer=det, outcome=outcome, out_dir=out_dir, from_pack=True)
-    from ..policy import InvestigateOptions
+    from ..request_policy import InvestigateOptions
 
     res, files, default_out = build(InvestigateOptions(case=opts.target, as_of=opts.as_of, variant=opts.variant,
                                                        db=opts.db))
@@ -507,7 +507,7 @@ def run_ask(opts: AskOptions, *, build: Callable[[Any], tuple[Any, dict[str, byt
                             accept_disagreement=opts.accept_disagreement)
     files["trace.jsonl"] = trace_with(files["trace.jsonl"], outcome.events)
     files.update(record_files(outcome))
-    from ..runfolder import RUN_FILE, run_manifest
+    from ..run_manifest import RUN_FILE, run_manifest
 
     files[RUN_FILE] = run_manifest(files, res.pack)      # the hashes of the files as written
     out_dir = Path(opts.out) if opts.out is not None else default_out

@@ -99,7 +99,7 @@ def ask(
         if idempotency_key is not None:
             from .. import api as _api
             from ..answer.ask import AskOptions
-            from ..ledger.runs import check_key, lookup
+            from ..ledger.idempotency import check_key, lookup
 
             check_key(idempotency_key)
             req = _api.ask_request(AskOptions(target=target, as_of=parse_time(as_of, "--as-of"), variant=variant,
@@ -177,7 +177,7 @@ def validate_answer(
     with handle_errors():
         from .. import api
 
-        from ..runs import pack_path
+        from ..run_list import pack_path
 
         rec = api.validate_answer(pack_path(pack), answer, db, accept_disagreement=accept_disagreement)
         if as_json:

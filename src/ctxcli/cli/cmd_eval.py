@@ -96,7 +96,7 @@ def eval_cases(
 
             check_output_file(out, "--out", "ctx eval", E.is_eval_report)
         if junit is not None:   # the same rule: only over an earlier --junit file (refused before the work)
-            from ..eval_junit import is_ctx_junit
+            from ..evaluate.junit import is_ctx_junit
             from ..write import check_output_file
 
             check_output_file(junit, "--junit", "ctx eval --junit", is_ctx_junit)
@@ -122,7 +122,7 @@ def eval_cases(
 
             write_output_file(out, pretty_bytes(doc), "--out", "ctx eval", E.is_eval_report)
         if junit is not None:
-            from ..eval_junit import is_ctx_junit, junit_bytes
+            from ..evaluate.junit import is_ctx_junit, junit_bytes
             from ..write import write_output_file
 
             write_output_file(junit, junit_bytes(doc), "--junit", "ctx eval --junit", is_ctx_junit)

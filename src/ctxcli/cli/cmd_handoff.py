@@ -45,7 +45,7 @@ def handoff(
     """
     with handle_errors():
         from .. import api
-        from ..runs import pack_path
+        from ..run_list import pack_path
         from ..util.canon import pretty_bytes
 
         doc = api.handoff(pack_path(run), db=db)

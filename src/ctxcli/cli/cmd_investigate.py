@@ -216,10 +216,10 @@ def investigate(
         if adhoc is not None:
             api.adhoc_case(opts)             # a missing flag or unknown playbook fails before any work
         if sign:
-            from ..runfolder import signing_key
+            from ..run_manifest import signing_key
 
             signing_key(required=True)        # a missing key fails before any work
-        from ..ledger.runs import check_folder, check_key, lookup, request_hash
+        from ..ledger.idempotency import check_folder, check_key, lookup, request_hash
 
         check_key(idempotency_key)
         if idempotency_key is not None or out is not None:

@@ -42,7 +42,7 @@ def verify(*, db: Annotated[Optional[Path], typer.Option("--db", help="The store
     """
     with handle_errors():
         from ..errors import CheckFailed
-        from ..ledger.runs import verify_ledger
+        from ..ledger.idempotency import verify_ledger
         from .console import console, safe
 
         res = verify_ledger(db)

@@ -95,7 +95,7 @@ def replay(
 
             check_out_dir(out)   # refuse before the rebuild, not after it
         from ..paths import project_of
-        from ..runs import pack_path
+        from ..run_list import pack_path
 
         pack = pack_path(pack)
         stack.enter_context(project_of(pack))     # the pack's own project: its case, playbook, store
@@ -111,7 +111,7 @@ def replay(
                                                     case=res.case), out, command="replay", db=db,
                               extra=replayed)
         else:
-            from ..ledger.runs import record
+            from ..ledger.idempotency import record
 
             record("replay", res.rebuilt, res.answer, out=None, files={}, write=None, db=db, extra=replayed)
         state = None
@@ -312,7 +312,7 @@ def explain_omissions(
         from ..postmortem.packfile import read_linked_trace
 
         from ..paths import project_of
-        from ..runs import pack_path
+        from ..run_list import pack_path
 
         pack = pack_path(pack)
         stack.enter_context(project_of(pack))
@@ -430,7 +430,7 @@ def diff(
 
         from .. import api, paths
 
-        from ..runs import pack_path
+        from ..run_list import pack_path
 
         a, b = load_pack(pack_path(pack_a)), load_pack(pack_path(pack_b))
         d = compare(a.data, b.data, key=api.store_key(paths.db_path(db), create=False))

@@ -50,7 +50,7 @@ def render(
         from .. import api
 
         from ..engine.render import is_rendering
-        from ..runs import pack_path
+        from ..run_list import pack_path
         from ..write import check_output_file
 
         if out is not None:     # never over a file ctx render did not write (refused before the work)

@@ -47,13 +47,13 @@ def runs(
     Example: ctx runs --case C-102
     """
     with handle_errors():
-        from .. import runs as _runs
+        from .. import run_list as _runs
         from .console import console, safe, show, table
 
         if ledger or subject or command or verdict:
             from ..errors import UsageError
             from ..ledger.records import COMMANDS
-            from ..ledger.runs import ledger_runs
+            from ..ledger.idempotency import ledger_runs
 
             if command is not None and command not in COMMANDS:
                 raise UsageError(f"--command {command!r}: one of {', '.join(COMMANDS)}")

@@ -231,7 +231,7 @@ def run(opts: EvalOptions) -> EvalReport:
                 inputs = case.variants[variant].inputs if variant is not None else None
                 inputs = inputs if inputs is not None else case.inputs
                 if inputs is not None:      # an agent's inputs, failures injected: none may be admitted
-                    from ..policy import read_inputs
+                    from ..request_policy import read_inputs
 
                     facts["input_violations"] = input_violations(res.pack, *read_inputs(inputs), scan)
                 s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)

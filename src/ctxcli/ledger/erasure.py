@@ -271,7 +271,7 @@ def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str, *, mark: b
 
     import orjson
 
-    from ..runfolder import key_id, run_mac, signing_key
+    from ..run_manifest import key_id, run_mac, signing_key
     from ..util.canon import pretty_bytes
 
     body = orjson.loads(run_raw)
@@ -291,7 +291,7 @@ def _reseal(run_raw: bytes, files: dict[str, bytes], applied_at: str, *, mark: b
 
 def _folders(db=None) -> list[Path]:
     from .. import paths
-    from ..runs import run_folders
+    from ..run_list import run_folders
     from ..write import RUN_MARKER
     from .commit import records
     from .records import ledger_dir, resolve
@@ -314,7 +314,7 @@ def redact_files(files: dict[str, bytes], erasures: list[dict[str, Any]], at: st
     ``key`` (the store secret): the plain digests of erased texts become keyed ones in every file."""
     import orjson
 
-    from ..runfolder import RUN_FILE
+    from ..run_manifest import RUN_FILE
     from ..util.canon import pretty_bytes
 
     try:

@@ -7,7 +7,7 @@ pack has; its content hash (over the pack without ``content_hash`` and ``pack_id
 match the recorded hash and id, and every evidence item's text must match its
 ``text_hash``. When the pack is the ``pack.json`` of a run folder, the folder's ``run.json``
 is checked too (the hashes of the trace and answer files, and the signature when there is
-one: :mod:`ctxcli.runfolder`). A pack edited by hand is *tampered* and nothing in it is used.
+one: :mod:`ctxcli.run_manifest`). A pack edited by hand is *tampered* and nothing in it is used.
 
 These hashes are checksums, not signatures: whoever can edit a pack can recompute them.
 Only a signed run (``ctx investigate --sign``) proves who wrote it.
@@ -40,7 +40,7 @@ class LoadedPack:
     path: Path
     data: dict[str, Any]
     raw: bytes
-    run: Any = None             # runfolder.RunCheck when the pack's run folder was verified
+    run: Any = None             # run_manifest.RunCheck when the pack's run folder was verified
 
     @property
     def pack_id(self) -> str:
@@ -64,8 +64,8 @@ class LoadedPack:
 
     def run_file(self, name: str, max_bytes: int | None = None) -> bytes | None:
         """A file of the pack's run folder, only when run.json lists it and it still verifies
-        (runfolder.read_run_file): None when absent, PackError when unlisted or changed."""
-        from ..runfolder import MAX_RUN_FILE, read_run_file
+        (run_manifest.read_run_file): None when absent, PackError when unlisted or changed."""
+        from ..run_manifest import MAX_RUN_FILE, read_run_file
 
         return read_run_file(self.run, self.path.parent, name, max_bytes or MAX_RUN_FILE)
 
@@ -75,7 +75,7 @@ __all__ = ["LoadedPack", "PACK_SCHEMAS", "check_pack", "load_pack", "pack_hash",
 
 def load_pack(path: Path | str) -> LoadedPack:
     """Read, check and verify a pack file (and its run folder); raise :class:`PackError` (exit 2) otherwise."""
-    from ..runfolder import verify_run_folder
+    from ..run_manifest import verify_run_folder
     from ..util.safeio import NotReadable, read_regular
 
     p = Path(path)
@@ -99,7 +99,7 @@ def load_pack(path: Path | str) -> LoadedPack:
     check_pack(data, disp)
     run = verify_run_folder(p, data)
     if run is None:
-        from ..runfolder import KEY_ENV, signing_key
+        from ..run_manifest import KEY_ENV, signing_key
 
         if signing_key(required=False) is not None:
             raise PackError(f"unsigned: {KEY_ENV} is set, so only signed runs are read, and the pack has no "

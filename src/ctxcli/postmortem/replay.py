@@ -100,8 +100,8 @@ class ReplayResult:
 
 
 def rebuild_options(lp: LoadedPack, db: Path | None = None):
-    """The :class:`~ctxcli.policy.InvestigateOptions` that reproduce the pack's recorded request."""
-    from ..policy import InvestigateOptions
+    """The :class:`~ctxcli.request_policy.InvestigateOptions` that reproduce the pack's recorded request."""
+    from ..request_policy import InvestigateOptions
     from ..util.timeutil import parse_ts
 
     req = lp.request
@@ -190,7 +190,7 @@ def _adhoc_case_and_playbook(lp: LoadedPack, pb_id):
     (the run folder's case.json holds the same case for people to read)."""
     from pydantic import ValidationError
 
-    from ..policy import case_from_request
+    from ..request_policy import case_from_request
 
     pb, pb_hash = _pack_playbook(lp, pb_id)
     try:
@@ -269,7 +269,7 @@ def _open_for(db_path, lp: LoadedPack, against: str, req, key):
 def replay_loaded(lp: LoadedPack, db: Path | None = None, *, against: str = "built") -> ReplayResult:
     from .. import paths
     from ..pipeline import investigate as run_pipeline, store_info
-    from ..policy import make_request
+    from ..request_policy import make_request
     from ..project import require_current_manifests
     from ..store.secret import store_key
     from ..util.canon import pretty_bytes

@@ -6,7 +6,7 @@ the pack are used only when they agree with the pack (the trace's queries, selec
 counts; the answer's pack id, verdict, action and claims); otherwise the page says why they
 are not shown. A model answer (``model_answer.json``, with ``model.json``, the recorded exchange,
 when present) is shown when it names the pack. Every file beside the pack is read through the run
-folder's check (:func:`ctxcli.runfolder.read_run_file`): a file ``run.json`` does not list (added
+folder's check (:func:`ctxcli.run_manifest.read_run_file`): a file ``run.json`` does not list (added
 after the run was written, e.g. a forged model answer beside a signed run) is never shown as part
 of the run; the page says it is not shown and why.
 """
@@ -42,7 +42,7 @@ class Run:
 
 def pack_path(path: Path | str) -> Path:
     """RUN_DIR, PACK or ``latest``: the pack file a report is about."""
-    from ..runs import pack_path as _pack_path
+    from ..run_list import pack_path as _pack_path
 
     return _pack_path(path)
 

@@ -86,7 +86,7 @@ def case_options_read(cfg: ServeConfig, case: str, as_of: str | None, known_at: 
                              f"server's subject is fixed by its configuration (start it with --subject to choose)")
         if var is not None:
             _refuse_other_identity(cfg, c.case_id, variant, var)
-    from ..policy import refuse_out_of_limits
+    from ..request_policy import refuse_out_of_limits
 
     refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)
     return api.InvestigateOptions(

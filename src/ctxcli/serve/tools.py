@@ -38,7 +38,7 @@ def _adhoc_options(cfg: ServeConfig, *, playbook: str, seeds: list[str] | None, 
         raise UsageError("seeds is required with playbook: the entity keys the investigation starts from")
     if not cfg.scopes:
         raise UsageError("an ad-hoc run needs this server's fixed scopes: start ctx serve with --scope")
-    from ..policy import refuse_out_of_limits
+    from ..request_policy import refuse_out_of_limits
 
     refuse_out_of_limits({"budget": "budget"}, budget=budget)     # the limits of --budget (models/request.py)
     spec = api.AdhocSpec(playbook=playbook, seeds=list(seeds), tenant_id=cfg.tenant, question=question,
@@ -58,9 +58,9 @@ def list_packs(cfg: ServeConfig) -> list[str]:
 
 def _write(cfg: ServeConfig, res) -> Path:
     from .. import api
-    from ..runfolder import signing_key
+    from ..run_manifest import signing_key
 
-    # with $CTX_SIGNING_KEY set only signed runs are read back (runfolder.py): sign what we write
+    # with $CTX_SIGNING_KEY set only signed runs are read back (run_manifest.py): sign what we write
     return api.write_outputs(res, cfg.runs_dir / res.pack["pack_id"], sign=signing_key(required=False) is not None,
                              db=cfg.db)      # recorded in the ledger of the store it served
 

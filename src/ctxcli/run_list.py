@@ -172,7 +172,7 @@ def _json(path: Path) -> Any:
 def list_runs(base: Path | None = None, *, case: str | None = None) -> list[RunEntry]:
     """The project's run folders (:func:`_project_runs`), newest first."""
     from .paths import display
-    from .runfolder import RUN_FILE
+    from .run_manifest import RUN_FILE
 
     out = []
     for f in _project_runs(base):
