@@ -603,3 +603,27 @@ def test_another_tenants_tool_result_is_refused_like_a_missing_one(store, tmp_pa
     assert _tool_error(inv) == _tool_error(step)
     assert _tool_error(missing) == ("ctx: error: unknown tool result tr-0000000000ab: add it with add_tool_result "
                                     "first")
+
+
+def test_each_tool_is_a_module_level_function_callable_without_a_server(store, tmp_path):
+    """The MCP tools are functions of the server's configuration (serve/server.TOOLS), testable
+    alone; the server registers each bound to its configuration, in the order TOOLS lists them."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from ctxcli.serve import server
+    from ctxcli.serve.config import ServeConfig
+
+    cfg = ServeConfig(db=store, runs_dir=tmp_path / "runs", audit_log=tmp_path / "runs" / "audit.jsonl",
+                      tenant="tenant-demo")
+    ids = [c["case_id"] for c in server.list_cases(cfg)["cases"]]
+    assert "C-102" in ids and "PARTNER-C-102" not in ids
+    with pytest.raises(ToolError, match=r"^ctx: error: .*NOPE"):
+        server.explain_omission(cfg, pack_id="pk-NOPE")
+    srv = server.build_server(cfg)
+    listed = [t.name for t in srv._tool_manager.list_tools()]
+    assert listed == [fn.__name__ for fn, _ in server.TOOLS]
+    bound = server.bound(server.diff, cfg)
+    import inspect
+
+    assert list(inspect.signature(bound).parameters) == ["pack_a", "pack_b"]
+    assert bound.__name__ == "diff" and bound.__doc__ == server.diff.__doc__
