@@ -19,7 +19,7 @@ PROSE = ("The quarterly report summarises latency, availability and the cost of 
 def _label_offset(text: str) -> tuple[str, int]:
     f = intent_finding(text)
     assert f is not None, text
-    assert f.pattern == INTENT_NAME == "learned:intent-lr@1"
+    assert f.pattern == INTENT_NAME == "learned:intent-lr@2"
     head, _, off = f.label.rpartition(" at offset ")
     assert head.startswith("intent score ")
     return head, int(off)
@@ -82,7 +82,7 @@ def test_the_gate_records_field_layer_and_offset_only() -> None:
     hit = scan([("title", "Weekly report"), ("content", body)])
     assert hit is not None
     field, pattern, label = hit
-    assert (field, pattern) == ("content", "learned:intent-lr@1")
+    assert (field, pattern) == ("content", "learned:intent-lr@2")
     assert label.endswith(f" at offset {len(normalize_for_scan(PROSE * 3))}")
     assert "quy tắc" not in label and "trợ lý" not in label
 
@@ -106,7 +106,7 @@ def test_a_damaged_weights_file_is_one_line_exit_3(monkeypatch) -> None:
         with pytest.raises(CtxError) as e:
             intent.weights()
         assert e.value.exit_code == 3
-        assert str(e.value) == "intent-lr-1.json: sha256 does not match the recorded 000000000000…"
+        assert str(e.value) == "intent-lr-2.json: sha256 does not match the recorded 000000000000…"
     finally:
         monkeypatch.undo()
         intent.weights.cache_clear()
@@ -131,8 +131,8 @@ def test_the_validation_side_caps_false_positives_in_every_language(alarms: int,
     from ctxcli.injection.evaluate import check_floors
 
     de = {"attacks": 0, "caught": 0, "benign": 100, "false_alarms": alarms, "recall": None, "fpr": alarms / 100}
-    en = {"attacks": 100, "caught": 70, "benign": 900, "false_alarms": 0, "recall": 0.7, "fpr": 0.0}
-    overall = {"attacks": 100, "caught": 70, "benign": 1000, "false_alarms": alarms, "recall": 0.7,
+    en = {"attacks": 100, "caught": 72, "benign": 900, "false_alarms": 0, "recall": 0.72, "fpr": 0.0}
+    overall = {"attacks": 100, "caught": 72, "benign": 1000, "false_alarms": alarms, "recall": 0.72,
                "fpr": alarms / 1000}
     res = {"overall": overall, "by_language": {"en": en, "de": de}}
     assert check_floors("shared-validation", res) == missed

@@ -18,7 +18,7 @@ enough. A unit is scored only when it aims at the model (:func:`aimed`); cues in
 framed as an example do not count.
 
 The weights are learned (a logistic regression, trained by ``tests/data/injection/train_intent.py``
-on committed rows only) and shipped as ``data/intent-lr-1.json`` (sha256 checked at load).
+on committed rows only) and shipped as ``data/intent-lr-2.json`` (sha256 checked at load).
 Cost: one pass of a few regexes over the normal form, whatever the number of segments."""
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..injection_identity import INTENT_NAME as NAME
-from ..injection_identity import INTENT_SHA256, INTENT_THRESHOLD
+from ..injection_identity import INTENT_MODEL, INTENT_SHA256, INTENT_THRESHOLD, INTENT_VERSION
 from .intent_words import FEATURE_WORDS, ROLE_HEADER
 from .weights import Score, read_checked
 
 __all__ = ["BASE", "FEATURES", "NAME", "PAIRS", "Score", "features", "score", "segments"]
 
-WEIGHTS_FILE = Path(__file__).with_name("data") / "intent-lr-1.json"
+WEIGHTS_FILE = Path(__file__).with_name("data") / f"{INTENT_MODEL}-{INTENT_VERSION}.json"
 THRESHOLD = INTENT_THRESHOLD
 MAX_SEG = 400
 
@@ -53,10 +53,14 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("toxic", "output"), ("jailbreak", "addr"), ("instr", "output"),
     ("describe", "override"), ("describe", "addr"), ("describe", "jailbreak"), ("describe", "task"),
     ("describe", "action"), ("describe", "output"), ("describe", "secret"), ("describe", "instr"),
+    ("jailbreak", "override"), ("jailbreak", "output"), ("jailbreak", "action"), ("jailbreak", "instr"),
+    ("secret", "override"), ("conceal", "action"), ("conceal", "output"), ("conceal", "task"),
+    ("conceal", "addr"), ("conceal", "you"),
+    ("verdict", "addr"), ("verdict", "output"), ("verdict", "role"), ("verdict", "task"), ("verdict", "you"),
 )
 # Features that count on their own; every other one only in a pair (one cue alone -- "your AI
 # chat", "ignore my previous mail" -- is ordinary text).
-ALONE: tuple[str, ...] = ("role", "jailbreak", "toxic", "describe")
+ALONE: tuple[str, ...] = ("role", "jailbreak", "toxic", "conceal", "describe")
 FEATURES: tuple[str, ...] = ALONE + tuple(f"{a}*{b}" for a, b in PAIRS)
 _IDX = {f: i for i, f in enumerate(BASE)}
 
@@ -69,6 +73,8 @@ _CUT = re.compile(r"[.!?؟।](?:[^\S\n]+|(?=\n))|[\n|\t。]")
 # Turkish dotless/dotted i and the combining dot: "ınstructıons", "İGNORE" read as ASCII.
 _URL_CUES = ("http", "www.", "@", ".com", ".biz", ".net", ".org", ".io", ".ru", ".cn")
 _ROLE = re.compile(ROLE_HEADER, re.MULTILINE)
+# a chat template's role token anywhere in a line ("[system]", "[/INST]", "<|im_start|>", "<<SYS>>")
+_TAG = re.compile(r"\[/?(?:system|system_message|inst|sys)\]|<\|/?(?:im_start|im_end|system|user|assistant)\|>|<</?sys>>")
 _FOLD = str.maketrans({"ı": "i", "\u0307": None})
 
 
@@ -236,6 +242,8 @@ def _features(view: str) -> tuple[list[tuple[int, int]], list[int]]:
             if first | inside:
                 mark(a, first | inside)
     scans = [("role", _ROLE)]
+    if "[" in view or "<" in view:
+        scans.append(("role", _TAG))
     if any(c in view for c in _URL_CUES):
         scans.append(("url", _URL))
     for name, brx in scans:
@@ -291,7 +299,7 @@ def _bits(*names: str) -> int:
 
 # A unit is scored only when it aims at the model: it addresses it, fakes a role header, frames
 # a jailbreak, asks for hostile text or a secret, or overrides earlier instructions or the task.
-_AIMED = _bits("addr", "role", "jailbreak", "toxic", "secret")
+_AIMED = _bits("addr", "role", "jailbreak", "toxic", "secret", "conceal")
 _OVERRIDE = _bits("override")
 _OVERRIDE_WHAT = _bits("earlier", "instr", "task")
 
