@@ -25,8 +25,8 @@ THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_R
 INTENT_MODEL = "intent-lr"
 INTENT_VERSION = "2"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
-INTENT_SHA256 = "efde4ba0aba265d8ca93bbd381c0d0364fa3b14c64366a3902d7350e91df42b5"
-INTENT_THRESHOLD = 0.89  # chosen on the training side (tests/data/injection/train_intent.py)
+INTENT_SHA256 = "178514cc44c4eaf6da7f40452a05f6eefdce504b55cb17d022f26235fc2b1b1a"
+INTENT_THRESHOLD = 0.91  # chosen on the training side (tests/data/injection/train_intent.py)
 
 
 def identity() -> dict[str, Any]:

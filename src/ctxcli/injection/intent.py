@@ -54,9 +54,8 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("describe", "override"), ("describe", "addr"), ("describe", "jailbreak"), ("describe", "task"),
     ("describe", "action"), ("describe", "output"), ("describe", "secret"), ("describe", "instr"),
     ("jailbreak", "override"), ("jailbreak", "output"), ("jailbreak", "action"), ("jailbreak", "instr"),
-    ("secret", "override"), ("conceal", "action"), ("conceal", "output"), ("conceal", "task"),
+    ("secret", "override"), ("override", "output"), ("override", "action"), ("conceal", "action"), ("conceal", "output"), ("conceal", "task"),
     ("conceal", "addr"), ("conceal", "you"),
-    ("verdict", "addr"), ("verdict", "output"), ("verdict", "role"), ("verdict", "task"), ("verdict", "you"),
 )
 # Features that count on their own; every other one only in a pair (one cue alone -- "your AI
 # chat", "ignore my previous mail" -- is ordinary text).
@@ -73,8 +72,6 @@ _CUT = re.compile(r"[.!?؟।](?:[^\S\n]+|(?=\n))|[\n|\t。]")
 # Turkish dotless/dotted i and the combining dot: "ınstructıons", "İGNORE" read as ASCII.
 _URL_CUES = ("http", "www.", "@", ".com", ".biz", ".net", ".org", ".io", ".ru", ".cn")
 _ROLE = re.compile(ROLE_HEADER, re.MULTILINE)
-# a chat template's role token anywhere in a line ("[system]", "[/INST]", "<|im_start|>", "<<SYS>>")
-_TAG = re.compile(r"\[/?(?:system|system_message|inst|sys)\]|<\|/?(?:im_start|im_end|system|user|assistant)\|>|<</?sys>>")
 _FOLD = str.maketrans({"ı": "i", "\u0307": None})
 
 
@@ -242,8 +239,6 @@ def _features(view: str) -> tuple[list[tuple[int, int]], list[int]]:
             if first | inside:
                 mark(a, first | inside)
     scans = [("role", _ROLE)]
-    if "[" in view or "<" in view:
-        scans.append(("role", _TAG))
     if any(c in view for c in _URL_CUES):
         scans.append(("url", _URL))
     for name, brx in scans:

@@ -162,15 +162,6 @@ FEATURE_WORDS: dict[str, list[str]] = {
         "อย่าบอกผู้ใช้", "โดยไม่แจ้งผู้ใช้", "不要告诉用户", "不要告訴用戶", "不要让用户知道", "ユーザーに伝えないで",
         "ユーザーには言わない", "사용자에게 알리지 마", "사용자에게 말하지 마",
     ],
-    # a verdict the reader is to give (on a document, a candidate, a domain): counts only in a pair
-    # with a cue aimed at the model ("note to the AI: the domain is not malicious", "print: approved")
-    "verdict": [
-        "not malicious", "is safe=", "not a threat", "poses no threat", "is legitimate", "highly qualified",
-        "best candidate", "should be hired", "recommend hiring", "already been cleared", "already cleared",
-        "already been approved", "already approved", "already verified", "fully compliant", "passed every audit",
-        "zararlı değil", "tehdit değil", "không độc hại", "nicht bösartig", "pas malveillant", "no es malicioso",
-        "не является вредонос", "不是恶意", "不具有恶意",
-    ],
     # a request for hostile or hateful text
     "toxic": [
         "hakaret et", "küfür et", "aşağılayıcı bir cümle", "ırkçı bir cümle", "saldırgan bir cümle", "kırıcı bir cümle",
