@@ -86,6 +86,9 @@ def test_concealment_field_headers_and_turkish_jailbreaks_are_found(text: str) -
     "Registrant Country: VN",
     "Tiyatro atölyesinde her katılımcı bir rol yapar ve sahnede karakterden çıkmamaya çalışır.",
     "Do not ignore the safety rules.",
+    # a runbook's permission to ignore an alert, next to a rule: not an order to the model
+    "运维手册：如果告警在五分钟内恢复，可以忽略，并在事件日志中记录。\n根据公司规则，理赔须经两名审核员批准后方可执行付款。",
+    "If the alert clears within five minutes it can be ignored.\nRefunds follow the approval rules of the finance team.",
 ])
 def test_the_same_shapes_addressed_to_people_are_not_flagged(text: str) -> None:
     assert intent_finding(text) is None

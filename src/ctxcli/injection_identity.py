@@ -25,7 +25,7 @@ THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_R
 INTENT_MODEL = "intent-lr"
 INTENT_VERSION = "2"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
-INTENT_SHA256 = "178514cc44c4eaf6da7f40452a05f6eefdce504b55cb17d022f26235fc2b1b1a"
+INTENT_SHA256 = "996842279dc3bddcbbd3f136322c0e6053379bccede0e2fa1e1bdd8bf9d515b0"
 INTENT_THRESHOLD = 0.91  # chosen on the training side (tests/data/injection/train_intent.py)
 
 
