@@ -89,6 +89,8 @@ def test_concealment_field_headers_and_turkish_jailbreaks_are_found(text: str) -
     # a runbook's permission to ignore an alert, next to a rule: not an order to the model
     "运维手册：如果告警在五分钟内恢复，可以忽略，并在事件日志中记录。\n根据公司规则，理赔须经两名审核员批准后方可执行付款。",
     "If the alert clears within five minutes it can be ignored.\nRefunds follow the approval rules of the finance team.",
+    # a threat report describing what an attacker asked of victims
+    "Threat report: the actor asked victims to transfer funds to http://pay.example.biz/x and to reveal their password.",
 ])
 def test_the_same_shapes_addressed_to_people_are_not_flagged(text: str) -> None:
     assert intent_finding(text) is None

@@ -172,6 +172,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # what describes attacks rather than making one (training, threat reports)
     "describe": [
+        "threat report", "victims", "the actor", "threat intel", "incident report",
         "can be ignored", "may be ignored", "safe to ignore", "can safely ignore", "you can ignore", "可以忽略", "可忽略", "可以无视", "kann ignoriert werden", "peut être ignoré", "puede ignorarse", "può essere ignorat", "pode ser ignorad", "можно игнорировать", "無視してかまいません", "무시해도",
         "do not ignore", "don't ignore", "never ignore", "not be ignored", "that do not", "which do not", "who do not", "does not follow", "unless", "请勿忽略", "不要忽略", "勿忽略", "nicht ignorieren", "ne pas ignorer", "no ignores", "non ignorare", "não ignore", "не игнорируй",
         "attacker", "attackers", "phishing", "example of", "for example", "e.g.", "such as",
