@@ -5,14 +5,15 @@ score of its strongest segment, with that segment's offset.
 
 Features (booleans per segment, from the word lists of :mod:`.intent_words`, 17 languages):
 the text addresses the model (AI, assistant, model, agent; a role marker or a fake
-system/message header at a line's start), speaks to a second person, changes the task or its
+system/message header at a line's start or a field's value), speaks to a second person, changes the task or its
 order ("before you …", "instead", "focus only on", "from now on"), refers to earlier or other
 instructions, uses an override verb (ignore, forget, bypass), asks for output (print, repeat,
 reply with), for an action (send, transfer, approve, delete, reveal), names a secret or the
-prompt, frames a jailbreak, asks for hostile text, carries a URL or address; and what speaks
-against an attack (security training that *describes* attacks: "attackers", "phishing",
-"example of"). Only four of them count alone (a role header, a jailbreak, a request for hostile
-text, describing words); the others count in pairs (addressing × task change, override ×
+prompt, frames a jailbreak, asks for hostile text, asks to hide something from the user
+("do not tell the user"), carries a URL or address; and what speaks against an attack (security
+training that *describes* attacks: "attackers", "phishing", "example of"; negations and
+permissions: "do not ignore", "can be ignored"). Five of them count alone (a role header, a
+jailbreak, a request for hostile text, concealment, describing words); the others count in pairs (addressing × task change, override ×
 earlier instructions …), so one cue alone ("your AI chat", "ignore my previous mail") is not
 enough. A unit is scored only when it aims at the model (:func:`aimed`); cues inside a quote
 framed as an example do not count.
