@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = "ctx-injection/3"
+VERSION = "ctx-injection/4"
 RULES_SHA256 = "e2dec59fc29ff99c62c9e7015b9427b9953e582d3d7f125b9ced903dcd85c5ad"
 
 MODEL = "ngram-lr"
@@ -23,10 +23,10 @@ WEIGHTS_SHA256 = "9bd1c90a4e58315ffae86aa41b22d5cb4487b5b790dd2fc3c7e90d3b7f45ce
 THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_RULE)
 
 INTENT_MODEL = "intent-lr"
-INTENT_VERSION = "1"
+INTENT_VERSION = "2"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
-INTENT_SHA256 = "2e2fb97f096819654d14ff97156894a991ab65a75bf65a2ddc820f348a524ffe"
-INTENT_THRESHOLD = 0.96  # chosen on the training side (tests/data/injection/train_intent.py)
+INTENT_SHA256 = "996842279dc3bddcbbd3f136322c0e6053379bccede0e2fa1e1bdd8bf9d515b0"
+INTENT_THRESHOLD = 0.91  # chosen on the training side (tests/data/injection/train_intent.py)
 
 
 def identity() -> dict[str, Any]:

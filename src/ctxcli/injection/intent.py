@@ -5,20 +5,21 @@ score of its strongest segment, with that segment's offset.
 
 Features (booleans per segment, from the word lists of :mod:`.intent_words`, 17 languages):
 the text addresses the model (AI, assistant, model, agent; a role marker or a fake
-system/message header at a line's start), speaks to a second person, changes the task or its
+system/message header at a line's start or a field's value), speaks to a second person, changes the task or its
 order ("before you …", "instead", "focus only on", "from now on"), refers to earlier or other
 instructions, uses an override verb (ignore, forget, bypass), asks for output (print, repeat,
 reply with), for an action (send, transfer, approve, delete, reveal), names a secret or the
-prompt, frames a jailbreak, asks for hostile text, carries a URL or address; and what speaks
-against an attack (security training that *describes* attacks: "attackers", "phishing",
-"example of"). Only four of them count alone (a role header, a jailbreak, a request for hostile
-text, describing words); the others count in pairs (addressing × task change, override ×
+prompt, frames a jailbreak, asks for hostile text, asks to hide something from the user
+("do not tell the user"), carries a URL or address; and what speaks against an attack (security
+training that *describes* attacks: "attackers", "phishing", "example of"; negations and
+permissions: "do not ignore", "can be ignored"). Five of them count alone (a role header, a
+jailbreak, a request for hostile text, concealment, describing words); the others count in pairs (addressing × task change, override ×
 earlier instructions …), so one cue alone ("your AI chat", "ignore my previous mail") is not
 enough. A unit is scored only when it aims at the model (:func:`aimed`); cues inside a quote
 framed as an example do not count.
 
 The weights are learned (a logistic regression, trained by ``tests/data/injection/train_intent.py``
-on committed rows only) and shipped as ``data/intent-lr-1.json`` (sha256 checked at load).
+on committed rows only) and shipped as ``data/intent-lr-2.json`` (sha256 checked at load).
 Cost: one pass of a few regexes over the normal form, whatever the number of segments."""
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..injection_identity import INTENT_NAME as NAME
-from ..injection_identity import INTENT_SHA256, INTENT_THRESHOLD
+from ..injection_identity import INTENT_MODEL, INTENT_SHA256, INTENT_THRESHOLD, INTENT_VERSION
 from .intent_words import FEATURE_WORDS, ROLE_HEADER
 from .weights import Score, read_checked
 
 __all__ = ["BASE", "FEATURES", "NAME", "PAIRS", "Score", "features", "score", "segments"]
 
-WEIGHTS_FILE = Path(__file__).with_name("data") / "intent-lr-1.json"
+WEIGHTS_FILE = Path(__file__).with_name("data") / f"{INTENT_MODEL}-{INTENT_VERSION}.json"
 THRESHOLD = INTENT_THRESHOLD
 MAX_SEG = 400
 
@@ -53,10 +54,13 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("toxic", "output"), ("jailbreak", "addr"), ("instr", "output"),
     ("describe", "override"), ("describe", "addr"), ("describe", "jailbreak"), ("describe", "task"),
     ("describe", "action"), ("describe", "output"), ("describe", "secret"), ("describe", "instr"),
+    ("jailbreak", "override"), ("jailbreak", "output"), ("jailbreak", "action"), ("jailbreak", "instr"),
+    ("secret", "override"), ("override", "output"), ("override", "action"), ("conceal", "action"), ("conceal", "output"), ("conceal", "task"),
+    ("conceal", "addr"), ("conceal", "you"),
 )
 # Features that count on their own; every other one only in a pair (one cue alone -- "your AI
 # chat", "ignore my previous mail" -- is ordinary text).
-ALONE: tuple[str, ...] = ("role", "jailbreak", "toxic", "describe")
+ALONE: tuple[str, ...] = ("role", "jailbreak", "toxic", "conceal", "describe")
 FEATURES: tuple[str, ...] = ALONE + tuple(f"{a}*{b}" for a, b in PAIRS)
 _IDX = {f: i for i, f in enumerate(BASE)}
 
@@ -291,7 +295,7 @@ def _bits(*names: str) -> int:
 
 # A unit is scored only when it aims at the model: it addresses it, fakes a role header, frames
 # a jailbreak, asks for hostile text or a secret, or overrides earlier instructions or the task.
-_AIMED = _bits("addr", "role", "jailbreak", "toxic", "secret")
+_AIMED = _bits("addr", "role", "jailbreak", "toxic", "secret", "conceal")
 _OVERRIDE = _bits("override")
 _OVERRIDE_WHAT = _bits("earlier", "instr", "task")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 FEATURE_WORDS: dict[str, list[str]] = {
     # the text addresses the model or an automated reader
     "addr": [
+        "if user asks", "if the user asks", "if a user asks", "if asked", "when the user asks", "if anyone asks", "whoever reads this", "whoever is reading", "reading this document", "dear assistant", "hey assistant", "kullanıcı sorarsa", "kullanıcı isterse", "sorulursa", "sohbet botu", "yapay zekâ", 
         "ai=", "a.i.=", "llm", "chatbot", "chatgpt", "gpt=", "claude=", "gemini=", "copilot=",
         "language model", "ai model", "ai assistant", "ai agent", "assistant=", "the assistant", "ai model",
         "the agent", "this agent", "the bot", "automated analysis",
@@ -30,6 +31,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # the task or its order changes
     "task": [
+        "do not deviate", "may not deviate", "must not deviate", "not deviate from", "absolutely nothing else", "and nothing else", "simply respond", "only respond", "only reply", "the following first", "do this first", "asıl görev", "gerçek görev", "asıl görevin", "yalnızca şunu", "sadece şunu", "şunu yap", "hemen şimdi", "bunun yerine", "her soruya", "her isteğe", 
         "before you", "before answering", "before responding", "before you solve", "first do",
         "do the following first", "please do the following", "instead", "the real task",
         "your real task", "your new task", "new task", "new instructions", "from now on",
@@ -61,6 +63,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # instructions, rules, prompt
     "instr": [
+        "direktif", "kuralları", "kurallar", "talimatlar", "yönergeler", "sistem kural",
         "instruct", "iunstruct", "instrucion", "instuction", "insturction", "instrction",
         "directions", "directive", "rules=", "guideline", "guidance", "prompt", "orders=",
         "commands", "anweisung", "befehl", "regeln", "vorgabe", "consigne", "règles",
@@ -73,6 +76,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # override verbs
     "override": [
+        "yoksay", "göz ardı", "es geç", "uyma=", "uymayı bırak", "unutmak", "unutun", "ihmal et", "geçersiz kıl", "geçersizdir", "iptal et",
         "ignore", "ingore", "ignroe", "disregard", "forget", "bypass", "override", "pay no attention", "do not follow", "stop following", "ignorier", "vergiss", "vergessen", "missachte", "umgehe", "ignorez", "ignore", "oubliez",
         "oublie", "ignora", "olvida", "olvídate", "omite", "dimentica", "esqueça", "esqueca",
         "игнорир", "забудь", "забуд", "пренебреги", "не обращай", "yok say", "görmezden",
@@ -83,6 +87,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # a request for output
     "output": [
+        "çıktı ver", "yanıtla", "cevapla", "listele", "açıkla=", "anlat=", "yazın", "gösterin",
         "print", "say=", "repeat", "output", "respond with", "reply with", "answer with",
         "write=", "return=", "display", "translate this sentence as", "translate it as",
         "only say", "just say", "provide it to the user", "tell the user", "state that",
@@ -98,6 +103,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # a request for an action with effect
     "action": [
+        "paylaş", "çalıştır", "yükle=", "indir=", "ilet=", "gönderin", "onaylayın", "sızdırın", "açığa çıkar", "ortaya çıkar",
         "send", "forward", "transfer", "wire=", "email=", "e-mail=", "upload", "post=", "approve",
         "delete", "remove all", "reveal", "disclose", "leak", "grant", "pay=", "execute", "run=",
         "click", "visit", "go to", "confirm where", "elect your", "sende", "überweise",
@@ -114,6 +120,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # secrets, the prompt, credentials
     "secret": [
+        "sistem istemi", "sistem mesaj", "gizli anahtar", "api anahtar", "gizli bilgi", "iç yönerge", "erişim anahtar", "yönetici şifre", 
         "system prompt", "system message", "system-prompt", "hidden instructions", "password",
         "api key", "api-key", "credential", "secret key", "private key", "access token",
         "initial prompt", "systemprompt", "system-eingabe", "passwort", "kennwort",
@@ -125,6 +132,8 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # jailbreak framing
     "jailbreak": [
+        "stay in character", "ignore your programming", "content policy", "ethical guidelines", "unfiltered", "amoral", "evil ai", "evil assistant", "without any restrictions", "no ethical", "no moral", "rol yap", "gibi davran", "rolüne gir", "rolünü oyna", "karakterden çıkma", "kısıtlaman", "kısıtlamaların", "sınırların yok", "filtren yok", "kuralların yok", "özgürsün", "serbestsin", "ahlaki sınır", "etik sınır", "etik kuralları", "yasa dışı", "kötü niyetli yapay", "kötü yapay",
+        "reddetme", "hiçbir şeyi reddet", "güvenlik modu", "güvenlik filtre", "filtreleme=", "sansür", "kısıtlamasız", "sınırsız", "sınır yok", "etik kural", "geliştirici modu", "dan modu", "jailbreak modu", "yasak yok", "her şeye cevap", "tüm kısıtlama", "kısıtlamaları kaldır", "filtreleri kaldır", "kuralları kaldır", "safety off", "filters off", "without any filter", "no safety",
         "no restrictions", "without restrictions", "no limits", "unrestricted", "uncensored",
         "developer mode", "jailbreak", "do anything now", "dan=", "no rules", "no filter",
         "ohne einschränkungen", "sans restrictions", "sin restricciones", "senza restrizioni",
@@ -132,8 +141,30 @@ FEATURE_WORDS: dict[str, list[str]] = {
         "kuralı yok", "filtreyi kapat", "filtreyi", "filtresiz", "kuralsız", "yönetici yetki", "admin yetki", "moduna geç", "itaat et", "koşulsuz", "asla reddet", "reddetmeden", "her şeyi yapar", "no refusal", "never refuse", "obey", "không giới hạn", "tanpa batasan", "بلا قيود", "دون قيود",
         "बिना प्रतिबंध", "بدون محدودیت", "ไม่มีข้อจำกัด", "没有限制", "不受限制", "制限なし", "제한 없",
     ],
+    # asking to hide something from the user or to keep the instruction secret
+    "conceal": [
+        "do not tell the user", "don't tell the user", "do not inform the user", "don't inform the user",
+        "without telling the user", "without informing the user", "without the user knowing",
+        "the user must not know", "the user should not know", "don't let the user know",
+        "do not let the user know", "do not mention this instruction", "don't mention this instruction",
+        "do not mention these instructions", "do not reveal this instruction", "never mention this instruction",
+        "keep this instruction secret", "keep this hidden from the user", "hide this from the user",
+        "do not mention this to the user", "don't mention this to the user", "never tell the user",
+        "sag dem nutzer nicht", "sage dem benutzer nicht", "ohne den nutzer zu informieren", "ohne den benutzer zu informieren",
+        "ne dis pas à l'utilisateur", "ne le dis pas à l'utilisateur", "sans informer l'utilisateur",
+        "sans prévenir l'utilisateur", "no le digas al usuario", "sin informar al usuario", "sin que el usuario",
+        "non dirlo all'utente", "senza informare l'utente", "não diga ao usuário", "sem informar o usuário",
+        "не говори пользователю", "не сообщай пользователю", "без ведома пользователя",
+        "kullanıcıya söyleme", "kullanıcıya bahsetme", "kullanıcıya bildirme", "kullanıcıdan gizle",
+        "kullanıcı bilmemeli", "không cho người dùng biết", "đừng nói với người dùng", "đừng cho người dùng biết",
+        "jangan beri tahu pengguna", "tanpa memberi tahu pengguna", "لا تخبر المستخدم", "دون إخبار المستخدم",
+        "उपयोगकर्ता को मत बताओ", "उपयोगकर्ता को न बताएं", "به کاربر نگو", "بدون اطلاع کاربر",
+        "อย่าบอกผู้ใช้", "โดยไม่แจ้งผู้ใช้", "不要告诉用户", "不要告訴用戶", "不要让用户知道", "ユーザーに伝えないで",
+        "ユーザーには言わない", "사용자에게 알리지 마", "사용자에게 말하지 마",
+    ],
     # a request for hostile or hateful text
     "toxic": [
+        "hakaret et", "küfür et", "aşağılayıcı bir cümle", "ırkçı bir cümle", "saldırgan bir cümle", "kırıcı bir cümle",
         "offensive sentence", "toxic sentence", "negative sentence", "unfriendly sentence",
         "discriminatory sentence", "hateful sentence", "insulting sentence", "harmful sentence",
         "racist", "sexist", "offensive joke", "insult=", "you are a fool", "you're a fool",
@@ -141,6 +172,9 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # what describes attacks rather than making one (training, threat reports)
     "describe": [
+        "threat report", "victims", "the actor", "threat intel", "incident report",
+        "can be ignored", "may be ignored", "safe to ignore", "can safely ignore", "you can ignore", "可以忽略", "可忽略", "可以无视", "kann ignoriert werden", "peut être ignoré", "puede ignorarse", "può essere ignorat", "pode ser ignorad", "можно игнорировать", "無視してかまいません", "무시해도",
+        "do not ignore", "don't ignore", "never ignore", "not be ignored", "that do not", "which do not", "who do not", "does not follow", "unless", "请勿忽略", "不要忽略", "勿忽略", "nicht ignorieren", "ne pas ignorer", "no ignores", "non ignorare", "não ignore", "не игнорируй",
         "attacker", "attackers", "phishing", "example of", "for example", "e.g.", "such as",
         "threat actor", "malware", "awareness", "be suspicious", "report it", "do not click",
         "never share", "never send", "adversar", "red team", "angreifer", "attaquant", "atacante",
@@ -162,10 +196,11 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
 }
 
-# A role marker or fake header at a line's start: "system:", "assistant:", "user:",
+# A role marker or fake header at a line's start or at the start of a field's value
+# ("Registrant Organization: System: …"): "system:", "assistant:", "user:",
 # "### system_message", "[system]", "<|im_start|>", "<system>", "todo (for the ai):".
 ROLE_HEADER = (
-    r"^[\s#>*\-\[<|(]{0,6}(?:system|assistant|user|human|ai|bot|developer|admin|operator"
+    r"^(?:[^\S\n]*[a-z][\w ./()-]{0,40}:[^\S\n]*)?[\s#>*\-\[<|(]{0,6}(?:system|assistant|user|human|ai|bot|developer|admin|operator"
     r"|system_message|system message|system prompt|instruction|instructions|new instructions"
     r"|important instructions|important message|todo|note to ai|im_start|inst|sys)"
     r"(?:[\s_\-](?:message|note|prompt|override|update))?[\]>)|*\s]{0,3}(?::|\n|$)"

@@ -1,4 +1,4 @@
-"""Train the intent layer's weights (``src/ctxcli/injection/data/intent-lr-1.json``, issue 53),
+"""Train the intent layer's weights (``src/ctxcli/injection/data/intent-lr-2.json``, issue 53),
 numpy only, in seconds, on committed training rows only:
 
 * the **train** side of the shared dev set (``shared/dev.jsonl`` by ``shared/split.json``);
@@ -15,8 +15,8 @@ multiple-instance: a benign document's every unit is a negative example; an atta
 its strongest unit under the current weights (five rounds, starting from weights that trust
 every pair of features). A logistic regression with an L2 penalty, fitted by Newton steps.
 The hard negatives (every benign training row but the frozen prose) weigh as much as the prose.
-The threshold: the lowest (in steps of 0.01) at which at most 0.05 % of the training hard
-negatives and at most 0.05 % of the prose score at or above it. Prints the weights' sha256 and the threshold for
+The threshold: the lowest (in steps of 0.01) at which at most 1 % of the training hard
+negatives and at most 0.1 % of the prose score at or above it. Prints the weights' sha256 and the threshold for
 ``ctxcli.injection_identity`` (``INTENT_SHA256``, ``INTENT_THRESHOLD``)."""
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ FILES = ("dev.jsonl", "public/train.jsonl", "public/train_extra.jsonl", "train_m
          "intent_train.jsonl", "benign_prose.jsonl")
 L2 = 1.0
 ROUNDS = 5
-FP_RULE = 0.0005   # no more than one training row in 2,000 (hard negatives and prose apart)
+HARD_RULE = 0.01     # at most 1 % of the training hard negatives (the issue's false-positive target)
+PROSE_RULE = 0.001   # and at most 0.1 % of the ordinary prose (most of what ctx reads)
 
 
 def shared_rows(side: str) -> list[dict]:
@@ -124,7 +125,7 @@ def main() -> int:
     sb, sa = doc_scores(False), doc_scores(True)
     hard = np.array([not p for _, p in neg_docs])
     thr = next(t for t in np.round(np.arange(0.05, 1.0, 0.01), 2)
-               if (sb[hard] >= t).mean() <= FP_RULE and (sb[~hard] >= t).mean() <= FP_RULE)
+               if (sb[hard] >= t).mean() <= HARD_RULE and (sb[~hard] >= t).mean() <= PROSE_RULE)
     weights = {"bias": round(float(w[0]), 6)}
     weights.update({f: round(float(v), 6) for f, v in zip(intent.FEATURES, w[1:])})
     data = json.dumps({"model": "intent-lr", "version": "1", "weights": weights}, indent=1, sort_keys=True) + "\n"
