@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The BM25 and graph steps on a DuckDB store, before and after issue 36's fourth pass,
-interleaved in one process (docs/performance.md, "BM25 and graph steps, fourth pass").
+interleaved in one process (benchmarks/results/performance-history.md, "BM25 and graph steps,
+fourth pass").
 
     python benchmarks/bm25_graph.py --corpus /tmp/ctx-bench/10k --db /tmp/ctx-bench/10k.duckdb \\
         [--cases 20] [--reps 3] [--tantivy]

@@ -60,3 +60,46 @@ def test_data_contracts_describe_every_parser():
     for name in REGISTRY:
         assert f"\n### `parser: {name}`\n" in text, name
         assert f"`{name}`" in row, name
+
+
+# A reference to a section of the performance pages: the file's path, then the section's name in
+# double quotes (as docs/eval.md cites the vector rows), line breaks allowed between and inside.
+PERF_REF = re.compile(r'(docs/performance\.md|benchmarks/results/performance-history\.md),?\s+"([^"]+)"')
+
+
+def _sections(path):
+    """The names a reference may use: headings, and the bold lead of a bullet."""
+    text = path.read_text(encoding="utf-8")
+    heads = [ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("#")]
+    bold = re.findall(r"^\s*- \*\*(.+?)\*\*", text, re.M)
+    return heads + bold
+
+
+def test_every_reference_to_a_performance_section_finds_it():
+    """The performance page was split (a short page in docs/, the measurement log under
+    benchmarks/results/): a reference naming a section must find it in the file it names."""
+    files = [REPO / "README.md", REPO / "benchmarks" / "README.md", *(REPO / "docs").glob("*.md"),
+             *(REPO / "src").rglob("*.py"), *(REPO / "tests").glob("*.py"), *(REPO / "benchmarks").glob("*.py")]
+    found = []
+    for f in files:
+        for target, name in PERF_REF.findall(f.read_text(encoding="utf-8")):
+            name = " ".join(name.split())
+            sections = _sections(REPO / target)
+            assert any(s.startswith(name) for s in sections), (
+                f"{f.relative_to(REPO)} names {target} \"{name}\", which has no such section")
+            found.append(name)
+    assert len(found) >= 7, found
+
+
+def test_every_benchmark_result_file_is_in_the_index():
+    """benchmarks/results/README.md has one row per file of the folder, and no row for a file
+    that is not there."""
+    folder = REPO / "benchmarks" / "results"
+    rows = [ln for ln in (folder / "README.md").read_text(encoding="utf-8").splitlines()
+            if ln.startswith("| `")]
+    indexed = []
+    for row in rows:
+        names = re.findall(r"`([^`]+)`", row.split("|")[1])
+        for name in names:   # "`x.json`, `.log`": x.json and x.log
+            indexed.append(names[0].rsplit(".", 1)[0] + name if name.startswith(".") else name)
+    assert sorted(indexed) == sorted(p.name for p in folder.iterdir()), "index and folder differ"

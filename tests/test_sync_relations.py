@@ -1,7 +1,7 @@
 """Relations copied from the live store on a reload (issue 36, relsync): a copied relation gets
 exactly the checks a parse makes, so the reload gives a full load's store, or its error word
 for word. (Copying a changed source's unchanged relations.jsonl is not done yet: see
-docs/performance.md "Reload: an unchanged relations file is copied, not parsed".)"""
+benchmarks/results/performance-history.md "Reload: an unchanged relations file is copied, not parsed".)"""
 
 from __future__ import annotations
 

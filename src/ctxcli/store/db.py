@@ -61,8 +61,9 @@ def no_pandas_probes() -> None:
     """DuckDB's Python client tries ``import pandas`` whenever it binds parameters (to recognise
     DataFrames). Without pandas installed, Python does not cache the failure, so every try
     searches ``sys.path`` again: 438 failed imports per investigation, ~50-100 ms at 1M objects
-    (docs/performance.md). When pandas is not installed, record that once in ``sys.modules``
-    (``None`` makes the import fail at once, as documented for the import system)."""
+    (benchmarks/results/performance-history.md). When pandas is not installed, record that once
+    in ``sys.modules`` (``None`` makes the import fail at once, as documented for the import
+    system)."""
     import importlib.util
     import sys
 

@@ -3,9 +3,9 @@ when the store changed.
 
 A CLI command opens the store once per process and closes it (store/__init__.py:open_store).
 A warm server answers many tool calls; opening a DuckDB reader (connect, lockdown, the schema
-check) and closing it cost ~18 % of an agent step at 10k objects (docs/performance.md). For an
-address the server has asked to keep (:func:`keep`), :func:`lease` hands each call its own
-view of one kept reader:
+check) and closing it cost ~18 % of an agent step at 10k objects
+(benchmarks/results/performance-history.md). For an address the server has asked to keep
+(:func:`keep`), :func:`lease` hands each call its own view of one kept reader:
 
 * **DuckDB**: one read-only, locked-down connection per store file, kept open; each call gets
   its own ``cursor()`` of it (a connection of its own on the same database: no connection is
