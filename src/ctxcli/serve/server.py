@@ -257,6 +257,17 @@ def build_server(cfg: ServeConfig):
 # ------------------------------------------------------------------------------ the tools
 # Each tool is a module-level function of the server's configuration and its arguments (testable
 # alone: ``investigate(cfg, case="C-102")``); :func:`build_server` registers each bound to ``cfg``.
+# the arguments investigate and build_context share
+AsOf = Annotated[str | None, Field(description="The time the question is about (valid time: validity and "
+                                               "supersession are judged then), ISO-8601 with offset (default: the "
+                                               "case's as_of)", json_schema_extra={"format": "date-time"})]
+KnownAt = Annotated[str | None, Field(description="The time of knowledge: only objects observed by then count, "
+                                                  "freshness is measured then and relations to the case must be "
+                                                  "declared by then; ISO-8601 with offset (default: as_of)",
+                                      json_schema_extra={"format": "date-time"})]
+Variant = Annotated[str | None, Field(description="A named variant of the case")]
+
+
 def _call(fn, cfg: ServeConfig, **kw):
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -278,16 +289,9 @@ def investigate(
                       Field(description="Ad-hoc run: values of the playbook's declared params")] = None,
     question: Annotated[str | None, Field(description="Ad-hoc run: the question (default: the playbook's "
                                                       "description)")] = None,
-    as_of: Annotated[str | None, Field(description="The time the question is about (valid time: validity "
-                                                         "and supersession are judged then), ISO-8601 with "
-                                                         "offset (default: the case's as_of)",
-                                                             json_schema_extra={"format": "date-time"})] = None,
-    known_at: Annotated[str | None, Field(description="The time of knowledge: only objects observed by then "
-                                                            "count, freshness is measured then and relations to "
-                                                            "the case must be declared by then; ISO-8601 with "
-                                                            "offset (default: as_of)",
-                                                                json_schema_extra={"format": "date-time"})] = None,
-    variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
+    variant: Variant = None,
     budget: Annotated[int | None, Field(description="Total token budget of the model call",
                                         ge=BUDGET_MIN, le=BUDGET_MAX)] = None,
     include_messages: Annotated[bool, Field(description="Also return the rendered model messages")] = False,
@@ -410,16 +414,9 @@ def build_context(
     held: Annotated[list[str] | None, Field(description="Evidence or object ids already in the agent's "
                                                          "context")] = None,
     step_budget: Annotated[int | None, Field(description="Most tokens of evidence for this step")] = None,
-    as_of: Annotated[str | None, Field(description="The time the question is about (valid time: validity "
-                                                         "and supersession are judged then), ISO-8601 with "
-                                                         "offset (default: the case's as_of)",
-                                                             json_schema_extra={"format": "date-time"})] = None,
-    known_at: Annotated[str | None, Field(description="The time of knowledge: only objects observed by then "
-                                                            "count, freshness is measured then and relations to "
-                                                            "the case must be declared by then; ISO-8601 with "
-                                                            "offset (default: as_of)",
-                                                                json_schema_extra={"format": "date-time"})] = None,
-    variant: Annotated[str | None, Field(description="A named variant of the case")] = None,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
+    variant: Variant = None,
     handoff: Annotated[dict[str, Any] | None, Field(description="Another agent's handoff document (the "
                                                                 "handoff tool, or ctx handoff): re-gated for "
                                                                 "this server's subject")] = None,
