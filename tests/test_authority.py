@@ -141,3 +141,70 @@ def test_the_explanation_names_the_kept_item():
     assert explain(om, {"evidence": []}) == (
         "overlaps admitted evidence ev-1 (POLICY) in facts.threshold, which comes first by trust_level",
         ["POLICY not being admitted", "a playbook marking the evidence type compare: true"])
+
+
+# ------------------------------------------------------------------------------ through a build
+def _summary_project(root, *, compare: bool = False, other_tenant: bool = False) -> str:
+    """The plain hostile corpus plus an operational summary of the standard rule with another
+    threshold (h-docs); ``compare``: the playbook marks ``rule`` compare: true; ``other_tenant``:
+    the summary belongs to another tenant (authoritative, later) instead."""
+    import yaml
+
+    from ctxcli.load.build import build_store
+
+    from .test_hostile import OTHER, PLAIN, PLAYBOOK, _append, _obj, write_corpus
+
+    cid = write_corpus(root, PLAIN)
+    src, extra = ("h-other", {"tenant": OTHER, "valid_from": "2026-07-20T00:00:00+08:00"}) if other_tenant \
+        else ("h-docs", {})
+    _append(root / "sources" / src / "objects.jsonl", [_obj(
+        "RULE-SUMMARY", subject="ruleset:std", etype="rule", title="Summary of the review rule",
+        content="Summary: claims at or above 200000 go to a reviewer (threshold).", facts={"threshold": 200_000},
+        keys=["rule-std", cid], **extra)])
+    if compare:
+        types = [{**et, "compare": True} if et["type"] == "rule" else et for et in PLAYBOOK["evidence_types"]]
+        (root / "manifests" / "playbooks" / "hostile-review.yaml").write_text(
+            yaml.safe_dump({**PLAYBOOK, "evidence_types": types}, sort_keys=False), encoding="utf-8")
+    build_store(root / "manifests", root / ".ctx" / "ctx.duckdb", root=root)
+    return cid
+
+
+def _pack(root, cid):
+    from .test_hostile import _investigate
+
+    res = _investigate(root, cid)
+    return res, {e["object_id"]: e for e in res.pack["evidence"]}, {o["ref"]: o for o in res.pack["omissions"]}
+
+
+def test_a_less_authoritative_summary_is_superseded_in_the_pack(tmp_path):
+    res, ev, om = _pack(tmp_path, _summary_project(tmp_path))
+    assert "RULE-STD" in ev and "RULE-SUMMARY" not in ev
+    o = om["RULE-SUMMARY"]
+    assert (o["gate"], o["reason"], o["detail"]) == ("duplicate", "superseded_by_authority", {
+        "preferred": ev["RULE-STD"]["evidence_id"], "preferred_object_id": "RULE-STD", "overlap": "facts.threshold",
+        "decided_by": "trust_level"})
+    assert res.answer["verdict"] != "conflicting_evidence"
+
+
+def test_compare_true_keeps_both_and_the_answer_reports_the_conflict(tmp_path):
+    res, ev, om = _pack(tmp_path, _summary_project(tmp_path, compare=True))
+    assert {"RULE-STD", "RULE-SUMMARY"} <= set(ev)
+    assert not [o for o in res.pack["omissions"] if o["reason"] == "superseded_by_authority"]
+    assert res.answer["verdict"] == "conflicting_evidence"
+
+
+def test_another_tenants_more_authoritative_rule_supersedes_nothing(tmp_path):
+    res, ev, om = _pack(tmp_path, _summary_project(tmp_path, other_tenant=True))
+    assert "RULE-STD" in ev and "RULE-SUMMARY" not in ev
+    assert not [o for o in res.pack["omissions"] if o["reason"] == "superseded_by_authority"]
+
+
+def test_compare_counts_in_the_playbook_hash_only_when_true():
+    from ctxcli import api
+    from ctxcli.project import playbook_hash
+
+    pb, h = api.read_playbook("motor-claim-review")
+    assert h == playbook_hash(pb) == "sha256:6e8edc81c2885c5229cb822199ce7a89536cb7c1d26bc658e89453e00d021e76"
+    d = pb.model_dump()
+    d["evidence_types"][0]["compare"] = True
+    assert playbook_hash(type(pb).model_validate(d)) != h
