@@ -184,6 +184,13 @@ def test_a_less_authoritative_summary_is_superseded_in_the_pack(tmp_path):
         "preferred": ev["RULE-STD"]["evidence_id"], "preferred_object_id": "RULE-STD", "overlap": "facts.threshold",
         "decided_by": "trust_level"})
     assert res.answer["verdict"] != "conflicting_evidence"
+    import json
+
+    from ctxcli import api
+
+    trace = [json.loads(x) for x in api.output_files(res)["trace.jsonl"].decode().splitlines()]
+    assert [(e.get("reason"), e.get("gate")) for e in trace if e.get("ref") == "RULE-SUMMARY"
+            and e["event"] == "candidate_rejected"] == [("superseded_by_authority", "duplicate")]
 
 
 def test_compare_true_keeps_both_and_the_answer_reports_the_conflict(tmp_path):
