@@ -79,6 +79,7 @@ class Mutant:
 
 QT = "tests/test_question_time.py::"
 BF = "tests/test_boundary_fixtures.py::test_boundary_case["
+AU = "tests/test_authority.py::"
 CF = "tests/test_confine.py::"
 # issue 47: both ends of both times, in every statement that judges them
 AR_EDGES = "tests/test_access_rules.py::test_a_record_is_valid_from_its_first_instant_until_its_end_in_every_statement_on_duckdb"
@@ -3662,6 +3663,53 @@ MUTANTS: list[Mutant] = [
            "if clearance_rank(o.classification) > clearance_rank(c.clearance):",
            "if clearance_rank(o.classification) >= clearance_rank(c.clearance):",
            (BF + "access-0-duckdb]", BF + "access-5-postgresql]")),
+    # issue 52 item 3: authority preference in the duplicate gate (engine/pack.py)
+    Mutant("authority-trust-ignored", "src/ctxcli/engine/pack.py",
+           "trust = TRUST_ORDER.index(o.trust_level) if o.trust_level in TRUST_ORDER else len(TRUST_ORDER)",
+           "trust = 0", (AU + "test_higher_trust_wins_even_when_ranked_later", AU + "test_every_trust_level_in_order")),
+    Mutant("authority-earlier-valid-from-wins", "src/ctxcli/engine/pack.py",
+           "vf = -(o.valid_from_us) if", "vf = (o.valid_from_us) if",
+           (AU + "test_equal_trust_the_later_valid_from_wins",)),
+    Mutant("authority-earlier-observation-wins", "src/ctxcli/engine/pack.py",
+           "return trust, vf, -o.observed_us, o.object_id", "return trust, vf, o.observed_us, o.object_id",
+           (AU + "test_equal_trust_and_validity_the_later_observation_wins",)),
+    Mutant("authority-no-id-tie-break", "src/ctxcli/engine/pack.py",
+           "return trust, vf, -o.observed_us, o.object_id", "return trust, vf, -o.observed_us, \"\"",
+           (AU + "test_all_equal_the_smaller_object_id_wins_whatever_the_rank",)),
+    Mutant("authority-same-source-overlaps", "src/ctxcli/engine/pack.py",
+           "if a.source_id == b.source_id or not (", "if a.doc_id == b.doc_id or not (",
+           (AU + "test_same_values_other_entity_other_type_or_same_source_are_no_overlap",)),
+    Mutant("authority-equal-values-overlap", "src/ctxcli/engine/pack.py",
+           "            if a.facts[k] != b.facts[k]:\n", "            if True:\n",
+           (AU + "test_same_values_other_entity_other_type_or_same_source_are_no_overlap",)),
+    Mutant("authority-any-field-overlaps", "src/ctxcli/engine/pack.py",
+           "for k in sorted(set(a.facts) & set(b.facts)):", "for k in sorted(set(a.facts) | set(b.facts)):",
+           (AU + "test_different_fields_are_no_overlap",)),
+    Mutant("authority-equal-copy-superseded", "src/ctxcli/engine/pack.py",
+           "authority_key(a)[:3] != authority_key(b)[:3]", "True",
+           (AU + "test_same_text_from_sources_of_different_trust",)),
+    Mutant("authority-compare-ignored", "src/ctxcli/engine/pack.py",
+           "preferring = playbook_types - compare - cover_all", "preferring = playbook_types - cover_all",
+           (AU + "test_compare_and_coverage_all_keep_both",)),
+    Mutant("authority-coverage-all-superseded", "src/ctxcli/engine/pack.py",
+           "preferring = playbook_types - compare - cover_all", "preferring = playbook_types - compare",
+           (AU + "test_compare_and_coverage_all_keep_both",)),
+    Mutant("authority-first-ranked-kept", "src/ctxcli/engine/pack.py",
+           "eligible = authority_order(eligible, preferring)", "eligible = list(eligible)",
+           (AU + "test_higher_trust_wins_even_when_ranked_later",)),
+    Mutant("authority-preferred-newcomer-superseded", "src/ctxcli/engine/pack.py",
+           "if what is not None and authority_key(k) < authority_key(o):", "if what is not None:",
+           (AU + "test_an_item_of_an_earlier_round_is_not_evicted",)),
+    Mutant("authority-playbook-compare-dropped", "src/ctxcli/engine/builder.py",
+           "compare=frozenset(et.type for et in pb.evidence_types if et.compare))",
+           "compare=frozenset())",
+           (AU + "test_compare_true_keeps_both_and_the_answer_reports_the_conflict",)),
+    Mutant("authority-compare-always-in-hash", "src/ctxcli/project.py",
+           "        if not et.get(\"compare\"):\n            et.pop(\"compare\", None)\n", "",
+           (AU + "test_compare_counts_in_the_playbook_hash_only_when_true",)),
+    Mutant("authority-explanation-names-no-item", "src/ctxcli/postmortem/sentences.py",
+           "kept = f\"{d.get('preferred')} ({d.get('preferred_object_id')})\"", "kept = \"an item\"",
+           (AU + "test_the_explanation_names_the_kept_item",)),
 ]
 
 

@@ -234,7 +234,7 @@ def _calendar_when_used(window: dict) -> None:
 def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
-    the ``window`` channel and its ``calendar`` and ``zone``, evidence types' ``valid_at``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
+    the ``window`` channel and its ``calendar`` and ``zone``, evidence types' ``valid_at`` and ``compare``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
     ``statement_timeout_seconds`` and ``memory_max_age``, the rule criteria ``contains``, ``paths``,
     ``front_matter``, ``front_matter_keys`` and ``regex``) count only when used, so the hash of a playbook without them
     is unchanged; ``vectors`` never counts."""
@@ -254,6 +254,8 @@ def playbook_hash(pb: Playbook) -> str:
                     del r[k]
         if et.get("valid_at") is None:
             et.pop("valid_at", None)
+        if not et.get("compare"):
+            et.pop("compare", None)
         for spec in (et["retrieve"], et["followup"]):
             if spec is not None and spec.get("window") is None:
                 spec.pop("window", None)

@@ -123,6 +123,7 @@ class BuildContext:
     disclosure: Disclosure              # how objects appear in outputs (masks, keyed digests and refs)
     resolution: Any = None              # the request's names resolved to entity keys (engine/resolve.py)
     anchor_types: frozenset[str] = frozenset()   # the types other types' validity is anchored at (valid_at)
+    compare: frozenset[str] = frozenset()        # types whose overlapping items are all kept (compare: true)
     timings: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)   # source id -> source_discovered reason
 
@@ -230,7 +231,8 @@ def start(con, pb: Playbook, req: Request, *, key: bytes, evidence_budget: int |
         playbook_types=set(type_order),
         cover_all=frozenset(et.type for et in pb.evidence_types if et.coverage == "all"),
         disclosure=Disclosure(key=key, scopes=scopes), resolution=resolution,
-        anchor_types=frozenset(et.valid_at.anchor_from for et in pb.evidence_types if et.valid_at is not None))
+        anchor_types=frozenset(et.valid_at.anchor_from for et in pb.evidence_types if et.valid_at is not None),
+        compare=frozenset(et.type for et in pb.evidence_types if et.compare))
     header = count(evidence_header(0))
     # working memory (``memory_tokens``) and tool results charged to the evidence slot (``reserve``)
     # come after required evidence and before optional evidence: both are kept from optional
@@ -527,7 +529,8 @@ def pack_admitted(bc: BuildContext, st: BuildState, round_no: int, kept: list[tu
                          playbook_types=bc.playbook_types, anchored=anchored, make=make,
                          compress=shrink if bc.apply_gates else None, coverage_first=bc.apply_gates,
                          apply_gates=bc.apply_gates, enforce_budget=req.strategy != "full",
-                         cover_all=bc.cover_all, considered=considered, first_pass_only=first_pass_only)
+                         cover_all=bc.cover_all, considered=considered, first_pass_only=first_pass_only,
+                         compare=bc.compare)
     bc.time("pack", t0)
     return Packed(st.packed.admitted[before:], dropped)
 

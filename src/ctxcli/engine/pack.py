@@ -5,6 +5,17 @@ that supports it and fits is admitted first; only then are extra items admitted 
 rank order. The packer applies the last three gates — duplicate, relevance, budget — and
 records every rejection. A required type whose only candidates do not fit is reported as
 missing *over budget*, never dropped silently.
+
+Authority preference (part of the duplicate gate): two items of a shared evidence type from
+different sources overlap when they are about the same entity (``subject_id``) and hold the same fact field with
+different values, or carry the same text (``dedup_hash``) from sources of different
+authority. Of overlapping items the one first by :func:`authority_key` is kept — trust level
+(``authoritative`` > ``operational`` > ``internal`` > ``user_supplied`` > ``public`` >
+``untrusted``), then the later ``valid_from``, then the later ``observed_at``, then the smaller
+object id — and the others are omitted ``superseded_by_authority``, naming the kept item. A
+type the playbook marks ``compare: true`` keeps them all, and so does a ``coverage: all`` type
+(it needs every item). Two records of one source that disagree are not a question of
+authority (the source is the same): both stay, and the answer reports the conflict.
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..models.manifest import TrustLevel
 from ..util.canon import content_hash, sha256_hex
 from ..util.timeutil import iso, us_to_dt
 from .gates import Obj, Rejection
@@ -29,6 +41,68 @@ class PackState:
     over_budget_types: set[str] = field(default_factory=set)
     reserve: int = 0                # kept from optional evidence for the tool results charged to this slot
     required: frozenset[str] = frozenset()      # types that may take the reserve (required evidence first)
+    objs: dict[str, Obj] = field(default_factory=dict)        # evidence id -> its object (authority preference)
+
+
+TRUST_ORDER: tuple[str, ...] = tuple(t.value for t in TrustLevel)   # most trusted first
+AUTHORITY_STEPS = ("trust_level", "valid_from", "observed_at", "object_id")
+
+
+def authority_key(o: Obj) -> tuple[int, int, int, str]:
+    """Smaller is preferred: trust level, then the later valid_from (none: the earliest), then the
+    later observed_at, then the smaller object id (the last tie-break)."""
+    trust = TRUST_ORDER.index(o.trust_level) if o.trust_level in TRUST_ORDER else len(TRUST_ORDER)
+    vf = -(o.valid_from_us) if o.valid_from_us is not None else 2 ** 63
+    return trust, vf, -o.observed_us, o.object_id
+
+
+def overlap(a: Obj, b: Obj, types: set[str]) -> str | None:
+    """What ``a`` and ``b`` overlap in (``facts.<field>`` or ``text``), or None: they must come
+    from different sources and share a type of ``types``, then be about the same entity with a fact field of different values, or
+    carry the same text with different authority (equal authority: a plain duplicate)."""
+    if a.source_id == b.source_id or not (set(a.supports) & set(b.supports) & types):
+        return None
+    if a.subject_id is not None and a.subject_id == b.subject_id:
+        for k in sorted(set(a.facts) & set(b.facts)):
+            if a.facts[k] != b.facts[k]:
+                return f"facts.{k}"
+    if a.dedup_hash == b.dedup_hash and authority_key(a)[:3] != authority_key(b)[:3]:
+        return "text"
+    return None
+
+
+def decided_by(kept: Obj, other: Obj) -> str:
+    """The first step of :func:`authority_key` at which ``kept`` and ``other`` differ."""
+    ka, kb = authority_key(kept), authority_key(other)
+    return next((n for n, x, y in zip(AUTHORITY_STEPS, ka, kb) if x != y), AUTHORITY_STEPS[-1])
+
+
+def authority_order(eligible: list[tuple[Obj, Any]], types: set[str]) -> list[tuple[Obj, Any]]:
+    """``eligible`` with each group of overlapping items reordered so that the preferred comes
+    first, in the place of the group's best-ranked member (the others keep their places)."""
+    n = len(eligible)
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if overlap(eligible[i][0], eligible[j][0], types) is not None:
+                parent[root(j)] = root(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(root(i), []).append(i)
+    out = list(eligible)
+    for members in groups.values():
+        if len(members) > 1:
+            ranked = sorted(members, key=lambda i: authority_key(eligible[i][0]))
+            for place, i in zip(members, ranked):
+                out[place] = eligible[i]
+    return out
 
 
 def evidence_id(o: Obj, shown_hash: str | None = None) -> str:
@@ -63,19 +137,40 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
                coverage_first: bool = True, apply_gates: bool = True,
                enforce_budget: bool = True,
                cover_all: frozenset[str] = frozenset(), considered: set[int] | None = None,
-               first_pass_only: bool = False) -> list[tuple[Obj, Any, Rejection]]:
+               first_pass_only: bool = False, compare: frozenset[str] = frozenset()) -> list[tuple[Obj, Any, Rejection]]:
     """Admit from ``eligible`` (already past the per-candidate gates, in fused order).
     ``apply_gates``: run the duplicate and relevance gates; ``enforce_budget``: run the budget
     gate. Returns the packer's rejections; admitted items are appended to ``state.admitted``.
     ``considered``: the doc ids already admitted or rejected this round (updated), when a round
     packs in two calls; ``first_pass_only``: only the best item of each ``target`` type (the
-    builder packs the types other types' validity is anchored at this way first)."""
+    builder packs the types other types' validity is anchored at this way first); ``compare``:
+    the types whose overlapping items are all kept (playbook ``compare: true``)."""
     rejections: list[tuple[Obj, Any, Rejection]] = []
     if considered is None:
         considered = set()                # doc ids admitted or rejected in this round
+    preferring = playbook_types - compare - cover_all      # types where authority preference applies
+    if apply_gates:
+        eligible = authority_order(eligible, preferring)
+
+    def superseded(o: Obj) -> Rejection | None:
+        for item in state.admitted:
+            k = state.objs.get(item["evidence_id"])
+            if k is None:
+                continue
+            what = overlap(k, o, preferring)
+            if what is not None and authority_key(k) < authority_key(o):
+                return Rejection("duplicate", "superseded_by_authority", {
+                    "preferred": item["evidence_id"], "preferred_object_id": item["object_id"],
+                    "overlap": what, "decided_by": decided_by(k, o)})
+        return None
 
     def consider(o: Obj, cand, selected_for: str | None) -> bool:
         if apply_gates:
+            rej = superseded(o)
+            if rej is not None:
+                rejections.append((o, cand, rej))
+                considered.add(o.doc_id)
+                return False
             if o.dedup_hash in state.dedup:
                 rejections.append((o, cand, Rejection("duplicate", "same_content_as_admitted", {
                     "duplicate_of": state.dedup[o.dedup_hash]})))
@@ -108,6 +203,7 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
         state.admitted.append(item)
         state.used += item["tokens"]
         state.dedup[o.dedup_hash] = item["evidence_id"]
+        state.objs[item["evidence_id"]] = o
         state.covered.update(set(o.supports) & playbook_types)
         considered.add(o.doc_id)
         return True

@@ -227,6 +227,11 @@ class EvidenceType(P):
     valid_at: ValidAt | None = Field(None, description="Judge this type's validity and supersession at a fact of "
                                                        "admitted evidence (e.g. the incident's first_error_at) "
                                                        "instead of as_of.")
+    compare: bool = Field(False, description="Keep every admitted item of this type when items of different sources "
+                                             "overlap (the same entity and fact with different values, or the same text): the task "
+                                             "compares them. Default false: the most authoritative is kept (trust "
+                                             "level, then the later valid_from, then the later observed_at) and the "
+                                             "others are omitted superseded_by_authority.")
 
 
 class Budget(P):

@@ -120,6 +120,11 @@ def _erasure(om, pack):
 
 def _duplicate(om, pack):
     d = om.get("detail") or {}
+    if om.get("reason") == "superseded_by_authority":
+        kept = f"{d.get('preferred')} ({d.get('preferred_object_id')})"
+        return (f"overlaps admitted evidence {kept} in {d.get('overlap')}, which comes first by {d.get('decided_by')}",
+                [f"{d.get('preferred_object_id')} not being admitted",
+                 "a playbook marking the evidence type compare: true"])
     dup = d.get("duplicate_of")
     by_ev = {e.get("evidence_id"): e.get("object_id") for e in pack.get("evidence", [])}
     of = f"{dup} ({by_ev[dup]})" if dup in by_ev else str(dup)
