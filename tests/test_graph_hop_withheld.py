@@ -60,7 +60,8 @@ def _jsonl(path: Path, rows: list[dict]) -> None:
 
 def make_project(root: Path, *, owned_by: str = "hop-ops") -> Path:
     """The two-source project; ``owned_by``: the source that registers svc-a -OWNED_BY-> team
-    (None: hop-ops registers svc-b -OWNED_BY-> team instead, off the walk's path)."""
+    (None: hop-ops registers svc-b -OWNED_BY-> team and svc-a -SUPPORTED_BY-> team instead,
+    neither on the template's path; "expired": hop-ops registers it, ended before as_of)."""
     (root / "manifests" / "sources").mkdir(parents=True)
     (root / "manifests" / "playbooks").mkdir()
     shutil.copy(REPO / "manifests" / "playbooks" / "incident-owner-lookup.yaml", root / "manifests" / "playbooks")
@@ -69,6 +70,10 @@ def make_project(root: Path, *, owned_by: str = "hop-ops") -> Path:
     (root / "manifests" / "sources" / "hop-people.yaml").write_text(_source("hop-people", ["people:read"]),
                                                                     encoding="utf-8")
     owner = [_relation("REL-HOP-OWNER", "service:svc-a" if owned_by else "service:svc-b", "OWNED_BY", HIDDEN)]
+    if owned_by is None:
+        owner.append(_relation("REL-HOP-SUPPORT", "service:svc-a", "SUPPORTED_BY", HIDDEN))
+    if owned_by == "expired":
+        owner[0]["valid_to"] = "2026-06-01T00:00:00+00:00"
     _jsonl(root / "sources" / "hop-ops" / "entities.jsonl",
            [_entity("incident:INC-HOP-1", "INC-HOP-1"), _entity("service:svc-a", "svc-a"),
             _entity("service:svc-b", "svc-b")])
@@ -77,7 +82,7 @@ def make_project(root: Path, *, owned_by: str = "hop-ops") -> Path:
         ["incident_record"], {"error_code": "HTTP-502"})])
     _jsonl(root / "sources" / "hop-ops" / "relations.jsonl",
            [_relation("REL-HOP-MENTIONS", "incident:INC-HOP-1", "MENTIONS", "service:svc-a")]
-           + (owner if owned_by in ("hop-ops", None) else []))
+           + (owner if owned_by != "hop-people" else []))
     _jsonl(root / "sources" / "hop-people" / "entities.jsonl", [_entity(HIDDEN, "Hush Squad")])
     _jsonl(root / "sources" / "hop-people" / "objects.jsonl", [_object(
         "OWN-HOP-A", "ownership", HIDDEN, "Service svc-a is owned by team Hush Squad.", ["service_owner"],
@@ -128,48 +133,89 @@ def check_gap(db) -> None:
     assert "withheld_entity" not in json.dumps(res.answer)
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.setenv("CTX_SECRET", SECRET)
-    root = make_project(tmp_path / "proj")
-    monkeypatch.setenv("CTX_ROOT", str(root))
-    monkeypatch.setenv("CTX_DB", str(root / ".ctx" / "ctx.duckdb"))
-    api.load()
-    return root
-
-
-def test_a_walk_whose_next_hop_only_a_withheld_source_declares_is_a_withheld_gap(project):
+def test_a_walk_whose_next_hop_only_a_withheld_source_declares_is_a_withheld_gap(tmp_path, monkeypatch):
+    _load(tmp_path, monkeypatch)
     check_gap(None)
 
 
-@pytest.mark.parametrize("owned_by", [None, "hop-people"])
-def test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found(tmp_path, monkeypatch, owned_by):
-    """Without the relation, or when only the withheld source registers it (the subject may not
-    know the relation exists), nothing is hinted at: ``not_found`` as before."""
-    monkeypatch.setenv("CTX_SECRET", SECRET)
-    root = make_project(tmp_path / "proj", owned_by=owned_by)
-    monkeypatch.setenv("CTX_ROOT", str(root))
-    monkeypatch.setenv("CTX_DB", str(root / ".ctx" / "ctx.duckdb"))
-    api.load()
-    res = _run(None, ["incident:read"])
+NOT_FOUND = [None, "hop-people", "expired"]
+
+
+def check_not_found(db) -> None:
+    res = _run(db, ["incident:read"])
     miss = {m["type"]: m for m in res.pack["missing"]}
     assert (miss["service_owner"]["reason"], "withheld" in miss["service_owner"]) == ("not_found", False)
     assert "withheld_entity" not in json.dumps(res.answer)
 
 
-def test_on_postgresql_too(tmp_path, monkeypatch):
+def _load(tmp_path, monkeypatch, owned_by="hop-ops", db=None) -> Path:
+    monkeypatch.setenv("CTX_SECRET", SECRET)
+    root = make_project(tmp_path / "proj", owned_by=owned_by)
+    monkeypatch.setenv("CTX_ROOT", str(root))
+    monkeypatch.setenv("CTX_DB", str(root / ".ctx" / "ctx.duckdb"))
+    if db is not None:
+        api.store_init(db)
+    api.load(manifests=root / "manifests", db=db)
+    return root
+
+
+@pytest.mark.parametrize("owned_by", NOT_FOUND)
+def test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found(tmp_path, monkeypatch, owned_by):
+    """Without the relation on the template's path (another service's, or another relation
+    type), when only the withheld source registers it (the subject may not know the relation
+    exists), or when it ended before as_of, nothing is hinted at: ``not_found`` as before."""
+    _load(tmp_path, monkeypatch, owned_by)
+    check_not_found(None)
+
+
+@pytest.fixture(scope="module")
+def server():
     bindir = pgserver.find_bin()
     if bindir is None:
         pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl): apt-get install -y postgresql")
     pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
-    monkeypatch.setenv("CTX_SECRET", SECRET)
-    root = make_project(tmp_path / "proj")
-    monkeypatch.setenv("CTX_ROOT", str(root))
     srv = pgserver.session_server(bindir)
-    try:
-        url = srv.url(srv.new_database())
-        api.store_init(url)
-        api.load(manifests=root / "manifests", db=url)
-        check_gap(url)
-    finally:
-        srv.stop()
+    yield srv
+    srv.stop()
+
+
+def test_a_withheld_next_hop_is_a_withheld_gap_on_postgresql(server, tmp_path, monkeypatch):
+    url = server.url(server.new_database())
+    _load(tmp_path, monkeypatch, db=url)
+    check_gap(url)
+
+
+@pytest.mark.parametrize("owned_by", NOT_FOUND)
+def test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found_on_postgresql(server, tmp_path, monkeypatch,
+                                                                                    owned_by):
+    url = server.url(server.new_database())
+    _load(tmp_path, monkeypatch, owned_by, db=url)
+    check_not_found(url)
+
+
+def test_both_backends_return_the_same_withheld_edges(server, tmp_path, monkeypatch):
+    """store.withheld_edges, the statement behind the gap, row for row on both backends."""
+    from datetime import datetime
+
+    from ctxcli.engine.gates import Access
+    from ctxcli.engine.retrieve import walk_access
+    from ctxcli.store import open_store
+
+    url = server.url(server.new_database())
+    root = _load(tmp_path, monkeypatch, db=url)
+    api.load(manifests=root / "manifests")
+    as_of = int(datetime.fromisoformat(T).timestamp()) * 1_000_000
+    got = []
+    for db in (root / ".ctx" / "ctx.duckdb", url):
+        con = open_store(db)
+        try:
+            walk = walk_access(con, Access(frozenset({"incident:read"}), "incident_review", "confidential"))
+            nodes = [path[-1] for _, _, path, _, _ in con.walk(
+                steps=[("t", 1, "MENTIONS", "service", 0.0, True), ("t", 2, "OWNED_BY", "team", 0.0, True)],
+                starts=[("t", "incident")], seeds=["incident:INC-HOP-1"], tenant=TENANT, max_hops=2,
+                as_of_us=as_of, fanout=10, **walk)]
+            got.append(con.withheld_edges(nodes, tenant=TENANT, as_of_us=as_of, access_ok=walk["access_ok"]))
+        finally:
+            con.close()
+    assert len(got[0]) == 1 and got[0] == got[1]
+    assert got[0][0][1:3] + got[0][0][4:] == ("OWNED_BY", "team", 1.0, None, HIDDEN)

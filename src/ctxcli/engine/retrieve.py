@@ -35,7 +35,8 @@ class QueryRun:
     needs: dict[str, set[str]] = field(default_factory=lambda: {"scopes": set(), "purposes": set()})
     clearance: str | None = None          # the lowest classification the classification rule withheld
     # a window whose entity only sources the subject may not read declare (so it found nothing):
-    # {"key", "needs_scopes", "allowed_purposes"[, "needs_clearance"]}, never the source's id
+    # {"key", "needs_scopes", "allowed_purposes"[, "needs_clearance"]}, never the source's id;
+    # a walk's next hop to such an entity: {"from" (the seed), "hop", "relation", …} (hop_withheld)
     entity_withheld: dict[str, Any] | None = None
 
 
