@@ -102,6 +102,7 @@ V2_REGEX = "tests/test_sources_v2_project.py::test_a_regex_rule_reads_a_front_ma
 RULES_OVERLAP = "tests/test_rule_criteria.py::test_check_warns_when_two_types_rules_match_one_document"
 DATA_ROOTS = "tests/test_data_roots.py::"
 ENTITY_WITHHELD = "tests/test_entity_withheld.py::"
+GG = "tests/test_graph_hop_withheld.py::"
 CAL = "tests/test_window.py::test_a_calendar_day_holds_its_first_instant_and_not_the_next_days"
 CAL_PG = ("tests/test_postgres.py::"
           "test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql")
@@ -414,11 +415,12 @@ MUTANTS: list[Mutant] = [
     Mutant("reload-ignores-manifest-edit", "src/ctxcli/load/parse.py",
            'digest.update(b"manifest\\0" + mbytes + b"\\0")', 'digest.update(b"manifest\\0")', (G,)),
     Mutant("walk-ignores-relation-source-clearance", "src/ctxcli/engine/retrieve.py",
-           "if sid in readable and dst_sid in readable", "if (sid in readable or sid not in cleared) and dst_sid in readable",
+           "return sid in readable and (not attested or",
+           "return (sid in readable or sid not in cleared) and (not attested or",
            (G,)),
     # issue 50 item 9: the relation's own source, on both backends
     Mutant("walk-ignores-relation-source", "src/ctxcli/engine/retrieve.py",
-           "if sid in readable and dst_sid in readable", "if dst_sid in readable",
+           "return sid in readable and (not attested or", "return (not attested or",
            ("tests/test_governance.py::test_the_walk_checks_the_clearance_of_the_relations_own_source",
             "tests/test_postgres.py::test_the_walk_checks_the_clearance_of_the_relations_own_source_on_postgresql")),
     Mutant("duck-relation-access-source-is-target", "src/ctxcli/store/duckdb_store.py",
@@ -2208,6 +2210,42 @@ MUTANTS: list[Mutant] = [
            '"WHERE tenant_id = $tenant AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "',
            '"WHERE (tenant_id = $tenant OR true) AND list_contains(CAST($keys AS VARCHAR[]), entity_key) "',
            ("tests/test_postgres.py::test_entity_declarers_are_the_same_on_both_backends",)),
+    # a walk's next hop to an entity only withheld sources declare (issue 48 item 6)
+    Mutant("graphgap-hop-silent", "src/ctxcli/engine/retrieve.py",
+           "        hop_withheld(con, [(runs[q.query_id], tuple(q.templates)) for q in qs if not runs[q.query_id].hits],\n",
+           "        hop_withheld(con, [],\n",
+           (GG + "test_a_walk_whose_next_hop_only_a_withheld_source_declares_is_a_withheld_gap",)),
+    Mutant("graphgap-names-the-entity", "src/ctxcli/engine/retrieve.py",
+           'run.entity_withheld = {"from": seed_of[path[0]],',
+           'run.entity_withheld = {"target": key, "from": seed_of[path[0]],',
+           (GG + "test_a_walk_whose_next_hop_only_a_withheld_source_declares_is_a_withheld_gap",)),
+    Mutant("graphgap-relation-the-subject-may-not-see", "src/ctxcli/engine/retrieve.py",
+           "    seen = [r for r in con.relation_access() if _edge_seen(r, readable, cleared, access)]\n",
+           "    seen = list(con.relation_access())\n",
+           (GG + "test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found[hop-people]",)),
+    Mutant("graphgap-any-relation-type", "src/ctxcli/engine/retrieve.py",
+           "if rel == edge and dtype == to and conf >= least and (inferred or method is None))",
+           "if dtype == to and conf >= least and (inferred or method is None))",
+           (GG + "test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found[None]",)),
+    Mutant("graphgap-duck-ended-relation", "src/ctxcli/store/statements.py",
+           '"AND (r.valid_from_us IS NULL OR r.valid_from_us <= $known) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof) "',
+           '"AND (r.valid_from_us IS NULL OR r.valid_from_us <= $known) "',
+           (GG + "test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found[expired]",)),
+    Mutant("graphgap-pg-ended-relation", "src/ctxcli/store/statements.py",
+           '"AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s) "', '""',
+           (GG + "test_no_path_or_a_relation_the_subject_may_not_see_stays_not_found_on_postgresql[expired]",)),
+    Mutant("graphgap-duck-walkable-edges-too", "src/ctxcli/store/statements.py",
+           '"AND NOT list_contains(CAST($access_ok AS INTEGER[]), r.access_id) "', '""',
+           (GG + "test_a_walk_whose_next_hop_only_a_withheld_source_declares_is_a_withheld_gap",
+            GG + "test_both_backends_return_the_same_withheld_edges")),
+    Mutant("graphgap-pg-walkable-edges-too", "src/ctxcli/store/statements.py",
+           '"AND NOT (r.access_id = ANY(%(access_ok)s::integer[])) "', '""',
+           (GG + "test_a_withheld_next_hop_is_a_withheld_gap_on_postgresql",
+            GG + "test_both_backends_return_the_same_withheld_edges")),
+    Mutant("graphgap-words-without-the-seed", "src/ctxcli/engine/render.py",
+           "f\"the entity {e['relation']} leads to at hop {e['hop']} from {e['from']}\")",
+           "f\"the entity {e['relation']} leads to at hop {e['hop']}\")",
+           (GG + "test_a_walk_whose_next_hop_only_a_withheld_source_declares_is_a_withheld_gap",)),
     # data roots (issue 48 item 5): a snapshot "@name/path" stays inside its root, named by it
     Mutant("data-root-dotdot-allowed", "src/ctxcli/load/parse.py",
            """    if raw.is_absolute() or ".." in raw.parts:

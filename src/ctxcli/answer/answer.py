@@ -263,8 +263,9 @@ def answer(pb: Playbook, pack: dict[str, Any]) -> dict[str, Any]:
 
 
 def _entity_withheld(m: dict[str, Any]) -> dict[str, Any]:
-    """A gap's window entity that only sources withheld from the subject declare (its key and
-    what would admit one of them, never the source: engine/retrieve.entity_withheld); else nothing."""
+    """A gap's window entity (or walk seed) that only sources withheld from the subject declare
+    (its key and what would admit one of them, never the source: engine/retrieve.entity_withheld),
+    or a walk's next hop to one (the seed, hop and relation, never its key: hop_withheld); else nothing."""
     e = (m.get("withheld") or {}).get("entity")
     return {"withheld_entity": e} if e else {}
 

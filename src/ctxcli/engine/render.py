@@ -317,11 +317,14 @@ def section_texts(pack: dict[str, Any]) -> list[tuple[str, str, str, str]]:
 
 
 def entity_withheld_text(e: dict[str, Any]) -> str:
-    """A window entity declared only by sources the subject may not read, in words (never the source)."""
+    """A window entity (or a walk's seed) declared only by sources the subject may not read, in
+    words (never the source); a walk's next hop by the seed it starts from, never its own key."""
     needs = (["scope " + ", ".join(e["needs_scopes"])] if e["needs_scopes"] else []) + (
         ["clearance " + e["needs_clearance"]] if e.get("needs_clearance") else []) + (
         ["purpose " + " or ".join(e["allowed_purposes"])] if e["allowed_purposes"] else [])
-    return (f"entity {e['key']} is declared only by a source withheld from you"
+    what = (f"entity {e['key']}" if "key" in e else
+            f"the entity {e['relation']} leads to at hop {e['hop']} from {e['from']}")
+    return (f"{what} is declared only by a source withheld from you"
             + (": it needs " + "; ".join(needs) if needs else ""))
 
 

@@ -35,7 +35,8 @@ class QueryRun:
     needs: dict[str, set[str]] = field(default_factory=lambda: {"scopes": set(), "purposes": set()})
     clearance: str | None = None          # the lowest classification the classification rule withheld
     # a window whose entity only sources the subject may not read declare (so it found nothing):
-    # {"key", "needs_scopes", "allowed_purposes"[, "needs_clearance"]}, never the source's id
+    # {"key", "needs_scopes", "allowed_purposes"[, "needs_clearance"]}, never the source's id;
+    # a walk's next hop to such an entity: {"from" (the seed), "hop", "relation", …} (hop_withheld)
     entity_withheld: dict[str, Any] | None = None
 
 
@@ -108,11 +109,67 @@ def entity_withheld(con, pairs: list[tuple[QueryRun, str]], tenant: str, readabl
         srcs = declared.get(key, set())
         if run.entity_withheld is not None or not srcs or srcs & ok:
             continue
-        probe = QueryRun(run.query, [])
-        withheld_by_gate(probe, [(sid, *policy[sid], 1) for sid in sorted(srcs)], access, levels)
-        run.entity_withheld = {"key": key, "needs_scopes": sorted(probe.needs["scopes"]),
-                               "allowed_purposes": sorted(probe.needs["purposes"]),
-                               **({"needs_clearance": probe.clearance} if probe.clearance else {})}
+        run.entity_withheld = {"key": key, **_admits(run, srcs, policy, access, levels)}
+
+
+def _admits(run: QueryRun, srcs: set[str], policy: dict[str, tuple], access: Access,
+            levels: dict[str, str | None]) -> dict[str, Any]:
+    """What would admit one of the withheld sources ``srcs`` (scopes, purposes, the lowest
+    clearance), judged as :func:`withheld_by_gate` judges a record; never a source id."""
+    probe = QueryRun(run.query, [])
+    withheld_by_gate(probe, [(sid, *policy[sid], 1) for sid in sorted(srcs)], access, levels)
+    return {"needs_scopes": sorted(probe.needs["scopes"]), "allowed_purposes": sorted(probe.needs["purposes"]),
+            **({"needs_clearance": probe.clearance} if probe.clearance else {})}
+
+
+def hop_withheld(con, pending: list[tuple[QueryRun, tuple[str, ...]]], reached: list[tuple], steps: list[tuple],
+                 *, tenant: str, max_hops: int, as_of_us: int, known_us: int | None, access: Access,
+                 levels: dict[str, str | None]) -> None:
+    """For each (run, its templates) of a walk that found nothing: when a path of one of its
+    templates (``reached``: the store's ``walk`` rows) ends at an entity from which the next
+    step's edge leads to an entity that only sources withheld from the subject declare, mark the
+    run (the nearest such hop: by depth, template, path, then relation type and target). The
+    edge must be one the subject could walk but for its target — its registering source and
+    attesting object pass (:func:`walk_access`) — so nothing the subject may not see is
+    hinted at. The mark names the seed the path starts from (the request names it), the hop
+    and the relation type (the playbook's), and what would admit a declaring source; never the
+    target's key, id, name or source (docs/gates.md)."""
+    pending = [(run, tids) for run, tids in pending if run.entity_withheld is None]
+    step_of = {(tid, i): (edge, to, least, inferred) for tid, i, edge, to, least, inferred in steps}
+    seed_of = {path[0]: key for _, depth, path, _, key in reached if depth == 0}
+    ends = [(tid, depth, path) for tid, depth, path, _, _ in reached
+            if depth < max_hops and (tid, depth + 1) in step_of and path[0] in seed_of]
+    if not pending or not ends:
+        return
+    readable, cleared = _readable_cleared(con, access)
+    seen = [r for r in con.relation_access() if _edge_seen(r, readable, cleared, access)]
+    hidden = {r[0] for r in seen if r[2] not in readable}       # walkable but for the target's source
+    if not hidden:
+        return
+    out: dict[int, list[tuple]] = {}
+    for src, rel, dtype, aid, conf, method, key in con.withheld_edges(
+            sorted({path[-1] for _, _, path in ends}), tenant=tenant, as_of_us=as_of_us,
+            access_ok=[r[0] for r in seen if r[2] in readable], known_us=known_us):
+        if aid in hidden:
+            out.setdefault(src, []).append((rel, dtype, conf, method, key))
+    hops = []          # (depth, template, path, relation type, target key)
+    for tid, depth, path in ends:
+        edge, to, least, inferred = step_of[(tid, depth + 1)]
+        hops.extend((depth, tid, list(path), rel, key) for rel, dtype, conf, method, key in out.get(path[-1], ())
+                    if rel == edge and dtype == to and conf >= least and (inferred or method is None))
+    if not hops:
+        return
+    declared: dict[str, set[str]] = {}
+    for key, sid in con.entity_declarers(tenant, sorted({h[4] for h in hops})):
+        declared.setdefault(key, set()).add(sid)
+    policy = {sid: (scopes, purposes) for sid, scopes, purposes, _ in con.source_access()}
+    hops = sorted(h for h in hops if declared.get(h[4]) and not declared[h[4]] & readable)
+    for run, tids in pending:
+        for depth, tid, path, rel, key in hops:
+            if tid in tids:
+                run.entity_withheld = {"from": seed_of[path[0]], "hop": depth + 1, "relation": rel,
+                                       **_admits(run, declared[key], policy, access, levels)}
+                break
 
 
 def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, access: Access,
@@ -228,6 +285,9 @@ def run_plan(con, plan: Plan, pb: Playbook, *, tenant: str, as_of_us: int, acces
         seeds = [s for s in plan.seeds if is_entity_key(s)]     # a walk that found nothing: a withheld seed?
         entity_withheld(con, [(runs[q.query_id], s) for q in qs if not runs[q.query_id].hits for s in seeds],
                         tenant, walk["readable"], access, levels)
+        hop_withheld(con, [(runs[q.query_id], tuple(q.templates)) for q in qs if not runs[q.query_id].hits],
+                     reached, steps, tenant=tenant, max_hops=plan.max_hops, as_of_us=as_of_us, known_us=known_us,
+                     access=access, levels=levels)   # …or an entity the walk's next hop leads to?
         _share(runs, qs, time.perf_counter() - t0)
     return [runs[q.query_id] for q in plan.queries]
 
@@ -236,17 +296,29 @@ def walk_access(con, access: Access) -> dict[str, Any]:
     """The subject's access as arguments of the store's ``walk``: the sources it may read
     (``readable``) and the relation_access rows it is authorised for (``access_ok``). Both tables are small (one row per
     source, one per distinct access combination of the relations): read whole."""
+    readable, cleared = _readable_cleared(con, access)
+    ok = [r[0] for r in con.relation_access() if _edge_seen(r, readable, cleared, access) and r[2] in readable]
+    return {"readable": sorted(readable), "access_ok": ok}
+
+
+def _readable_cleared(con, access: Access) -> tuple[set[str], set[str]]:
+    """The sources the subject may read, and those at or below its clearance."""
     readable, cleared = set(), set()
     for sid, scopes, purposes, level in con.source_access():
         if access.cleared(level):
             cleared.add(sid)
         if access.source_ok(scopes, purposes, level):
             readable.add(sid)
-    ok = [aid for aid, sid, dst_sid, attested, ev_sid, ev_scopes, ev_purposes in con.relation_access()
-          if sid in readable and dst_sid in readable
-          and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
-                                and access.purpose in (ev_purposes or [])))]
-    return {"readable": sorted(readable), "access_ok": ok}
+    return readable, cleared
+
+
+def _edge_seen(row: tuple, readable: set[str], cleared: set[str], access: Access) -> bool:
+    """A relation_access row whose registering source the subject may read and whose attesting
+    object (if it names one) passes scope, classification and purpose: the edge is walkable
+    when its target's source is readable too (:func:`walk_access`)."""
+    _, sid, _, attested, ev_sid, ev_scopes, ev_purposes = row
+    return sid in readable and (not attested or (ev_sid in cleared and set(ev_scopes or []) <= access.scopes
+                                                 and access.purpose in (ev_purposes or [])))
 
 
 def unmasked_groups(con, access: Access) -> list[int]:

@@ -105,6 +105,12 @@ class Store(Protocol):
     def entity_declarers(self, tenant: str, keys: list[str]) -> list[tuple[str, str]]:
         """(entity key, source id) of every source of ``tenant`` that declares one of ``keys``,
         readable or not (a window's gap, engine/retrieve.py), by key and source."""
+    def withheld_edges(self, nodes: list[int], *, tenant: str, as_of_us: int, access_ok: list[int],
+                       known_us: int | None = None) -> list[tuple]:
+        """(source entity id, rel type, target type, access id, confidence, extraction method,
+        target entity key) of the tenant's edges from ``nodes`` (entity ids of walk paths) that
+        the subject may not walk (access id not in ``access_ok``) but that link at as_of as known
+        at ``known_us`` (as :meth:`walk`), by (source, rel type, target key, relation id)."""
     def relations_among(self, keys: list[str], *, rel_types: list[str], tenant: str, as_of_us: int,
                         access_ok: list[int], known_us: int | None = None) -> list[tuple]:
         """(relation id, rel type, from key, to key, evidence object id, confidence) of the

@@ -565,6 +565,16 @@ class DuckDBStore:
         rows = self.con.execute(S.ENTITY_DECLARERS.duckdb, {"tenant": tenant, "keys": sorted(set(keys))}).fetchall()
         return [(k, sid) for k, sid, _ in _same_tenant(rows, tenant, 2)]
 
+    def withheld_edges(self, nodes, *, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
+        if not nodes:
+            return []
+        params = {"tenant": tenant, "nodes": sorted(set(nodes)), "access_ok": sorted(access_ok), "asof": as_of_us,
+                  "known": as_of_us if known_us is None else known_us}
+        rows = _same_tenant(self.con.execute(S.WITHHELD_EDGES.duckdb, params).fetchall(), tenant, 7)
+        if any(r[3] in set(access_ok) for r in rows):
+            raise StoreError("a store lookup returned an edge the subject may walk as withheld")
+        return [tuple(r[:7]) for r in rows]
+
     def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
         if not keys or not rel_types:
             return []

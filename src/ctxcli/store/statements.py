@@ -119,6 +119,29 @@ ENTITY_DECLARERS = Pair(
     "SELECT entity_key, source_id, tenant_id FROM entities "
     "WHERE tenant_id = %(tenant)s AND entity_key = ANY(%(keys)s::text[]) "
     f"GROUP BY entity_key, source_id, tenant_id ORDER BY entity_key {C}, source_id {C}")
+# The edges of the tenant from some walked entities (by id) that the subject may not walk
+# (access id not in $access_ok) but that link at as_of as known at $known (the walk's validity
+# rules, duckdb_store._EDGES_SQL), with the key of the entity each leads to: a graph walk that
+# found nothing says when its next hop is an entity only withheld sources declare
+# (engine/retrieve.hop_withheld; the key never reaches an output).
+WITHHELD_EDGES = Pair(
+    "SELECT r.src, r.rel_type, r.dst_type, r.access_id, r.confidence, r.extraction_method, d.entity_key, "
+    "r.tenant_id FROM relations r JOIN entities d ON d.entity_id = r.dst "
+    "WHERE r.tenant_id = $tenant AND d.tenant_id = $tenant AND list_contains(CAST($nodes AS BIGINT[]), r.src) "
+    "AND NOT list_contains(CAST($access_ok AS INTEGER[]), r.access_id) "
+    "AND (r.valid_from_us IS NULL OR r.valid_from_us <= $known) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof) "
+    "AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $known) "
+    "AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof) "
+    "ORDER BY r.src, r.rel_type, d.entity_key, r.relation_id",
+    "SELECT r.src, r.rel_type, r.dst_type, r.access_id, r.confidence, r.extraction_method, d.entity_key, "
+    "r.tenant_id FROM relations r JOIN entities d ON d.entity_id = r.dst "
+    "WHERE r.tenant_id = %(tenant)s AND d.tenant_id = %(tenant)s AND r.src = ANY(%(nodes)s::bigint[]) "
+    "AND NOT (r.access_id = ANY(%(access_ok)s::integer[])) "
+    "AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(known)s) "
+    "AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s) "
+    "AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(known)s) "
+    "AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s) "
+    f"ORDER BY r.src, r.rel_type {C}, d.entity_key {C}, r.relation_id {C}")
 ENTITY_LINKS = both("""
 SELECT e.tenant_id, e.entity_key, e.name, e.aliases, o.object_id
 FROM entities e LEFT JOIN objects o ON o.tenant_id = e.tenant_id AND o.subject_id = e.entity_key

@@ -439,6 +439,18 @@ class PgStore:
             raise StoreError("a store lookup returned an entity of a source the subject may not read")
         return [(k, t, n, list(a or [])) for k, t, n, a, *_ in rows]
 
+    def withheld_edges(self, nodes, *, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
+        if not nodes:
+            return []
+        rows = self._tenant_q(tenant, S.WITHHELD_EDGES.postgres, {
+            "tenant": tenant, "nodes": sorted(set(nodes)), "access_ok": sorted(access_ok), "asof": as_of_us,
+            "known": as_of_us if known_us is None else known_us})
+        if any(r[7] != tenant for r in rows):
+            raise StoreError("a store lookup returned a row of another tenant; nothing was used")
+        if any(r[3] in set(access_ok) for r in rows):
+            raise StoreError("a store lookup returned an edge the subject may walk as withheld")
+        return [(src, rel, dt, aid, float(conf), method, key) for src, rel, dt, aid, conf, method, key, _ in rows]
+
     def relations_among(self, keys, *, rel_types, tenant, as_of_us, access_ok, known_us: int | None = None) -> list[tuple]:
         # As duckdb_store._AMONG_SQL.
         if not keys or not rel_types:
