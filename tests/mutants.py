@@ -3662,6 +3662,17 @@ MUTANTS: list[Mutant] = [
            "if clearance_rank(o.classification) > clearance_rank(c.clearance):",
            "if clearance_rank(o.classification) >= clearance_rank(c.clearance):",
            (BF + "access-0-duckdb]", BF + "access-5-postgresql]")),
+    # issue 50 item 5: compare split by section; the complexity bound kept at what the code needs
+    Mutant("compare-omissions-only-in-a-also-named-as-ranks", "src/ctxcli/postmortem/compare.py",
+           '"omissions": bool(d.omissions_moved or d.omissions_only_a or d.omissions_only_b',
+           '"omissions": bool(d.omissions_moved or d.omissions_only_b',
+           ("tests/test_postmortem.py::test_diff_of_the_bundled_variants_is_pinned",)),
+    Mutant("compare-claims-in-b-order", "src/ctxcli/postmortem/compare.py",
+           "    order = list(ca) + [c for c in cb if c not in ca]",
+           "    order = list(cb) + [c for c in ca if c not in cb]",
+           ("tests/test_postmortem.py::test_diff_lists_claims_in_a_order_then_those_only_b_makes",)),
+    Mutant("complexity-bound-loosened", "pyproject.toml", "max-complexity = 24", "max-complexity = 25",
+           ("tests/test_lint.py::test_the_complexity_bound_is_what_the_code_needs",)),
 ]
 
 
@@ -3858,7 +3869,7 @@ def _shared_postgres(chosen: list[Mutant]) -> Iterator[None]:
         srv.stop()
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the phases read best in one place
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", action="append", default=[], help="only mutants whose name contains this word")
     ap.add_argument("--full", action="store_true", help="run the whole suite for every mutant")

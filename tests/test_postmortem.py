@@ -469,6 +469,16 @@ def test_diff_of_the_bundled_variants_is_pinned(c102, tmp_path, variant):
         assert got == pinned.read_text(encoding="utf-8"), f"ctx diff output differs from {pinned.name}"
 
 
+def test_diff_lists_claims_in_a_order_then_those_only_b_makes():
+    from ctxcli.postmortem.compare import compare
+
+    a = {"answer": {"claims": [{"claim_id": "x", "status": "fact"}, {"claim_id": "y", "status": "fact"}]}}
+    b = {"answer": {"claims": [{"claim_id": "z", "status": "fact"}, {"claim_id": "y", "status": "unknown"},
+                               {"claim_id": "x", "status": "unknown"}]}}
+    assert [(c.claim_id, c.change, c.a_status, c.b_status) for c in compare(a, b).claims] == [
+        ("x", "changed", "fact", "unknown"), ("y", "changed", "fact", "unknown"), ("z", "only_b", None, "fact")]
+
+
 # ------------------------------------------------------------------------------ help
 @pytest.mark.parametrize("cmd", ["replay", "explain-omissions", "diff"])
 def test_help_ends_with_an_example(cmd):
