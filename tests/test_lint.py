@@ -30,3 +30,20 @@ def test_ruff_sees_a_planted_unused_name(tmp_path):
                        cwd=REPO, capture_output=True, text=True)
     assert p.returncode == 1
     assert "F401" in p.stdout and "B007" in p.stdout
+
+
+def _bound() -> int:
+    import tomllib
+
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]["mccabe"][
+        "max-complexity"]
+
+
+def test_the_complexity_bound_is_what_the_code_needs():
+    """The bound is a ratchet: one below it, some function is reported (C901), so a function cut
+    below the bound brings the bound down with it."""
+    tighter = _bound() - 1
+    p = subprocess.run([_ruff(), "check", "--no-cache", "--select", "C901", "--output-format", "concise",
+                        "--config", f"lint.mccabe.max-complexity={tighter}", "src", "tests", "benchmarks"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 1 and f"> {tighter})" in p.stdout, p.stdout + p.stderr

@@ -7,6 +7,8 @@ private project copy that a test edits and reloads.
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -436,6 +438,45 @@ def test_diff_as_of_moves_rules_between_gates(c102, tmp_path):
     only_b = {c["object_id"]: c for c in doc["evidence"]["only_b"]}
     assert only_a["RULE-MCS-2026.1"]["b_state"].startswith("rejected by validity")
     assert only_b["RULE-MCS-2025.4"]["a_state"] == "rejected by validity (expired)"
+
+
+PINNED = Path(__file__).parent / "data" / "diff"
+
+
+def _keyed_ids_fixed(text: str, a: Path, b: Path) -> str:
+    """``text`` with what the store's random secret keys made the same for every store: the two
+    packs' content hashes and ids, evidence ids and keyed content hashes (each of the same length)."""
+    for path, tag in ((a, "a"), (b, "b")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = text.replace(doc["content_hash"], "sha256:" + tag * 64).replace(doc["pack_id"], "pk-" + tag * 16)
+    text = re.sub(r"hmac-sha256:[0-9a-f]{64}", "hmac-sha256:" + "h" * 64, text)
+    return re.sub(r"\bev-[0-9a-f]{10}\b", "ev-" + "e" * 10, text)
+
+
+@pytest.mark.parametrize("variant", ["restricted", "as-of-2025"])
+def test_diff_of_the_bundled_variants_is_pinned(c102, tmp_path, variant):
+    """The whole of `ctx diff` (table and --json) of C-102 against two of its variants, byte for
+    byte. After an intended change of the output: PIN_DIFF_WRITE=1 pytest -k pinned, then review."""
+    other = _pack(tmp_path / variant, "--variant", variant)
+    for suffix, args in ((".txt", []), (".json", ["--json"])):
+        r = run_cli(["diff", c102, other, *args])
+        assert r.exit_code == 1 and r.stderr == ""
+        got = _keyed_ids_fixed(r.stdout, c102, other)
+        pinned = PINNED / f"c102-vs-{variant}{suffix}"
+        if os.environ.get("PIN_DIFF_WRITE") == "1":
+            pinned.parent.mkdir(exist_ok=True)
+            pinned.write_text(got, encoding="utf-8")
+        assert got == pinned.read_text(encoding="utf-8"), f"ctx diff output differs from {pinned.name}"
+
+
+def test_diff_lists_claims_in_a_order_then_those_only_b_makes():
+    from ctxcli.postmortem.compare import compare
+
+    a = {"answer": {"claims": [{"claim_id": "x", "status": "fact"}, {"claim_id": "y", "status": "fact"}]}}
+    b = {"answer": {"claims": [{"claim_id": "z", "status": "fact"}, {"claim_id": "y", "status": "unknown"},
+                               {"claim_id": "x", "status": "unknown"}]}}
+    assert [(c.claim_id, c.change, c.a_status, c.b_status) for c in compare(a, b).claims] == [
+        ("x", "changed", "fact", "unknown"), ("y", "changed", "fact", "unknown"), ("z", "only_b", None, "fact")]
 
 
 # ------------------------------------------------------------------------------ help

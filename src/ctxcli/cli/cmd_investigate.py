@@ -16,6 +16,27 @@ def register(app: typer.Typer) -> None:
     app.command("investigate")(investigate)
 
 
+def _adhoc_spec(case, playbook, seed, tenant, question, business_key, param):
+    """The ad-hoc run --playbook asks for (None for a case run, whose flags are checked here)."""
+    from .. import api
+    from ..errors import UsageError
+    from ..params import parse_param
+
+    if playbook is not None:
+        return api.AdhocSpec(playbook=playbook, seeds=list(seed or []), tenant_id=tenant, question=question,
+                             business_keys=list(business_key) if business_key else None,
+                             params=dict(parse_param(p) for p in param) if param else {})
+    given = [f for f, v in (("--seed", seed), ("--tenant", tenant), ("--question", question),
+                            ("--business-key", business_key)) if v]
+    if given:
+        what = {"--seed": "seeds", "--tenant": "tenant", "--question": "question",
+                "--business-key": "business keys"}[given[0]]
+        raise UsageError(f"{given[0]} needs --playbook: a case file names its own {what}")
+    if case is None:
+        raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
+    return None
+
+
 def investigate(
     case: Annotated[Optional[str], typer.Argument(help="Case id (examples/cases/<id>.yaml) or a path to a case "
                                                   "file; omitted for an ad-hoc run (--playbook).",
@@ -160,20 +181,7 @@ def investigate(
                               max_rounds=max_rounds)
         if bad is not None:
             raise UsageError(f"{FLAGS[bad[0]]} {bad[1]}")
-        adhoc = None
-        if playbook is not None:
-            adhoc = api.AdhocSpec(playbook=playbook, seeds=list(seed or []), tenant_id=tenant, question=question,
-                                  business_keys=list(business_key) if business_key else None,
-                                  params=dict(parse_param(p) for p in param) if param else {})
-        else:
-            given = [f for f, v in (("--seed", seed), ("--tenant", tenant), ("--question", question),
-                                    ("--business-key", business_key)) if v]
-            if given:
-                what = {"--seed": "seeds", "--tenant": "tenant", "--question": "question",
-                        "--business-key": "business keys"}[given[0]]
-                raise UsageError(f"{given[0]} needs --playbook: a case file names its own {what}")
-            if case is None:
-                raise UsageError("give a case id (or case file), or --playbook with --seed for an ad-hoc run")
+        adhoc = _adhoc_spec(case, playbook, seed, tenant, question, business_key, param)
         from ..models.request import STRATEGIES
 
         if strategy not in STRATEGIES:

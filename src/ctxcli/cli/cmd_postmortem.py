@@ -168,7 +168,6 @@ def _replay_human(res) -> None:
     from .console import console, safe
 
     c = console()
-    d = res.diff
     req = res.pack.request
     g = res.generation or {}
     if g.get("recorded") is not None and g.get("kept") is False:
@@ -192,6 +191,13 @@ def _replay_human(res) -> None:
             c.print("- " + safe(ln))
         return
     c.print(f"{head}: [bold]drifted[/bold] — rebuilt as {safe(res.rebuilt['pack_id'])} against {safe(res.db)}")
+    for ln in _drift_lines(res):
+        c.print("- " + safe(ln))
+
+
+def _drift_lines(res) -> list[str]:
+    """One line per difference between the pack and its rebuild, store and versions first."""
+    d = res.diff
     lines: list[str] = []
     if d.store_digest:
         lines.append(f"store digest changed: {_short(d.store_digest.a)} → {_short(d.store_digest.b)}")
@@ -241,8 +247,7 @@ def _replay_human(res) -> None:
     if res.answer_identical is False:
         lines.append("answer.json differs from the rebuilt answer" + (" (content erased from it)" if res.erased
                                                                       else " (edited after the run was written?)"))
-    for ln in lines:
-        c.print("- " + safe(ln))
+    return lines
 
 
 def _erased_lines(res) -> list[str]:

@@ -131,6 +131,38 @@ def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[s
     return item
 
 
+def superseded(state: PackState, o: Obj, preferring: set[str]) -> Rejection | None:
+    """``o`` overlaps an admitted item of more authority (authority_order): omitted
+    ``superseded_by_authority``, naming the item kept."""
+    for item in state.admitted:
+        k = state.objs.get(item["evidence_id"])
+        if k is None:
+            continue
+        what = overlap(k, o, preferring)
+        if what is not None and authority_key(k) < authority_key(o):
+            return Rejection("duplicate", "superseded_by_authority", {
+                "preferred": item["evidence_id"], "preferred_object_id": item["object_id"],
+                "overlap": what, "decided_by": decided_by(k, o)})
+    return None
+
+
+def packer_rejection(o: Obj, cand, state: PackState, preferring: set[str], playbook_types: set[str],
+                     anchored: Callable[[Obj], bool]) -> Rejection | None:
+    """The packer's gates in their order: duplicate (authority, then the same content as an
+    admitted item), then relevance (no declared type, not linked to the case); None: admissible."""
+    rej = superseded(state, o, preferring)
+    if rej is not None:
+        return rej
+    if o.dedup_hash in state.dedup:
+        return Rejection("duplicate", "same_content_as_admitted", {"duplicate_of": state.dedup[o.dedup_hash]})
+    if not set(o.supports) & playbook_types:
+        return Rejection("relevance", "supports_no_declared_type", {"supports": list(o.supports)})
+    if not anchored(o):
+        return Rejection("relevance", "not_linked_to_case", {"subject_id": o.subject_id,
+                                                              "found_by": sorted(cand.ranks)})
+    return None
+
+
 def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order: list[str], target: list[str],
                playbook_types: set[str], anchored: Callable[[Obj], bool], make: Callable[[Obj, Any], dict[str, Any]],
                compress: Callable[[dict[str, Any], Obj, int], dict[str, Any] | None] | None,
@@ -152,40 +184,12 @@ def pack_round(eligible: list[tuple[Obj, Any]], *, state: PackState, type_order:
     if apply_gates:
         eligible = authority_order(eligible, preferring)
 
-    def superseded(o: Obj) -> Rejection | None:
-        for item in state.admitted:
-            k = state.objs.get(item["evidence_id"])
-            if k is None:
-                continue
-            what = overlap(k, o, preferring)
-            if what is not None and authority_key(k) < authority_key(o):
-                return Rejection("duplicate", "superseded_by_authority", {
-                    "preferred": item["evidence_id"], "preferred_object_id": item["object_id"],
-                    "overlap": what, "decided_by": decided_by(k, o)})
-        return None
-
     def consider(o: Obj, cand, selected_for: str | None) -> bool:
-        if apply_gates:
-            rej = superseded(o)
-            if rej is not None:
-                rejections.append((o, cand, rej))
-                considered.add(o.doc_id)
-                return False
-            if o.dedup_hash in state.dedup:
-                rejections.append((o, cand, Rejection("duplicate", "same_content_as_admitted", {
-                    "duplicate_of": state.dedup[o.dedup_hash]})))
-                considered.add(o.doc_id)
-                return False
-            if not set(o.supports) & playbook_types:
-                rejections.append((o, cand, Rejection("relevance", "supports_no_declared_type", {
-                    "supports": list(o.supports)})))
-                considered.add(o.doc_id)
-                return False
-            if not anchored(o):
-                rejections.append((o, cand, Rejection("relevance", "not_linked_to_case", {
-                    "subject_id": o.subject_id, "found_by": sorted(cand.ranks)})))
-                considered.add(o.doc_id)
-                return False
+        rej = packer_rejection(o, cand, state, preferring, playbook_types, anchored) if apply_gates else None
+        if rej is not None:
+            rejections.append((o, cand, rej))
+            considered.add(o.doc_id)
+            return False
         item = make(o, cand)
         remaining = state.budget - state.used - (0 if selected_for in state.required else state.reserve)
         if enforce_budget and item["tokens"] > remaining:

@@ -433,6 +433,15 @@ class Playbook(P):
 
     @model_validator(mode="after")
     def _refs(self) -> "Playbook":
+        types = self._evidence_type_refs()
+        self._anchor_refs(types)
+        names = self._aggregate_refs(types)
+        self._fact_refs(types, names)
+        self._claim_refs(types, names)
+        return self
+
+    def _evidence_type_refs(self) -> set[str]:
+        """Templates within max_hops, evidence types unique and naming known templates: the types."""
         tids = {t.id for t in self.path_templates}
         for t in self.path_templates:
             if len(t.steps) > self.max_hops:
@@ -447,6 +456,10 @@ class Playbook(P):
                     for tid in spec.graph.templates:
                         if tid not in tids:
                             raise ValueError(f"evidence_types.{et.type}: unknown path template {tid}")
+        return types
+
+    def _anchor_refs(self, types: set[str]) -> None:
+        """Each valid_at and window anchor names another declared evidence type."""
         for et in self.evidence_types:
             if et.valid_at and (et.valid_at.anchor_from not in types or et.valid_at.anchor_from == et.type):
                 raise ValueError(f"evidence_types.{et.type}: valid_at anchor_from: not another declared evidence "
@@ -455,6 +468,9 @@ class Playbook(P):
                 w = spec.window if spec else None
                 if w and w.anchor_from and w.anchor_from not in types:
                     raise ValueError(f"evidence_types.{et.type}: window anchor_from: unknown evidence type {w.anchor_from}")
+
+    def _aggregate_refs(self, types: set[str]) -> set[str]:
+        """Aggregates over declared evidence types, uniquely named: their names."""
         names: set[str] = set()
         for a in self.aggregates:
             if a.evidence_type not in types:
@@ -464,6 +480,10 @@ class Playbook(P):
             if a.name in names:
                 raise ValueError(f"aggregates: duplicate name {a.name}")
             names.add(a.name)
+        return names
+
+    def _fact_refs(self, types: set[str], names: set[str]) -> None:
+        """Facts from declared types, referring only to what is defined before them; adds their names."""
         for f in self.facts:
             if f.from_ and f.from_ not in types:
                 raise ValueError(f"facts.{f.name}: unknown evidence type {f.from_}")
@@ -473,6 +493,9 @@ class Playbook(P):
             if f.name in names:
                 raise ValueError(f"facts: duplicate name {f.name}")
             names.add(f.name)
+
+    def _claim_refs(self, types: set[str], names: set[str]) -> None:
+        """Claims use only defined facts and declared evidence types."""
         for c in self.claims:
             for u in c.uses + c.competing:
                 if u not in names:
@@ -481,4 +504,3 @@ class Playbook(P):
                 for t in [c.temporal.events, *c.temporal.mechanism]:
                     if t not in types:
                         raise ValueError(f"claims.{c.id}: temporal: unknown evidence type {t}")
-        return self

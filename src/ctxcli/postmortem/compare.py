@@ -237,89 +237,122 @@ def _withheld_note(record: dict[str, Any], withheld: dict[str, dict[str, int]]) 
     return "; ".join(parts) or None
 
 
-def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -> PackDiff:
-    """Every difference between two verified packs, itemised. ``key`` is the store secret the
-    packs' opaque refs were keyed with (None: withheld refs are matched only to each other)."""
-    d = PackDiff(a.get("pack_id", ""), b.get("pack_id", ""), a.get("content_hash", ""), b.get("content_hash", ""))
-    ra, rb = a.get("request", {}), b.get("request", {})
-    d.request = _fields(REQUEST_FIELDS, ra, rb)
-    d.versions = _fields(VERSION_FIELDS, a, b)
-
+def _store(d: PackDiff, a: dict[str, Any], b: dict[str, Any]) -> None:
+    """The store section: digest, key id and each source's digest."""
     sa, sb = a.get("store", {}) or {}, b.get("store", {}) or {}
     if sa.get("digest") != sb.get("digest"):
         d.store_digest = FieldChange("store.digest", sa.get("digest"), sb.get("digest"))
     if sa.get("key_id") != sb.get("key_id"):
         d.store_key = FieldChange("store.key_id", sa.get("key_id"), sb.get("key_id"))
-    srca, srcb = sa.get("sources") or {}, sb.get("sources") or {}
+    d.sources = _sources(sa.get("sources") or {}, sb.get("sources") or {})
+
+
+def _sources(srca: dict[str, Any], srcb: dict[str, Any]) -> list[SourceChange]:
+    out = []
     for sid in sorted(set(srca) | set(srcb)):
         x, y = srca.get(sid), srcb.get(sid)
         if x != y:
-            d.sources.append(SourceChange(sid, "added" if x is None else "removed" if y is None else "changed", x, y))
+            out.append(SourceChange(sid, "added" if x is None else "removed" if y is None else "changed", x, y))
+    return out
 
-    ea = _entries(a)
-    eb = _entries(b)
-    ea_u = _unify(ea, ra.get("tenant_id", ""), eb, key)
-    eb_u = _unify(eb, rb.get("tenant_id", ""), ea, key)
+
+def _states(x: _Entry | None, y: _Entry | None, key: bytes | None,
+            held_a: dict[str, dict[str, int]], held_b: dict[str, dict[str, int]]) -> tuple[ObjectState, ObjectState]:
+    """What each pack did with one object: its own state, or absent (with what that pack withheld
+    of the object's evidence types), or unmatched when only the store's secret could tell."""
     absent = ObjectState("absent")
+    sx, sy = (x.state if x else absent), (y.state if y else absent)
+    if key is None:     # an unmatched withheld ref may be any object of the other pack
+        if x is None and y is not None and y.object_id is None:
+            sx = ObjectState("unmatched")
+        if y is None and x is not None and x.object_id is None:
+            sy = ObjectState("unmatched")
+    if y is None and x is not None and sy.state == "absent":
+        sy = ObjectState("absent", withheld_there=_withheld_note(x.record, held_b))
+    if x is None and y is not None and sx.state == "absent":
+        sx = ObjectState("absent", withheld_there=_withheld_note(y.record, held_a))
+    return sx, sy
+
+
+def _file(d: PackDiff, ch: ObjectChange, x: _Entry | None, y: _Entry | None) -> None:
+    """Put one object's change in its list (or nowhere: the same state and the same record)."""
+    sx, sy = ch.a, ch.b
+    if sx.state == sy.state and sx.state in ("evidence", "omitted"):
+        diff = sorted(f for f in set(x.record) | set(y.record)
+                      if f not in _RANKS and not _eq(x.record.get(f), y.record.get(f)))
+        if diff:
+            ch.fields = diff
+            (d.evidence_changed if sx.state == "evidence" else d.omissions_moved).append(ch)
+    elif sx.state == "evidence":
+        d.evidence_only_a.append(ch)
+    elif sy.state == "evidence":
+        d.evidence_only_b.append(ch)
+    elif sx.state == "omitted":
+        d.omissions_only_a.append(ch)
+    elif sy.state == "omitted":
+        d.omissions_only_b.append(ch)
+
+
+def _objects(d: PackDiff, a: dict[str, Any], b: dict[str, Any], key: bytes | None) -> None:
+    """The evidence and omissions sections: every object either pack admitted or omitted."""
+    ea, eb = _entries(a), _entries(b)
+    ea_u = _unify(ea, a.get("request", {}).get("tenant_id", ""), eb, key)
+    eb_u = _unify(eb, b.get("request", {}).get("tenant_id", ""), ea, key)
     held_a, held_b = _withheld_by_type(a), _withheld_by_type(b)
-    keys = sorted(set(ea_u) | set(eb_u))
-    for k in keys:
+    for k in sorted(set(ea_u) | set(eb_u)):
         x, y = ea_u.get(k), eb_u.get(k)
-        sx, sy = (x.state if x else absent), (y.state if y else absent)
-        if key is None:     # an unmatched withheld ref may be any object of the other pack
-            if x is None and y is not None and y.object_id is None:
-                sx = ObjectState("unmatched")
-            if y is None and x is not None and x.object_id is None:
-                sy = ObjectState("unmatched")
-        if y is None and x is not None and sy.state == "absent":
-            sy = ObjectState("absent", withheld_there=_withheld_note(x.record, held_b))
-        if x is None and y is not None and sx.state == "absent":
-            sx = ObjectState("absent", withheld_there=_withheld_note(y.record, held_a))
+        sx, sy = _states(x, y, key, held_a, held_b)
         oid = (x.object_id if x else None) or (y.object_id if y else None)
         src = (x.source_id if x else None) or (y.source_id if y else None)
-        ch = ObjectChange(k, oid, src, sx, sy)
-        if sx.state == sy.state and sx.state in ("evidence", "omitted"):
-            diff = sorted(f for f in set(x.record) | set(y.record)
-                          if f not in _RANKS and not _eq(x.record.get(f), y.record.get(f)))
-            if diff:
-                ch.fields = diff
-                (d.evidence_changed if sx.state == "evidence" else d.omissions_moved).append(ch)
-        elif sx.state == "evidence":
-            d.evidence_only_a.append(ch)
-        elif sy.state == "evidence":
-            d.evidence_only_b.append(ch)
-        elif sx.state == "omitted":
-            d.omissions_only_a.append(ch)
-        elif sy.state == "omitted":
-            d.omissions_only_b.append(ch)
+        _file(d, ObjectChange(k, oid, src, sx, sy), x, y)
 
-    ansa, ansb = a.get("answer", {}) or {}, b.get("answer", {}) or {}
-    d.answer = _fields(["verdict", "recommended_action"], ansa, ansb)
+
+def _claim(cid: Any, x: dict[str, Any] | None, y: dict[str, Any] | None) -> ClaimChange | None:
+    """One claim's change: only in one pack, or its status, facts or evidence changed (None: same)."""
+    if x is None or y is None:
+        return ClaimChange(str(cid), "only_b" if x is None else "only_a",
+                           x.get("status") if x else None, y.get("status") if y else None, [],
+                           a_evidence=list(x.get("evidence", [])) if x else [],
+                           b_evidence=list(y.get("evidence", [])) if y else [])
+    flds = [f for f in ("status", "facts", "evidence") if not _eq(x.get(f), y.get(f))]
+    if not flds:
+        return None
+    fa, fb = x.get("facts") or {}, y.get("facts") or {}
+    facts = [FieldChange(k, fa.get(k), fb.get(k)) for k in sorted(set(fa) | set(fb))
+             if not _eq(fa.get(k), fb.get(k))]
+    return ClaimChange(str(cid), "changed", x.get("status"), y.get("status"), flds, facts,
+                       list(x.get("evidence", [])), list(y.get("evidence", [])))
+
+
+def _claims(ansa: dict[str, Any], ansb: dict[str, Any]) -> list[ClaimChange]:
+    """Claims in a's order, then those only b makes."""
     ca = {c.get("claim_id"): c for c in ansa.get("claims", []) if isinstance(c, dict)}
     cb = {c.get("claim_id"): c for c in ansb.get("claims", []) if isinstance(c, dict)}
     order = list(ca) + [c for c in cb if c not in ca]
-    for cid in order:
-        x, y = ca.get(cid), cb.get(cid)
-        if x is None or y is None:
-            d.claims.append(ClaimChange(str(cid), "only_b" if x is None else "only_a",
-                                        x.get("status") if x else None, y.get("status") if y else None, [],
-                                        a_evidence=list(x.get("evidence", [])) if x else [],
-                                        b_evidence=list(y.get("evidence", [])) if y else []))
-            continue
-        flds = [f for f in ("status", "facts", "evidence") if not _eq(x.get(f), y.get(f))]
-        if flds:
-            fa, fb = x.get("facts") or {}, y.get("facts") or {}
-            facts = [FieldChange(k, fa.get(k), fb.get(k)) for k in sorted(set(fa) | set(fb))
-                     if not _eq(fa.get(k), fb.get(k))]
-            d.claims.append(ClaimChange(str(cid), "changed", x.get("status"), y.get("status"), flds, facts,
-                                        list(x.get("evidence", [])), list(y.get("evidence", []))))
+    changes = (_claim(cid, ca.get(cid), cb.get(cid)) for cid in order)
+    return [c for c in changes if c is not None]
 
-    d.outcome = _fields(["state.stop_reason", "state.rounds"], a, b)
+
+def _answer(d: PackDiff, a: dict[str, Any], b: dict[str, Any]) -> None:
+    """The answer section: verdict, recommended action and each claim."""
+    ansa, ansb = a.get("answer", {}) or {}, b.get("answer", {}) or {}
+    d.answer = _fields(["verdict", "recommended_action"], ansa, ansb)
+    d.claims = _claims(ansa, ansb)
+
+
+def _outcome(a: dict[str, Any], b: dict[str, Any]) -> list[FieldChange]:
+    """How the investigation ended: stop reason, rounds and the evidence still missing."""
+    out = _fields(["state.stop_reason", "state.rounds"], a, b)
     ma = [f"{m.get('type')} ({m.get('reason')})" for m in a.get("missing", [])]
     mb = [f"{m.get('type')} ({m.get('reason')})" for m in b.get("missing", [])]
     if ma != mb:
-        d.outcome.append(FieldChange("missing", ma, mb))
-    covered = {
+        out.append(FieldChange("missing", ma, mb))
+    return out
+
+
+def _covered(d: PackDiff) -> dict[str, bool]:
+    """Per top-level section of a pack, whether an itemised change already accounts for it."""
+    return {
         "request": bool(d.request), "playbook": bool(d.versions), "schema_version": bool(d.versions),
         "builder_version": bool(d.versions), "encoding": bool(d.versions),
         "detector": any(c.field.startswith("detector.") for c in d.versions),
@@ -330,9 +363,26 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -
                           or any(c.a.state == "omitted" for c in d.evidence_only_b)),
         "answer": bool(d.answer or d.claims), "missing": bool(d.outcome), "state": bool(d.outcome),
     }
-    # Sections that differ without an itemised change (ranks, slot sizes, plans) are named.
-    d.other_sections = sorted(k + (" (ranks and fusion scores)" if k in ("evidence", "omissions") else "")
-                              for k in set(a) | set(b)
-                              if k not in ("content_hash", "pack_id") and not covered.get(k, False)
-                              and not _eq(a.get(k), b.get(k)))
+
+
+def _other_sections(d: PackDiff, a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Sections that differ without an itemised change (ranks, slot sizes, plans), by name."""
+    covered = _covered(d)
+    return sorted(k + (" (ranks and fusion scores)" if k in ("evidence", "omissions") else "")
+                  for k in set(a) | set(b)
+                  if k not in ("content_hash", "pack_id") and not covered.get(k, False)
+                  and not _eq(a.get(k), b.get(k)))
+
+
+def compare(a: dict[str, Any], b: dict[str, Any], *, key: bytes | None = None) -> PackDiff:
+    """Every difference between two verified packs, itemised. ``key`` is the store secret the
+    packs' opaque refs were keyed with (None: withheld refs are matched only to each other)."""
+    d = PackDiff(a.get("pack_id", ""), b.get("pack_id", ""), a.get("content_hash", ""), b.get("content_hash", ""))
+    d.request = _fields(REQUEST_FIELDS, a.get("request", {}), b.get("request", {}))
+    d.versions = _fields(VERSION_FIELDS, a, b)
+    _store(d, a, b)
+    _objects(d, a, b, key)
+    _answer(d, a, b)
+    d.outcome = _outcome(a, b)
+    d.other_sections = _other_sections(d, a, b)
     return d

@@ -75,7 +75,7 @@ def need(*lists) -> list[list[str]]:  # noqa: ANN002
     return [["~" + w for w in words] for words in lists]
 
 
-def register(lang: str, d: dict) -> None:  # noqa: C901  (one block per family)
+def register(lang: str, d: dict) -> None:
     """Register every family's rules for one language from its word lists ``d``."""
     ov = d.get("order", "VO")
 
