@@ -360,7 +360,7 @@ def _holds_on(item: dict[str, Any], day: str) -> bool:
 def _out_of_time(text: str, items: list[dict[str, Any]], done: set[str]) -> list[dict[str, Any]]:
     """A name a cited item holds in an entity field (an owner, a rotation), said of a time that
     item does not hold for, while another cited item gives that field another value then:
-    "when the first error hit (2026-07-23), payment-api was owned by payments-platform", whose
+    "when the first error hit (2026-07-23), svc-a was owned by team-new", whose
     ownership starts on 2026-08-01. The claim's time is the dates it writes, else — when it says
     "when"/"during" — the times of the events it cites; a name said of any of them is fine."""
     days = sorted(set(_DATE.findall(numbers.normalise(text))))

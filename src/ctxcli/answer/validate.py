@@ -631,7 +631,7 @@ def _stem(w: str) -> str:
 def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str], set[str]]]:
     """(value, the stems of the words before it in its clause — since the value before it, unless
     not ``since_value``: "timeout lowered from 60 seconds to 5 seconds" says of 5 what it says of 60
-    —, the ids before it in that stretch) for every value of ``text``. An id (``PAY-4097``,
+    —, the ids before it in that stretch) for every value of ``text``. An id (``ERR-4097``,
     ``CFG-0811-07``) names what a value is of: it is kept with the words and does not start a
     new stretch."""
     prepped = _prep(_EV_ID.sub(" ", claim_checker.strip_zone_notes(text)))
@@ -649,7 +649,7 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
                     ids.append((v, m.end()))
                     continue
                 # an id is what the value is of when little lies between ("CFG-0811-07 completed
-                # at", "CFG-0811-07于"), not across "with" ("PAY-4097错误可能与09:54完成的发布")
+                # at", "CFG-0811-07于"), not across "with" ("ERR-4097错误可能与09:54完成的发布")
                 near = {i for i, end in ids[-2:] if len(_CJK.findall(clause, end, m.start())) <= 4
                         and not _CJK_AND.search(clause, end, m.start())}
                 out.append((v, {_stem(w) for w in words[-CONTEXT_WINDOW:]}, near))
@@ -670,7 +670,7 @@ _ID_BREAK = frozenset(["before", "after", "than", "since", "until", "when", "whi
 
 
 def _is_name(v: str) -> bool:
-    """An id that names a thing (letters and digits: ``pay-4097``, ``cfg-0811-07``), not a
+    """An id that names a thing (letters and digits: ``err-4097``, ``cfg-0811-07``), not a
     measured value (a number, time or date)."""
     return _kind(v) == "id" and any(ch.isalpha() for ch in v) and any(ch.isdigit() for ch in v)
 

@@ -256,7 +256,7 @@ def build_server(cfg: ServeConfig):
 
 # ------------------------------------------------------------------------------ the tools
 # Each tool is a module-level function of the server's configuration and its arguments (testable
-# alone: ``investigate(cfg, case="C-102")``); :func:`build_server` registers each bound to ``cfg``.
+# alone: ``investigate(cfg, case="CASE-1")``); :func:`build_server` registers each bound to ``cfg``.
 # the arguments investigate and build_context share
 AsOf = Annotated[str | None, Field(description="The time the question is about (valid time: validity and "
                                                "supersession are judged then), ISO-8601 with offset (default: the "
