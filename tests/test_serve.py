@@ -605,7 +605,7 @@ def test_another_tenants_tool_result_is_refused_like_a_missing_one(store, tmp_pa
                                     "first")
 
 
-def test_each_tool_is_a_module_level_function_callable_without_a_server(store, tmp_path):
+def test_each_tool_is_a_module_level_function_callable_without_a_server(store, tmp_path, request):
     """The MCP tools are functions of the server's configuration (serve/server.TOOLS), testable
     alone; the server registers each bound to its configuration, in the order TOOLS lists them."""
     from mcp.server.mcpserver.exceptions import ToolError
@@ -613,8 +613,11 @@ def test_each_tool_is_a_module_level_function_callable_without_a_server(store, t
     from ctxcli.serve import server
     from ctxcli.serve.config import ServeConfig
 
+    from ctxcli.store import readers
+
     cfg = ServeConfig(db=store, runs_dir=tmp_path / "runs", audit_log=tmp_path / "runs" / "audit.jsonl",
                       tenant="tenant-demo")
+    request.addfinalizer(readers.close_all)      # build_server keeps the store open: not past this test
     ids = [c["case_id"] for c in server.list_cases(cfg)["cases"]]
     assert "C-102" in ids and "PARTNER-C-102" not in ids
     with pytest.raises(ToolError, match=r"^ctx: error: .*NOPE"):
