@@ -330,7 +330,10 @@ def test_a_missing_type_still_says_how_many_were_withheld_for_access(store, tmp_
     gaps = {m["type"]: m for m in pack["missing"]}
     assert gaps["policy_version"]["reason"] == "withheld_for_access"
     assert gaps["policy_version"]["withheld"] == {"count": 3, "needs_scopes": ["policy:read"], "allowed_purposes": [],
-                                                  "by_gate": {"scope": 3}}
+                                                  "by_gate": {"scope": 3},
+                                                  # the walk's next hop (the bound policy) is withheld too
+                                                  "entity": {"from": "case:C-102", "hop": 1, "relation": "BOUND_TO",
+                                                             "needs_scopes": ["policy:read"], "allowed_purposes": []}}
     r = run_cli(["explain-omissions", out / "pack.json", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)

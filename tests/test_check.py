@@ -202,8 +202,10 @@ def test_missing_type_says_withheld_for_access_with_the_scope_needed(store):
     from ctxcli.engine.render import gaps_text
 
     text = gaps_text(res.pack)
-    assert "Missing policy_version (required): " in text
-    assert "withheld for access (" in text and "need scope policy:read)" in text
+    # (the hop's words make the gaps long: the compact form, judgments left out, is chosen)
+    assert "- Missing policy_version (required, withheld for access (3 candidate(s) need scope policy:read; " \
+           "the entity BOUND_TO leads to at hop 1 from case:C-102 is declared only by a source withheld from " \
+           "you: it needs scope policy:read))." in text
     for secret in ("RULE-MCS", "SIG-C102", "DOC-C102", "SIU"):
         assert secret not in repr(res.pack["missing"]) and secret not in text
     assert {m["type"]: m["reason"] for m in res.answer["missing_evidence"]}["policy_version"] == "withheld_for_access"
