@@ -154,6 +154,11 @@ def test_a_hedge_in_the_source_may_not_vanish_in_a_fact():
     plain = {"evidence_id": "ev-p", "facts": {}, "text": "Card BIN 411111 was used on 2026-07-01."}
     assert [v["code"] for v in check_claim("Card BIN 411111 is on the fraud blocklist.", "fact", [item, plain])] == [
         "hedge_dropped"]
+    # a note that also states something plainly: the restated hedged sentence tells
+    mixed = {"evidence_id": "ev-m", "facts": {}, "text": "Card BIN 411111 was used on 2026-07-01. " + item["text"]}
+    assert [v["code"] for v in check_claim("Card BIN 411111 is on the fraud blocklist.", "fact", [mixed])] == [
+        "hedge_dropped"]
+    assert check_claim("Card BIN 411111 was used on 2026-07-01.", "fact", [mixed]) == []
     assert [v["code"] for v in check_claim("Card BIN 411111 is on the fraud blocklist.", "fact", [item])] == [
         "hedge_dropped"]
     assert check_claim("Card BIN 411111 is suspected to be on the fraud blocklist.", "fact", [item]) == []
@@ -470,9 +475,9 @@ def test_comparisons_status_and_hedges_in_each_of_the_ten_languages(lang):
     assert check_claim(causal, "hypothesis", []) == [] and check_claim(not_causal, "fact", []) == []
     note = {"evidence_id": "ev-note", "facts": {}, "text": hedged}
     assert [v["code"] for v in check_claim(unhedged, "fact", [note])] == ["hedge_dropped"]
-    # beside an item that hedges nothing: only the restated sentence can tell
-    plain = {"evidence_id": "ev-plain", "facts": {}, "text": "Ledger closed."}
-    assert [v["code"] for v in check_claim(unhedged, "fact", [note, plain])] == ["hedge_dropped"]
+    # in a note that also states something plainly (not wholly hedged): only the restated sentence can tell
+    mixed = {"evidence_id": "ev-mixed", "facts": {}, "text": "Ledger closed. " + hedged}
+    assert [v["code"] for v in check_claim(unhedged, "fact", [mixed])] == ["hedge_dropped"]
     assert check_claim(hedged, "fact", [note]) == [] and check_claim(unhedged, "hypothesis", [note]) == []
 
 
