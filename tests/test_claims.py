@@ -1162,3 +1162,15 @@ def test_neither_nor_negates_the_comparison_after_it():
     assert check_comparisons(ok) == []
     bad = "Neither CFG-0811-05 at 13:55 nor CFG-0811-07 at 14:03 completed after the first GW-502 error at 14:02."
     assert [v["code"] for v in check_comparisons(bad)] == ["wrong_comparison"]
+
+
+@pytest.mark.parametrize("text, codes", [
+    ("A tenure of 40 days is below a margin of 5 %.", []),             # days against a percentage: not one quantity
+    ("Ein Zeitraum von 40 Tagen liegt unter 5 Prozent.", []),
+    ("A tenure of 40 days is below 30 days.", ["wrong_comparison"]),    # like with like: compared
+    ("A timeout of 60 seconds is below 5 minutes.", []),
+])
+def test_operands_in_unlike_units_are_not_compared(text, codes):
+    from ctxcli.answer.claims import check_comparisons
+
+    assert [v["code"] for v in check_comparisons(text)] == codes

@@ -94,6 +94,21 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("trong khoảng", "<="), ("nằm ngoài", ">"), ("trước", "<"), ("sau", ">"), ("sớm hơn", "<"),
            ("muộn hơn", ">"), ("bằng", "=="), ("dài hơn", ">"), ("ngắn hơn", "<")],
 }
+# the words that name a unit of time or a percentage after a number, per unit (the validator's
+# units of durations, the checker's like-with-like comparisons); one-letter units ("5 s", "3 h")
+# are left to each user: "502s" is a plural of codes
+UNITS: dict[str, str] = {
+    "ms": r"ms|milliseconds?|millisecondes?|milisegundos?|Millisekunden|millisecondi|миллисекунд\w*|毫秒|ミリ秒",
+    "s": r"secs?|seconds?|secondes?|segundos?|Sekunden?|secondi|секунд\w*|秒钟?|giây",
+    "min": r"mins?|minutes?|minutos?|Minuten?|minuti|минут\w*|分钟|分間|phút",
+    "h": r"hrs?|hours?|heures?|horas?|Stunden?|ore|час\w*|小时|時間|giờ",
+    "d": r"days?|jours?|d[ií]as?|Tag(?:e|en)?|giorni|дн(?:я|ей)|天|日間?|ngày",
+    "w": r"weeks?|semaines?|semanas?|Wochen?|settimane|недел\w*|个?星期|周|週間?|tuần",
+    "mo": r"months?|mois|meses|Monate?n?|mesi|месяц\w*|个月|か月|ヶ月|tháng",
+    "y": r"years?|años|anos|Jahre?n?|anni|год(?:а|ов)?|лет|năm",
+    "pct": r"%|％|percent|per cent|pct|Prozent|pour cent|por ciento|por cento|per cento|процент\w*|phần trăm",
+}
+
 # a change from one value to another, and the verbs that say which way it went ("raised the timeout
 # from 60 to 5 seconds" is false): ``FROM_TO`` fragments hold the groups ``a`` and ``b``
 _N = r"(?P<{}>-?\d+(?:\.\d+)?)"

@@ -81,15 +81,20 @@ def _operand(tok: str) -> tuple[str, Any] | None:
     return None
 
 
-_UNIT_CLASSES = {
-    "money": "cny usd eur vnd rmb yuan 元 美元 欧元 dollar dollars euro euros",
-    "days": "day days días dias 天 日 tag tage tagen jour jours dia",
-    "percent": "% percent pct",
-    "minutes": "minute minutes min mins minutos minuten 分钟",
-    "hours": "hour hours h hrs horas stunden 小时",
-    "seconds": "second seconds s sec secs segundos sekunden 秒",
-}
-_UNIT_OF = {w: c for c, ws in _UNIT_CLASSES.items() for w in ws.split()}
+_MONEY = frozenset(["cny", "usd", "eur", "vnd", "rmb", "yuan", "元", "美元", "欧元", "dollar", "dollars", "euro", "euros"])
+_UNIT_WORD = [(k, re.compile(rx, re.I)) for k, rx in words.UNITS.items()]
+
+
+def _unit_of(word: str) -> str | None:
+    """The unit a word names (money, or claim_words.UNITS' ``d``, ``min``, ``pct`` …), or None."""
+    w = word.lower()
+    if w in _MONEY:
+        return "money"
+    if w in ("s", "h"):
+        return w
+    return next((k for k, rx in _UNIT_WORD if rx.fullmatch(w)), None)
+
+
 _SUFFIX = re.compile(r"(%|-days?|-días|-dias|天|日|cny|usd|eur|元)$", re.I)
 
 
@@ -99,9 +104,9 @@ def _unit(segment: str, end: int, tok: str) -> str | None:
     neither says."""
     m = _SUFFIX.search(tok)
     if m:
-        return _UNIT_OF.get(m.group(1).lower().lstrip("-"))
+        return _unit_of(m.group(1).lstrip("-"))
     nxt = re.match(r"\s*(%|[^\W\d_]+)", segment[end:])
-    return _UNIT_OF.get(nxt.group(1).lower()) if nxt else None
+    return _unit_of(nxt.group(1)) if nxt else None
 
 
 def _operands(segment: str) -> list[tuple[int, int, str, tuple[str, Any]]]:

@@ -520,19 +520,9 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
 
 
 # ---------------------------------------------------------------------------------- units and zones
-# a duration's unit after its number, in the languages of claim_words (one-letter units only
+# a duration's or percentage's unit after its number (claim_words.UNITS; one-letter units only
 # after a space: "502s" is a plural of codes)
-_UNIT_WORDS_RX = {
-    "ms": r"ms|milliseconds?|millisecondes?|milisegundos?|Millisekunden|millisecondi|миллисекунд\w*|毫秒|ミリ秒",
-    "s": r"secs?|seconds?|secondes?|segundos?|Sekunden?|secondi|секунд\w*|秒钟?|giây",
-    "min": r"mins?|minutes?|minutos?|Minuten?|minuti|минут\w*|分钟|分間|phút",
-    "h": r"hrs?|hours?|heures?|horas?|Stunden?|ore|час\w*|小时|時間|giờ",
-    "d": r"days?|jours?|d[ií]as|Tagen?|Tage|giorni|дн(?:я|ей)|天|日間?|ngày",
-    "w": r"weeks?|semaines?|semanas?|Wochen?|settimane|недел\w*|个?星期|周|週間?|tuần",
-    "mo": r"months?|mois|meses|Monate?n?|mesi|месяц\w*|个月|か月|ヶ月|tháng",
-    "y": r"years?|años|anos|Jahre?n?|anni|год(?:а|ов)?|лет|năm",
-    "pct": r"%|％|percent|per cent|Prozent|pour cent|por ciento|por cento|per cento|процент\w*|phần trăm",
-}
+_UNIT_WORDS_RX = claim_words.UNITS
 _UNIT_RX = re.compile(r"(?<![A-Za-z0-9_.月])(\d+(?:\.\d+)?)(?:\s*(" + "|".join(
     f"(?P<{k}>{w})" for k, w in _UNIT_WORDS_RX.items()) + r")(?![A-Za-z])|\s+(?P<s1>s)\b|\s+(?P<h1>h)\b)", re.I)
 _FIELD_UNIT = {"days": "d", "day": "d", "s": "s", "sec": "s", "seconds": "s", "ms": "ms", "minutes": "min",
