@@ -3,11 +3,14 @@ variables are cleared, and the working folder is the repository (for manifests, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from . import store_cache
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,8 +32,10 @@ def bundled_store(tmp_path_factory) -> Path:
     """The bundled example corpus, loaded once per test session (read-only for tests)."""
     from ctxcli.load.build import build_store
 
-    db = tmp_path_factory.mktemp("bundled") / "ctx.duckdb"
-    build_store(REPO / "manifests", db, root=REPO)
+    folder = tmp_path_factory.mktemp("bundled")
+    db = folder / "ctx.duckdb"
+    store_cache.build(folder, lambda: build_store(REPO / "manifests", db, root=REPO), name="bundled",
+                      inputs=[REPO / "manifests", REPO / "sources"])
     return db
 
 
@@ -46,9 +51,15 @@ def retail_project(tmp_path_factory) -> Path:
     per test session (read-only for tests: runs go to each test's own folder)."""
     from ctxcli.load.build import build_store
 
-    dst = tmp_path_factory.mktemp("retail") / "retail"
-    shutil.copytree(REPO / "examples" / "agent" / "retail", dst, ignore=shutil.ignore_patterns(".ctx", "runs"))
-    build_store(dst / "manifests", dst / ".ctx" / "ctx.duckdb", root=dst)
+    src = REPO / "examples" / "agent" / "retail"
+    cache = os.environ.get(store_cache.ENV)
+    # the store records its project's absolute path: with the cache, one stable folder per tree
+    base = Path(cache) / f"retail-{hashlib.sha256(str(REPO).encode()).hexdigest()[:12]}" if cache else tmp_path_factory.mktemp("retail")
+    dst = base / "retail"
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".ctx", "runs"))
+    store_cache.build(dst / ".ctx", lambda: build_store(dst / "manifests", dst / ".ctx" / "ctx.duckdb", root=dst),
+                      name="retail", inputs=[src], extra=str(dst))
     return dst
 
 

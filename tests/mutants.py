@@ -36,10 +36,12 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
+
+from . import store_cache
 
 REPO = Path(__file__).resolve().parents[1]
 COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks", ".ci", "pyproject.toml", "README.md",
@@ -3633,6 +3635,20 @@ MUTANTS: list[Mutant] = [
     Mutant("load-sigterm-handler-not-restored-after-fork", "src/ctxcli/load/derive.py",
            "            signal.signal(signal.SIGTERM, term)\n", "            pass\n",
            ("tests/test_load_leftovers.py::test_load_workers_are_forked_with_the_default_sigterm",)),
+    # the runner's store cache (tests/store_cache.py): its key must move with every file the build runs
+    Mutant("store-cache-key-top-level-imports-only", "tests/store_cache.py",
+           "for node in ast.walk(ast.parse(text, filename=str(path))):",
+           "for node in ast.parse(text, filename=str(path)).body:",
+           ("tests/test_store_cache.py",)),
+    Mutant("store-cache-key-ignores-import-by-name", "tests/store_cache.py",
+           'if "import_module(" in text:', 'if "import_module(" in text and False:',
+           ("tests/test_store_cache.py",)),
+    Mutant("store-cache-key-ignores-data-files", "tests/store_cache.py",
+           'if p.is_file() and p.suffix not in (".py", ".pyc")', 'if p.is_file() and p.suffix not in (".py", ".pyc", ".json")',
+           ("tests/test_store_cache.py",)),
+    Mutant("store-cache-read-only-keeps-the-store", "tests/store_cache.py",
+           "    if os.environ.get(READ_ONLY):\n        return\n", "",
+           ("tests/test_store_cache.py",)),
     # the runner itself: a hinted test that passes on the mutated copy must never count as a catch
     Mutant("mutants-passing-hint-counts-as-caught", "tests/mutants.py",
            "if ok and hinted:\n                    return False",
@@ -3958,6 +3974,41 @@ def _shared_postgres(chosen: list[Mutant]) -> Iterator[None]:
         srv.stop()
 
 
+WARM = "tests/test_store_cache.py::test_the_session_stores_hold_the_bundled_and_the_retail_objects"
+
+
+@contextmanager
+def warm_store_cache(roots: list[Path], cache: Path, enabled: bool) -> Iterator[None]:
+    """Build each copy's session stores once, unmutated, into ``cache`` (tests/store_cache.py);
+    every later run reuses them unless its mutant is in code the build runs, and keeps nothing."""
+    saved = {k: os.environ.get(k) for k in (store_cache.ENV, store_cache.READ_ONLY)}
+    if not enabled:
+        yield
+        return
+    cache.mkdir()
+    os.environ[store_cache.ENV] = str(cache)
+    os.environ.pop(store_cache.READ_ONLY, None)
+
+    def warm(root: Path) -> None:
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                            WARM], cwd=root, env=_env(root), capture_output=True, text=True)
+        if r.returncode:
+            print(f"the store cache stays empty for {root.name} (each run builds its own stores):\n"
+                  + "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:]), flush=True)
+
+    try:
+        with ThreadPoolExecutor(len(roots)) as pool:
+            list(pool.map(warm, roots))
+        os.environ[store_cache.READ_ONLY] = "1"
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", action="append", default=[], help="only mutants whose name contains this word")
@@ -3969,6 +4020,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--after-suite", action="store_true",
                     help="the whole suite has just passed on this tree (CI's pytest step): skip the unmutated "
                          "runs that otherwise check the selected tests pass before any mutant")
+    ap.add_argument("--no-store-cache", action="store_true",
+                    help="build the session stores in every run (default, for 8 mutants or more: once per "
+                         "copy, reused by every mutant outside the code the build runs; tests/store_cache.py)")
     ap.add_argument("--record", action="store_true",
                     help="write each caught mutant's catching test to tests/data/mutant_catchers.json")
     a = ap.parse_args(argv)
@@ -3979,10 +4033,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     stale, survived, caught, by_hint = [], [], {}, 0
     jobs = max(1, min(a.jobs, len(chosen) or 1))
-    with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp, _shared_postgres(chosen):
+    with tempfile.TemporaryDirectory(prefix="ctx-mutants-") as tmp, _shared_postgres(chosen), ExitStack() as stack:
         roots = [Path(tmp) / f"copy{i}" for i in range(jobs)]
         for root in roots:
             make_copy(root)
+        stack.enter_context(warm_store_cache(roots, Path(tmp) / "stores", not a.no_store_cache and len(chosen) >= 8))
         free: queue.Queue[Path] = queue.Queue()
         for root in roots:
             free.put(root)

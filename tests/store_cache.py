@@ -1,0 +1,146 @@
+"""A store built once per planted-bug run instead of once per pytest session.
+
+The planted-bug runner (tests/mutants.py) runs one or a few tests per mutant in a fresh pytest
+session, and a session that uses the bundled store (``bundled_store``) or the retail project
+(``retail_project``) builds it first: 2–4 s of every such mutant's run. With
+``TESTS_STORE_CACHE`` naming a folder, :func:`build` keeps each built store there under a key
+that covers everything the build's result can depend on, and a later session whose key matches
+copies it instead of building:
+
+- the source of every ctxcli module the build can run: the import closure of
+  ``ctxcli.load.build`` (every ``import`` and ``from … import`` in a module, at the top or inside a
+  function; a module that imports by name with ``import_module`` brings its whole package), and
+  every data file under ``src/ctxcli`` (schemas, word lists);
+- ``pyproject.toml`` (the parsers' entry points), the build's inputs (every file under the given
+  folders) and the absolute paths the store records.
+
+A mutant in any module of the closure changes the key, so that run builds its own store; a mutant
+anywhere else (the gates, the packer, the answer layer, the agents, the server) reuses the
+unmutated one. After a build the cache also checks that the build imported no ctxcli module
+outside the closure (:class:`ClosureError`): the key cannot silently fall behind the code.
+
+The runner fills the cache from the unmutated tree first and then sets
+``TESTS_STORE_CACHE_READ_ONLY``: a mutated build is used by its own session and never kept.
+Without ``TESTS_STORE_CACHE`` (the suite, a developer's run) :func:`build` just builds.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Callable, Iterable
+
+ENV = "TESTS_STORE_CACHE"
+READ_ONLY = "TESTS_STORE_CACHE_READ_ONLY"    # set: use what is there, store nothing new
+ROOT_MODULE = "ctxcli.load.build"
+
+
+class ClosureError(AssertionError):
+    """The build imported a ctxcli module that the cache key does not cover."""
+
+
+def _modules(src: Path) -> dict[str, Path]:
+    """Every module under ``src/ctxcli`` by dotted name (a package by its own name)."""
+    out = {}
+    for p in sorted((src / "ctxcli").rglob("*.py")):
+        parts = list(p.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+def _imported(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    """The ctxcli modules that ``name`` (at ``path``) imports anywhere in its text."""
+    text = path.read_text(encoding="utf-8")
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)
+    if "import_module(" in text:           # by name: the whole package it lives in
+        found.update(m for m in mods if m == package or m.startswith(package + "."))
+    return {m for m in found if m in mods}
+
+
+def closure(src: Path, root_module: str = ROOT_MODULE) -> set[str]:
+    """The ctxcli modules ``root_module`` can run: its imports, theirs, and every parent package."""
+    mods = _modules(src)
+    todo, seen = [root_module], set()
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in mods:
+            continue
+        seen.add(m)
+        parts = m.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+        todo.extend(_imported(m, mods[m], mods))
+    return seen
+
+
+def _digest_files(h, base: Path, files: Iterable[Path]) -> None:
+    for p in sorted(files):
+        h.update(str(p.relative_to(base)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+
+
+def key(src: Path, inputs: Iterable[Path], extra: str) -> tuple[str, set[str]]:
+    """(the cache key, the modules it covers) for a build from ``inputs`` with the code at ``src``."""
+    mods = _modules(src)
+    covered = closure(src)
+    h = hashlib.sha256(extra.encode() + b"\0" + sys.version.encode())
+    _digest_files(h, src, [mods[m] for m in covered])
+    _digest_files(h, src, [p for p in (src / "ctxcli").rglob("*")
+                           if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts])
+    pyproject = src.parent / "pyproject.toml"
+    if pyproject.is_file():
+        _digest_files(h, src.parent, [pyproject])
+    for d in inputs:
+        h.update(str(d).encode() + b"\0")
+        _digest_files(h, d, [p for p in Path(d).rglob("*") if p.is_file() and "__pycache__" not in p.parts])
+    return h.hexdigest()[:32], covered
+
+
+def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterable[Path], extra: str = "") -> None:
+    """Fill ``folder`` (empty, or not yet there) with what ``make()`` writes into it — from the
+    cache when ``TESTS_STORE_CACHE`` is set and holds this build's key. The store must not record
+    ``folder``'s own path (a cached copy lands in another session's folder); every absolute path
+    it records must be in ``inputs`` or ``extra``."""
+    cache = os.environ.get(ENV)
+    if not cache:
+        make()
+        return
+    import ctxcli
+
+    src = Path(ctxcli.__file__).resolve().parents[1]
+    inputs = [Path(p).resolve() for p in inputs]
+    k, covered = key(src, inputs, f"{name}\0{extra}")
+    entry = Path(cache) / f"{name}-{k}"
+    if entry.is_dir():
+        shutil.copytree(entry, folder, dirs_exist_ok=True)
+        return
+    before = set(sys.modules)
+    make()
+    used = {m for m in set(sys.modules) - before if m.startswith("ctxcli.") or m == "ctxcli"}
+    if used - covered:
+        raise ClosureError(f"the store cache's key misses modules the build imported: {sorted(used - covered)}")
+    if os.environ.get(READ_ONLY):
+        return
+    part = entry.with_name(entry.name + f".part{os.getpid()}")
+    shutil.copytree(folder, part)
+    try:
+        part.rename(entry)
+    except OSError:                         # another session stored the same key first
+        shutil.rmtree(part, ignore_errors=True)

@@ -1,0 +1,109 @@
+"""The planted-bug runner's store cache (tests/store_cache.py): a cached store is only ever used
+where a fresh build would be the same, i.e. its key changes with every file the build can run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from . import store_cache
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+
+
+def test_the_key_covers_every_ctxcli_module_a_build_imports(tmp_path):
+    """A fresh interpreter builds the bundled store; every ctxcli module it then holds is in the
+    closure the key hashes (else a mutant there would reuse a store built without it)."""
+    code = ("import sys; from pathlib import Path; from ctxcli.load.build import build_store; "
+            f"build_store(Path({str(REPO / 'manifests')!r}), Path({str(tmp_path / 'ctx.duckdb')!r}), "
+            f"root=Path({str(REPO)!r})); "
+            "print('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] == 'ctxcli')))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CTX_", "TESTS_STORE"))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                         cwd=tmp_path).stdout.split()
+    assert "ctxcli.load.build" in out
+    missing = set(out) - store_cache.closure(SRC)
+    assert not missing, missing
+
+
+def _tree(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(SRC / "ctxcli", src / "ctxcli", ignore=shutil.ignore_patterns("__pycache__"))
+    return src
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) >= 1, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize("rel, covered", [
+    ("load/build.py", True),            # the build itself
+    ("store/duckdb_store.py", True),    # what the build writes with
+    ("load/parsers/markdown.py", True),  # reached only by name (import_module): its whole package
+    ("engine/gates.py", False),         # a query-time gate: the cached store stands
+    ("answer/claims.py", False),
+])
+def test_a_change_moves_the_key_exactly_when_the_build_can_run_it(tmp_path, rel, covered):
+    src = _tree(tmp_path)
+    inputs = [REPO / "manifests"]
+    before, _ = store_cache.key(src, inputs, "bundled")
+    _edit(src / "ctxcli" / rel, "\n", "\nX_PLANTED = 1\n")
+    after, _ = store_cache.key(src, inputs, "bundled")
+    assert (after != before) is covered
+
+
+def test_a_change_to_a_data_file_or_an_input_moves_the_key(tmp_path):
+    src = _tree(tmp_path)
+    inputs = tmp_path / "manifests"
+    shutil.copytree(REPO / "manifests", inputs)
+    k0, _ = store_cache.key(src, [inputs], "bundled")
+    schema = next((src / "ctxcli" / "schemas").glob("*.json"))
+    schema.write_text(schema.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    k1, _ = store_cache.key(src, [inputs], "bundled")
+    manifest = next((inputs / "sources").glob("*.yaml"))
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    k2, _ = store_cache.key(src, [inputs], "bundled")
+    assert len({k0, k1, k2}) == 3
+    assert store_cache.key(src, [inputs], "retail")[0] != k2
+
+
+def test_a_cached_store_is_used_only_under_its_key_and_read_only_keeps_nothing(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv(store_cache.ENV, str(cache))
+    built = []
+
+    def make(folder: Path, text: str):
+        def run():
+            built.append(text)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "ctx.duckdb").write_text(text)
+        return run
+
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    store_cache.build(a, make(a, "one"), name="t", inputs=[REPO / "manifests"])
+    store_cache.build(b, make(b, "two"), name="t", inputs=[REPO / "manifests"])
+    assert built == ["one"] and (b / "ctx.duckdb").read_text() == "one"
+    monkeypatch.setenv(store_cache.READ_ONLY, "1")
+    store_cache.build(c, make(c, "three"), name="t", inputs=[REPO / "manifests"], extra="another project")
+    assert built == ["one", "three"] and (c / "ctx.duckdb").read_text() == "three"
+    assert len(list(cache.iterdir())) == 1
+
+
+def test_the_session_stores_hold_the_bundled_and_the_retail_objects(bundled_store, retail_project):
+    """The runner's warm-up: both session stores, built or copied from the cache, are whole."""
+    for db in (bundled_store, retail_project / ".ctx" / "ctx.duckdb"):
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            assert con.execute("select count(*) from objects").fetchone()[0] > 0
+        finally:
+            con.close()
