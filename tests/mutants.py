@@ -3785,6 +3785,10 @@ CATCHERS = REPO / "tests" / "data" / "mutant_catchers.json"
 
 
 def make_copy(dst: Path) -> None:
+    """Copy the tree and compile it with hash-checked bytecode: an import checks each cached file
+    against its source's hash (not its time and size, which a mutant applied and undone within
+    one second can leave equal), so a run compiles only the mutated module, and writes it back
+    hash-checked too."""
     for name in COPY:
         src = REPO / name
         if src.is_dir():
@@ -3792,6 +3796,8 @@ def make_copy(dst: Path) -> None:
                             ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", "*.pyc"))
         elif src.exists():
             shutil.copy2(src, dst / name)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "checked-hash",
+                    "src", "tests", "benchmarks"], cwd=dst, check=True, stdout=subprocess.DEVNULL)
 
 
 def apply(root: Path, m: Mutant) -> str:
@@ -3808,7 +3814,6 @@ def apply(root: Path, m: Mutant) -> str:
 def _env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_") and k != "PYTEST_ADDOPTS"}
     env["PYTHONPATH"] = str(root / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -3830,7 +3835,9 @@ _SERVER = r"""
 import json, os, select, signal, sys, time
 sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
 import pytest, _pytest.config, _pytest.main, _pytest.fixtures, _pytest.python, _pytest.assertion.rewrite
-for name in ("pydantic", "yaml", "orjson", "duckdb", "typer", "rich.console", "jinja2", "httpx"):
+for name in ("pydantic", "pydantic.json_schema", "yaml", "orjson", "duckdb", "typer", "typer.testing", "rich.console",
+             "rich.table", "rich.progress", "jinja2", "httpx", "numpy", "regex", "tiktoken", "psycopg", "jsonschema",
+             "zoneinfo", "xml.etree.ElementTree", "mcp", "hypothesis"):
     try:
         __import__(name)
     except ImportError:

@@ -80,6 +80,7 @@ def test_a_cached_store_is_used_only_under_its_key_and_read_only_keeps_nothing(t
     cache = tmp_path / "cache"
     cache.mkdir()
     monkeypatch.setenv(store_cache.ENV, str(cache))
+    monkeypatch.delenv(store_cache.READ_ONLY, raising=False)     # (the planted-bug runner sets it)
     built = []
 
     def make(folder: Path, text: str):
