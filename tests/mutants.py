@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from . import store_cache
+from . import pgserver, store_cache
 
 REPO = Path(__file__).resolve().parents[1]
 COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks", ".ci", "pyproject.toml", "README.md",
@@ -3649,6 +3649,9 @@ MUTANTS: list[Mutant] = [
     Mutant("store-cache-read-only-keeps-the-store", "tests/store_cache.py",
            "    if os.environ.get(READ_ONLY):\n        return\n", "",
            ("tests/test_store_cache.py",)),
+    Mutant("store-cache-template-without-key", "tests/store_cache.py",
+           'template = f"ctx_cache_{k[:24]}"', 'template = "ctx_cache_all"',
+           ("tests/test_store_cache.py::test_a_database_is_copied_from_its_template_only_under_its_key",)),
     # the runner itself: a hinted test that passes on the mutated copy must never count as a catch
     Mutant("mutants-passing-hint-counts-as-caught", "tests/mutants.py",
            "if ok and hinted:\n                    return False",
@@ -3961,8 +3964,6 @@ def collected(root: Path, nodes: set[str]) -> set[str]:
 def _shared_postgres(chosen: list[Mutant]) -> Iterator[None]:
     """One throw-away PostgreSQL for every run that needs one (tests/pgserver.py): a session
     would otherwise start its own, ~3 s per PostgreSQL mutant."""
-    from . import pgserver
-
     try:
         import psycopg  # noqa: F401 - the server's start connects with it
     except ImportError:
@@ -3982,6 +3983,7 @@ def _shared_postgres(chosen: list[Mutant]) -> Iterator[None]:
 
 
 WARM = "tests/test_store_cache.py::test_the_session_stores_hold_the_bundled_and_the_retail_objects"
+WARM_PG = "tests/test_postgres.py::test_a_calendar_day_holds_its_first_instant_and_not_the_next_days_on_postgresql"
 
 
 @contextmanager
@@ -3996,9 +3998,11 @@ def warm_store_cache(roots: list[Path], cache: Path, enabled: bool) -> Iterator[
     os.environ[store_cache.ENV] = str(cache)
     os.environ.pop(store_cache.READ_ONLY, None)
 
+    warm_tests = [WARM] + ([WARM_PG] if os.environ.get(pgserver.SHARED) else [])
+
     def warm(root: Path) -> None:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                            WARM], cwd=root, env=_env(root), capture_output=True, text=True)
+                            *warm_tests], cwd=root, env=_env(root), capture_output=True, text=True)
         if r.returncode:
             print(f"the store cache stays empty for {root.name} (each run builds its own stores):\n"
                   + "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:]), flush=True)

@@ -96,12 +96,14 @@ def _digest_files(h, base: Path, files: Iterable[Path]) -> None:
         h.update(str(p.relative_to(base)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
 
 
-def key(src: Path, inputs: Iterable[Path], extra: str) -> tuple[str, set[str]]:
-    """(the cache key, the modules it covers) for a build from ``inputs`` with the code at ``src``."""
+def key(src: Path, inputs: Iterable[Path], extra: str, roots: Iterable[str] = (ROOT_MODULE,),
+        files: Iterable[str] = ()) -> tuple[str, set[str]]:
+    """(the cache key, the modules it covers) for a build from ``inputs`` with the code at ``src``:
+    the closures of ``roots`` and the modules ``files`` (their own text only)."""
     mods = _modules(src)
-    covered = closure(src)
+    covered = set().union(*(closure(src, r) for r in roots))
     h = hashlib.sha256(extra.encode() + b"\0" + sys.version.encode())
-    _digest_files(h, src, [mods[m] for m in covered])
+    _digest_files(h, src, [mods[m] for m in covered | {f for f in files if f in mods}])
     _digest_files(h, src, [p for p in (src / "ctxcli").rglob("*")
                            if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts])
     pyproject = src.parent / "pyproject.toml"
@@ -144,3 +146,44 @@ def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterab
         part.rename(entry)
     except OSError:                         # another session stored the same key first
         shutil.rmtree(part, ignore_errors=True)
+
+
+# The bundled corpus in PostgreSQL (tests/test_postgres.py's ``loaded_pg``): ``api.store_init``
+# and ``api.load`` run these modules (and api.py's own two functions, so its text is in the key).
+PG_ROOTS = ("ctxcli.load.build", "ctxcli.load.postgres", "ctxcli.store.pg.admin", "ctxcli.check",
+            "ctxcli.load.parse", "ctxcli.store.db", "ctxcli.load.vectors", "ctxcli.embed.model")
+
+
+def database(srv, make: Callable[[str], object], *, name: str, inputs: Iterable[Path]) -> str:
+    """A fresh database on the test server ``srv`` (tests/pgserver.py) holding what ``make(db)``
+    writes into it; with ``TESTS_STORE_CACHE`` a copy of a template database of the same key
+    (``CREATE DATABASE … TEMPLATE``), kept on the server the runner shares."""
+    db = srv.new_database()
+    if not os.environ.get(ENV):
+        make(db)
+        return db
+    import ctxcli
+
+    src = Path(ctxcli.__file__).resolve().parents[1]
+    k, covered = key(src, [Path(p).resolve() for p in inputs], f"{name}\0{srv.port}", PG_ROOTS, ("ctxcli.api",))
+    template = f"ctx_cache_{k[:24]}"
+    with srv.admin() as c:
+        if c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,)).fetchone():
+            c.execute(f"DROP DATABASE {db}")
+            c.execute(f"CREATE DATABASE {db} TEMPLATE {template}")
+            return db
+    before = set(sys.modules)
+    make(db)
+    used = {m for m in set(sys.modules) - before if m.startswith("ctxcli.") or m == "ctxcli"}
+    if used - covered - {"ctxcli.api"}:
+        raise ClosureError(f"the store cache's key misses modules the load imported: {sorted(used - covered)}")
+    if os.environ.get(READ_ONLY):
+        return db
+    import psycopg
+
+    try:
+        with srv.admin() as c:
+            c.execute(f"CREATE DATABASE {template} TEMPLATE {db}")
+    except psycopg.Error:                   # still in use, or another session made it first
+        pass
+    return db

@@ -21,7 +21,7 @@ import pytest
 from ctxcli.engine.gates import Access
 from ctxcli.engine.retrieve import readable_for
 
-from . import pgserver
+from . import pgserver, store_cache
 from .test_access_rules import AS_OF, CHANNELS, SUBJECTS, check_every_channel, check_widening, corpus, run_channels
 from .conftest import REPO, run_cli
 
@@ -61,10 +61,12 @@ def loaded_pg(server) -> str:
     """The bundled corpus published once into its own database (read-only for tests)."""
     from ctxcli import api
 
-    url = server.url(server.new_database())
-    api.store_init(url)
-    api.load(manifests=REPO / "manifests", db=url)
-    return url
+    def make(db: str) -> None:
+        api.store_init(server.url(db))
+        api.load(manifests=REPO / "manifests", db=server.url(db))
+
+    return server.url(store_cache.database(server, make, name="loaded-pg",
+                                           inputs=[REPO / "manifests", REPO / "sources"]))
 
 
 def _env(root: Path, db: str, **extra) -> dict[str, str]:

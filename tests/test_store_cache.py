@@ -108,3 +108,40 @@ def test_the_session_stores_hold_the_bundled_and_the_retail_objects(bundled_stor
             assert con.execute("select count(*) from objects").fetchone()[0] > 0
         finally:
             con.close()
+
+
+def test_a_database_is_copied_from_its_template_only_under_its_key(monkeypatch, tmp_path):
+    """The PostgreSQL side (``loaded_pg``): a second session's database is a copy of the first's
+    template (``make`` not called); another key (other inputs) builds its own."""
+    from . import pgserver
+
+    if pgserver.find_bin() is None:
+        pytest.skip("PostgreSQL is not installed")
+    pytest.importorskip("psycopg")
+    import psycopg
+
+    monkeypatch.setenv(store_cache.ENV, str(tmp_path))
+    monkeypatch.delenv(store_cache.READ_ONLY, raising=False)
+    srv = pgserver.session_server(pgserver.find_bin())
+    made = []
+
+    def make(text: str):
+        def run(db: str) -> None:
+            made.append(text)
+            with psycopg.connect(srv.url(db), autocommit=True) as c:
+                c.execute("CREATE TABLE t (v text)")
+                c.execute("INSERT INTO t VALUES (%s)", (text,))
+        return run
+
+    def value(db: str) -> str:
+        with psycopg.connect(srv.url(db)) as c:
+            return c.execute("SELECT v FROM t").fetchone()[0]
+
+    try:
+        a = store_cache.database(srv, make("one"), name="t", inputs=[REPO / "manifests"])
+        b = store_cache.database(srv, make("two"), name="t", inputs=[REPO / "manifests"])
+        c = store_cache.database(srv, make("three"), name="t", inputs=[REPO / "sources"])
+        assert made == ["one", "three"] and a != b
+        assert (value(a), value(b), value(c)) == ("one", "one", "three")
+    finally:
+        srv.stop()
