@@ -3840,7 +3840,7 @@ sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
 import pytest, _pytest.config, _pytest.main, _pytest.fixtures, _pytest.python, _pytest.assertion.rewrite
 for name in ("pydantic", "pydantic.json_schema", "yaml", "orjson", "duckdb", "typer", "typer.testing", "rich.console",
              "rich.table", "rich.progress", "jinja2", "httpx", "numpy", "regex", "tiktoken", "psycopg", "jsonschema",
-             "zoneinfo", "xml.etree.ElementTree", "mcp", "hypothesis"):
+             "zoneinfo", "xml.etree.ElementTree"):    # (not hypothesis nor mcp's anyio: pytest plugins, rewritten)
     try:
         __import__(name)
     except ImportError:
