@@ -7,6 +7,7 @@ password is ever printed; every other connection from 127.0.0.1 is trusted.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
@@ -19,6 +20,7 @@ PASSWORD = "Sx9-very-secret-pw"
 # The planted-bug runner (tests/mutants.py) starts one server for all its runs and names its port
 # here; a session then uses it (a fresh database per test, as always) and leaves it running.
 SHARED = "TESTS_PG_SHARED_PORT"
+_NUMBERS = itertools.count(1)
 
 
 def find_bin() -> Path | None:
@@ -46,7 +48,6 @@ class Server:
         self.dir = Path(tempfile.mkdtemp(prefix="ctx-test-pg-")) if port is None else None
         self.port = _free_port() if port is None else port
         self.as_root = os.geteuid() == 0
-        self._n = 0
 
     def _run(self, args: list[str]) -> None:
         if self.as_root:
@@ -81,8 +82,7 @@ class Server:
 
     def new_database(self) -> str:
         """A fresh, empty database; returns its name."""
-        self._n += 1
-        name = f"ctx_t{os.getpid()}_{self._n}"
+        name = f"ctx_t{os.getpid()}_{next(_NUMBERS)}"     # unique per process, whichever Server made it
         with self.admin() as c:
             c.execute(f"CREATE DATABASE {name}")
         return name

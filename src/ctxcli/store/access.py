@@ -29,6 +29,7 @@ Both dialects are side by side so that a one-sided change is visible.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 # A ranked list holds `limit` valid records and, before the last of them, the records not
@@ -44,21 +45,45 @@ class Readable(NamedTuple):  # (None in its place: the ungated baselines, see du
     sources: tuple[str, ...]     # enabled sources at or below the subject's clearance, sorted
 
 
+# -- The time predicates, written once (DuckDB's ``$name`` parameters; :func:`pg` gives PostgreSQL's)
+def valid_at(a: str) -> str:
+    """A record of alias ``a`` (``"o."``) valid at ``$asof``: from its first instant (valid_from ≤
+    as_of) until its end (valid_to > as_of; the end itself is the next version's)."""
+    return f"(({a}valid_from_us IS NULL OR {a}valid_from_us <= $asof) AND ({a}valid_to_us IS NULL OR {a}valid_to_us > $asof))"
+
+
+def links_at(a: str) -> str:
+    """A relation of alias ``a`` (``"r."`` or ``""``) that links at ``$asof`` as known at ``$known``:
+    declared by the knowledge time (valid_from ≤ known) and not ended at the question time
+    (valid_to > as_of) — and so is the record that states it (``ev_``)."""
+    return (f"({a}valid_from_us IS NULL OR {a}valid_from_us <= $known) AND ({a}valid_to_us IS NULL OR {a}valid_to_us > $asof)"
+            f" AND ({a}ev_valid_from_us IS NULL OR {a}ev_valid_from_us <= $known)"
+            f" AND ({a}ev_valid_to_us IS NULL OR {a}ev_valid_to_us > $asof)")
+
+
+def in_window(t: str, lo: str, hi: str) -> str:
+    """An event time ``t`` inside the window [lo, hi]: both ends belong to it."""
+    return f"{t} >= {lo} AND {t} <= {hi}"
+
+
+def pg(sql: str) -> str:
+    """A predicate written for DuckDB (``$name``) in PostgreSQL's parameters (``%(name)s``)."""
+    return re.sub(r"\$(\w+)", r"%(\1)s", sql)
+
+
 # -- DuckDB: `o` is the objects row; $scopes, $purpose, $sources are bound parameters
 DUCK_SCOPE = "list_has_all(CAST($scopes AS VARCHAR[]), coalesce(o.required_scopes, []::VARCHAR[]))"
 DUCK_PURPOSE = "coalesce(list_contains(o.allowed_purposes, CAST($purpose AS VARCHAR)), false)"
 DUCK_SOURCE = "list_contains(CAST($sources AS VARCHAR[]), o.source_id)"
 DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_PURPOSE} AND {DUCK_SOURCE})"
-DUCK_VALID = ("((o.valid_from_us IS NULL OR o.valid_from_us <= $asof) "
-              "AND (o.valid_to_us IS NULL OR o.valid_to_us > $asof))")
+DUCK_VALID = valid_at("o.")
 
 # -- PostgreSQL: the same predicates; %(scopes)s, %(purpose)s, %(sources)s are bound parameters
 PG_SCOPE = "coalesce(o.required_scopes, '{}'::text[]) <@ %(scopes)s::text[]"
 PG_PURPOSE = "coalesce(%(purpose)s::text = ANY(o.allowed_purposes), false)"
 PG_SOURCE = "o.source_id = ANY(%(sources)s::text[])"
 PG_READABLE = f"({PG_SCOPE} AND {PG_PURPOSE} AND {PG_SOURCE})"
-PG_VALID = ("((o.valid_from_us IS NULL OR o.valid_from_us <= %(asof)s) "
-            "AND (o.valid_to_us IS NULL OR o.valid_to_us > %(asof)s))")
+PG_VALID = pg(valid_at("o."))
 
 
 def _params(readable: Readable, as_of_us: int) -> dict:

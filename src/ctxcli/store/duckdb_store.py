@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import StoreError
-from .access import WIDEN_CAP, Readable, duck_access, widened
+from .access import WIDEN_CAP, Readable, duck_access, in_window, links_at, widened
 from . import statements as S
 from .base import Found
 from .shared import BM25_PLACES, BM25_SUM_DUCKDB
@@ -63,9 +63,7 @@ WITH r AS MATERIALIZED (
 SELECT * FROM r
 WHERE tenant_id = $tenant AND dst IS NOT NULL
   AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
-  AND (valid_from_us IS NULL OR valid_from_us <= $known) AND (valid_to_us IS NULL OR valid_to_us > $asof)
-  AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $known) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)
-"""
+  AND """ + links_at("") + "\n"
 # The time-window channel (store/window.py holds both dialects' shared parts), every window query
 # of a call in one statement (one plan; a statement per query was planned anew each time): per
 # query (q, one row each), the entities it names (by key or type, of a source the subject may
@@ -73,7 +71,7 @@ WHERE tenant_id = $tenant AND dst IS NOT NULL
 # direction; the walk's edge rules: $access_ok and validity at as_of), then the objects about them
 # whose event time lies in [from, to], with the access rules before the limit, nearest to the
 # anchor first (ties by doc id), widened past records not valid at as_of; the withheld as counts.
-_WINDOW_SQL = """
+_WINDOW_SQL = f"""
 WITH q AS (
   SELECT unnest(CAST($queries AS STRUCT(qi INTEGER, supports VARCHAR, etype VARCHAR, ekeys VARCHAR[], via VARCHAR[],
                 otypes VARCHAR[], lo BIGINT, hi BIGINT, anchor BIGINT, lim BIGINT, cap BIGINT)[]), recursive := true)),
@@ -85,8 +83,7 @@ r AS (
   SELECT src, dst, rel_type FROM relations
   WHERE tenant_id = $tenant AND dst IS NOT NULL
     AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
-    AND (valid_from_us IS NULL OR valid_from_us <= $known) AND (valid_to_us IS NULL OR valid_to_us > $asof)
-    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= $known) AND (ev_valid_to_us IS NULL OR ev_valid_to_us > $asof)),
+    AND {links_at("")}),
 linked AS (
   SELECT qi, entity_key AS k FROM e
   UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN q ON q.qi = e.qi AND list_contains(q.via, r.rel_type)
@@ -94,12 +91,12 @@ linked AS (
   UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN q ON q.qi = e.qi AND list_contains(q.via, r.rel_type)
     JOIN entities n ON n.entity_id = r.src WHERE n.tenant_id = $tenant),
 cand AS (
-  SELECT q.qi, q.anchor, q.lim, q.cap, o.doc_id, o.{tcol} AS t, {ok} AS ok, {valid} AS valid, o.source_id,
+  SELECT q.qi, q.anchor, q.lim, q.cap, o.doc_id, o.{{tcol}} AS t, {{ok}} AS ok, {{valid}} AS valid, o.source_id,
          o.required_scopes, o.allowed_purposes
   FROM objects o JOIN linked ON o.subject_id = linked.k JOIN q ON q.qi = linked.qi
   WHERE o.tenant_id = $tenant AND list_contains(o.supports, q.supports)
     AND (len(q.otypes) = 0 OR list_contains(q.otypes, o.object_type))
-    AND o.{tcol} >= q.lo AND o.{tcol} <= q.hi),
+    AND {in_window("o.{tcol}", "q.lo", "q.hi")}),
 ranked AS (
   SELECT qi, lim, cap, doc_id, t, valid, row_number() OVER (PARTITION BY qi ORDER BY abs(t - anchor), doc_id) AS rn,
          coalesce(sum(valid::INTEGER) OVER (PARTITION BY qi ORDER BY abs(t - anchor), doc_id
@@ -141,8 +138,7 @@ SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_
 FROM relations r JOIN n a ON a.entity_id = r.src JOIN n b ON b.entity_id = r.dst
 WHERE r.tenant_id = $tenant AND list_contains(CAST($types AS VARCHAR[]), r.rel_type)
   AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
-  AND (r.valid_from_us IS NULL OR r.valid_from_us <= $known) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof)
-  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $known) AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof)
+  AND """ + links_at("r.") + """
 ORDER BY r.relation_id
 """
 

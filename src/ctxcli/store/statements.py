@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .access import links_at, pg
+
 C = 'COLLATE "C"'       # PostgreSQL: order text by bytes, as DuckDB does
 
 
@@ -129,18 +131,13 @@ WITHHELD_EDGES = Pair(
     "r.tenant_id FROM relations r JOIN entities d ON d.entity_id = r.dst "
     "WHERE r.tenant_id = $tenant AND d.tenant_id = $tenant AND list_contains(CAST($nodes AS BIGINT[]), r.src) "
     "AND NOT list_contains(CAST($access_ok AS INTEGER[]), r.access_id) "
-    "AND (r.valid_from_us IS NULL OR r.valid_from_us <= $known) AND (r.valid_to_us IS NULL OR r.valid_to_us > $asof) "
-    "AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= $known) "
-    "AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > $asof) "
+    f"AND {links_at('r.')} "
     "ORDER BY r.src, r.rel_type, d.entity_key, r.relation_id",
     "SELECT r.src, r.rel_type, r.dst_type, r.access_id, r.confidence, r.extraction_method, d.entity_key, "
     "r.tenant_id FROM relations r JOIN entities d ON d.entity_id = r.dst "
     "WHERE r.tenant_id = %(tenant)s AND d.tenant_id = %(tenant)s AND r.src = ANY(%(nodes)s::bigint[]) "
     "AND NOT (r.access_id = ANY(%(access_ok)s::integer[])) "
-    "AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(known)s) "
-    "AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s) "
-    "AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(known)s) "
-    "AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s) "
+    f"AND {pg(links_at('r.'))} "
     f"ORDER BY r.src, r.rel_type {C}, d.entity_key {C}, r.relation_id {C}")
 ENTITY_LINKS = both("""
 SELECT e.tenant_id, e.entity_key, e.name, e.aliases, o.object_id

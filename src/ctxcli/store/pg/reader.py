@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import StoreError
 from ...util.passwords import mask
 from .. import statements as S
-from ..access import WIDEN_CAP, pg_access
+from ..access import WIDEN_CAP, in_window, links_at, pg, pg_access
 from ..base import Found
 from ..shared import BM25_PLACES, BM25_SUM_POSTGRES, VECTOR_PLACES, vector_rows
 from ..shared import pg_num as _num
@@ -122,9 +122,7 @@ r AS (
   SELECT src, dst FROM relations
   WHERE tenant_id = %(tenant)s AND dst IS NOT NULL AND rel_type = ANY(%(via)s::text[])
     AND access_id = ANY(%(access_ok)s::integer[])
-    AND (valid_from_us IS NULL OR valid_from_us <= %(known)s) AND (valid_to_us IS NULL OR valid_to_us > %(asof)s)
-    AND (ev_valid_from_us IS NULL OR ev_valid_from_us <= %(known)s)
-    AND (ev_valid_to_us IS NULL OR ev_valid_to_us > %(asof)s)),
+    AND {pg(links_at(""))}),
 linked AS (
   SELECT entity_key AS k FROM e
   UNION SELECT n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN entities n ON n.entity_id = r.dst
@@ -137,7 +135,7 @@ cand AS (
   FROM objects o JOIN linked ON o.subject_id = linked.k
   WHERE o.tenant_id = %(tenant)s AND %(supports)s::text = ANY(o.supports)
     AND (cardinality(%(otypes)s::text[]) = 0 OR o.object_type = ANY(%(otypes)s::text[]))
-    AND o.{{tcol}} >= %(lo)s AND o.{{tcol}} <= %(hi)s),
+    AND {in_window("o.{tcol}", "%(lo)s", "%(hi)s")}),
 ranked AS (
   SELECT doc_id, t, valid, row_number() OVER w AS rn,
          coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
@@ -215,11 +213,8 @@ walk(tid, depth, node, path, rels, rn) AS (
   JOIN steps st ON st.tid = w.tid AND st.step = w.depth + 1
   JOIN relations r ON r.src = w.node AND r.rel_type = st.edge AND r.dst_type = st.to_type
   WHERE r.tenant_id = %(tenant)s AND w.depth < %(max_hops)s AND w.rn <= %(fanout)s
-    AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(known)s)
-    AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
     AND r.access_id = ANY(%(access_ok)s::integer[])
-    AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(known)s)
-    AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
+    AND {pg(links_at("r."))}
     AND NOT r.dst = ANY(w.path)
     AND r.confidence >= st.least AND (st.inferred OR r.extraction_method IS NULL)
 )
@@ -229,6 +224,7 @@ WHERE w.rn <= %(fanout)s
 ORDER BY w.tid {C}, w.depth, w.path, w.rels {C}
 """
 
+_RELATION_LINKS = pg(links_at("r."))
 _GRAPH_HITS = """
 WITH hit AS (
   SELECT k.key, o.doc_id, o.supports, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
@@ -461,9 +457,7 @@ FROM relations r JOIN entities a ON a.entity_id = r.src JOIN entities b ON b.ent
 WHERE r.tenant_id = %(tenant)s AND a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s
   AND a.entity_key = ANY(%(keys)s::text[]) AND b.entity_key = ANY(%(keys)s::text[])
   AND r.rel_type = ANY(%(types)s::text[]) AND r.access_id = ANY(%(access_ok)s::integer[])
-  AND (r.valid_from_us IS NULL OR r.valid_from_us <= %(known)s) AND (r.valid_to_us IS NULL OR r.valid_to_us > %(asof)s)
-  AND (r.ev_valid_from_us IS NULL OR r.ev_valid_from_us <= %(known)s)
-  AND (r.ev_valid_to_us IS NULL OR r.ev_valid_to_us > %(asof)s)
+  AND {_RELATION_LINKS}
 ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types": sorted(rel_types),
                                 "access_ok": sorted(access_ok), "asof": as_of_us,
                                 "known": as_of_us if known_us is None else known_us})
