@@ -71,10 +71,11 @@ def test_the_score_is_rrf_plus_the_weighted_features_rounded():
     want = 2 / 61 + 0.004 + 0.02 + 0.0032 + 0.001
     assert score(c, f, spec) == round(want, 12)
     # a sum whose float is longer than 12 digits comes back rounded (byte-identical packs)
-    c2 = cand(channels=("fulltext", "graph"), rrf=round(1 / 61 + 1 / 62, 12))
-    f2 = {"agreement": 1.0, "exact_id": 0.0, "authority": 0.8, "freshness": 0.136947}
-    raw = c2.rrf + 0.004 * 1.0 + 0.004 * 0.8 + 0.002 * 0.136947
-    assert raw != round(raw, 12) and score(c2, f2, Rerank(enabled=True)) == round(raw, 12) == 0.039996368881
+    c2 = cand(channels=("fulltext", "graph", "structured"), rrf=round(1 / 63 + 1 / 70 + 1 / 64, 12))
+    f2 = {"agreement": 2.0, "exact_id": 1.0, "authority": 0.8, "freshness": 0.569395}
+    raw = c2.rrf + sum([0.004 * 2.0, 0.02 * 1.0, 0.004 * 0.8, 0.002 * 0.569395])
+    assert raw != round(raw, 12)
+    assert repr(score(c2, f2, Rerank(enabled=True))) == "0.078122520159"
     assert score(c, f, Rerank(enabled=True, weights=RerankWeights(agreement=0, exact_id=0, authority=0,
                                                                   freshness=0))) == c.rrf
 
