@@ -48,6 +48,7 @@ COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks"
         "setup.py", "MANIFEST.in")
 
 B = "tests/test_boundaries.py"
+RR = "tests/test_rerank.py::"
 V = "tests/test_validator.py"
 A = "tests/test_ask.py"
 L = "tests/test_ask_limits.py"
@@ -3699,6 +3700,53 @@ MUTANTS: list[Mutant] = [
            ("tests/test_postmortem.py::test_diff_lists_claims_in_a_order_then_those_only_b_makes",)),
     Mutant("complexity-bound-loosened", "pyproject.toml", "max-complexity = 24", "max-complexity = 25",
            ("tests/test_lint.py::test_the_complexity_bound_is_what_the_code_needs",)),
+    # issue 52 item 4: the deterministic reranker (engine/rerank.py)
+    Mutant("rerank-agreement-counts-the-first-channel", "src/ctxcli/engine/rerank.py",
+           '"agreement": float(max(0, len(c.ranks) - 1)),', '"agreement": float(len(c.ranks)),',
+           (RR + "test_agreement_counts_the_channels_beyond_the_first",)),
+    Mutant("rerank-exact-id-by-substring", "src/ctxcli/engine/rerank.py",
+           '"exact_id": 1.0 if names & identifiers else 0.0,',
+           '"exact_id": 1.0 if any(i in n for n in names for i in identifiers) else 0.0,',
+           (RR + "test_exact_id_matches_the_object_id_subject_or_a_key_exactly",)),
+    Mutant("rerank-authority-reversed", "src/ctxcli/engine/rerank.py",
+           "authority = (steps - trust.index(o.trust_level)) / steps", "authority = trust.index(o.trust_level) / steps",
+           (RR + "test_authority_follows_the_trust_order_in_equal_steps",)),
+    Mutant("rerank-freshness-of-a-later-observation", "src/ctxcli/engine/rerank.py",
+           "age_days = max(0, as_of_us - o.observed_us) / _DAY_US", "age_days = abs(as_of_us - o.observed_us) / _DAY_US",
+           (RR + "test_freshness_is_one_at_as_of_and_one_half_at_freshness_days",)),
+    Mutant("rerank-score-not-rounded", "src/ctxcli/engine/rerank.py",
+           "return round(c.rrf + sum(getattr(w, k) * feats[k] for k in FEATURES), SCORE_DIGITS)",
+           "return c.rrf + sum(getattr(w, k) * feats[k] for k in FEATURES)",
+           (RR + "test_the_score_is_rrf_plus_the_weighted_features_rounded",)),
+    Mutant("rerank-ties-by-larger-doc-id", "src/ctxcli/engine/rerank.py",
+           "return sorted(cands, key=lambda c: (-(c.rerank if c.rerank is not None else c.rrf), c.doc_id))",
+           "return sorted(cands, key=lambda c: (-(c.rerank if c.rerank is not None else c.rrf), -c.doc_id))",
+           (RR + "test_an_exact_identifier_outranks_a_better_fused_rank_and_ties_go_to_the_smaller_doc_id",)),
+    Mutant("rerank-on-though-not-enabled", "src/ctxcli/engine/builder.py",
+           "    if spec is None or not spec.enabled:\n        return\n    from .rerank import",
+           "    if spec is None:\n        return\n    from .rerank import",
+           (RR + "test_a_rerank_block_not_enabled_changes_no_order",)),
+    Mutant("rerank-order-not-applied", "src/ctxcli/engine/builder.py",
+           "    found.fresh = rerank(found.fresh, objs, spec, identifiers=ids, as_of_us=bc.gctx.as_of_us)\n"
+           "    found.fused = ordered(found.fused)\n",
+           "    rerank(found.fresh, objs, spec, identifiers=ids, as_of_us=bc.gctx.as_of_us)\n",
+           (RR + "test_on_orders_the_candidates_by_score_and_records_it",)),
+    Mutant("rerank-score-skips-the-metadata-gates", "src/ctxcli/engine/builder.py",
+           "                rej = run_gates(o, g, META_GATES)[0]\n",
+           "                rej = run_gates(o, g, META_GATES)[0] if c.rerank is None else None\n",
+           (RR + "test_the_gates_reject_what_they_rejected_whatever_the_score",)),
+    Mutant("rerank-score-skips-the-content-gates", "src/ctxcli/engine/builder.py",
+           "        if bc.apply_gates and rej is None:\n            rej = run_gates(o, ctxs.get(",
+           "        if bc.apply_gates and rej is None and c.rerank is None:\n            rej = run_gates(o, ctxs.get(",
+           (RR + "test_the_gates_reject_what_they_rejected_whatever_the_score",)),
+    Mutant("rerank-weights-unbounded", "src/ctxcli/models/playbook.py",
+           "Weight = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]",
+           "Weight = Annotated[float, Field(allow_inf_nan=False)]",
+           (RR + "test_bad_rerank_settings_are_refused_in_one_line_naming_file_and_field",)),
+    Mutant("rerank-eval-runs-one-mode", "src/ctxcli/evaluate/runner.py",
+           "for strategy, rr in [(s, r) for s in opts.strategies for r in opts.rerank]:",
+           "for strategy, rr in [(s, opts.rerank[-1]) for s in opts.strategies]:",
+           (RR + "test_eval_compares_without_and_with_the_reranker",)),
 ]
 
 

@@ -307,6 +307,21 @@ def case_json(case: CaseFile) -> bytes:
     return pretty_bytes(d)
 
 
+def with_rerank(pb, pb_hash: str, on: bool):
+    """The playbook with its reranker switched ``on`` or off (``ctx eval --rerank``), and its hash:
+    off over a playbook without a ``rerank`` block changes nothing; on without one uses the
+    default weights. The pack's playbook hash is the changed playbook's."""
+    from .models.playbook import Rerank
+
+    if pb.rerank is None and not on:
+        return pb, pb_hash
+    if pb.rerank is not None and pb.rerank.enabled == on:
+        return pb, pb_hash
+    spec = (pb.rerank or Rerank()).model_copy(update={"enabled": on})
+    pb = pb.model_copy(update={"rerank": spec})
+    return pb, playbook_hash(pb)
+
+
 def investigate(opts: InvestigateOptions) -> InvestigateResult:
     from .pipeline import investigate as run_pipeline
     from .store import open_store
@@ -314,6 +329,8 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
 
     warm_up()
     case, pb, pb_hash = case_of(opts)
+    if opts.rerank is not None:
+        pb, pb_hash = with_rerank(pb, pb_hash, opts.rerank)
     req = make_request(case, pb, opts, adhoc=opts.adhoc is not None)
     db, loaded = ensure_store(opts.db)
     key = store_key(db)

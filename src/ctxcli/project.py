@@ -235,7 +235,7 @@ def playbook_hash(pb: Playbook) -> str:
     """The hash of a playbook's content. Fields added later (``params``, path-template
     ``seeds``, ``min_confidence`` and ``inferred``, ``resolve_names``, evidence rules ``match``,
     the ``window`` channel and its ``calendar`` and ``zone``, evidence types' ``valid_at`` and ``compare``, claims' ``temporal``, ``aggregates``, ``deadline_seconds``,
-    ``statement_timeout_seconds`` and ``memory_max_age``, the rule criteria ``contains``, ``paths``,
+    ``statement_timeout_seconds`` and ``memory_max_age``, ``rerank``, the rule criteria ``contains``, ``paths``,
     ``front_matter``, ``front_matter_keys`` and ``regex``) count only when used, so the hash of a playbook without them
     is unchanged; ``vectors`` never counts."""
     d = pb.model_dump(mode="json", by_alias=True)
@@ -245,6 +245,8 @@ def playbook_hash(pb: Playbook) -> str:
             del d[k]
     if d["resolve_names"] is None:
         del d["resolve_names"]
+    if d["rerank"] is None:
+        del d["rerank"]
     for et in d["evidence_types"]:
         if not et["match"]:
             del et["match"]

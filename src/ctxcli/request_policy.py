@@ -82,6 +82,7 @@ class InvestigateOptions:
     state_version: str | None = None  # the caller's task-state version (--state-version); None: the case's
     deadline_seconds: float | None = None   # --deadline: over the case's and the playbook's
     clock: Any = None                # what the deadline is measured with (tests); None: time.monotonic
+    rerank: bool | None = None       # ctx eval --rerank: the reranker on/off over the playbook's (None: as it says)
 
 
 ADHOC_PREFIX = "adhoc-"

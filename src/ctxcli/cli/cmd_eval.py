@@ -53,6 +53,11 @@ def eval_cases(
                                         "--answerer model, ask the model N times): a run whose verdict, action, "
                                         "claims or pack differ across them is unstable (a gated one fails); "
                                         "model answers report their spread.")] = 1,
+    rerank: Annotated[Optional[str], typer.Option("--rerank", help="The reranker (docs/pipeline.md) over what the "
+                                                  "playbook says: off, on (its weights, else the defaults) or both "
+                                                  "(each run without and with it, side by side: context precision "
+                                                  "and required recall of each).", show_default=False,
+                                                  metavar="off|on|both")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -71,6 +76,9 @@ def eval_cases(
 
     --strategy hybrid (also in all) needs the vectors extra and a store with vectors (ctx load
     --vectors); without the extra it exits 2 before any run.
+
+    --rerank off|on|both switches the reranker for every run (both: each run twice, columns
+    <strategy> and <strategy>+rerank); without it each playbook decides.
 
     --repeat N runs each case N times and reports per run whether verdict, action, claims and pack
     hash stayed the same (`stability`); with --answerer model the model is asked N times and its
@@ -100,6 +108,9 @@ def eval_cases(
             from ..write import check_output_file
 
             check_output_file(junit, "--junit", "ctx eval --junit", is_ctx_junit)
+        modes = {None: (None,), "off": (False,), "on": (True,), "both": (False, True)}
+        if rerank not in modes:
+            raise UsageError(f"--rerank: {rerank!r} is not off, on or both")
         th = E.Thresholds(min_recall=min_recall, max_invalid_rate=max_invalid_rate, max_safety=max_safety)
         if answerer not in ("deterministic", "model"):
             raise UsageError(f"--answerer: {answerer!r} is not deterministic or model")
@@ -112,7 +123,7 @@ def eval_cases(
             raise UsageError("--endpoint and --model need --answerer model")
         rep = E.run(E.EvalOptions(paths=list(paths or []), strategies=strategies, thresholds=th, db=db,
                                   answerer=answerer, model=mcfg, cases=tuple(case or ()),
-                                  variants=tuple(variant or ()), repeat=repeat))
+                                  variants=tuple(variant or ()), repeat=repeat, rerank=modes[rerank]))
         doc = rep.to_json()
         if rep.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
@@ -128,7 +139,7 @@ def eval_cases(
             write_output_file(junit, junit_bytes(doc), "--junit", "ctx eval --junit", is_ctx_junit)
         if as_json:
             emit_json(doc)
-        elif len(strategies) > 1:
+        elif len(rep.columns) > 1:
             _ablation(rep, doc)
         else:
             _single(rep, doc)
@@ -157,10 +168,10 @@ def _single(rep, doc: dict[str, Any]) -> None:
     from .console import console, safe, show, table
 
     c = console()
-    s = rep.strategies[0]
+    s = rep.columns[0]
     from ..evaluate import GATED
 
-    gated = "gated" if s in GATED else "not gated: failures do not set the exit code"
+    gated = "gated" if rep.strategies[0] in GATED else "not gated: failures do not set the exit code"
     t = table(f"ctx eval · strategy {s} ({gated})",
               ["run", "result", "layer", "retr. recall", "pack recall", "prec.", "dup.", "invalid", "safety",
                "verdict", "action", "tokens", "ms"])
@@ -220,7 +231,7 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
 
     c = console()
     S = doc["summary"]
-    cols = list(rep.strategies)
+    cols = rep.columns
     t = table("ctx eval · strategy ablation (same cases; governed, dynamic and hybrid set the exit code)",
               ["metric", *cols])
     t.columns[0].no_wrap = True
@@ -230,7 +241,7 @@ def _ablation(rep, doc: dict[str, Any]) -> None:
 
     from ..evaluate import GATED
 
-    t.add_row("gated (sets exit code)", *["yes" if s in GATED else "no" for s in cols])
+    t.add_row("gated (sets exit code)", *["yes" if s.removesuffix("+rerank") in GATED else "no" for s in cols])
     row("runs passed", lambda a: f"{a['passed']}/{a['runs']}")
     row("failing layer retr./build./answer",
         lambda a: " / ".join(str(a["failed_by_layer"][x]) for x in ("retriever", "builder", "answer")))

@@ -439,6 +439,19 @@ def hydrate_objects(bc: BuildContext, st: BuildState, found: Retrieved) -> dict[
     return objs
 
 
+def rerank_candidates(bc: BuildContext, plan: Plan, found: Retrieved, objs: dict[int, Obj]) -> None:
+    """The playbook's reranker (engine/rerank.py), when enabled: score the fresh candidates and
+    order the round's candidates by it; the gates then judge them in that order. Off: nothing."""
+    spec = bc.pb.rerank
+    if spec is None or not spec.enabled:
+        return
+    from .rerank import ordered, rerank
+
+    ids = [*plan.seeds, *plan.business_keys, *bc.req.business_keys]
+    found.fresh = rerank(found.fresh, objs, spec, identifiers=ids, as_of_us=bc.gctx.as_of_us)
+    found.fused = ordered(found.fused)
+
+
 def regate_unanchored(bc: BuildContext, st: BuildState, found: Retrieved, objs: dict[int, Obj]) -> set[int]:
     """Candidates an earlier round rejected by validity or as not linked while their anchor was
     not known, whose anchor is known now (and whose type is still missing): their omission is
@@ -651,6 +664,7 @@ def run_round(bc: BuildContext, st: BuildState, round_no: int) -> Packed:
                       **({"withheld": dict(run.withheld)} if run.withheld else {}))
     _count_withheld(bc, st, found.runs)
     objs = hydrate_objects(bc, st, found)
+    rerank_candidates(bc, plan, found, objs)
     decisions, packed = gate_and_pack(bc, st, round_no, plan, found, objs)
     for d in decisions:
         _record_candidate(bc, st, round_no, d)
@@ -713,13 +727,14 @@ def _count_withheld(bc: BuildContext, st: BuildState, runs: list[QueryRun]) -> N
 def _record_candidate(bc: BuildContext, st: BuildState, round_no: int, d: Decision) -> None:
     o, c, rej = d.obj, d.cand, d.rejection
     vis = rej is None or rej.gate not in WITHHOLDING_GATES
+    rr = {"rerank": {"score": c.rerank, "features": dict(c.features or {})}} if c.rerank is not None else {}
     st.candidates.append({
         "round": round_no, "ref": bc.disclosure.ref(o, withheld=not vis), "withheld": not vis,
-        "channels": c.ranks, "queries": c.queries, "rrf": c.rrf, "supports": list(o.supports) if vis else [],
+        "channels": c.ranks, "queries": c.queries, "rrf": c.rrf, **rr, "supports": list(o.supports) if vis else [],
         "tokens": o.tokens if vis else None, "object_id": o.object_id, "subject_id": o.subject_id})
     bc.trace.emit("candidate_retrieved", round=round_no, ref=st.candidates[-1]["ref"], withheld=not vis,
                   channels=c.ranks, rrf=c.rrf, **({"scores": scores_shown(c.scores, bc.disclosure.hides_text(o))}
-                                                  if vis else {}))
+                                                  if vis else {}), **(rr if vis else {}))
     if rej is not None:
         _record_rejection(bc, st, round_no, o, c, rej)
 

@@ -123,7 +123,9 @@ def make_item(o: Obj, *, tz, disclosure, round_no: int, cand, count: Callable[[s
         "observed_at": iso(us_to_dt(o.observed_us, tz)), "trust_level": o.trust_level, "classification": o.classification,
         "owner_team": o.owner_team, "supports": list(o.supports), "facts": v.facts, "round": round_no,
         "channels": dict(cand.ranks), "queries": dict(cand.queries), "rrf": cand.rrf,
-        "retrieval_scores": scores_shown(cand.scores, disclosure.hides_text(o)), "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
+        "retrieval_scores": scores_shown(cand.scores, disclosure.hides_text(o))
+        | ({"rerank": cand.rerank} if getattr(cand, "rerank", None) is not None else {}),
+        "graph_templates": list(cand.paths), "content_tokens": o.tokens, "text": v.content,
         "text_hash": content_hash(v.content), "transformations": transformations, "selected_for": None,
         "tokens": 0,
     }

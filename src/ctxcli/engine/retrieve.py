@@ -49,6 +49,9 @@ class Candidate:
     paths: list[str] = field(default_factory=list)
     # the channels' own scores behind the ranks (``retrieval_scores`` of an evidence item)
     scores: dict[str, float] = field(default_factory=dict)
+    # the reranker's score and features (engine/rerank.py); None when it is off
+    rerank: float | None = None
+    features: dict[str, float] | None = None
 
 
 def readable_for(con, tenant: str, access: Access) -> Readable:

@@ -29,7 +29,7 @@ def junit_bytes(doc: dict[str, Any]) -> bytes:
                               skipped=str(sum(1 for r in mine if not r["gated"] and not r["passed"])))
         for r in mine:
             case = ET.SubElement(suite, "testcase", classname=r["case_id"],
-                                 name=f"{r['variant'] or 'base'} ({strategy})", file=r.get("file", ""),
+                                 name=f"{r['variant'] or 'base'} ({strategy}{'+rerank' if r.get('rerank') else ''})", file=r.get("file", ""),
                                  time=f"{r.get('cost', {}).get('latency_ms', 0.0) / 1000:.3f}")
             if r["passed"]:
                 continue

@@ -37,6 +37,7 @@ class EvalOptions:
     cases: tuple[str, ...] = ()       # only these case ids (default: all)
     variants: tuple[str, ...] = ()    # only these variants; BASE names the base case (default: all)
     repeat: int = 1                    # runs of each case (and model asks): stability across them
+    rerank: tuple[bool | None, ...] = (None,)   # --rerank off/on/both: the reranker per run (None: the playbook's)
 
 
 BASE = "base"     # --variant base: the case as written, without a variant
@@ -51,6 +52,13 @@ class EvalReport:
     store_loaded_now: bool = False
     answerer: str = "deterministic"
     repeat: int = 1
+    rerank: tuple[bool | None, ...] = (None,)
+
+    @property
+    def columns(self) -> list[str]:
+        """The summary's columns: each strategy, and with --rerank each strategy without and/or
+        with the reranker (``<strategy>+rerank``)."""
+        return [column(s, r) for s in self.strategies for r in self.rerank]
 
     @property
     def gated_failures(self) -> list[dict[str, Any]]:
@@ -61,7 +69,8 @@ class EvalReport:
         return 1 if self.gated_failures else 0
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        return {s: aggregate([r for r in self.runs if r["strategy"] == s]) for s in self.strategies}
+        return {col: aggregate([r for r in self.runs if column(r["strategy"], r.get("rerank")) == col])
+                for col in self.columns}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +82,7 @@ class EvalReport:
                            "max_safety": self.thresholds.max_safety},
             "injection_detector": self.injection_detector,
             "repeat": self.repeat,
+            **({"rerank": ["on" if r else "off" for r in self.rerank]} if self.rerank != (None,) else {}),
             "runs": self.runs,
             "summary": self.summary(),
             "exit_code": self.exit_code,
@@ -82,12 +92,21 @@ class EvalReport:
     def model_summary(self) -> dict[str, dict[str, Any]]:
         from ..answer.ask import aggregate as model_aggregate
 
-        return {s: model_aggregate([r["model"] for r in self.runs if r["strategy"] == s and "model" in r])
-                for s in self.strategies}
+        return {col: model_aggregate([r["model"] for r in self.runs
+                                      if column(r["strategy"], r.get("rerank")) == col and "model" in r])
+                for col in self.columns}
+
+
+RERANK_SUFFIX = "+rerank"
+
+
+def column(strategy: str, rerank: bool | None) -> str:
+    """A summary column: the strategy, ``+rerank`` when the run had the reranker switched on."""
+    return strategy + (RERANK_SUFFIX if rerank else "")
 
 
 def run_name(r: dict[str, Any]) -> str:
-    return r["case_id"] + (f"/{r['variant']}" if r["variant"] else "") + f" ({r['strategy']})"
+    return r["case_id"] + (f"/{r['variant']}" if r["variant"] else "") + f" ({column(r['strategy'], r.get('rerank'))})"
 
 
 def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -219,9 +238,10 @@ def run(opts: EvalOptions) -> EvalReport:
                 continue
             exp = case.expected if variant is None else case.variants[variant].expected
             exp = exp or Expected()
-            for strategy in opts.strategies:
+            for strategy, rr in [(s, r) for s in opts.strategies for r in opts.rerank]:
                 over = exp.by_strategy.get(strategy)
-                res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db))
+                res = api.investigate(api.InvestigateOptions(case=str(f), variant=variant, strategy=strategy, db=db,
+                                                             rerank=rr))
                 con = open_store(db)
                 try:
                     facts = store_facts(con, res.pack, scan, api.store_key(db),
@@ -236,7 +256,8 @@ def run(opts: EvalOptions) -> EvalReport:
                     facts["input_violations"] = input_violations(res.pack, *read_inputs(inputs), scan)
                 s = score(res.pack, res.answer, res.candidates, exp, facts, opts.thresholds, strategy=strategy)
                 runs.append({"case_id": case.case_id, "variant": variant, "file": display(f),
-                             "strategy": strategy, "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
+                             "strategy": strategy, **({"rerank": rr} if rr is not None else {}),
+                             "gated": strategy in GATED, "pack_id": res.pack["pack_id"],
                              "expectations_stated": sorted(exp.for_strategy(strategy).model_fields_set),
                              "expected_by_strategy": sorted(over.model_fields_set) if over is not None else [], **s,
                              "cost": {"latency_ms": round(res.timings.get("total", 0.0) * 1000, 1),
@@ -250,7 +271,7 @@ def run(opts: EvalOptions) -> EvalReport:
                     sigs = [signature(res.pack, res.answer)]
                     for _ in range(opts.repeat - 1):
                         again = api.investigate(api.InvestigateOptions(case=str(f), variant=variant,
-                                                                       strategy=strategy, db=db))
+                                                                       strategy=strategy, db=db, rerank=rr))
                         sigs.append(signature(again.pack, again.answer))
                     st = runs[-1]["stability"] = stability(sigs)
                     if not st["stable"] and strategy in GATED:
@@ -266,4 +287,4 @@ def run(opts: EvalOptions) -> EvalReport:
                         runs[-1]["model_spread"] = model_spread(asked)
     return EvalReport(runs=runs, strategies=tuple(opts.strategies), thresholds=opts.thresholds,
                       injection_detector=scan is not None, store_loaded_now=loaded, answerer=opts.answerer,
-                      repeat=opts.repeat)
+                      repeat=opts.repeat, rerank=tuple(opts.rerank))

@@ -100,7 +100,7 @@ class EvidenceItem(Closed):
     retrieval_scores: dict[str, float] = Field(
         default_factory=dict, description="the channels' raw scores behind the ranks: bm25, cosine (the best of "
         "the item's queries), graph_hops, window_offset_s (the nearest), structured (1.0: an exact match); "
-        "rounded to 6 digits")
+        "rounded to 6 digits; rerank: the reranker's score when the playbook enables it (12 digits)")
     graph_templates: list[str]
     content_tokens: int
     text: str
@@ -580,6 +580,12 @@ class RetrievalExecuted(Event):
         "id); absent when none")
 
 
+class RerankRecord(Closed):
+    score: float = Field(description="RRF score + the weighted features, rounded to 12 digits")
+    features: dict[Literal["agreement", "exact_id", "authority", "freshness"], float] = Field(
+        description="each feature, rounded to 6 digits (docs/pipeline.md, Reranker)")
+
+
 class CandidateRetrieved(Event):
     event: Literal["candidate_retrieved"]
     round: int
@@ -589,6 +595,8 @@ class CandidateRetrieved(Event):
     rrf: float
     scores: dict[str, float] | None = Field(None, description="the raw scores (as an evidence item's "
                                             "retrieval_scores); absent for a withheld candidate")
+    rerank: RerankRecord | None = Field(None, description="the reranker's score and features when the playbook "
+                                        "enables it (engine/rerank.py); absent for a withheld candidate")
 
 
 class CandidateRejected(Event):

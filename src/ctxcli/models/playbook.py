@@ -388,6 +388,29 @@ class NameResolution(P):
         return self
 
 
+Weight = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class RerankWeights(P):
+    """The weight of each reranker feature (engine/rerank.py): a number from 0 to 1. An RRF
+    score is about 1/61 per channel that found a candidate, so weights of that order move it."""
+
+    agreement: Weight = 0.004
+    exact_id: Weight = 0.02
+    authority: Weight = 0.004
+    freshness: Weight = 0.002
+
+
+class Rerank(P):
+    """The deterministic reranker after fusion and before the gates (docs/pipeline.md): a
+    candidate's score is its RRF score plus the weighted features. Off unless ``enabled``;
+    ``freshness_days``: the age (observed_at before as_of) at which freshness is one half."""
+
+    enabled: StrictBool = False
+    weights: RerankWeights = Field(default_factory=RerankWeights)
+    freshness_days: int = Field(30, ge=1, le=36_500)
+
+
 class Playbook(P):
     playbook_id: Ident
     version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -418,6 +441,8 @@ class Playbook(P):
     evidence_types: list[EvidenceType] = Field(min_length=1)
     aggregates: list[Aggregate] = Field(default_factory=list, description="Computed facts over stored rows "
                                         "(count, sum, min, max, latest_before, earliest_after), bound before facts.")
+    rerank: Rerank | None = Field(None, description="The deterministic reranker after fusion, before the gates "
+                                  "(opt-in: enabled, weights, freshness_days).")
     facts: list[DerivedFact] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     decision: Decision
