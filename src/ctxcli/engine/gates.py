@@ -62,6 +62,9 @@ class Obj:
     owner_team: str
     family: int | None = None
     injection_accept: tuple[str, ...] = ()   # fields its manifest accepts unscanned (authoritative sources)
+    # the injection verdict stored at load (detector id, fields sha256, verdict or None), if
+    # any: used only while both match (engine/injection_adapter.gate_scan, load/verdicts.py)
+    injection_verdict: tuple | None = None
 
 
 @dataclass
@@ -211,14 +214,22 @@ def accepted(name: str, accept: tuple[str, ...]) -> bool:
     return any(name == a or name.startswith(a + "[") for a in accept)
 
 
-def g_injection(o: Obj, c: GateContext) -> Rejection | None:
-    """Every trust level is scanned; an authoritative source's manifest may accept named fields."""
-    from .injection_adapter import scan
-
+def gated_fields(o: Obj) -> list[tuple[str, str]]:
+    """The fields the injection gate scans: :func:`injection_fields` but those its manifest's
+    ``injection.accept_fields`` accepts (``o.injection_accept``). The load computes each
+    object's stored verdict from exactly these (load/verdicts.py)."""
     fields = injection_fields(o)
     if o.injection_accept:
         fields = [(n, t) for n, t in fields if not accepted(n, o.injection_accept)]
-    hit = scan(fields)
+    return fields
+
+
+def g_injection(o: Obj, c: GateContext) -> Rejection | None:
+    """Every trust level is scanned; an authoritative source's manifest may accept named fields.
+    A verdict stored at load is used when the running detector computed it from these fields."""
+    from .injection_adapter import gate_scan
+
+    hit = gate_scan(gated_fields(o), o.injection_verdict)
     if hit is None:
         return None
     fld, pattern, label = hit
