@@ -1059,6 +1059,7 @@ def test_relations_link_by_the_knowledge_time_on_postgresql(loaded_pg, tmp_path)
 def _counting_scans(monkeypatch) -> list:
     from ctxcli.engine import injection_adapter as ia
 
+    monkeypatch.setenv("CTX_LOAD_WORKERS", "1")     # a load's scans in this process, where they are counted
     seen: list = []
     real = ia._scan
     monkeypatch.setattr(ia, "_scan", lambda f: (seen.append(tuple(f)), real(f))[1])

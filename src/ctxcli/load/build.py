@@ -414,7 +414,7 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
                                                   "temp_directory": tmpdir})
             try:
                 _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir,
-                             vectors=vectors, pool=pool, reuse=reuse)
+                             vectors=vectors, pool=pool, reuse=reuse, spool=tmpdir)
             finally:
                 con.close()
             from . import sync
@@ -869,7 +869,7 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
                  progress: Progress, prior=None, *, manifests_dir: Path | None = None, vectors: bool = True,
-                 pool=None, reuse: bool = False) -> None:
+                 pool=None, reuse: bool = False, spool: str = "") -> None:
     """The staging store in one transaction: the schema, the streamed rows (and the reused
     ones, copied from the live store), then each table in the order its inputs are ready."""
     con.execute("BEGIN")
@@ -909,7 +909,7 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     _write_meta(con, loaded, stats["objects"], store_digest, manifests_dir)
     from .verdicts import write_verdicts
 
-    stats["verdicts"] = write_verdicts(con, _accept_fields(loaded), prior is not None and reuse, pool)
+    stats["verdicts"] = write_verdicts(con, _accept_fields(loaded), prior is not None and reuse, pool, spool)
     step()
     if vectors:         # else the vectors table stays empty and meta names no embedding model
         from ..embed import load_model

@@ -18,6 +18,7 @@ run in the workers.
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,8 +27,10 @@ import orjson
 from ..util.canon import json_list
 
 CHUNK = 2048
-# Objects to scan below which the pool is not used (its workers would compile the detector first).
-POOL_MIN = 2048
+_SEQ = itertools.count()
+# Objects to scan below which the pool is not used (each worker sets the detector up first,
+# ~0.4 s; the bundled store's 197 objects already scan faster in two workers).
+POOL_MIN = 64
 _COLS = ("doc_id", "tenant_id", "object_id", "source_id", "source_version", "object_type", "title", "content",
          "locator", "facts", "supports", "section")
 
@@ -50,10 +53,38 @@ def scan_batch(batch: list[list[tuple[str, str]]]) -> list[tuple[str, str, str] 
     return [ia._scan(tuple(f)) for f in batch]
 
 
-def write_verdicts(con, accept: dict[str, tuple[str, ...]], prior_attached: bool, pool=None) -> dict[str, int]:
+def scan_spooled(path: str) -> list[tuple[str, str, str] | None]:
+    """:func:`scan_batch` of a batch the parent spooled to ``path`` (a pickle; removed once
+    read): a task names a file, never carries the texts through the pool's pipe (see
+    load/derive.Deriver: a large task can hang ``Pool.terminate()`` after Ctrl-C)."""
+    import os
+    import pickle
+
+    with open(path, "rb") as fh:
+        batch = pickle.load(fh)
+    os.unlink(path)
+    return scan_batch(batch)
+
+
+def _pool_scan(pool, batch: list[list[tuple[str, str]]], spool: str) -> list[tuple[str, str, str] | None]:
+    import os
+    import pickle
+
+    step = max(1, -(-len(batch) // (2 * getattr(pool, "_processes", 1))))
+    paths = []
+    for j in range(0, len(batch), step):
+        paths.append(os.path.join(spool, f"verdicts-{os.getpid()}-{next(_SEQ)}.pickle"))
+        with open(paths[-1], "wb") as fh:
+            pickle.dump(batch[j:j + step], fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return [h for part in pool.map(scan_spooled, paths) for h in part]
+
+
+def write_verdicts(con, accept: dict[str, tuple[str, ...]], prior_attached: bool, pool=None,
+                   spool: str = "") -> dict[str, int]:
     """Fill ``injection_verdicts`` of the staging store ``con`` (its ``objects`` final).
     ``prior_attached``: the live store is attached as ``prior`` and its verdicts may be reused.
-    Returns {"reused": …, "scanned": …}."""
+    ``pool`` (load/derive.start_pool) scans in its workers, the batches spooled to files in
+    ``spool`` (the load's temporary folder). Returns {"reused": …, "scanned": …}."""
     from ..engine import injection_adapter as ia
 
     det = ia.detector_id()
@@ -89,10 +120,8 @@ def write_verdicts(con, accept: dict[str, tuple[str, ...]], prior_attached: bool
             continue
         scanned += len(rows)
         batch = [_fields(r, accept) for r in rows]
-        if pool is not None and hi - lo + 1 - reused >= POOL_MIN:
-            step = max(1, -(-len(batch) // (2 * getattr(pool, "_processes", 1))))
-            hits = [h for part in pool.map(scan_batch, [batch[j:j + step] for j in range(0, len(batch), step)])
-                    for h in part]
+        if pool is not None and spool and hi - lo + 1 - reused >= POOL_MIN:
+            hits = _pool_scan(pool, batch, spool)
         else:
             hits = scan_batch(batch)
         con.execute("INSERT INTO vgot SELECT unnest(from_json(?, '[\"INTEGER\"]')), "
