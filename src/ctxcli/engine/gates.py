@@ -23,6 +23,7 @@ from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import content_hash
 from ..util.timeutil import us_to_dt
 from .checks import Rejection, after, ended, missing_scopes, other_label, purpose_denied, too_old
+from .injection_fields import accepted, gated_fields, injection_fields  # noqa: F401  (the gate's fields)
 
 __all__ = ["Rejection"]
 
@@ -188,40 +189,6 @@ def g_integrity(o: Obj, c: GateContext) -> Rejection | None:
     if actual != o.content_hash:
         return Rejection("integrity", "hash_mismatch", {"registered": o.content_hash, "actual": actual})
     return None
-
-
-def injection_fields(o: Obj) -> list[tuple[str, str]]:
-    """Every string of the object that the evidence block renders to the model: title,
-    content, facts (names and string values), and the header fields (locator,
-    source_version, object_id, object_type, source_id, section, supports)."""
-    fields = [("title", o.title), ("content", o.content)]
-    for k in sorted(o.facts):
-        v = o.facts[k]
-        if isinstance(v, str):
-            fields.append((f"facts.{k}", v))
-        elif isinstance(v, list):
-            fields.extend((f"facts.{k}[{i}]", x) for i, x in enumerate(v) if isinstance(x, str))
-    fields.append(("facts (names)", "\n".join(sorted(o.facts))))
-    fields += [("locator", o.locator), ("source_version", o.source_version), ("object_id", o.object_id),
-               ("object_type", o.object_type), ("source_id", o.source_id), ("section", o.section or "")]
-    fields.extend((f"supports[{i}]", x) for i, x in enumerate(o.supports))
-    return fields
-
-
-def accepted(name: str, accept: tuple[str, ...]) -> bool:
-    """Whether the gate's field ``name`` ("facts.x", "facts.x[2]", "supports[0]" …) is one of
-    the manifest's ``injection.accept_fields`` (a fact or ``supports`` names its items too)."""
-    return any(name == a or name.startswith(a + "[") for a in accept)
-
-
-def gated_fields(o: Obj) -> list[tuple[str, str]]:
-    """The fields the injection gate scans: :func:`injection_fields` but those its manifest's
-    ``injection.accept_fields`` accepts (``o.injection_accept``). The load computes each
-    object's stored verdict from exactly these (load/verdicts.py)."""
-    fields = injection_fields(o)
-    if o.injection_accept:
-        fields = [(n, t) for n, t in fields if not accepted(n, o.injection_accept)]
-    return fields
 
 
 def g_injection(o: Obj, c: GateContext) -> Rejection | None:

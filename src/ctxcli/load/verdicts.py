@@ -1,7 +1,7 @@
 """The injection gate's verdict of every object, computed once at load (issue 53 item 4).
 
 For each object of the staging store: the fields the evidence gate scans
-(:func:`ctxcli.engine.gates.gated_fields`: title, content, facts, the header fields, minus its
+(:func:`ctxcli.engine.injection_fields.gated_fields`: title, content, facts, the header fields, minus its
 manifest's ``injection.accept_fields``; the gate scans the object as stored, never a masked
 view), their sha256 (:func:`.injection_adapter.fields_sha256`) and the verdict, written to
 ``injection_verdicts`` with the running detector's id (:func:`.injection_adapter.detector_id`).
@@ -38,7 +38,7 @@ _COLS = ("doc_id", "tenant_id", "object_id", "source_id", "source_version", "obj
 def _fields(r: tuple, accept: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
     """The gated fields of an objects row (:data:`_COLS`), built as hydration builds the
     object the gate reads (engine/hydrate.row_to_obj)."""
-    from ..engine.gates import gated_fields
+    from ..engine.injection_fields import gated_fields
 
     o = SimpleNamespace(object_id=r[2], source_id=r[3], source_version=r[4], object_type=r[5], title=r[6],
                         content=r[7], locator=r[8], facts=orjson.loads(r[9]) if r[9] else {},
