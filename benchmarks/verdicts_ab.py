@@ -2,7 +2,7 @@
 temporary folder (load time printed), then ``ctx investigate C-102`` in-process REPEAT times with
 the detector's in-process memo cleared before each run (so each run pays the detector as a
 fresh process does; a warm ``ctx serve`` keeps the memo), p50 and min of the run's ``total`` and
-``gates`` timings (ms) and the detector scans per run.
+``gates`` timings (ms), the detector scans per run and the verdicts the load stored.
 
     python benchmarks/verdicts_ab.py [REPEAT]
 
@@ -42,7 +42,15 @@ def main(reps: int) -> dict:
         t0 = time.perf_counter()
         build_store(REPO / "manifests", db, root=REPO)
         load_s = time.perf_counter() - t0
-        load_scans = scans[0]
+        import duckdb
+
+        con = duckdb.connect(str(db), read_only=True)
+        try:        # (the load scans in its worker processes: counted here only as stored rows)
+            stored = con.execute("SELECT count(*) FROM injection_verdicts").fetchone()[0]
+        except duckdb.Error:
+            stored = 0          # a build without stored verdicts
+        finally:
+            con.close()
         case = str(REPO / "examples" / "cases" / "C-102.yaml")
         api.investigate(api.InvestigateOptions(case=case, db=db))      # imports, encodings, detector set-up
         tot, gates, per = [], [], []
@@ -53,7 +61,7 @@ def main(reps: int) -> dict:
             tot.append(r.timings["total"] * 1000)
             gates.append(r.timings.get("gates", 0) * 1000)
             per.append(scans[0])
-    return {"ctxcli": str(Path(ia.__file__).parents[2]), "load_s": round(load_s, 2), "load_scans": load_scans,
+    return {"ctxcli": str(Path(ia.__file__).parents[2]), "load_s": round(load_s, 2), "stored_verdicts": stored,
             "investigate_ms": {"p50": round(statistics.median(tot), 1), "min": round(min(tot), 1)},
             "gates_ms": {"p50": round(statistics.median(gates), 1), "min": round(min(gates), 1)},
             "scans_per_run": sorted(set(per))}
