@@ -64,6 +64,7 @@ MN = "tests/test_mapped_names.py::"
 PLUGIN_PY = "src/ctxcli/load/parsers/plugin.py"
 PLUGIN_CONTRACT = "tests/test_parser_plugins.py::test_an_item_outside_the_contract_is_one_line_naming_the_plugin"
 TN = "tests/test_manifest_tenants.py::"
+IV = "tests/test_injection_verdicts.py::"
 
 
 R390_PRINT = "tests/test_report.py::test_print_has_its_own_layout_and_a_bounded_page_count"
@@ -121,7 +122,8 @@ MUTANTS: list[Mutant] = [
     Mutant("redact-facts-skipped", "src/ctxcli/engine/redact.py",
            'changes["facts"] = mask_value(dict(o.facts), pats, counts)', 'changes["facts"] = dict(o.facts)', (B,)),
     Mutant("injection-gate-off", "src/ctxcli/engine/gates.py",
-           '    hit = scan(fields)\n    if hit is None:\n        return None\n    fld, pattern, label = hit',
+           '    hit = gate_scan(gated_fields(o), o.injection_verdict)\n    if hit is None:\n        return None\n'
+           '    fld, pattern, label = hit',
            '    hit = None\n    if hit is None:\n        return None\n    fld, pattern, label = hit',
            ("tests/test_hostile.py::test_planted_attacks_are_rejected_by_the_injection_gate_by_name",)),
     Mutant("defang-identity", "src/ctxcli/engine/render.py",
@@ -1262,6 +1264,47 @@ MUTANTS: list[Mutant] = [
     Mutant("injection-memo-unbounded", "src/ctxcli/engine/injection_adapter.py",
            "        while len(_MEMO) > MEMO_MAX:", "        while False:",
            ("tests/test_injection_memo.py::test_the_memo_is_bounded_and_drops_the_least_recently_used",)),
+    # --- issue 53 item 4: injection verdicts stored at load --------------------------------
+    Mutant("stored-verdict-detector-not-compared", "src/ctxcli/engine/injection_adapter.py",
+           "        if det == detector_id() and digest == fields_sha256(fields):",
+           "        if digest == fields_sha256(fields):",
+           (IV + "test_verdicts_of_another_detector_in_the_store_are_scanned_again_to_the_same_pack",
+            IV + "test_a_changed_detector_identity_rescans_and_gives_the_same_omissions")),
+    Mutant("stored-verdict-used-for-other-fields", "src/ctxcli/engine/injection_adapter.py",
+           "        if det == detector_id() and digest == fields_sha256(fields):",
+           "        if det == detector_id():",
+           (IV + "test_a_stored_verdict_is_used_only_for_the_fields_it_was_computed_from",)),
+    Mutant("stored-verdict-written-for-the-next-object", "src/ctxcli/load/verdicts.py",
+           "                    [json_list(r[0] for r in rows), json_list(r[1] for r in rows),\n"
+           "                     json_list(ia.fields_sha256(f) for f in batch),",
+           "                    [json_list(r[0] + 1 for r in rows), json_list(r[1] for r in rows),\n"
+           "                     json_list(ia.fields_sha256(f) for f in batch),",
+           (IV + "test_an_investigation_on_a_loaded_store_scans_no_stored_object",)),
+    Mutant("verdict-reuse-across-detectors", "src/ctxcli/load/verdicts.py",
+           "FROM prior.injection_verdicts WHERE detector = ? ",
+           "FROM prior.injection_verdicts WHERE ? IS NOT NULL ",
+           (IV + "test_a_reload_under_another_detector_scans_every_object_again",)),
+    Mutant("store-digest-without-detector", "src/ctxcli/load/build.py",
+           '         "embedding": embedding, "detector": detector_id()}))',
+           '         "embedding": embedding}))',
+           (IV + "test_a_reload_under_another_detector_scans_every_object_again",)),
+    Mutant("full-load-reuses-verdicts", "src/ctxcli/load/build.py",
+           'stats["verdicts"] = write_verdicts(con, _accept_fields(loaded), prior is not None and reuse, pool, spool)',
+           'stats["verdicts"] = write_verdicts(con, _accept_fields(loaded), prior is not None, pool, spool)',
+           (IV + "test_a_full_load_scans_every_object_even_when_the_live_store_has_its_verdicts",)),
+    Mutant("intent-words-not-in-detector-id", "src/ctxcli/injection_identity.py",
+           "    return hashlib.sha256(json.dumps([identity(), INTENT_WORDS_SHA256], sort_keys=True,",
+           "    return hashlib.sha256(json.dumps([identity()], sort_keys=True,",
+           (IV + "test_another_intent_threshold_or_word_list_is_another_detector",)),
+    Mutant("pg-stored-verdict-detector-not-compared", "src/ctxcli/engine/injection_adapter.py",
+           "        if det == detector_id() and digest == fields_sha256(fields):",
+           "        if det and digest == fields_sha256(fields):",
+           ("tests/test_postgres.py::test_an_investigation_on_postgresql_uses_the_stored_verdicts_and_a_changed_"
+            "detector_rescans",)),
+    Mutant("pg-verdict-reuse-across-detectors", "src/ctxcli/load/verdicts.py",
+           "FROM prior.injection_verdicts WHERE detector = ? ",
+           "FROM prior.injection_verdicts WHERE detector <> '' OR ? IS NOT NULL ",
+           ("tests/test_postgres.py::test_an_object_edited_and_reloaded_on_postgresql_gets_a_fresh_verdict",)),
     Mutant("stale-check-keyed-by-path-only", "src/ctxcli/project.py",
            "    return tuple((str(p), settled_identity(p)) for p in files)",
            "    return tuple((str(p), settled_identity(p) and ()) for p in files)",
@@ -1985,11 +2028,11 @@ MUTANTS: list[Mutant] = [
     Mutant("scan-hides-the-detector", "src/ctxcli/cli/cmd_scan.py",
            'emit_json({"detector": det, "files": res, "findings": n})', 'emit_json({"files": res, "findings": n})',
            ("tests/test_injection.py::test_scan_reports_findings_and_exits_1",)),
-    Mutant("authoritative-not-scanned", "src/ctxcli/engine/gates.py",
+    Mutant("authoritative-not-scanned", "src/ctxcli/engine/injection_fields.py",
            "    fields = injection_fields(o)\n",
            "    fields = [] if o.trust_level == \"authoritative\" else injection_fields(o)\n",
            ("tests/test_injection.py::test_an_authoritative_source_is_scanned_and_rejected",)),
-    Mutant("accepted-field-covers-every-field", "src/ctxcli/engine/gates.py",
+    Mutant("accepted-field-covers-every-field", "src/ctxcli/engine/injection_fields.py",
            "        fields = [(n, t) for n, t in fields if not accepted(n, o.injection_accept)]", "        fields = []",
            ("tests/test_injection.py::test_a_manifest_accepts_named_fields_of_an_authoritative_source",)),
     Mutant("accept-list-not-loaded", "src/ctxcli/engine/hydrate.py",

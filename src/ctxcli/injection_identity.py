@@ -7,7 +7,12 @@ them without scanning anything loads nothing of the detector.
 raised by hand with any change of them; ``RULES_SHA256`` is the digest of the registered
 pattern rules (:func:`.engine.rules_digest`, checked by a test, so a changed rule cannot ship
 under the old digest); the learned layer is named by its model, version, weights sha256
-(checked when the weights are loaded) and threshold."""
+(checked when the weights are loaded) and threshold. ``INTENT_WORDS_SHA256`` is the digest of
+the intent layer's word lists and role-header pattern (:func:`.intent_words.words_digest`,
+checked by a test): the intent weights' sha256 does not cover them. It is part of
+:func:`verdict_identity` (what a stored or memoised verdict was computed by), not of the
+pack's ``detector`` record (whose bytes stay as they were; ``VERSION`` is raised with a list
+change anyway)."""
 
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ INTENT_VERSION = "2"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
 INTENT_SHA256 = "996842279dc3bddcbbd3f136322c0e6053379bccede0e2fa1e1bdd8bf9d515b0"
 INTENT_THRESHOLD = 0.91  # chosen on the training side (tests/data/injection/train_intent.py)
+INTENT_WORDS_SHA256 = "40cf1f41fc034c54d9dd3b755739878cd84668566de8e9295353f73fcc3e0854"
 
 
 def identity() -> dict[str, Any]:
@@ -36,3 +42,15 @@ def identity() -> dict[str, Any]:
                         "weights_sha256": WEIGHTS_SHA256, "threshold": THRESHOLD},
             "intent": {"name": INTENT_NAME, "model": INTENT_MODEL, "version": INTENT_VERSION,
                        "weights_sha256": INTENT_SHA256, "threshold": INTENT_THRESHOLD}}
+
+
+def verdict_identity() -> str:
+    """sha256 (hex) of everything a verdict depends on besides the scanned text: every field of
+    :func:`identity` and the intent word lists' digest. Read at each call (a changed constant
+    changes it at once). Stored beside each verdict computed at load (``injection_verdicts``,
+    load/verdicts.py); a stored verdict is used only while it equals the running detector's."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps([identity(), INTENT_WORDS_SHA256], sort_keys=True,
+                                     separators=(",", ":")).encode()).hexdigest()

@@ -23,6 +23,7 @@ from ..models.manifest import DEFAULT_CLEARANCE, clearance_rank
 from ..util.canon import content_hash
 from ..util.timeutil import us_to_dt
 from .checks import Rejection, after, ended, missing_scopes, other_label, purpose_denied, too_old
+from .injection_fields import accepted, gated_fields, injection_fields  # noqa: F401  (the gate's fields)
 
 __all__ = ["Rejection"]
 
@@ -62,6 +63,9 @@ class Obj:
     owner_team: str
     family: int | None = None
     injection_accept: tuple[str, ...] = ()   # fields its manifest accepts unscanned (authoritative sources)
+    # the injection verdict stored at load (detector id, fields sha256, verdict or None), if
+    # any: used only while both match (engine/injection_adapter.gate_scan, load/verdicts.py)
+    injection_verdict: tuple | None = None
 
 
 @dataclass
@@ -187,38 +191,12 @@ def g_integrity(o: Obj, c: GateContext) -> Rejection | None:
     return None
 
 
-def injection_fields(o: Obj) -> list[tuple[str, str]]:
-    """Every string of the object that the evidence block renders to the model: title,
-    content, facts (names and string values), and the header fields (locator,
-    source_version, object_id, object_type, source_id, section, supports)."""
-    fields = [("title", o.title), ("content", o.content)]
-    for k in sorted(o.facts):
-        v = o.facts[k]
-        if isinstance(v, str):
-            fields.append((f"facts.{k}", v))
-        elif isinstance(v, list):
-            fields.extend((f"facts.{k}[{i}]", x) for i, x in enumerate(v) if isinstance(x, str))
-    fields.append(("facts (names)", "\n".join(sorted(o.facts))))
-    fields += [("locator", o.locator), ("source_version", o.source_version), ("object_id", o.object_id),
-               ("object_type", o.object_type), ("source_id", o.source_id), ("section", o.section or "")]
-    fields.extend((f"supports[{i}]", x) for i, x in enumerate(o.supports))
-    return fields
-
-
-def accepted(name: str, accept: tuple[str, ...]) -> bool:
-    """Whether the gate's field ``name`` ("facts.x", "facts.x[2]", "supports[0]" …) is one of
-    the manifest's ``injection.accept_fields`` (a fact or ``supports`` names its items too)."""
-    return any(name == a or name.startswith(a + "[") for a in accept)
-
-
 def g_injection(o: Obj, c: GateContext) -> Rejection | None:
-    """Every trust level is scanned; an authoritative source's manifest may accept named fields."""
-    from .injection_adapter import scan
+    """Every trust level is scanned; an authoritative source's manifest may accept named fields.
+    A verdict stored at load is used when the running detector computed it from these fields."""
+    from .injection_adapter import gate_scan
 
-    fields = injection_fields(o)
-    if o.injection_accept:
-        fields = [(n, t) for n, t in fields if not accepted(n, o.injection_accept)]
-    hit = scan(fields)
+    hit = gate_scan(gated_fields(o), o.injection_verdict)
     if hit is None:
         return None
     fld, pattern, label = hit

@@ -61,11 +61,15 @@ class Hydrator:
         return objs
 
     def fill_content(self, objs: dict[int, Obj], doc_ids: list[int]) -> None:
-        """Read the content of ``doc_ids`` into their objects."""
+        """Read the content of ``doc_ids`` into their objects, with the injection verdict the
+        load stored for each (``Obj.injection_verdict``; the gate checks it is still valid)."""
         if not doc_ids:
             return
-        for d, text in self.con.object_content(doc_ids):
-            objs[d].content = text
+        for d, text, det, digest, fld, pattern, label in self.con.object_content(doc_ids):
+            o = objs[d]
+            o.content = text
+            if det is not None:
+                o.injection_verdict = (det, digest, None if fld is None else (fld, pattern, label))
 
     def _read_versions(self, fams: list[int]) -> None:
         if not fams:

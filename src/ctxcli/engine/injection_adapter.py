@@ -28,16 +28,39 @@ MEMO_MAX = 4096
 _SALT = os.urandom(32)
 _MEMO: OrderedDict[bytes, tuple[str, str, str] | None] = OrderedDict()
 _LOCK = threading.Lock()
-_STATS = {"hits": 0, "scans": 0}
+_STATS = {"hits": 0, "scans": 0, "stored": 0, "stale": 0}
 
 
 def _detector() -> bytes:
     """What a verdict depends on besides the fields: the detector's identity (read at each
     call, so a changed identity misses every kept verdict) and this adapter's own split."""
+    return detector_id().encode()
+
+
+def detector_id() -> str:
+    """The identity a stored verdict is kept with (``injection_verdicts.detector``): the
+    detector's (:func:`ctxcli.injection_identity.verdict_identity`: version, rules digest, both
+    learned layers' models, weights sha256 and thresholds, the intent word lists' digest) and
+    this adapter's split. Read at each call."""
     from .. import injection_identity as ident
 
-    return repr((ident.VERSION, ident.RULES_SHA256, ident.MODEL, ident.MODEL_VERSION, ident.WEIGHTS_SHA256,
-                 ident.THRESHOLD, _SHORT)).encode()
+    return hashlib.sha256(f"{ident.verdict_identity()} short={_SHORT}".encode()).hexdigest()
+
+
+def fields_sha256(fields: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
+    """sha256 (hex) of the scanned fields, each name and text length-prefixed: the text a stored
+    verdict was computed from (``injection_verdicts.fields_sha256``). Unkeyed, as it is stored;
+    a full sha256, so no crafted text can be steered onto another's digest."""
+    h = hashlib.sha256()
+    for name, text in fields:
+        for part in (name, text):
+            if part is None:            # (a NULL title): unlike any string
+                h.update(b"\xff" * 8)
+                continue
+            b = part.encode("utf-8", "surrogatepass")
+            h.update(len(b).to_bytes(8, "big"))
+            h.update(b)
+    return h.hexdigest()
 
 
 def memo_key(fields: tuple[tuple[str, str], ...]) -> bytes:
@@ -54,13 +77,35 @@ def memo_key(fields: tuple[tuple[str, str], ...]) -> bytes:
 
 def memo_info() -> dict[str, int]:
     """Verdicts served from the memo (``hits``), scans made (``scans``), entries kept and the bound."""
-    return {**_STATS, "entries": len(_MEMO), "max": MEMO_MAX}
+    return {**{k: _STATS[k] for k in ("hits", "scans")}, "entries": len(_MEMO), "max": MEMO_MAX}
+
+
+def stored_info() -> dict[str, int]:
+    """Verdicts taken from the store (``used``) and stored ones passed over for a scan
+    (``stale``: another detector, or fields other than those it was computed from)."""
+    return {"used": _STATS["stored"], "stale": _STATS["stale"]}
 
 
 def memo_clear() -> None:
     with _LOCK:
         _MEMO.clear()
-        _STATS.update(hits=0, scans=0)
+        _STATS.update(hits=0, scans=0, stored=0, stale=0)
+
+
+def gate_scan(fields: list[tuple[str, str]], stored: tuple | None) -> tuple[str, str, str] | None:
+    """The verdict of the evidence gate's ``fields``: the one stored at load (``stored``:
+    (detector id, fields sha256, verdict or None), load/verdicts.py) when it was computed by
+    this detector from exactly these fields, else :func:`scan` (an upgraded detector, or a text
+    that differs from the stored one, is never judged by a stale verdict)."""
+    if stored is not None:
+        det, digest, hit = stored
+        if det == detector_id() and digest == fields_sha256(fields):
+            with _LOCK:
+                _STATS["stored"] += 1
+            return hit
+        with _LOCK:
+            _STATS["stale"] += 1
+    return scan(fields)
 
 
 def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:

@@ -205,3 +205,14 @@ ROLE_HEADER = (
     r"|important instructions|important message|todo|note to ai|im_start|inst|sys)"
     r"(?:[\s_\-](?:message|note|prompt|override|update))?[\]>)|*\s]{0,3}(?::|\n|$)"
 )
+
+
+def words_digest() -> str:
+    """sha256 (hex) of the word lists and the role-header pattern, in order: what
+    ``ctxcli.injection_identity.INTENT_WORDS_SHA256`` records (the intent weights' sha256 does
+    not cover them: a changed list changes the features the same weights are applied to)."""
+    import hashlib
+    import json
+
+    rows = [[name, list(words)] for name, words in FEATURE_WORDS.items()] + [["ROLE_HEADER", ROLE_HEADER]]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()

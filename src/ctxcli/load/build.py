@@ -146,9 +146,13 @@ def collect(manifests_dir: Path, root: Path, sources_dir: Path | None,
         from ..embed import model_identity
 
         embedding = model_identity()["weights_sha256"]
+    from ..engine.injection_adapter import detector_id
+
+    # the detector too: the store holds its verdicts (load/verdicts.py), so another detector
+    # builds another store (a reload after an upgrade scans again instead of doing nothing)
     store_digest = "sha256:" + sha256_hex(canonical_bytes(
         {"schema": SCHEMA_VERSION, "builder": BUILDER_VERSION, "sources": sorted(digests),
-         "embedding": embedding}))
+         "embedding": embedding, "detector": detector_id()}))
     return loaded, store_digest
 
 
@@ -324,16 +328,18 @@ def _build(loaded: list[LoadedSource], store_digest: str, db_path: Path, progres
 
     from .reuse import Fallback
 
+    reuse = incremental         # the live store's injection verdicts may be taken (load/verdicts.py)
     try:
         while True:
             try:
                 stats = _build_staging(loaded, prior, db_path, staging, store_digest, progress, pool,
-                                       manifests_dir=manifests_dir, vectors=vectors)
+                                       manifests_dir=manifests_dir, vectors=vectors, reuse=reuse)
                 break
             except Fallback:            # a full load gives the answer (or the exact error)
                 from .reuse import read_prior
 
                 prior = read_prior(db_path, {}, BUILDER_VERSION, SCHEMA_VERSION)    # for the counts only
+                reuse = False
                 for p in (staging, staging + ".wal", staging + ".sync"):
                     if os.path.exists(p):
                         os.unlink(p)
@@ -394,7 +400,7 @@ def _policy_text(m) -> str | None:
 
 def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: str, store_digest: str,
                    progress: Progress, pool, *, manifests_dir: Path | None = None,
-                   vectors: bool = True) -> dict[str, Any]:
+                   vectors: bool = True, reuse: bool = False) -> dict[str, Any]:
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix=TMP_PREFIX, dir=db_path.parent) as tmpdir:
@@ -408,7 +414,7 @@ def _build_staging(loaded: list[LoadedSource], prior, db_path: Path, staging: st
                                                   "temp_directory": tmpdir})
             try:
                 _write_store(con, loaded, stats, store_digest, progress, prior, manifests_dir=manifests_dir,
-                             vectors=vectors)
+                             vectors=vectors, pool=pool, reuse=reuse, spool=tmpdir)
             finally:
                 con.close()
             from . import sync
@@ -862,7 +868,8 @@ def _families(objs: dict[tuple[str, str], tuple[int, str, int | None, str]], sup
 
 
 def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_digest: str,
-                 progress: Progress, prior=None, *, manifests_dir: Path | None = None, vectors: bool = True) -> None:
+                 progress: Progress, prior=None, *, manifests_dir: Path | None = None, vectors: bool = True,
+                 pool=None, reuse: bool = False, spool: str = "") -> None:
     """The staging store in one transaction: the schema, the streamed rows (and the reused
     ones, copied from the live store), then each table in the order its inputs are ready."""
     con.execute("BEGIN")
@@ -900,6 +907,9 @@ def _write_store(con, loaded: list[LoadedSource], stats: dict[str, Any], store_d
     stats["summaries"] = _write_sources(con, loaded, stats["per"], set(prior.sources) if prior else set(), delta,
                                         stats["reread"])
     _write_meta(con, loaded, stats["objects"], store_digest, manifests_dir)
+    from .verdicts import write_verdicts
+
+    stats["verdicts"] = write_verdicts(con, _accept_fields(loaded), prior is not None and reuse, pool, spool)
     step()
     if vectors:         # else the vectors table stays empty and meta names no embedding model
         from ..embed import load_model
@@ -1042,6 +1052,13 @@ def _write_lookups(con) -> None:
                 "WHERE family IS NOT NULL ORDER BY family, object_id")
 
 
+def _accept_fields(loaded: list[LoadedSource]) -> dict[str, tuple[str, ...]]:
+    """Per source, the fields its manifest's ``injection.accept_fields`` accepts unscanned
+    (meta ``injection_accept``, read by engine/hydrate.py; load/verdicts.py leaves them out too)."""
+    return {ls.manifest.source_id: tuple(sorted(ls.manifest.injection.accept_fields))
+            for ls in loaded if ls.manifest.injection is not None}
+
+
 def _write_meta(con, loaded: list[LoadedSource], total: int, store_digest: str, manifests_dir: Path | None) -> None:
     """meta: schema, digest, builder, object count and what the store was loaded from."""
     import duckdb
@@ -1053,8 +1070,7 @@ def _write_meta(con, loaded: list[LoadedSource], total: int, store_digest: str, 
             # what the store was loaded from: api.stale_sources compares it with those manifests now
             "manifest_digests": canonical_bytes({ls.manifest.source_id: manifest_digest(ls.manifest)
                                                  for ls in loaded}).decode("utf-8")}
-    accept = {ls.manifest.source_id: sorted(ls.manifest.injection.accept_fields)
-              for ls in loaded if ls.manifest.injection is not None}
+    accept = {k: list(v) for k, v in _accept_fields(loaded).items()}
     if accept:      # fields of authoritative sources the injection gate leaves unscanned (engine/gates.py)
         meta["injection_accept"] = canonical_bytes(accept).decode("utf-8")
     if manifests_dir is not None:

@@ -124,7 +124,9 @@ class Store(Protocol):
     # -- objects -------------------------------------------------------------------------------
     def object_metadata(self, doc_ids: list[int]) -> list[tuple]:
         """Object columns without content (hydrate.row_to_obj order) and family."""
-    def object_content(self, doc_ids: list[int]) -> list[tuple[int, str]]: ...
+    def object_content(self, doc_ids: list[int]) -> list[tuple]:
+        """(doc_id, content, and the injection verdict stored at load: detector, fields_sha256,
+        field, pattern, label; the last five NULL when none is stored)."""
     def versions(self, tenant: str, families: list[int]) -> list[tuple]:
         """(family, object_id, supersedes, source_version, valid_from_us, valid_to_us,
         required_scopes, allowed_purposes, source_id, observed_us) of the tenant's versions."""

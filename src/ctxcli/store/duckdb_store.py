@@ -722,7 +722,7 @@ class DuckDBStore:
         sql = S.OBJECT_METADATA.duckdb.format(ids=in_list(sorted(doc_ids), "d", params))
         return self.con.execute(sql, params).fetchall()
 
-    def object_content(self, doc_ids) -> list[tuple[int, str]]:
+    def object_content(self, doc_ids) -> list[tuple]:
         params: dict[str, Any] = {}
         return self.con.execute(S.OBJECT_CONTENT.duckdb.format(ids=in_list(doc_ids, "c", params)), params).fetchall()
 

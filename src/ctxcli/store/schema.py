@@ -8,7 +8,7 @@ exactly which schema it carries.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 MASK_BITS = 63      # postings.supports: bits 0..62 name one evidence type each, bit 63 the rest
 
 STEPS: list[tuple[str, str]] = [
@@ -138,6 +138,17 @@ CREATE TABLE tenant_docs(tenant_no INTEGER, doc_id INTEGER, dl INTEGER, cls INTE
 CREATE TABLE term_lists(tkey VARCHAR, tenant_no INTEGER, df BIGINT, postings BIGINT[]);
 CREATE TABLE subject_docs(subject_id VARCHAR, tenant_id VARCHAR, doc_id INTEGER, cls INTEGER, valid_from_us BIGINT,
     valid_to_us BIGINT);
+"""),
+    # The injection gate's verdict of every object, computed at load (issue 53 item 4,
+    # load/verdicts.py), sorted by doc_id: the detector that computed it (detector: the adapter's
+    # detector_id, covering the detector's version, rules digest, both learned layers' weights
+    # sha256 and thresholds, and the intent word lists' digest), the sha256 of the exact fields
+    # it scanned (fields_sha256), and the verdict: field, pattern and label of the first
+    # finding, all NULL for a clean object. The gate uses it only while both match the running
+    # detector and the object's fields (engine/injection_adapter.gate_scan); else it scans.
+    ("0010_injection_verdicts", """
+CREATE TABLE injection_verdicts(doc_id INTEGER, tenant_id VARCHAR, detector VARCHAR, fields_sha256 VARCHAR,
+    field VARCHAR, pattern VARCHAR, label VARCHAR);
 """),
 ]
 

@@ -67,9 +67,13 @@ OBJECT_METADATA = Pair(
     "SELECT " + _OBJ_COLS.format(text="VARCHAR") + ", o.family FROM objects o WHERE o.doc_id IN ({ids})",
     "\nSELECT " + _OBJ_COLS.format(text="text") + ", o.family\n"
     "FROM objects o WHERE o.doc_id = ANY(%(ids)s::integer[]) ORDER BY o.doc_id\n")
+# Each object's content and the injection verdict stored for it at load (NULL detector: none).
 OBJECT_CONTENT = Pair(
-    "SELECT doc_id, content FROM objects WHERE doc_id IN ({ids})",
-    "SELECT doc_id, content FROM objects WHERE doc_id = ANY(%s::integer[]) ORDER BY doc_id")
+    "SELECT o.doc_id, o.content, v.detector, v.fields_sha256, v.field, v.pattern, v.label FROM objects o "
+    "LEFT JOIN (SELECT * FROM injection_verdicts WHERE doc_id IN ({ids})) v ON v.doc_id = o.doc_id "
+    "WHERE o.doc_id IN ({ids})",
+    "SELECT o.doc_id, o.content, v.detector, v.fields_sha256, v.field, v.pattern, v.label FROM objects o "
+    "LEFT JOIN injection_verdicts v ON v.doc_id = o.doc_id WHERE o.doc_id = ANY(%s::integer[]) ORDER BY o.doc_id")
 # Each version's source (for its classification) comes from the objects row of the same family.
 VERSIONS = Pair("""
 SELECT v.family, v.object_id, v.supersedes, v.source_version, v.valid_from_us, v.valid_to_us, v.required_scopes,

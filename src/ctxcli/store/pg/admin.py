@@ -102,6 +102,7 @@ _INDEXES = [
     "CREATE INDEX ON raw_term_stats(tenant_no, term)",
     "CREATE INDEX ON versions(tenant_id, family)",
     "CREATE INDEX ON tombstones(tenant_id, object_id)",
+    "CREATE INDEX ON injection_verdicts(doc_id)",
 ]
 
 
@@ -117,6 +118,7 @@ _RLS_TABLES = {
     "tombstones": "tenant_id", "versions": "tenant_id",
     "postings": "tenant_no", "term_stats": "tenant_no", "vectors": "tenant_id",
     "raw_postings": "tenant_no", "raw_term_stats": "tenant_no", "unresolved_entities": "tenant_id",
+    "injection_verdicts": "tenant_id",
 }
 
 

@@ -560,7 +560,7 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
     def object_metadata(self, doc_ids) -> list[tuple]:
         return self._q(S.OBJECT_METADATA.postgres, {"ids": sorted(doc_ids)})
 
-    def object_content(self, doc_ids) -> list[tuple[int, str]]:
+    def object_content(self, doc_ids) -> list[tuple]:
         return self._q(S.OBJECT_CONTENT.postgres, [list(doc_ids)])
 
     def versions(self, tenant, families) -> list[tuple]:
