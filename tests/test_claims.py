@@ -902,6 +902,21 @@ def test_a_time_converted_to_another_zone_is_the_same_instant():
     assert _wrong_zones("The errors stopped at 10:02 CET.", [span]) == [("10:02 CET", "10:02 at UTC+08:00")]
 
 
+def test_a_time_written_in_another_zone_is_supported_when_it_is_the_cited_instant():
+    from ctxcli.answer.validate import check_cited
+
+    # 02:02 UTC is 10:02 (+08:00): the same value, not an unsupported one, and bound to its field
+    assert check_cited("The first PAY-4097 error was logged at 02:02 UTC.", "fact", [_FIRST]) == []
+    assert check_cited("The first error at 02:02 UTC.", "fact", [_FIRST]) == []
+    (v,) = check_cited("The first PAY-4097 error was logged at 03:02 UTC.", "fact", [_FIRST])
+    assert (v["code"], v["value"]) == ("unsupported_value", "03:02")
+    # the instant of another field is not this field's value
+    two = dict(_FIRST, facts={**_FIRST["facts"], "last_error_at": "2026-07-23T18:02:00+08:00"},
+               text=_FIRST["text"] + " Last error at 18:02:00 (+08:00).")
+    assert [v["code"] for v in check_cited("The last error at 02:02 UTC.", "fact", [two])] == ["misbound_value"]
+    assert check_cited("The last error at 10:02 UTC.", "fact", [two]) == []
+
+
 _PUSH5 = {"evidence_id": "ev-p5", "trust_level": "authoritative",
           "facts": {"change_id": "CFG-0811-05", "completed_at": "2026-08-11T13:55:00+08:00"},
           "text": "Log-level push CFG-0811-05 completed at 13:55."}

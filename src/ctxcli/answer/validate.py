@@ -492,7 +492,10 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
         if n is not None and w not in words:
             vals.append(str(n))
     out = []
-    unsupported = list(dict.fromkeys(v for v in vals if not value_supported(v, hay)))
+    # "02:02 UTC" citing 10:02 (+08:00): the same instant, written in another zone
+    converted = _converted_times(text, texts)
+    unsupported = list(dict.fromkeys(v for v in vals if not value_supported(v, hay)
+                                     and _clock(norm(v)) not in converted))
     for v in unsupported:
         out.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
     held = currencies(" ".join(texts))
@@ -505,7 +508,7 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
             out.append(_viol("unsupported_value", f"{said!r}: the evidence the claim cites states {held_as}", i,
                              value=said))
     for v, field, want in _bound_values(text, _fields(good, by_id, derived)):
-        if v in unsupported or _matches(v, want):
+        if v in unsupported or _matches(v, want) or any(_matches(h, want) for h in converted.get(_clock(norm(v)), ())):
             continue
         shown = ", ".join(sorted(want))[:120]
         out.append(_viol("misbound_value", f"{v!r} is not the {' '.join(field)} of the evidence the claim cites "
@@ -601,6 +604,22 @@ def _wrong_zones(text: str, texts: list[str]) -> list[tuple[str, str]]:
         if same and off not in same and (int(c[:2]) * 60 + int(c[3:]) - off) % 1440 not in instants:
             o = same[0]
             out.append((said, f"{c} at UTC{'+' if o >= 0 else '-'}{abs(o) // 60:02d}:{abs(o) % 60:02d}"))
+    return out
+
+
+def _converted_times(text: str, texts: list[str]) -> dict[str, set[str]]:
+    """The times of day (HH:MM) the claim writes with a zone (``02:02 UTC``) that are, in another
+    zone, an instant a cited time with its zone is (``10:02:00 (+08:00)``): the same value. Each
+    maps to the cited times (as the evidence writes them) it is."""
+    held: dict[int, set[str]] = {}
+    for t in texts:
+        for c, off, _ in _zoned(t):
+            held.setdefault((int(c[:2]) * 60 + int(c[3:]) - off) % 1440, set()).add(c)
+    out: dict[str, set[str]] = {}
+    for c, off, _ in _zoned(text):
+        same = held.get((int(c[:2]) * 60 + int(c[3:]) - off) % 1440)
+        if same:
+            out.setdefault(c, set()).update(same)
     return out
 
 
