@@ -1189,3 +1189,71 @@ def test_operands_in_unlike_units_are_not_compared(text, codes):
     from ctxcli.answer.claims import check_comparisons
 
     assert [v["code"] for v in check_comparisons(text)] == codes
+
+
+# ------------------------------------------------------------------- written6 tuning: comparisons
+def _rejected(text: str, items: list) -> list[str]:
+    from ctxcli.answer.validate import check_cited
+
+    return [v["code"] for v in check_cited(text, "fact", items) if v.get("severity") != "warning"]
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # "more quickly/slowly than" in other languages, between changes written with their sign ("+15 %")
+    ("Los ingresos (+15 %) crecieron más rápido que los costes (+25 %).", [_LEDGER], ["wrong_comparison"]),
+    ("Los costes (+25 %) crecieron más rápido que los ingresos (+15 %).", [_LEDGER], []),
+    ("Выручка (+15 %) росла быстрее затрат (+25 %).", [_LEDGER], ["wrong_comparison"]),
+    ("Выручка (+15 %) росла медленнее затрат (+25 %).", [_LEDGER], []),
+    ("Les coûts (+25 %) ont augmenté moins vite que le chiffre d'affaires (+15 %).", [_LEDGER], ["wrong_comparison"]),
+    ("Les coûts (+25 %) ont augmenté plus vite que le chiffre d'affaires (+15 %).", [_LEDGER], []),
+])
+def test_rates_of_change_are_compared_in_each_language(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # "after the change" compares no values: the left value of "longer than" lies before it
+    ("The 5-second timeout after the change is longer than the 60-second timeout before it.", ["wrong_comparison"]),
+    ("The 60-second timeout before the change was longer than the 5-second timeout after it.", []),
+    # "against" sets two values against each other: "after the change" is not compared with sixty
+    ("Five seconds after the change against sixty before: the keep-alive timeout was lowered.", []),
+])
+def test_a_comparison_word_with_no_value_after_it_leaves_the_left_value_to_the_next(text, codes):
+    assert _rejected(text, [_DIFF]) == codes
+
+
+def test_two_words_of_one_comparison_are_one_comparison():
+    from ctxcli.answer.claims import comparisons
+
+    assert comparisons("128000 CNY au moins égal à 100000 CNY.") == []
+    assert _rejected("La condition est remplie : 128000 CNY au moins égal à 100000 CNY.", [_AMOUNT, _RULE]) == []
+    assert _rejected("La condition est remplie : 128000 CNY moins que 100000 CNY.", [_AMOUNT, _RULE]) == \
+        ["wrong_comparison"]
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    ("Revenue outpaced costs: 15 % versus 25 %.", [_LEDGER], ["wrong_comparison"]),
+    ("Costs outpaced revenue: 25 % versus 15 %.", [_LEDGER], []),
+    ("Revenue grew more than costs (15 % vs 25 %), so margins improved.", [_LEDGER], ["wrong_comparison"]),
+    ("Costs grew more than revenue (25 % vs 15 %), so margins shrank.", [_LEDGER], []),
+    ("Revenue did not rise as much as costs did: fifteen percent versus twenty-five percent.", [_LEDGER], []),
+    ("Revenue rose as much as costs did: fifteen percent versus twenty-five percent.", [_LEDGER],
+     ["wrong_comparison"]),
+    # the pair in the other order than the things compared: the evidence says which value is whose
+    ("El primer error no se produjo antes de que terminara el despliegue (09:54 frente a 10:02).",
+     [_RELEASE, _FIRST], []),
+    ("El primer error se produjo antes de que terminara el despliegue (09:54 frente a 10:02).",
+     [_RELEASE, _FIRST], ["wrong_comparison"]),
+])
+def test_things_compared_take_the_values_set_against_each_other(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+def test_values_set_against_each_other_without_evidence_are_undecided():
+    from ctxcli.answer.claims import check_comparisons, comparisons
+
+    assert comparisons("Revenue outpaced costs: 15 % versus 25 %.") == [("15", ">", "25", None)]
+    assert [v["code"] for v in check_comparisons("Revenue outpaced costs: 15 % versus 25 %.")] == ["undecided"]
+    # the evidence does not tell which value is whose: undecided, not a guess
+    assert [v["code"] for v in check_comparisons("Revenue outpaced costs: 15 % versus 25 %.",
+                                                 [{"text": "Two figures: 15 and 25.", "facts": {}}])] == ["undecided"]
