@@ -1257,3 +1257,48 @@ def test_values_set_against_each_other_without_evidence_are_undecided():
     # the evidence does not tell which value is whose: undecided, not a guess
     assert [v["code"] for v in check_comparisons("Revenue outpaced costs: 15 % versus 25 %.",
                                                  [{"text": "Two figures: 15 and 25.", "facts": {}}])] == ["undecided"]
+
+
+# ------------------------------------------------------------------- written6 tuning: binding
+_OWN26 = {"evidence_id": "ev-own26", "trust_level": "authoritative",
+          "facts": {"owner_team": "payments-platform", "service": "payment-api",
+                    "valid_from": "2026-08-01T00:00:00+08:00"},
+          "text": "From 2026-08-01, service payment-api is owned by team payments-platform, replacing payments-core."}
+_SCOPE = {"evidence_id": "ev-scope", "trust_level": "authoritative",
+          "facts": {"rule_set": "motor-claim-standard", "valid_from": "2026-01-01", "version": "2026.1"},
+          "text": "Motor claims filed from 2026-01-01 are governed by rule set motor-claim-standard version 2026.1, "
+                  "which replaces version 2025.4."}
+_AMOUNT98 = {"evidence_id": "ev-a98", "trust_level": "operational", "facts": {"claim_amount": 98000, "currency": "CNY"},
+             "text": "Claim amount 98000 CNY."}
+_TENURE20 = {"evidence_id": "ev-t20", "trust_level": "operational", "facts": {"policy_tenure_days": 20},
+             "text": "Policy tenure 20 days."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a date is no name: "the owner of payment-api on 2026-08-01" binds no team to the date
+    ("payments-platform replaced payments-core as the owner of payment-api on 2026-08-01.", [_OWN26], []),
+    # "owner of S is X": the name after "is", not a word beyond it
+    ("The owner of payment-api is payments-core from 2026-08-01.", [_OWN26], ["misbound_entity"]),
+    ("The owner of payment-api is payments-platform from 2026-08-01.", [_OWN26], []),
+])
+def test_a_date_is_no_name_bound_to_an_owner(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # the words after a value that are still its own — its unit ("98,000 CNY"), "of" and a name
+    # ("2026.1 of motor-claim-standard") — say nothing of the next value
+    ("Automatic handling: 98,000 CNY stays within a rule of 100,000 CNY.", [_AMOUNT98, _RULE], []),
+    ("Automatic handling: 98,000 CNY stays within a rule of 30 CNY.", [_AMOUNT98, _RULE], ["wrong_comparison"]),
+    ("Automatic handling is fine here: 98,000 CNY on a 20-day-old policy does not meet a rule of 100,000 CNY and "
+     "30 days.", [_AMOUNT98, _TENURE20, _RULE], []),
+    ("The claim of 98,000 CNY on a 20-day-old policy is within 100,000 days.", [_AMOUNT98, _TENURE20, _RULE],
+     ["misbound_value"]),
+    ("Version 2026.1 of motor-claim-standard takes the place of 2025.4.", [_SCOPE], []),
+    ("Motor claims filed from 2026-01-01 are governed by motor-claim-standard 2025.4.", [_SCOPE], ["misbound_value"]),
+    # 超出 ("goes beyond") compares; the value after it is the bound, not the tenure
+    ("十二天的保单期限未超出三十天的审核期限。", [_TENURE, _RULE], []),
+    ("十二天的保单期限已超出三十天的审核期限。", [_TENURE, _RULE], ["wrong_comparison"]),
+])
+def test_words_a_value_owns_do_not_bind_the_next_value(text, items, codes):
+    assert _rejected(text, items) == codes

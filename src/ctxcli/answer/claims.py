@@ -389,7 +389,7 @@ def check_status(text: str, status: str, items: list[dict[str, Any]],
 # ---------------------------------------------------------------------------------- entities
 # phrase -> the fields it binds; the bound name is the first id-like word after the phrase
 _BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of (?:the )?(?:[\w\-]+ ){0,3}[\w\-]+)?"
+    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of (?:the )?(?:(?!is |was )[\w\-]+ ){0,3}[\w\-]+)?"
                 r"(?: is| was|:)?|owning team(?: is| was)?|(?:falls?|fell) to)\s+(?:the\s+)?(?:team\s+)?",
                 re.I), ("owner_team", "owner", "team")),
     (re.compile(r"\b(?:Eigentümer|Besitzer)(?: von [\w\-]+)?(?: ist| war)?\s+(?:das\s+)?(?:Team\s+)?|"
@@ -445,6 +445,8 @@ def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any
         held = {_norm_name(v) for i in items for f in fields
                 for v in ([(i.get("facts") or {}).get(f)] if (i.get("facts") or {}).get(f) is not None else [])}
         if not held or _norm_name(name) in held or not re.search(r"[-_]|\d", name):
+            continue
+        if _operand(name) is not None:      # "the owner of payment-api on 2026-08-01": a date is no name
             continue
         out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
                          f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))

@@ -650,13 +650,19 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
     for clause in _CTX_BREAK.split(prepped):
         words: list[str] = []
         ids: list[tuple[str, int]] = []     # (id, where it ends)
+        owned = 0       # words after a value still its own: its unit, "of" and the name after it
         for m in _TOKEN.finditer(clause):
             tok = m.group()
+            if owned and _owned_by_value(tok, owned):
+                owned = 2 if tok.lower() in _OF else 0
+                continue
+            owned = 0
             if any(ch.isdigit() for ch in tok):
                 v = _clock(norm(tok))
                 if _is_name(v):
                     ids.append((v, m.end()))
                     continue
+                owned = 1
                 # an id is what the value is of when little lies between ("CFG-0811-07 completed
                 # at", "CFG-0811-07于"), not across "with" ("ERR-4097错误可能与09:54完成的发布")
                 near = {i for i, end in ids[-2:] if len(_CJK.findall(clause, end, m.start())) <= 4
@@ -670,6 +676,19 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
                 words += [w for w in re.split(r"[_\-]+", tok.lower())
                           if len(w) >= 3 and w.isalpha() and w not in _CTX_STOP]
     return out
+
+
+_OF = frozenset(["of", "de", "del", "du", "des", "von", "di", "do", "da"])
+_UNIT_AFTER = re.compile(r"(?:" + "|".join([*claim_words.UNITS.values(), *_CURRENCY_WORDS.values()]) + r")$", re.I)
+
+
+def _owned_by_value(tok: str, owned: int) -> bool:
+    """Whether a word right after a value says what that value is rather than what the next one
+    is: its unit or currency ("98,000 CNY on a …"), "of" and the name after it ("version 2026.1 of
+    motor-claim-standard takes the place of 2025.4")."""
+    if owned == 2:
+        return not any(ch.isdigit() for ch in tok)
+    return bool(_UNIT_AFTER.match(tok)) or tok.lower() in _OF
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
