@@ -1302,3 +1302,32 @@ def test_a_date_is_no_name_bound_to_an_owner(text, items, codes):
 ])
 def test_words_a_value_owns_do_not_bind_the_next_value(text, items, codes):
     assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a clause opened by a word of time, with no value, says when the next clause's value holds
+    ("Before the change, the keep-alive timeout was 5 seconds.", [_DIFF], ["misbound_value"]),
+    ("Before the change, the keep-alive timeout was 60 seconds.", [_DIFF], []),
+    # … any other clause does not ("Avec douze jours d'ancienneté, …": its value is in words)
+    ("Avec douze jours d'ancienneté, la police reste dans la fenêtre de 30 jours.", [_TENURE, _RULE], []),
+    # short words ("de", "del", "en") say nothing of a field and do not push its name out of reach
+    ("El timeout de keep-alive después del cambio quedó en 60 segundos.", [_DIFF], ["misbound_value"]),
+    ("El timeout de keep-alive después del cambio quedó en 5 segundos.", [_DIFF], []),
+    # a comparison word in letters outside ASCII ends what a value is of, as an English one does
+    ("Avec 128 000 CNY, le montant du sinistre dépasse le seuil de 100 000 CNY fixé pour la revue manuelle.",
+     [_AMOUNT, _RULE], []),
+    ("Avec 128 000 CNY, le montant du sinistre est de 100 000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    # field words of more languages
+    ("Il profitto è sceso del 15 %.", [_LEDGER], ["misbound_value"]),
+    ("Il profitto è sceso del 25 %.", [_LEDGER], []),
+    ("Выручка выросла на 25 %.", [_LEDGER], ["misbound_value"]),
+    ("Выручка выросла на 15 %.", [_LEDGER], []),
+    ("Chi phí tăng 15 %.", [_LEDGER], ["misbound_value"]),
+    ("Chi phí tăng 25 %.", [_LEDGER], []),
+    ("Der Schadensbetrag beträgt 100.000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    ("Der Schadensbetrag beträgt 128.000 CNY.", [_AMOUNT, _RULE], []),
+    ("Сумма претензии составляет 100 000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    ("Сумма претензии составляет 128 000 CNY.", [_AMOUNT, _RULE], []),
+])
+def test_a_value_is_bound_to_its_field_across_an_opening_clause_and_in_more_languages(text, items, codes):
+    assert _rejected(text, items) == codes

@@ -233,6 +233,7 @@ def alternation(table: dict[str, tuple[str, str]]) -> str:
 # What a value is, in other languages: the English word the context binding compares (validate.py,
 # "context binding"). A claim's "首次报错时间为09:54" then says "first error … 09:54" as the evidence does.
 FIELD_WORDS: dict[str, str] = {
+    "claim amount": r"請求額|请求金额|索赔额|\bSchadens?betrag\b",
     "first": r"首次|首个|第一个|第一次|最初の|\bprimer[oa]?s?\b|\berste[nrs]?\b|\bpremi(?:er|ère)s?\b|\bprimeir[oa]s?\b|"
              r"\bprim[oa]\b|\bперв(?:ая|ый|ое|ой|ую)\b|\bđầu tiên\b",
     "error": r"报错|错误|出错|エラー|\berror(?:es)?\b|\bFehler\b|\berreurs?\b|\berros?\b|\berror[ei]\b|"
@@ -241,24 +242,29 @@ FIELD_WORDS: dict[str, str] = {
                  r"\bconcluíd[oa]\b|\bcompletat[oa]\b|\bconclus[oa]\b|\bhoàn (?:tất|thành)\b|\bзаверш\w*",
     "release": r"发布|リリース|\blanzamiento\b|\bdespliegue\b|\bdéploiement\b|\bbản phát hành\b|\brilascio\b|"
                r"\bрелиз\w*",
-    "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b",
-    "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b",
-    "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b",
+    "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b|"
+               r"\bricavi\b|\bfatturato\b|\bвыручк\w*|\bdoanh thu\b",
+    "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b|\bcosti\b|\bзатрат\w*|"
+             r"\bрасход\w*|\bchi phí\b",
+    "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b|\bprofitt[oi]\b|"
+              r"\butile\b|\bприбыл\w*|\blợi nhuận\b",
     "amount": r"金额|金額|\bimporte\b|\bmonto\b|\b(?:Schadens)?[Bb]etrag\b|\bmontant\b|\bimporto\b|"
-              r"\bсумм[аы]\b|\bsố tiền\b",
+              r"\bсумм[аы]\b|\bsố tiền\b|\bvalor\b|\bmontante\b",
     "threshold": r"门槛|阈值|閾値|\bumbral\b|\bSchwell(?:e|enwert)\b|\bPrüfschwelle\b|\bseuil\b|\blimiar\b|"
                  r"\bsoglia\b|\bпорог\w*|\bngưỡng\b",
     "review": r"审核|审查|審査|\brevisión\b|\brevue\b|\brévision\b|\bPrüfung\b|\brevisão\b|\brevisione\b|"
               r"\bпроверк[аиу]\b|\bxem xét\b",
     "policy tenure": r"\bPolicenlaufzeit\b|保单已生效|保单生效|契約期間|保険契約の経過日数|経過日数|"
                      r"\banzianità della polizza\b|\bantigüedad de la póliza\b|\bancienneté de la police\b",
-    "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b",
-    "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|"
+    "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b|"
+              r"\bсрок\b",
+    "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|\bréclam(?:ation|ée?)\b|"
+             r"\bпретензи\w*|\brichiest[oa]\b|"
              r"\bsinistro\b|\byêu cầu bồi thường\b",
-    "policy": r"保单|\bpóliza\b|\bpolice\b|\bapólice\b|\bhợp đồng\b|Policen",
+    "policy": r"保单|\bpóliza\b|\bpolice\b|\bapólice\b|\bhợp đồng\b|Policen|\bполис\w*",
     "change": r"变化|变动|\bvariación\b|\bvariation\b|\bVeränderung\b|\bvariação\b|\bthay đổi\b",
     "after": r"之后|变更后|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b",
     "before": r"之前|变更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b",
-    "timeout": r"超时|\bdélai\b|\bthời gian chờ\b",
+    "timeout": r"超时|\bdélai\b|\bthời gian chờ\b|タイムアウト|\bтайм-аут\w*",
     "alert": r"告警|\balerta\b|\balerte\b|\bAlarm\b|\bcảnh báo\b|\ballarme\b|\bavviso\b|アラート|\bоповещени\w*",
 }

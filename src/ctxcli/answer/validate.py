@@ -790,6 +790,13 @@ _CMP_LAST = frozenset(next(x for x in reversed(w.lower().split()) if len(x) >= 4
 _CMP_OTHER = re.compile("|".join(sorted({re.escape(w) for lang in claim_words.LANGUAGES
                                           for w, _ in claim_words.COMPARISONS[lang] if not w.isascii()
                                           and re.search(r"[\u3000-\u9fff\uac00-\ud7af]", w)}, key=len, reverse=True)))
+# and those written in letters outside ASCII ("dépasse", "über", "превышает"), which _TOKEN splits:
+# whole words
+_CMP_ACCENTED = re.compile(r"(?<!\w)(?:" + "|".join(sorted({re.escape(w) for lang in claim_words.LANGUAGES
+                                                           for w, _ in claim_words.COMPARISONS[lang]
+                                                           if not w.isascii() and w[0].isalpha()
+                                                           and not _CJK.search(w)}, key=len, reverse=True))
+                           + r")(?!\w)", re.I)
 
 
 def _field_values(value: Any) -> set[str]:
@@ -855,12 +862,14 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     for word, rx in _FIELD_RX:      # other languages' words for a field's, as English
         prepped = rx.sub(f" {word} ", prepped)
     prepped = _CMP_OTHER.sub(" than ", prepped)      # "未达到", "より前": a comparison between two values
+    prepped = _CMP_ACCENTED.sub(" than ", prepped)
     toks = []          # (word or value, is_value, starts a new clause)
     last = 0
     compared = False   # a comparison word so far in the clause
     for m in _TOKEN.finditer(prepped):
         gap = prepped[last:m.start()]
-        brk = bool(_CLAUSE.search(gap))
+        # a break that is a comma alone ("Before the change, the timeout was 60 seconds"): ","
+        brk = ("," if re.fullmatch(r"\s*[,，]\s*", gap) else True) if _CLAUSE.search(gap) else False
         last = m.end()
         tok = m.group()
         compared = (compared and not brk) or tok.lower() in _CMP_LAST or tok.lower() in _THAN
@@ -872,7 +881,7 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
             toks.append((tok, True, brk))
         else:
             for j, w in enumerate(x.replace("-", "") for x in tok.lower().split("_") if x):
-                toks.append((w, False, brk and j == 0))      # keep-alive: keepalive, as in a fact's name
+                toks.append((w, False, brk if j == 0 else False))      # keep-alive: keepalive, as in a fact's name
     starts = {}
     bound: set[int] = set()
     for f in fields:
@@ -905,15 +914,23 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     by_stems = [(f, {w[:4] for w in f}) for f in fields if len(f) >= 2]
     named = {w for f in fields for w in f}       # "timeout after": after is a field's word here
     words: list[str] = []
+    valued = False      # a value since the last break
+    opener = None       # the first word of the clause
     for t, (tok, is_value, brk) in enumerate(toks):
-        if brk:
-            words = []
+        if brk or t == 0:
+            # a clause opened by a word of time, with no value, before a comma says when the next
+            # clause's value holds ("Before the change, the keep-alive timeout was 5 seconds"); any
+            # other break ends what a value is of
+            if brk != "," or valued or opener not in _ID_BREAK:
+                words = []
+            valued, opener = False, tok
         if not is_value:
             if tok in _CMP_LAST and tok not in named:
                 words = []
-            elif tok in named or tok not in _CTX_STOP:      # "the", "was" say nothing of a field
-                words.append(tok)
+            elif tok in named or (tok not in _CTX_STOP and len(tok) > 3):
+                words.append(tok)       # "the", "was", "de", "est" say nothing of a field
             continue
+        valued = True
         if t not in bound and re.match(r"-?\d", tok):
             seen = {w[:4] for w in words[-BIND_WINDOW:]}
             hits = [f for f, st in by_stems if st <= seen]
