@@ -853,11 +853,9 @@ def _singular(w: str) -> str:
     return w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
 
 
-def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
-    """(value, field, the field's values) for every number written right after a field's name:
-    within a few words, in the same clause, before another field's name."""
-    if not fields:
-        return
+def _bind_tokens(text: str) -> list[tuple[str, bool, Any]]:
+    """(word or value, is_value, the break before it: False, True, or "," for a comma alone) of
+    ``text``, its other languages' field and comparison words read as English."""
     prepped = _prep(_EV_ID.sub(" ", text))
     for word, rx in _FIELD_RX:      # other languages' words for a field's, as English
         prepped = rx.sub(f" {word} ", prepped)
@@ -882,6 +880,15 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
         else:
             for j, w in enumerate(x.replace("-", "") for x in tok.lower().split("_") if x):
                 toks.append((w, False, brk if j == 0 else False))      # keep-alive: keepalive, as in a fact's name
+    return toks
+
+
+def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
+    """(value, field, the field's values) for every number written right after a field's name:
+    within a few words, in the same clause, before another field's name."""
+    if not fields:
+        return
+    toks = _bind_tokens(text)
     starts = {}
     bound: set[int] = set()
     for f in fields:
