@@ -1331,3 +1331,24 @@ def test_words_a_value_owns_do_not_bind_the_next_value(text, items, codes):
 ])
 def test_a_value_is_bound_to_its_field_across_an_opening_clause_and_in_more_languages(text, items, codes):
     assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text", [
+    "The errors at 10:02 stem from the release at 09:54.",
+    "The pool exhaustion was brought on by the 09:54 release.",
+    "The PAY-4097 errors resulted from the release.",
+    "The pool ran dry as a direct consequence of the release.",
+    "The release is the reason for the PAY-4097 errors.",
+    "Le déploiement de 9 h 54 est à l'origine des erreurs PAY-4097.",
+    "La baisse du délai est la cause des erreurs PAY-4097.",
+    "Gli errori PAY-4097 sono stati causati dal rilascio.",
+    "Gli errori PAY-4097 sono dovuti al rilascio.",
+    "Los errores PAY-4097 se originaron por el despliegue.",
+])
+def test_causes_said_in_more_words_are_causal_claims(text):
+    from ctxcli.answer.claims import check_claim, is_causal
+
+    assert is_causal(text)
+    # stated as a fact with no deterministic claim behind it: stronger than the evidence
+    assert [v["code"] for v in check_claim(text, "fact", [_RELEASE, _FIRST])] == ["status_upgraded"]
+    assert check_claim(text, "hypothesis", [_RELEASE, _FIRST]) == []

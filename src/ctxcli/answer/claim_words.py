@@ -163,15 +163,17 @@ NEGATION_AFTER = r"^[^\s,，。、]{0,4}\s?(?:ではない|ではありません
 
 CAUSAL: dict[str, tuple[str, str]] = {
     "en": (WORD, r"caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|results in|"
-                 r"responsible for|triggered|drove|broke"),
+                 r"responsible for|triggered|drove|broke|the reason|consequence of|stems from|"
+                 r"stem from|stemmed from|brought on by|resulted from|results from|result of"),
     "zh": ("", r"导致|因为|由于|造成|引起|根因"),
     "es": (WORD, r"causó|causaron|causa|debido al?|debid[oa]s? a|se debi[óe]r?o?n? a|se deben a|porque|provocó|originó|"
+                 r"se originaron|originad[oa]s? por|"
                  r"a causa del?"),
     "de": (WORD, r"verursachte|verursacht|verursachten|weil|wegen|aufgrund|führte zu|führten zu|Ursache|"
                  r"ausgelöst"),
     "fr": (WORD, r"a causé|ont causé|causé|causée|parce que|à cause de|en raison de|a entraîné|a provoqué|"
-                 r"la cause de|la cause du|dûe?s? à|due?s? à|imputables? à"),
-    "it": (WORD, r"ha causato|hanno causato|causato|causata|perché|a causa di|dovuto a|dovuta a|"
+                 r"la cause de|la cause du|la cause des|dûe?s? à|due?s? à|imputables? à|à l'origine d\w*"),
+    "it": (WORD, r"ha causato|hanno causato|causat[oaie]|perché|a causa di|dovut[oaie] a\w*|all'origine d\w*|"
                  r"ha provocato|ha portato a|causa"),
     "pt": (WORD, r"causou|causaram|causado|causada|porque|devido a|por causa de|levou a|provocou|causa"),
     "ru": (WORD, r"вызвал|вызвала|вызвало|вызвали|привел к|привёл к|привела к|привело к|из-за|"
