@@ -1352,3 +1352,20 @@ def test_causes_said_in_more_words_are_causal_claims(text):
     # stated as a fact with no deterministic claim behind it: stronger than the evidence
     assert [v["code"] for v in check_claim(text, "fact", [_RELEASE, _FIRST])] == ["status_upgraded"]
     assert check_claim(text, "hypothesis", [_RELEASE, _FIRST]) == []
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # the left value across commas, over a clause with no value
+    ("Costs (+25 %), as the ledger shows, grew more slowly than revenue did (+15 %).", [_LEDGER],
+     ["wrong_comparison"]),
+    ("Costs (+25 %), as the ledger shows, grew faster than revenue did (+15 %).", [_LEDGER], []),
+    # the right value after a comma, when the comparison names a thing but no value
+    ("CFG-0811-05 terminou às 13:55, mais tarde que CFG-0811-07, às 14:00.", [_PUSH5, _PUSH7], ["wrong_comparison"]),
+    ("CFG-0811-05 terminou às 13:55, mais cedo que CFG-0811-07, às 14:00.", [_PUSH5, _PUSH7], []),
+    ("Costs rose by 25 %, less than revenue, which rose by 15 %.", [_LEDGER], ["wrong_comparison"]),
+    ("Costs rose by 25 %, more than revenue, which rose by 15 %.", [_LEDGER], []),
+    # "60 s before, 5 s after": "before" names nothing after it; no comparison of 60 with 5
+    ("The keep-alive timeout was lowered: 60 s before, 5 s after.", [_DIFF], []),
+])
+def test_operands_of_a_comparison_across_commas(text, items, codes):
+    assert _rejected(text, items) == codes

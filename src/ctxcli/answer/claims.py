@@ -140,6 +140,18 @@ _CONTRAST = re.compile(r"\b(?:versus|vs\.?|against|compared (?:with|to)|frente a
                        r"相比|对比", re.I)
 
 
+def _carried(parts: list[str], n: int) -> tuple[list, str]:
+    """The last value before clause ``n`` across commas, over clauses with no value ("Costs (+25 %),
+    as the ledger shows, grew more slowly than …"), and the clause it is in; ([], "") when none."""
+    k = n
+    while k >= 2 and parts[k - 1].strip() in (",", "，"):
+        k -= 2
+        ops = _operands(parts[k])
+        if ops:
+            return ops[-1:], parts[k]
+    return [], ""
+
+
 def _contrast_end(clause: str, e: int, hi: int) -> int:
     m = _CONTRAST.search(clause, e, hi)
     return m.start() if m else hi
@@ -232,7 +244,7 @@ def comparisons(text: str, side=None) -> list[tuple[str, str, str, bool | None]]
         clause = parts[n]
         # "completed at 09:54, before the error at 10:02": after a comma the left value may be the
         # last one of the clause before
-        carried = _operands(parts[n - 2])[-1:] if n >= 2 and parts[n - 1].strip() in (",", "，") else []
+        carried, from_part = _carried(parts, n)
         # "Revenue outpaced costs: 15 % versus 25 %": the clause after a colon
         after_colon = parts[n + 2] if n + 2 < len(parts) and parts[n + 1].strip() in (":", "：") else ""
         cmps = _find_cmp(clause)
@@ -243,7 +255,7 @@ def comparisons(text: str, side=None) -> list[tuple[str, str, str, bool | None]]
             left, lseg, neg_in = _operands(clause[lo:s]), clause[lo:s], None
             right, rseg = _operands(clause[e:hi]), clause[e:hi]
             if not left and lo == 0 and carried:
-                left, lseg, neg_in = carried, parts[n - 2], clause[:s]
+                left, lseg, neg_in = carried, from_part, clause[:s]
             elif not left and lo == 0:
                 # "Revenue outpaced costs: 15 % versus 25 %", "grew more than costs (15 % vs 25 %)": the
                 # things compared have no values beside them; a pair set against each other are theirs
@@ -261,6 +273,12 @@ def comparisons(text: str, side=None) -> list[tuple[str, str, str, bool | None]]
                         continue
             if clause[s:e] in _POSTFIX and len(left) >= 2:      # "12天在30天以内": the bound comes first
                 right, left, rseg = [left[-1]], [left[-2]], lseg
+            if left and not right and hi == len(clause) and re.search(r"\w", clause[e:]) and n + 2 < len(parts) \
+                    and parts[n + 1].strip() in (",", "，"):
+                # "CFG-0811-05 terminou às 13:55, mais tarde que CFG-0811-07, às 14:00": the right value
+                # of a comparison that names a thing but no value may follow after a comma ("60 s
+                # before, 5 s after" names nothing after "before": no comparison)
+                right, rseg = _operands(parts[n + 2])[:1], parts[n + 2]
             if neg_in is None and left:
                 neg_in = lseg[left[-1][1]:]
             if left and right:
