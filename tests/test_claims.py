@@ -1369,3 +1369,22 @@ def test_causes_said_in_more_words_are_causal_claims(text):
 ])
 def test_operands_of_a_comparison_across_commas(text, items, codes):
     assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a clause that opens with a bound bounds the value after it
+    ("Later than the 10:02 error, at 09:54, the release completed.", [_RELEASE, _FIRST], ["wrong_comparison"]),
+    ("Earlier than the 10:02 error, at 09:54, the release completed.", [_RELEASE, _FIRST], []),
+    ("在10:02的错误出现之后，发布才于09:54完成。", [_RELEASE, _FIRST], ["wrong_comparison"]),
+    ("在10:02的错误出现之前，发布已于09:54完成。", [_RELEASE, _FIRST], []),
+    ("在发布完成（09:54）以前，首个错误（10:02）就已经出现了。", [_RELEASE, _FIRST], ["wrong_comparison"]),
+    ("在发布完成（09:54）以后，首个错误（10:02）才出现。", [_RELEASE, _FIRST], []),
+    # … when the two are values of one kind: a version is no bound of an amount
+    ("Under motor-claim-standard 2026.1, the claim of 128000 CNY is assessed.", [_RULESET, _AMOUNT], []),
+    # antes que / más tarde que
+    ("CFG-0811-07, a las 14:00, se completó antes que CFG-0811-05, a las 13:55.", [_PUSH5, _PUSH7],
+     ["wrong_comparison"]),
+    ("CFG-0811-07, a las 14:00, se completó más tarde que CFG-0811-05, a las 13:55.", [_PUSH5, _PUSH7], []),
+])
+def test_a_bound_that_opens_the_sentence_bounds_the_value_after_it(text, items, codes):
+    assert _rejected(text, items) == codes

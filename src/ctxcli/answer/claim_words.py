@@ -36,14 +36,15 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
     "zh": [("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
            ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
            ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"),
-           ("早于", "<"), ("晚于", ">"), ("达到", ">="), ("快于", ">"), ("慢于", "<"), ("超出", ">")],
+           ("早于", "<"), ("晚于", ">"), ("达到", ">="), ("快于", ">"), ("慢于", "<"), ("超出", ">"), ("以前", "<"), ("以后", ">")],
     "es": [("menor que", "<"), ("mayor que", ">"), ("inferior a", "<"), ("superior a", ">"), ("supera", ">"),
            ("superan", ">"), ("por debajo de", "<"), ("por encima de", ">"), ("dentro de", "<="),
            ("fuera de", ">"), ("al menos", ">="), ("como máximo", "<="), ("no más de", "<="), ("más de", ">"),
            ("menos de", "<"), ("antes de", "<"), ("después de", ">"), ("igual o superior a", ">="),
            ("igual o mayor que", ">="), ("por debajo del", "<"), ("por encima del", ">"), ("más que", ">"),
            ("menos que", "<"), ("antes del", "<"), ("después del", ">"), ("más rápido que", ">"),
-           ("más lento que", "<"), ("posterior a", ">"), ("posterior al", ">"), ("anterior a", "<"), ("anterior al", "<")],
+           ("más lento que", "<"), ("posterior a", ">"), ("posterior al", ">"), ("anterior a", "<"), ("anterior al", "<"),
+           ("antes que", "<"), ("después que", ">"), ("más tarde que", ">"), ("más temprano que", "<")],
     "de": [("mindestens", ">="), ("höchstens", "<="), ("nicht mehr als", "<="), ("nicht weniger als", ">="),
            ("mehr als", ">"), ("weniger als", "<"), ("größer als", ">"), ("kleiner als", "<"),
            ("höher als", ">"), ("niedriger als", "<"), ("über", ">"), ("unter", "<"), ("oberhalb", ">"),
@@ -142,7 +143,7 @@ CHANGE_DOWN = (r"\b(?:lower\w*|decreas\w*|reduc\w*|cut|cuts|dropp\w*|fell|fallen
                r"引き下げ|減少|短縮")
 
 POSTFIX: frozenset[str] = frozenset(
-    {"以内", "之内", "以上", "以下", "之前", "之后"}
+    {"以内", "之内", "以上", "以下", "之前", "之后", "以前", "以后"}
     | {w for w, _ in COMPARISONS["ja"]} | {w for w, _ in COMPARISONS["ko"]})
 
 WORD = "word"      # a fragment matched as whole words (\b…\b)

@@ -140,6 +140,27 @@ _CONTRAST = re.compile(r"\b(?:versus|vs\.?|against|compared (?:with|to)|frente a
                        r"相比|对比", re.I)
 
 
+def _leading_bound(clause: str, s: int, e: int, left: list, right: list) -> tuple[list, str] | None:
+    """(the bound, its clause) when ``clause`` is a bound alone that opens the sentence for the
+    value after it: it begins with the comparison word and holds one value after it ("Later than
+    the 10:02 error"), or, with a word written after its value, begins with 在 and holds one value
+    before it ("在14:02的错误出现之后"); else None."""
+    if not left and len(right) == 1 and not re.search(r"\w", clause[:s]):
+        return right, clause[e:]
+    if clause[s:e] in _POSTFIX and len(left) == 1 and not right and clause.lstrip().startswith("在"):
+        return left, clause[:s]
+    return None
+
+
+def _one_kind(a, aseg: str, b, bseg: str) -> bool:
+    """Whether operands ``a`` (of ``aseg``) and ``b`` (of ``bseg``) are values of one kind: two times,
+    two dates, or two numbers in one unit ("Under motor-claim-standard 2026.1, the claim of 128000
+    CNY": a version is no bound of an amount)."""
+    if a[3][0] != b[3][0]:
+        return False
+    return a[3][0] != "num" or (_unit(aseg, a[1], a[2]) or "") == (_unit(bseg, b[1], b[2]) or "-")
+
+
 def _carried(parts: list[str], n: int) -> tuple[list, str]:
     """The last value before clause ``n`` across commas, over clauses with no value ("Costs (+25 %),
     as the ledger shows, grew more slowly than …"), and the clause it is in; ([], "") when none."""
@@ -260,19 +281,25 @@ def comparisons(text: str, side=None) -> list[tuple[str, str, str, bool | None]]
                 # "Revenue outpaced costs: 15 % versus 25 %", "grew more than costs (15 % vs 25 %)": the
                 # things compared have no values beside them; a pair set against each other are theirs
                 seg = clause[e:] if len(_operands(clause[e:])) >= 2 else after_colon
-                left, right = _contrasted(seg)
-                lseg = rseg = seg
-                neg_in = clause[:s]
-                if left and right:
-                    subj_r = clause[e:e + seg.find(left[-1][2])] if seg is not after_colon else clause[e:]
-                    way = side(clause[:s], subj_r, left[-1][2], right[0][2]) if side else None
-                    if way is False:
-                        left, right = [right[0]], [left[-1]]
-                    elif way is None:
-                        out.append((left[-1][2], op, right[0][2], None))
+                pair = _contrasted(seg)
+                if pair[0]:
+                    subj_r = clause[e:e + seg.find(pair[0][-1][2])] if seg is not after_colon else clause[e:]
+                    way = side(clause[:s], subj_r, pair[0][-1][2], pair[1][0][2]) if side else None
+                    if way is None:
+                        out.append((pair[0][-1][2], op, pair[1][0][2], None))
                         continue
+                    left, right = pair if way else (pair[1], pair[0])
+                    lseg = rseg = seg
+                    neg_in = clause[:s]
             if clause[s:e] in _POSTFIX and len(left) >= 2:      # "12天在30天以内": the bound comes first
                 right, left, rseg = [left[-1]], [left[-2]], lseg
+            bound = _leading_bound(clause, s, e, left, right) if not carried and n + 2 < len(parts) \
+                and parts[n + 1].strip() in (",", "，") else None
+            after = _operands(parts[n + 2])[:1] if bound else []
+            if after and _one_kind(after[0], parts[n + 2], bound[0][0], bound[1]):
+                # "Later than the 10:02 error, at 09:54, the release completed", "在14:02的错误出现之后，
+                # CFG-0811-07才于14:00完成": a clause that opens with a bound bounds the value after it
+                (right, rseg), left, lseg, neg_in = bound, after, parts[n + 2], ""
             if left and not right and hi == len(clause) and re.search(r"\w", clause[e:]) and n + 2 < len(parts) \
                     and parts[n + 1].strip() in (",", "，"):
                 # "CFG-0811-05 terminou às 13:55, mais tarde que CFG-0811-07, às 14:00": the right value
