@@ -1388,3 +1388,16 @@ def test_operands_of_a_comparison_across_commas(text, items, codes):
 ])
 def test_a_bound_that_opens_the_sentence_bounds_the_value_after_it(text, items, codes):
     assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # the verb after a clause's last value says what it is (verb-final word orders)
+    ("Das Release wurde um 10:02 abgeschlossen.", ["misbound_value"]),
+    ("Das Release wurde um 09:54 abgeschlossen.", []),
+    ("发布于10:02完成。", ["misbound_value"]),
+    ("发布于09:54完成。", []),
+    ("リリースは10:02に完了した。", ["misbound_value"]),
+    ("リリースは09:54に完了した。", []),
+])
+def test_the_verb_after_a_value_says_what_it_is(text, codes):
+    assert _rejected(text, [_RELEASE, _FIRST]) == codes

@@ -648,6 +648,7 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
         prepped = rx.sub(f" {word} ", prepped)
     out = []
     for clause in _CTX_BREAK.split(prepped):
+        start = len(out)
         words: list[str] = []
         ids: list[tuple[str, int]] = []     # (id, where it ends)
         owned = 0       # words after a value still its own: its unit, "of" and the name after it
@@ -675,6 +676,11 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
                     ids = []
                 words += [w for w in re.split(r"[_\-]+", tok.lower())
                           if len(w) >= 3 and w.isalpha() and w not in _CTX_STOP]
+        if since_value and len(out) > start and words:
+            # the verb after the last value of a clause says what it is too ("Das Release wurde um
+            # 10:02 abgeschlossen", "发布于10:02完成")
+            v, ctx, near = out[-1]
+            out[-1] = (v, ctx | {_stem(w) for w in words[:2]}, near)
     return out
 
 
