@@ -246,8 +246,8 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says():
 
     held = claims_eval.evaluate(data / "written5" / "corpus.jsonl")
     assert set(held) == {"heldout"}
-    assert held["heldout"]["all wrong"] == [224, 250] and held["heldout"]["right"] == [1, 213]
-    assert total("written6", "all wrong") == [403, 484] and total("written6", "right") == [0, 362]
+    assert held["heldout"]["all wrong"] == [225, 250] and held["heldout"]["right"] == [1, 213]
+    assert total("written6", "all wrong") == [406, 484] and total("written6", "right") == [0, 362]
     assert total("written4", "all wrong") == [213, 222] and total("written4", "right") == [1, 199]
     assert total("written3", "all wrong") == [222, 232] and total("written3", "right") == [2, 205]
     assert total("written2", "all wrong") == [216, 223] and total("written2", "right") == [0, 201]
@@ -255,7 +255,7 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text(encoding="utf-8")
     assert "**213/250 (85.2 %)**" in doc and "**11/213 (5.2 %)**" in doc      # the one blind measurement
     assert "**346/484 (71.5 %)**" in doc and "**9/362 (2.5 %)**" in doc      # written6, measured once
-    assert "Now: 403/484 (83.3 %), 0/362" in doc and "Now: 224/250 (89.6 %), 1/213 (0.5 %)" in doc
+    assert "Now: 406/484 (83.9 %), 0/362" in doc and "Now: 225/250 (90.0 %), 1/213 (0.5 %)" in doc
     assert "Now:\n  213/222 (95.9 %), 1/199 (0.5 %)" in doc
     assert "Now: 222/232 (95.7 %),\n  2/205 (1.0 %)" in doc and "Now:\n  216/223 (96.9 %), 0/201" in doc
     assert "Now: 378/398 (95.0 %), 0/355" in doc
@@ -263,7 +263,7 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says():
     assert "claims_eval tests/data/claims/written5/corpus.jsonl --min-wrong 0.85 --max-right 0.01" in ci
     w5 = str(data / "written5" / "corpus.jsonl")
     assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.01"]) == 0
-    assert claims_eval.main([w5, "--min-wrong", "0.90", "--max-right", "0.01"]) == 1      # above 89.6 %
+    assert claims_eval.main([w5, "--min-wrong", "0.91", "--max-right", "0.01"]) == 1      # above 90.0 %
     assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.004"]) == 1      # below 0.5 %
 
 # ------------------------------------------------------------------- tool results citable (item 6)
@@ -1404,3 +1404,19 @@ def test_a_bound_that_opens_the_sentence_bounds_the_value_after_it(text, items, 
 ])
 def test_the_verb_after_a_value_says_what_it_is(text, codes):
     assert _rejected(text, [_RELEASE, _FIRST]) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # a comma beside letters the tokens skip ("mudança, o") is still a comma alone
+    ("Depois da mudança, o timeout de keep-alive ficou em 60 segundos.", ["misbound_value"]),
+    ("Depois da mudança, o timeout de keep-alive ficou em 5 segundos.", []),
+    # "after"/"before" in more languages name the field's time
+    ("Il timeout keep-alive dopo la modifica è di 60 secondi.", ["misbound_value"]),
+    ("Il timeout keep-alive dopo la modifica è di 5 secondi.", []),
+    ("Тайм-аут keep-alive после изменения составил 60 секунд.", ["misbound_value"]),
+    ("Тайм-аут keep-alive после изменения составил 5 секунд.", []),
+    ("変更前のkeep-aliveタイムアウトは5秒だった。", ["misbound_value"]),
+    ("変更前のkeep-aliveタイムアウトは60秒だった。", []),
+])
+def test_a_changed_value_is_bound_to_before_or_after_in_more_languages(text, codes):
+    assert _rejected(text, [_DIFF]) == codes

@@ -266,8 +266,8 @@ FIELD_WORDS: dict[str, str] = {
              r"\bsinistro\b|\byêu cầu bồi thường\b",
     "policy": r"保单|\bpóliza\b|\bpolice\b|\bapólice\b|\bhợp đồng\b|Policen|\bполис\w*",
     "change": r"变化|变动|\bvariación\b|\bvariation\b|\bVeränderung\b|\bvariação\b|\bthay đổi\b",
-    "after": r"之后|变更后|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b",
-    "before": r"之前|变更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b",
+    "after": r"之后|变更后|変更後|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b|\bdopo\b|\bпосле\b",
+    "before": r"之前|变更前|変更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b|\bprima\b",
     "timeout": r"超时|\bdélai\b|\bthời gian chờ\b|タイムアウト|\bтайм-аут\w*",
     "alert": r"告警|\balerta\b|\balerte\b|\bAlarm\b|\bcảnh báo\b|\ballarme\b|\bavviso\b|アラート|\bоповещени\w*",
 }

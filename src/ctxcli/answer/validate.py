@@ -873,7 +873,8 @@ def _bind_tokens(text: str) -> list[tuple[str, bool, Any]]:
     for m in _TOKEN.finditer(prepped):
         gap = prepped[last:m.start()]
         # a break that is a comma alone ("Before the change, the timeout was 60 seconds"): ","
-        brk = ("," if re.fullmatch(r"\s*[,，]\s*", gap) else True) if _CLAUSE.search(gap) else False
+        marks = _CLAUSE.findall(gap)       # (letters _TOKEN skips may stand beside it: "mudança, o")
+        brk = ("," if all(x in ",，" for x in marks) else True) if marks else False
         last = m.end()
         tok = m.group()
         compared = (compared and not brk) or tok.lower() in _CMP_LAST or tok.lower() in _THAN
