@@ -246,24 +246,24 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says():
 
     held = claims_eval.evaluate(data / "written5" / "corpus.jsonl")
     assert set(held) == {"heldout"}
-    assert held["heldout"]["all wrong"] == [225, 250] and held["heldout"]["right"] == [1, 213]
-    assert total("written6", "all wrong") == [406, 484] and total("written6", "right") == [0, 362]
-    assert total("written4", "all wrong") == [213, 222] and total("written4", "right") == [1, 199]
+    assert held["heldout"]["all wrong"] == [226, 250] and held["heldout"]["right"] == [1, 213]
+    assert total("written6", "all wrong") == [408, 484] and total("written6", "right") == [0, 362]
+    assert total("written4", "all wrong") == [214, 222] and total("written4", "right") == [1, 199]
     assert total("written3", "all wrong") == [222, 232] and total("written3", "right") == [2, 205]
     assert total("written2", "all wrong") == [216, 223] and total("written2", "right") == [0, 201]
     assert total("written", "all wrong") == [378, 398] and total("written", "right") == [0, 355]
     doc = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text(encoding="utf-8")
     assert "**213/250 (85.2 %)**" in doc and "**11/213 (5.2 %)**" in doc      # the one blind measurement
     assert "**346/484 (71.5 %)**" in doc and "**9/362 (2.5 %)**" in doc      # written6, measured once
-    assert "Now: 406/484 (83.9 %), 0/362" in doc and "Now: 225/250 (90.0 %), 1/213 (0.5 %)" in doc
-    assert "Now:\n  213/222 (95.9 %), 1/199 (0.5 %)" in doc
+    assert "Now: 408/484 (84.3 %), 0/362" in doc and "Now: 226/250 (90.4 %), 1/213 (0.5 %)" in doc
+    assert "Now:\n  214/222 (96.4 %), 1/199 (0.5 %)" in doc
     assert "Now: 222/232 (95.7 %),\n  2/205 (1.0 %)" in doc and "Now:\n  216/223 (96.9 %), 0/201" in doc
     assert "Now: 378/398 (95.0 %), 0/355" in doc
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
     assert "claims_eval tests/data/claims/written5/corpus.jsonl --min-wrong 0.85 --max-right 0.01" in ci
     w5 = str(data / "written5" / "corpus.jsonl")
     assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.01"]) == 0
-    assert claims_eval.main([w5, "--min-wrong", "0.91", "--max-right", "0.01"]) == 1      # above 90.0 %
+    assert claims_eval.main([w5, "--min-wrong", "0.91", "--max-right", "0.01"]) == 1      # above 90.4 %
     assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.004"]) == 1      # below 0.5 %
 
 # ------------------------------------------------------------------- tool results citable (item 6)
@@ -1420,3 +1420,14 @@ def test_the_verb_after_a_value_says_what_it_is(text, codes):
 ])
 def test_a_changed_value_is_bound_to_before_or_after_in_more_languages(text, codes):
     assert _rejected(text, [_DIFF]) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # a currency named in more words: "US dollars", "đô la Mỹ"
+    ("The claim is for 128,000 US dollars.", ["unsupported_value"]),
+    ("The claim is for 128,000 yuan.", []),
+    ("Số tiền yêu cầu là 128.000 đô la Mỹ.", ["unsupported_value"]),
+    ("Số tiền yêu cầu là 128.000 CNY.", []),
+])
+def test_a_currency_named_in_more_words_is_checked(text, codes):
+    assert _rejected(text, [_AMOUNT]) == codes

@@ -429,7 +429,8 @@ def _named_omissions(text: str, i: int | None, named: dict[str, dict[str, Any]],
 
 # a currency written beside a number (before or after it): its ISO code
 _CURRENCY_WORDS = {
-    "USD": r"usd|us\$|\$|dollars?|dólares?|dollars? américains|us-dollar|美元|ドル|달러|доллар\w*",
+    "USD": r"usd|us\$|\$|(?:us |u\.s\. )?dollars?|dólares?|dollars? américains|us-dollar|美元|ドル|달러|доллар\w*|"
+           r"đô la(?: mỹ)?",
     "EUR": r"eur|€|euros?|欧元|ユーロ|유로|евро",
     "CNY": r"cny|rmb|yuan|renminbi|人民币|元|円人民元",
     "VND": r"vnd|₫|đồng|dong",
