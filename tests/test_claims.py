@@ -234,8 +234,8 @@ def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
 
 
 def test_the_hand_written_corpora_score_as_docs_model_md_says():
-    """tests/data/claims/written5 (measured once, then tuned on), written4, written3, written2 and
-    written score exactly as docs/model.md reports, and CI's floors for written5 (.ci/run) hold."""
+    """tests/data/claims/written6 and written5 (each measured once, then tuned on), written4, written3,
+    written2 and written score exactly as docs/model.md reports, and CI's floors for written5 (.ci/run) hold."""
     from ctxcli.answer import claims_eval
 
     data = Path(__file__).parent / "data" / "claims"
@@ -246,22 +246,25 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says():
 
     held = claims_eval.evaluate(data / "written5" / "corpus.jsonl")
     assert set(held) == {"heldout"}
-    assert held["heldout"]["all wrong"] == [214, 250] and held["heldout"]["right"] == [2, 213]
-    assert total("written4", "all wrong") == [209, 222] and total("written4", "right") == [1, 199]
-    assert total("written3", "all wrong") == [214, 232] and total("written3", "right") == [2, 205]
-    assert total("written2", "all wrong") == [213, 223] and total("written2", "right") == [0, 201]
-    assert total("written", "all wrong") == [375, 398] and total("written", "right") == [0, 355]
+    assert held["heldout"]["all wrong"] == [226, 250] and held["heldout"]["right"] == [1, 213]
+    assert total("written6", "all wrong") == [408, 484] and total("written6", "right") == [0, 362]
+    assert total("written4", "all wrong") == [214, 222] and total("written4", "right") == [1, 199]
+    assert total("written3", "all wrong") == [222, 232] and total("written3", "right") == [2, 205]
+    assert total("written2", "all wrong") == [216, 223] and total("written2", "right") == [0, 201]
+    assert total("written", "all wrong") == [378, 398] and total("written", "right") == [0, 355]
     doc = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text(encoding="utf-8")
     assert "**213/250 (85.2 %)**" in doc and "**11/213 (5.2 %)**" in doc      # the one blind measurement
-    assert "214/250 (85.6 %), 2/213 (0.9 %)" in doc and "209/222 (94.1 %), 1/199 (0.5 %)" in doc
-    assert "214/232 (92.2 %),\n  2/205 (1.0 %)" in doc and "213/223 (95.5 %), 0/201" in doc
-    assert "375/398 (94.2 %), 0/355" in doc
+    assert "**346/484 (71.5 %)**" in doc and "**9/362 (2.5 %)**" in doc      # written6, measured once
+    assert "Now: 408/484 (84.3 %), 0/362" in doc and "Now: 226/250 (90.4 %), 1/213 (0.5 %)" in doc
+    assert "Now:\n  214/222 (96.4 %), 1/199 (0.5 %)" in doc
+    assert "Now: 222/232 (95.7 %),\n  2/205 (1.0 %)" in doc and "Now:\n  216/223 (96.9 %), 0/201" in doc
+    assert "Now: 378/398 (95.0 %), 0/355" in doc
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
     assert "claims_eval tests/data/claims/written5/corpus.jsonl --min-wrong 0.85 --max-right 0.01" in ci
     w5 = str(data / "written5" / "corpus.jsonl")
     assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.01"]) == 0
-    assert claims_eval.main([w5, "--min-wrong", "0.86", "--max-right", "0.01"]) == 1
-    assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.009"]) == 1
+    assert claims_eval.main([w5, "--min-wrong", "0.91", "--max-right", "0.01"]) == 1      # above 90.4 %
+    assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.004"]) == 1      # below 0.5 %
 
 # ------------------------------------------------------------------- tool results citable (item 6)
 AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent" / "INC-2026-0723"
@@ -902,6 +905,21 @@ def test_a_time_converted_to_another_zone_is_the_same_instant():
     assert _wrong_zones("The errors stopped at 10:02 CET.", [span]) == [("10:02 CET", "10:02 at UTC+08:00")]
 
 
+def test_a_time_written_in_another_zone_is_supported_when_it_is_the_cited_instant():
+    from ctxcli.answer.validate import check_cited
+
+    # 02:02 UTC is 10:02 (+08:00): the same value, not an unsupported one, and bound to its field
+    assert check_cited("The first PAY-4097 error was logged at 02:02 UTC.", "fact", [_FIRST]) == []
+    assert check_cited("The first error at 02:02 UTC.", "fact", [_FIRST]) == []
+    (v,) = check_cited("The first PAY-4097 error was logged at 03:02 UTC.", "fact", [_FIRST])
+    assert (v["code"], v["value"]) == ("unsupported_value", "03:02")
+    # the instant of another field is not this field's value
+    two = dict(_FIRST, facts={**_FIRST["facts"], "last_error_at": "2026-07-23T18:02:00+08:00"},
+               text=_FIRST["text"] + " Last error at 18:02:00 (+08:00).")
+    assert [v["code"] for v in check_cited("The last error at 02:02 UTC.", "fact", [two])] == ["misbound_value"]
+    assert check_cited("The last error at 10:02 UTC.", "fact", [two]) == []
+
+
 _PUSH5 = {"evidence_id": "ev-p5", "trust_level": "authoritative",
           "facts": {"change_id": "CFG-0811-05", "completed_at": "2026-08-11T13:55:00+08:00"},
           "text": "Log-level push CFG-0811-05 completed at 13:55."}
@@ -1174,3 +1192,242 @@ def test_operands_in_unlike_units_are_not_compared(text, codes):
     from ctxcli.answer.claims import check_comparisons
 
     assert [v["code"] for v in check_comparisons(text)] == codes
+
+
+# ------------------------------------------------------------------- written6 tuning: comparisons
+def _rejected(text: str, items: list) -> list[str]:
+    from ctxcli.answer.validate import check_cited
+
+    return [v["code"] for v in check_cited(text, "fact", items) if v.get("severity") != "warning"]
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # "more quickly/slowly than" in other languages, between changes written with their sign ("+15 %")
+    ("Los ingresos (+15 %) crecieron más rápido que los costes (+25 %).", [_LEDGER], ["wrong_comparison"]),
+    ("Los costes (+25 %) crecieron más rápido que los ingresos (+15 %).", [_LEDGER], []),
+    ("Выручка (+15 %) росла быстрее затрат (+25 %).", [_LEDGER], ["wrong_comparison"]),
+    ("Выручка (+15 %) росла медленнее затрат (+25 %).", [_LEDGER], []),
+    ("Les coûts (+25 %) ont augmenté moins vite que le chiffre d'affaires (+15 %).", [_LEDGER], ["wrong_comparison"]),
+    ("Les coûts (+25 %) ont augmenté plus vite que le chiffre d'affaires (+15 %).", [_LEDGER], []),
+])
+def test_rates_of_change_are_compared_in_each_language(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # "after the change" compares no values: the left value of "longer than" lies before it
+    ("The 5-second timeout after the change is longer than the 60-second timeout before it.", ["wrong_comparison"]),
+    ("The 60-second timeout before the change was longer than the 5-second timeout after it.", []),
+    # "against" sets two values against each other: "after the change" is not compared with sixty
+    ("Five seconds after the change against sixty before: the keep-alive timeout was lowered.", []),
+])
+def test_a_comparison_word_with_no_value_after_it_leaves_the_left_value_to_the_next(text, codes):
+    assert _rejected(text, [_DIFF]) == codes
+
+
+def test_two_words_of_one_comparison_are_one_comparison():
+    from ctxcli.answer.claims import comparisons
+
+    assert comparisons("128000 CNY au moins égal à 100000 CNY.") == []
+    assert _rejected("La condition est remplie : 128000 CNY au moins égal à 100000 CNY.", [_AMOUNT, _RULE]) == []
+    assert _rejected("La condition est remplie : 128000 CNY moins que 100000 CNY.", [_AMOUNT, _RULE]) == \
+        ["wrong_comparison"]
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    ("Revenue outpaced costs: 15 % versus 25 %.", [_LEDGER], ["wrong_comparison"]),
+    ("Costs outpaced revenue: 25 % versus 15 %.", [_LEDGER], []),
+    ("Revenue grew more than costs (15 % vs 25 %), so margins improved.", [_LEDGER], ["wrong_comparison"]),
+    ("Costs grew more than revenue (25 % vs 15 %), so margins shrank.", [_LEDGER], []),
+    ("Revenue did not rise as much as costs did: fifteen percent versus twenty-five percent.", [_LEDGER], []),
+    ("Revenue rose as much as costs did: fifteen percent versus twenty-five percent.", [_LEDGER],
+     ["wrong_comparison"]),
+    # the pair in the other order than the things compared: the evidence says which value is whose
+    ("El primer error no se produjo antes de que terminara el despliegue (09:54 frente a 10:02).",
+     [_RELEASE, _FIRST], []),
+    ("El primer error se produjo antes de que terminara el despliegue (09:54 frente a 10:02).",
+     [_RELEASE, _FIRST], ["wrong_comparison"]),
+])
+def test_things_compared_take_the_values_set_against_each_other(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+def test_values_set_against_each_other_without_evidence_are_undecided():
+    from ctxcli.answer.claims import check_comparisons, comparisons
+
+    assert comparisons("Revenue outpaced costs: 15 % versus 25 %.") == [("15", ">", "25", None)]
+    assert [v["code"] for v in check_comparisons("Revenue outpaced costs: 15 % versus 25 %.")] == ["undecided"]
+    # the evidence does not tell which value is whose: undecided, not a guess
+    assert [v["code"] for v in check_comparisons("Revenue outpaced costs: 15 % versus 25 %.",
+                                                 [{"text": "Two figures: 15 and 25.", "facts": {}}])] == ["undecided"]
+
+
+# ------------------------------------------------------------------- written6 tuning: binding
+_OWN26 = {"evidence_id": "ev-own26", "trust_level": "authoritative",
+          "facts": {"owner_team": "payments-platform", "service": "payment-api",
+                    "valid_from": "2026-08-01T00:00:00+08:00"},
+          "text": "From 2026-08-01, service payment-api is owned by team payments-platform, replacing payments-core."}
+_SCOPE = {"evidence_id": "ev-scope", "trust_level": "authoritative",
+          "facts": {"rule_set": "motor-claim-standard", "valid_from": "2026-01-01", "version": "2026.1"},
+          "text": "Motor claims filed from 2026-01-01 are governed by rule set motor-claim-standard version 2026.1, "
+                  "which replaces version 2025.4."}
+_AMOUNT98 = {"evidence_id": "ev-a98", "trust_level": "operational", "facts": {"claim_amount": 98000, "currency": "CNY"},
+             "text": "Claim amount 98000 CNY."}
+_TENURE20 = {"evidence_id": "ev-t20", "trust_level": "operational", "facts": {"policy_tenure_days": 20},
+             "text": "Policy tenure 20 days."}
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a date is no name: "the owner of payment-api on 2026-08-01" binds no team to the date
+    ("payments-platform replaced payments-core as the owner of payment-api on 2026-08-01.", [_OWN26], []),
+    # "owner of S is X": the name after "is", not a word beyond it
+    ("The owner of payment-api is payments-core from 2026-08-01.", [_OWN26], ["misbound_entity"]),
+    ("The owner of payment-api is payments-platform from 2026-08-01.", [_OWN26], []),
+])
+def test_a_date_is_no_name_bound_to_an_owner(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # the words after a value that are still its own — its unit ("98,000 CNY"), "of" and a name
+    # ("2026.1 of motor-claim-standard") — say nothing of the next value
+    ("Automatic handling: 98,000 CNY stays within a rule of 100,000 CNY.", [_AMOUNT98, _RULE], []),
+    ("Automatic handling: 98,000 CNY stays within a rule of 30 CNY.", [_AMOUNT98, _RULE], ["wrong_comparison"]),
+    ("Automatic handling is fine here: 98,000 CNY on a 20-day-old policy does not meet a rule of 100,000 CNY and "
+     "30 days.", [_AMOUNT98, _TENURE20, _RULE], []),
+    ("The claim of 98,000 CNY on a 20-day-old policy is within 100,000 days.", [_AMOUNT98, _TENURE20, _RULE],
+     ["misbound_value"]),
+    ("Version 2026.1 of motor-claim-standard takes the place of 2025.4.", [_SCOPE], []),
+    ("Motor claims filed from 2026-01-01 are governed by motor-claim-standard 2025.4.", [_SCOPE], ["misbound_value"]),
+    # 超出 ("goes beyond") compares; the value after it is the bound, not the tenure
+    ("十二天的保单期限未超出三十天的审核期限。", [_TENURE, _RULE], []),
+    ("十二天的保单期限已超出三十天的审核期限。", [_TENURE, _RULE], ["wrong_comparison"]),
+])
+def test_words_a_value_owns_do_not_bind_the_next_value(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a clause opened by a word of time, with no value, says when the next clause's value holds
+    ("Before the change, the keep-alive timeout was 5 seconds.", [_DIFF], ["misbound_value"]),
+    ("Before the change, the keep-alive timeout was 60 seconds.", [_DIFF], []),
+    # … any other clause does not ("Avec douze jours d'ancienneté, …": its value is in words)
+    ("Avec douze jours d'ancienneté, la police reste dans la fenêtre de 30 jours.", [_TENURE, _RULE], []),
+    # short words ("de", "del", "en") say nothing of a field and do not push its name out of reach
+    ("El timeout de keep-alive después del cambio quedó en 60 segundos.", [_DIFF], ["misbound_value"]),
+    ("El timeout de keep-alive después del cambio quedó en 5 segundos.", [_DIFF], []),
+    # a comparison word in letters outside ASCII ends what a value is of, as an English one does
+    ("Avec 128 000 CNY, le montant du sinistre dépasse le seuil de 100 000 CNY fixé pour la revue manuelle.",
+     [_AMOUNT, _RULE], []),
+    ("Avec 128 000 CNY, le montant du sinistre est de 100 000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    # field words of more languages
+    ("Il profitto è sceso del 15 %.", [_LEDGER], ["misbound_value"]),
+    ("Il profitto è sceso del 25 %.", [_LEDGER], []),
+    ("Выручка выросла на 25 %.", [_LEDGER], ["misbound_value"]),
+    ("Выручка выросла на 15 %.", [_LEDGER], []),
+    ("Chi phí tăng 15 %.", [_LEDGER], ["misbound_value"]),
+    ("Chi phí tăng 25 %.", [_LEDGER], []),
+    ("Der Schadensbetrag beträgt 100.000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    ("Der Schadensbetrag beträgt 128.000 CNY.", [_AMOUNT, _RULE], []),
+    ("Сумма претензии составляет 100 000 CNY.", [_AMOUNT, _RULE], ["misbound_value"]),
+    ("Сумма претензии составляет 128 000 CNY.", [_AMOUNT, _RULE], []),
+])
+def test_a_value_is_bound_to_its_field_across_an_opening_clause_and_in_more_languages(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text", [
+    "The errors at 10:02 stem from the release at 09:54.",
+    "The pool exhaustion was brought on by the 09:54 release.",
+    "The PAY-4097 errors resulted from the release.",
+    "The pool ran dry as a direct consequence of the release.",
+    "The release is the reason for the PAY-4097 errors.",
+    "Le déploiement de 9 h 54 est à l'origine des erreurs PAY-4097.",
+    "La baisse du délai est la cause des erreurs PAY-4097.",
+    "Gli errori PAY-4097 sono stati causati dal rilascio.",
+    "Gli errori PAY-4097 sono dovuti al rilascio.",
+    "Los errores PAY-4097 se originaron por el despliegue.",
+])
+def test_causes_said_in_more_words_are_causal_claims(text):
+    from ctxcli.answer.claims import check_claim, is_causal
+
+    assert is_causal(text)
+    # stated as a fact with no deterministic claim behind it: stronger than the evidence
+    assert [v["code"] for v in check_claim(text, "fact", [_RELEASE, _FIRST])] == ["status_upgraded"]
+    assert check_claim(text, "hypothesis", [_RELEASE, _FIRST]) == []
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # the left value across commas, over a clause with no value
+    ("Costs (+25 %), as the ledger shows, grew more slowly than revenue did (+15 %).", [_LEDGER],
+     ["wrong_comparison"]),
+    ("Costs (+25 %), as the ledger shows, grew faster than revenue did (+15 %).", [_LEDGER], []),
+    # the right value after a comma, when the comparison names a thing but no value
+    ("CFG-0811-05 terminou às 13:55, mais tarde que CFG-0811-07, às 14:00.", [_PUSH5, _PUSH7], ["wrong_comparison"]),
+    ("CFG-0811-05 terminou às 13:55, mais cedo que CFG-0811-07, às 14:00.", [_PUSH5, _PUSH7], []),
+    ("Costs rose by 25 %, less than revenue, which rose by 15 %.", [_LEDGER], ["wrong_comparison"]),
+    ("Costs rose by 25 %, more than revenue, which rose by 15 %.", [_LEDGER], []),
+    # "60 s before, 5 s after": "before" names nothing after it; no comparison of 60 with 5
+    ("The keep-alive timeout was lowered: 60 s before, 5 s after.", [_DIFF], []),
+])
+def test_operands_of_a_comparison_across_commas(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, items, codes", [
+    # a clause that opens with a bound bounds the value after it
+    ("Later than the 10:02 error, at 09:54, the release completed.", [_RELEASE, _FIRST], ["wrong_comparison"]),
+    ("Earlier than the 10:02 error, at 09:54, the release completed.", [_RELEASE, _FIRST], []),
+    ("在10:02的错误出现之后，发布才于09:54完成。", [_RELEASE, _FIRST], ["wrong_comparison"]),
+    ("在10:02的错误出现之前，发布已于09:54完成。", [_RELEASE, _FIRST], []),
+    ("在发布完成（09:54）以前，首个错误（10:02）就已经出现了。", [_RELEASE, _FIRST], ["wrong_comparison"]),
+    ("在发布完成（09:54）以后，首个错误（10:02）才出现。", [_RELEASE, _FIRST], []),
+    # … when the two are values of one kind: a version is no bound of an amount
+    ("Under motor-claim-standard 2026.1, the claim of 128000 CNY is assessed.", [_RULESET, _AMOUNT], []),
+    # antes que / más tarde que
+    ("CFG-0811-07, a las 14:00, se completó antes que CFG-0811-05, a las 13:55.", [_PUSH5, _PUSH7],
+     ["wrong_comparison"]),
+    ("CFG-0811-07, a las 14:00, se completó más tarde que CFG-0811-05, a las 13:55.", [_PUSH5, _PUSH7], []),
+])
+def test_a_bound_that_opens_the_sentence_bounds_the_value_after_it(text, items, codes):
+    assert _rejected(text, items) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # the verb after a clause's last value says what it is (verb-final word orders)
+    ("Das Release wurde um 10:02 abgeschlossen.", ["misbound_value"]),
+    ("Das Release wurde um 09:54 abgeschlossen.", []),
+    ("发布于10:02完成。", ["misbound_value"]),
+    ("发布于09:54完成。", []),
+    ("リリースは10:02に完了した。", ["misbound_value"]),
+    ("リリースは09:54に完了した。", []),
+])
+def test_the_verb_after_a_value_says_what_it_is(text, codes):
+    assert _rejected(text, [_RELEASE, _FIRST]) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # a comma beside letters the tokens skip ("mudança, o") is still a comma alone
+    ("Depois da mudança, o timeout de keep-alive ficou em 60 segundos.", ["misbound_value"]),
+    ("Depois da mudança, o timeout de keep-alive ficou em 5 segundos.", []),
+    # "after"/"before" in more languages name the field's time
+    ("Il timeout keep-alive dopo la modifica è di 60 secondi.", ["misbound_value"]),
+    ("Il timeout keep-alive dopo la modifica è di 5 secondi.", []),
+    ("Тайм-аут keep-alive после изменения составил 60 секунд.", ["misbound_value"]),
+    ("Тайм-аут keep-alive после изменения составил 5 секунд.", []),
+    ("変更前のkeep-aliveタイムアウトは5秒だった。", ["misbound_value"]),
+    ("変更前のkeep-aliveタイムアウトは60秒だった。", []),
+])
+def test_a_changed_value_is_bound_to_before_or_after_in_more_languages(text, codes):
+    assert _rejected(text, [_DIFF]) == codes
+
+
+@pytest.mark.parametrize("text, codes", [
+    # a currency named in more words: "US dollars", "đô la Mỹ"
+    ("The claim is for 128,000 US dollars.", ["unsupported_value"]),
+    ("The claim is for 128,000 yuan.", []),
+    ("Số tiền yêu cầu là 128.000 đô la Mỹ.", ["unsupported_value"]),
+    ("Số tiền yêu cầu là 128.000 CNY.", []),
+])
+def test_a_currency_named_in_more_words_is_checked(text, codes):
+    assert _rejected(text, [_AMOUNT]) == codes

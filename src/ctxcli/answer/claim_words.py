@@ -30,24 +30,28 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("predate", "<"), ("precede", "<"), ("postdate", ">"),
            ("postdates", ">"), ("equal to", "=="), ("longer than", ">"), ("shorter than", "<"),
            ("falls short of", "<"), ("fall short of", "<"), ("fell short of", "<"), ("outpaced", ">"),
-           ("outpaces", ">"), ("outgrew", ">"), ("faster than", ">"), ("slower than", "<"), ("clears", ">="), ("cleared", ">="), ("beyond", ">"), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
+           ("outpaces", ">"), ("outgrew", ">"), ("faster than", ">"), ("slower than", "<"), ("clears", ">="), ("cleared", ">="), ("more slowly than", "<"),
+           ("more quickly than", ">"), ("lagged behind", "<"), ("lags behind", "<"), ("ahead of", "<"),
+           ("as much as", ">="), ("beyond", ">"), ("≥", ">="), ("≤", "<="), (">=", ">="), ("<=", "<="), ("<", "<"), (">", ">")],
     "zh": [("不低于", ">="), ("不高于", "<="), ("不超过", "<="), ("不少于", ">="), ("不到", "<"), ("低于", "<"),
            ("高于", ">"), ("超过", ">"), ("大于", ">"), ("小于", "<"), ("少于", "<"), ("多于", ">"),
            ("以内", "<="), ("之内", "<="), ("以上", ">="), ("以下", "<="), ("之前", "<"), ("之后", ">"),
-           ("早于", "<"), ("晚于", ">"), ("达到", ">=")],
+           ("早于", "<"), ("晚于", ">"), ("达到", ">="), ("快于", ">"), ("慢于", "<"), ("超出", ">"), ("以前", "<"), ("以后", ">")],
     "es": [("menor que", "<"), ("mayor que", ">"), ("inferior a", "<"), ("superior a", ">"), ("supera", ">"),
            ("superan", ">"), ("por debajo de", "<"), ("por encima de", ">"), ("dentro de", "<="),
            ("fuera de", ">"), ("al menos", ">="), ("como máximo", "<="), ("no más de", "<="), ("más de", ">"),
            ("menos de", "<"), ("antes de", "<"), ("después de", ">"), ("igual o superior a", ">="),
            ("igual o mayor que", ">="), ("por debajo del", "<"), ("por encima del", ">"), ("más que", ">"),
-           ("menos que", "<"), ("antes del", "<"), ("después del", ">")],
+           ("menos que", "<"), ("antes del", "<"), ("después del", ">"), ("más rápido que", ">"),
+           ("más lento que", "<"), ("posterior a", ">"), ("posterior al", ">"), ("anterior a", "<"), ("anterior al", "<"),
+           ("antes que", "<"), ("después que", ">"), ("más tarde que", ">"), ("más temprano que", "<")],
     "de": [("mindestens", ">="), ("höchstens", "<="), ("nicht mehr als", "<="), ("nicht weniger als", ">="),
            ("mehr als", ">"), ("weniger als", "<"), ("größer als", ">"), ("kleiner als", "<"),
            ("höher als", ">"), ("niedriger als", "<"), ("über", ">"), ("unter", "<"), ("oberhalb", ">"),
            ("unterhalb", "<"), ("überschreitet", ">"), ("übersteigt", ">"), ("innerhalb", "<="),
            ("außerhalb", ">"), ("vor", "<"), ("nach", ">"), ("früher als", "<"), ("später als", ">"),
            ("gleich", "=="), ("länger als", ">"), ("kürzer als", "<"), ("weniger stark als", "<"),
-           ("stärker als", ">")],
+           ("stärker als", ">"), ("schneller als", ">"), ("langsamer als", "<")],
     "fr": [("au moins", ">="), ("au plus", "<="), ("pas plus de", "<="), ("pas moins de", ">="),
            ("plus de", ">"), ("moins de", "<"), ("plus que", ">"), ("moins que", "<"), ("supérieur à", ">"),
            ("supérieure à", ">"), ("inférieur à", "<"), ("inférieure à", "<"), ("supérieur au", ">"),
@@ -59,14 +63,19 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("au-delà de", ">"), ("au-delà du", ">"), ("antérieure à", "<"), ("antérieur à", "<"),
            ("antérieure aux", "<"), ("antérieur aux", "<"), ("postérieure à", ">"), ("postérieur à", ">"),
            ("plus long que", ">"), ("plus court que", "<"), ("a précédé", "<"), ("précède", "<"),
-           ("précédé", "<"), ("a suivi", ">")],
+           ("précédé", "<"), ("a suivi", ">"), ("plus vite que", ">"), ("moins vite que", "<"),
+           ("plus rapidement que", ">"), ("moins rapidement que", "<"), ("antérieures à", "<"),
+           ("postérieures à", ">")],
     "it": [("almeno", ">="), ("al massimo", "<="), ("non più di", "<="), ("non meno di", ">="),
            ("più di", ">"), ("meno di", "<"), ("più del", ">"), ("meno del", "<"), ("più della", ">"),
            ("meno della", "<"), ("maggiore di", ">"), ("minore di", "<"), ("superiore a", ">"),
            ("inferiore a", "<"), ("superiore al", ">"), ("inferiore al", "<"), ("superiore alla", ">"),
            ("inferiore alla", "<"), ("sopra", ">"), ("sotto", "<"), ("supera", ">"), ("superano", ">"),
            ("entro", "<="), ("all'interno di", "<="), ("fuori da", ">"), ("fuori dalla", ">"),
-           ("prima di", "<"), ("prima del", "<"), ("prima dell'", "<"), ("dopo", ">"), ("uguale a", "==")],
+           ("prima di", "<"), ("prima del", "<"), ("prima dell'", "<"), ("dopo", ">"), ("uguale a", "=="),
+           ("più dei", ">"), ("meno dei", "<"), ("più velocemente di", ">"), ("più lentamente di", "<"),
+           ("successivo a", ">"), ("successivo al", ">"), ("anteriore a", "<"), ("anteriore al", "<"),
+           ("posteriore a", ">"), ("posteriore al", ">")],
     "pt": [("pelo menos", ">="), ("no máximo", "<="), ("não mais de", "<="), ("não menos de", ">="),
            ("mais de", ">"), ("menos de", "<"), ("maior que", ">"), ("menor que", "<"), ("superior a", ">"),
            ("inferior a", "<"), ("superior ao", ">"), ("inferior ao", "<"), ("superior à", ">"),
@@ -74,13 +83,14 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("dentro do", "<="), ("dentro da", "<="), ("fora do", ">"), ("fora da", ">"), ("antes de", "<"),
            ("antes do", "<"), ("depois de", ">"), ("depois do", ">"), ("igual a", "=="),
            ("mais do que", ">"), ("menos do que", "<"), ("mais que", ">"), ("menos que", "<"),
-           ("antes da", "<"), ("depois da", ">")],
+           ("antes da", "<"), ("depois da", ">"), ("mais tarde que", ">"), ("mais cedo que", "<"),
+           ("mais rápido que", ">"), ("mais devagar que", "<")],
     "ru": [("не менее", ">="), ("не более", "<="), ("не больше", "<="), ("не меньше", ">="), ("как минимум", ">="),
            ("как максимум", "<="), ("больше", ">"), ("меньше", "<"), ("более", ">"), ("менее", "<"),
            ("выше", ">"), ("ниже", "<"), ("превышает", ">"), ("превысил", ">"), ("превысила", ">"),
            ("в пределах", "<="), ("вне", ">"), ("за пределами", ">"), ("после", ">"),
            ("раньше", "<"), ("позже", ">"), ("равно", "=="), ("позже, чем", ">"), ("раньше, чем", "<"),
-           ("больше, чем", ">"), ("меньше, чем", "<"), ("дольше", ">"), ("короче", "<")],
+           ("больше, чем", ">"), ("меньше, чем", "<"), ("дольше", ">"), ("короче", "<"), ("быстрее", ">"), ("медленнее", "<")],
     "ja": [("未満", "<"), ("以下", "<="), ("以上", ">="), ("以内", "<="), ("を超える", ">"), ("を超えた", ">"),
            ("を超えている", ">"), ("を上回", ">"), ("を下回", "<"),
            ("より大きい", ">"), ("より小さい", "<"), ("より多い", ">"), ("より少ない", "<"), ("より高い", ">"),
@@ -92,7 +102,7 @@ COMPARISONS: dict[str, list[tuple[str, str]]] = {
            ("thấp hơn", "<"), ("lớn hơn", ">"), ("nhỏ hơn", "<"), ("nhiều hơn", ">"), ("ít hơn", "<"),
            ("vượt quá", ">"), ("vượt", ">"), ("trên", ">"), ("dưới", "<"), ("trong vòng", "<="),
            ("trong khoảng", "<="), ("nằm ngoài", ">"), ("trước", "<"), ("sau", ">"), ("sớm hơn", "<"),
-           ("muộn hơn", ">"), ("bằng", "=="), ("dài hơn", ">"), ("ngắn hơn", "<")],
+           ("muộn hơn", ">"), ("bằng", "=="), ("dài hơn", ">"), ("ngắn hơn", "<"), ("nhanh hơn", ">"), ("chậm hơn", "<")],
 }
 # the words that name a unit of time or a percentage after a number, per unit (the validator's
 # units of durations, the checker's like-with-like comparisons); one-letter units ("5 s", "3 h")
@@ -133,7 +143,7 @@ CHANGE_DOWN = (r"\b(?:lower\w*|decreas\w*|reduc\w*|cut|cuts|dropp\w*|fell|fallen
                r"引き下げ|減少|短縮")
 
 POSTFIX: frozenset[str] = frozenset(
-    {"以内", "之内", "以上", "以下", "之前", "之后"}
+    {"以内", "之内", "以上", "以下", "之前", "之后", "以前", "以后"}
     | {w for w, _ in COMPARISONS["ja"]} | {w for w, _ in COMPARISONS["ko"]})
 
 WORD = "word"      # a fragment matched as whole words (\b…\b)
@@ -154,15 +164,17 @@ NEGATION_AFTER = r"^[^\s,，。、]{0,4}\s?(?:ではない|ではありません
 
 CAUSAL: dict[str, tuple[str, str]] = {
     "en": (WORD, r"caused|causes|cause of|because|led to|leads to|due to|root cause|resulted in|results in|"
-                 r"responsible for|triggered|drove|broke"),
+                 r"responsible for|triggered|drove|broke|the reason|consequence of|stems from|"
+                 r"stem from|stemmed from|brought on by|resulted from|results from|result of"),
     "zh": ("", r"导致|因为|由于|造成|引起|根因"),
     "es": (WORD, r"causó|causaron|causa|debido al?|debid[oa]s? a|se debi[óe]r?o?n? a|se deben a|porque|provocó|originó|"
+                 r"se originaron|originad[oa]s? por|"
                  r"a causa del?"),
     "de": (WORD, r"verursachte|verursacht|verursachten|weil|wegen|aufgrund|führte zu|führten zu|Ursache|"
                  r"ausgelöst"),
     "fr": (WORD, r"a causé|ont causé|causé|causée|parce que|à cause de|en raison de|a entraîné|a provoqué|"
-                 r"la cause de|la cause du|dûe?s? à|due?s? à|imputables? à"),
-    "it": (WORD, r"ha causato|hanno causato|causato|causata|perché|a causa di|dovuto a|dovuta a|"
+                 r"la cause de|la cause du|la cause des|dûe?s? à|due?s? à|imputables? à|à l'origine d\w*"),
+    "it": (WORD, r"ha causato|hanno causato|causat[oaie]|perché|a causa di|dovut[oaie] a\w*|all'origine d\w*|"
                  r"ha provocato|ha portato a|causa"),
     "pt": (WORD, r"causou|causaram|causado|causada|porque|devido a|por causa de|levou a|provocou|causa"),
     "ru": (WORD, r"вызвал|вызвала|вызвало|вызвали|привел к|привёл к|привела к|привело к|из-за|"
@@ -224,6 +236,7 @@ def alternation(table: dict[str, tuple[str, str]]) -> str:
 # What a value is, in other languages: the English word the context binding compares (validate.py,
 # "context binding"). A claim's "首次报错时间为09:54" then says "first error … 09:54" as the evidence does.
 FIELD_WORDS: dict[str, str] = {
+    "claim amount": r"請求額|请求金额|索赔额|\bSchadens?betrag\b",
     "first": r"首次|首个|第一个|第一次|最初の|\bprimer[oa]?s?\b|\berste[nrs]?\b|\bpremi(?:er|ère)s?\b|\bprimeir[oa]s?\b|"
              r"\bprim[oa]\b|\bперв(?:ая|ый|ое|ой|ую)\b|\bđầu tiên\b",
     "error": r"报错|错误|出错|エラー|\berror(?:es)?\b|\bFehler\b|\berreurs?\b|\berros?\b|\berror[ei]\b|"
@@ -232,24 +245,29 @@ FIELD_WORDS: dict[str, str] = {
                  r"\bconcluíd[oa]\b|\bcompletat[oa]\b|\bconclus[oa]\b|\bhoàn (?:tất|thành)\b|\bзаверш\w*",
     "release": r"发布|リリース|\blanzamiento\b|\bdespliegue\b|\bdéploiement\b|\bbản phát hành\b|\brilascio\b|"
                r"\bрелиз\w*",
-    "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b",
-    "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b",
-    "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b",
+    "revenue": r"收入|营收|营业额|売上|\bingresos\b|\bfacturación\b|\bUmsatz\b|\bchiffre d'affaires\b|\breceitas?\b|"
+               r"\bricavi\b|\bfatturato\b|\bвыручк\w*|\bdoanh thu\b",
+    "costs": r"成本|费用|コスト|\bcost(?:e|o)s\b|\bgastos\b|\bKosten\b|\bcoûts\b|\bcustos\b|\bcosti\b|\bзатрат\w*|"
+             r"\bрасход\w*|\bchi phí\b",
+    "profit": r"利润|利益|\bbeneficios?\b|\bganancias?\b|\bGewinn\b|\bbénéfices?\b|\blucros?\b|\bprofitt[oi]\b|"
+              r"\butile\b|\bприбыл\w*|\blợi nhuận\b",
     "amount": r"金额|金額|\bimporte\b|\bmonto\b|\b(?:Schadens)?[Bb]etrag\b|\bmontant\b|\bimporto\b|"
-              r"\bсумм[аы]\b|\bsố tiền\b",
+              r"\bсумм[аы]\b|\bsố tiền\b|\bvalor\b|\bmontante\b",
     "threshold": r"门槛|阈值|閾値|\bumbral\b|\bSchwell(?:e|enwert)\b|\bPrüfschwelle\b|\bseuil\b|\blimiar\b|"
                  r"\bsoglia\b|\bпорог\w*|\bngưỡng\b",
     "review": r"审核|审查|審査|\brevisión\b|\brevue\b|\brévision\b|\bPrüfung\b|\brevisão\b|\brevisione\b|"
               r"\bпроверк[аиу]\b|\bxem xét\b",
     "policy tenure": r"\bPolicenlaufzeit\b|保单已生效|保单生效|契約期間|保険契約の経過日数|経過日数|"
                      r"\banzianità della polizza\b|\bantigüedad de la póliza\b|\bancienneté de la police\b",
-    "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b",
-    "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|"
+    "tenure": r"生效天数|期限|\bantigüedad\b|\b(?:Policen)?[Ll]aufzeit\b|\bancienneté\b|\bvigência\b|\bthời hạn\b|"
+              r"\bсрок\b",
+    "claim": r"索赔|理赔|\breclamad[oa]\b|\breclamación\b|\bsiniestro\b|\bsinistre\b|\bSchadens?\b|\bréclam(?:ation|ée?)\b|"
+             r"\bпретензи\w*|\brichiest[oa]\b|"
              r"\bsinistro\b|\byêu cầu bồi thường\b",
-    "policy": r"保单|\bpóliza\b|\bpolice\b|\bapólice\b|\bhợp đồng\b|Policen",
+    "policy": r"保单|\bpóliza\b|\bpolice\b|\bapólice\b|\bhợp đồng\b|Policen|\bполис\w*",
     "change": r"变化|变动|\bvariación\b|\bvariation\b|\bVeränderung\b|\bvariação\b|\bthay đổi\b",
-    "after": r"之后|变更后|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b",
-    "before": r"之前|变更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b",
-    "timeout": r"超时|\bdélai\b|\bthời gian chờ\b",
+    "after": r"之后|变更后|変更後|后的|\bdespués\b|\btras\b|\baprès\b|\bnach\b|\bdepois\b|\bsau\b|\bdopo\b|\bпосле\b",
+    "before": r"之前|变更前|変更前|前的|\bantes\b|\bavant\b|\bvor\b|\btrước\b|\bprima\b",
+    "timeout": r"超时|\bdélai\b|\bthời gian chờ\b|タイムアウト|\bтайм-аут\w*",
     "alert": r"告警|\balerta\b|\balerte\b|\bAlarm\b|\bcảnh báo\b|\ballarme\b|\bavviso\b|アラート|\bоповещени\w*",
 }

@@ -43,7 +43,8 @@ _CLAUSE_SPLIT = re.compile(r"([;。；：、]|:(?!\d)|[,，]\s*|\.\s|\.$|" + wor
 _POSTFIX = words.POSTFIX
 _NOT_SPACED = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")    # kana, CJK, hangul: no word breaks
 _TOKENS = re.compile(r"[^\s,;()（），。、\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
-_UNIT = re.compile(r"(%|-day|-days|-días|-dias|-tage(?:-\w+)?|-tages-\w+|天|日|cny|usd|eur|元)$", re.I)
+_UNIT = re.compile(r"(%|-day|-days|-días|-dias|-tage(?:-\w+)?|-tages-\w+|-(?:second|minute|hour|week|month)s?|"
+                   r"天|日|cny|usd|eur|元)$", re.I)
 _ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
@@ -133,51 +134,210 @@ def _find_cmp(clause: str) -> list[tuple[int, int, str]]:
     return sorted(taken)
 
 
+# a word that sets one value against another ("15 % versus 25 %", "5 seconds after the change against
+# sixty before"): the side of a comparison word ends there
+_CONTRAST = re.compile(r"\b(?:versus|vs\.?|against|compared (?:with|to)|frente a|contre|gegenüber|против|so với)(?!\w)|"
+                       r"相比|对比", re.I)
+
+
+def _leading_bound(clause: str, s: int, e: int, left: list, right: list) -> tuple[list, str] | None:
+    """(the bound, its clause) when ``clause`` is a bound alone that opens the sentence for the
+    value after it: it begins with the comparison word and holds one value after it ("Later than
+    the 10:02 error"), or, with a word written after its value, begins with 在 and holds one value
+    before it ("在14:02的错误出现之后"); else None."""
+    if not left and len(right) == 1 and not re.search(r"\w", clause[:s]):
+        return right, clause[e:]
+    if clause[s:e] in _POSTFIX and len(left) == 1 and not right and clause.lstrip().startswith("在"):
+        return left, clause[:s]
+    return None
+
+
+def _one_kind(a, aseg: str, b, bseg: str) -> bool:
+    """Whether operands ``a`` (of ``aseg``) and ``b`` (of ``bseg``) are values of one kind: two times,
+    two dates, or two numbers in one unit ("Under motor-claim-standard 2026.1, the claim of 128000
+    CNY": a version is no bound of an amount)."""
+    if a[3][0] != b[3][0]:
+        return False
+    return a[3][0] != "num" or (_unit(aseg, a[1], a[2]) or "") == (_unit(bseg, b[1], b[2]) or "-")
+
+
+def _carried(parts: list[str], n: int) -> tuple[list, str]:
+    """The last value before clause ``n`` across commas, over clauses with no value ("Costs (+25 %),
+    as the ledger shows, grew more slowly than …"), and the clause it is in; ([], "") when none."""
+    k = n
+    while k >= 2 and parts[k - 1].strip() in (",", "，"):
+        k -= 2
+        ops = _operands(parts[k])
+        if ops:
+            return ops[-1:], parts[k]
+    return [], ""
+
+
+def _contrast_end(clause: str, e: int, hi: int) -> int:
+    m = _CONTRAST.search(clause, e, hi)
+    return m.start() if m else hi
+
+
+def _left_starts(clause: str, cmps: list[tuple[int, int, str]]) -> list[int]:
+    """Where the left side of each comparison word begins: after the comparison word before it,
+    unless no value stands between them ("the timeout after the change is longer than …": that
+    "after" compares no values, so the left value of "longer than" may lie before it)."""
+    los = []
+    for k, (s, _, _) in enumerate(cmps):
+        if not k:
+            los.append(0)
+        else:
+            pe = cmps[k - 1][1]
+            # "au moins égal à": two words of one comparison, not one that compares nothing
+            los.append(pe if _operands(clause[pe:s]) or not clause[pe:s].strip() else los[k - 1])
+    return los
+
+
+def _contrasted(segment: str) -> tuple[list, list]:
+    """The two values of ``segment`` set against each other by a contrast word ("15 % versus 25 %"),
+    as (left, right) operands; ([], []) when the segment holds no such pair."""
+    m = _CONTRAST.search(segment)
+    if not m:
+        return [], []
+    a, b = _operands(segment[:m.start()]), _operands(segment[m.end():])
+    if not a or not b:
+        return [], []
+    return [a[-1]], [b[0]]
+
+
+_FIELD_RX = [(w, re.compile(rx, re.I)) for w, rx in words.FIELD_WORDS.items()]
+_ISO_CLOCK = re.compile(r"T(\d{2}:\d{2})")
+
+
+def _stems(text: str) -> set[str]:
+    """The words of ``text`` (other languages' field words read as English), by their first four letters."""
+    for w, rx in _FIELD_RX:
+        text = rx.sub(f" {w} ", text)
+    return {w.lower()[:4] for w in re.findall(r"[^\W\d_]{3,}", text)} - {"the", "and", "was", "were", "than"}
+
+
+def _key(tok: str) -> tuple[str, Any] | None:
+    op = _operand(tok)
+    if op is None:
+        return None
+    return ("num", abs(op[1])) if op[0] == "num" else ("clock", op[1]) if op[0].startswith("clock") else None
+
+
+def _side(items: list[dict[str, Any]]):
+    """A ``side`` for :func:`comparisons` from the cited evidence: each value is of the words the
+    evidence writes before it (in its clause) and of the name of the fact that holds it
+    (``revenue_change_pct``: revenue); a pair is in order when its first value is of more of the
+    left side's words and its second of the right's, than the other way round."""
+    said: dict[tuple[str, Any], set[str]] = {}
+    for it in items:
+        for k, v in (it.get("facts") or {}).items():
+            for tok in [str(v), *_ISO_CLOCK.findall(str(v))]:
+                key = _key(tok)
+                if key is not None:
+                    said.setdefault(key, set()).update(_stems(str(k).replace("_", " ")))
+        for clause in _CLAUSE_SPLIT.split(numbers.normalise(_ZONE_NOTE.sub(" ", str(it.get("text") or ""))))[::2]:
+            for start, _, tok, _ in _operands(clause):
+                key = _key(tok)
+                if key is not None:
+                    said.setdefault(key, set()).update(_stems(clause[:start]))
+
+    def side(left: str, right: str, a: str, b: str) -> bool | None:
+        wa, wb = said.get(_key(a) or ("", 0), set()), said.get(_key(b) or ("", 0), set())
+        sl, sr = _stems(left), _stems(right)
+        straight, crossed = len(wa & sl) + len(wb & sr), len(wb & sl) + len(wa & sr)
+        return True if straight > crossed else False if crossed > straight else None
+    return side
+
+
 _NEITHER = re.compile(r"\b(?:neither|weder|ni|nem|né)\b", re.I)
 
 
-def comparisons(text: str) -> list[tuple[str, str, str, bool | None]]:
+def comparisons(text: str, side=None) -> list[tuple[str, str, str, bool | None]]:
     """(left value, operator, right value, holds — None when undecidable) for every comparison
     stated in ``text`` between two values of one clause; a negation between the left value and the
-    comparison word flips the operator."""
+    comparison word flips the operator. Two things compared with no value beside them, and a pair of
+    values set against each other ("Revenue outpaced costs: 15 % versus 25 %"), are compared in the
+    order ``side(left words, right words, first value, second value)`` finds (True: as written,
+    False: the other way round); undecided when it cannot tell, or without ``side``."""
     out = []
     parts = _CLAUSE_SPLIT.split(numbers.normalise(_ZONE_NOTE.sub(" ", text)))
     for n in range(0, len(parts), 2):
         clause = parts[n]
         # "completed at 09:54, before the error at 10:02": after a comma the left value may be the
         # last one of the clause before
-        carried = _operands(parts[n - 2])[-1:] if n >= 2 and parts[n - 1].strip() in (",", "，") else []
+        carried, from_part = _carried(parts, n)
+        # "Revenue outpaced costs: 15 % versus 25 %": the clause after a colon
+        after_colon = parts[n + 2] if n + 2 < len(parts) and parts[n + 1].strip() in (":", "：") else ""
         cmps = _find_cmp(clause)
+        los = _left_starts(clause, cmps)
         for k, (s, e, op) in enumerate(cmps):
-            lo = cmps[k - 1][1] if k else 0
-            hi = cmps[k + 1][0] if k + 1 < len(cmps) else len(clause)
-            left = _operands(clause[lo:s]) or (carried if k == 0 else [])
-            right = _operands(clause[e:hi])
+            lo = los[k]
+            hi = _contrast_end(clause, e, cmps[k + 1][0] if k + 1 < len(cmps) else len(clause))
+            left, lseg, neg_in = _operands(clause[lo:s]), clause[lo:s], None
+            right, rseg = _operands(clause[e:hi]), clause[e:hi]
+            if not left and lo == 0 and carried:
+                left, lseg, neg_in = carried, from_part, clause[:s]
+            elif not left and lo == 0:
+                # "Revenue outpaced costs: 15 % versus 25 %", "grew more than costs (15 % vs 25 %)": the
+                # things compared have no values beside them; a pair set against each other are theirs
+                seg = clause[e:] if len(_operands(clause[e:])) >= 2 else after_colon
+                pair = _contrasted(seg)
+                if pair[0]:
+                    subj_r = clause[e:e + seg.find(pair[0][-1][2])] if seg is not after_colon else clause[e:]
+                    way = side(clause[:s], subj_r, pair[0][-1][2], pair[1][0][2]) if side else None
+                    if way is None:
+                        out.append((pair[0][-1][2], op, pair[1][0][2], None))
+                        continue
+                    left, right = pair if way else (pair[1], pair[0])
+                    lseg = rseg = seg
+                    neg_in = clause[:s]
             if clause[s:e] in _POSTFIX and len(left) >= 2:      # "12天在30天以内": the bound comes first
-                right, left = [left[-1]], [left[-2]]
-            if not left or not right:
-                continue
-            if left[-1][3][0] != right[0][3][0]:     # "at 14:00, after the first 502 at 14:02": like with like
-                right = [r for r in right if r[3][0] == left[-1][3][0]][:1] or right
-            (_, le, lt, a), (_, re_, rt, b) = left[-1], right[0]
-            ul = _unit(parts[n - 2] if left is carried else clause[lo:s], le, lt)
-            ur = _unit(clause[e:hi], re_, rt)
-            if ul and ur and ul != ur:
-                continue        # "claims of 100000 CNY or more on policies within 30 days": not one quantity
-            before = _NEG.search(clause[lo + le:s] if left is not carried else clause[lo:s]) or \
-                _NEITHER.search(clause[:s])       # "neither A at 13:55 nor B at 14:00 completed after 14:02"
-            after = clause[s:e] in _POSTFIX and _NEG_AFTER.match(clause[e:hi])    # "…以内ではない", "…미만이 아니다"
-            if before or after:
-                op = _FLIP[op]
-            if "num" in (a[0], b[0]) and a[0] != b[0]:
-                continue        # "10 minutes before 14:02": an offset, not two operands
-            if a[0] != b[0] or (a[0].startswith("clock") and abs(a[1] - b[1]) > 12 * 3600):
-                # a day against a time of day with its offset, times of day of other offsets, or
-                # more than 12 hours apart (23:50 before 00:10 is across midnight): not decided
-                out.append((lt, op, rt, None))
-                continue
-            out.append((lt, op, rt, _holds(op, a[1], b[1])))
+                right, left, rseg = [left[-1]], [left[-2]], lseg
+            bound = _leading_bound(clause, s, e, left, right) if not carried and n + 2 < len(parts) \
+                and parts[n + 1].strip() in (",", "，") else None
+            after = _operands(parts[n + 2])[:1] if bound else []
+            if after and _one_kind(after[0], parts[n + 2], bound[0][0], bound[1]):
+                # "Later than the 10:02 error, at 09:54, the release completed", "在14:02的错误出现之后，
+                # CFG-0811-07才于14:00完成": a clause that opens with a bound bounds the value after it
+                (right, rseg), left, lseg, neg_in = bound, after, parts[n + 2], ""
+            if left and not right and hi == len(clause) and re.search(r"\w", clause[e:]) and n + 2 < len(parts) \
+                    and parts[n + 1].strip() in (",", "，"):
+                # "CFG-0811-05 terminou às 13:55, mais tarde que CFG-0811-07, às 14:00": the right value
+                # of a comparison that names a thing but no value may follow after a comma ("60 s
+                # before, 5 s after" names nothing after "before": no comparison)
+                right, rseg = _operands(parts[n + 2])[:1], parts[n + 2]
+            if neg_in is None and left:
+                neg_in = lseg[left[-1][1]:]
+            if left and right:
+                got = _decide(clause, s, e, hi, op, left[-1], right, lseg, rseg, neg_in)
+                if got is not None:
+                    out.append(got)
     return out
+
+
+def _decide(clause: str, s: int, e: int, hi: int, op: str, left, right, lseg: str, rseg: str,
+            neg_in: str) -> tuple[str, str, str, bool | None] | None:
+    """One comparison of ``left`` (an operand of ``lseg``) with the first fitting operand of
+    ``right`` (of ``rseg``) by ``op`` (the word at ``clause[s:e]``), after negation; None when the
+    two are not one quantity or one is an offset."""
+    if left[3][0] != right[0][3][0]:     # "at 14:00, after the first 502 at 14:02": like with like
+        right = [r for r in right if r[3][0] == left[3][0]][:1] or right
+    (_, le, lt, a), (_, re_, rt, b) = left, right[0]
+    ul, ur = _unit(lseg, le, lt), _unit(rseg, re_, rt)
+    if ul and ur and ul != ur:
+        return None        # "claims of 100000 CNY or more on policies within 30 days": not one quantity
+    before = _NEG.search(neg_in) or \
+        _NEITHER.search(clause[:s])       # "neither A at 13:55 nor B at 14:00 completed after 14:02"
+    after = clause[s:e] in _POSTFIX and _NEG_AFTER.match(clause[e:hi])    # "…以内ではない", "…미만이 아니다"
+    if before or after:
+        op = _FLIP[op]
+    if "num" in (a[0], b[0]) and a[0] != b[0]:
+        return None        # "10 minutes before 14:02": an offset, not two operands
+    if a[0] != b[0] or (a[0].startswith("clock") and abs(a[1] - b[1]) > 12 * 3600):
+        # a day against a time of day with its offset, times of day of other offsets, or
+        # more than 12 hours apart (23:50 before 00:10 is across midnight): not decided
+        return (lt, op, rt, None)
+    return (lt, op, rt, _holds(op, a[1], b[1]))
 
 
 _FROM_TO = [re.compile(rx, re.I) for rx in words.FROM_TO]
@@ -200,12 +360,14 @@ def changes(text: str) -> list[tuple[str, str, str, bool]]:
     return out
 
 
-def check_comparisons(text: str) -> list[dict[str, Any]]:
+def check_comparisons(text: str, items: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """False comparisons and changes of ``text``; ``items`` (the cited evidence) say which of a
+    pair of values set against each other is which thing's."""
     out = []
     for a, way, b, ok in changes(text):
         if not ok:
             out.append(_viol("wrong_comparison", f"a change from {a} to {b} is not {way}", value=f"{a} {way} {b}"))
-    for lt, op, rt, ok in comparisons(text):
+    for lt, op, rt, ok in comparisons(text, _side(items) if items else None):
         if ok is None:
             out.append(_viol("undecided", f"cannot compare {lt!r} with {rt!r}", severity="warning",
                              value=f"{lt} {op} {rt}"))
@@ -272,7 +434,7 @@ def check_status(text: str, status: str, items: list[dict[str, Any]],
 # ---------------------------------------------------------------------------------- entities
 # phrase -> the fields it binds; the bound name is the first id-like word after the phrase
 _BINDERS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of (?:the )?(?:[\w\-]+ ){0,3}[\w\-]+)?"
+    (re.compile(r"\b(?:owned by|belongs to|belonged to|owner(?:ship)?(?: team)?(?: of (?:the )?(?:(?!is |was )[\w\-]+ ){0,3}[\w\-]+)?"
                 r"(?: is| was|:)?|owning team(?: is| was)?|(?:falls?|fell) to)\s+(?:the\s+)?(?:team\s+)?",
                 re.I), ("owner_team", "owner", "team")),
     (re.compile(r"\b(?:Eigentümer|Besitzer)(?: von [\w\-]+)?(?: ist| war)?\s+(?:das\s+)?(?:Team\s+)?|"
@@ -328,6 +490,8 @@ def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any
         held = {_norm_name(v) for i in items for f in fields
                 for v in ([(i.get("facts") or {}).get(f)] if (i.get("facts") or {}).get(f) is not None else [])}
         if not held or _norm_name(name) in held or not re.search(r"[-_]|\d", name):
+            continue
+        if _operand(name) is not None:      # "the owner of payment-api on 2026-08-01": a date is no name
             continue
         out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
                          f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))
@@ -556,7 +720,7 @@ def check_claim(text: str, status: str, cited_items: list[dict[str, Any]], playb
     ``playbook`` (its claims' ``when``) let a claim about a rule be checked against its outcome."""
     if rules is None and playbook is not None:
         rules = {c.id: c.when for c in getattr(playbook, "claims", []) if getattr(c, "when", None)}
-    out = check_comparisons(text)
+    out = check_comparisons(text, cited_items)
     if rules and not any(v["code"] == "wrong_comparison" for v in out):
         out += check_rules(text, {i.get("evidence_id") for i in cited_items}, rule_outcomes(rules, list(twins)),
                            list(twins))

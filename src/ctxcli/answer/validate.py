@@ -429,7 +429,8 @@ def _named_omissions(text: str, i: int | None, named: dict[str, dict[str, Any]],
 
 # a currency written beside a number (before or after it): its ISO code
 _CURRENCY_WORDS = {
-    "USD": r"usd|us\$|\$|dollars?|dólares?|dollars? américains|us-dollar|美元|ドル|달러|доллар\w*",
+    "USD": r"usd|us\$|\$|(?:us |u\.s\. )?dollars?|dólares?|dollars? américains|us-dollar|美元|ドル|달러|доллар\w*|"
+           r"đô la(?: mỹ)?",
     "EUR": r"eur|€|euros?|欧元|ユーロ|유로|евро",
     "CNY": r"cny|rmb|yuan|renminbi|人民币|元|円人民元",
     "VND": r"vnd|₫|đồng|dong",
@@ -492,7 +493,10 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
         if n is not None and w not in words:
             vals.append(str(n))
     out = []
-    unsupported = list(dict.fromkeys(v for v in vals if not value_supported(v, hay)))
+    # "02:02 UTC" citing 10:02 (+08:00): the same instant, written in another zone
+    converted = _converted_times(text, texts)
+    unsupported = list(dict.fromkeys(v for v in vals if not value_supported(v, hay)
+                                     and _clock(norm(v)) not in converted))
     for v in unsupported:
         out.append(_viol("unsupported_value", f"{v!r} is not in the evidence the claim cites", i, value=v))
     held = currencies(" ".join(texts))
@@ -505,7 +509,7 @@ def _check_values(text: str, good: list[str], by_id, derived, req_texts: list[st
             out.append(_viol("unsupported_value", f"{said!r}: the evidence the claim cites states {held_as}", i,
                              value=said))
     for v, field, want in _bound_values(text, _fields(good, by_id, derived)):
-        if v in unsupported or _matches(v, want):
+        if v in unsupported or _matches(v, want) or any(_matches(h, want) for h in converted.get(_clock(norm(v)), ())):
             continue
         shown = ", ".join(sorted(want))[:120]
         out.append(_viol("misbound_value", f"{v!r} is not the {' '.join(field)} of the evidence the claim cites "
@@ -604,6 +608,22 @@ def _wrong_zones(text: str, texts: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _converted_times(text: str, texts: list[str]) -> dict[str, set[str]]:
+    """The times of day (HH:MM) the claim writes with a zone (``02:02 UTC``) that are, in another
+    zone, an instant a cited time with its zone is (``10:02:00 (+08:00)``): the same value. Each
+    maps to the cited times (as the evidence writes them) it is."""
+    held: dict[int, set[str]] = {}
+    for t in texts:
+        for c, off, _ in _zoned(t):
+            held.setdefault((int(c[:2]) * 60 + int(c[3:]) - off) % 1440, set()).add(c)
+    out: dict[str, set[str]] = {}
+    for c, off, _ in _zoned(text):
+        same = held.get((int(c[:2]) * 60 + int(c[3:]) - off) % 1440)
+        if same:
+            out.setdefault(c, set()).update(same)
+    return out
+
+
 # ---------------------------------------------------------------------------------- context binding
 CONTEXT_WINDOW = 6      # words before a value (in its clause) that say what it is
 MIN_CONTEXT = 2         # words a claim must share with another value's context to be bound to it
@@ -629,15 +649,22 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
         prepped = rx.sub(f" {word} ", prepped)
     out = []
     for clause in _CTX_BREAK.split(prepped):
+        start = len(out)
         words: list[str] = []
         ids: list[tuple[str, int]] = []     # (id, where it ends)
+        owned = 0       # words after a value still its own: its unit, "of" and the name after it
         for m in _TOKEN.finditer(clause):
             tok = m.group()
+            if owned and _owned_by_value(tok, owned):
+                owned = 2 if tok.lower() in _OF else 0
+                continue
+            owned = 0
             if any(ch.isdigit() for ch in tok):
                 v = _clock(norm(tok))
                 if _is_name(v):
                     ids.append((v, m.end()))
                     continue
+                owned = 1
                 # an id is what the value is of when little lies between ("CFG-0811-07 completed
                 # at", "CFG-0811-07于"), not across "with" ("ERR-4097错误可能与09:54完成的发布")
                 near = {i for i, end in ids[-2:] if len(_CJK.findall(clause, end, m.start())) <= 4
@@ -650,7 +677,25 @@ def _contexts(text: str, *, since_value: bool = True) -> list[tuple[str, set[str
                     ids = []
                 words += [w for w in re.split(r"[_\-]+", tok.lower())
                           if len(w) >= 3 and w.isalpha() and w not in _CTX_STOP]
+        if since_value and len(out) > start and words:
+            # the verb after the last value of a clause says what it is too ("Das Release wurde um
+            # 10:02 abgeschlossen", "发布于10:02完成")
+            v, ctx, near = out[-1]
+            out[-1] = (v, ctx | {_stem(w) for w in words[:2]}, near)
     return out
+
+
+_OF = frozenset(["of", "de", "del", "du", "des", "von", "di", "do", "da"])
+_UNIT_AFTER = re.compile(r"(?:" + "|".join([*claim_words.UNITS.values(), *_CURRENCY_WORDS.values()]) + r")$", re.I)
+
+
+def _owned_by_value(tok: str, owned: int) -> bool:
+    """Whether a word right after a value says what that value is rather than what the next one
+    is: its unit or currency ("98,000 CNY on a …"), "of" and the name after it ("version 2026.1 of
+    motor-claim-standard takes the place of 2025.4")."""
+    if owned == 2:
+        return not any(ch.isdigit() for ch in tok)
+    return bool(_UNIT_AFTER.match(tok)) or tok.lower() in _OF
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
@@ -752,6 +797,13 @@ _CMP_LAST = frozenset(next(x for x in reversed(w.lower().split()) if len(x) >= 4
 _CMP_OTHER = re.compile("|".join(sorted({re.escape(w) for lang in claim_words.LANGUAGES
                                           for w, _ in claim_words.COMPARISONS[lang] if not w.isascii()
                                           and re.search(r"[\u3000-\u9fff\uac00-\ud7af]", w)}, key=len, reverse=True)))
+# and those written in letters outside ASCII ("dépasse", "über", "превышает"), which _TOKEN splits:
+# whole words
+_CMP_ACCENTED = re.compile(r"(?<!\w)(?:" + "|".join(sorted({re.escape(w) for lang in claim_words.LANGUAGES
+                                                           for w, _ in claim_words.COMPARISONS[lang]
+                                                           if not w.isascii() and w[0].isalpha()
+                                                           and not _CJK.search(w)}, key=len, reverse=True))
+                           + r")(?!\w)", re.I)
 
 
 def _field_values(value: Any) -> set[str]:
@@ -808,21 +860,22 @@ def _singular(w: str) -> str:
     return w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
 
 
-def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
-    """(value, field, the field's values) for every number written right after a field's name:
-    within a few words, in the same clause, before another field's name."""
-    if not fields:
-        return
+def _bind_tokens(text: str) -> list[tuple[str, bool, Any]]:
+    """(word or value, is_value, the break before it: False, True, or "," for a comma alone) of
+    ``text``, its other languages' field and comparison words read as English."""
     prepped = _prep(_EV_ID.sub(" ", text))
     for word, rx in _FIELD_RX:      # other languages' words for a field's, as English
         prepped = rx.sub(f" {word} ", prepped)
     prepped = _CMP_OTHER.sub(" than ", prepped)      # "未达到", "より前": a comparison between two values
+    prepped = _CMP_ACCENTED.sub(" than ", prepped)
     toks = []          # (word or value, is_value, starts a new clause)
     last = 0
     compared = False   # a comparison word so far in the clause
     for m in _TOKEN.finditer(prepped):
         gap = prepped[last:m.start()]
-        brk = bool(_CLAUSE.search(gap))
+        # a break that is a comma alone ("Before the change, the timeout was 60 seconds"): ","
+        marks = _CLAUSE.findall(gap)       # (letters _TOKEN skips may stand beside it: "mudança, o")
+        brk = ("," if all(x in ",，" for x in marks) else True) if marks else False
         last = m.end()
         tok = m.group()
         compared = (compared and not brk) or tok.lower() in _CMP_LAST or tok.lower() in _THAN
@@ -834,7 +887,16 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
             toks.append((tok, True, brk))
         else:
             for j, w in enumerate(x.replace("-", "") for x in tok.lower().split("_") if x):
-                toks.append((w, False, brk and j == 0))      # keep-alive: keepalive, as in a fact's name
+                toks.append((w, False, brk if j == 0 else False))      # keep-alive: keepalive, as in a fact's name
+    return toks
+
+
+def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
+    """(value, field, the field's values) for every number written right after a field's name:
+    within a few words, in the same clause, before another field's name."""
+    if not fields:
+        return
+    toks = _bind_tokens(text)
     starts = {}
     bound: set[int] = set()
     for f in fields:
@@ -867,15 +929,23 @@ def _bound_values(text: str, fields: dict[tuple[str, ...], set[str]]):
     by_stems = [(f, {w[:4] for w in f}) for f in fields if len(f) >= 2]
     named = {w for f in fields for w in f}       # "timeout after": after is a field's word here
     words: list[str] = []
+    valued = False      # a value since the last break
+    opener = None       # the first word of the clause
     for t, (tok, is_value, brk) in enumerate(toks):
-        if brk:
-            words = []
+        if brk or t == 0:
+            # a clause opened by a word of time, with no value, before a comma says when the next
+            # clause's value holds ("Before the change, the keep-alive timeout was 5 seconds"); any
+            # other break ends what a value is of
+            if brk != "," or valued or opener not in _ID_BREAK:
+                words = []
+            valued, opener = False, tok
         if not is_value:
             if tok in _CMP_LAST and tok not in named:
                 words = []
-            elif tok in named or tok not in _CTX_STOP:      # "the", "was" say nothing of a field
-                words.append(tok)
+            elif tok in named or (tok not in _CTX_STOP and len(tok) > 3):
+                words.append(tok)       # "the", "was", "de", "est" say nothing of a field
             continue
+        valued = True
         if t not in bound and re.match(r"-?\d", tok):
             seen = {w[:4] for w in words[-BIND_WINDOW:]}
             hits = [f for f, st in by_stems if st <= seen]
