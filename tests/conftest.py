@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,12 @@ def _isolate(monkeypatch, tmp_path):
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "200")
     yield
+    # a store kept open by an in-process server (serve/server.build_server keeps its readers)
+    # is not the next test's: it would refuse their own connections to the same file
+    if "ctxcli.store.readers" in sys.modules:
+        from ctxcli.store import close_kept
+
+        close_kept()
 
 
 @pytest.fixture(scope="session")
