@@ -3240,7 +3240,7 @@ MUTANTS: list[Mutant] = [
            'return True if straight > crossed else False if crossed > straight else None',
            'return straight >= crossed', ('tests/test_claims.py::test_values_set_against_each_other_without_evidence_are_undecided',)),
     Mutant('claims-date-bound-as-owner', 'src/ctxcli/answer/claims.py',
-           '        if _operand(name) is not None:      # "the owner of payment-api on 2026-08-01": a date is no name',
+           '        if _operand(name) is not None:      # "the owner of svc-a on 2026-08-01": a date is no name',
            '        if False:', ('tests/test_claims.py::test_a_date_is_no_name_bound_to_an_owner',)),
     Mutant('claims-owner-of-crosses-is', 'src/ctxcli/answer/claims.py',
            '(?: of (?:the )?(?:(?!is |was )[\\w\\-]+ ){0,3}',

@@ -154,8 +154,8 @@ def _leading_bound(clause: str, s: int, e: int, left: list, right: list) -> tupl
 
 def _one_kind(a, aseg: str, b, bseg: str) -> bool:
     """Whether operands ``a`` (of ``aseg``) and ``b`` (of ``bseg``) are values of one kind: two times,
-    two dates, or two numbers in one unit ("Under motor-claim-standard 2026.1, the claim of 128000
-    CNY": a version is no bound of an amount)."""
+    two dates, or two numbers in one unit ("Under rule set 2026.1, the claim of 128000 CNY": a
+    version is no bound of an amount)."""
     if a[3][0] != b[3][0]:
         return False
     return a[3][0] != "num" or (_unit(aseg, a[1], a[2]) or "") == (_unit(bseg, b[1], b[2]) or "-")
@@ -491,7 +491,7 @@ def check_entities(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any
                 for v in ([(i.get("facts") or {}).get(f)] if (i.get("facts") or {}).get(f) is not None else [])}
         if not held or _norm_name(name) in held or not re.search(r"[-_]|\d", name):
             continue
-        if _operand(name) is not None:      # "the owner of payment-api on 2026-08-01": a date is no name
+        if _operand(name) is not None:      # "the owner of svc-a on 2026-08-01": a date is no name
             continue
         out.append(_viol("misbound_entity", f"{name!r} is not the {fields[0]} of the evidence the claim "
                          f"cites ({', '.join(sorted(held))})", value=name, field=fields[0]))

@@ -692,7 +692,7 @@ _UNIT_AFTER = re.compile(r"(?:" + "|".join([*claim_words.UNITS.values(), *_CURRE
 def _owned_by_value(tok: str, owned: int) -> bool:
     """Whether a word right after a value says what that value is rather than what the next one
     is: its unit or currency ("98,000 CNY on a …"), "of" and the name after it ("version 2026.1 of
-    motor-claim-standard takes the place of 2025.4")."""
+    the rule set takes the place of 2025.4")."""
     if owned == 2:
         return not any(ch.isdigit() for ch in tok)
     return bool(_UNIT_AFTER.match(tok)) or tok.lower() in _OF
