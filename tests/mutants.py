@@ -3971,8 +3971,10 @@ import json, os, select, signal, sys, time
 sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
 import pytest, _pytest.config, _pytest.main, _pytest.fixtures, _pytest.python, _pytest.assertion.rewrite
 for name in ("pydantic", "pydantic.json_schema", "yaml", "orjson", "duckdb", "typer", "typer.testing", "rich.console",
-             "rich.table", "rich.progress", "jinja2", "httpx", "numpy", "regex", "tiktoken", "psycopg", "jsonschema",
-             "zoneinfo", "xml.etree.ElementTree"):    # (not hypothesis nor mcp's anyio: pytest plugins, rewritten)
+             "rich.table", "rich.progress", "jinja2", "httpx", "regex", "tiktoken", "psycopg", "jsonschema",
+             "zoneinfo", "xml.etree.ElementTree"):
+    # not hypothesis nor mcp's anyio (pytest plugins: pytest rewrites them); not numpy: its BLAS
+    # starts a thread, and a load's worker pool forked from a child of a threaded server hung
     try:
         __import__(name)
     except ImportError:
