@@ -3973,7 +3973,7 @@ for name in ("pydantic", "pydantic.json_schema", "yaml", "orjson", "duckdb", "ty
              "rich.table", "rich.progress", "jinja2", "httpx", "regex", "tiktoken", "psycopg", "jsonschema",
              "zoneinfo", "xml.etree.ElementTree"):
     # not hypothesis nor mcp's anyio (pytest plugins: pytest rewrites them); not numpy: its BLAS
-    # starts a thread, and a load's worker pool forked from a child of a threaded server hung
+    # starts threads, and the children fork a load's worker pool (fewer locks held at fork)
     try:
         __import__(name)
     except ImportError:
