@@ -1280,6 +1280,13 @@ MUTANTS: list[Mutant] = [
            "                    [json_list(r[0] + 1 for r in rows), json_list(r[1] for r in rows),\n"
            "                     json_list(ia.fields_sha256(f) for f in batch),",
            (IV + "test_an_investigation_on_a_loaded_store_scans_no_stored_object",)),
+    Mutant("load-verdict-memo-stores-under-one-key", "src/ctxcli/engine/injection_adapter.py",
+           "                out[i] = _MEMO[keys[i]] = hit\n                _MEMO.move_to_end(keys[i])",
+           "                out[i] = _MEMO[keys[todo[0]]] = hit\n                _MEMO.move_to_end(keys[todo[0]])",
+           (IV + "test_a_second_load_in_one_process_takes_its_verdicts_from_the_memo_and_an_edit_is_scanned",)),
+    Mutant("load-verdict-memo-hit-for-the-next-object", "src/ctxcli/engine/injection_adapter.py",
+           "                out[i] = _MEMO[k]\n", "                out[max(0, i - 1)] = _MEMO[k]\n",
+           (IV + "test_a_second_load_in_one_process_takes_its_verdicts_from_the_memo_and_an_edit_is_scanned",)),
     Mutant("verdict-reuse-across-detectors", "src/ctxcli/load/verdicts.py",
            "FROM prior.injection_verdicts WHERE detector = ? ",
            "FROM prior.injection_verdicts WHERE ? IS NOT NULL ",

@@ -254,3 +254,26 @@ def test_a_full_load_scans_every_object_even_when_the_live_store_has_its_verdict
     scans.clear()
     _load(project_copy, incremental=False)
     assert len(scans) == n
+
+
+def test_a_second_load_in_one_process_takes_its_verdicts_from_the_memo_and_an_edit_is_scanned(project_copy,
+                                                                                             scans) -> None:
+    """A process that loads again (a test suite, a `--full` reload in `ctx serve`) reads the
+    verdicts of unchanged texts from its memo (engine/injection_adapter.scan_many): the store
+    gets the same verdicts without a scan, and an edited object is scanned and judged anew."""
+    from ctxcli import api
+
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    api.load(manifests=project_copy / "manifests", db=db)
+    first, n = _verdicts(db), len(scans)
+    assert n == len(first) and ia.memo_info()["scans"] == n and ia.memo_info()["hits"] == 0
+    scans.clear()
+    api.load(manifests=project_copy / "manifests", db=db, incremental=False)
+    assert scans == [] and ia.memo_info()["hits"] == n
+    assert _verdicts(db) == first
+    _edit(project_copy, "DOC-C102-003", ATTACK)
+    api.load(manifests=project_copy / "manifests", db=db, incremental=False)
+    assert [dict(f)["object_id"] for f in scans] == ["DOC-C102-003"]
+    v = _verdicts(db)
+    assert v["DOC-C102-003"][1:] == ("content", "override_instructions")
+    assert {k: x for k, x in v.items() if k != "DOC-C102-003"} == {k: x for k, x in first.items() if k != "DOC-C102-003"}

@@ -111,20 +111,40 @@ def gate_scan(fields: list[tuple[str, str]], stored: tuple | None) -> tuple[str,
 def scan(fields: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     """(field, pattern id, label) of the first finding, or None. Results are memoised per
     process (above): an object met again in a later step or retrieval round is not scanned twice."""
-    t = tuple(fields)
-    k = memo_key(t)
+    return scan_many([fields])[0]
+
+
+def scan_many(batch: list[list[tuple[str, str]]], scanner=None) -> list[tuple[str, str, str] | None]:
+    """:func:`scan` of each field list of ``batch``; the ones the memo does not hold are
+    scanned by ``scanner`` (a list of field tuples -> their verdicts, in order; default: one by
+    one in this process — a load passes its worker pool) and kept in the memo."""
+    keys = [memo_key(tuple(f)) for f in batch]
+    out: list = [None] * len(batch)
+    todo: list[int] = []
     with _LOCK:
-        if k in _MEMO:
-            _MEMO.move_to_end(k)
-            _STATS["hits"] += 1
-            return _MEMO[k]
-    hit = _scan(t)
-    with _LOCK:
-        _STATS["scans"] += 1
-        _MEMO[k] = hit
-        while len(_MEMO) > MEMO_MAX:
-            _MEMO.popitem(last=False)
-    return hit
+        for i, k in enumerate(keys):
+            if k in _MEMO:
+                _MEMO.move_to_end(k)
+                _STATS["hits"] += 1
+                out[i] = _MEMO[k]
+            else:
+                todo.append(i)
+    if todo:
+        got = (scanner or scan_fresh)([tuple(batch[i]) for i in todo])
+        with _LOCK:
+            _STATS["scans"] += len(todo)
+            for i, hit in zip(todo, got):
+                out[i] = _MEMO[keys[i]] = hit
+                _MEMO.move_to_end(keys[i])
+            while len(_MEMO) > MEMO_MAX:
+                _MEMO.popitem(last=False)
+    return out
+
+
+def scan_fresh(batch: list[tuple[tuple[str, str], ...]]) -> list[tuple[str, str, str] | None]:
+    """The verdicts of ``batch`` (field tuples), each scanned, the memo neither read nor filled
+    (a load's worker runs this: what it learns would be lost with it)."""
+    return [_scan(f) for f in batch]
 
 
 def _scan(fields: tuple[tuple[str, str], ...]) -> tuple[str, str, str] | None:

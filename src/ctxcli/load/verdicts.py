@@ -28,8 +28,9 @@ from ..util.canon import json_list
 
 CHUNK = 2048
 _SEQ = itertools.count()
-# Objects to scan below which the pool is not used (each worker sets the detector up first,
-# ~0.4 s; the bundled store's 197 objects already scan faster in two workers).
+# Objects to scan (not held by this process's verdict memo) below which the pool is not used
+# (each worker sets the detector up first; measured 2026-12-07, the bundled store's 197 objects:
+# a load takes 2.9-3.5 s with two workers scanning, 4.2-5.0 s scanning in the loader).
 POOL_MIN = 64
 _COLS = ("doc_id", "tenant_id", "object_id", "source_id", "source_version", "object_type", "title", "content",
          "locator", "facts", "supports", "section")
@@ -46,11 +47,11 @@ def _fields(r: tuple, accept: dict[str, tuple[str, ...]]) -> list[tuple[str, str
     return gated_fields(o)      # type: ignore[arg-type]
 
 
-def scan_batch(batch: list[list[tuple[str, str]]]) -> list[tuple[str, str, str] | None]:
-    """The verdicts of a batch of field lists (a worker's task)."""
+def scan_batch(batch: list[tuple[tuple[str, str], ...]]) -> list[tuple[str, str, str] | None]:
+    """The verdicts of a batch of field tuples (a worker's task)."""
     from ..engine import injection_adapter as ia
 
-    return [ia._scan(tuple(f)) for f in batch]
+    return ia.scan_fresh(batch)
 
 
 def scan_spooled(path: str) -> list[tuple[str, str, str] | None]:
@@ -66,7 +67,7 @@ def scan_spooled(path: str) -> list[tuple[str, str, str] | None]:
     return scan_batch(batch)
 
 
-def _pool_scan(pool, batch: list[list[tuple[str, str]]], spool: str) -> list[tuple[str, str, str] | None]:
+def _pool_scan(pool, batch: list[tuple[tuple[str, str], ...]], spool: str) -> list[tuple[str, str, str] | None]:
     import os
     import pickle
 
@@ -120,10 +121,10 @@ def write_verdicts(con, accept: dict[str, tuple[str, ...]], prior_attached: bool
             continue
         scanned += len(rows)
         batch = [_fields(r, accept) for r in rows]
-        if pool is not None and spool and hi - lo + 1 - reused >= POOL_MIN:
-            hits = _pool_scan(pool, batch, spool)
-        else:
-            hits = scan_batch(batch)
+        # this process's memo first (the same content loaded again: a test suite, a reload
+        # after --full); what is left is scanned here, or by the pool when it is worth it
+        hits = ia.scan_many(batch, (lambda todo: _pool_scan(pool, todo, spool) if len(todo) >= POOL_MIN
+                                    else scan_batch(todo)) if pool is not None and spool else None)
         con.execute("INSERT INTO vgot SELECT unnest(from_json(?, '[\"INTEGER\"]')), "
                     "unnest(from_json(?, '[\"VARCHAR\"]')), unnest(from_json(?, '[\"VARCHAR\"]')), "
                     "unnest(from_json(?, '[\"VARCHAR\"]')), unnest(from_json(?, '[\"VARCHAR\"]')), "
