@@ -3524,8 +3524,9 @@ MUTANTS: list[Mutant] = [
     Mutant("claims-colon-operands-any-colon", "src/ctxcli/answer/validate.py",
            'if compared and re.search(r":\\s", gap):', 'if re.search(r":\\s", gap):',
            ("tests/test_claims.py::test_a_value_is_bound_to_a_field_named_by_its_one_distinctive_word",)),
-    # claims-than-short-words-ignored (validate.py: `or tok.lower() in _THAN`) survived CI on
-    # 2026-12-06: no test tells that clause's effect; taken out of the list until one does (closing note)
+    Mutant("claims-than-short-words-ignored", "src/ctxcli/answer/validate.py",
+           " or tok.lower() in _CMP_LAST or tok.lower() in _THAN\n", " or tok.lower() in _CMP_LAST\n",
+           ("tests/test_claims.py::test_a_value_is_bound_to_a_field_named_by_its_one_distinctive_word",)),
     Mutant("claims-eval-without-rules", "src/ctxcli/answer/claims_eval.py",
            "twins=twins, rules=rules,", "twins=twins, rules=None,",
            ("tests/test_claims.py::test_the_claims_eval_checks_rule_claims_against_the_playbooks_condition",)),

@@ -803,6 +803,10 @@ _LEDGER = {"evidence_id": "ev-ledger", "trust_level": "authoritative",
     ("Costs grew faster than revenue: +25 % against +15 %.", False),
     ("Revenue did not grow faster than costs: +15 % against +25 %.", False),
     ("Die Kosten stiegen stärker als der Umsatz: 25 % gegenüber 15 %.", False),
+    # (a short "than" -- que, che -- is a comparison on its own)
+    ("Les coûts ont augmenté plus que le chiffre d'affaires : +25 % contre +15 %.", False),
+    ("I costi sono cresciuti più che i ricavi: +25 % contro +15 %.", False),
+    ("Le chiffre d'affaires : +25 %.", True),
     # …but a colon with no comparison before it is the field's value
     ("Revenue: +25 %.", True),
     ("Revenue: +15 %.", False),
