@@ -174,34 +174,44 @@ def test_a_sigterm_swallowed_in_a_finalizer_still_stops_the_load_before_it_publi
     assert capsys.readouterr().err == "" and unraisable == []
 
 
+_FORK_CHECK = """
+import json, signal
+from ctxcli.load.derive import start_pool
+
+def handler(signum, frame):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGTERM, handler)
+pool = start_pool(vectors=False)
+masks = []
+for p in pool._pool:
+    with open(f"/proc/{p.pid}/status", encoding="utf-8") as fh:
+        masks.append(int(next(x for x in fh.read().splitlines() if x.startswith("SigCgt:")).split()[1], 16))
+print(json.dumps({"parent_handler_back": signal.getsignal(signal.SIGTERM) is handler,
+                  "workers_catching_sigterm": sum(bool(m & (1 << (signal.SIGTERM - 1))) for m in masks),
+                  "workers": len(masks)}), flush=True)
+pool.terminate()
+pool.join()
+"""
+
+
 def test_load_workers_are_forked_with_the_default_sigterm(monkeypatch):
     """The load's SIGTERM handler is Python's; a worker forked with it would ignore
     pool.terminate() while stuck before its first bytecode (a lock another thread held at the
-    fork). Workers are forked with the default action, and the parent's handler comes back."""
-    import signal
-
-    from ctxcli.load.derive import start_pool
-
+    fork). Workers are forked with the default action, and the parent's handler comes back.
+    Checked in a process of its own, killed with its workers after 60 s: a worker that does
+    catch SIGTERM can leave ``pool.terminate()`` waiting for ever."""
     monkeypatch.setenv("CTX_LOAD_WORKERS", "2")
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
+    p = subprocess.Popen([sys.executable, "-c", _FORK_CHECK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
     try:
-        pool = start_pool(vectors=False)
-        assert signal.getsignal(signal.SIGTERM) is handler
-        try:
-            for p in pool._pool:
-                with open(f"/proc/{p.pid}/status", encoding="utf-8") as fh:
-                    status = fh.read()
-                caught = int(next(x for x in status.splitlines() if x.startswith("SigCgt:")).split()[1], 16)
-                assert not caught & (1 << (signal.SIGTERM - 1)), p.pid
-        finally:
-            pool.terminate()
-            pool.join()
-    finally:
-        signal.signal(signal.SIGTERM, old)
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+    first = out.splitlines()[0] if out.strip() else "{}"
+    assert json.loads(first) == {"parent_handler_back": True, "workers_catching_sigterm": 0, "workers": 2}, err[-2000:]
+    assert p.returncode == 0, err[-2000:]
 
 
 def test_a_batch_reaches_a_worker_as_a_file_and_the_task_only_names_it(tmp_path, monkeypatch):
