@@ -123,12 +123,22 @@ def _holds(op: str, a: Any, b: Any) -> bool:
     return {">": a > b, "<": a < b, ">=": a >= b, "<=": a <= b, "==": a == b, "!=": a != b}[op]
 
 
+def _cmp_pattern(word: str) -> "re.Pattern[str]":
+    whole = word[0].isalpha() and not _NOT_SPACED.match(word)     # "unter", not "Unternehmen"
+    return re.compile((r"\b" + re.escape(word) + r"\b") if whole else re.escape(word))
+
+
+# (word, operator, its pattern), compiled once: a claim is checked against every word
+_CMP_RX: list[tuple[str, str, "re.Pattern[str]"]] = [(w, op, _cmp_pattern(w)) for w, op in _CMP_WORDS]
+
+
 def _find_cmp(clause: str) -> list[tuple[int, int, str]]:
     low = clause.lower()
     taken: list[tuple[int, int, str]] = []
-    for word, op in _CMP_WORDS:
-        whole = word[0].isalpha() and not _NOT_SPACED.match(word)     # "unter", not "Unternehmen"
-        for m in re.finditer((r"\b" + re.escape(word) + r"\b") if whole else re.escape(word), low):
+    for word, op, rx in _CMP_RX:
+        if word not in low:         # (each pattern matches its word's text)
+            continue
+        for m in rx.finditer(low):
             if not any(s < m.end() and m.start() < e for s, e, _ in taken):
                 taken.append((m.start(), m.end(), op))
     return sorted(taken)
