@@ -41,16 +41,10 @@ ALLOWED: set[tuple[str, str]] = set()
 
 # Known import circles (the modules of each), each with the reason it stays for now.
 ALLOWED_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"ctxcli.agents.shape", "ctxcli.agents.tool_results"}):
-        "agents/ is being rebuilt as gate tables (issue 50 item 1): the shared loader moves there",
 }
 
 # Known imports of another module's private name, (importer, module.name), each with its reason.
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
-    ("ctxcli.agents.memory", "ctxcli.agents.registry._display"):
-        "agents/ is being rebuilt as gate tables (issue 50 item 1): becomes paths.display there",
-    ("ctxcli.agents.tool_results", "ctxcli.agents.registry._display"):
-        "agents/ is being rebuilt as gate tables (issue 50 item 1): becomes paths.display there",
 }
 
 DB_DRIVERS = ("duckdb", "psycopg", "psycopg_pool")
@@ -102,23 +96,38 @@ def imports(path: Path, src: Path = SRC) -> list[tuple[str, int]]:
 
 
 def private_imports(src: Path = SRC) -> dict[tuple[str, str], str]:
-    """{(importer, module.name): where} of every import of another ctxcli module's private name
-    (``from .x import _y``, at the top or inside a function; a dunder is not private)."""
+    """{(importer, module.name): where} of every use of another ctxcli module's private name:
+    imported (``from .x import _y``) or read off the module imported by a name
+    (``from ..engine import x as m`` … ``m._y``), at the top or inside a function; a dunder is
+    not private."""
     out: dict[tuple[str, str], str] = {}
+
+    def found(me: str, name: str, path: Path, line: int, how: str) -> None:
+        out.setdefault((me, name), f"src/{path.relative_to(src).as_posix()}:{line}: {me} {how} {name}, "
+                                   "a private name of another module")
+
     for path in modules(src):
         me = module_name(path, src)
         package, nodes = _nodes(path, src)
+        aliases: dict[str, str] = {}        # a name bound to another ctxcli module -> that module
         for node in nodes:
-            if not isinstance(node, ast.ImportFrom):
+            if isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name for a in node.names if a.asname and a.name.startswith("ctxcli")})
                 continue
             target = _from_target(node, package)
             if not target.startswith("ctxcli") or target == me:
                 continue
             for a in node.names:
                 if a.name.startswith("_") and not a.name.startswith("__"):
-                    out.setdefault((me, f"{target}.{a.name}"),
-                                   f"src/{path.relative_to(src).as_posix()}:{node.lineno}: {me} imports "
-                                   f"{target}.{a.name}, a private name of another module")
+                    found(me, f"{target}.{a.name}", path, node.lineno, "imports")
+                elif _is_module(f"{target}.{a.name}", src) and f"{target}.{a.name}" != me:
+                    aliases[a.asname or a.name] = f"{target}.{a.name}"
+        if not aliases:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                found(me, f"{aliases[node.value.id]}.{node.attr}", path, node.lineno, "reads")
     return out
 
 
@@ -263,8 +272,17 @@ def test_a_private_name_of_another_module_is_found_at_the_top_and_inside_functio
                                       "def f():\n    from ..run_manifest import _mac, key_id\n"
                                       "    from . import commit as _commit\n"),
         "ctxcli/run_manifest.py": "from .run_manifest import _self\n",      # its own name: not across modules
+        "ctxcli/ledger/verdicts.py": ("from . import commit as c\nimport ctxcli.run_manifest as rm\n\n\n"
+                                      "def g():\n    return c._append, rm.key_id, c.__name__, c.locked\n\n\n"
+                                      "def h():\n    return rm._mac\n"),
     })
     assert private_imports(src) == {
+        ("ctxcli.ledger.verdicts", "ctxcli.ledger.commit._append"):
+            "src/ctxcli/ledger/verdicts.py:6: ctxcli.ledger.verdicts reads ctxcli.ledger.commit._append, "
+            "a private name of another module",
+        ("ctxcli.ledger.verdicts", "ctxcli.run_manifest._mac"):
+            "src/ctxcli/ledger/verdicts.py:10: ctxcli.ledger.verdicts reads ctxcli.run_manifest._mac, "
+            "a private name of another module",
         ("ctxcli.ledger.erasure", "ctxcli.ledger.commit._append"):
             "src/ctxcli/ledger/erasure.py:1: ctxcli.ledger.erasure imports ctxcli.ledger.commit._append, "
             "a private name of another module",

@@ -465,7 +465,7 @@ def shape_tool_result(raw: Path, *, tool: str, tenant_id: str, observed_at: str,
     the tool registry (``registry``, default the project's ``manifests/tools.yaml``) declares for
     ``tool``; ``raw.path`` is relative to ``out_dir`` (where the document goes)."""
     from .agents.registry import read_registry
-    from .agents.shape import shape_tool_result as shape
+    from .agents.tool_results import shape_tool_result as shape
 
     return shape(raw, tool=tool, registry=read_registry(registry), tenant_id=tenant_id, observed_at=observed_at,
                  version=version, out_dir=out_dir, call_id=call_id, arguments=arguments, max_age=max_age,

@@ -202,7 +202,7 @@ def parse_working_state(data: Any, *, file: str) -> WorkingState:
 def read_working_state(path: Path) -> WorkingState:
     """``ctx investigate --memory FILE``: a YAML or JSON working-state file."""
     from ..util.yamlio import loads_yaml, read_text
-    from .registry import _display
+    from ..paths import display as _display
 
     disp = _display(path)
     return parse_working_state(loads_yaml(read_text(path, display=disp, limit=MAX_FILE_BYTES), file=disp), file=disp)

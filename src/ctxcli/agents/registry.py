@@ -55,13 +55,6 @@ class Registry(BaseModel):
         return next((t for t in self.tools if t.name == name), None)
 
 
-def _display(path: Path) -> str:
-    """A path as shown in messages: relative to the project root when inside it (paths.display)."""
-    from ..paths import display
-
-    return display(path)
-
-
 def registry_path(manifests_dir: Path | None = None) -> Path:
     from .. import paths
 
@@ -71,23 +64,24 @@ def registry_path(manifests_dir: Path | None = None) -> Path:
 def read_registry(path: Path | None = None) -> Registry:
     """The registry at ``path`` (default: the project's); an empty one when there is no file.
     A malformed file is an InputError naming the file and field."""
+    from ..paths import display
     from ..util.pyd import input_error
     from ..util.yamlio import read_yaml_marked
 
     p = path or registry_path()
     if not p.is_file():
         return Registry()
-    marks = read_yaml_marked(p, display=_display(p))
+    marks = read_yaml_marked(p, display=display(p))
     try:
         reg = Registry.model_validate(marks.data if marks.data is not None else {})
     except ValidationError as e:
-        raise input_error(e, file=_display(p), marks=marks) from None
+        raise input_error(e, file=display(p), marks=marks) from None
     names = [t.name for t in reg.tools]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         from ..errors import InputError
 
-        raise InputError(f"tool {dup!r} is registered twice", file=_display(p), field="tools")
+        raise InputError(f"tool {dup!r} is registered twice", file=display(p), field="tools")
     return reg
 
 

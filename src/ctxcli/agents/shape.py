@@ -26,6 +26,8 @@ from ..errors import InputError
 from ..models.tool_shape import ShapeSpec
 
 MAX_FACT_NAME = 200
+# the largest raw result read (a tool result's raw file, here and in agents/tool_results.py)
+MAX_RAW_FILE_BYTES = 64 << 20
 
 
 def _label(names: list[str], values: list[Any]) -> str:
@@ -111,43 +113,6 @@ def shape_file(path: Path, spec: ShapeSpec, *, display: str) -> tuple[dict[str, 
     return facts_of(spec, out, display=display), _limitations(spec, out), out.raw_rows
 
 
-def shape_tool_result(raw: Path, *, tool: str, registry, tenant_id: str, observed_at: str,
-                      version: str | None = None, out_dir: Path | None = None, **labels: Any) -> dict[str, Any]:
-    """A tool-result document (``ctx tool-result shape``): ``raw`` shaped as the registry declares
-    for ``tool``, the raw kept by reference — ``raw.path`` relative to ``out_dir`` (where the
-    document is written; default the current folder), its sha256 and row count."""
-    import os
-
-    from ..paths import display as show
-    from .tool_results import MAX_RAW_FILE_BYTES, parse_tool_result
-
-    spec = registry.get(tool)
-    if spec is None:
-        names = ", ".join(t.name for t in registry.tools) or "none"
-        raise InputError(f"tool {tool!r} is not in the tool registry (its tools: {names})", field="--tool")
-    if spec.shape is None:
-        raise InputError(f"tool {tool!r} has no shape declaration in the tool registry", field="--tool")
-    disp = show(raw)
-    from ..util.safeio import NotReadable, read_regular
-
-    try:
-        blob = read_regular(raw, MAX_RAW_FILE_BYTES, follow=False)
-    except NotReadable as e:
-        raise InputError(f"cannot read the raw result: {e}", file=disp) from None
-    facts, lims, rows = shape_file(raw, spec.shape, display=disp)
-    base = (out_dir or Path.cwd()).resolve()
-    rel = Path(os.path.relpath(raw.resolve(), base)).as_posix()
-    ver = version or spec.version
-    if ver is None:
-        raise InputError(f"tool {tool!r}: give --tool-version (the registry declares no version)", field="--tool-version")
-    doc = {"tool": tool, "version": ver, **{k: v for k, v in labels.items() if v not in (None, [], {})},
-           "tenant_id": tenant_id, "observed_at": observed_at,
-           "raw": {"path": rel, "sha256": hashlib.sha256(blob).hexdigest(), "rows": rows},
-           "shaped": {"facts": facts, "limitations": lims, "verified": True}}
-    parse_tool_result(doc, file="the shaped tool result", base=base)     # what --tool-result will read
-    return doc
-
-
 # ------------------------------------------------------------------------- raw-vs-shaped check
 @dataclass
 class FactCheck:
@@ -178,7 +143,6 @@ def agrees(given: Any, expected: Any) -> bool:
 def _same_bytes(path: Path, sha256: str) -> bool:
     """The raw file is still a regular file (no link) holding the bytes the result records."""
     from ..util.safeio import NotReadable, read_regular
-    from .tool_results import MAX_RAW_FILE_BYTES
 
     try:
         return hashlib.sha256(read_regular(path, MAX_RAW_FILE_BYTES, follow=False)).hexdigest() == sha256

@@ -32,6 +32,7 @@ from ..engine.checks import InputGate, Rejection
 from ..engine.gates import GATES as EVIDENCE_GATES
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
+from .shape import MAX_RAW_FILE_BYTES
 
 MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it names has no limit: only hashed)
 
@@ -123,9 +124,6 @@ class ToolResult(Closed):
         return None if self.max_age is None else parse_duration(self.max_age, what="max_age")
 
 
-MAX_RAW_FILE_BYTES = 64 << 20
-
-
 def _raw_file(given: str, base: Path | None, *, file: str) -> tuple[bytes, Path]:
     """The bytes of ``raw.path``: a regular file (no FIFO, device, folder or final symbolic
     link; at most ``MAX_RAW_FILE_BYTES``, read in chunks) inside the tool-result file's folder
@@ -179,7 +177,7 @@ def parse_tool_result(data: Any, *, file: str, base: Path | None = None) -> Tool
 
 def read_tool_result(path: Path) -> ToolResult:
     """``ctx investigate --tool-result FILE``: a YAML or JSON tool-result file."""
-    from .registry import _display
+    from ..paths import display as _display
     from ..util.yamlio import loads_yaml, read_text
 
     disp = _display(path)
@@ -551,3 +549,41 @@ def recorded(pack: dict[str, Any]) -> ToolGate | None:
 
         g.reserve = count(tool_results_header(len(g.items) + len(pushed))) + sum(before) + sum(pushed)
     return g
+
+
+def shape_tool_result(raw: Path, *, tool: str, registry, tenant_id: str, observed_at: str,
+                      version: str | None = None, out_dir: Path | None = None, **labels: Any) -> dict[str, Any]:
+    """A tool-result document (``ctx tool-result shape``): ``raw`` shaped as the registry declares
+    for ``tool``, the raw kept by reference — ``raw.path`` relative to ``out_dir`` (where the
+    document is written; default the current folder), its sha256 and row count."""
+    import os
+
+    from ..errors import InputError
+    from ..paths import display as show
+    from .shape import shape_file
+
+    spec = registry.get(tool)
+    if spec is None:
+        names = ", ".join(t.name for t in registry.tools) or "none"
+        raise InputError(f"tool {tool!r} is not in the tool registry (its tools: {names})", field="--tool")
+    if spec.shape is None:
+        raise InputError(f"tool {tool!r} has no shape declaration in the tool registry", field="--tool")
+    disp = show(raw)
+    from ..util.safeio import NotReadable, read_regular
+
+    try:
+        blob = read_regular(raw, MAX_RAW_FILE_BYTES, follow=False)
+    except NotReadable as e:
+        raise InputError(f"cannot read the raw result: {e}", file=disp) from None
+    facts, lims, rows = shape_file(raw, spec.shape, display=disp)
+    base = (out_dir or Path.cwd()).resolve()
+    rel = Path(os.path.relpath(raw.resolve(), base)).as_posix()
+    ver = version or spec.version
+    if ver is None:
+        raise InputError(f"tool {tool!r}: give --tool-version (the registry declares no version)", field="--tool-version")
+    doc = {"tool": tool, "version": ver, **{k: v for k, v in labels.items() if v not in (None, [], {})},
+           "tenant_id": tenant_id, "observed_at": observed_at,
+           "raw": {"path": rel, "sha256": hashlib.sha256(blob).hexdigest(), "rows": rows},
+           "shaped": {"facts": facts, "limitations": lims, "verified": True}}
+    parse_tool_result(doc, file="the shaped tool result", base=base)     # what --tool-result will read
+    return doc
