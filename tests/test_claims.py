@@ -234,7 +234,8 @@ def test_the_corpus_is_regenerated_identically_and_meets_the_floors(tmp_path):
 
 
 def test_the_hand_written_corpora_score_as_docs_model_md_says(monkeypatch):
-    """tests/data/claims/written6 and written5 (each measured once, then tuned on), written4, written3,
+    """tests/data/claims/written7 (measured once), written6 and written5 (each measured once, then tuned
+    on), written4, written3,
     written2 and written score exactly as docs/model.md reports, and CI's floors for written5 and written6
     (.ci/run) hold. Each corpus is checked once (the command's floors then judge the same counts)."""
     from ctxcli.answer import claims_eval
@@ -251,6 +252,7 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says(monkeypatch):
     held = claims_eval.evaluate(data / "written5" / "corpus.jsonl")
     assert set(held) == {"heldout"}
     assert held["heldout"]["all wrong"] == [226, 250] and held["heldout"]["right"] == [1, 213]
+    assert total("written7", "all wrong") == [365, 516] and total("written7", "right") == [7, 405]
     assert total("written6", "all wrong") == [408, 484] and total("written6", "right") == [0, 362]
     assert total("written4", "all wrong") == [214, 222] and total("written4", "right") == [1, 199]
     assert total("written3", "all wrong") == [222, 232] and total("written3", "right") == [2, 205]
@@ -259,6 +261,7 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says(monkeypatch):
     doc = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text(encoding="utf-8")
     assert "**213/250 (85.2 %)**" in doc and "**11/213 (5.2 %)**" in doc      # the one blind measurement
     assert "**346/484 (71.5 %)**" in doc and "**9/362 (2.5 %)**" in doc      # written6, measured once
+    assert "**365/516 (70.7 %)**" in doc and "**7/405 (1.7 %)**" in doc      # written7, measured once
     assert "Now: 408/484 (84.3 %), 0/362" in doc and "Now: 226/250 (90.4 %), 1/213 (0.5 %)" in doc
     assert "Now:\n  214/222 (96.4 %), 1/199 (0.5 %)" in doc
     assert "Now: 222/232 (95.7 %),\n  2/205 (1.0 %)" in doc and "Now:\n  216/223 (96.9 %), 0/201" in doc
@@ -266,9 +269,14 @@ def test_the_hand_written_corpora_score_as_docs_model_md_says(monkeypatch):
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
     assert "claims_eval tests/data/claims/written5/corpus.jsonl --min-wrong 0.90 --max-right 0.01" in ci
     assert "claims_eval tests/data/claims/written6/corpus.jsonl --min-wrong 0.84 --max-right 0.01" in ci
+    assert "claims_eval tests/data/claims/written7/corpus.jsonl --min-wrong 0.70 --max-right 0.02" in ci
     w5, w6 = str(data / "written5" / "corpus.jsonl"), str(data / "written6" / "corpus.jsonl")
     assert claims_eval.main([w5, "--min-wrong", "0.90", "--max-right", "0.01"]) == 0
     assert claims_eval.main([w6, "--min-wrong", "0.84", "--max-right", "0.01"]) == 0
+    w7 = str(data / "written7" / "corpus.jsonl")
+    assert claims_eval.main([w7, "--min-wrong", "0.70", "--max-right", "0.02"]) == 0
+    assert claims_eval.main([w7, "--min-wrong", "0.71", "--max-right", "0.02"]) == 1      # above 70.7 %
+    assert claims_eval.main([w7, "--min-wrong", "0.70", "--max-right", "0.017"]) == 1     # below 1.73 %
     assert claims_eval.main([w6, "--min-wrong", "0.85", "--max-right", "0.01"]) == 1      # above 84.3 %
     assert claims_eval.main([w5, "--min-wrong", "0.91", "--max-right", "0.01"]) == 1      # above 90.4 %
     assert claims_eval.main([w5, "--min-wrong", "0.85", "--max-right", "0.004"]) == 1      # below 0.5 %
