@@ -19,6 +19,13 @@ anywhere else (the gates, the packer, the answer layer, the agents, the server) 
 unmutated one. After a build the cache also checks that the build imported no ctxcli module
 outside the closure (:class:`ClosureError`): the key cannot silently fall behind the code.
 
+Beside its key each entry records every ctxcli module loaded when its build ended, with its
+sha256 (``modules.json``), and the key of everything else (inputs, data files, pyproject). A
+session whose key misses still uses an entry when that other key is the same and every recorded
+module is unchanged: the build ran no code outside those modules, so it would run the same code
+again (a mutant in the PostgreSQL reader, say, is in the closure but never runs in a DuckDB
+build).
+
 The runner fills the cache from the unmutated tree first and then sets
 ``TESTS_STORE_CACHE_READ_ONLY``: a mutated build is used by its own session and never kept.
 Without ``TESTS_STORE_CACHE`` (the suite, a developer's run) :func:`build` just builds.
@@ -115,7 +122,47 @@ def key(src: Path, inputs: Iterable[Path], extra: str, roots: Iterable[str] = (R
     return h.hexdigest()[:32], covered
 
 
-def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterable[Path], extra: str = "") -> None:
+MODULES = "modules.json"
+
+
+def _loaded(src: Path) -> dict[str, str]:
+    """{module: sha256 of its file} of every ctxcli module this process has loaded from ``src``."""
+    mods = _modules(src)
+    return {m: hashlib.sha256(mods[m].read_bytes()).hexdigest()
+            for m in sorted(sys.modules) if (m == "ctxcli" or m.startswith("ctxcli.")) and m in mods}
+
+
+def _unchanged(record: dict, src: Path, base: str) -> bool:
+    """Whether ``record`` (an entry's modules.json) was built under ``base`` by modules that are
+    all still as they were."""
+    mods = _modules(src)
+    return record.get("base") == base and all(
+        m in mods and hashlib.sha256(mods[m].read_bytes()).hexdigest() == h for m, h in record["modules"].items())
+
+
+def _record(src: Path, base: str) -> str:
+    import json
+
+    return json.dumps({"base": base, "modules": _loaded(src)}, indent=0, sort_keys=True)
+
+
+def _same_run(cache: Path, pattern: str, src: Path, base: str) -> Path | None:
+    """A record under ``cache`` matching ``pattern`` whose build ran only unchanged modules."""
+    import json
+
+    for rec in sorted(cache.glob(pattern)):
+        if ".part" in rec.parent.name or ".part" in rec.name:      # still being stored
+            continue
+        try:
+            if _unchanged(json.loads(rec.read_text(encoding="utf-8")), src, base):
+                return rec
+        except (OSError, ValueError, KeyError):
+            continue
+    return None
+
+
+def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterable[Path], extra: str = "",
+          src: Path | None = None) -> None:
     """Fill ``folder`` (empty, or not yet there) with what ``make()`` writes into it — from the
     cache when ``TESTS_STORE_CACHE`` is set and holds this build's key. The store must not record
     ``folder``'s own path (a cached copy lands in another session's folder); every absolute path
@@ -126,12 +173,16 @@ def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterab
         return
     import ctxcli
 
-    src = Path(ctxcli.__file__).resolve().parents[1]
+    src = src or Path(ctxcli.__file__).resolve().parents[1]
     inputs = [Path(p).resolve() for p in inputs]
     k, covered = key(src, inputs, f"{name}\0{extra}")
+    base, _ = key(src, inputs, f"{name}\0{extra}", roots=())
     entry = Path(cache) / f"{name}-{k}"
+    if not entry.is_dir():
+        rec = _same_run(Path(cache), f"{name}-*/{MODULES}", src, base)
+        entry = rec.parent if rec is not None else entry
     if entry.is_dir():
-        shutil.copytree(entry, folder, dirs_exist_ok=True)
+        shutil.copytree(entry, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MODULES))
         return
     before = set(sys.modules)
     make()
@@ -142,6 +193,7 @@ def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterab
         return
     part = entry.with_name(entry.name + f".part{os.getpid()}")
     shutil.copytree(folder, part)
+    (part / MODULES).write_text(_record(src, base), encoding="utf-8")
     try:
         part.rename(entry)
     except OSError:                         # another session stored the same key first
@@ -165,10 +217,19 @@ def database(srv, make: Callable[[str], object], *, name: str, inputs: Iterable[
     import ctxcli
 
     src = Path(ctxcli.__file__).resolve().parents[1]
-    k, covered = key(src, [Path(p).resolve() for p in inputs], f"{name}\0{srv.port}", PG_ROOTS, ("ctxcli.api",))
+    inputs = [Path(p).resolve() for p in inputs]
+    k, covered = key(src, inputs, f"{name}\0{srv.port}", PG_ROOTS, ("ctxcli.api",))
+    base, _ = key(src, inputs, f"{name}\0{srv.port}", roots=())
     template = f"ctx_cache_{k[:24]}"
+    cache = Path(os.environ[ENV])
     with srv.admin() as c:
-        if c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,)).fetchone():
+        have = c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,)).fetchone()
+        if not have:        # a template whose load ran only unchanged modules
+            rec = _same_run(cache, f"{name}-*.{MODULES}", src, base)
+            if rec is not None:
+                template = f"ctx_cache_{rec.name[len(name) + 1:][:24]}"
+                have = c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,)).fetchone()
+        if have:
             c.execute(f"DROP DATABASE {db}")
             c.execute(f"CREATE DATABASE {db} TEMPLATE {template}")
             return db
@@ -185,5 +246,9 @@ def database(srv, make: Callable[[str], object], *, name: str, inputs: Iterable[
         with srv.admin() as c:
             c.execute(f"CREATE DATABASE {template} TEMPLATE {db}")
     except psycopg.Error:                   # still in use, or another session made it first
-        pass
+        return db
+    rec = cache / f"{name}-{k[:24]}.{MODULES}"
+    part = rec.with_name(rec.name + f".part{os.getpid()}")
+    part.write_text(_record(src, base), encoding="utf-8")
+    os.replace(part, rec)
     return db

@@ -100,6 +100,63 @@ def test_a_cached_store_is_used_only_under_its_key_and_read_only_keeps_nothing(t
     assert len(list(cache.iterdir())) == 1
 
 
+_RAN_ONLY = """
+import os, sys
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from tests import store_cache
+
+src, out = Path({src!r}), Path({out!r})
+
+def make(folder, text):
+    def run():
+        import ctxcli.util.canon        # the only module this "build" runs
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ctx.duckdb").write_text(text)
+        print("built", text)
+    return run
+
+folder = out / sys.argv[1]
+store_cache.build(folder, make(folder, sys.argv[1]), name="t", inputs=[Path({inputs!r})], src=src)
+print("holds", (folder / "ctx.duckdb").read_text())
+"""
+
+
+def test_a_store_is_reused_after_a_change_to_a_module_its_build_never_ran(tmp_path):
+    """The key moves with any module of the closure; an entry is still used when everything but
+    the module texts is the same and every module its build had loaded is unchanged (each step in
+    a fresh interpreter: only what that build ran is loaded)."""
+    src = _tree(tmp_path)
+    inputs = tmp_path / "manifests"
+    shutil.copytree(REPO / "manifests", inputs)
+    script = tmp_path / "run.py"
+    script.write_text(_RAN_ONLY.format(repo=str(REPO), src=str(src), out=str(tmp_path / "out"), inputs=str(inputs)),
+                      encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CTX_", "TESTS_STORE"))}
+    env.update({store_cache.ENV: str(tmp_path / "cache"), "PYTHONPATH": str(src)})
+    (tmp_path / "cache").mkdir()
+
+    def run(label: str) -> list[str]:
+        r = subprocess.run([sys.executable, str(script), label], capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.split("\n")[:-1]
+
+    assert run("one") == ["built one", "holds one"]
+    record = next((tmp_path / "cache").glob("t-*/modules.json")).read_text(encoding="utf-8")
+    assert '"ctxcli.util.canon"' in record and '"ctxcli.store.pg.reader"' not in record
+    reader, canon = src / "ctxcli" / "store" / "pg" / "reader.py", src / "ctxcli" / "util" / "canon.py"
+    original = canon.read_text(encoding="utf-8")
+    reader.write_text(reader.read_text(encoding="utf-8") + "X_PLANTED = 1\n", encoding="utf-8")    # never run
+    assert run("two") == ["holds one"]
+    canon.write_text(original + "X_PLANTED = 1\n", encoding="utf-8")                              # run by the build
+    assert run("three") == ["built three", "holds three"]
+    canon.write_text(original, encoding="utf-8")
+    manifest = next((inputs / "sources").glob("*.yaml"))                                  # another input
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert run("four") == ["built four", "holds four"]
+    assert "modules.json" not in {p.name for p in (tmp_path / "out").rglob("*")}
+
+
 def test_the_session_stores_hold_the_bundled_and_the_retail_objects(bundled_store, retail_project):
     """The runner's warm-up: both session stores, built or copied from the cache, are whole."""
     for db in (bundled_store, retail_project / ".ctx" / "ctx.duckdb"):
