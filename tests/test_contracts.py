@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ctxcli import BUILDER_VERSION, __version__
 
 from .conftest import run_cli
@@ -88,7 +90,10 @@ def test_replay_and_explain_refuse_a_trace_of_another_pack(store, tmp_path):
 
 
 # ------------------------------------------------------------------------------ schemas
+@functools.lru_cache(maxsize=None)
 def _validator(name):
+    """The shipped schema's validator (checked against its metaschema once per schema: a trace
+    holds thousands of events of a few dozen kinds)."""
     import json
 
     from jsonschema import Draft202012Validator
