@@ -63,11 +63,12 @@ def fields_sha256(fields: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -
     return h.hexdigest()
 
 
-def memo_key(fields: tuple[tuple[str, str], ...]) -> bytes:
+def memo_key(fields: tuple[tuple[str, str], ...], detector: bytes | None = None) -> bytes:
     """The memo's key of ``fields``: each name and text length-prefixed, so no two different
-    field lists give the same input."""
+    field lists give the same input; ``detector``: the running detector's identity
+    (:func:`_detector`) when the caller read it once for a batch."""
     h = hashlib.blake2b(key=_SALT, digest_size=16)
-    h.update(_detector())
+    h.update(_detector() if detector is None else detector)
     for name, text in fields:
         for part in (name.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")):
             h.update(len(part).to_bytes(8, "big"))
@@ -118,7 +119,8 @@ def scan_many(batch: list[list[tuple[str, str]]], scanner=None) -> list[tuple[st
     """:func:`scan` of each field list of ``batch``; the ones the memo does not hold are
     scanned by ``scanner`` (a list of field tuples -> their verdicts, in order; default: one by
     one in this process — a load passes its worker pool) and kept in the memo."""
-    keys = [memo_key(tuple(f)) for f in batch]
+    det = _detector()       # (read once: a load passes thousands of objects)
+    keys = [memo_key(tuple(f), det) for f in batch]
     out: list = [None] * len(batch)
     todo: list[int] = []
     with _LOCK:

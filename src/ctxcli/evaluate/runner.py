@@ -211,30 +211,24 @@ def select(cases: list[tuple[Path, Any]], case_ids: tuple[str, ...], variants: t
     return chosen
 
 
-
 def _once_per_text(scan):
     """``scan`` (the detector's ``scan_fields``) answering each list of fields once per ``ctx
     eval``: every run reads the same store, and the detector is a function of the fields' names
-    and texts (kept by their sha256, not their text)."""
+    and texts (kept by their sha256, ``engine.injection_adapter.fields_sha256``, not their text)."""
     if scan is None:
         return None
-    import hashlib
+    from ..engine.injection_adapter import fields_sha256
 
-    seen: dict[bytes, Any] = {}
+    seen: dict[str, Any] = {}
 
     def cached(fields):
-        h = hashlib.sha256()
-        for name, text in fields:
-            for part in (name, text):
-                b = ("" if part is None else part).encode("utf-8", "surrogatepass")
-                h.update(b"\x00" if part is None else b"\x01")
-                h.update(len(b).to_bytes(8, "big") + b)
-        k = h.digest()
+        k = fields_sha256(fields)
         if k not in seen:
             seen[k] = scan(fields)
         return seen[k]
 
     return cached
+
 
 def run(opts: EvalOptions) -> EvalReport:
     """Run every case file (base case and each variant) through each strategy, in-process;
