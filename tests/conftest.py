@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from . import store_cache
+from . import store_cache, verdict_seed
 
 REPO = Path(__file__).resolve().parents[1]
+verdict_seed.install()      # planted-bug runs only (tests/verdict_seed.py): a no-op in the suite
 
 
 @pytest.fixture(autouse=True)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from . import pgserver, store_cache
+from . import pgserver, store_cache, verdict_seed
 
 REPO = Path(__file__).resolve().parents[1]
 COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks", ".ci", "pyproject.toml", "README.md",
@@ -3940,6 +3940,13 @@ MUTANTS: list[Mutant] = [
            "for strategy, rr in [(s, r) for s in opts.strategies for r in opts.rerank]:",
            "for strategy, rr in [(s, opts.rerank[-1]) for s in opts.strategies]:",
            (RR + "test_eval_compares_without_and_with_the_reranker",)),
+    # the planted-bug runner's verdict seed (tests/verdict_seed.py)
+    Mutant("verdict-seed-used-after-the-detector-changed", "tests/verdict_seed.py",
+           "    if not store_cache._unchanged(", "    if False and not store_cache._unchanged(",
+           ("tests/test_verdict_seed.py::test_a_seed_whose_detector_code_changed_is_not_used",)),
+    Mutant("verdict-seed-verdicts-dropped", "tests/verdict_seed.py",
+           "lambda todo: [verdicts[f] for f in todo]", "lambda todo: [None for f in todo]",
+           ("tests/test_verdict_seed.py::test_a_seed_fills_the_memo_with_the_detectors_own_verdicts_and_nothing_is_scanned",)),
 ]
 
 
@@ -4003,13 +4010,20 @@ sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
 import pytest, _pytest.config, _pytest.main, _pytest.fixtures, _pytest.python, _pytest.assertion.rewrite
 for name in ("pydantic", "pydantic.json_schema", "yaml", "orjson", "duckdb", "typer", "typer.testing", "rich.console",
              "rich.table", "rich.progress", "jinja2", "httpx", "regex", "tiktoken", "psycopg", "jsonschema",
-             "zoneinfo", "xml.etree.ElementTree"):
-    # not hypothesis nor mcp's anyio (pytest plugins: pytest rewrites them); not numpy: its BLAS
-    # starts threads, and the children fork a load's worker pool (fewer locks held at fork)
+             "zoneinfo", "xml.etree.ElementTree", "xdist", "xdist.plugin", "execnet", "pdb", "unittest",
+             "faulthandler", "multiprocessing.pool", "secrets", "hmac", "tomllib", "tiktoken_ext.openai_public",
+             "numpy", "tokenizers", "safetensors", "rapidfuzz", "re2", "dulwich.repo", "dulwich.objects",
+             "psycopg_pool", "annotated_types", "mcp.types"):
+    # what a run imports besides ctxcli and the tests (measured: ~0.25 s CPU per mutant). Not
+    # hypothesis nor anyio (pytest plugins: pytest rewrites them). numpy is here although its
+    # BLAS starts threads: a run that loads already forks its worker pool after importing numpy
     try:
         __import__(name)
     except ImportError:
         pass
+import gc
+gc.collect()
+gc.freeze()     # the imported modules' objects: never traversed (nor copied on write) by a child's collections
 for line in sys.stdin:
     req = json.loads(line)
     out = req["out"]
@@ -4088,7 +4102,8 @@ def run_tests(root: Path, args: list[str], timeout: float, workers: int = 1) -> 
     """(all passed, last lines of output, the first test that failed)."""
     # hypothesis's pytest plugin costs a second of import per run (tests that use hypothesis
     # still import it themselves and run the same without the plugin): ~4 min of CI's mutants.
-    opts = ["-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+    # (the fork server imported xdist and anyio before pytest could rewrite their asserts: its warning is noise)
+    opts = ["-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     opts += ["-n", str(workers)] if workers > 1 else ["-x"]
     if workers == 1 and _fork_enabled():
         rc, out = _forked(root, [*opts, *args], timeout)
@@ -4164,10 +4179,14 @@ def warm_store_cache(roots: list[Path], cache: Path, enabled: bool) -> Iterator[
     os.environ.pop(store_cache.READ_ONLY, None)
 
     warm_tests = [WARM] + ([WARM_PG] if os.environ.get(pgserver.SHARED) else [])
+    captured = cache / "verdict-fields.pickle"
 
     def warm(root: Path) -> None:
+        env = _env(root)
+        if root == roots[0]:
+            env[verdict_seed.CAPTURE] = str(captured)
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                            *warm_tests], cwd=root, env=_env(root), capture_output=True, text=True)
+                            *warm_tests], cwd=root, env=env, capture_output=True, text=True)
         if r.returncode:
             print(f"the store cache stays empty for {root.name} (each run builds its own stores):\n"
                   + "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:]), flush=True)
@@ -4176,8 +4195,19 @@ def warm_store_cache(roots: list[Path], cache: Path, enabled: bool) -> Iterator[
         with ThreadPoolExecutor(len(roots)) as pool:
             list(pool.map(warm, roots))
         os.environ[store_cache.READ_ONLY] = "1"
+        # the detector's verdicts of the stores' objects, for every run's memo (tests/verdict_seed.py)
+        seed = cache / "verdicts.pickle"
+        if captured.exists():
+            r = subprocess.run([sys.executable, "-m", "tests.verdict_seed", str(captured), str(seed)], cwd=roots[0],
+                               env=_env(roots[0]), capture_output=True, text=True)
+            if r.returncode == 0:
+                os.environ[verdict_seed.SEED] = str(seed)
+            else:
+                print("no verdicts carried into the runs (each scans its own):\n"
+                      + "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:]), flush=True)
         yield
     finally:
+        os.environ.pop(verdict_seed.SEED, None)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
