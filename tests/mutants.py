@@ -49,6 +49,7 @@ COPY = ("src", "tests", "manifests", "sources", "examples", "docs", "benchmarks"
 
 B = "tests/test_boundaries.py"
 RR = "tests/test_rerank.py::"
+YC = "tests/test_yaml_cache.py::"
 V = "tests/test_validator.py"
 A = "tests/test_ask.py"
 L = "tests/test_ask_limits.py"
@@ -2435,6 +2436,25 @@ MUTANTS: list[Mutant] = [
     Mutant("yaml-cache-shares-its-copy", "src/ctxcli/util/yamlio.py",
            "    return Marks(_copy(hit.data), dict(hit.marks), hit.numbers)", "    return hit",
            ("tests/test_yaml_cache.py::test_each_caller_gets_its_own_copy",)),
+    Mutant("yaml-text-cache-shares-its-copy", "src/ctxcli/util/yamlio.py",
+           "    data = _copy(hit.data)\n", "    data = hit.data\n",
+           (YC + "test_the_same_text_in_a_fresh_copy_is_parsed_once_and_each_caller_gets_its_own",)),
+    Mutant("yaml-text-cache-ignores-the-first-line", "src/ctxcli/util/yamlio.py",
+           ".digest(), first_line)", ".digest(), 1)",
+           (YC + "test_the_same_text_in_a_fresh_copy_is_parsed_once_and_each_caller_gets_its_own",)),
+    Mutant("yaml-text-cache-keyed-by-length", "src/ctxcli/util/yamlio.py",
+           "    key = (hashlib.sha256(text.encode(\"utf-8\", \"surrogatepass\")).digest(), first_line)",
+           "    key = (len(text), first_line)",
+           (YC + "test_the_same_text_in_a_fresh_copy_is_parsed_once_and_each_caller_gets_its_own",)),
+    Mutant("yaml-text-cache-unbounded", "src/ctxcli/util/yamlio.py",
+           "while _by_text_chars > _BY_TEXT_MAX_CHARS and", "while False and",
+           (YC + "test_the_kept_texts_are_bounded_by_their_size_least_recently_used_first",)),
+    Mutant("yaml-text-cache-evicts-the-newest", "src/ctxcli/util/yamlio.py",
+           "_BY_TEXT.popitem(last=False)", "_BY_TEXT.popitem(last=True)",
+           (YC + "test_the_kept_texts_are_bounded_by_their_size_least_recently_used_first",)),
+    Mutant("yaml-text-cache-no-recency", "src/ctxcli/util/yamlio.py",
+           "        _BY_TEXT.move_to_end(key)\n", "",
+           (YC + "test_the_kept_texts_are_bounded_by_their_size_least_recently_used_first",)),
     Mutant("yaml-cache-ignores-ctime", "src/ctxcli/util/yamlio.py",
            "st.st_mtime_ns, st.st_ctime_ns)", "st.st_mtime_ns, 0)",
            ("tests/test_yaml_cache.py::test_a_changed_file_is_read_again",)),

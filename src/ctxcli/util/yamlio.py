@@ -4,8 +4,10 @@ bad date is a field error rather than a crash in the YAML library."""
 
 from __future__ import annotations
 
+import hashlib
 import stat
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +194,35 @@ def loads_yaml(text: str, *, file: str, first_line: int = 1) -> Any:
     return loads_yaml_marked(text, file=file, first_line=first_line).data
 
 
+# Parsed texts of this process, keyed by the text's sha256 and its first line: a load reads the
+# same manifests, playbooks and cases more than once (and a copy of a project, whose files are
+# new to the path cache below, holds the same texts). A parse is a function of the text alone;
+# callers get their own copy; a text that does not parse is never kept. Bounded by the texts'
+# total size, the least recently used going first.
+_BY_TEXT: OrderedDict[tuple[bytes, int], tuple[Marks, int]] = OrderedDict()
+_BY_TEXT_MAX_CHARS = 32 * 1024 * 1024
+_by_text_chars = 0
+
+
 def loads_yaml_marked(text: str, *, file: str, first_line: int = 1) -> Marks:
     """Like :func:`loads_yaml`, also recording where every node starts."""
+    global _by_text_chars
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), first_line)
+    kept = _BY_TEXT.get(key)
+    if kept is None:
+        hit = _parse_marked(text, file=file, first_line=first_line)
+        _BY_TEXT[key] = (hit, len(text))
+        _by_text_chars += len(text)
+        while _by_text_chars > _BY_TEXT_MAX_CHARS and len(_BY_TEXT) > 1:
+            _by_text_chars -= _BY_TEXT.popitem(last=False)[1][1]
+    else:
+        _BY_TEXT.move_to_end(key)
+        hit = kept[0]
+    data = _copy(hit.data)
+    return Marks(data, dict(hit.marks), hit.numbers)
+
+
+def _parse_marked(text: str, *, file: str, first_line: int) -> Marks:
     if _FastLoader is not None and not yaml.reader.Reader.NON_PRINTABLE.search(text):
         try:
             return _load_marked(_FastLoader, text, first_line)
