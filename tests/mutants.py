@@ -2453,7 +2453,7 @@ MUTANTS: list[Mutant] = [
            "_BY_TEXT.popitem(last=False)", "_BY_TEXT.popitem(last=True)",
            (YC + "test_the_kept_texts_are_bounded_by_their_size_least_recently_used_first",)),
     Mutant("yaml-text-cache-no-recency", "src/ctxcli/util/yamlio.py",
-           "        _BY_TEXT.move_to_end(key)\n", "",
+           "            _BY_TEXT.move_to_end(key)\n", "            pass\n",
            (YC + "test_the_kept_texts_are_bounded_by_their_size_least_recently_used_first",)),
     Mutant("yaml-cache-ignores-ctime", "src/ctxcli/util/yamlio.py",
            "st.st_mtime_ns, st.st_ctime_ns)", "st.st_mtime_ns, 0)",
@@ -3962,7 +3962,7 @@ MUTANTS: list[Mutant] = [
            (RR + "test_eval_compares_without_and_with_the_reranker",)),
     # the planted-bug runner's verdict seed (tests/verdict_seed.py)
     Mutant("verdict-seed-used-after-the-detector-changed", "tests/verdict_seed.py",
-           "    if not store_cache._unchanged(", "    if False and not store_cache._unchanged(",
+           "    if not store_cache.modules_unchanged(", "    if False and not store_cache.modules_unchanged(",
            ("tests/test_verdict_seed.py::test_a_seed_whose_detector_code_changed_is_not_used",)),
     Mutant("verdict-seed-verdicts-dropped", "tests/verdict_seed.py",
            "lambda todo: [verdicts[f] for f in todo]", "lambda todo: [None for f in todo]",

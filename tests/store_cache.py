@@ -125,14 +125,14 @@ def key(src: Path, inputs: Iterable[Path], extra: str, roots: Iterable[str] = (R
 MODULES = "modules.json"
 
 
-def _loaded(src: Path) -> dict[str, str]:
+def loaded_modules(src: Path) -> dict[str, str]:
     """{module: sha256 of its file} of every ctxcli module this process has loaded from ``src``."""
     mods = _modules(src)
     return {m: hashlib.sha256(mods[m].read_bytes()).hexdigest()
             for m in sorted(sys.modules) if (m == "ctxcli" or m.startswith("ctxcli.")) and m in mods}
 
 
-def _unchanged(record: dict, src: Path, base: str) -> bool:
+def modules_unchanged(record: dict, src: Path, base: str) -> bool:
     """Whether ``record`` (an entry's modules.json) was built under ``base`` by modules that are
     all still as they were."""
     mods = _modules(src)
@@ -143,7 +143,7 @@ def _unchanged(record: dict, src: Path, base: str) -> bool:
 def _record(src: Path, base: str) -> str:
     import json
 
-    return json.dumps({"base": base, "modules": _loaded(src)}, indent=0, sort_keys=True)
+    return json.dumps({"base": base, "modules": loaded_modules(src)}, indent=0, sort_keys=True)
 
 
 def _same_run(cache: Path, pattern: str, src: Path, base: str) -> Path | None:
@@ -154,7 +154,7 @@ def _same_run(cache: Path, pattern: str, src: Path, base: str) -> Path | None:
         if ".part" in rec.parent.name or ".part" in rec.name:      # still being stored
             continue
         try:
-            if _unchanged(json.loads(rec.read_text(encoding="utf-8")), src, base):
+            if modules_unchanged(json.loads(rec.read_text(encoding="utf-8")), src, base):
                 return rec
         except (OSError, ValueError, KeyError):
             continue

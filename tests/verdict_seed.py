@@ -66,7 +66,7 @@ def _seed(path: Path) -> None:
     with open(path, "rb") as fh:
         rec = pickle.load(fh)
     src = Path(__file__).resolve().parents[1] / "src"
-    if not store_cache._unchanged({"base": "", "modules": rec["modules"]}, src, ""):
+    if not store_cache.modules_unchanged({"base": "", "modules": rec["modules"]}, src, ""):
         return                          # the detector's code differs in this copy: scan as usual
     from ctxcli.engine import injection_adapter as ia
 
@@ -92,7 +92,7 @@ def record(captured: Path, out: Path) -> int:
     src = Path(__file__).resolve().parents[1] / "src"
     tmp = out.with_suffix(".part")
     with open(tmp, "wb") as fh:
-        pickle.dump({"modules": store_cache._loaded(src), "verdicts": verdicts}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump({"modules": store_cache.loaded_modules(src), "verdicts": verdicts}, fh, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, out)
     return len(verdicts)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -202,21 +203,26 @@ def loads_yaml(text: str, *, file: str, first_line: int = 1) -> Any:
 _BY_TEXT: OrderedDict[tuple[bytes, int], tuple[Marks, int]] = OrderedDict()
 _BY_TEXT_MAX_CHARS = 32 * 1024 * 1024
 _by_text_chars = 0
+_BY_TEXT_LOCK = threading.Lock()
 
 
 def loads_yaml_marked(text: str, *, file: str, first_line: int = 1) -> Marks:
     """Like :func:`loads_yaml`, also recording where every node starts."""
     global _by_text_chars
     key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), first_line)
-    kept = _BY_TEXT.get(key)
+    with _BY_TEXT_LOCK:         # (a warm `ctx serve` answers calls on several threads)
+        kept = _BY_TEXT.get(key)
+        if kept is not None:
+            _BY_TEXT.move_to_end(key)
     if kept is None:
         hit = _parse_marked(text, file=file, first_line=first_line)
-        _BY_TEXT[key] = (hit, len(text))
-        _by_text_chars += len(text)
-        while _by_text_chars > _BY_TEXT_MAX_CHARS and len(_BY_TEXT) > 1:
-            _by_text_chars -= _BY_TEXT.popitem(last=False)[1][1]
+        with _BY_TEXT_LOCK:
+            if key not in _BY_TEXT:
+                _BY_TEXT[key] = (hit, len(text))
+                _by_text_chars += len(text)
+            while _by_text_chars > _BY_TEXT_MAX_CHARS and len(_BY_TEXT) > 1:
+                _by_text_chars -= _BY_TEXT.popitem(last=False)[1][1]
     else:
-        _BY_TEXT.move_to_end(key)
         hit = kept[0]
     data = _copy(hit.data)
     return Marks(data, dict(hit.marks), hit.numbers)
