@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("below the api", ("ctxcli.postmortem", "ctxcli.answer.ask", "ctxcli.report", "ctxcli.run_list", "ctxcli.otel",
                        "ctxcli.scaffold", "ctxcli.ledger")),
     ("pipeline", ("ctxcli.pipeline", "ctxcli.request_policy")),
-    ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params", "ctxcli.agents", "ctxcli.schemas")),
+    ("project", ("ctxcli.project", "ctxcli.check", "ctxcli.params", "ctxcli.agents", "ctxcli.schemas", "ctxcli.live")),
     ("engine / answer", ("ctxcli.engine", "ctxcli.answer", "ctxcli.load", "ctxcli.embed", "ctxcli.injection")),
     ("files", ("ctxcli.paths", "ctxcli.write", "ctxcli.run_manifest", "ctxcli.erasures")),
     ("store", ("ctxcli.store",)),

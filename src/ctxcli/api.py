@@ -293,6 +293,7 @@ class InvestigateResult:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     store_loaded_now: bool = False
     ledger: dict[str, Any] | None = None    # the run's ledger record, once written (write_outputs)
+    warnings: list[str] = field(default_factory=list)   # one line each: a live request that failed
 
 
 def case_json(case: CaseFile) -> bytes:
@@ -338,13 +339,48 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     try:
         with con.errors():
             require_current_manifests(con)
+            req, warnings = with_live(con, req, opts)
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
                                                                  clearance=req.clearance), key=key,
                                clock=opts.clock)
     finally:
         con.close()
     return InvestigateResult(pack=res.pack, answer=res.answer, trace=res.trace, case=case, timings=res.timings,
-                             candidates=res.candidates, store_loaded_now=loaded)
+                             candidates=res.candidates, store_loaded_now=loaded, warnings=warnings)
+
+
+def refetch_live(pack: dict[str, Any]) -> list[dict[str, Any]]:
+    """``ctx replay --live``: each response the pack recorded from a live API source, asked for
+    again with the project's manifests as they are now (ctxcli.live.refetch)."""
+    from .live import allowed_hosts, api_sources, refetch
+
+    mdir = paths.manifests_dir()
+    srcs = api_sources(mdir) if (mdir / "sources").is_dir() else []
+    return refetch(pack, srcs, allowed=allowed_hosts())
+
+
+def with_live(con, req, opts: InvestigateOptions):
+    """The request with the live channel's results before the caller's tool results, and its
+    request records (ctxcli.live); one warning line per failed request. Unchanged (no
+    warning) when the store's manifests hold no API source the subject may use."""
+    import dataclasses
+    from datetime import datetime, timezone
+
+    from .live import allowed_hosts, api_sources, fetch_live
+    from .project import manifests_of
+
+    mdir = manifests_of(con.meta())
+    srcs = api_sources(mdir) if (mdir / "sources").is_dir() else []
+    if not srcs:
+        return req, []
+    cutoff = min(req.as_of, req.known_at) if req.known_at else req.as_of
+    live = fetch_live(srcs, tenant=req.tenant_id, scopes=list(req.scopes), purpose=req.purpose,
+                      clearance=req.clearance, case_id=req.case_id, params=dict(req.params), cutoff=cutoff,
+                      now=opts.now or datetime.now(timezone.utc), allowed=allowed_hosts())
+    if not live.requests:
+        return req, []
+    return dataclasses.replace(req, tool_results=live.results + list(req.tool_results),
+                               live_requests=live.requests), live.warnings()
 
 
 def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[str], step_budget: int | None,
@@ -385,6 +421,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
         pb, req = with_params(pb, req)
         with con.errors():
             require_current_manifests(con)
+            req, _ = with_live(con, req, opts)
             step = engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)
             # the step's tool results and memory through the same gates as a pack's (pipeline.py)

@@ -102,10 +102,11 @@ def store_resolver(con, req: Request, key: bytes):
 
 
 def gate_tools(pb: Playbook, req: Request, key: bytes, con=None):
-    """The request's tool results through the tool-result gates (``agents.tool_results``), within
-    the tools slot — or the evidence slot when the playbook gives tools no tokens; None when the
-    request has no tool result (the pack then has no tool-result fields)."""
-    if not req.tool_results:
+    """The request's tool results (the caller's, and the live channel's: ctxcli.live) through the
+    tool-result gates (``agents.tool_results``), within the tools slot — or the evidence slot
+    when the playbook gives tools no tokens; None when the request has no tool result and made
+    no live request (the pack then has no tool-result fields)."""
+    if not req.tool_results and not req.live_requests:
         return None
     from .agents.registry import read_registry
     from .agents.tool_results import gate_tool_results
@@ -117,7 +118,8 @@ def gate_tools(pb: Playbook, req: Request, key: bytes, con=None):
     return gate_tool_results(req.tool_results, tenant_id=req.tenant_id, scopes=req.scopes, purpose=req.purpose,
                              as_of=req.as_of, known_at=req.known_at, budget=alloc[slot], slot=slot,
                              registry=read_registry(), key=key, count=count,
-                             resolve=store_resolver(con, req, key) if con is not None else None)
+                             resolve=store_resolver(con, req, key) if con is not None else None,
+                             live=req.live_requests)
 
 
 def gate_memory(pb: Playbook, req: Request, key: bytes, tools=None):

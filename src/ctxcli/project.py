@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -57,7 +58,7 @@ def loaded_digests(meta: dict) -> dict[str, str]:
 # size, mtime, ctime: util/yamlio.py). Kept only when every file is settled (unchanged for 2 s,
 # as the parse cache does) and unchanged while it was read; any edit, added or removed file
 # changes the key, so the next call reads and validates the folder again.
-_DIGESTS: dict[tuple, dict[str, str]] = {}
+_DIGESTS: dict[tuple, tuple[list, dict[str, str]]] = {}
 _DIGESTS_MAX = 16
 
 
@@ -70,8 +71,7 @@ def _manifest_files(mdir: Path) -> tuple[tuple[str, tuple | None], ...]:
     return tuple((str(p), settled_identity(p)) for p in files)
 
 
-def current_digests(mdir: Path) -> dict[str, str]:
-    """source id -> digest of every manifest now in ``mdir``'s sources/ (load.parse.manifest_digest)."""
+def _read(mdir: Path) -> tuple[list, dict[str, str]]:
     from .load.parse import manifest_digest, read_manifests
 
     root = mdir.resolve().parent
@@ -79,13 +79,25 @@ def current_digests(mdir: Path) -> dict[str, str]:
     settled = all(ident is not None for _, ident in key[2])
     kept = _DIGESTS.get(key) if settled else None
     if kept is not None:
-        return dict(kept)
-    now = {m.source_id: manifest_digest(m) for m, _, _ in read_manifests(mdir, root, parsers_installed=False)}
+        return kept
+    sources = read_manifests(mdir, root, parsers_installed=False)
+    now = (sources, {m.source_id: manifest_digest(m) for m, _, _ in sources})
     if settled and _manifest_files(mdir) == key[2]:      # unchanged while they were read
         if len(_DIGESTS) >= _DIGESTS_MAX:
             _DIGESTS.clear()
-        _DIGESTS[key] = dict(now)
+        _DIGESTS[key] = now
     return now
+
+
+def current_digests(mdir: Path) -> dict[str, str]:
+    """source id -> digest of every manifest now in ``mdir``'s sources/ (load.parse.manifest_digest)."""
+    return dict(_read(mdir)[1])
+
+
+def read_sources(mdir: Path) -> list[tuple[Any, str, bytes]]:
+    """Every source manifest now in ``mdir``'s sources/ (load.parse.read_manifests), read once
+    per process while the files are unchanged (as :func:`current_digests`)."""
+    return list(_read(mdir)[0])
 
 
 def manifests_of(meta: dict[str, str]) -> Path:

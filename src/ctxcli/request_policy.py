@@ -61,6 +61,7 @@ class InvestigateOptions:
     case: str | None = None          # a case id or case file; None with ``adhoc``
     as_of: datetime | None = None
     known_at: datetime | None = None
+    now: datetime | None = None      # when live API sources are asked (ctxcli.live; default: the clock)
     subject_id: str | None = None
     scopes: list[str] | None = None
     clearance: str | None = None

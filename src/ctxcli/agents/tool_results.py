@@ -93,8 +93,18 @@ class Shaped(Closed):
         return _drop_unset(handler, self, ("verified",))
 
 
+@dataclass(frozen=True)
+class LiveOrigin:
+    """Where ctx fetched a live result itself (ctxcli.live): never on a caller's word, so never
+    a field a tool-result file can set."""
+
+    source_id: str
+    request: str
+    trust_level: str        # the source manifest's
+
+
 class ToolResult(Closed):
-    """One tool result as an agent hands it in."""
+    """One tool result as an agent hands it in (or as ctx fetched it from a live API source)."""
 
     tool: Ident
     version: Short
@@ -108,6 +118,7 @@ class ToolResult(Closed):
     raw: RawRef
     shaped: Shaped
     _raw_path: Optional[Path] = PrivateAttr(None)     # the raw file on this host, when ctx may read it
+    _live: Optional[LiveOrigin] = PrivateAttr(None)     # set by ctxcli.live only
 
     @field_validator("arguments")
     @classmethod
@@ -122,6 +133,14 @@ class ToolResult(Closed):
         from ..util.timeutil import parse_duration
 
         return None if self.max_age is None else parse_duration(self.max_age, what="max_age")
+
+
+def live_result(origin: LiveOrigin, fields: dict[str, Any]) -> ToolResult:
+    """A tool result ctx fetched itself from a live API source (ctxcli.live), labelled by its
+    manifest: packed with the manifest's trust and ``live`` (source, request)."""
+    tr = ToolResult.model_validate(fields)
+    tr._live = origin
+    return tr
 
 
 def _raw_file(given: str, base: Path | None, *, file: str) -> tuple[bytes, Path]:
@@ -248,9 +267,13 @@ class ToolGate:
     reserve: int | None = None      # what the evidence slot set aside for it (None: ``tokens``)
     # result id -> (the registry's fit steps, the item as the gates admitted it): not packed
     fits: dict[str, tuple[list, dict[str, Any]]] = field(default_factory=dict)
+    live: list[dict[str, Any]] = field(default_factory=list)    # the live channel's requests (ctxcli.live)
 
     def to_pack(self) -> dict[str, Any]:
-        return {"tool_results": self.items, "tool_omissions": self.omissions}
+        out = {"tool_results": self.items, "tool_omissions": self.omissions}
+        if self.live:       # only when an API source was usable: other packs keep their bytes
+            out["live_requests"] = self.live
+        return out
 
     def reserved(self) -> int:
         """The tokens the evidence slot keeps for these results from optional evidence (required
@@ -265,7 +288,8 @@ class ToolGate:
             return self
         from ..engine.render import tool_results_header
 
-        g = ToolGate(omissions=list(self.omissions), slot=self.slot, reserve=self.reserved(), fits=self.fits)
+        g = ToolGate(omissions=list(self.omissions), slot=self.slot, reserve=self.reserved(), fits=self.fits,
+                     live=self.live)
         used = count(tool_results_header(0))
         for item in self.items:
             if used + item["tokens"] > room:
@@ -409,6 +433,8 @@ def t_injection(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
 
 
 def t_raw_check(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    if c.tr._live is not None:      # fetched and mapped by ctx from the manifest: no caller's shaping to check
+        return None
     c.spec = spec = x.registry.get(c.tr.tool)
     if (spec is not None and spec.shape is not None) or c.tr.shaped.verified:
         from .shape import check_facts
@@ -455,16 +481,18 @@ TOOL_GATE_ORDER = ([g.name for g in EVIDENCE_GATES if g.withholding]
 
 def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list[str], purpose: str,
                       as_of: datetime, known_at: datetime | None, budget: int, slot: str, registry, key: bytes,
-                      count: Callable[[str], int], resolve: Callable[[str], str | None] | None = None) -> ToolGate:
+                      count: Callable[[str], int], resolve: Callable[[str], str | None] | None = None,
+                      live: list[dict[str, Any]] | None = None) -> ToolGate:
     """Gate ``results`` (in the order given) for this request and pack what passes within
     ``budget`` tokens (section header included). ``resolve``: the withholding gate of a stored
     object a string names when this subject may not see it (None: it may, or no such object);
     a result naming one in ``record_ids``, ``arguments`` or fact values is withheld by that gate:
-    its labels can narrow access, never widen it."""
+    its labels can narrow access, never widen it. ``live``: the live channel's request records
+    (packed as ``live_requests``)."""
     from ..engine.render import tool_result_block, tool_results_header
 
     tz = as_of.tzinfo
-    g = ToolGate(slot=slot)
+    g = ToolGate(slot=slot, live=list(live or []))
     cutoff = min(as_of, known_at) if known_at else as_of
 
     def withhold(tr: ToolResult, gate: str, reason: str, detail: dict[str, Any]) -> None:
@@ -489,12 +517,15 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
         spec, fc, age = cand.spec, cand.facts_check, tr.max_age_td()
         rid = tr.result_id()
         ctx.seen[rid] = rid
+        trust = tr._live.trust_level if tr._live is not None else (
+            "authoritative" if spec and spec.authoritative else "untrusted")
         item = {"result_id": rid, "tool": tr.tool, "version": tr.version, "call_id": tr.call_id,
-                "arguments": tr.arguments, "trust_level": "authoritative" if spec and spec.authoritative
-                else "untrusted", "observed_at": _iso(tr.observed_at, tz),
+                "arguments": tr.arguments, "trust_level": trust, "observed_at": _iso(tr.observed_at, tz),
                 "max_age": None if age is None else str(tr.max_age), "raw": tr.raw.model_dump(mode="json"),
                 "facts": tr.shaped.facts, "limitations": list(tr.shaped.limitations),
                 "record_ids": list(tr.shaped.record_ids), "tokens": 0}
+        if tr._live is not None:
+            item["live"] = {"source_id": tr._live.source_id, "request": tr._live.request}
         if fc is not None:      # the raw-vs-shaped check ran (or was asked for): which facts it vouches for
             item["verified_facts"] = fc.verified
             item["unverified_facts"] = fc.unverified
@@ -533,7 +564,8 @@ def recorded(pack: dict[str, Any]) -> ToolGate | None:
     for o in pack["tool_omissions"]:
         if o["gate"] == "budget" and o["detail"].get("slot"):     # also when none was packed
             slot = o["detail"]["slot"]
-    g = ToolGate(items=list(pack["tool_results"]), omissions=list(pack["tool_omissions"]), slot=slot)
+    g = ToolGate(items=list(pack["tool_results"]), omissions=list(pack["tool_omissions"]), slot=slot,
+                 live=list(pack.get("live_requests") or []))
     if g.items:
         from ..engine.render import tool_results_header
         from ..tokens import count

@@ -58,8 +58,9 @@ def investigate(
                                                               "part of each --seed).", show_default=False)] = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="The time the question is about: validity and "
                                                  "supersession are judged then (an evidence type the playbook "
-                                                 "anchors with valid_at: at its anchor); ISO-8601 with offset "
-                                                 "(default: the variant's, else the case's as_of).",
+                                                 "anchors with valid_at: at its anchor); ISO-8601 with offset, or "
+                                                 "'now' (live API sources are asked only at now) (default: the "
+                                                 "variant's, else the case's as_of).",
                                                  show_default=False)] = None,
     known_at: Annotated[Optional[str], typer.Option("--known-at", help="The time of knowledge: only objects observed "
                                                     "by then, freshness measured then, and relations to the case "
@@ -199,8 +200,13 @@ def investigate(
         from ..otel import export_target
 
         otel_target = export_target(otel_endpoint)   # the flag or OTEL_EXPORTER_OTLP_*; checked before any work
+        now = None
+        if as_of == "now":      # the current time, the same instant live API sources are asked at
+            from datetime import datetime, timezone
+
+            now = datetime.now(timezone.utc).replace(microsecond=0)
         opts = api.InvestigateOptions(
-            case=case, as_of=parse_time(as_of, "--as-of"), known_at=parse_time(known_at, "--known-at"),
+            case=case, as_of=now or parse_time(as_of, "--as-of"), now=now, known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
             purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db, strategy=strategy,
             extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc,
@@ -257,6 +263,8 @@ def investigate(
             write_output_file(otel_out, otlp_json(spans), "--otel-out", "ctx --otel-out", is_ctx_otlp)
         if res.store_loaded_now:
             sys.stderr.write("ctx: no store found: loaded the project's sources first\n")
+        for w in res.warnings:
+            sys.stderr.write(f"ctx: {w}\n")
         if otel_target is not None:
             from ..otel import export_spans
 

@@ -43,6 +43,23 @@ def _val(v: Any, limit: int = 80) -> str:
 
 
 # ---------------------------------------------------------------------------------- replay
+def _live_human(pack: dict, lres: list | None) -> None:
+    """What a replay did with the pack's live data: replayed as recorded, or asked again."""
+    from .console import console, safe
+
+    made = [r for r in pack.get("live_requests") or [] if r.get("status") == "fetched"]
+    if lres is None:
+        if made:
+            console().print(safe(f"live data: {len(made)} recorded response{'s' if len(made) != 1 else ''} "
+                                 "replayed as recorded (offline; --live asks again)"))
+        return
+    for r in lres:
+        tail = {"unchanged": "unchanged since the pack", "changed": f"changed since the pack (sha256 now "
+                f"{r.get('sha256', '')[:12]}…, recorded {r['recorded_sha256'][:12]}…)",
+                "failed": f"failed: {r.get('error')}"}[r["status"]]
+        console().print(safe(f"live data, re-fetched: {r['source_id']}/{r['request']} {tail}"))
+
+
 def replay(
     pack: PackArg,
     *,
@@ -63,6 +80,9 @@ def replay(
     against: Annotated[str, typer.Option("--against", help="built: rebuild on the store generation the pack "
                                          "names while it is kept (else the current one, said so); current: "
                                          "on the current store.")] = "built",
+    live: Annotated[bool, typer.Option("--live", help="Ask each live API source again for every response the "
+                                       "pack recorded and say whether it changed (a changed or failed one: "
+                                       "exit 1). Without it the recorded results are replayed offline.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a pack, rebuild it from its recorded request against the store generation it was
@@ -83,6 +103,8 @@ def replay(
     answers. A different validation or answer is drift (exit 1).
     A trace.jsonl beside the pack must be the pack's (every event names its pack id and run):
     a trace of another pack is refused (exit 2); the rebuilt trace is compared with it.
+    Records a pack fetched from live API sources are replayed as recorded (offline);
+    --live asks each source again and reports every response unchanged, changed or failed.
 
     Example: ctx replay latest
     """
@@ -103,6 +125,7 @@ def replay(
         from .. import api as _api
 
         mres = _api.replay_model(res.pack, db, re_ask=re_ask, endpoint=endpoint, model=model)
+        lres = _api.refetch_live(res.pack.data) if live else None
         replayed = {"replay_of": res.pack.pack_id, "replay_status": res.status, "against": res.against}
         if out is not None:
             from .. import api
@@ -125,6 +148,8 @@ def replay(
                 doc["model"] = mres
             if state is not None:
                 doc["state"] = state
+            if lres is not None:
+                doc["live"] = lres
             emit_json(doc)
         else:
             _replay_human(res)
@@ -134,7 +159,10 @@ def replay(
                 from .console import console, safe
 
                 console().print(safe(state["sentence"]))
-        if not res.identical or (mres is not None and not mres["identical"]) or (state and state["stale"]):
+            _live_human(res.pack.data, lres)
+        live_moved = lres is not None and any(r["status"] != "unchanged" for r in lres)
+        if not res.identical or (mres is not None and not mres["identical"]) or (state and state["stale"]) \
+                or live_moved:
             raise typer.Exit(CheckFailed.exit_code)
 
 

@@ -60,6 +60,7 @@ class Request:
     state_version: str | None = None
     tools: list[str] = field(default_factory=list)
     tool_results: list[Any] = field(default_factory=list)    # agents.tool_results.ToolResult, gated by the pipeline
+    live_requests: list[dict[str, Any]] = field(default_factory=list)   # ctxcli.live's record of its requests
     working_state: Any = None               # agents.memory.WorkingState (--memory), gated by the pipeline
     memory_records: list[Any] | None = None   # agents.memory.MemoryRecord recalled (--recall); None: no recall
     adhoc: bool = False                     # no case file: the case was synthesised from the request

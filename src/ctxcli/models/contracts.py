@@ -262,6 +262,31 @@ class ToolRaw(Closed):
     rows: Optional[int] = Field(None, description="rows of the raw result (when ctx shaped it)")
 
 
+class LiveOrigin(Closed):
+    source_id: str
+    request: str
+
+
+class LiveRequest(Closed):
+    """One request of the live channel: made (``fetched``), ``failed`` (why, in one line) or
+    ``not_made`` (a parameter the investigation lacks, or a knowledge cutoff before the fetch)."""
+
+    source_id: str
+    request: str
+    url: Optional[str] = Field(None, description="base URL and filled path (never a credential); absent when a "
+                               "parameter was missing")
+    status: Literal["fetched", "failed", "not_made"]
+    reason: Optional[Literal["missing_param", "cutoff_before_fetch"]] = None
+    param: Optional[str] = None
+    error: Optional[str] = None
+    fetched_at: Optional[str] = None
+    response_sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")
+    size: Optional[int] = None
+    records: Optional[int] = None
+    cached: Optional[bool] = Field(None, description="true: the response of an earlier request of this process "
+                                   "(within the source's cache_ttl), observed when it was fetched")
+
+
 class ToolResultItem(Closed):
     """A tool result that passed the tool-result gates: its shaped form (what the model sees)
     and a reference to the raw result (which it never sees)."""
@@ -271,7 +296,9 @@ class ToolResultItem(Closed):
     version: str
     call_id: str | None
     arguments: JSON
-    trust_level: Literal["untrusted", "authoritative"]
+    trust_level: Literal["authoritative", "operational", "internal", "user_supplied", "public", "untrusted"] = Field(
+        description="authoritative for a registered authoritative tool, else untrusted; a live record: its "
+                    "source manifest's trust_level")
     observed_at: str
     max_age: str | None
     raw: ToolRaw
@@ -285,6 +312,8 @@ class ToolResultItem(Closed):
                                                   "caller's word (only when the check ran)")
     shaped_further: Optional[JSON] = Field(None, description="present when ctx shaped the result further to fit its "
                                            "room (the registry's fit): steps used, facts given and kept")
+    live: Optional[LiveOrigin] = Field(None, description="present when ctx fetched the record itself from a live "
+                                       "API source (docs/authoring.md, 'Live API sources')")
 
 
 class WithheldToolOmission(Closed):
@@ -435,6 +464,8 @@ class Pack(Closed):
                                                       "tool_results section (only when the run was given any)")
     tool_omissions: list[Union[WithheldToolOmission, VisibleToolOmission]] | None = Field(
         None, description="tool results the tool-result gates dropped (only when the run was given any)")
+    live_requests: list[LiveRequest] | None = Field(
+        None, description="the live channel's requests, made or not (only when an API source was usable)")
     working_memory: WorkingMemory | None = Field(None, description="the gated working state (only when the run "
                                                  "was given one: --memory, or a serve session)")
     episodic_memory: list[MemoryItem] | None = Field(None, description="recalled memory records that passed the "

@@ -60,10 +60,11 @@ class Parser(str, Enum):
     git = "git"                  # every version of the matched files of a git repository or bundle
     table = "table"              # rows of CSV/TSV, Parquet, JSON(L), Excel or SQLite, read by DuckDB
     json_export = "json-export"  # nested exports: one object per record and per nested item
+    api = "api"                  # a live HTTP API: nothing at load, records fetched per investigation (ctxcli.live)
 
 
 PARSER_VERSIONS = {Parser.records.value: {"1"}, Parser.markdown.value: {"1"}, Parser.git.value: {"1"},
-                   Parser.table.value: {"1"}, Parser.json_export.value: {"1"}}
+                   Parser.table.value: {"1"}, Parser.json_export.value: {"1"}, Parser.api.value: {"1"}}
 # A parser's name in a manifest and in the ``ctx.parsers`` entry-point group: a bundled one or a
 # plugin's (whether it is installed is checked when the manifests are read: load/parse.py).
 PARSER_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -258,6 +259,65 @@ class JsonExportOptions(Strict):
     nested: list[NestedMap] = Field(default_factory=list)
 
 
+PARAM_NAME = r"[a-z][a-z0-9_]{0,63}"
+
+
+class ApiRequest(Strict):
+    """One request template of a live API source: ``path`` is appended to the base URL with the
+    investigation's parameters filled in (``{param.NAME}``, ``{case_id}``; each value
+    percent-encoded). A request whose parameters the investigation does not give is not made."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+    path: Annotated[str, StringConstraints(pattern=r"^/[^\s#]{0,1000}$")] = Field(
+        description="e.g. /tickets/{param.ticket} (a query string may follow ?).")
+    records: Selector = Field("$", description="Dotted path of the records in the JSON response ('$': the "
+                                               "response itself, an object or a list of objects).")
+
+    @field_validator("path")
+    @classmethod
+    def _names(cls, v: str) -> str:
+        for name in re.findall(r"\{([^{}]*)\}", v):
+            if name != "case_id" and not re.fullmatch(r"param\." + PARAM_NAME, name):
+                raise ValueError(f"path: {{{name}}} is not {{param.NAME}} or {{case_id}}")
+        if re.sub(r"\{[^{}]*\}", "", v).count("{") or re.sub(r"\{[^{}]*\}", "", v).count("}"):
+            raise ValueError("path: an unmatched brace")
+        return v
+
+
+class ApiOptions(Strict):
+    """A live API (parser ``api``): where it is, how ctx authenticates, what it asks and how long
+    it waits. Its host must be listed in ctx.toml ``[live] allowed_hosts``."""
+
+    base_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s/?#@]+(/[^\s?#@]*)?$")] = Field(
+        description="http(s)://host[:port][/prefix]: no credentials, query or fragment.")
+    auth_env: Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")] | None = Field(
+        None, description="An environment variable whose value is sent as 'Authorization: Bearer …' "
+                          "(never written anywhere).")
+    timeout: str = Field("5s", description="How long one request may take, e.g. '5s' (at most 60 s).")
+    max_bytes: int = Field(1_000_000, ge=1, le=50_000_000, description="A larger response is refused.")
+    cache_ttl: str = Field("0s", description="A response is reused by the same process for this long "
+                                             "(its records keep the time they were fetched).")
+    requests: list[ApiRequest] = Field(min_length=1, max_length=50)
+
+    @field_validator("timeout", "cache_ttl")
+    @classmethod
+    def _dur(cls, v: str, info) -> str:
+        from ..util.timeutil import parse_duration
+
+        d = parse_duration(v, what=info.field_name)
+        if info.field_name == "timeout" and not 0 < d.total_seconds() <= 60:
+            raise ValueError("timeout: must be more than 0 and at most 60 seconds")
+        return v
+
+    @model_validator(mode="after")
+    def _unique(self) -> "ApiOptions":
+        names = [r.name for r in self.requests]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            raise ValueError(f"requests: {dup!r} is named twice")
+        return self
+
+
 class Linking(Strict):
     """Entity linking at load (load/link.py): the names, aliases and keys of the tenant's
     entities of ``entity_types`` found in each object's ``fields`` become relations
@@ -323,6 +383,7 @@ class SourceManifest(Strict):
     git: GitOptions | None = None
     table: TableOptions | None = None
     json_export: JsonExportOptions | None = None
+    api: ApiOptions | None = Field(None, description="parser api: the live API (ctx.toml [live] allows its host).")
     linking: Linking | None = Field(None, description="Entity linking of this source's objects (opt-in).")
     injection: InjectionPolicy | None = Field(None, description="Fields of an authoritative source whose "
                                               "instruction-like text is accepted (not scanned).")
@@ -333,8 +394,8 @@ class SourceManifest(Strict):
     @model_validator(mode="after")
     def _parser_blocks(self) -> "SourceManifest":
         own = {"markdown": {"markdown"}, "git": {"git", "markdown"}, "table": {"table"},
-               "json-export": {"json_export"}}
-        for block in ("markdown", "git", "table", "json_export"):
+               "json-export": {"json_export"}, "api": {"api"}}
+        for block in ("markdown", "git", "table", "json_export", "api"):
             if getattr(self, block) is not None and block not in own.get(self.parser, set()):
                 raise ValueError(f"{block}: not an option of parser {self.parser}")
         if self.mapping is not None and self.parser == "records":
@@ -344,7 +405,9 @@ class SourceManifest(Strict):
                              f"(no mapping)")
         if self.parser == "table" and self.table is None:
             raise ValueError("table: parser table needs a table block (file, format …)")
-        if self.parser in ("table", "json-export") and self.mapping is None:
+        if self.parser == "api" and self.api is None:
+            raise ValueError("api: parser api needs an api block (base_url, requests …)")
+        if self.parser in ("table", "json-export", "api") and self.mapping is None:
             raise ValueError(f"mapping: parser {self.parser} needs a mapping (object_id, title, body …)")
         if self.table is not None and self.table.row_groups is not None and self.mapping.relations:
             raise ValueError("table.row_groups: a group of rows attests no relation (map relations per row, "

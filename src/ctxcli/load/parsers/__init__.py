@@ -26,7 +26,8 @@ BUNDLED = {"records": "ctxcli.load.parsers.records:RecordsParser",
            "markdown": "ctxcli.load.parsers.markdown:MarkdownParser",
            "git": "ctxcli.load.parsers.git:GitParser",
            "table": "ctxcli.load.parsers.table:TableParser",
-           "json-export": "ctxcli.load.parsers.json_export:JsonExportParser"}
+           "json-export": "ctxcli.load.parsers.json_export:JsonExportParser",
+           "api": "ctxcli.load.parsers.api:ApiParser"}
 
 
 class UnknownParser(LookupError):
