@@ -56,7 +56,7 @@ def test_data_contracts_describe_every_parser():
 
     text = (REPO / "docs" / "data-contracts.md").read_text(encoding="utf-8")
     row = next(ln for ln in text.splitlines() if ln.startswith("| `parser`, `parser_version` |"))
-    assert sorted(REGISTRY) == ["git", "json-export", "markdown", "records", "table"]
+    assert sorted(REGISTRY) == ["api", "git", "json-export", "markdown", "records", "table"]
     for name in REGISTRY:
         assert f"\n### `parser: {name}`\n" in text, name
         assert f"`{name}`" in row, name

@@ -11,7 +11,6 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import orjson
 import pytest
@@ -29,12 +28,26 @@ class Api:
 
     def __init__(self) -> None:
         self.routes: dict[str, tuple[int, bytes, float, dict[str, str]]] = {}
+        self.drip: dict[str, tuple[int, float]] = {}      # path -> (bytes, seconds between them)
         self.seen: list[tuple[str, str | None]] = []
         api = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):       # noqa: N802
                 api.seen.append((self.path, self.headers.get("Authorization")))
+                if self.path in api.drip:
+                    n, every = api.drip[self.path]
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(n))
+                    self.end_headers()
+                    for _ in range(n):
+                        try:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                        except OSError:
+                            return
+                        time.sleep(every)
+                    return
                 status, body, wait, extra = api.routes.get(self.path, (404, b'{"error": "no such"}', 0.0, {}))
                 if wait:
                     time.sleep(wait)
@@ -303,3 +316,116 @@ def test_replay_live_asks_again_and_says_what_changed(live_project, api_server):
     api_server.answer(PATH, b"", status=500)
     r = run_cli(["replay", live_project / "run" / "pack.json", "--live"])
     assert r.exit_code == 1 and "live data, re-fetched: pay-ticket-api/status failed: HTTP 500" in r.stdout
+
+
+def test_the_bundled_live_example_runs_as_its_readme_says(tmp_path, monkeypatch):
+    """examples/live/README.md's walkthrough, with the scripted server on a free port."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    demo = tmp_path / "live-demo"
+    assert run_cli(["init", "--example", "incident", demo]).exit_code == 0
+    man = (REPO / "examples" / "live" / "pay-ticket-api.yaml").read_text()
+    env = {**os.environ, "PAY_TICKETS_TOKEN": "demo"}
+    server = subprocess.Popen([sys.executable, str(REPO / "examples" / "live" / "ticket_server.py"), "--port", "0"],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        port = int(re.fullmatch(r"serving on http://127\.0\.0\.1:(\d+)\n", server.stdout.readline()).group(1))
+        (demo / "manifests" / "sources" / "pay-ticket-api.yaml").write_text(man.replace("8765", str(port)))
+        (demo / "sources" / "pay-ticket-api").mkdir()
+        with (demo / "ctx.toml").open("a") as f:
+            f.write(f'[live]\nallowed_hosts = ["127.0.0.1:{port}"]\n')
+        monkeypatch.setenv("CTX_ROOT", str(demo))
+        monkeypatch.delenv("CTX_DB")
+        monkeypatch.setenv("PAY_TICKETS_TOKEN", "demo")
+        assert run_cli(["load"]).exit_code == 0
+        r = run_cli(["investigate", "INC-2026-0723", "--as-of", "now", "--out", demo / "runs" / "live"])
+        assert r.exit_code == 0, r.stderr
+        pack = json.loads((demo / "runs" / "live" / "pack.json").read_bytes())
+        [item] = [i for i in pack["tool_results"] if "live" in i]
+        assert item["facts"]["state"] == "rollback_running" and item["trust_level"] == "operational"
+        r = run_cli(["replay", demo / "runs" / "live" / "pack.json", "--live"])
+        assert r.exit_code == 0 and "live data, re-fetched: pay-ticket-api/status unchanged since the pack" in r.stdout
+        monkeypatch.setenv("PAY_TICKETS_TOKEN", "wrong")
+        r = run_cli(["replay", demo / "runs" / "live" / "pack.json", "--live"])
+        assert r.exit_code == 1 and "pay-ticket-api/status failed: HTTP 401" in r.stdout
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_allowed_hosts_match_host_and_port_exactly(tmp_path):
+    from ctxcli.live import allowed_hosts, host_port
+
+    (tmp_path / "ctx.toml").write_text('[live]\nallowed_hosts = ["127.0.0.1:8765", "Tickets.Example.com"]\n')
+    assert allowed_hosts(tmp_path) == {"127.0.0.1:8765", "tickets.example.com:80", "tickets.example.com:443"}
+    assert host_port("http://127.0.0.1:8765/x") == "127.0.0.1:8765" and host_port("https://h.io") == "h.io:443"
+    assert host_port("http://127.0.0.1:8766") not in allowed_hosts(tmp_path)
+    from ctxcli.errors import UsageError
+
+    (tmp_path / "ctx.toml").write_text('[live]\nallowed_host = ["x"]\n')
+    with pytest.raises(UsageError, match=r"^ctx.toml: live.allowed_host: unknown setting \(known: allowed_hosts\)$"):
+        allowed_hosts(tmp_path)
+    (tmp_path / "ctx.toml").write_text('[live]\nallowed_hosts = "127.0.0.1"\n')
+    with pytest.raises(UsageError, match="must be a list of host or host:port strings"):
+        allowed_hosts(tmp_path)
+
+
+def _sized(n: int) -> bytes:
+    head = json.dumps({**STATUS, "pad": ""}).encode()
+    return json.dumps({**STATUS, "pad": "x" * (n - len(head))}).encode()
+
+
+def test_the_size_cap_holds_at_its_exact_edge(live_project, api_server):
+    api_server.answer(PATH, _sized(2000))
+    assert investigate().pack["live_requests"][0]["status"] == "fetched"
+    api_server.answer(PATH, _sized(2001))
+    assert investigate().pack["live_requests"][0]["error"] == "response larger than max_bytes (2000)"
+
+
+def test_a_server_that_drips_bytes_is_cut_off(live_project, api_server):
+    api_server.drip[PATH] = (40, 0.25)          # 10 s in all, a byte well within each read's 2 s
+    t0 = time.monotonic()
+    res = investigate()
+    assert res.pack["live_requests"][0]["error"] == "timed out after 2 s"
+    assert time.monotonic() - t0 < 8
+
+
+def test_a_response_is_not_reused_for_another_credential(live_project, api_server, monkeypatch):
+    from ctxcli import live
+    from ctxcli.load.build import build_store
+
+    live._CACHE.clear()
+    (live_project / "manifests" / "sources" / "pay-ticket-api.yaml").write_text(
+        manifest(api_server.port, api={"cache_ttl": "60s"}))
+    build_store(live_project / "manifests", live_project / ".ctx" / "ctx.duckdb", root=live_project)
+    investigate()
+    monkeypatch.setenv("PAY_TICKETS_TOKEN", "another-token")
+    investigate()
+    assert api_server.seen == [(PATH, f"Bearer {TOKEN}"), (PATH, "Bearer another-token")]
+    investigate()           # the same credential again, within the TTL: reused
+    assert len(api_server.seen) == 2
+    live._CACHE.clear()
+
+
+def test_parameters_are_percent_encoded_and_a_missing_one_is_not_asked(live_project, api_server):
+    from ctxcli.live import fill_path
+
+    assert fill_path("/t/{param.ticket}?c={case_id}", {"ticket": "A B/ü?"}, "INC 1") == (
+        "/t/A%20B%2F%C3%BC%3F?c=INC%201", None)
+    assert fill_path("/t/{param.ticket}", {}, "INC-1") == (None, "param.ticket")
+    assert fill_path("/t/{param.ticket}", {"ticket": ""}, "INC-1") == (None, "param.ticket")
+    from ctxcli.load.build import build_store
+
+    (live_project / "manifests" / "sources" / "pay-ticket-api.yaml").write_text(manifest(
+        api_server.port, api={"requests": [{"name": "by-ticket", "path": "/tickets/{param.ticket}"},
+                                           {"name": "status", "path": "/incidents/{case_id}/status"}]}))
+    build_store(live_project / "manifests", live_project / ".ctx" / "ctx.duckdb", root=live_project)
+    res = investigate()
+    assert api_server.seen == [(PATH, f"Bearer {TOKEN}")]
+    assert res.pack["live_requests"][0] == {"source_id": "pay-ticket-api", "request": "by-ticket",
+                                            "status": "not_made", "reason": "missing_param", "param": "param.ticket"}

@@ -28,7 +28,7 @@ BLOCK = re.compile(r"<!-- plugin: (?P<path>\S+) -->\n```[a-z]*\n(?P<body>.*?)\n`
 SCAFFOLD = REPO / "src" / "ctxcli" / "scaffold" / "empty"
 MANIFEST = "manifests/sources/expense-notes.yaml"
 MODULES = ("ctx_tiny_parser", "ctx_other_parser")
-BUNDLED_NAMES = "git, json-export, markdown, records, table"
+BUNDLED_NAMES = "api, git, json-export, markdown, records, table"
 
 
 def guide() -> dict[str, str]:
@@ -165,7 +165,7 @@ def test_an_installed_plugin_loads_and_its_records_are_governed_like_any_other(t
     r = ctx(["sources", "parsers", "--json"], proj, site)
     assert r.returncode == 0, r.stderr
     rows = {p["parser"]: p for p in json.loads(r.stdout)["parsers"]}
-    assert sorted(rows) == ["git", "json-export", "markdown", "records", "table", "tiny"]
+    assert sorted(rows) == ["api", "git", "json-export", "markdown", "records", "table", "tiny"]
     assert rows["tiny"] == {"parser": "tiny", "from": "ctx-tiny-parser", "version": "0.1",
                             "entry_point": "ctx_tiny_parser:parse", "clash": False}
     assert {rows[n]["from"] for n in rows if n != "tiny"} == {"bundled"}

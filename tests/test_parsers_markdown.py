@@ -61,7 +61,7 @@ def objects(tmp_path):
 
 
 def test_registry_names_every_parser():
-    assert sorted(BUNDLED) == ["git", "json-export", "markdown", "records", "table"]
+    assert sorted(BUNDLED) == ["api", "git", "json-export", "markdown", "records", "table"]
 
 
 def test_own_front_matter_keys_are_mapped_onto_ctx_fields(tmp_path):

@@ -338,8 +338,7 @@ def investigate(opts: InvestigateOptions) -> InvestigateResult:
     con = open_store(db)
     try:
         with con.errors():
-            require_current_manifests(con)
-            req, warnings = with_live(con, req, opts)
+            req, warnings = with_live(require_current_manifests(con), req, opts)
             res = run_pipeline(con, pb, pb_hash, req, store_info(con, key, tenant=req.tenant_id,
                                                                  clearance=req.clearance), key=key,
                                clock=opts.clock)
@@ -359,18 +358,17 @@ def refetch_live(pack: dict[str, Any]) -> list[dict[str, Any]]:
     return refetch(pack, srcs, allowed=allowed_hosts())
 
 
-def with_live(con, req, opts: InvestigateOptions):
+def with_live(manifests: list, req, opts: InvestigateOptions):
     """The request with the live channel's results before the caller's tool results, and its
-    request records (ctxcli.live); one warning line per failed request. Unchanged (no
-    warning) when the store's manifests hold no API source the subject may use."""
+    request records (ctxcli.live); one warning line per failed request. ``manifests``: the
+    store's manifests as :func:`require_current_manifests` read them. Unchanged (no warning)
+    when they hold no API source the subject may use."""
     import dataclasses
     from datetime import datetime, timezone
 
-    from .live import allowed_hosts, api_sources, fetch_live
-    from .project import manifests_of
+    from .live import allowed_hosts, fetch_live
 
-    mdir = manifests_of(con.meta())
-    srcs = api_sources(mdir) if (mdir / "sources").is_dir() else []
+    srcs = [(m, disp) for m, disp, _ in manifests if m.parser == "api"]
     if not srcs:
         return req, []
     cutoff = min(req.as_of, req.known_at) if req.known_at else req.as_of
@@ -420,8 +418,7 @@ def build_step(opts: InvestigateOptions, *, goal_types: list[str], held: list[st
 
         pb, req = with_params(pb, req)
         with con.errors():
-            require_current_manifests(con)
-            req, _ = with_live(con, req, opts)
+            req, _ = with_live(require_current_manifests(con), req, opts)
             step = engine_step(con, pb, req, goal_types=list(goal_types), held=list(held),
                                step_budget=step_budget, key=key)
             # the step's tool results and memory through the same gates as a pack's (pipeline.py)

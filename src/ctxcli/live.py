@@ -87,7 +87,7 @@ def host_port(url: str) -> str:
 
 def api_sources(mdir: Path) -> list[tuple[Any, str]]:
     """(manifest, file shown) of every ``parser: api`` source in the manifests folder ``mdir``
-    (project.read_sources: read once per process while the files are unchanged)."""
+    (for ``ctx replay --live``; an investigation takes them from its stale-manifest check)."""
     from .project import read_sources
 
     return [(m, disp) for m, disp, _ in read_sources(mdir) if m.parser == "api"]

@@ -32,14 +32,19 @@ def stale_sources(con) -> list[str]:
     loaded from — or that only one of them has — in the manifests folder of :func:`manifests_of`.
     Empty when they agree, when that folder has no manifests any more, or when the store
     predates manifest digests."""
+    return compare_manifests(con)[0]
+
+
+def compare_manifests(con) -> tuple[list[str], list[tuple[Any, str, bytes]]]:
+    """(:func:`stale_sources`, the manifests read to tell it: none when it read none)."""
     meta = con.meta()
     recorded = meta.get("manifest_digests")
     mdir = manifests_of(meta)
     if recorded is None or not (mdir / "sources").is_dir():
-        return []
+        return [], []
     loaded = loaded_digests(meta)
-    now = current_digests(mdir)
-    return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s))
+    sources, now = _read(mdir)
+    return sorted(s for s in set(loaded) | set(now) if loaded.get(s) != now.get(s)), list(sources)
 
 
 def loaded_digests(meta: dict) -> dict[str, str]:
@@ -114,17 +119,19 @@ def manifests_of(meta: dict[str, str]) -> Path:
     return paths.manifests_dir()
 
 
-def require_current_manifests(con) -> None:
+def require_current_manifests(con) -> list[tuple[Any, str, bytes]]:
     """Refuse (exit 3, naming the sources) to run with permissions older than the manifests: a
     tightened ``required_scopes`` or a new mask takes effect only with ``ctx load``, so until
-    then nothing is served from the store."""
+    then nothing is served from the store. Returns the manifests it compared (load.parse's
+    (manifest, file shown, bytes); none when the store records no manifest digests)."""
     from .errors import StoreStaleError
 
-    stale = stale_sources(con)
+    stale, sources = compare_manifests(con)
     if stale:
         shown = ", ".join(stale[:8]) + (f" and {len(stale) - 8} more" if len(stale) > 8 else "")
         raise StoreStaleError(f"the store was loaded before the manifests of {shown} changed: run `ctx load` so "
                               f"that their scopes, purposes, clearance and masks apply")
+    return sources
 
 
 NO_PROJECT_HINT = ("run `ctx init` for a new project (or `ctx init --example claims` for the bundled example), "

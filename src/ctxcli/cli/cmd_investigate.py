@@ -37,6 +37,17 @@ def _adhoc_spec(case, playbook, seed, tenant, question, business_key, param):
     return None
 
 
+def as_of_option(value: str | None):
+    """(as_of, now) of ``--as-of``: ``now`` is the current second, and the instant live API
+    sources are asked at; any other value is an ISO-8601 time with offset (now: None)."""
+    if value == "now":
+        from datetime import datetime, timezone
+
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        return now, now
+    return parse_time(value, "--as-of"), None
+
+
 def investigate(
     case: Annotated[Optional[str], typer.Argument(help="Case id (examples/cases/<id>.yaml) or a path to a case "
                                                   "file; omitted for an ad-hoc run (--playbook).",
@@ -200,13 +211,9 @@ def investigate(
         from ..otel import export_target
 
         otel_target = export_target(otel_endpoint)   # the flag or OTEL_EXPORTER_OTLP_*; checked before any work
-        now = None
-        if as_of == "now":      # the current time, the same instant live API sources are asked at
-            from datetime import datetime, timezone
-
-            now = datetime.now(timezone.utc).replace(microsecond=0)
+        at, now = as_of_option(as_of)
         opts = api.InvestigateOptions(
-            case=case, as_of=now or parse_time(as_of, "--as-of"), now=now, known_at=parse_time(known_at, "--known-at"),
+            case=case, as_of=at, now=now, known_at=parse_time(known_at, "--known-at"),
             subject_id=subject, scopes=list(scope) if scope else ([] if subject else None), clearance=clearance,
             purpose=purpose, budget=budget, max_rounds=max_rounds, variant=variant, db=db, strategy=strategy,
             extra_params=dict(parse_param(p) for p in param) if param and adhoc is None else None, adhoc=adhoc,
