@@ -50,8 +50,9 @@ def test_docs_show_the_tool_result_and_memory_gate_tables():
     text = DOC.read_text(encoding="utf-8")
     assert "### Tool results\n\n" + markdown(TOOL_GATES) + "\n" in text
     assert "### Memory records\n\n" + markdown(MEMORY_GATES) + "\n" in text
-    assert [g.name for g in TOOL_GATES] == ["tenant", "scope", "purpose", "named_object", "knowledge_time",
-                                            "freshness", "injection", "raw_check", "duplicate", "budget"]
+    assert [g.name for g in TOOL_GATES] == ["tenant", "scope", "purpose", "named_object", "validity",
+                                            "knowledge_time", "freshness", "injection", "raw_check", "duplicate",
+                                            "budget"]
     assert [g.name for g in MEMORY_GATES if g.withholding] == ["tenant", "subject", "scope", "purpose"]
 
 

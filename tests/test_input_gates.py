@@ -120,8 +120,8 @@ def test_a_tool_result_fits_a_budget_of_exactly_its_tokens():
 def test_tool_result_omissions_sort_in_the_tables_order():
     from ctxcli.agents.tool_results import TOOL_GATE_ORDER, TOOL_GATES
 
-    assert TOOL_GATE_ORDER == ["tenant", "scope", "classification", "purpose", "knowledge_time", "freshness",
-                               "injection", "raw_check", "duplicate", "budget"]
+    assert TOOL_GATE_ORDER == ["tenant", "scope", "classification", "purpose", "validity", "knowledge_time",
+                               "freshness", "injection", "raw_check", "duplicate", "budget"]
     assert [g.name for g in TOOL_GATES if g.withholding] == ["tenant", "scope", "purpose", "named_object"]
     late, other = tool_result(observed_at=(T + timedelta(days=1)).isoformat()), tool_result(tenant_id="t2")
     assert gate_tools([late, other]) == [("tenant", "other_tenant", True),

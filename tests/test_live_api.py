@@ -429,3 +429,29 @@ def test_parameters_are_percent_encoded_and_a_missing_one_is_not_asked(live_proj
     assert api_server.seen == [(PATH, f"Bearer {TOKEN}")]
     assert res.pack["live_requests"][0] == {"source_id": "pay-ticket-api", "request": "by-ticket",
                                             "status": "not_made", "reason": "missing_param", "param": "param.ticket"}
+
+
+def test_a_records_own_validity_is_judged_at_as_of_at_both_edges(live_project, api_server):
+    from ctxcli.load.build import build_store
+
+    m = json.loads(manifest(api_server.port))
+    m["mapping"].update(valid_from="from", valid_to="to")
+    (live_project / "manifests" / "sources" / "pay-ticket-api.yaml").write_text(json.dumps(m))
+    build_store(live_project / "manifests", live_project / ".ctx" / "ctx.duckdb", root=live_project)
+    at = "2026-07-23T02:30:00+00:00"
+    one_s = "2026-07-23T02:30:01+00:00"
+    recs = [{**STATUS, "ticket": f"T-{i}", "from": vf, "to": vt} for i, (vf, vt) in enumerate(
+        [(at, one_s), (one_s, None), ("2026-07-01T00:00:00+00:00", at), (None, None)], 1)]
+    for r in recs:
+        r.update({k: v for k, v in r.items() if v is not None})
+        for k in ("from", "to"):
+            if r[k] is None:
+                del r[k]
+    api_server.answer(PATH, recs)
+    res = investigate()
+    assert [i["record_ids"] for i in res.pack["tool_results"]] == [["TICKET-T-1"], ["TICKET-T-4"]]
+    assert res.pack["tool_results"][0]["live"] == {"source_id": "pay-ticket-api", "request": "status",
+                                                   "valid_from": at, "valid_to": one_s}
+    assert "valid_from" not in res.pack["tool_results"][1]["live"]
+    got = sorted((o["reason"], o["detail"]["valid_from"], o["detail"]["valid_to"]) for o in res.pack["tool_omissions"])
+    assert got == [("expired", "2026-07-01T00:00:00+00:00", at), ("not_yet_valid", one_s, None)]

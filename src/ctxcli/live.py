@@ -252,8 +252,9 @@ def to_results(m, request, url: str, body: bytes, records: list[dict[str, Any]],
                   "observed_at": fetched_at, "max_age": m.freshness.max_age if m.freshness else None,
                   "raw": {"sha256": sha, "size": len(body), "location": url},
                   "shaped": {"facts": facts, "record_ids": [str(oid)] if oid else [], "limitations": []}}
+        vf, vt = (datetime.fromisoformat(obj[k]) if obj.get(k) else None for k in ("valid_from", "valid_to"))
         try:
-            out.append(live_result(LiveOrigin(m.source_id, request.name, m.trust_level.value), fields))
+            out.append(live_result(LiveOrigin(m.source_id, request.name, m.trust_level.value, vf, vt), fields))
         except ValidationError as e:     # a mapped value a tool result cannot hold
             err = e.errors()[0]
             raise FetchError(f"record {i} of the response: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None

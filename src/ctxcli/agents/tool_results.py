@@ -101,6 +101,8 @@ class LiveOrigin:
     source_id: str
     request: str
     trust_level: str        # the source manifest's
+    valid_from: datetime | None = None      # the record's, when the mapping names them
+    valid_to: datetime | None = None
 
 
 class ToolResult(Closed):
@@ -406,6 +408,20 @@ def t_named_object(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
     return None if named is None else Rejection(named, "names_withheld_object", {})
 
 
+def t_validity(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
+    """A live record's own validity (``mapping.valid_from`` / ``valid_to``), judged at as_of as
+    a stored object's is: from is inclusive, to exclusive."""
+    lv = c.tr._live
+    if lv is None or (lv.valid_from is None and lv.valid_to is None):
+        return None
+    early = lv.valid_from is not None and checks.after(lv.valid_from, x.as_of)
+    if early or checks.ended(lv.valid_to, x.as_of):
+        return Rejection("validity", "not_yet_valid" if early else "expired", {
+            "valid_from": _iso(lv.valid_from, x.tz) if lv.valid_from else None,
+            "valid_to": _iso(lv.valid_to, x.tz) if lv.valid_to else None, "as_of": _iso(x.as_of, x.tz)})
+    return None
+
+
 def t_knowledge_time(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
     if checks.after(c.tr.observed_at, x.cutoff):
         return Rejection("knowledge_time", "not_yet_observed", {"cutoff": _iso(x.cutoff, x.tz)})
@@ -462,6 +478,8 @@ TOOL_GATES: tuple[InputGate, ...] = (
     InputGate("named_object", t_named_object, True, "a string it names is a stored object or entity this "
               "subject may not see; recorded under that object's gate (tenant, scope, classification, purpose)",
               "nothing named: passes"),
+    InputGate("validity", t_validity, False, "a live record's `valid_from` is after as_of, or its `valid_to` is at "
+              "or before it", "no validity: always valid"),
     InputGate("knowledge_time", t_knowledge_time, False, "`observed_at` is after min(as_of, known_at)",
               "equal: known"),
     InputGate("freshness", t_freshness, False, "`as_of − observed_at > max_age`", "no `max_age`: never stale"),
@@ -525,7 +543,11 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
                 "facts": tr.shaped.facts, "limitations": list(tr.shaped.limitations),
                 "record_ids": list(tr.shaped.record_ids), "tokens": 0}
         if tr._live is not None:
-            item["live"] = {"source_id": tr._live.source_id, "request": tr._live.request}
+            lv = tr._live
+            item["live"] = {"source_id": lv.source_id, "request": lv.request}
+            for k in ("valid_from", "valid_to"):        # recorded only when the mapping names them
+                if getattr(lv, k) is not None:
+                    item["live"][k] = _iso(getattr(lv, k), tz)
         if fc is not None:      # the raw-vs-shaped check ran (or was asked for): which facts it vouches for
             item["verified_facts"] = fc.verified
             item["unverified_facts"] = fc.unverified

@@ -265,6 +265,8 @@ class ToolRaw(Closed):
 class LiveOrigin(Closed):
     source_id: str
     request: str
+    valid_from: Optional[str] = Field(None, description="the record's, when the source's mapping names it")
+    valid_to: Optional[str] = Field(None, description="the record's, when the source's mapping names it")
 
 
 class LiveRequest(Closed):
@@ -329,7 +331,7 @@ class WithheldToolOmission(Closed):
 class VisibleToolOmission(Closed):
     ref: str = Field(pattern=r"^tr-[0-9a-f]{12}$")
     withheld: Literal[False]
-    gate: Literal["knowledge_time", "freshness", "injection", "raw_check", "duplicate", "budget"]
+    gate: Literal["validity", "knowledge_time", "freshness", "injection", "raw_check", "duplicate", "budget"]
     reason: str
     detail: JSON
     tool: str
