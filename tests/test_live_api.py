@@ -227,6 +227,12 @@ def test_the_cli_names_a_host_not_allowed_and_prints_a_failure_on_one_line(live_
     assert "ctx: live request pay-ticket-api/status failed: HTTP 503\n" in r.stderr
     pack = json.loads((live_project / "run2" / "pack.json").read_bytes())
     assert pack["live_requests"][0]["status"] == "failed" and pack["request"]["as_of"].endswith("+00:00")
+    api_server.answer(PATH, STATUS)
+    assert run_cli(["investigate", "INC-2026-0723", "--as-of", "now", "--out", live_project / "run4"]).exit_code == 0
+    # the credential is in no file ctx wrote: run folders, ledger, outbox, store
+    for f in live_project.rglob("*"):
+        if f.is_file() and not f.is_relative_to(live_project / "sources"):
+            assert TOKEN.encode() not in f.read_bytes(), f
     (live_project / "ctx.toml").write_text('[live]\nallowed_hosts = ["127.0.0.2"]\n')
     r = run_cli(["investigate", "INC-2026-0723", "--as-of", "now", "--out", live_project / "run3"])
     assert r.exit_code == 2 and not (live_project / "run3").exists()
