@@ -32,6 +32,7 @@ from ..engine import checks
 from ..engine.checks import InputGate, Rejection
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
+from ..util.timeutil import iso
 from .tool_results import Closed, MaxAge, Short, Text
 
 WORKING_SCHEMA = "ctx.working-state/1"
@@ -385,10 +386,6 @@ def summary_violations(s: Summary) -> list[str]:
                    if v.get("severity") != "warning"})
 
 
-def _iso(dt: datetime, tz) -> str:
-    return dt.astimezone(tz).isoformat()
-
-
 def _stale(ref: ToolRef, as_of: datetime) -> tuple[str, str] | None:
     from ..util.timeutil import fmt_duration, parse_duration
 
@@ -447,7 +444,7 @@ def _pinned(pinned: list[Pinned], goal: str | None, drop) -> tuple[list[dict[str
 def _message_item(m: Message, as_of: datetime, tz, drop) -> dict[str, Any]:
     """A recent message as packed: a tool message whose tool result is stale at as_of is
     cleared (its text leaves, its reference stays) and the clearing recorded with ``drop``."""
-    item: dict[str, Any] = {"id": m.id, "role": m.role, "at": _iso(m.at, tz) if m.at else None,
+    item: dict[str, Any] = {"id": m.id, "role": m.role, "at": iso(m.at, tz) if m.at else None,
                             "text": m.text, "cleared": None}
     if m.tool_result is not None:
         item["tool_result"] = m.tool_result.result_id
@@ -495,13 +492,13 @@ def m_purpose(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
 
 def m_knowledge_time(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
     if checks.after(r.created_at, x.cutoff):
-        return Rejection("knowledge_time", "not_yet_written", {"cutoff": _iso(x.cutoff, x.tz)})
+        return Rejection("knowledge_time", "not_yet_written", {"cutoff": iso(x.cutoff, x.tz)})
     return None
 
 
 def m_ttl(r: MemoryRecord, x: MemoryGateContext) -> Rejection | None:
     if checks.ended(r.expires_at, x.as_of):
-        return Rejection("ttl", "expired", {"expires_at": _iso(r.expires_at, x.tz)})
+        return Rejection("ttl", "expired", {"expires_at": iso(r.expires_at, x.tz)})
     return None
 
 
@@ -562,7 +559,7 @@ class MessageCandidate:
 def w_knowledge_time(c: MessageCandidate, x: MessageGateContext) -> Rejection | None:
     """Written after as_of (or known_at): what the agent could not yet have known."""
     if c.m.at is not None and checks.after(c.m.at, x.cutoff):
-        return Rejection("knowledge_time", "not_yet_written", {"cutoff": _iso(x.cutoff, x.tz)})
+        return Rejection("knowledge_time", "not_yet_written", {"cutoff": iso(x.cutoff, x.tz)})
     return None
 
 
@@ -702,7 +699,7 @@ def gate_memory(state: WorkingState | None, records: list[MemoryRecord] | None, 
             rid = r.memory_id
             rctx.seen.add(rid)
             item = {"memory_id": rid, "subject_id": r.subject_id, "text": r.text,
-                    "created_at": _iso(r.created_at, tz), "expires_at": _iso(r.expires_at, tz),
+                    "created_at": iso(r.created_at, tz), "expires_at": iso(r.expires_at, tz),
                     "reviewed_by": r.review.reviewed_by, "source": r.source, "trust_level": "reviewed_memory"}
             item["tokens"] = count(render.memory_block(item))
             if checks.over_budget(item["tokens"], left):

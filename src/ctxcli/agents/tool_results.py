@@ -32,6 +32,7 @@ from ..engine.checks import InputGate, Rejection
 from ..engine.gates import GATES as EVIDENCE_GATES
 from ..models.manifest import Ident, Scope
 from ..util.canon import canonical_bytes, keyed_hex, sha256_hex
+from ..util.timeutil import iso
 from .shape import MAX_RAW_FILE_BYTES
 
 MAX_TOOL_RESULT_BYTES = 1_000_000       # a tool-result file (the raw result it names has no limit: only hashed)
@@ -317,10 +318,6 @@ class ToolGate:
         return g
 
 
-def _iso(dt: datetime, tz) -> str:
-    return dt.astimezone(tz).isoformat()
-
-
 def _base(fact: str) -> str:
     """The aggregate or field a fact is of: ``revenue`` of ``revenue.change[month=…]``."""
     return fact.split("[", 1)[0].split(".", 1)[0]
@@ -417,14 +414,14 @@ def t_validity(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
     early = lv.valid_from is not None and checks.after(lv.valid_from, x.as_of)
     if early or checks.ended(lv.valid_to, x.as_of):
         return Rejection("validity", "not_yet_valid" if early else "expired", {
-            "valid_from": _iso(lv.valid_from, x.tz) if lv.valid_from else None,
-            "valid_to": _iso(lv.valid_to, x.tz) if lv.valid_to else None, "as_of": _iso(x.as_of, x.tz)})
+            "valid_from": iso(lv.valid_from, x.tz) if lv.valid_from else None,
+            "valid_to": iso(lv.valid_to, x.tz) if lv.valid_to else None, "as_of": iso(x.as_of, x.tz)})
     return None
 
 
 def t_knowledge_time(c: ToolCandidate, x: ToolGateContext) -> Rejection | None:
     if checks.after(c.tr.observed_at, x.cutoff):
-        return Rejection("knowledge_time", "not_yet_observed", {"cutoff": _iso(x.cutoff, x.tz)})
+        return Rejection("knowledge_time", "not_yet_observed", {"cutoff": iso(x.cutoff, x.tz)})
     return None
 
 
@@ -520,7 +517,7 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
     def exclude(tr: ToolResult, gate: str, reason: str, detail: dict[str, Any]) -> None:
         g.omissions.append({"ref": tr.result_id(), "withheld": False, "gate": gate, "reason": reason,
                             "detail": detail, "tool": tr.tool, "version": tr.version,
-                            "observed_at": _iso(tr.observed_at, tz)})
+                            "observed_at": iso(tr.observed_at, tz)})
 
     ctx = ToolGateContext(tenant=tenant_id, scopes=frozenset(scopes), purpose=purpose, as_of=as_of, cutoff=cutoff,
                           tz=tz, resolve=resolve, registry=registry)
@@ -538,7 +535,7 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
         trust = tr._live.trust_level if tr._live is not None else (
             "authoritative" if spec and spec.authoritative else "untrusted")
         item = {"result_id": rid, "tool": tr.tool, "version": tr.version, "call_id": tr.call_id,
-                "arguments": tr.arguments, "trust_level": trust, "observed_at": _iso(tr.observed_at, tz),
+                "arguments": tr.arguments, "trust_level": trust, "observed_at": iso(tr.observed_at, tz),
                 "max_age": None if age is None else str(tr.max_age), "raw": tr.raw.model_dump(mode="json"),
                 "facts": tr.shaped.facts, "limitations": list(tr.shaped.limitations),
                 "record_ids": list(tr.shaped.record_ids), "tokens": 0}
@@ -547,7 +544,7 @@ def gate_tool_results(results: list[ToolResult], *, tenant_id: str, scopes: list
             item["live"] = {"source_id": lv.source_id, "request": lv.request}
             for k in ("valid_from", "valid_to"):        # recorded only when the mapping names them
                 if getattr(lv, k) is not None:
-                    item["live"][k] = _iso(getattr(lv, k), tz)
+                    item["live"][k] = iso(getattr(lv, k), tz)
         if fc is not None:      # the raw-vs-shaped check ran (or was asked for): which facts it vouches for
             item["verified_facts"] = fc.verified
             item["unverified_facts"] = fc.unverified
