@@ -113,21 +113,28 @@ def _skeleton_mixed(s: str) -> str:
 def _unleet_words(s: str) -> str:
     """``_LEET_WORD.sub(_unleet, s)``, run only on the chunks between spaces and line breaks
     that hold a digit or "$" (a match is a whole run of letters, digits and "$", so it lies in
-    one such chunk, and the lookarounds see the same characters at a chunk's ends)."""
+    one such chunk, and the lookarounds see the same characters at a chunk's ends). The chunks
+    are rewritten in one call, joined by line breaks (which no match crosses)."""
     m = _DIGIT.search(s)
     if m is None:
         return s
-    out: list[str] = []
+    spans: list[tuple[int, int]] = []
     pos, n = 0, len(s)
     while m is not None:
         i = m.start()
         a = max(s.rfind(" ", pos, i), s.rfind("\n", pos, i)) + 1
         b1, b2 = s.find(" ", i), s.find("\n", i)
         b = min(b1 if b1 >= 0 else n, b2 if b2 >= 0 else n)
-        out.append(s[pos:a])
-        out.append(_LEET_WORD.sub(_unleet, s[a:b]))
+        spans.append((a, b))
         pos = b
         m = _DIGIT.search(s, b)
+    done = _LEET_WORD.sub(_unleet, "\n".join(s[a:b] for a, b in spans)).split("\n")
+    out: list[str] = []
+    pos = 0
+    for (a, b), chunk in zip(spans, done):
+        out.append(s[pos:a])
+        out.append(chunk)
+        pos = b
     out.append(s[pos:])
     return "".join(out)
 
