@@ -87,7 +87,9 @@ def _esc(m: "regex.Match[str]") -> str:
         return m.group()
 
 
-def decoded_views(text: str) -> Iterator[tuple[str, str]]:
+def decoded_views(text: str, *, whole: bool = True) -> Iterator[tuple[str, str]]:
+    """``(kind, text)`` pairs (see the module docstring); with ``whole`` false, not the
+    whole-text transforms (rot13, reversed), which are then neither built nor yielded."""
     n = 0
     if len(text) >= 16:
         for kind, rx, dec in (("hex", _HEX, lambda s: _text(binascii.unhexlify(s))),
@@ -114,6 +116,8 @@ def decoded_views(text: str) -> Iterator[tuple[str, str]]:
         out = html.unescape(text)
         if out != text:
             yield "html_entities", out
+    if not whole:
+        return
     if _HAS_LATIN.search(text) is not None:
         # UTF-8 bytes: multi-byte sequences have no ASCII bytes, so only letters change
         yield "rot13", text.encode("utf-8", "surrogatepass").translate(_ROT13).decode("utf-8", "surrogatepass")

@@ -68,9 +68,8 @@ def _views(text: str) -> Iterator[tuple[str, str]]:
             yield (via + ">" if via else "") + "deobfuscated", deob
         if depth >= MAX_DEPTH:
             return
-        for kind, dec in decoded_views(raw):
-            if kind in _NO_REDECODE and parent_kind in _NO_REDECODE:
-                continue
+        # a rot13 or reversed view is not transformed that way again
+        for kind, dec in decoded_views(raw, whole=parent_kind not in _NO_REDECODE):
             if len(dec) > budget[0]:
                 continue
             budget[0] -= len(dec)

@@ -34,7 +34,8 @@ _HEXLIKE = regex.compile(r"[0-9a-f]+")
 # instead of trying every position) and match where their plain forms match:
 # <!--|[^\W_]</?[a-zA-Z]|</?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_]
 _HAS_TAG = re.compile(r"<(?:!--|(?<=[^\W_]<)/?[a-zA-Z]|/?[a-zA-Z][a-zA-Z0-9]{0,15}>[^\W_])")
-_HAS_INWORD_MARK = re.compile(r"[^\W\d_][*~`|]{1,3}[^\W\d_]")
+# [^\W\d_][*~`|]{1,3}[^\W\d_], found from the run's first mark
+_HAS_INWORD_MARK = re.compile(r"[*~`|](?<=[^\W\d_][*~`|])[*~`|]{0,2}[^\W\d_]")
 # (?<!\S)[^\W\d_] [^\W\d_] [^\W\d_](?!\S), found from the space after its first letter
 _HAS_SPACED = re.compile(r" [^\W\d_] [^\W\d_](?!\S)(?<=(?<!\S)[^\W\d_] [^\W\d_] [^\W\d_])")
 # [^\W\d_][0-9$]|[0-9$][^\W\d_], found from the digit
@@ -44,6 +45,10 @@ _HAS_LEET = re.compile(r"[0-9$](?:[^\W\d_]|(?<=[^\W\d_][0-9$]))")
 _LOOK = "\u0180-\u02af\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u2c00-\u2c7f\ua640-\ua69f\uab70-\uabbf"
 _MIXED_CORE = re.compile(r"[a-z][" + _LOOK + r"]|[" + _LOOK + r"][a-z]")
 _TOKEN_AROUND = re.compile(r"[a-z" + _LOOK + r"]{0,40}")
+_HAS_LOOK = re.compile("[" + _LOOK + "]")  # _MIXED_CORE needs one (a class: re skips ahead)
+# A leetspeak word (_LEET_WORD) holds a digit or "$" and never a space or a line break, so
+# only the space-delimited chunks that hold one are rewritten.
+_DIGIT = re.compile(r"[0-9$]")
 
 
 @lru_cache(maxsize=1)
@@ -83,6 +88,8 @@ def _skeleton_mixed(s: str) -> str:
     """Map the letters of tokens that mix ASCII letters with lookalike letters (found by
     a two-character search; each token is then widened to its ends, at most 40 chars
     each way) to their TR39 skeleton."""
+    if _HAS_LOOK.search(s) is None:
+        return s
     out: list[str] = []
     pos = 0
     table = _skeleton_table()
@@ -99,6 +106,35 @@ def _skeleton_mixed(s: str) -> str:
         pos = hi
     if not out:
         return s
+    out.append(s[pos:])
+    return "".join(out)
+
+
+def _unleet_words(s: str) -> str:
+    """``_LEET_WORD.sub(_unleet, s)``, run only on the chunks between spaces and line breaks
+    that hold a digit or "$" (a match is a whole run of letters, digits and "$", so it lies in
+    one such chunk, and the lookarounds see the same characters at a chunk's ends). The chunks
+    are rewritten in one call, joined by line breaks (which no match crosses)."""
+    m = _DIGIT.search(s)
+    if m is None:
+        return s
+    spans: list[tuple[int, int]] = []
+    pos, n = 0, len(s)
+    while m is not None:
+        i = m.start()
+        a = max(s.rfind(" ", pos, i), s.rfind("\n", pos, i)) + 1
+        b1, b2 = s.find(" ", i), s.find("\n", i)
+        b = min(b1 if b1 >= 0 else n, b2 if b2 >= 0 else n)
+        spans.append((a, b))
+        pos = b
+        m = _DIGIT.search(s, b)
+    done = _LEET_WORD.sub(_unleet, "\n".join(s[a:b] for a, b in spans)).split("\n")
+    out: list[str] = []
+    pos = 0
+    for (a, b), chunk in zip(spans, done):
+        out.append(s[pos:a])
+        out.append(chunk)
+        pos = b
     out.append(s[pos:])
     return "".join(out)
 
@@ -126,5 +162,5 @@ def deobfuscated(text: str, norm: str) -> str | None:
     if not s.isascii():
         s = _skeleton_mixed(s)
     if _HAS_LEET.search(s) is not None:
-        s = _LEET_WORD.sub(_unleet, s)
+        s = _unleet_words(s)
     return None if s == norm else s
