@@ -147,6 +147,26 @@ def test_retail_advertising_cause_is_rejected_on_the_note_and_on_the_ledger():
                                              [NOTE["text"]])] == ["hedge_dropped"]
 
 
+def test_a_summary_drops_a_hedge_in_any_of_its_sentences_beside_a_warning_or_more_text():
+    """A summary is read sentence by sentence for a dropped hedge: neither an undecided comparison
+    (a warning) nor the rest of a longer summary hides the one sentence that drops it."""
+    from ctxcli.answer.claims import check_summary
+
+    msgs = ["Did the 09:54 release cause the 10:02 error spike?",
+            "The pool metrics are possibly incomplete for the 10:02 window; check them first."]
+    said = "The engineer asked about the 10:02 error spike. "
+    codes = lambda t: [(v["code"], v.get("severity")) for v in check_summary(t, msgs)]   # noqa: E731
+    assert codes(said + "The pool metrics are incomplete for the 10:02 window.") == [("hedge_dropped", None)]
+    assert codes(said + "The pool metrics are incomplete for the 10:02 window. Errors outpaced retries: 15 % "
+                 "versus 25 %.") == [("undecided", "warning"), ("hedge_dropped", None)]
+    assert codes(said + "The pool metrics are incomplete for the 10:02 window. The engineer then looked at many "
+                 "other dashboards, the queue depth, the worker count and the replica lag of the payment "
+                 "service.") == [("hedge_dropped", None)]
+    # the hedge kept: only the warning
+    assert codes(said + "The pool metrics are possibly incomplete for the 10:02 window. Errors outpaced retries: "
+                 "15 % versus 25 %.") == [("undecided", "warning")]
+
+
 def test_a_hedge_in_the_source_may_not_vanish_in_a_fact():
     from ctxcli.answer.claims import check_claim
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .conftest import run_cli
 
 
@@ -208,3 +210,59 @@ def test_a_finding_without_evidence_is_scanned_and_the_next_step_is_checked(stor
     doc["next_step"] = {"action": "rollback_payment_api", "side_effect": "deploy"}
     r = _receive(tmp_path, _reseal(doc, store))
     assert r.exit_code == 2 and "next_step.side_effect must be none" in r.output
+
+
+def _sealed_shape(**next_step):
+    """A minimal handoff shaped as ``make`` writes it, sealed with a throw-away key."""
+    from ctxcli.agents.handoff import HANDOFF_SCHEMA, seal
+
+    doc = {"schema_version": HANDOFF_SCHEMA, "pack_id": "pk-1", "case_id": "C-1", "tenant_id": "t",
+           "valid_for": {"subject": "s", "scopes": [], "clearance": None, "purpose": "review", "as_of": "x"},
+           "verdict": "complete", "findings": [], "uncertainties": {"claims": [], "missing_types": []},
+           "next_step": {"action": "route", "side_effect": "none", **next_step}}
+    return seal(doc, b"k" * 32)
+
+
+@pytest.mark.parametrize("side_effect", ["none", "write", "deploy", "", "None"])
+def test_a_next_step_with_any_side_effect_but_none_is_refused(side_effect):
+    from ctxcli.agents.handoff import verify
+
+    why = verify(_sealed_shape(side_effect=side_effect), b"k" * 32)
+    assert why == (None if side_effect == "none" else
+                   "next_step.side_effect must be none: a handoff never hands on a step with a side effect")
+
+
+def test_a_finding_whose_only_doubt_is_a_comparison_the_checker_cannot_decide_passes():
+    """A warning of the claim checker (a day set against a time with an offset) does not drop a
+    finding; a false comparison of the same values does."""
+    from ctxcli.agents.handoff import check_finding_text
+
+    from .test_boundaries import obj
+
+    view = obj(content="Release R-1 shipped on 2026-07-23; errors began at 2026-07-23T10:02:00+08:00.")
+    text = "Release R-1 on 2026-07-23 was before the errors at 2026-07-23T10:02:00+08:00."
+    assert check_finding_text({"text": text, "status": "inference"}, [view]) is None
+    wrong = "The errors at 2026-07-23T10:02:00+08:00 came before 2026-07-23T09:54:00+08:00."
+    view2 = obj(content=view.content + " The release finished at 2026-07-23T09:54:00+08:00.")
+    assert check_finding_text({"text": wrong, "status": "inference"}, [view2]) == {
+        "reason": "claim_violation", "detail": {"codes": ["wrong_comparison"]}}
+
+
+def test_a_finding_bound_to_fewer_objects_than_it_cites_or_to_a_view_it_did_not_see_masked_is_withheld(
+        store, tmp_path):
+    """A finding is handed on only when every cited evidence item is bound to an object the receiver
+    can check, and an object the receiver sees masked only when the producer saw it masked too."""
+    doc = _handoff(tmp_path)
+    (two,) = [f for f in doc["findings"] if len(f["evidence"]) >= 2][:1]
+    assert len(two["objects"]) >= 2
+    two["objects"] = two["objects"][:1]                         # one cited item no longer bound
+    got = json.loads(_receive(tmp_path, _reseal(doc, store)).stdout)
+    assert two["claim_id"] not in [f["claim_id"] for f in got["findings"]]
+    assert got["withheld"] == 1 and got["dropped"] == []
+    doc = _handoff(tmp_path)
+    rb = next(f for f in doc["findings"] if f["claim_id"] == "runbook_at_incident")
+    assert rb["masked"] == rb["objects"]
+    rb["masked"] = []                                           # "I saw it unmasked"
+    got = json.loads(_receive(tmp_path, _reseal(doc, store)).stdout)
+    assert "runbook_at_incident" not in [f["claim_id"] for f in got["findings"]]
+    assert got["withheld"] == 1 and got["dropped"] == []

@@ -427,6 +427,21 @@ def test_a_message_written_exactly_at_the_cut_off_is_known_one_microsecond_later
     assert (om["gate"], om["reason"], om["detail"]) == ("knowledge_time", "not_yet_written", {"cutoff": cutoff})
 
 
+@pytest.mark.parametrize("flags, cutoff", [((), "2026-07-23T10:30:00+08:00"),
+                                           (("--known-at", "2026-07-23T10:20:00+08:00"), "2026-07-23T10:20:00+08:00")])
+def test_a_record_written_exactly_at_the_cut_off_is_recalled_one_microsecond_later_not(store, tmp_path, flags,
+                                                                                      cutoff):
+    """Memory records share the messages' cut-off, min(as_of, known_at): a record written at it is
+    recalled, one written a microsecond later is excluded not_yet_written."""
+    mem = tmp_path / "mem"
+    at = _remember(mem, "Written at the cut-off.", "--at", cutoff)
+    after = _remember(mem, "Written just after it.", "--at", cutoff.replace("+08:00", ".000001+08:00"))
+    pack = _run(tmp_path / "o", "--recall", "--memories", mem, *flags)
+    assert [r["memory_id"] for r in pack["episodic_memory"]] == [at]
+    (om,) = [o for o in pack["memory_omissions"] if o["ref"] == after]
+    assert (om["gate"], om["reason"], om["detail"]) == ("knowledge_time", "not_yet_written", {"cutoff": cutoff})
+
+
 # ---------------------------------------------------------------- summaries (issue 44 item 5)
 HARDENED = "The on-call engineer and the assistant found that the 09:54 release caused the 10:02 error spike."
 
@@ -511,6 +526,28 @@ def test_a_summary_that_states_only_what_its_messages_state_is_packed_checked(st
     assert not [o for o in pack["memory_omissions"] if o["ref"] == "summary"]
 
 
+def test_a_summary_with_only_a_warning_is_packed_and_one_that_also_drops_a_hedge_is_not(store, tmp_path):
+    """A warning of the claim checker (a comparison it cannot decide) does not refuse a summary, and
+    does not hide a hedge the summary drops."""
+    doc = yaml.safe_load(SESSION.read_text())
+    doc["summary"]["replaced"][1]["text"] = "The pool metrics are possibly incomplete for the 10:02 window."
+    kept = ("The engineer asked about the 10:02 error spike. The pool metrics are possibly incomplete for the 10:02 "
+            "window. Errors outpaced retries: 15 % versus 25 %.")
+    f = tmp_path / "s.yaml"
+    for n, (text, refused) in enumerate(((kept, False), (kept.replace("possibly ", ""), True))):
+        doc["summary"]["text"] = text
+        f.write_text(yaml.safe_dump(doc))
+        pack = _run(tmp_path / f"o{n}", "--memory", f)
+        om = [(o["reason"], o["detail"]) for o in pack["memory_omissions"] if o["ref"] == "summary"]
+        if refused:
+            assert pack["working_memory"]["summary"] is None
+            assert om == [("claim_violation", {"codes": ["hedge_dropped"]})]
+        else:
+            assert (pack["working_memory"]["summary"]["text"], pack["working_memory"]["summary"]["checked"]) == (
+                text, True)
+            assert om == []
+
+
 REQUIRED = {"incident_timeline", "release_event", "competing_change", "service_owner", "runbook"}
 
 
@@ -583,20 +620,28 @@ def test_the_playbooks_memory_max_age_ages_messages_by_role(store, tmp_path, mon
         shutil.copytree(repo / name, root / name, symlinks=True)
     (root / "sources").symlink_to(repo / "sources")
     pbf = root / "manifests" / "playbooks" / "payment-incident-review.yaml"
-    pbf.write_text(pbf.read_text() + "\nmemory_max_age: {user: 1h}\n")
+    pbf.write_text(pbf.read_text() + "\nmemory_max_age: {user: 1h, tool: 1m}\n")
     monkeypatch.setenv("CTX_ROOT", str(root))
     extra = [{"id": "m-08", "role": "user", "at": "2026-07-23T09:29:59+08:00", "text": "Current figure: 12 errors."},
              {"id": "m-09", "role": "user", "at": "2026-07-23T09:30:00+08:00", "text": "Checked the pool at 09:30."},
              {"id": "m-10", "role": "user", "text": "An undated note."},
              {"id": "m-11", "role": "assistant", "at": "2026-07-20T10:00:00+08:00", "text": "An old assistant note."}]
-    pack = _run(tmp_path / "o", "--memory", _session(tmp_path, messages=lambda ms: ms + extra))
+    # a pinned goal that is not the case's becomes a user message without `at`: no age applies to it
+    goal = {"kind": "goal", "text": "Recommend cutting the marketing budget by 50 %."}
+    pack = _run(tmp_path / "o", "--memory", _session(tmp_path, messages=lambda ms: ms + extra,
+                                                     pinned=lambda ps: ps + [goal]))
     ids = [m["id"] for m in pack["working_memory"]["messages"]]
     assert "m-09" in ids and "m-11" in ids and "m-08" not in ids and "m-10" not in ids
+    assert "pinned[4]" in ids
     oms = {o["ref"]: (o["gate"], o["reason"], o["detail"]) for o in pack["memory_omissions"]}
+    assert "pinned[4]" not in oms
+    # a tool message with a tool result is aged by that result (m-04: observed 10:20, 2h), not by its role;
+    # one without (m-06, 5 minutes old) by its role's 1m, before the injection gate reads it
+    assert "m-04" in ids and oms["m-06"] == ("freshness", "stale_message", {"max_age": "1m", "age": "5m"})
     assert oms["m-08"] == ("freshness", "stale_message", {"max_age": "1h", "age": "3601s"})
     assert oms["m-10"] == ("freshness", "undated", {"max_age": "1h"})
     # a bad age in the playbook is one line naming the field, exit 2
-    pbf.write_text(pbf.read_text().replace("{user: 1h}", "{user: soon}"))
+    pbf.write_text(pbf.read_text().replace("{user: 1h, tool: 1m}", "{user: soon}"))
     r = run_cli(["investigate", "INC-2026-0723", "--out", tmp_path / "bad"])
     assert r.exit_code == 2 and "memory_max_age.user" in r.output and "Traceback" not in r.output, r.output
 

@@ -748,8 +748,12 @@ def check_summary(summary_text: str, replaced_texts: list[str]) -> list[dict[str
         if not any(is_causal(t) and not _HEDGE.search(t) for t in replaced_texts):
             out.append(_viol("status_upgraded", "the summary states a cause the messages it replaces do not "
                              "state (or only hedge)", value="summary"))
-    if not out:
-        sent = hedged_source(summary_text, replaced_texts, share=0.5)
-        if sent:
-            out.append(_viol("hedge_dropped", f"the summary drops the hedge of {sent[:120]!r}", value=sent[:120]))
+    if not any(v.get("severity") != "warning" for v in out):     # a warning hides no dropped hedge
+        # sentence by sentence: the rest of a longer summary does not dilute the one that drops it
+        for part in _SENT.split(summary_text):
+            sent = hedged_source(part, replaced_texts, share=0.5) if part.strip() else None
+            if sent:
+                out.append(_viol("hedge_dropped", f"the summary drops the hedge of {sent[:120]!r}",
+                                 value=sent[:120]))
+                break
     return out
