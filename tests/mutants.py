@@ -4106,6 +4106,25 @@ MUTANTS: list[Mutant] = [
     Mutant('summary-hedge-read-on-the-whole-text', 'src/ctxcli/answer/claims.py',
            'for part in _SENT.split(summary_text):', 'for part in [summary_text]:',
            ('tests/test_claims.py::test_a_summary_drops_a_hedge_in_any_of_its_sentences_beside_a_warning_or_more_text',)),
+    # the anchor's and a bound value's instant, however written (incident time, this session)
+    Mutant('anchor-instants-compared-as-text', 'src/ctxcli/engine/builder.py',
+           '    if len(instants) > 1:\n        return "anchor_conflict"', '    if len(vals) > 1:\n        return "anchor_conflict"',
+           ('tests/test_question_time.py::test_the_anchor_is_the_one_instant_its_items_name_in_any_zone', 'tests/test_question_time.py::test_a_second_timeline_entry_naming_the_first_error_in_utc_agrees_with_it')),
+    Mutant('anchor-conflict-ignored', 'src/ctxcli/engine/builder.py',
+           '    if len(instants) > 1:\n        return "anchor_conflict"', '    if False:\n        return "anchor_conflict"',
+           ('tests/test_question_time.py::test_the_anchor_is_the_one_instant_its_items_name_in_any_zone',)),
+    Mutant('anchor-not-a-time-skipped', 'src/ctxcli/engine/builder.py',
+           '        except ValueError:\n            return "anchor_not_a_time"', '        except ValueError:\n            continue',
+           ('tests/test_question_time.py::test_the_anchor_is_the_one_instant_its_items_name_in_any_zone',)),
+    Mutant('anchor-other-types-count', 'src/ctxcli/engine/builder.py',
+           '    vals = sorted({str(i["facts"][anchor_fact]) for i in admitted\n                   if anchor_from in i["supports"] and', '    vals = sorted({str(i["facts"][anchor_fact]) for i in admitted\n                   if True and',
+           ('tests/test_question_time.py::test_the_anchor_is_the_one_instant_its_items_name_in_any_zone',)),
+    Mutant('answer-instants-compared-as-text', 'src/ctxcli/answer/answer.py',
+           'b = groups.setdefault(_agree_key(v), Bound(v, []))', 'b = groups.setdefault(_key(v), Bound(v, []))',
+           ('tests/test_question_time.py::test_a_second_timeline_entry_naming_the_first_error_in_utc_agrees_with_it',)),
+    Mutant('answer-agreed-value-first-seen', 'src/ctxcli/answer/answer.py',
+           '            if _key(v) < _key(b.value):\n                b.value = v', '            if False:\n                b.value = v',
+           ('tests/test_question_time.py::test_a_second_timeline_entry_naming_the_first_error_in_utc_agrees_with_it',)),
 ]
 
 

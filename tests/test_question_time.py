@@ -717,3 +717,55 @@ def test_a_replacement_supersedes_once_observed_by_the_knowledge_time():
     ended = _versions((".1", None, T1, T1 + H, T1), (".2", ".1", T1 + H, None, T2))
     assert _judge(ended, T3, T2)[".1"] == ("expired", ".2")
     assert _judge(ended, T3, T2 - 1)[".1"] == ("expired", None)
+
+
+# ------------------------------------------------------------------------------ the anchor's value
+def _timeline(v, t="incident_timeline") -> dict:
+    return {"supports": [t], "facts": {"first_error_at": v}}
+
+
+def test_the_anchor_is_the_one_instant_its_items_name_in_any_zone():
+    """Admitted items agree on an anchor when they name the same instant, however written; two
+    instants (one microsecond apart) conflict; a value that is not a time with an offset is
+    said so; items of other types do not count."""
+    from ctxcli.engine.builder import anchor_value
+
+    def at(*items):
+        return anchor_value(list(items), "incident_timeline", "first_error_at")
+
+    assert at() is None
+    assert at(_timeline("2026-07-23T10:02:00+08:00")) == (INCIDENT, "2026-07-23T10:02:00+08:00")
+    assert at(_timeline("2026-07-23T10:02:00+08:00"), _timeline("2026-07-23T02:02:00Z")) == (
+        INCIDENT, "2026-07-23T02:02:00Z")
+    assert at(_timeline("2026-07-23T10:02:00+08:00"), _timeline("2026-07-23T10:02:00.000001+08:00")) == \
+        "anchor_conflict"
+    assert at(_timeline("2026-07-23T10:02:00+08:00"), _timeline("soon")) == "anchor_not_a_time"
+    assert at(_timeline("2026-07-23T10:02:00")) == "anchor_not_a_time"
+    assert at(_timeline("2026-07-23T10:02:00+08:00"), _timeline("2026-07-23T10:01:00+08:00", "release_event")) == (
+        INCIDENT, "2026-07-23T10:02:00+08:00")
+
+
+def test_a_second_timeline_entry_naming_the_first_error_in_utc_agrees_with_it(project_copy, tmp_path):
+    """The incident's first error written again in UTC by another timeline entry: the anchor is
+    still known (10:02 +08:00), the hotfix completed after it stays out."""
+    path = project_copy / "sources" / "pay-incidents" / "incidents.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    text = json.dumps(doc)
+    assert text.count('"entry_id": "TL-01"') == 1
+    tl = json.loads(text[text.index('{"entry_id": "TL-01"'):].split(', {"entry_id": "TL-02"')[0])
+    twin = dict(tl, entry_id="TL-01B", first_error_at="2026-07-23T02:02:00Z",
+                title="INC-2026-0723 timeline: first PAY-4097 error (UTC note)",
+                text="02:02:00 UTC: the first PAY-4097 error, as the on-call note in UTC records it.")
+    path.write_text(text.replace(json.dumps(tl), json.dumps(tl) + ", " + json.dumps(twin)), encoding="utf-8")
+    add_linked_hotfix(project_copy)
+    assert run_cli(["load"]).exit_code == 0
+    pack, answer = _investigate(tmp_path)
+    assert {"INC-2026-0723-TL-01", "INC-2026-0723-TL-01B"} <= {e["object_id"] for e in pack["evidence"]}
+    # the answer binds one first error (the first of the two texts in order), not a conflict
+    status, facts = _claims(answer)["release_timing"]
+    assert (status, facts["release_id"], facts["first_error_at"], facts["gap_minutes"]) == (
+        "fact", "release-2026.07.23.1", "2026-07-23T02:02:00Z", 8)
+    hot = next(o for o in pack["omissions"] if o["ref"] == "DEP-release-2026.07.23.2")
+    assert (hot["gate"], hot["reason"], hot["detail"]["valid_at"]["anchor"]) == (
+        "validity", "not_yet_valid", "incident_timeline.first_error_at")
+    assert "unresolved" not in hot["detail"]["valid_at"]

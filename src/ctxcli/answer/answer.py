@@ -7,6 +7,8 @@ stated, never resolved by guessing.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,13 +87,33 @@ def derive(pb: Playbook, evidence: list[dict[str, Any]], env0: dict[str, Any],
     return f
 
 
+_ISO_INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,6})?)?(?:Z|[+-]\d\d:\d\d)")
+
+
+def _agree_key(v: Any) -> bytes:
+    """What two values must share to agree: the value itself, or for an ISO time with an offset
+    the instant it names (the same first error written in UTC and in +08:00 agrees)."""
+    if isinstance(v, str) and _ISO_INSTANT.fullmatch(v):
+        from ..util.timeutil import dt_to_us, parse_ts
+
+        try:
+            return b"instant:%d" % dt_to_us(parse_ts(v))
+        except ValueError:
+            pass
+    return _key(v)
+
+
 def _bind_value(f: Facts, d, items: list[dict[str, Any]]) -> None:
-    """One value: bound when every item agrees, a conflict when they do not."""
+    """One value: bound when every item agrees, a conflict when they do not. Items naming the
+    same instant in other zones agree; the value kept is the first of their texts in order."""
     groups: dict[bytes, Bound] = {}
     for e in items:
         if d.fact in e["facts"] and e["facts"][d.fact] is not None:
             v = e["facts"][d.fact]
-            groups.setdefault(_key(v), Bound(v, [])).evidence.append(e["evidence_id"])
+            b = groups.setdefault(_agree_key(v), Bound(v, []))
+            b.evidence.append(e["evidence_id"])
+            if _key(v) < _key(b.value):
+                b.value = v
     vals = sorted(groups.values(), key=lambda b: _key(b.value))
     for b in vals:
         b.evidence.sort()

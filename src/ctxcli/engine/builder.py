@@ -316,24 +316,36 @@ def plan_round(bc: BuildContext, st: BuildState, round_no: int) -> Plan:
 def window_anchors(bc: BuildContext, st: BuildState) -> dict[str, tuple[int, str] | str]:
     """The anchors the playbook's window queries name: ``as_of``, and each (evidence type, fact)
     as the one value the admitted items of that type agree on (an ISO time), else why not."""
-    from ..util.timeutil import parse_ts
 
     out: dict[str, tuple[int, str] | str] = {"as_of": (bc.gctx.as_of_us, bc.req.as_of.isoformat())}
     windows = [spec.window for et in bc.pb.evidence_types for spec in (et.retrieve, et.followup)
                if spec is not None and spec.window is not None] + [a.over for a in bc.pb.aggregates]
     for w in windows:
         if w.anchor_fact is not None:
-            vals = sorted({str(i["facts"][w.anchor_fact]) for i in st.packed.admitted
-                           if w.anchor_from in i["supports"] and i["facts"].get(w.anchor_fact) is not None})
-            key = f"{w.anchor_from}.{w.anchor_fact}"
-            if len(vals) > 1:
-                out[key] = "anchor_conflict"
-            elif vals:
-                try:
-                    out[key] = (dt_to_us(parse_ts(vals[0])), vals[0])
-                except ValueError:
-                    out[key] = "anchor_not_a_time"
+            got = anchor_value(st.packed.admitted, w.anchor_from, w.anchor_fact)
+            if got is not None:
+                out[f"{w.anchor_from}.{w.anchor_fact}"] = got
     return out
+
+
+def anchor_value(admitted: list[dict[str, Any]], anchor_from: str, anchor_fact: str) -> tuple[int, str] | str | None:
+    """The one instant the admitted items of type ``anchor_from`` agree on for ``anchor_fact``:
+    (µs, its ISO text — the first in text order of those naming it: the same instant may be
+    written in another zone), ``anchor_not_a_time`` when one value is not an ISO time with an
+    offset, ``anchor_conflict`` when they name two instants; None when none holds it."""
+    from ..util.timeutil import parse_ts
+
+    vals = sorted({str(i["facts"][anchor_fact]) for i in admitted
+                   if anchor_from in i["supports"] and i["facts"].get(anchor_fact) is not None})
+    instants: dict[int, str] = {}
+    for v in vals:
+        try:
+            instants.setdefault(dt_to_us(parse_ts(v)), v)
+        except ValueError:
+            return "anchor_not_a_time"
+    if len(instants) > 1:
+        return "anchor_conflict"
+    return next(iter(instants.items()), None)
 
 
 def validity_anchor(bc: BuildContext, st: BuildState, supports: list[str]) -> dict[str, Any] | str | None:
@@ -348,18 +360,13 @@ def validity_anchor(bc: BuildContext, st: BuildState, supports: list[str]) -> di
         if et.valid_at is None or et.type not in supports:
             continue
         va = et.valid_at
-        vals = sorted({str(i["facts"][va.anchor_fact]) for i in st.packed.admitted
-                       if va.anchor_from in i["supports"] and i["facts"].get(va.anchor_fact) is not None})
-        if len(vals) > 1:
-            return "anchor_conflict"
-        if not vals:
+        got = anchor_value(st.packed.admitted, va.anchor_from, va.anchor_fact)
+        if got is None:
             return "anchor_not_admitted"
-        try:
-            at = parse_ts(vals[0])
-        except ValueError:
-            return "anchor_not_a_time"
-        return {"type": et.type, "anchor": f"{va.anchor_from}.{va.anchor_fact}", "at": at.isoformat(),
-                "at_us": dt_to_us(at)}
+        if isinstance(got, str):
+            return got
+        return {"type": et.type, "anchor": f"{va.anchor_from}.{va.anchor_fact}", "at": parse_ts(got[1]).isoformat(),
+                "at_us": got[0]}
     return None
 
 
