@@ -163,3 +163,63 @@ def test_a_bad_erasures_file_is_exit_2_naming_the_line(project_copy, tmp_path):
     os.mkfifo(p)
     r = run_cli(["investigate", "C-102", "--out", tmp_path / "x"])
     assert r.exit_code == 2 and "not a regular file (a FIFO)" in r.stderr
+
+
+def _objects(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _write_objects(path: Path, rows: list[dict]) -> None:
+    """The rows, each with the content hash of its (edited) content, as the source records it."""
+    from ctxcli.util.canon import content_hash
+
+    path.write_text("".join(json.dumps(dict(r, content_hash=content_hash(r["content"]))) + "\n" for r in rows),
+                    encoding="utf-8")
+
+
+def test_a_near_copy_differing_in_case_and_spacing_is_erased_by_its_duplicate_hash(project_copy, tmp_path):
+    """The re-export with its text upper-cased and its spaces doubled has another content hash
+    but the same duplicate hash: the erasure reaches it (matched content, copy of the original)."""
+    docs = project_copy / "sources" / "claims-documents" / "objects.jsonl"
+    rows = _objects(docs)
+    for r in rows:
+        if r["object_id"] == COPY:
+            r["content"] = r["content"].upper().replace(" ", "  ")
+    _write_objects(docs, rows)
+    assert run_cli(["load"]).exit_code == 0
+    assert run_cli(["erase", OID, "--reason", "r"]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "a"]).exit_code == 0
+    pack = json.loads((tmp_path / "a" / "pack.json").read_text())
+    assert [(o["gate"], o["detail"]["matched"], o["detail"].get("copy_of")) for o in pack["omissions"]
+            if o["object_id"] == COPY] == [("erasure", "content", OID)]
+
+
+def test_another_tenants_object_under_the_same_id_never_widens_an_erasure(project_copy, tmp_path):
+    """tenant-other holds an object with the erased id (its text that of tenant-demo's identity
+    document) and a copy of the erased text. Erasing tenant-demo's DOC-C102-001 keeps the identity
+    document in C-102's pack, and once tenant-demo's object and re-export are tombstoned,
+    `erase --apply` says the live store no longer holds it: the other tenant's copy is not its."""
+    docs = project_copy / "sources" / "claims-documents" / "objects.jsonl"
+    mine = {r["object_id"]: r for r in _objects(docs)}
+    partner = project_copy / "sources" / "partner-claims" / "objects.jsonl"
+    rows = _objects(partner)
+    base = rows[0]
+    rows += [dict(base, object_id=OID, title="Partner document", content=mine["DOC-C102-002"]["content"]),
+             dict(base, object_id="OTHER-COPY-OF-001", title="Partner copy", content=mine[OID]["content"])]
+    _write_objects(partner, rows)
+    assert run_cli(["load"]).exit_code == 0
+    assert run_cli(["erase", OID, "--tenant", "tenant-demo", "--reason", "r"]).exit_code == 0
+    assert run_cli(["investigate", "C-102", "--out", tmp_path / "a"]).exit_code == 0
+    pack = json.loads((tmp_path / "a" / "pack.json").read_text())
+    assert "DOC-C102-002" in [e["object_id"] for e in pack["evidence"]]
+    assert sorted(o["object_id"] for o in pack["omissions"] if o["gate"] == "erasure") == [OID, COPY]
+    r = run_cli(["erase", "--apply", "--json"])
+    assert json.loads(r.stdout)["applied"]["current_store_holds"] == [OID]      # its own object, still loaded
+    tomb = project_copy / "sources" / "claims-documents" / "tombstones.jsonl"
+    tomb.write_text(tomb.read_text() + "".join(
+        json.dumps({"object_id": o, "tenant_id": "tenant-demo", "deleted_at": "2026-07-24T09:00:00+08:00",
+                    "reason": "erased"}) + "\n" for o in (OID, COPY)))
+    assert run_cli(["load"]).exit_code == 0
+    r = run_cli(["erase", "--apply", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["applied"]["current_store_holds"] == []

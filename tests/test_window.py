@@ -290,6 +290,28 @@ def test_every_aggregate_op_over_gated_rows():
         Aggregate.model_validate({"name": "x", "op": "sum", "evidence_type": "e", "over": over})
 
 
+@pytest.mark.parametrize("op, times, want", [
+    ("latest_before", {1: 120, 2: 119}, "Z"),           # a row exactly at the anchor is at or before it
+    ("latest_before", {1: 121, 2: 119}, "Y"),
+    ("earliest_after", {1: 120, 2: 121}, "Z"),          # ... and at or after it
+    ("earliest_after", {1: 119, 2: 121}, "Y"),
+    ("latest_before", {1: 100, 2: 100}, "Y"),           # equally near: the smaller name, whatever the row order
+    ("earliest_after", {1: 140, 2: 140}, "Y"),
+])
+def test_latest_before_and_earliest_after_at_the_anchor_and_on_ties(op, times, want):
+    from types import SimpleNamespace as NS
+
+    from ctxcli.engine.aggregate import _value
+    from ctxcli.models.playbook import Aggregate
+
+    rows = [NS(doc_id=1, object_id="Z", facts={}), NS(doc_id=2, object_id="Y", facts={})]
+    rec = {"value": None, "rows": [], "excluded": {}}
+    _value(rec, Aggregate.model_validate({"name": "x", "op": op, "evidence_type": "e",
+                                          "over": {"entity_type": "change", "before_minutes": 10}}),
+           rows, times, 120, NS(ref=lambda o, withheld=False: o.object_id))
+    assert (rec["value"], rec["rows"]) == (want, [want])
+
+
 # ------------------------------------------------------------------------------ calendar windows (issue 47, item 5)
 # unit, anchor, zone -> first instant, first instant of the next one (excluded): one line per edge
 CALENDAR_EDGES = [
