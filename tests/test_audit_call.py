@@ -255,6 +255,83 @@ def test_values_match_only_rare_values_with_enough_digits(objects, span, hit):
     assert (bool(got) and set(got) == {"values"}) == hit, got
 
 
+def _named_row(n, name, text="unrelated words of no interest here"):
+    return (n, "t", name, None, f"h{n}", text)
+
+
+@pytest.mark.parametrize("name, span, hit", [
+    ("AB-123", "see AB-123 now", True),                 # six characters: a name
+    ("AB-12", "see AB-12 now", False),                  # five: too short to say where a text came from
+    ("AB-123", "see XAB-123 now", False),               # inside a longer token
+    ("AB-123", "see AB-1234 now", False),
+    ("AB-123", "see #AB-123 now", False),               # joined by an id character on either side
+    ("AB-123", "see AB-123/v2 now", False),
+    ("AB-123", "(AB-123)", True),                       # punctuation ends it
+])
+def test_a_span_names_an_object_by_a_whole_name_of_six_characters_or_more(name, span, hit):
+    from ctxcli.agents.audit import AuditIndex, match
+
+    got = [by for _, by, _ in match(AuditIndex.of([_named_row(0, name)]), span)]
+    assert got == (["locator"] if hit else []), got
+
+
+def _words(n: int, start: int = 0) -> str:
+    return " ".join(f"word{i}" for i in range(start, start + n))
+
+
+@pytest.mark.parametrize("obj_words, span, hit", [
+    (7, _words(5), True),                     # 2 of the object's 4 shingles: exactly half counts
+    (6, _words(4), False),                    # 1 of 3 shingles: a third, under half
+    (6, _words(5), True),                     # 2 of 3: over half
+    (7, _words(5) + " other", True),          # 2 of 4: exactly half counts
+    (7, _words(4) + " other", False),         # 1 of 4
+    (5, _words(5), False),                    # an object of 2 shingles is too short to say anything
+    (6, _words(6), True),                     # of 3: enough
+])
+def test_a_span_holding_half_of_an_objects_shingles_holds_its_text(obj_words, span, hit):
+    """Word 4-grams: an object of at least 3 is matched by a span holding at least half of them."""
+    from ctxcli.agents.audit import AuditIndex, match
+
+    got = [by for _, by, _ in match(AuditIndex.of([_row(0, _words(obj_words))]), span)]
+    assert got == (["text"] if hit else []), got
+
+
+def test_a_span_equal_to_an_object_but_for_surrounding_white_space_matches_its_hash():
+    from ctxcli.agents.audit import AuditIndex, match
+    from ctxcli.util.canon import content_hash
+
+    text = "The pool was exhausted."
+    ix = AuditIndex.of([(0, "t", "OBJ-0", None, content_hash(text), text)])
+    assert [by for _, by, _ in match(ix, "\n  " + text + "  \n")] == ["content_hash"]
+
+
+def test_two_tenants_objects_under_one_id_are_judged_apart(project_copy, tmp_path):
+    """tenant-other holds an object under the id of tenant-demo's accident certificate: a call that
+    quotes both (in either order) has the demo document admitted and the other tenant's withheld
+    by tenant — one verdict is never taken for the other."""
+    from ctxcli.util.canon import content_hash
+
+    docs = project_copy / "sources" / "claims-documents" / "objects.jsonl"
+    mine = next(json.loads(x) for x in docs.read_text().splitlines() if '"DOC-C102-003"' in x)
+    partner = project_copy / "sources" / "partner-claims" / "objects.jsonl"
+    base = json.loads(partner.read_text().splitlines()[0])
+    theirs = "Partner archive record for claim C-102: identity papers of policy holder PX-7731, filed 2026-05-03."
+    partner.write_text(partner.read_text() + json.dumps(dict(base, object_id="DOC-C102-003", content=theirs,
+                                                             content_hash=content_hash(theirs))) + "\n")
+    assert run_cli(["load"]).exit_code == 0
+    for order in ((mine["content"], theirs), (theirs, mine["content"])):
+        f = tmp_path / "call.json"
+        f.write_text(json.dumps({"messages": [{"role": "user", "content": t} for t in order]}))
+        r = run_cli(["audit-call", f, "--case", "C-102", "--json"])
+        got = {s["span"]: s for s in json.loads(r.stdout)["spans"]}
+        i = order.index(mine["content"])
+        assert [(m["status"], m["object_id"]) for m in got[f"messages[{i}].content"]["matches"]] == [
+            ("admitted", "DOC-C102-003")]
+        assert [(m["by"], m["status"], m["gate"]) for m in got[f"messages[{1 - i}].content"]["matches"]] == [
+            ("content_hash", "withheld", "tenant")]
+        assert theirs not in r.stdout
+
+
 def _call(*assistant):
     release = json.loads(CHAT.read_text())["messages"][3]["content"]
     return [{"role": "user", "content": "Did the 10:02 release affect payment-api?"},
