@@ -2,16 +2,22 @@
 """The graph walk on a DuckDB store as one ``WITH RECURSIVE … USING KEY`` statement against the
 hop-by-hop walk (issue 51 item 7), interleaved call by call in one process.
 
-    python benchmarks/walk_using_key.py --corpus CORPUS_DIR --db STORE [--cases 20] [--reps 5]
+    python benchmarks/walk_using_key.py --corpus CORPUS_DIR --db STORE [--cases 20] [--reps 5] \\
+        [--all-templates] [--threads 2]
 
 Runs ``--cases`` planted investigations of a corpus made by gen_corpus.py against a store
 loaded from it and records every ``walk`` call they make (arguments and result), then replays
 each call through ``DuckDBStore.walk`` (the hop walk: seeds, one edge probe per hop, entity
 keys) and through :func:`walk_using_key` (one statement), alternating call by call. Every
 replay of both forms must give the recorded rows (template id, depth, entity path, relation
-ids, key of the last entity), in order; so must both forms at fan-out caps 1 and 50 and at
-max_hops 1. Prints JSON: p50 / p95 of CPU time (``time.process_time``, both DuckDB threads)
-and wall time per call, and the ratio one statement / hop walk.
+ids, key of the last entity), in order; so must all forms agree at fan-out caps 1 and 2, at
+max_hops 1, and with fewer readable sources or authorised access rows. With
+``--all-templates`` the same walks run again with every path template of the playbook (the
+planted plans walk two one-hop templates; this adds the two-hop case -> ruleset ->
+document_type). The same statement without the key (a plain recursive CTE, UNION ALL) is
+timed beside it. Prints JSON: p50 / p95 of CPU time (``time.process_time``, both DuckDB
+threads) and wall time per call, and each statement's ratio over the hop walk; the order of
+the forms rotates call by call.
 """
 
 from __future__ import annotations
@@ -134,12 +140,12 @@ def _stats(cpu: list[float], wall: list[float]) -> dict:
             "wall_p50_ms": round(statistics.median(wall) * 1000, 3), "wall_p95_ms": q(wall, 0.95), "n": len(cpu)}
 
 
-def replay(db: Path, calls: list[tuple], reps: int) -> dict:
+def replay(db: Path, calls: list[tuple], reps: int, threads: int = 2) -> dict:
     import duckdb
 
     from ctxcli.store.duckdb_store import DuckDBStore
 
-    con = duckdb.connect(str(db), read_only=True, config={"threads": "2"})
+    con = duckdb.connect(str(db), read_only=True, config={"threads": str(threads)})
     st = DuckDBStore(con)
     forms = (("hop walk", st.walk),
              ("one statement, USING KEY", lambda **kw: walk_using_key(st, **kw)),
@@ -186,14 +192,17 @@ def main(argv=None) -> int:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--cases", type=int, default=20)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2, help="DuckDB threads (ctx opens a store with 2)")
     ap.add_argument("--all-templates", action="store_true",
                     help="also replay the walks with every template of the playbook (two hops)")
     args = ap.parse_args(argv)
     calls = record(args.corpus, args.db, args.cases)
     res = {"db": str(args.db), "cases": args.cases, "reps": args.reps, "walk_calls": len(calls),
-           "planted walks": replay(args.db, calls, args.reps)}
+           "threads": args.threads,
+           "planted walks": replay(args.db, calls, args.reps, args.threads)}
     if args.all_templates:
-        res["every template of the playbook"] = replay(args.db, all_templates(args.corpus, calls), args.reps)
+        res["every template of the playbook"] = replay(args.db, all_templates(args.corpus, calls), args.reps,
+                                                         args.threads)
     print(json.dumps(res, indent=2))
     return 0
 
