@@ -19,7 +19,7 @@ PROSE = ("The quarterly report summarises latency, availability and the cost of 
 def _label_offset(text: str) -> tuple[str, int]:
     f = intent_finding(text)
     assert f is not None, text
-    assert f.pattern == INTENT_NAME == "learned:intent-lr@2"
+    assert f.pattern == INTENT_NAME == "learned:intent-lr@3"
     head, _, off = f.label.rpartition(" at offset ")
     assert head.startswith("intent score ")
     return head, int(off)
@@ -117,7 +117,7 @@ def test_the_gate_records_field_layer_and_offset_only() -> None:
     hit = scan([("title", "Weekly report"), ("content", body)])
     assert hit is not None
     field, pattern, label = hit
-    assert (field, pattern) == ("content", "learned:intent-lr@2")
+    assert (field, pattern) == ("content", "learned:intent-lr@3")
     assert label.endswith(f" at offset {len(normalize_for_scan(PROSE * 3))}")
     assert "quy tắc" not in label and "trợ lý" not in label
 
@@ -141,7 +141,7 @@ def test_a_damaged_weights_file_is_one_line_exit_3(monkeypatch) -> None:
         with pytest.raises(CtxError) as e:
             intent.weights()
         assert e.value.exit_code == 3
-        assert str(e.value) == "intent-lr-2.json: sha256 does not match the recorded 000000000000…"
+        assert str(e.value) == "intent-lr-3.json: sha256 does not match the recorded 000000000000…"
     finally:
         monkeypatch.undo()
         intent.weights.cache_clear()

@@ -36,7 +36,7 @@ FLOORS: dict[str, dict[str, float]] = {
     "indirect": {"recall_overall": 0.54},                            # no target in the issue; far from good
     "business": {"fpr_overall": 0.005},                              # target 0.005: met
     # issue 53: the validation side of the shared dev set (targets: recall .85, FPR .01)
-    "shared-validation": {"recall_overall": 0.73, "fpr_overall": 0.01, "fpr_per_language": 0.02},
+    "shared-validation": {"recall_overall": 0.97, "recall_per_language": 0.86, "fpr_overall": 0.01, "fpr_per_language": 0.02},
     # its test side, measured once at the end (docs/security.md)
     "shared-test": {"recall_overall": 0.94, "fpr_overall": 0.04},
 }
