@@ -30,9 +30,9 @@ THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_R
 INTENT_MODEL = "intent-lr"
 INTENT_VERSION = "3"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
-INTENT_SHA256 = "9805ca86f3c78bde75919671a63c1c82f923ead09a64f35b8b54bd458e6b6745"
+INTENT_SHA256 = "aa0d6110864ad99088a17305de542f7e1d98027661243c8878e007ef891ea0c4"
 INTENT_THRESHOLD = 0.79  # chosen on the training side (tests/data/injection/train_intent.py)
-INTENT_WORDS_SHA256 = "345deabe47e7b87beb082f88227094b4cd6bd9fe55edd1772f112c44b80786fd"
+INTENT_WORDS_SHA256 = "d80ed3c649ebf7c35fd7fb3e6a18ff442a3b6865196b21084dc3c83707d3fddc"
 
 
 def identity() -> dict[str, Any]:

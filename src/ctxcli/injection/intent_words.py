@@ -9,6 +9,7 @@ from __future__ import annotations
 FEATURE_WORDS: dict[str, list[str]] = {
     # the text addresses the model or an automated reader
     "addr": [
+        "automated agent", "agents processing", "agent processing", "ai reading", "agent reading", "model reading this", "assistant reading", "モデルへ", "モデルに", "aiへ", "ai に", "aiに", "给模型", "致模型", "模型注意", "모델에게", "ai에게", "an die ki", "au modèle", "al modelo", "al modello", "ao modelo", "модели:",
         "automated analysis", "analysis software", "screening software", "automated software", "automated tool", "any automated", "automated reader", "automated model", "the model reading", "whoever processes", "to the model", "to the language model", "to the summarizer", "to the classifier", "the classifier", "the summarizer", "visible to llm", "model:", "otomatik analiz", "otomatik sistem", "yapay zekaya not", "asistana not", "modele not",
         "if user asks", "if the user asks", "if a user asks", "if asked", "when the user asks", "if anyone asks", "whoever reads this", "whoever is reading", "reading this document", "dear assistant", "hey assistant", "kullanıcı sorarsa", "kullanıcı isterse", "sorulursa", "sohbet botu", "yapay zekâ", 
         "ai=", "a.i.=", "llm", "chatbot", "chatgpt", "gpt=", "claude=", "gemini=", "copilot=",
@@ -81,6 +82,7 @@ FEATURE_WORDS: dict[str, list[str]] = {
     ],
     # override verbs
     "override": [
+        "無効", "无效", "無效", "무효", "недействительн", "ungültig", "sont caduques", "quedan anuladas", "sono annullate", "ficam anuladas",
         "iptal=", "iptaldir", "geçersiz", "geçerli değil", "artık geçerli değil", "hükümsüz", "takma=", "takmaz", "no longer apply", "no longer applies", "no longer valid", "are void", "is void", "null and void", "are cancelled", "are canceled", "are revoked", "skip all", "skip the", "set aside",
         "yoksay", "göz ardı", "es geç", "uyma=", "uymayı bırak", "unutmak", "unutun", "ihmal et", "geçersiz kıl", "geçersizdir", "iptal et",
         "ignore", "ingore", "ignroe", "disregard", "forget", "bypass", "override", "pay no attention", "do not follow", "stop following", "ignorier", "vergiss", "vergessen", "missachte", "umgehe", "ignorez", "ignore", "oubliez",
