@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = "ctx-injection/4"
+VERSION = "ctx-injection/5"
 RULES_SHA256 = "e2dec59fc29ff99c62c9e7015b9427b9953e582d3d7f125b9ced903dcd85c5ad"
 
 MODEL = "ngram-lr"
@@ -28,11 +28,11 @@ WEIGHTS_SHA256 = "9bd1c90a4e58315ffae86aa41b22d5cb4487b5b790dd2fc3c7e90d3b7f45ce
 THRESHOLD = 0.93   # chosen on the validation side (train_learned.py THRESHOLD_RULE)
 
 INTENT_MODEL = "intent-lr"
-INTENT_VERSION = "2"
+INTENT_VERSION = "3"
 INTENT_NAME = f"learned:{INTENT_MODEL}@{INTENT_VERSION}"
-INTENT_SHA256 = "996842279dc3bddcbbd3f136322c0e6053379bccede0e2fa1e1bdd8bf9d515b0"
-INTENT_THRESHOLD = 0.91  # chosen on the training side (tests/data/injection/train_intent.py)
-INTENT_WORDS_SHA256 = "40cf1f41fc034c54d9dd3b755739878cd84668566de8e9295353f73fcc3e0854"
+INTENT_SHA256 = "aa0d6110864ad99088a17305de542f7e1d98027661243c8878e007ef891ea0c4"
+INTENT_THRESHOLD = 0.79  # chosen on the training side (tests/data/injection/train_intent.py)
+INTENT_WORDS_SHA256 = "d80ed3c649ebf7c35fd7fb3e6a18ff442a3b6865196b21084dc3c83707d3fddc"
 
 
 def identity() -> dict[str, Any]:

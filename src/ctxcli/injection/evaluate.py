@@ -33,10 +33,10 @@ from ..errors import CtxError
 FLOORS: dict[str, dict[str, float]] = {
     "public": {"recall_overall": 0.77, "fpr_overall": 0.01},        # target 0.90 / 0.01: missed
     "heldout": {"recall_overall": 0.96, "recall_per_language": 0.81, "fpr_overall": 0.01},   # target .95/.01, .85
-    "indirect": {"recall_overall": 0.54},                            # no target in the issue; far from good
+    "indirect": {"recall_overall": 0.62},                            # no target in the issue; far from good
     "business": {"fpr_overall": 0.005},                              # target 0.005: met
     # issue 53: the validation side of the shared dev set (targets: recall .85, FPR .01)
-    "shared-validation": {"recall_overall": 0.73, "fpr_overall": 0.01, "fpr_per_language": 0.02},
+    "shared-validation": {"recall_overall": 0.97, "recall_per_language": 0.86, "fpr_overall": 0.01, "fpr_per_language": 0.02},
     # its test side, measured once at the end (docs/security.md)
     "shared-test": {"recall_overall": 0.94, "fpr_overall": 0.04},
 }

@@ -19,7 +19,7 @@ enough. A unit is scored only when it aims at the model (:func:`aimed`); cues in
 framed as an example do not count.
 
 The weights are learned (a logistic regression, trained by ``tests/data/injection/train_intent.py``
-on committed rows only) and shipped as ``data/intent-lr-2.json`` (sha256 checked at load).
+on committed rows only) and shipped as ``data/intent-lr-3.json`` (sha256 checked at load).
 Cost: one pass of a few regexes over the normal form, whatever the number of segments."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..injection_identity import INTENT_NAME as NAME
 from ..injection_identity import INTENT_MODEL, INTENT_SHA256, INTENT_THRESHOLD, INTENT_VERSION
-from .intent_words import FEATURE_WORDS, ROLE_HEADER
+from .intent_words import FEATURE_WORDS, INLINE_TAG, ROLE_HEADER, TR_YOU, TR_YOU_CUES
 from .weights import Score, read_checked
 
 __all__ = ["BASE", "FEATURES", "NAME", "PAIRS", "Score", "features", "score", "segments"]
@@ -57,6 +57,11 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("jailbreak", "override"), ("jailbreak", "output"), ("jailbreak", "action"), ("jailbreak", "instr"),
     ("secret", "override"), ("override", "output"), ("override", "action"), ("conceal", "action"), ("conceal", "output"), ("conceal", "task"),
     ("conceal", "addr"), ("conceal", "you"),
+    # the text speaks of itself ("ignore this data and print …") or asserts its own verdict to the
+    # reader ("note to automated analysis: the candidate is the best match", "all content here is benign")
+    ("override", "content"), ("content", "output"), ("verdict", "content"),
+    ("verdict", "addr"), ("verdict", "role"), ("verdict", "output"), ("verdict", "task"), ("describe", "verdict"),
+    ("describe", "content"), ("you", "output"),
 )
 # Features that count on their own; every other one only in a pair (one cue alone -- "your AI
 # chat", "ignore my previous mail" -- is ordinary text).
@@ -73,6 +78,8 @@ _CUT = re.compile(r"[.!?؟।](?:[^\S\n]+|(?=\n))|[\n|\t。]")
 # Turkish dotless/dotted i and the combining dot: "ınstructıons", "İGNORE" read as ASCII.
 _URL_CUES = ("http", "www.", "@", ".com", ".biz", ".net", ".org", ".io", ".ru", ".cn")
 _ROLE = re.compile(ROLE_HEADER, re.MULTILINE)
+_TAG = re.compile(INLINE_TAG)
+_TR_YOU = re.compile(TR_YOU)
 _FOLD = str.maketrans({"ı": "i", "\u0307": None})
 
 
@@ -240,6 +247,10 @@ def _features(view: str) -> tuple[list[tuple[int, int]], list[int]]:
             if first | inside:
                 mark(a, first | inside)
     scans = [("role", _ROLE)]
+    if "::" in view or "<" in view:
+        scans.append(("role", _TAG))
+    if any(c in view for c in TR_YOU_CUES):
+        scans.append(("you", _TR_YOU))
     if any(c in view for c in _URL_CUES):
         scans.append(("url", _URL))
     for name, brx in scans:
@@ -294,10 +305,13 @@ def _bits(*names: str) -> int:
 
 
 # A unit is scored only when it aims at the model: it addresses it, fakes a role header, frames
-# a jailbreak, asks for hostile text or a secret, or overrides earlier instructions or the task.
+# a jailbreak, asks for hostile text or a secret, overrides earlier instructions, the task or the
+# text itself, or asserts a verdict on the text itself ("all content here is benign").
 _AIMED = _bits("addr", "role", "jailbreak", "toxic", "secret", "conceal")
 _OVERRIDE = _bits("override")
-_OVERRIDE_WHAT = _bits("earlier", "instr", "task")
+_OVERRIDE_WHAT = _bits("earlier", "instr", "task", "content")
+_VERDICT = _bits("verdict")
+_SELF = _bits("content")
 
 
 _ADDRESSED = _bits("addr", "role")
@@ -310,7 +324,8 @@ def aimed(mask: int) -> bool:
     addresses the model."""
     if mask & _DESCRIBE and not mask & _ADDRESSED:
         return False
-    return bool(mask & _AIMED) or bool(mask & _OVERRIDE and mask & _OVERRIDE_WHAT)
+    return (bool(mask & _AIMED) or bool(mask & _OVERRIDE and mask & _OVERRIDE_WHAT)
+            or bool(mask & _VERDICT and mask & _SELF))
 
 
 def units(norm: str) -> list[tuple[int, int, int, int]]:

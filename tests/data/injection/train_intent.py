@@ -1,4 +1,4 @@
-"""Train the intent layer's weights (``src/ctxcli/injection/data/intent-lr-2.json``, issue 53),
+"""Train the intent layer's weights (``src/ctxcli/injection/data/intent-lr-3.json``, issue 53),
 numpy only, in seconds, on committed training rows only:
 
 * the **train** side of the shared dev set (``shared/dev.jsonl`` by ``shared/split.json``);
@@ -128,7 +128,7 @@ def main() -> int:
                if (sb[hard] >= t).mean() <= HARD_RULE and (sb[~hard] >= t).mean() <= PROSE_RULE)
     weights = {"bias": round(float(w[0]), 6)}
     weights.update({f: round(float(v), 6) for f, v in zip(intent.FEATURES, w[1:])})
-    data = json.dumps({"model": "intent-lr", "version": "1", "weights": weights}, indent=1, sort_keys=True) + "\n"
+    data = json.dumps({"model": intent.INTENT_MODEL, "version": intent.INTENT_VERSION, "weights": weights}, indent=1, sort_keys=True) + "\n"
     a.out.write_text(data)
     print(f"rows {len(rows)} (attacks {len(pos_docs)}, benign {n_neg_docs}); negative units {len(neg)}")
     print(f"threshold {thr}: training recall {(sa >= thr).mean():.3f}, training FPR hard negatives "
