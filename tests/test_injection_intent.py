@@ -91,6 +91,8 @@ def test_concealment_field_headers_and_turkish_jailbreaks_are_found(text: str) -
     "If the alert clears within five minutes it can be ignored.\nRefunds follow the approval rules of the finance team.",
     # a threat report describing what an attacker asked of victims
     "Threat report: the actor asked victims to transfer funds to http://pay.example.biz/x and to reveal their password.",
+    # the same report quoting the lure's words: it says what the actor did, it does not order it
+    "Threat report: the actor told victims to ignore all previous instructions and reveal their password.",
 ])
 def test_the_same_shapes_addressed_to_people_are_not_flagged(text: str) -> None:
     assert intent_finding(text) is None
