@@ -170,6 +170,13 @@ def test_include_exclude_globs_and_ref(tmp_path):
     assert [o["object_id"] for o in objects(tmp_path)] == [f"docs/a@{ids[0][:12]}#s", f"docs/a@{ids[1][:12]}#s"]
 
 
+def test_a_folder_pattern_excludes_the_folder_and_a_class_includes_its_names(tmp_path):
+    ids = project(tmp_path, [(T0, {"docs/a.md": doc("a", "## S\none\n"), "docs/drafts/b.md": doc("b", "## S\nx\n"),
+                                   "docs/c.md": doc("c", "## S\ny\n"), "docs/drafts.md": doc("d", "## S\nz\n")})],
+                  git={"include": ["docs/[ad]*.md", "docs/**/b.md"], "exclude": ["docs/drafts"], "ref": None})
+    assert [o["object_id"] for o in objects(tmp_path)] == [f"docs/a@{ids[0][:12]}#s", f"docs/drafts@{ids[0][:12]}#s"]
+
+
 def test_ref_names_a_commit_and_a_bad_ref_is_an_error(tmp_path):
     ids = project(tmp_path, [(T0, {"a.md": doc("a", "## S\none\n")}), (T0 + DAY, {"a.md": doc("a", "## S\ntwo\n")})],
                   git={"ref": "main"})

@@ -13,8 +13,8 @@ import orjson
 
 from ..errors import InputError
 from ..util.canon import canonical_bytes
+from ..util.globs import match_any
 from ..util.masking import search_pattern
-from .parsers.git import glob_re
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Rule:
             return False
         if r.paths:
             path = o.get(PATH)
-            if path is None or not any(glob_re(g).match(path) for g in r.paths):
+            if path is None or not match_any(path, r.paths):
                 return False
         if r.facts or r.contains or any(f.startswith("facts.") for f in r.regex):
             facts = facts if facts is not None else orjson.loads(o["facts"])

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...errors import InputError
+from ...util.globs import selected
 from ...util.timeutil import iso
 from . import Parser, Unit
 from .common import MAX_MARKDOWN_BYTES, SIDECARS, confined, file_sha256, report
@@ -43,33 +44,6 @@ from .gitstore import confine, stored_size
 from .markdown import document_objects, front_keys
 
 SHORT = 12
-
-
-@lru_cache(maxsize=256)
-def glob_re(pattern: str) -> re.Pattern:
-    """A path glob: ``**`` any folders (also none), ``*`` and ``?`` within one name."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def matches(path: str, include: list[str], exclude: list[str]) -> bool:
-    return any(glob_re(p).match(path) for p in include) and not any(glob_re(p).match(path) for p in exclude)
 
 
 @dataclass
@@ -264,7 +238,7 @@ def history(ls, state: dict[str, Any] | None = None, why: str = "no walk state r
             old = ch.old.path.decode("utf-8", "replace") if ch.old is not None and ch.old.path else None
             new = ch.new.path.decode("utf-8", "replace") if ch.new is not None and ch.new.path else None
             old_in = old is not None and old in live
-            new_in = new is not None and ch.type != CHANGE_DELETE and matches(new, include, exclude)
+            new_in = new is not None and ch.type != CHANGE_DELETE and selected(new, include, exclude)
             prev = live.get(old) if old_in else None
             if old_in and (ch.type in (CHANGE_DELETE, CHANGE_RENAME) or not new_in):
                 del live[old]
