@@ -34,6 +34,7 @@ from typing import Any
 from ..erasures import ERASURES_FILE
 from ..errors import UsageError
 from ..util.canon import sealed_hash
+from ..util.masking import map_strings
 
 ERASED = "[erased]"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -153,18 +154,17 @@ def _strings(item: dict[str, Any]) -> list[str]:
 
 
 def _scrub(v: Any, strings: list[str], keep: set[str]) -> Any:
-    if isinstance(v, str):
-        if v in keep:
-            return v
+    """``v`` with every erased string replaced by "[erased]" in every string value (the
+    strings in ``keep`` and the values of id fields left as they are)."""
+    def erase(t: str) -> str:
+        if t in keep:
+            return t
         for s in strings:
-            if s in v:
-                v = v.replace(s, ERASED)
-        return v
-    if isinstance(v, list):
-        return [_scrub(x, strings, keep) for x in v]
-    if isinstance(v, dict):
-        return {k: (x if k in _IDS else _scrub(x, strings, keep)) for k, x in v.items()}
-    return v
+            if s in t:
+                t = t.replace(s, ERASED)
+        return t
+
+    return map_strings(v, erase, skip=_IDS)
 
 
 # fields that hold ids and hashes: never rewritten (the erasure keeps them)
@@ -230,21 +230,12 @@ def erase_pack(pack: dict[str, Any], erasures: list[dict[str, Any]], applied_at:
 
 def _rekey(v: Any, digests: dict[str, str]) -> Any:
     """``v`` with every plain digest of an erased text replaced (ids and hashes included)."""
-    if isinstance(v, str):
-        return digests.get(v, v)
-    if isinstance(v, list):
-        return [_rekey(x, digests) for x in v]
-    if isinstance(v, dict):
-        return {k: _rekey(x, digests) for k, x in v.items()}
-    return v
+    return map_strings(v, lambda t: digests.get(t, t))
 
 
 def _erase_facts(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _erase_facts(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_erase_facts(x) for x in v]
-    return ERASED if isinstance(v, str) else v
+    """Every string among the facts erased (numbers, booleans and the names kept)."""
+    return map_strings(v, lambda t: ERASED)
 
 
 def _scrub_file(name: str, data: bytes, strings: list[str]) -> bytes:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import Any
+from typing import Any, Callable
 
 Patterns = list[tuple[str, "Compiled", str]]
 
@@ -187,19 +187,32 @@ def _decimal(v: int | float) -> str:
     return str(v)
 
 
+def map_strings(v: Any, fn: Callable[[str], str], *, numbers: bool = False, keys: bool = False,
+                skip: frozenset[str] | set[str] = frozenset()) -> Any:
+    """``v`` with ``fn`` applied to every string in it (lists and mappings walked): the one walk
+    of masking (:func:`mask_value`) and erasure (``ledger/erasure``). ``numbers``: a number is
+    rewritten through its decimal string too (it becomes the new string when ``fn`` changes
+    it); ``keys``: a mapping's keys too; ``skip``: keys whose values are left as they are."""
+    if isinstance(v, str):
+        return fn(v)
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        if not numbers:
+            return v
+        s = _decimal(v)
+        m = fn(s)
+        return v if m == s else m
+    if isinstance(v, list):
+        return [map_strings(x, fn, numbers=numbers, keys=keys, skip=skip) for x in v]
+    if isinstance(v, dict):
+        return {(fn(k) if keys and isinstance(k, str) else k):
+                (x if k in skip else map_strings(x, fn, numbers=numbers, keys=keys, skip=skip))
+                for k, x in v.items()}
+    return v
+
+
 def mask_value(v: Any, pats: Patterns, counts: dict[str, int] | None = None) -> Any:
     """``v`` with every string in it masked (lists and mappings walked, a mapping's keys too);
     a number a mask matches (by its decimal string) becomes the masked string."""
-    if isinstance(v, bool) or v is None:
-        return v
-    if isinstance(v, str):
-        return mask(v, pats, counts)
-    if isinstance(v, (int, float)):
-        s = _decimal(v)
-        m = mask(s, pats, counts)
-        return v if m == s else m
-    if isinstance(v, list):
-        return [mask_value(x, pats, counts) for x in v]
-    if isinstance(v, dict):
-        return {mask(k, pats, counts) if isinstance(k, str) else k: mask_value(x, pats, counts) for k, x in v.items()}
-    return v
+    return map_strings(v, lambda s: mask(s, pats, counts), numbers=True, keys=True)
