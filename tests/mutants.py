@@ -274,6 +274,13 @@ MUTANTS: list[Mutant] = [
     Mutant("fact-names-unmasked", "src/ctxcli/util/masking.py",
            "(fn(k) if keys and isinstance(k, str) else k)", "k",
            (M + "::test_numeric_facts_fact_names_and_full_width_digits_are_masked",)),
+    # --- issue 50 item 7: locks by filelock --------------------------------------------------
+    Mutant("store-lock-not-taken", "src/ctxcli/store/db.py", "        lock.acquire()\n    except Timeout:",
+           "        pass\n    except Timeout:", ("tests/test_locks.py",)),
+    Mutant("store-lock-busy-read-as-unusable", "src/ctxcli/store/db.py", "    except Timeout:", "    except ImportError:",
+           ("tests/test_locks.py",)),
+    Mutant("ledger-lock-not-taken", "src/ctxcli/ledger/commit.py", "        ensure_dir(d)\n        lock.acquire()",
+           "        ensure_dir(d)", ("tests/test_locks.py",)),
     # --- issue 50 item 7: one walk for masking and erasure (util/masking.map_strings) ----------
     Mutant("erasure-walk-rewrites-ids", "src/ctxcli/ledger/erasure.py",
            "return map_strings(v, erase, skip=_IDS)", "return map_strings(v, erase)",

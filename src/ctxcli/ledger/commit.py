@@ -59,18 +59,18 @@ def prepare(d: Path) -> None:
 @contextmanager
 def locked(d: Path) -> Iterator[None]:
     """The ledger lock (writers wait for each other: a commit takes milliseconds)."""
-    import fcntl
+    from filelock import FileLock
 
+    lock = FileLock(d / LOCK_FILE, mode=0o644)     # waits; never follows a symbolic link
     try:
         ensure_dir(d)
-        fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        lock.acquire()
     except OSError as e:
         raise _unwritable(d, e) from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def cloud_event(rec: dict[str, Any]) -> dict[str, Any]:

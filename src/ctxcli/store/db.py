@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -33,7 +32,7 @@ def writer_lock(db: Path) -> Iterator[None]:
     anything. The lock file is created once and kept (removing it would let a third writer
     lock a fresh file while the second still holds the old one); it holds no data.
     """
-    import fcntl
+    from filelock import FileLock, Timeout
 
     lock_path = Path(str(db) + ".lock")
     if not db.parent.is_dir():
@@ -41,20 +40,20 @@ def writer_lock(db: Path) -> Iterator[None]:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UsageError(f"--db {db}: cannot create its folder ({e.strerror})") from None
+    # filelock opens the file without following a symbolic link and keeps it after release
+    lock = FileLock(lock_path, timeout=0, mode=0o644)
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        lock.acquire()
+    except Timeout:             # (an OSError too: caught first)
+        raise StoreBusyError(f"store {db} is busy: another `ctx load` is writing it; retry when it has "
+                             f"finished") from None
     except OSError as e:
         raise StoreUnusableError(f"cannot write the store {db}: {e.strerror} (its lock file {lock_path.name}; "
                                  f"the previous store, if any, is unchanged)") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise StoreBusyError(f"store {db} is busy: another `ctx load` is writing it; retry when it has "
-                                 f"finished") from None
         yield
     finally:
-        os.close(fd)    # closing the descriptor releases the lock
+        lock.release()
 
 
 def no_pandas_probes() -> None:
