@@ -1242,3 +1242,27 @@ def test_evaluate_exits_2_with_one_line_when_the_weights_are_missing(tmp_path, m
     err = capsys.readouterr().err
     assert err.startswith("error: ngram-lr-2.npz: cannot read the learned detector's weights:")
     assert err.count("\n") == 1
+
+
+def test_a_text_is_normalised_once_for_every_layer(monkeypatch):
+    """detect_injection and the evaluation's verdicts put a benign text (which every layer
+    reads) into its normal form once; the layers share it (the derived views, rot13 and
+    reversed, are normalised as views of their own)."""
+    import ctxcli.injection as inj
+    from ctxcli.injection import detector, evaluate, normalize
+
+    text = "The on-call engineer checks the payment dashboard and notes the error rate.\n" * 40
+    seen: list[str] = []
+    real = normalize.normalize_for_scan
+
+    def counting(t: str) -> str:
+        seen.append(t)
+        return real(t)
+
+    for mod in (inj, detector):
+        monkeypatch.setattr(mod, "normalize_for_scan", counting)
+    assert inj.detect_injection(text) is None
+    assert seen.count(text) == 1
+    seen.clear()
+    assert evaluate.verdicts(text) == {"patterns": False, "intent": False, "learned": False, "combined": False}
+    assert seen.count(text) == 1

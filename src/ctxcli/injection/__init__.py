@@ -70,24 +70,25 @@ class InjectionMatch:
     decoded_from: str = ""
 
 
-def learned_finding(text: str) -> Finding | None:
-    """The learned layer's finding for ``text`` (its best window), or None below the threshold."""
+def learned_finding(text: str, *, norm: str | None = None) -> Finding | None:
+    """The learned layer's finding for ``text`` (its best window), or None below the threshold
+    (``norm``: the text's normal form when the caller has it already)."""
     from . import learned
 
-    norm = normalize_for_scan(text)
+    norm = normalize_for_scan(text) if norm is None else norm
     s = learned.score(norm)
     if s.score < learned.THRESHOLD:
         return None
     return Finding(learned.NAME, f"learned score {s.score:.3f}", "", "", s.start, s.end, norm[s.start:s.end][:80])
 
 
-def intent_finding(text: str) -> Finding | None:
+def intent_finding(text: str, *, norm: str | None = None) -> Finding | None:
     """The intent layer's finding for ``text`` (its strongest segment), or None below the
     threshold. The label names the score and the segment's offset in the normal form, never
-    its text."""
+    its text (``norm``: the normal form when the caller has it already)."""
     from . import intent
 
-    norm = normalize_for_scan(text)
+    norm = normalize_for_scan(text) if norm is None else norm
     s = intent.score(norm)
     if s.score < intent.THRESHOLD:
         return None
@@ -99,9 +100,10 @@ def detect_injection(text: str, *, use_learned: bool = True) -> InjectionMatch |
     """First finding (lowest start in the text itself; then derived views; then, unless
     ``use_learned`` is false, the intent layer's strongest segment, then the n-gram layer),
     or None."""
-    hits = scan_text(text, first_only=True)
+    norm = normalize_for_scan(text) if text else ""     # once: every layer reads the same normal form
+    hits = scan_text(text, first_only=True, norm=norm)
     if not hits and use_learned and text:
-        f1 = intent_finding(text) or learned_finding(text)
+        f1 = intent_finding(text, norm=norm) or learned_finding(text, norm=norm)
         hits = [f1] if f1 is not None else []
     if not hits:
         return None

@@ -56,12 +56,13 @@ def _view_findings(view: str, via: str) -> list[Finding]:
     return kept
 
 
-def _views(text: str) -> Iterator[tuple[str, str]]:
-    """(via, normalised view) in scan order, with bounded recursive decoding."""
+def _views(text: str, norm0: str | None = None) -> Iterator[tuple[str, str]]:
+    """(via, normalised view) in scan order, with bounded recursive decoding (``norm0``: the
+    text's normal form when the caller has it already)."""
     budget = [MAX_DECODED_TOTAL]
 
     def walk(raw: str, via: str, depth: int, parent_kind: str) -> Iterator[tuple[str, str]]:
-        norm = normalize_for_scan(raw)
+        norm = norm0 if depth == 0 and norm0 is not None else normalize_for_scan(raw)
         yield via, norm
         deob = deobfuscated(raw, norm)
         if deob is not None:
@@ -78,15 +79,16 @@ def _views(text: str) -> Iterator[tuple[str, str]]:
     yield from walk(text, "", 0, "")
 
 
-def scan_text(text: str, *, first_only: bool = False) -> list[Finding]:
+def scan_text(text: str, *, first_only: bool = False, norm: str | None = None) -> list[Finding]:
     """Every finding in ``text`` (or only the first one, with ``first_only``). Findings of
     the text itself come first (by position), then those of each derived view; a view's
-    finding that repeats a family already found in an earlier view is left out."""
+    finding that repeats a family already found in an earlier view is left out. ``norm``:
+    ``normalize_for_scan(text)`` when the caller has it already."""
     if not text:
         return []
     found: list[Finding] = []
     seen: set[str] = set()
-    for via, view in _views(text):
+    for via, view in _views(text, norm):
         for f in _view_findings(view, via):
             if via and f.pattern in seen:
                 continue

@@ -93,11 +93,12 @@ def shared_rows(path: Path, side: str) -> list[dict[str, Any]]:
 def verdicts(text: str) -> dict[str, bool]:
     """Whether each detector flags ``text``: the patterns, the learned layer, and the gate's
     one rule (either of them)."""
-    from . import detect_injection, intent_finding, learned_finding
+    from . import intent_finding, learned_finding, normalize_for_scan, scan_text
 
-    pat = detect_injection(text, use_learned=False) is not None
-    itn = intent_finding(text) is not None
-    lrn = learned_finding(text) is not None
+    norm = normalize_for_scan(text)     # once: every layer reads the same normal form
+    pat = bool(text) and bool(scan_text(text, first_only=True, norm=norm))
+    itn = intent_finding(text, norm=norm) is not None
+    lrn = learned_finding(text, norm=norm) is not None
     return {"patterns": pat, "intent": itn, "learned": lrn, "combined": pat or itn or lrn}
 
 

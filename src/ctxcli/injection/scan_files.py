@@ -47,13 +47,14 @@ def scan_files(paths: list[Path]) -> list[dict[str, Any]]:
     (offsets into the normalised or decoded view named by decoded_from) and excerpt.
     Every file is read (and checked) before any is scanned."""
     texts = [(str(p), read_text_file(p)) for p in paths]
-    from . import FAMILIES, intent_finding, learned_finding, scan_text
+    from . import FAMILIES, intent_finding, learned_finding, normalize_for_scan, scan_text
 
     out = []
     for disp, text in texts:
-        found = scan_text(text)
+        norm = normalize_for_scan(text) if text else ""
+        found = scan_text(text, norm=norm)
         for layer in (intent_finding, learned_finding):
-            lf = layer(text) if text else None
+            lf = layer(text, norm=norm) if text else None
             if lf is not None:
                 found.append(lf)
         findings = [{
