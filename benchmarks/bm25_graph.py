@@ -28,13 +28,15 @@ import time
 from pathlib import Path
 
 
-def record(corpus: Path, db: Path, n: int) -> list[tuple]:
+def record(corpus: Path, db: Path, n: int, methods: tuple[str, ...] = ("bm25", "graph_hits")) -> list[tuple]:
+    """``(method, args, kwargs, result)`` of every call of the store's ``methods`` while the
+    corpus's first ``n`` planted cases are investigated."""
     from ctxcli import api
     from ctxcli.store.duckdb_store import DuckDBStore
 
     calls: list[tuple] = []
     saved = {}
-    for name in ("bm25", "graph_hits"):
+    for name in methods:
         orig = saved[name] = getattr(DuckDBStore, name)
 
         def wrap(self, *a, _o=orig, _n=name, **kw):
@@ -76,10 +78,11 @@ def graph_hits_before(st, keys, *, tenant, readable, as_of_us):
                         key=repr))
 
 
-def _stats(cpu: list[float], wall: list[float]) -> dict:
-    q = lambda v, p: round(sorted(v)[min(len(v) - 1, int(len(v) * p))] * 1000, 2)  # noqa: E731
-    return {"cpu_p50_ms": round(statistics.median(cpu) * 1000, 2), "cpu_p95_ms": q(cpu, 0.95),
-            "wall_p50_ms": round(statistics.median(wall) * 1000, 2), "wall_p95_ms": q(wall, 0.95), "n": len(cpu)}
+def stats(cpu: list[float], wall: list[float], digits: int = 2) -> dict:
+    q = lambda v, p: round(sorted(v)[min(len(v) - 1, int(len(v) * p))] * 1000, digits)  # noqa: E731
+    return {"cpu_p50_ms": round(statistics.median(cpu) * 1000, digits), "cpu_p95_ms": q(cpu, 0.95),
+            "wall_p50_ms": round(statistics.median(wall) * 1000, digits), "wall_p95_ms": q(wall, 0.95),
+            "n": len(cpu)}
 
 
 def replay(db: Path, calls: list[tuple], reps: int) -> dict:
@@ -117,7 +120,7 @@ def replay(db: Path, calls: list[tuple], reps: int) -> dict:
         (b, _), (f, _) = pair
         if (name, b) not in cpu:
             continue
-        out[name] = {b: _stats(cpu[(name, b)], wall[(name, b)]), f: _stats(cpu[(name, f)], wall[(name, f)]),
+        out[name] = {b: stats(cpu[(name, b)], wall[(name, b)]), f: stats(cpu[(name, f)], wall[(name, f)]),
                      "cpu_p50_ratio_after_over_before": round(statistics.median(cpu[(name, f)])
                                                               / statistics.median(cpu[(name, b)]), 3)}
     return out

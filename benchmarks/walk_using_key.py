@@ -98,26 +98,16 @@ def walk_using_key(st, *, steps, starts, seeds, tenant, max_hops, as_of_us, fano
 
 
 def record(corpus: Path, db: Path, n: int) -> list[tuple]:
-    from ctxcli import api
-    from ctxcli.store.duckdb_store import DuckDBStore
+    """``(kwargs, rows)`` of every hop walk while the corpus's first ``n`` planted cases are
+    investigated (the recorder of benchmarks/bm25_graph.py)."""
+    return [(kw, r) for _, _, kw, r in _bm25_graph().record(corpus, db, n, methods=("walk",))]
 
-    calls: list[tuple] = []
-    orig = DuckDBStore.walk
 
-    def wrap(self, **kw):
-        r = orig(self, **kw)
-        calls.append((kw, r))
-        return r
-    DuckDBStore.walk = wrap
-    try:
-        planted = [json.loads(x) for x in (corpus / "planted.jsonl").read_text().splitlines()][:n]
-        cases, pbs = corpus / "examples" / "cases", corpus / "manifests" / "playbooks"
-        for p in planted:
-            api.investigate(api.InvestigateOptions(case=str(cases / f"{p['case_id']}.yaml"), db=db,
-                                                   cases_dir=cases, playbooks_dir=pbs))
-    finally:
-        DuckDBStore.walk = orig
-    return calls
+def _bm25_graph():  # noqa: ANN202
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bm25_graph
+
+    return bm25_graph
 
 
 def all_templates(corpus: Path, calls: list[tuple]) -> list[tuple]:
@@ -132,12 +122,6 @@ def all_templates(corpus: Path, calls: list[tuple]) -> list[tuple]:
              for t in tmpl for i, s in enumerate(t["steps"], 1)]
     starts = [(t["id"], t["start"]) for t in tmpl]
     return [({**kw, "steps": steps, "starts": starts}, None) for kw, _ in calls]
-
-
-def _stats(cpu: list[float], wall: list[float]) -> dict:
-    q = lambda v, p: round(sorted(v)[min(len(v) - 1, int(len(v) * p))] * 1000, 3)  # noqa: E731
-    return {"cpu_p50_ms": round(statistics.median(cpu) * 1000, 3), "cpu_p95_ms": q(cpu, 0.95),
-            "wall_p50_ms": round(statistics.median(wall) * 1000, 3), "wall_p95_ms": q(wall, 0.95), "n": len(cpu)}
 
 
 def replay(db: Path, calls: list[tuple], reps: int, threads: int = 2) -> dict:
@@ -177,7 +161,7 @@ def replay(db: Path, calls: list[tuple], reps: int, threads: int = 2) -> dict:
     base = forms[0][0]
     out: dict = {"identical_results_checked": checked, "rows_per_call": sorted(len(r) for _, r in calls)}
     for label, _ in forms:
-        out[label] = _stats(cpu[label], wall[label])
+        out[label] = _bm25_graph().stats(cpu[label], wall[label], digits=3)
         if label != base:
             out[label]["cpu_p50_ratio_over_hop_walk"] = round(statistics.median(cpu[label])
                                                               / statistics.median(cpu[base]), 3)
