@@ -22,6 +22,7 @@ from ctxcli.engine.gates import Access
 from ctxcli.engine.retrieve import readable_for
 
 from . import pgserver, store_cache
+from .graph_walks import chain_walks
 from .test_access_rules import AS_OF, CHANNELS, SUBJECTS, check_every_channel, check_widening, corpus, run_channels
 from .conftest import REPO, run_cli
 
@@ -768,16 +769,10 @@ def test_the_walk_follows_the_same_rules_on_both_backends(store, loaded_pg):
         sources = sorted({r[0] for r in d.source_access()})
         n = 0
         for tenant in ("tenant-demo", "tenant-shop"):
-            edges = d.con.execute("SELECT DISTINCT src_type, rel_type, dst_type FROM relations WHERE tenant_id = ? "
-                                  "ORDER BY ALL", [tenant]).fetchall()
-            seeds = [e for (e,) in d.con.execute("SELECT DISTINCT entity_key FROM entities WHERE tenant_id = ? "
-                                                 "ORDER BY 1", [tenant]).fetchall()]
-            chains = [[e] for e in edges] + [[a, b] for a in edges for b in edges if a[2] == b[0]]
-            starts = [(f"t{i}", ch[0][0]) for i, ch in enumerate(chains)]
+            edges, seeds, starts, steps_of = chain_walks(d, tenant)
             # least confidence and inferred (linked) edges allowed, per template (issue 30)
             for least, inferred in ((0.0, True), (0.99, True), (0.0, False)):
-                steps = [(f"t{i}", j, e[1], e[2], least, inferred) for i, ch in enumerate(chains)
-                         for j, e in enumerate(ch, 1)]
+                steps = steps_of(least, inferred)
                 for as_of in (0, 1_780_000_000_000_000, 1_790_000_000_000_000, 2**62):
                     for hops, fanout in ((1, 1), (2, 1), (2, 2), (2, 50)):
                         for acc, readable in ((access, sources), (access[::2], sources), (access, sources[1:])):
