@@ -46,11 +46,8 @@ def test_a_symlinked_ledger_lock_is_refused_and_its_target_unchanged(tmp_path):
     assert target.read_text() == "mine\n"
 
 
-def test_a_second_ledger_writer_waits_for_the_first():
-    import tempfile
-    from pathlib import Path
-
-    d = Path(tempfile.mkdtemp())
+def test_a_second_ledger_writer_waits_for_the_first(tmp_path):
+    d = tmp_path
     order: list[str] = []
     held = threading.Event()
 
