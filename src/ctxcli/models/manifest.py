@@ -154,8 +154,11 @@ class GitOptions(Strict):
     ref: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         None, description="Branch, tag or commit (default: HEAD, else the bundle's only head).")
     include: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
-        default_factory=lambda: ["**/*.md"])
-    exclude: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(default_factory=list)
+        default_factory=lambda: ["**/*.md"],
+        description="Paths read: gitignore's patterns from the repository's root ('**' any folders, '*' and "
+                    "'?' within one name, '[a-z]' a class, a folder's name everything under it).")
+    exclude: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default_factory=list, description="Paths left out, in the same syntax.")
     version_ids: bool = Field(
         True, description="true: a version's objects are '<doc_id>@<short sha>#<section>'; false: "
                           "'<doc_id>#<section>', for front matter that names each version (object_id: "

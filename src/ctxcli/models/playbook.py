@@ -158,9 +158,10 @@ class EvidenceRule(P):
     contains: dict[FactName, RuleValue] = Field(
         default_factory=dict, description="fact name -> a value the fact, a list, holds (tags: rollback)")
     paths: list[PathGlob] = Field(
-        default_factory=list, description="globs over the document's path (git: in the repository; markdown: "
-                                          "under the snapshot folder); '**' any folders, '*' and '?' within "
-                                          "one name. Objects of other parsers have no path.")
+        default_factory=list, description="patterns over the document's path (git: in the repository; markdown: "
+                                          "under the snapshot folder), gitignore's syntax from the root: '**' "
+                                          "any folders, '*' and '?' within one name, '[a-z]' a class, a folder's "
+                                          "name everything under it. Objects of other parsers have no path.")
     front_matter: dict[FrontKey, RuleValue] = Field(
         default_factory=dict, description="the document's own front-matter key -> its value (or a value its "
                                           "list holds), before any mapping")
