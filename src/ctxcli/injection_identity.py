@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = "ctx-injection/5"
+VERSION = "ctx-injection/6"
 RULES_SHA256 = "e2dec59fc29ff99c62c9e7015b9427b9953e582d3d7f125b9ced903dcd85c5ad"
 
 MODEL = "ngram-lr"

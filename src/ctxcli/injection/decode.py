@@ -5,8 +5,10 @@
 * spans of base64 (standard and URL-safe), base32 and hex that decode to mostly
   printable UTF-8 text;
 * the text with percent-encoding, ``\\uXXXX`` / ``\\xXX`` escapes or HTML character
-  references decoded (when it has any);
-* the whole text in rot13 (when it has ASCII letters) and reversed.
+  references decoded (when it has any).
+
+(The text in rot13 and reversed are built by :mod:`.transforms`, over the lines where they
+can matter.)
 
 Bounds: a span is decoded only when it is 16..262,144 characters long; at most
 :data:`MAX_SPANS` spans per text; the caller limits the depth (a decoded text is itself
@@ -33,10 +35,6 @@ _B32 = re.compile(r"[A-Z2-7]{16,262144}={0,6}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,262144}")
 _PCT = regex.compile(r"%[0-9A-Fa-f]{2}")
 _ESC = regex.compile(r"\\u\{?([0-9A-Fa-f]{4,6})\}?|\\x([0-9A-Fa-f]{2})|\\U([0-9A-Fa-f]{8})")
-_ROT13 = bytes.maketrans(
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-    b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
-_HAS_LATIN = regex.compile(r"[A-Za-z]{4}")
 
 
 def _printable(t: str) -> bool:
@@ -87,9 +85,8 @@ def _esc(m: "regex.Match[str]") -> str:
         return m.group()
 
 
-def decoded_views(text: str, *, whole: bool = True) -> Iterator[tuple[str, str]]:
-    """``(kind, text)`` pairs (see the module docstring); with ``whole`` false, not the
-    whole-text transforms (rot13, reversed), which are then neither built nor yielded."""
+def decoded_views(text: str) -> Iterator[tuple[str, str]]:
+    """``(kind, text)`` pairs (see the module docstring)."""
     n = 0
     if len(text) >= 16:
         for kind, rx, dec in (("hex", _HEX, lambda s: _text(binascii.unhexlify(s))),
@@ -116,9 +113,3 @@ def decoded_views(text: str, *, whole: bool = True) -> Iterator[tuple[str, str]]
         out = html.unescape(text)
         if out != text:
             yield "html_entities", out
-    if not whole:
-        return
-    if _HAS_LATIN.search(text) is not None:
-        # UTF-8 bytes: multi-byte sequences have no ASCII bytes, so only letters change
-        yield "rot13", text.encode("utf-8", "surrogatepass").translate(_ROT13).decode("utf-8", "surrogatepass")
-    yield "reversed", text[::-1]

@@ -5,6 +5,7 @@ what is left as :class:`Finding` objects."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -12,6 +13,7 @@ from . import engine
 from .context import Quotes, mentioned, negated
 from .decode import MAX_DECODED_TOTAL, MAX_DEPTH, decoded_views
 from .normalize import normalize_for_scan
+from .transforms import changed_lines, transformed_views
 from .views import deobfuscated
 
 _NO_REDECODE = {"rot13", "reversed"}
@@ -66,11 +68,13 @@ def _views(text: str, norm0: str | None = None) -> Iterator[tuple[str, str]]:
         yield via, norm
         deob = deobfuscated(raw, norm)
         if deob is not None:
-            yield (via + ">" if via else "") + "deobfuscated", deob
+            yield (via + ">" if via else "") + "deobfuscated", changed_lines(deob, norm)
         if depth >= MAX_DEPTH:
             return
-        # a rot13 or reversed view is not transformed that way again
-        for kind, dec in decoded_views(raw, whole=parent_kind not in _NO_REDECODE):
+        decoded = decoded_views(raw)
+        if parent_kind not in _NO_REDECODE:     # a rot13 or reversed view is not transformed again
+            decoded = itertools.chain(decoded, transformed_views(norm))
+        for kind, dec in decoded:
             if len(dec) > budget[0]:
                 continue
             budget[0] -= len(dec)

@@ -640,6 +640,22 @@ def iter_matches(s: str, *, big: bool | None = None):  # noqa: ANN201
                     yield m.start(), m.end(), rule.variant_of(m)
 
 
+def keywords() -> tuple[frozenset[bytes], tuple[str, ...]]:
+    """The rules' gate words, for the whole-text transforms' screen (transforms.py): the whole
+    ASCII tokens (``[a-z0-9]+``, two characters or more; not the word beginnings, which begin
+    too many ordinary words once transformed) and the other needles that hold a letter or a
+    digit (CJK, Cyrillic, mixed, ASCII phrases), in a fixed order."""
+    every: set[tuple[str, bytes | str]] = set()
+    for rule in _RULES_T:
+        for gs in (rule.gsets,) + tuple(v.gsets for v in rule.variants):
+            for g in gs:
+                every.update(g)
+    toks = frozenset(v for k, v in every if k == "t" and len(v) >= 2)
+    phrases = tuple(sorted(str(v) for k, v in every
+                           if k in ("a", "m", "c") and any(c.isalnum() for c in str(v))))
+    return toks, phrases
+
+
 def rules_digest() -> str:
     """sha256 (hex) of every registered rule variant in rule order: family, label, language,
     negation flag, gate needles, lead and pattern -- what ``ctxcli.injection_identity.RULES_SHA256`` records."""
