@@ -24,7 +24,9 @@ many invalid ones rank above them, and, among them, the invalid records ranked w
 ``limit`` × :data:`WIDEN_CAP` places (so a long chain of old versions is explained in part, and
 never crowds out the version in force).
 
-Both dialects are side by side so that a one-sided change is visible.
+Both dialects are side by side so that a one-sided change is visible; what both read alike
+(the time predicates, the ranked list's widening and withheld counts) is written once here
+and used by every statement of both backends.
 """
 
 from __future__ import annotations
@@ -64,6 +66,32 @@ def links_at(a: str) -> str:
 def in_window(t: str, lo: str, hi: str) -> str:
     """An event time ``t`` inside the window [lo, hi]: both ends belong to it."""
     return f"{t} >= {lo} AND {t} <= {hi}"
+
+
+# -- The limit's widening (:func:`widened`) in SQL, written once for both backends: a readable
+# candidate row (``ok``) carries ``valid`` (valid at as_of); ranked in its window, it keeps
+# ``rn`` (its place) and ``nv`` (how many rows before it are valid), and the list admits it when
+# fewer than the limit are valid before it and it is valid or within the widening cap.
+def ranked_cols(window: str) -> str:
+    """``rn`` and ``nv`` over ``window`` (``PARTITION BY … ORDER BY …``, a total order)."""
+    return (f"row_number() OVER ({window}) AS rn,\n"
+            f"         coalesce(sum(valid::integer) OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv")
+
+
+def admitted(lim: str, cap: str) -> str:
+    """The ranked rows the limit ``lim`` admits, widened within the first ``cap`` places
+    (``lim`` × :data:`WIDEN_CAP`): as :func:`widened`."""
+    return f"nv < {lim} AND (valid OR rn <= {cap})"
+
+
+def withheld(src: str, head: str, keys: str = "") -> str:
+    """The matches of ``src`` the subject may not read (``NOT ok``), as counts per ``keys`` (the
+    query's, if any) and access combination (source, required scopes, allowed purposes), never
+    a doc id: ``head`` is the select list before the source (the keys and the NULLs of the
+    other columns)."""
+    group = ", ".join(k for k in (keys, "source_id, required_scopes, allowed_purposes") if k)
+    return (f"SELECT {head}, source_id, required_scopes, allowed_purposes, count(*)\n"
+            f"FROM {src} WHERE NOT ok GROUP BY {group}")
 
 
 def pg(sql: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import StoreError
-from .access import WIDEN_CAP, Readable, duck_access, in_window, links_at, widened
+from .access import WIDEN_CAP, Readable, admitted, duck_access, in_window, links_at, ranked_cols, widened, withheld
 from . import statements as S
 from .base import Found
 from .shared import BM25_PLACES, BM25_SUM_DUCKDB
@@ -46,9 +46,7 @@ g AS (SELECT o.*, {ok} AS ok, {valid} AS valid FROM a o WHERE o.tenant_id = $ten
 SELECT doc_id, subject_id, supports, object_type, object_id, valid,
        NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT FROM g WHERE ok
 UNION ALL
-SELECT NULL, subject_id, supports, object_type, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM g WHERE NOT ok GROUP BY subject_id, supports, object_type, source_id, required_scopes, allowed_purposes
-"""
+""" + withheld("g", "NULL, subject_id, supports, object_type, NULL, NULL", "subject_id, supports, object_type") + "\n"
 _SEEDS_SQL = """
 WITH e AS MATERIALIZED (SELECT entity_id, entity_type, tenant_id, source_id FROM entities
                         WHERE entity_key IN ({keys}))
@@ -98,15 +96,12 @@ cand AS (
     AND (len(q.otypes) = 0 OR list_contains(q.otypes, o.object_type))
     AND {in_window("o.{tcol}", "q.lo", "q.hi")}),
 ranked AS (
-  SELECT qi, lim, cap, doc_id, t, valid, row_number() OVER (PARTITION BY qi ORDER BY abs(t - anchor), doc_id) AS rn,
-         coalesce(sum(valid::INTEGER) OVER (PARTITION BY qi ORDER BY abs(t - anchor), doc_id
-                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  SELECT qi, lim, cap, doc_id, t, valid, {ranked_cols("PARTITION BY qi ORDER BY abs(t - anchor), doc_id")}
   FROM cand WHERE ok)
 SELECT qi, doc_id, t, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < lim AND (valid OR rn <= cap)
+FROM ranked WHERE {admitted("lim", "cap")}
 UNION ALL
-SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM cand WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
+{withheld("cand", "qi, NULL, NULL, NULL", "qi")}
 """
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
 # The graph step's objects about the reached entities (graph_hits): one probe of subject_docs
@@ -259,15 +254,12 @@ _BM25_TOP_N_MAX = 10_000
 _BM25_RANKED = """cut AS (SELECT qi, doc_id, score, valid FROM gated WHERE ok),"""
 _BM25_END = """
 ranked AS (
-  SELECT qi, doc_id, score, valid, row_number() OVER (PARTITION BY qi ORDER BY score DESC, doc_id) AS rn,
-         coalesce(sum(valid::INTEGER) OVER (PARTITION BY qi ORDER BY score DESC, doc_id
-                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  SELECT qi, doc_id, score, valid, """ + ranked_cols("PARTITION BY qi ORDER BY score DESC, doc_id") + """
   FROM cut)
 SELECT qi, doc_id, score, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < {lim} AND (valid OR rn <= {cap})
+FROM ranked WHERE """ + admitted("{lim}", "{cap}") + """
 UNION ALL
-SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes"""
+""" + withheld("gated", "qi, NULL, NULL, NULL", "qi")
 # Evidence types past bit MASK_BITS share the last bit: their hits are checked against objects.
 _BM25_CHECK = """,
 checked AS (

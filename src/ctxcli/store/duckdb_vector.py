@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .access import WIDEN_CAP, Readable, duck_access
+from .access import WIDEN_CAP, Readable, admitted, duck_access, ranked_cols, withheld
 from .base import Found
 from .shared import VECTOR_DIM as DIM
 from .shared import VECTOR_PLACES as SCORE_PLACES
@@ -34,16 +34,12 @@ gated AS (
          o.allowed_purposes
   FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT s.qi, s.doc_id, s.score, q.lim, s.valid,
-         row_number() OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id) AS rn,
-         coalesce(sum(s.valid::INTEGER) OVER (PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id
-                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
+  SELECT s.qi, s.doc_id, s.score, q.lim, s.valid, {ranked_cols("PARTITION BY s.qi ORDER BY s.score DESC, s.doc_id")}
   FROM gated s JOIN q ON q.qi = s.qi WHERE s.ok)
 SELECT qi, doc_id, score, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE nv < lim AND (valid OR rn <= lim * {WIDEN_CAP})
+FROM ranked WHERE {admitted("lim", f"lim * {WIDEN_CAP}")}
 UNION ALL
-SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
+{withheld("gated", "qi, NULL, NULL, NULL", "qi")}
 """
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import StoreError
 from ...util.passwords import mask
 from .. import statements as S
-from ..access import WIDEN_CAP, in_window, links_at, pg, pg_access
+from ..access import WIDEN_CAP, admitted, in_window, links_at, pg, pg_access, ranked_cols, withheld
 from ..base import Found
 from ..shared import BM25_PLACES, BM25_SUM_POSTGRES, VECTOR_PLACES, vector_rows
 from ..shared import pg_num as _num
@@ -98,15 +98,12 @@ matched AS (
   WHERE cardinality(qs.otypes) = 0 OR a.object_type = ANY(qs.otypes)),
 ranked AS (
   SELECT qid, doc_id, valid,
-         row_number() OVER w AS rn,
-         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
-  FROM matched WHERE ok
-  WINDOW w AS (PARTITION BY qid ORDER BY on_seed DESC NULLS LAST, object_type {C}, object_id {C}, doc_id))
+         {ranked_cols(f"PARTITION BY qid ORDER BY on_seed DESC NULLS LAST, object_type {C}, object_id {C}, doc_id")}
+  FROM matched WHERE ok)
 SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < %(lim)s AND (valid OR rn <= %(lim)s * {WIDEN_CAP})
+FROM ranked WHERE {admitted("%(lim)s", f"%(lim)s * {WIDEN_CAP}")}
 UNION ALL
-SELECT qid, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM matched WHERE NOT ok GROUP BY qid, source_id, required_scopes, allowed_purposes
+{withheld("matched", "qid, NULL, NULL", "qid")}
 """
 
 # The time-window channel as duckdb_store._WINDOW_SQL: the named entities (of a readable
@@ -137,15 +134,12 @@ cand AS (
     AND (cardinality(%(otypes)s::text[]) = 0 OR o.object_type = ANY(%(otypes)s::text[]))
     AND {in_window("o.{tcol}", "%(lo)s", "%(hi)s")}),
 ranked AS (
-  SELECT doc_id, t, valid, row_number() OVER w AS rn,
-         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
-  FROM cand WHERE ok
-  WINDOW w AS (ORDER BY abs(t - %(anchor)s::bigint), doc_id))
+  SELECT doc_id, t, valid, {ranked_cols("ORDER BY abs(t - %(anchor)s::bigint), doc_id")}
+  FROM cand WHERE ok)
 SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < %(lim)s AND (valid OR rn <= %(lim)s * {WIDEN_CAP})
+FROM ranked WHERE {admitted("%(lim)s", f"%(lim)s * {WIDEN_CAP}")}
 UNION ALL
-SELECT NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM cand WHERE NOT ok GROUP BY source_id, required_scopes, allowed_purposes
+{withheld("cand", "NULL, NULL, NULL")}
 """
 
 # The same arithmetic as duckdb_store._BM25, in float8 and in the same order; the score is
@@ -167,16 +161,12 @@ gated AS (
          o.allowed_purposes
   FROM {src} s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT qi, doc_id, score, valid, row_number() OVER w AS rn,
-         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
-  FROM gated WHERE ok
-  WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
+  SELECT qi, doc_id, score, valid, """ + ranked_cols("PARTITION BY qi ORDER BY score DESC, doc_id") + """
+  FROM gated WHERE ok)
 SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < {lim} AND (valid OR rn <= {cap})
+FROM ranked WHERE """ + admitted("{lim}", "{cap}") + """
 UNION ALL
-SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
-"""
+""" + withheld("gated", "qi, NULL, NULL, NULL", "qi") + "\n"
 _BM25_CHECK = """,
 checked AS (
   SELECT s.* FROM scored s JOIN (VALUES {qe}) qe(qi, etype) ON qe.qi = s.qi
@@ -233,9 +223,7 @@ WITH hit AS (
   WHERE k.key = ANY(%(keys)s::text[]) AND k.kind = 's' AND k.tenant_id = %(tenant)s)
 SELECT key, doc_id, supports, valid, NULL::text, NULL::text[], NULL::text[], NULL::bigint FROM hit WHERE ok
 UNION ALL
-SELECT key, NULL, supports, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM hit WHERE NOT ok GROUP BY key, supports, source_id, required_scopes, allowed_purposes
-"""
+""" + withheld("hit", "key, NULL, supports, NULL", "key, supports") + "\n"
 
 # The vector channel as duckdb_vector._VECTOR computes it: array_cosine_similarity over FLOAT
 # arrays is a float32 loop (distance += x*y, norms likewise, in element order), then
@@ -263,15 +251,12 @@ gated AS (
          o.allowed_purposes
   FROM scored s JOIN objects o ON o.doc_id = s.doc_id),
 ranked AS (
-  SELECT qi, lim, doc_id, score, valid, row_number() OVER w AS rn,
-         coalesce(sum(valid::int) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS nv
-  FROM gated WHERE ok
-  WINDOW w AS (PARTITION BY qi ORDER BY score DESC, doc_id))
+  SELECT qi, lim, doc_id, score, valid, {ranked_cols("PARTITION BY qi ORDER BY score DESC, doc_id")}
+  FROM gated WHERE ok)
 SELECT qi, doc_id, score, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE nv < lim AND (valid OR rn <= lim * {WIDEN_CAP})
+FROM ranked WHERE {admitted("lim", f"lim * {WIDEN_CAP}")}
 UNION ALL
-SELECT qi, NULL, NULL, NULL, source_id, required_scopes, allowed_purposes, count(*)
-FROM gated WHERE NOT ok GROUP BY qi, source_id, required_scopes, allowed_purposes
+{withheld("gated", "qi, NULL, NULL, NULL", "qi")}
 """
 
 def _values(rows: list[tuple], prefix: str, params: dict[str, Any], casts: tuple[str, ...]) -> str:
