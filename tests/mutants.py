@@ -4303,6 +4303,22 @@ MUTANTS: list[Mutant] = [
     Mutant("sql-withheld-merges-queries", "src/ctxcli/store/duckdb_store.py",
            '{withheld("cand", "qi, NULL, NULL, NULL", "qi")}', '{withheld("cand", "min(qi), NULL, NULL, NULL")}',
            ("tests/test_window.py::test_every_window_query_of_one_call_is_answered_as_if_asked_alone",)),
+    # --- issue 53 item 4 (cost): the chat-turn markers as three rules of one label and gate
+    Mutant("turn-token-form-dropped", "src/ctxcli/injection/markers.py",
+           'r"<\\|(?:system|user|assistant|end|endofturn|start|turn|channel|message|tool|ipython)\\|>",',
+           'r"<\\|\\|(?:system|user|assistant|end|endofturn|start|turn|channel|message|tool|ipython)\\|>",',
+           ("tests/test_injection.py::test_each_chat_turn_marker_form_is_found_where_it_is",)),
+    Mutant("turn-bracket-form-dropped", "src/ctxcli/injection/markers.py",
+           'r"\\[/?(?:sys|system_prompt|tool_call|tool_result|assistant|user)\\]",',
+           'r"\\[//(?:sys|system_prompt|tool_call|tool_result|assistant|user)\\]",',
+           ("tests/test_injection.py::test_each_chat_turn_marker_form_is_found_where_it_is",)),
+    Mutant("turn-line-form-dropped", "src/ctxcli/injection/markers.py",
+           'r"{0,60}?(?:\\n|^)\\s?(?:system|assistant)\\s?:",\n    gate=_TURN_GATE',
+           'r"{0,60}?(?:\\n|^)\\s?(?:system|assistant)\\s?::",\n    gate=_TURN_GATE',
+           ("tests/test_injection.py::test_each_chat_turn_marker_form_is_found_where_it_is",)),
+    Mutant("turn-gate-without-role-words", "src/ctxcli/injection/markers.py",
+           '_TURN_GATE = [("<|", "[", "human", "user", "assistant")]', '_TURN_GATE = [("<|", "[")]',
+           ("tests/test_injection.py::test_each_chat_turn_marker_form_is_found_where_it_is",)),
 ]
 
 

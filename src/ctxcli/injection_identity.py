@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 VERSION = "ctx-injection/6"
-RULES_SHA256 = "e2dec59fc29ff99c62c9e7015b9427b9953e582d3d7f125b9ced903dcd85c5ad"
+RULES_SHA256 = "0de616705107a8de3aa79b1d320087fbdc28193613339c4098d49bb34bc6a901"
 
 MODEL = "ngram-lr"
 MODEL_VERSION = "2"

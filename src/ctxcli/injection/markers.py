@@ -46,11 +46,23 @@ add_rule(
     r"|admin|instructions?)\s?>|(?:^|\n)\s?(?:system|assistant|admin)\s?:))",
     gate=[("</",)], lang="any",
 )
-# Chat-template turn markers the core rules do not know
+# Chat-template turn markers the core rules do not know: three rules of one label and gate, each
+# an alternative of what was one alternation (apart, each is scanned from its own first
+# characters: one alternation whose third branch begins at any line start was scanned at every
+# position, the three apart in a quarter of the time)
+_TURN_GATE = [("<|", "[", "human", "user", "assistant")]
 add_rule(
     "fake_delimiter", "<|turn|> … token",
-    r"<\|(?:system|user|assistant|end|endofturn|start|turn|channel|message|tool|ipython)\|>"
-    r"|\[/?(?:sys|system_prompt|tool_call|tool_result|assistant|user)\]"
-    r"|(?:^|\n)\s?(?:human|user|assistant|ai)\s?:\s?" + G + r"{0,60}?(?:\n|^)\s?(?:system|assistant)\s?:",
-    gate=[("<|", "[", "human", "user", "assistant")], lang="any",
+    r"<\|(?:system|user|assistant|end|endofturn|start|turn|channel|message|tool|ipython)\|>",
+    gate=_TURN_GATE, lang="any",
+)
+add_rule(
+    "fake_delimiter", "<|turn|> … token",
+    r"\[/?(?:sys|system_prompt|tool_call|tool_result|assistant|user)\]",
+    gate=_TURN_GATE, lang="any",
+)
+add_rule(
+    "fake_delimiter", "<|turn|> … token",
+    r"(?:^|\n)\s?(?:human|user|assistant|ai)\s?:\s?" + G + r"{0,60}?(?:\n|^)\s?(?:system|assistant)\s?:",
+    gate=_TURN_GATE, lang="any",
 )
