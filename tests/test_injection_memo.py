@@ -106,7 +106,7 @@ def _stems_by_bisect(text: str) -> set:
 
     from ctxcli.injection import engine as e
 
-    srt = sorted(set(text.encode("ascii", "replace").translate(e._TOKEN_TABLE).split()))
+    srt = sorted(set(text.encode("ascii", "replace").translate(e.TOKEN_TABLE).split()))
     out = set()
     for stem in e._ALL_STEMS:
         i = bisect.bisect_left(srt, stem)

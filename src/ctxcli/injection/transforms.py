@@ -34,7 +34,6 @@ CONTEXT = 1     # lines kept either side of a line that holds a transformed rule
 _ROT13 = bytes.maketrans(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
-_TOKEN_TABLE = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256))
 
 
 def rot13(text: str) -> str:
@@ -54,22 +53,9 @@ def _screens() -> tuple[frozenset[bytes], frozenset[bytes], tuple["re.Pattern[st
     phrases = tuple(p for p in phrases if p != p[::-1])
     # two regexes: one alternation whose branches begin with ASCII and non-ASCII characters
     # alike is scanned several times slower than the two apart
-    rxs = (_first_char_alternation(p[::-1] for p in phrases if not p[-1].isascii()),
-           _first_char_alternation(p[::-1] for p in phrases if p[-1].isascii()))
+    rxs = (engine.first_char_alternation(p[::-1] for p in phrases if not p[-1].isascii()),
+           engine.first_char_alternation(p[::-1] for p in phrases if p[-1].isascii()))
     return rot, rev, tuple(rx for rx in rxs if rx is not None)
-
-
-def _first_char_alternation(words) -> "re.Pattern[str] | None":  # noqa: ANN001
-    """One regex finding any of ``words``, grouped by their first character
-    (``a(?:bc|b)|x(?:y)``): the engine skips quickly over characters that begin none (a flat
-    alternation of some 500 needles is ten times slower)."""
-    by_first: dict[str, set[str]] = {}
-    for w in words:
-        by_first.setdefault(w[0], set()).add(w[1:])
-    if not by_first:
-        return None
-    return re.compile("|".join(re.escape(f) + "(?:" + "|".join(re.escape(r) for r in sorted(rests, key=lambda r: (-len(r), r))) + ")"
-                               for f, rests in sorted(by_first.items())))
 
 
 def _finder(words: set[bytes]) -> "re.Pattern[bytes]":
@@ -96,24 +82,24 @@ def transformed_views(norm: str) -> Iterator[tuple[str, str]]:
     if not norm:
         return
     rot, rev, rxs = _screens()
+    # one pass over the text's words; the hits are looked for only when a word is one (the
+    # ASCII projection has one byte per character and a space for each line break)
+    ascii_ = norm.encode("ascii", "replace").translate(engine.TOKEN_TABLE)
+    words = set(ascii_.split())
+    hit_rot, hit_rev = rot & words, rev & words
+    rot_at = [m.start() for m in _finder(hit_rot).finditer(ascii_)] if hit_rot else []
+    rev_at = [m.start() for m in _finder(hit_rev).finditer(ascii_)] if hit_rev else []
+    if rxs and not norm.isascii():
+        for rx in rxs:
+            rev_at.extend(m.start() for m in rx.finditer(norm))
+    if not rot_at and not rev_at:
+        return
     lines = norm.split("\n")
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-
-    def line_of(pos: int) -> int:
-        return bisect.bisect_right(starts, pos) - 1
-
-    # one pass over the text's words; the lines are looked for only when a word is a hit
-    # (the ASCII projection has one byte per character and a space for each line break)
-    ascii_ = norm.encode("ascii", "replace").translate(_TOKEN_TABLE)
-    words = set(ascii_.split())
-    hit_rot, hit_rev = rot & words, rev & words
-    keep_rot = sorted({line_of(m.start()) for m in _finder(hit_rot).finditer(ascii_)}) if hit_rot else []
-    keep_rev = {line_of(m.start()) for m in _finder(hit_rev).finditer(ascii_)} if hit_rev else set()
-    if rxs and not norm.isascii():
-        for rx in rxs:
-            keep_rev.update(line_of(m.start()) for m in rx.finditer(norm))
+    keep_rot = sorted({bisect.bisect_right(starts, pos) - 1 for pos in rot_at})
+    keep_rev = {bisect.bisect_right(starts, pos) - 1 for pos in rev_at}
     if keep_rot:
         yield "rot13", rot13("\n".join("\n".join(lines[a:b]) for a, b in _runs(keep_rot, len(lines))))
     if keep_rev:
