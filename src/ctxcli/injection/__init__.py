@@ -101,10 +101,11 @@ def detect_injection(text: str, *, use_learned: bool = True) -> InjectionMatch |
     ``use_learned`` is false, the intent layer's strongest segment, then the n-gram layer),
     or None."""
     norm = normalize_for_scan(text) if text else ""     # once: every layer reads the same normal form
-    hits = scan_text(text, first_only=True, norm=norm)
-    if not hits and use_learned and text:
-        f1 = intent_finding(text, norm=norm) or learned_finding(text, norm=norm)
-        hits = [f1] if f1 is not None else []
+    with engine.kept_projections():     # and splits it into tokens once
+        hits = scan_text(text, first_only=True, norm=norm)
+        if not hits and use_learned and text:
+            f1 = intent_finding(text, norm=norm) or learned_finding(text, norm=norm)
+            hits = [f1] if f1 is not None else []
     if not hits:
         return None
     f = hits[0]

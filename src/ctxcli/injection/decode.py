@@ -85,24 +85,46 @@ def _esc(m: "regex.Match[str]") -> str:
         return m.group()
 
 
+def _spans(text: str) -> Iterator[tuple[str, str]]:
+    """``(kind, span)`` of every hex, base32 and base64 match, in that order (all hex first). One
+    pass finds the base64 runs; hex and base32 are looked for only inside them: their letters
+    are base64 letters, so each of their runs lies in a base64 run of 16 or more (one run
+    split at the length bound is several adjacent matches, joined here), and "=" padding
+    beyond it is searched up to 6 characters on."""
+    b64 = [m.span() for m in _B64.finditer(text)]
+    regions: list[list[int]] = []
+    for a, b in b64:
+        if regions and regions[-1][1] == a:
+            regions[-1][1] = b
+        else:
+            regions.append([a, b])
+    n = len(text)
+    for kind, rx in (("hex", _HEX), ("base32", _B32)):
+        for a, b in regions:
+            for m in rx.finditer(text, a, min(n, b + 6)):
+                yield kind, m.group()
+    for a, b in b64:
+        yield "base64", text[a:b]
+
+
+_DECODERS = {"hex": lambda s: _text(binascii.unhexlify(s)), "base32": _b32, "base64": _b64}
+
+
 def decoded_views(text: str) -> Iterator[tuple[str, str]]:
     """``(kind, text)`` pairs (see the module docstring)."""
     n = 0
     if len(text) >= 16:
-        for kind, rx, dec in (("hex", _HEX, lambda s: _text(binascii.unhexlify(s))),
-                              ("base32", _B32, _b32), ("base64", _B64, _b64)):
-            for m in rx.finditer(text):
-                span = m.group()
-                if kind == "hex" and len(span) % 2:
-                    continue
-                if kind == "base64" and _HEX.fullmatch(span):
-                    continue
-                out = dec(span)
-                if out:
-                    yield kind, out
-                    n += 1
-                    if n >= MAX_SPANS:
-                        return
+        for kind, span in _spans(text):
+            if kind == "hex" and len(span) % 2:
+                continue
+            if kind == "base64" and _HEX.fullmatch(span):
+                continue
+            out = _DECODERS[kind](span)
+            if out:
+                yield kind, out
+                n += 1
+                if n >= MAX_SPANS:
+                    return
     if "%" in text and _PCT.search(text) is not None:
         out = urllib.parse.unquote(text.replace("+", " "), errors="replace")
         if out != text:

@@ -7,9 +7,10 @@ matching is linear in the text length."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import re
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import regex
 
@@ -323,6 +324,63 @@ TOKEN_TABLE = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in rang
 _TOKEN_CHUNK = 1 << 20
 
 
+class Projection(NamedTuple):
+    """A text's ASCII projection: ``raw``, the text encoded in ASCII (any other character
+    ``?``); ``proj``, ``raw`` with every byte but ``[a-z0-9]`` a space; ``tokens``, the
+    distinct tokens of ``proj``."""
+
+    raw: bytes
+    proj: bytes
+    tokens: frozenset[bytes]
+
+
+# the projections kept while one detection runs (:func:`kept_projections`), by the id of their
+# text (the text is held with its projection, so the id is not reused meanwhile)
+_KEPT: contextvars.ContextVar[dict[int, tuple[str, Projection]] | None] = contextvars.ContextVar(
+    "ctx_injection_projections", default=None)
+
+
+@contextlib.contextmanager
+def kept_projections() -> Iterator[None]:
+    """Keep every text's :func:`projection` in this block (this thread or task only), so the
+    layers that read one text each split it once; dropped at the block's end."""
+    token = _KEPT.set({}) if _KEPT.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _KEPT.reset(token)
+
+
+def projection(s: str) -> Projection:
+    """The ASCII projection of ``s`` (:class:`Projection`): what the pattern gates, the intent
+    layer's entry screen and the transforms' screen read; computed once per text inside
+    :func:`kept_projections`."""
+    kept = _KEPT.get()
+    if kept is not None:
+        hit = kept.get(id(s))     # the kept text is alive, so no other text has its id
+        if hit is not None:
+            return hit[1]
+    raw = s.encode("ascii", "replace")  # non-ASCII -> "?"
+    b = raw.translate(TOKEN_TABLE)
+    n = len(b)
+    if n <= _TOKEN_CHUNK:
+        toks = frozenset(b.split())
+    else:       # in chunks: no list of every token of a very long text at once
+        acc: set[bytes] = set()
+        i = 0
+        while i < n:
+            j = b.find(b" ", i + _TOKEN_CHUNK)
+            j = n if j < 0 else j
+            acc.update(b[i:j].split())
+            i = j
+        toks = frozenset(acc)
+    out = Projection(raw, b, toks)
+    if kept is not None:
+        kept[id(s)] = (s, out)
+    return out
+
+
 class _Present:
     """What a text contains, for the rule gates: its ASCII ``[a-z0-9]+`` tokens (any
     other character, CJK included, separates tokens), ASCII punctuation needles (looked
@@ -332,19 +390,7 @@ class _Present:
     __slots__ = ("keys",)
 
     def __init__(self, s: str) -> None:
-        raw = s.encode("ascii", "replace")  # non-ASCII -> "?"
-        b = raw.translate(TOKEN_TABLE)
-        n = len(b)
-        if n <= _TOKEN_CHUNK:
-            toks = set(b.split())
-        else:
-            toks = set()
-            i = 0
-            while i < n:
-                j = b.find(b" ", i + _TOKEN_CHUNK)
-                j = n if j < 0 else j
-                toks.update(b[i:j].split())
-                i = j
+        raw, _, toks = projection(s)
         keys: set[tuple[str, bytes | str]] = {("t", t) for t in toks & _ALL_TOKS}
         if _STEM_RX is not None and toks:
             # the longest stem that begins each token (one pass of the stems' trie over the

@@ -31,8 +31,11 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from ..injection_identity import INTENT_NAME as NAME
 from ..injection_identity import INTENT_MODEL, INTENT_SHA256, INTENT_THRESHOLD, INTENT_VERSION
+from .engine import projection
 from .intent_words import FEATURE_WORDS, INLINE_TAG, ROLE_HEADER, TR_YOU, TR_YOU_CUES
 from .weights import Score, read_checked
 
@@ -74,12 +77,17 @@ _WORD_CH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789"
                      "абвгдеёжзийклмнопрстуфхцчшщъыьэюя")
 _URL = re.compile(r"https?://|www\.|[a-z0-9._%+-]+@[a-z0-9-]+\.[a-z]{2,}|\b[a-z0-9-]{3,}\.(?:com|biz|net|org|io|ru|cn)\b")
 _KEEP = frozenset(".!?؟।。")
+_KEEP_CPS = np.array(sorted(ord(c) for c in _KEEP), dtype=np.uint32)
 _CUT = re.compile(r"[.!?؟।](?:[^\S\n]+|(?=\n))|[\n|\t。]")
-# Turkish dotless/dotted i and the combining dot: "ınstructıons", "İGNORE" read as ASCII.
+# what every match of _URL holds (url_starts reads only the tokens holding one)
 _URL_CUES = ("http", "www.", "@", ".com", ".biz", ".net", ".org", ".io", ".ru", ".cn")
+_URL_CUE = re.compile("|".join(re.escape(c) for c in _URL_CUES))
+_ASCII_WS = " \t\n\r\f\v"
+_WS = re.compile("[" + _ASCII_WS + "]")
 _ROLE = re.compile(ROLE_HEADER, re.MULTILINE)
 _TAG = re.compile(INLINE_TAG)
 _TR_YOU = re.compile(TR_YOU)
+# Turkish dotless/dotted i and the combining dot: "ınstructıons", "İGNORE" read as ASCII.
 _FOLD = str.maketrans({"ı": "i", "\u0307": None})
 
 
@@ -110,13 +118,10 @@ def _entries() -> tuple[_Entry, ...]:
     return tuple(_Entry(w, whole, b) for (w, whole), b in sorted(bits.items()))
 
 
-_TOKEN_TABLE = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256))
-
-
 def _present(view: str) -> tuple[_Entry, ...]:
     """The entries that can occur in ``view``: a Latin entry whose first word begins some
     token (is one, for a whole-word entry of one word), any other whose text occurs."""
-    toks = sorted(set(view.encode("ascii", "replace").translate(_TOKEN_TABLE).split()))
+    toks = sorted(projection(view).tokens)
     ascii_only = view.isascii()
     out = []
     for e in _entries():
@@ -176,23 +181,27 @@ def segments(norm: str) -> list[tuple[int, int]]:
     """(start, end) of every segment of ``norm``: cut after sentence ends (which stay in their
     segment) and at line breaks and table cells (``|``, tab); a segment longer than MAX_SEG is
     cut into pieces of MAX_SEG."""
-    out: list[tuple[int, int]] = []
-    at = 0
-    for m in _CUT.finditer(norm):
-        end = m.start() + (norm[m.start()] in _KEEP)     # a sentence keeps its full stop
-        if end > at:
-            _pieces(at, end, out)
-        at = max(at, m.end())
-    if at < len(norm):
-        _pieces(at, len(norm), out)
-    return out
+    a, b = _bounds(norm)
+    return list(zip(a.tolist(), b.tolist()))
 
 
-def _pieces(a: int, b: int, out: list[tuple[int, int]]) -> None:
-    while b - a > MAX_SEG:
-        out.append((a, a + MAX_SEG))
-        a += MAX_SEG
-    out.append((a, b))
+def _bounds(norm: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`segments` as two arrays (starts, ends): a segment runs from the end of one cut to
+    the start of the next (plus its full stop), empty ones left out."""
+    n = len(norm)
+    cuts = np.array([m.span() for m in _CUT.finditer(norm)], dtype=np.int64).reshape(-1, 2)
+    cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32)
+    a = np.concatenate(([0], cuts[:, 1]))
+    b = np.concatenate((cuts[:, 0] + np.isin(cps[cuts[:, 0]], _KEEP_CPS), [n]))
+    ok = b > a
+    a, b = a[ok], b[ok]
+    count = (b - a + MAX_SEG - 1) // MAX_SEG        # pieces of MAX_SEG, the last one shorter
+    if len(count) and count.max() > 1:
+        first = np.repeat(np.cumsum(count) - count, count)
+        a2 = np.repeat(a, count) + (np.arange(int(count.sum())) - first) * MAX_SEG
+        b = np.minimum(a2 + MAX_SEG, np.repeat(b, count))
+        a = a2
+    return a, b
 
 
 def features(norm: str) -> tuple[list[tuple[int, int]], list[int]]:
@@ -206,24 +215,12 @@ def features(norm: str) -> tuple[list[tuple[int, int]], list[int]]:
 
 
 def _features(view: str) -> tuple[list[tuple[int, int]], list[int]]:
-    segs = segments(view)
-    masks = [0] * len(segs)
+    starts, ends = _bounds(view)
+    segs = list(zip(starts.tolist(), ends.tolist()))
     if not segs:
-        return segs, masks
-    starts = [s for s, _ in segs]
-
-    framed = _framed(view)
-    fstarts = [a for a, _ in framed]
-
-    def mark(pos: int, bits: int) -> None:
-        if framed:      # a cue inside a quote introduced as an example is data, not a cue
-            j = bisect.bisect_right(fstarts, pos) - 1
-            if j >= 0 and pos < framed[j][1]:
-                return
-        i = bisect.bisect_right(starts, pos) - 1
-        if i >= 0:
-            masks[i] |= bits
-
+        return segs, []
+    pos: list[int] = []     # each cue's position and feature bits, marked together at the end
+    bits: list[int] = []
     entries = _present(view)
     n = len(view)
     info: dict[str, tuple[int, int, int, bool, bool]] = {}
@@ -245,18 +242,64 @@ def _features(view: str) -> tuple[list[tuple[int, int]], list[int]]:
             elif w1 and b < n and view[b] in _WORD_CH:
                 first &= open_bits
             if first | inside:
-                mark(a, first | inside)
+                pos.append(a)
+                bits.append(first | inside)
     scans = [("role", _ROLE)]
     if "::" in view or "<" in view:
         scans.append(("role", _TAG))
     if any(c in view for c in TR_YOU_CUES):
         scans.append(("you", _TR_YOU))
-    if any(c in view for c in _URL_CUES):
-        scans.append(("url", _URL))
     for name, brx in scans:
+        b = 1 << _IDX[name]
         for m in brx.finditer(view):
-            mark(m.start(), 1 << _IDX[name])
-    return segs, masks
+            pos.append(m.start())
+            bits.append(b)
+    if any(c in view for c in _URL_CUES):
+        b = 1 << _IDX["url"]
+        for a in url_starts(view):
+            pos.append(a)
+            bits.append(b)
+    return segs, _marks(view, starts, pos, bits)
+
+
+def _marks(view: str, starts: np.ndarray, pos: list[int], bits: list[int]) -> list[int]:
+    """Each segment's feature mask: the bits of the cues at ``pos`` that fall in it (a position
+    between two segments counts for the one before), leaving out the cues inside a quote
+    introduced as an example (data, not a cue)."""
+    masks = np.zeros(len(starts), dtype=np.int64)
+    if pos:
+        p = np.array(pos, dtype=np.int64)
+        b = np.array(bits, dtype=np.int64)
+        framed = _framed(view)
+        if framed:
+            fr = np.array(framed, dtype=np.int64)
+            j = np.searchsorted(fr[:, 0], p, side="right") - 1
+            keep = ~((j >= 0) & (p < fr[np.maximum(j, 0), 1]))
+            p, b = p[keep], b[keep]
+        i = np.searchsorted(starts, p, side="right") - 1
+        ok = i >= 0
+        np.bitwise_or.at(masks, i[ok], b[ok])
+    return masks.tolist()
+
+
+def url_starts(view: str) -> list[int]:
+    """Where each match of :data:`_URL` in ``view`` starts, as ``_URL.finditer(view)`` finds them.
+    A match holds no whitespace and holds one of :data:`_URL_CUES`, so the regex runs only over
+    the whitespace-delimited tokens that hold a cue (found by one literal search), each from
+    its first character to the whitespace after it: the same matches, without trying the
+    address's character classes at every position of the text."""
+    out: list[int] = []
+    n = len(view)
+    hi = 0          # where the last token read ends (its whitespace), 0 at first
+    for m in _URL_CUE.finditer(view):
+        c = m.start()
+        if c < hi:
+            continue
+        lo = max(max(view.rfind(w, hi, c) for w in _ASCII_WS), hi - 1) + 1
+        w = _WS.search(view, m.end())
+        hi = n if w is None else w.start()
+        out.extend(u.start() for u in _URL.finditer(view, lo, hi))
+    return out
 
 
 def _framed(view: str) -> list[tuple[int, int]]:

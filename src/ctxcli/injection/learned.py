@@ -71,7 +71,6 @@ def _char_sums(norm: str, wc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     n = len(cps)
     tot = np.zeros(n)
-    cnt = np.zeros(n)
     h = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for k in range(1, max(CHAR_NS) + 1):
@@ -81,11 +80,13 @@ def _char_sums(norm: str, wc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             if k in CHAR_NS:
                 b = (((h + np.uint64(k)) * _MIX) >> _SHIFT).astype(np.int64)
                 tot[: len(b)] += wc[b]
-                cnt[: len(b)] += 1.0
     s = np.zeros(n + 1)
-    c = np.zeros(n + 1)
     s[1:] = np.cumsum(tot)
-    c[1:] = np.cumsum(cnt)
+    # the count of n-grams starting before each offset j: min(j, n - k + 1) for each k
+    at = np.arange(n + 1)
+    c = np.zeros(n + 1)
+    for k in CHAR_NS:
+        c += np.minimum(at, max(n - k + 1, 0))
     return s, c
 
 
@@ -97,7 +98,8 @@ def word_features(norm: str) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     lens = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     pos = np.cumsum(lens)[0::2][: len(words)]
-    h = np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
+    crc = {w: zlib.crc32(w.encode()) for w in set(words)}    # words repeat: each hashed once
+    h = np.fromiter(map(crc.__getitem__, words), dtype=np.uint64, count=len(words))
     with np.errstate(over="ignore"):
         uni = ((h + np.uint64(7)) * _MIX) >> _SHIFT
         bi = (((h[:-1] * _P + h[1:]) + np.uint64(11)) * _MIX) >> _SHIFT

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from . import engine
 
@@ -51,16 +51,38 @@ def _screens() -> tuple[frozenset[bytes], frozenset[bytes], tuple["re.Pattern[st
     # a word that reads the same backwards ("sys", "ии", "你") says nothing of a reversed line
     rev = frozenset(t[::-1] for t in toks if t != t[::-1])
     phrases = tuple(p for p in phrases if p != p[::-1])
-    # two regexes: one alternation whose branches begin with ASCII and non-ASCII characters
-    # alike is scanned several times slower than the two apart
-    rxs = (engine.first_char_alternation(p[::-1] for p in phrases if not p[-1].isascii()),
-           engine.first_char_alternation(p[::-1] for p in phrases if p[-1].isascii()))
+    rxs = (_reversed_finder(p[::-1] for p in phrases if not p.isascii()),
+           engine.first_char_alternation(p[::-1] for p in phrases if p.isascii()))
     return rot, rev, tuple(rx for rx in rxs if rx is not None)
 
 
-def _finder(words: set[bytes]) -> "re.Pattern[bytes]":
-    """A regex finding each of ``words`` as a whole word of the ASCII projection."""
-    return re.compile(rb"(?<![a-z0-9])(?:" + b"|".join(re.escape(w) for w in sorted(words)) + rb")(?![a-z0-9])")
+def _reversed_finder(needles: Iterable[str]) -> "re.Pattern[str] | None":
+    """One regex finding each of ``needles`` (each holding a non-ASCII character) from its
+    first non-ASCII character, the ASCII ones before it checked by a lookbehind
+    (``給(?<=ia給)``): the engine skips ahead to those characters only, as it cannot over the
+    ordinary letters that begin a reversed "给ai". A match starts a few characters into its
+    needle, on the same line (no needle holds a line break), which is what the screen asks."""
+    by_anchor: dict[str, set[tuple[str, str]]] = {}
+    for w in needles:
+        i = next(j for j, c in enumerate(w) if not c.isascii())
+        by_anchor.setdefault(w[i], set()).add((w[:i], w[i + 1:]))
+    if not by_anchor:
+        return None
+    alts = []
+    for c, parts in sorted(by_anchor.items()):
+        branches = [("(?<=" + re.escape(pre + c) + ")" if pre else "") + re.escape(rest)
+                    for pre, rest in sorted(parts, key=lambda x: (-len(x[0]) - len(x[1]), x))]
+        alts.append(re.escape(c) + "(?:" + "|".join(branches) + ")")
+    return re.compile("|".join(alts))
+
+
+def _word_starts(proj: bytes, words: frozenset[bytes]) -> list[int]:
+    """Where each of ``words`` occurs as a whole word of the ASCII projection ``proj`` (only
+    ``[a-z0-9]`` and spaces). The regex begins with the words, so the engine skips ahead to
+    their first characters; a match that begins inside a token ends at that token's end (the
+    lookahead), so it never hides the whole word that follows."""
+    rx = re.compile(rb"(?:" + b"|".join(re.escape(w) for w in sorted(words)) + rb")(?![a-z0-9])")
+    return [a for a in (m.start() for m in rx.finditer(proj)) if a == 0 or proj[a - 1] == 32]
 
 
 def _runs(kept: list[int], n: int) -> list[tuple[int, int]]:
@@ -84,11 +106,10 @@ def transformed_views(norm: str) -> Iterator[tuple[str, str]]:
     rot, rev, rxs = _screens()
     # one pass over the text's words; the hits are looked for only when a word is one (the
     # ASCII projection has one byte per character and a space for each line break)
-    ascii_ = norm.encode("ascii", "replace").translate(engine.TOKEN_TABLE)
-    words = set(ascii_.split())
+    _, ascii_, words = engine.projection(norm)
     hit_rot, hit_rev = rot & words, rev & words
-    rot_at = [m.start() for m in _finder(hit_rot).finditer(ascii_)] if hit_rot else []
-    rev_at = [m.start() for m in _finder(hit_rev).finditer(ascii_)] if hit_rev else []
+    rot_at = _word_starts(ascii_, hit_rot) if hit_rot else []
+    rev_at = _word_starts(ascii_, hit_rev) if hit_rev else []
     if rxs and not norm.isascii():
         for rx in rxs:
             rev_at.extend(m.start() for m in rx.finditer(norm))

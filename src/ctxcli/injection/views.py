@@ -46,9 +46,10 @@ _LOOK = "\u0180-\u02af\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u2c00-\u2c7f\ua640
 _MIXED_CORE = re.compile(r"[a-z][" + _LOOK + r"]|[" + _LOOK + r"][a-z]")
 _TOKEN_AROUND = re.compile(r"[a-z" + _LOOK + r"]{0,40}")
 _HAS_LOOK = re.compile("[" + _LOOK + "]")  # _MIXED_CORE needs one (a class: re skips ahead)
-# A leetspeak word (_LEET_WORD) holds a digit or "$" and never a space or a line break, so
-# only the space-delimited chunks that hold one are rewritten.
-_DIGIT = re.compile(r"[0-9$]")
+# A leetspeak word (_LEET_WORD) is a run of letters, digits and "$" holding both, so some
+# letter in it touches a digit or "$" (a _HAS_LEET match), and it never holds a space or a
+# line break: only the space-delimited chunks that hold such a pair are rewritten.
+_LEET_PAIR = regex.compile(r"[0-9$](?=\p{L})|(?<=\p{L})[0-9$]")
 
 
 @lru_cache(maxsize=1)
@@ -112,10 +113,11 @@ def _skeleton_mixed(s: str) -> str:
 
 def _unleet_words(s: str) -> str:
     """``_LEET_WORD.sub(_unleet, s)``, run only on the chunks between spaces and line breaks
-    that hold a digit or "$" (a match is a whole run of letters, digits and "$", so it lies in
-    one such chunk, and the lookarounds see the same characters at a chunk's ends). The chunks
-    are rewritten in one call, joined by line breaks (which no match crosses)."""
-    m = _DIGIT.search(s)
+    where a letter touches a digit or "$" (a match is a whole run of letters, digits and "$"
+    holding both, so it lies in one such chunk, and the lookarounds see the same characters at
+    a chunk's ends; a date or an address holds no such pair). The chunks are rewritten in one
+    call, joined by line breaks (which no match crosses)."""
+    m = _LEET_PAIR.search(s)
     if m is None:
         return s
     spans: list[tuple[int, int]] = []
@@ -127,7 +129,7 @@ def _unleet_words(s: str) -> str:
         b = min(b1 if b1 >= 0 else n, b2 if b2 >= 0 else n)
         spans.append((a, b))
         pos = b
-        m = _DIGIT.search(s, b)
+        m = _LEET_PAIR.search(s, b)
     done = _LEET_WORD.sub(_unleet, "\n".join(s[a:b] for a, b in spans)).split("\n")
     out: list[str] = []
     pos = 0
