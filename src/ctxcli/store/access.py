@@ -24,9 +24,10 @@ many invalid ones rank above them, and, among them, the invalid records ranked w
 ``limit`` × :data:`WIDEN_CAP` places (so a long chain of old versions is explained in part, and
 never crowds out the version in force).
 
-Both dialects are side by side so that a one-sided change is visible; what both read alike
-(the time predicates, the ranked list's widening and withheld counts) is written once here
-and used by every statement of both backends.
+Each predicate is written once here and used by every statement of both backends: the time
+predicates, the ranked list's widening and withheld counts as they are, the access rules
+through :class:`Dialect` (what DuckDB and PostgreSQL write differently: array parameters,
+membership, containment).
 """
 
 from __future__ import annotations
@@ -99,18 +100,67 @@ def pg(sql: str) -> str:
     return re.sub(r"\$(\w+)", r"%(\1)s", sql)
 
 
-# -- DuckDB: `o` is the objects row; $scopes, $purpose, $sources are bound parameters
-DUCK_SCOPE = "list_has_all(CAST($scopes AS VARCHAR[]), coalesce(o.required_scopes, []::VARCHAR[]))"
-DUCK_PURPOSE = "coalesce(list_contains(o.allowed_purposes, CAST($purpose AS VARCHAR)), false)"
-DUCK_SOURCE = "list_contains(CAST($sources AS VARCHAR[]), o.source_id)"
-DUCK_READABLE = f"({DUCK_SCOPE} AND {DUCK_PURPOSE} AND {DUCK_SOURCE})"
-DUCK_VALID = valid_at("o.")
+class Dialect(NamedTuple):
+    """How one backend writes what a predicate needs, so that each predicate is written once
+    (:func:`readable_sql`, the window statement in :mod:`.window`): a bound parameter cast to an
+    array or a scalar, array membership, containment and emptiness. Predicates are written with
+    DuckDB's ``$name`` parameters; :meth:`params` turns them into the backend's."""
 
-# -- PostgreSQL: the same predicates; %(scopes)s, %(purpose)s, %(sources)s are bound parameters
-PG_SCOPE = "coalesce(o.required_scopes, '{}'::text[]) <@ %(scopes)s::text[]"
-PG_PURPOSE = "coalesce(%(purpose)s::text = ANY(o.allowed_purposes), false)"
-PG_SOURCE = "o.source_id = ANY(%(sources)s::text[])"
-PG_READABLE = f"({PG_SCOPE} AND {PG_PURPOSE} AND {PG_SOURCE})"
+    name: str
+    type_names: tuple[tuple[str, str], ...]     # ("text", the backend's name for it), …
+
+    def t(self, typ: str) -> str:
+        """The backend's name of ``typ`` ("text", "integer", "bigint")."""
+        return dict(self.type_names)[typ]
+
+    def arr(self, param: str, typ: str) -> str:
+        """``$param`` as an array of ``typ``."""
+        t = self.t(typ)
+        return f"CAST(${param} AS {t}[])" if self.name == "duckdb" else f"${param}::{t}[]"
+
+    def val(self, param: str, typ: str) -> str:
+        """``$param`` as one ``typ``."""
+        t = self.t(typ)
+        return f"CAST(${param} AS {t})" if self.name == "duckdb" else f"${param}::{t}"
+
+    def member(self, x: str, array: str) -> str:
+        """``x`` is an element of ``array``."""
+        return f"list_contains({array}, {x})" if self.name == "duckdb" else f"{x} = ANY({array})"
+
+    def has_all(self, array: str, sub: str) -> str:
+        """Every element of ``sub`` is in ``array``."""
+        return f"list_has_all({array}, {sub})" if self.name == "duckdb" else f"{sub} <@ {array}"
+
+    def empty_if_null(self, array: str, typ: str) -> str:
+        """``array``, or an empty array of ``typ`` when it is NULL."""
+        t = self.t(typ)
+        return f"coalesce({array}, []::{t}[])" if self.name == "duckdb" else f"coalesce({array}, '{{}}'::{t}[])"
+
+    def is_empty(self, array: str) -> str:
+        return f"len({array}) = 0" if self.name == "duckdb" else f"cardinality({array}) = 0"
+
+    def params(self, sql: str) -> str:
+        """``sql``'s ``$name`` parameters in the backend's form."""
+        return sql if self.name == "duckdb" else pg(sql)
+
+
+DUCKDB = Dialect("duckdb", (("text", "VARCHAR"), ("integer", "INTEGER"), ("bigint", "BIGINT")))
+POSTGRES = Dialect("postgres", (("text", "text"), ("integer", "integer"), ("bigint", "bigint")))
+
+
+def readable_sql(d: Dialect) -> str:
+    """The per-record access rules of an objects row ``o``: the subject holds every scope it
+    needs (``$scopes``), the request's purpose is among its allowed ones (``$purpose``; no
+    allowed purposes: none), and its source is one the subject may read (``$sources``)."""
+    scope = d.has_all(d.arr("scopes", "text"), d.empty_if_null("o.required_scopes", "text"))
+    purpose = f"coalesce({d.member(d.val('purpose', 'text'), 'o.allowed_purposes')}, false)"
+    source = d.member("o.source_id", d.arr("sources", "text"))
+    return d.params(f"({scope} AND {purpose} AND {source})")
+
+
+DUCK_READABLE = readable_sql(DUCKDB)
+DUCK_VALID = valid_at("o.")
+PG_READABLE = readable_sql(POSTGRES)
 PG_VALID = pg(valid_at("o."))
 
 

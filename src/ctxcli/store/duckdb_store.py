@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import StoreError
-from .access import WIDEN_CAP, Readable, admitted, duck_access, in_window, links_at, ranked_cols, widened, withheld
+from .access import DUCKDB, WIDEN_CAP, Readable, admitted, duck_access, links_at, ranked_cols, widened, withheld
 from . import statements as S
 from .base import Found
-from .shared import BM25_PLACES, BM25_SUM_DUCKDB
+from .shared import BM25_PLACES, BM25_SUM_DUCKDB, held_counts
 from .shared import duck_num as _num
 
 # Point lookups go through ART indexes (load/build.py: object_keys(key), entities(entity_key),
@@ -69,40 +69,6 @@ WHERE tenant_id = $tenant AND dst IS NOT NULL
 # direction; the walk's edge rules: $access_ok and validity at as_of), then the objects about them
 # whose event time lies in [from, to], with the access rules before the limit, nearest to the
 # anchor first (ties by doc id), widened past records not valid at as_of; the withheld as counts.
-_WINDOW_SQL = f"""
-WITH q AS (
-  SELECT unnest(CAST($queries AS STRUCT(qi INTEGER, supports VARCHAR, etype VARCHAR, ekeys VARCHAR[], via VARCHAR[],
-                otypes VARCHAR[], lo BIGINT, hi BIGINT, anchor BIGINT, lim BIGINT, cap BIGINT)[]), recursive := true)),
-e AS (
-  SELECT q.qi, entity_id, entity_key FROM entities JOIN q
-    ON list_contains(q.ekeys, entity_key) OR entity_type = q.etype
-  WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id)),
-r AS (
-  SELECT src, dst, rel_type FROM relations
-  WHERE tenant_id = $tenant AND dst IS NOT NULL
-    AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
-    AND {links_at("")}),
-linked AS (
-  SELECT qi, entity_key AS k FROM e
-  UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN q ON q.qi = e.qi AND list_contains(q.via, r.rel_type)
-    JOIN entities n ON n.entity_id = r.dst WHERE n.tenant_id = $tenant
-  UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN q ON q.qi = e.qi AND list_contains(q.via, r.rel_type)
-    JOIN entities n ON n.entity_id = r.src WHERE n.tenant_id = $tenant),
-cand AS (
-  SELECT q.qi, q.anchor, q.lim, q.cap, o.doc_id, o.{{tcol}} AS t, {{ok}} AS ok, {{valid}} AS valid, o.source_id,
-         o.required_scopes, o.allowed_purposes
-  FROM objects o JOIN linked ON o.subject_id = linked.k JOIN q ON q.qi = linked.qi
-  WHERE o.tenant_id = $tenant AND list_contains(o.supports, q.supports)
-    AND (len(q.otypes) = 0 OR list_contains(q.otypes, o.object_type))
-    AND {in_window("o.{tcol}", "q.lo", "q.hi")}),
-ranked AS (
-  SELECT qi, lim, cap, doc_id, t, valid, {ranked_cols("PARTITION BY qi ORDER BY abs(t - anchor), doc_id")}
-  FROM cand WHERE ok)
-SELECT qi, doc_id, t, rn, NULL::VARCHAR, NULL::VARCHAR[], NULL::VARCHAR[], NULL::BIGINT
-FROM ranked WHERE {admitted("lim", "cap")}
-UNION ALL
-{withheld("cand", "qi, NULL, NULL, NULL", "qi")}
-"""
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
 # The graph step's objects about the reached entities (graph_hits): one probe of subject_docs
 # (schema 0009: subject, tenant, doc id, access class, validity; an index on subject_id,
@@ -144,16 +110,6 @@ def _same_tenant(rows: list[tuple], tenant: str, col: int) -> list[tuple]:
         if r[col] != tenant:
             raise StoreError("a store lookup returned a row of another tenant; nothing was used")
     return rows
-
-
-def _held_counts(key, rows: list[tuple]) -> list[tuple]:
-    """(key, source, scopes, purposes, count) summed over ``rows`` (…, source, scopes, purposes,
-    count), in a fixed order."""
-    acc: dict[tuple, int] = {}
-    for *_, src, scopes, purposes, n in rows:
-        k = (src, tuple(scopes or ()), tuple(purposes or ()))
-        acc[k] = acc.get(k, 0) + int(n)
-    return sorted([(key, src, list(sc), list(pu), n) for (src, sc, pu), n in acc.items()], key=repr)
 
 
 def _literal(con, sql: str, params: dict[str, Any]):
@@ -456,7 +412,7 @@ class DuckDBStore:
         for qid, etype, otypes in queries:
             match = [r for r in about if etype in (r[2] or ()) and (not otypes or r[3] in otypes)]
             out.extend((qid, r[0]) for r in widened(match, limit, lambda r: r[5]))
-            withheld.extend(_held_counts(qid, [h for h in held if etype in (h[1] or ())
+            withheld.extend(held_counts(qid, [h for h in held if etype in (h[1] or ())
                                                and (not otypes or h[2] in otypes)]))
         out.sort(key=lambda r: r[0])       # stable: each query's hits keep their rank order
         return Found(out, sorted(withheld, key=repr))
@@ -608,32 +564,19 @@ class DuckDBStore:
         limit): the tenant's readable objects linked to the window's entity whose event time lies
         in the window, nearest to the anchor first, as (query id, doc id, event time µs) in query
         and rank order. Withheld: (query id, source, scopes, purposes, count)."""
-        from .window import TIME_COLUMNS
+        from .window import QUERY_COLUMNS, window_found, window_rows, window_sql
 
         ok, valid, access = duck_access(readable, as_of_us)
-        by_col: dict[str, list[dict[str, Any]]] = {}
-        for qi, (_qid, etype, otypes, w, lim) in enumerate(queries):
-            by_col.setdefault(TIME_COLUMNS[w["time"]], []).append({
-                "qi": qi, "supports": etype, "etype": w["entity_type"],
-                "ekeys": [w["entity"]] if w["entity"] else [], "via": list(w["via"]), "otypes": list(otypes),
-                "lo": w["from_us"], "hi": w["to_us"], "anchor": w["anchor_us"], "lim": int(lim),
-                "cap": int(lim) * WIDEN_CAP})
+        struct = ", ".join(f"{c} {DUCKDB.t(t[:-2])}[]" if t.endswith("[]") else f"{c} {DUCKDB.t(t)}"
+                           for c, t in QUERY_COLUMNS)
+        table = f"SELECT unnest(CAST($queries AS STRUCT({struct})[]), recursive := true)"
         rows: list[tuple] = []
-        for tcol, qs in sorted(by_col.items()):
+        for tcol, qs in window_rows(queries, WIDEN_CAP).items():
             params = {"tenant": tenant, "readable": sorted(entity_sources), "access_ok": sorted(access_ok),
-                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us, "queries": qs, **access}
-            rows += self.con.execute(_WINDOW_SQL.format(tcol=tcol, ok=ok, valid=valid), params).fetchall()
-        per: dict[int, list[tuple]] = {}
-        for r in rows:
-            per.setdefault(r[0], []).append(r[1:])
-        hits: list[tuple] = []
-        withheld: list[tuple] = []
-        for qi, (qid, *_) in enumerate(queries):
-            got = per.get(qi, [])
-            hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in got if r[0] is not None),
-                                                                     key=lambda r: r[2]))
-            withheld.extend(_held_counts(qid, [r for r in got if r[0] is None]))
-        return Found(hits, sorted(withheld, key=repr))
+                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us,
+                      "queries": [dict(zip((c for c, _ in QUERY_COLUMNS), q)) for q in qs], **access}
+            rows += self.con.execute(window_sql(DUCKDB, table, tcol, ok, valid), params).fetchall()
+        return Found(*window_found(queries, rows))
 
     def vector(self, queries, *, tenant: str, readable: Readable, as_of_us: int) -> Found:
         from .duckdb_vector import vector_topk

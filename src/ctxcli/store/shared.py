@@ -3,7 +3,8 @@ pg/reader.py import it).
 
 A constant two dialects must agree on lives here, and so does each dialect's rendering of a
 shared expression, side by side, so that a change to one of them shows next to the other
-(docs/modules.md, "Two dialects"). The statements around them stay in their backend.
+(docs/modules.md, "Two dialects"). The statements around them stay in their backend, except
+those written once for both (store/access.py, store/window.py).
 """
 
 from __future__ import annotations
@@ -60,3 +61,14 @@ def duck_num(x: float) -> str:
 def pg_num(x: float) -> str:
     """A PostgreSQL float8 literal that reads back as exactly ``x``."""
     return f"'{float(x)!r}'::float8"
+
+
+# ------------------------------------------------------------------------------ withheld counts
+def held_counts(key, rows: list[tuple]) -> list[tuple]:  # noqa: ANN001
+    """(key, source, scopes, purposes, count) summed over ``rows`` (…, source, scopes, purposes,
+    count), in a fixed order."""
+    acc: dict[tuple, int] = {}
+    for *_, src, scopes, purposes, n in rows:
+        k = (src, tuple(scopes or ()), tuple(purposes or ()))
+        acc[k] = acc.get(k, 0) + int(n)
+    return sorted([(key, src, list(sc), list(pu), n) for (src, sc, pu), n in acc.items()], key=repr)

@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import StoreError
 from ...util.passwords import mask
 from .. import statements as S
-from ..access import WIDEN_CAP, admitted, in_window, links_at, pg, pg_access, ranked_cols, withheld
+from ..access import POSTGRES, WIDEN_CAP, admitted, links_at, pg, pg_access, ranked_cols, withheld
 from ..base import Found
 from ..shared import BM25_PLACES, BM25_SUM_POSTGRES, VECTOR_PLACES, vector_rows
 from ..shared import pg_num as _num
@@ -104,42 +104,6 @@ SELECT qid, doc_id, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
 FROM ranked WHERE {admitted("%(lim)s", f"%(lim)s * {WIDEN_CAP}")}
 UNION ALL
 {withheld("matched", "qid, NULL, NULL", "qid")}
-"""
-
-# The time-window channel as duckdb_store._WINDOW_SQL: the named entities (of a readable
-# source), the entities one authorised, valid relation of a `via` type away (either
-# direction), the objects about them with event time in [from, to], readable before the limit,
-# nearest to the anchor first (ties by doc id), widened past records not valid at as_of.
-_WINDOW = f"""
-WITH e AS (
-  SELECT entity_id, entity_key FROM entities
-  WHERE tenant_id = %(tenant)s AND source_id = ANY(%(readable)s::text[])
-    AND (entity_key = ANY(%(ekeys)s::text[]) OR entity_type = %(etype)s::text)),
-r AS (
-  SELECT src, dst FROM relations
-  WHERE tenant_id = %(tenant)s AND dst IS NOT NULL AND rel_type = ANY(%(via)s::text[])
-    AND access_id = ANY(%(access_ok)s::integer[])
-    AND {pg(links_at(""))}),
-linked AS (
-  SELECT entity_key AS k FROM e
-  UNION SELECT n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN entities n ON n.entity_id = r.dst
-  WHERE n.tenant_id = %(tenant)s
-  UNION SELECT n.entity_key FROM r JOIN e ON r.dst = e.entity_id JOIN entities n ON n.entity_id = r.src
-  WHERE n.tenant_id = %(tenant)s),
-cand AS (
-  SELECT o.doc_id, o.{{tcol}} AS t, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,
-         o.allowed_purposes
-  FROM objects o JOIN linked ON o.subject_id = linked.k
-  WHERE o.tenant_id = %(tenant)s AND %(supports)s::text = ANY(o.supports)
-    AND (cardinality(%(otypes)s::text[]) = 0 OR o.object_type = ANY(%(otypes)s::text[]))
-    AND {in_window("o.{tcol}", "%(lo)s", "%(hi)s")}),
-ranked AS (
-  SELECT doc_id, t, valid, {ranked_cols("ORDER BY abs(t - %(anchor)s::bigint), doc_id")}
-  FROM cand WHERE ok)
-SELECT doc_id, t, rn, NULL::text, NULL::text[], NULL::text[], NULL::bigint
-FROM ranked WHERE {admitted("%(lim)s", f"%(lim)s * {WIDEN_CAP}")}
-UNION ALL
-{withheld("cand", "NULL, NULL, NULL")}
 """
 
 # The same arithmetic as duckdb_store._BM25, in float8 and in the same order; the score is
@@ -457,21 +421,16 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
 
     def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources,
                known_us: int | None = None) -> Found:
-        from ..window import TIME_COLUMNS
+        from ..window import QUERY_COLUMNS, window_found, window_rows, window_sql
 
         ok, valid, access = pg_access(readable, as_of_us)
-        hits: list[tuple] = []
-        withheld: list[tuple] = []
-        for qid, etype, otypes, w, lim in queries:
-            params = {"tenant": tenant, "readable": sorted(entity_sources), "ekeys": [w["entity"]] if w["entity"] else [],
-                      "etype": w["entity_type"], "via": list(w["via"]), "access_ok": sorted(access_ok), "asof": as_of_us,
-                      "known": as_of_us if known_us is None else known_us, "supports": etype, "otypes": list(otypes), "lo": w["from_us"], "hi": w["to_us"],
-                      "anchor": w["anchor_us"], "lim": int(lim), **access}
-            got = self._tenant_q(tenant, _WINDOW.format(tcol=TIME_COLUMNS[w["time"]], ok=ok, valid=valid), params)
-            hits.extend((qid, doc, t) for doc, t, _rn, *_ in sorted((r for r in got if r[0] is not None),
-                                                                     key=lambda r: r[2]))
-            withheld.extend(sorted(((qid, *r[3:]) for r in got if r[0] is None), key=repr))
-        return Found(hits, sorted(withheld, key=repr))
+        rows: list[tuple] = []
+        for tcol, qs in window_rows(queries, WIDEN_CAP).items():
+            params: dict[str, Any] = {"tenant": tenant, "readable": sorted(entity_sources), "access_ok": sorted(access_ok),
+                                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us, **access}
+            table = "VALUES " + _values(qs, "w", params, casts=tuple(t for _, t in QUERY_COLUMNS))
+            rows += self._tenant_q(tenant, window_sql(POSTGRES, table, tcol, ok, valid), params)
+        return Found(*window_found(queries, rows))
 
     def mask_groups(self) -> list[tuple[int, list[str]]]:
         return self._cached("mask_groups", lambda: [(int(g), list(u or [])) for g, u in self._q(S.MASK_GROUPS.postgres)])
