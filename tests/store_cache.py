@@ -161,6 +161,26 @@ def _same_run(cache: Path, pattern: str, src: Path, base: str) -> Path | None:
     return None
 
 
+def copy_linked(src: Path, dst: Path, ignore: Callable | None = None) -> None:
+    """``shutil.copytree(src, dst)`` keeping hard links: a DuckDB store's live file and its newest
+    generation (``<store>.generations/``) are one file, which is how the store knows its current
+    generation (store/generations.py); copied apart, a cached store would read as generation
+    none."""
+    first: dict[tuple[int, int], str] = {}
+
+    def copy(s: str, d: str) -> str:
+        st = os.stat(s)
+        k = (st.st_dev, st.st_ino)
+        if st.st_nlink > 1 and k in first:
+            os.link(first[k], d)
+        else:
+            shutil.copy2(s, d)
+            first[k] = d
+        return d
+
+    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=ignore, copy_function=copy)
+
+
 def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterable[Path], extra: str = "",
           src: Path | None = None) -> None:
     """Fill ``folder`` (empty, or not yet there) with what ``make()`` writes into it — from the
@@ -182,7 +202,7 @@ def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterab
         rec = _same_run(Path(cache), f"{name}-*/{MODULES}", src, base)
         entry = rec.parent if rec is not None else entry
     if entry.is_dir():
-        shutil.copytree(entry, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MODULES))
+        copy_linked(entry, folder, ignore=shutil.ignore_patterns(MODULES))
         return
     before = set(sys.modules)
     make()
@@ -192,7 +212,7 @@ def build(folder: Path, make: Callable[[], object], *, name: str, inputs: Iterab
     if os.environ.get(READ_ONLY):
         return
     part = entry.with_name(entry.name + f".part{os.getpid()}")
-    shutil.copytree(folder, part)
+    copy_linked(folder, part)
     (part / MODULES).write_text(_record(src, base), encoding="utf-8")
     try:
         part.rename(entry)

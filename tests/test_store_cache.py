@@ -122,6 +122,33 @@ print("holds", (folder / "ctx.duckdb").read_text())
 """
 
 
+def test_a_cached_store_keeps_its_live_file_and_newest_generation_one_file(tmp_path, monkeypatch):
+    """A DuckDB store knows its current generation by the live file and the newest generation
+    being one file (a hard link): copied apart, a pack of a cached store records no generation."""
+    from ctxcli.store import generations
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv(store_cache.ENV, str(cache))
+    monkeypatch.delenv(store_cache.READ_ONLY, raising=False)
+
+    def make(folder: Path):
+        def run():
+            gens = folder / ("ctx.duckdb" + generations.SUFFIX)
+            gens.mkdir(parents=True)
+            (gens / "000001.duckdb").write_text("store")
+            os.link(gens / "000001.duckdb", folder / "ctx.duckdb")
+        return run
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    store_cache.build(a, make(a), name="g", inputs=[REPO / "manifests"])
+    store_cache.build(b, make(b), name="g", inputs=[REPO / "manifests"])       # from the cache
+    for folder in (a, b):
+        live, newest = folder / "ctx.duckdb", folder / ("ctx.duckdb" + generations.SUFFIX) / "000001.duckdb"
+        assert os.path.samefile(live, newest) and live.read_text() == "store"
+    assert [(g["generation"], g["current"]) for g in generations.listing(b / "ctx.duckdb")] == [(1, True)]
+
+
 def test_a_store_is_reused_after_a_change_to_a_module_its_build_never_ran(tmp_path):
     """The key moves with any module of the closure; an entry is still used when everything but
     the module texts is the same and every module its build had loaded is unchanged (each step in

@@ -139,6 +139,24 @@ class Dialect(NamedTuple):
     def is_empty(self, array: str) -> str:
         return f"len({array}) = 0" if self.name == "duckdb" else f"cardinality({array}) = 0"
 
+    @property
+    def q(self) -> str:
+        """A positional parameter."""
+        return "?" if self.name == "duckdb" else "%s"
+
+    def arr_q(self, typ: str) -> str:
+        """A positional parameter as an array of ``typ``."""
+        return f"CAST(? AS {self.t(typ)}[])" if self.name == "duckdb" else f"%s::{self.t(typ)}[]"
+
+    def by(self, col: str) -> str:
+        """``col`` (text) in ORDER BY, ordered by bytes on both backends."""
+        return col if self.name == "duckdb" else f'{col} COLLATE "C"'
+
+    def in_ids(self, col: str, name: str, typ: str) -> str:
+        """``col`` among the ids ``name``: DuckDB, a list of literals the caller formats into
+        ``{name}`` (so the index on ``col`` answers it); PostgreSQL, the array ``$name``."""
+        return f"{col} IN ({{{name}}})" if self.name == "duckdb" else f"{col} = ANY(${name}::{self.t(typ)}[])"
+
     def params(self, sql: str) -> str:
         """``sql``'s ``$name`` parameters in the backend's form."""
         return sql if self.name == "duckdb" else pg(sql)
@@ -156,6 +174,20 @@ def readable_sql(d: Dialect) -> str:
     purpose = f"coalesce({d.member(d.val('purpose', 'text'), 'o.allowed_purposes')}, false)"
     source = d.member("o.source_id", d.arr("sources", "text"))
     return d.params(f"({scope} AND {purpose} AND {source})")
+
+
+def entity_readable(d: Dialect, a: str = "") -> str:
+    """An entity of alias ``a`` (``"e."`` or ``""``) the walk may start from or reach: the request's
+    tenant's (``$tenant``), declared by a source the subject may read (``$readable``)."""
+    return f"{a}tenant_id = $tenant AND {d.member(f'{a}source_id', d.arr('readable', 'text'))}"
+
+
+def edge_authorised(d: Dialect, a: str = "") -> str:
+    """A relation of alias ``a`` the walk may take: the request's tenant's, of an access class the
+    subject may follow (``$access_ok``: its source, its destination's and its attesting record's,
+    decided in Python over the small relation_access table), linking at as_of as known at the
+    knowledge time (:func:`links_at`)."""
+    return f"{a}tenant_id = $tenant AND {d.member(f'{a}access_id', d.arr('access_ok', 'integer'))} AND {links_at(a)}"
 
 
 DUCK_READABLE = readable_sql(DUCKDB)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import StoreError
-from .access import DUCKDB, WIDEN_CAP, Readable, admitted, duck_access, links_at, ranked_cols, widened, withheld
+from .access import (DUCKDB, WIDEN_CAP, Readable, admitted, duck_access, edge_authorised, entity_readable, ranked_cols,
+                     widened, withheld)
 from . import statements as S
 from .base import Found
 from .shared import BM25_PLACES, BM25_SUM_DUCKDB, held_counts
@@ -51,7 +52,7 @@ _SEEDS_SQL = """
 WITH e AS MATERIALIZED (SELECT entity_id, entity_type, tenant_id, source_id FROM entities
                         WHERE entity_key IN ({keys}))
 SELECT entity_id, entity_type, tenant_id, source_id FROM e
-WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id)
+WHERE """ + entity_readable(DUCKDB) + """
 """
 _EDGES_SQL = """
 WITH r AS MATERIALIZED (
@@ -59,16 +60,7 @@ WITH r AS MATERIALIZED (
          ev_valid_from_us, ev_valid_to_us, confidence, extraction_method
   FROM relations WHERE src IN ({nodes}))
 SELECT * FROM r
-WHERE tenant_id = $tenant AND dst IS NOT NULL
-  AND list_contains(CAST($access_ok AS INTEGER[]), access_id)
-  AND """ + links_at("") + "\n"
-# The time-window channel (store/window.py holds both dialects' shared parts), every window query
-# of a call in one statement (one plan; a statement per query was planned anew each time): per
-# query (q, one row each), the entities it names (by key or type, of a source the subject may
-# read, as the walk's seeds), the entities one authorised relation of a `via` type away (either
-# direction; the walk's edge rules: $access_ok and validity at as_of), then the objects about them
-# whose event time lies in [from, to], with the access rules before the limit, nearest to the
-# anchor first (ties by doc id), widened past records not valid at as_of; the withheld as counts.
+WHERE dst IS NOT NULL AND """ + edge_authorised(DUCKDB) + "\n"
 _ENTITY_KEYS_SQL = "SELECT entity_id, entity_key FROM entities WHERE entity_id IN ({ids})"
 # The graph step's objects about the reached entities (graph_hits): one probe of subject_docs
 # (schema 0009: subject, tenant, doc id, access class, validity; an index on subject_id,
@@ -86,7 +78,7 @@ FROM o WHERE o.tenant_id = {tenant}
 # Names and aliases of the tenant's entities of readable sources (alias resolution, engine/resolve.py).
 _ENTITY_NAMES_SQL = """
 SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities
-WHERE tenant_id = $tenant AND list_contains(CAST($readable AS VARCHAR[]), source_id){more}
+WHERE """ + entity_readable(DUCKDB) + """{more}
 ORDER BY entity_key
 """
 # Relations of some types between entities both among ``keys`` (CONTRADICTS, engine/contradictions.py),
@@ -97,9 +89,8 @@ n AS (SELECT entity_id, entity_key FROM e WHERE tenant_id = $tenant)
 SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_id, r.confidence, r.tenant_id,
        r.access_id, r.valid_from_us, r.valid_to_us, r.ev_valid_from_us, r.ev_valid_to_us
 FROM relations r JOIN n a ON a.entity_id = r.src JOIN n b ON b.entity_id = r.dst
-WHERE r.tenant_id = $tenant AND list_contains(CAST($types AS VARCHAR[]), r.rel_type)
-  AND list_contains(CAST($access_ok AS INTEGER[]), r.access_id)
-  AND """ + links_at("r.") + """
+WHERE """ + edge_authorised(DUCKDB, "r.") + """
+  AND """ + DUCKDB.member("r.rel_type", DUCKDB.arr("types", "text")) + """
 ORDER BY r.relation_id
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .access import Dialect, admitted, in_window, links_at, ranked_cols, withheld
+from .access import Dialect, admitted, edge_authorised, entity_readable, in_window, ranked_cols, withheld
 from .shared import held_counts
 
 TIME_COLUMNS = {"valid_from": "valid_from_us", "observed_at": "observed_us"}
@@ -37,12 +37,10 @@ WITH q({cols}) AS ({queries}),
 e AS (
   SELECT q.qi, entity_id, entity_key FROM entities JOIN q
     ON {d.member("entity_key", "q.ekeys")} OR entity_type = q.etype
-  WHERE tenant_id = $tenant AND {d.member("source_id", d.arr("readable", "text"))}),
+  WHERE {entity_readable(d)}),
 r AS (
   SELECT src, dst, rel_type FROM relations
-  WHERE tenant_id = $tenant AND dst IS NOT NULL
-    AND {d.member("access_id", d.arr("access_ok", "integer"))}
-    AND {links_at("")}),
+  WHERE dst IS NOT NULL AND {edge_authorised(d)}),
 linked AS (
   SELECT qi, entity_key AS k FROM e
   UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN q ON q.qi = e.qi AND {d.member("r.rel_type", "q.via")}

@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import StoreError
 from ...util.passwords import mask
 from .. import statements as S
-from ..access import POSTGRES, WIDEN_CAP, admitted, links_at, pg, pg_access, ranked_cols, withheld
+from ..access import POSTGRES, WIDEN_CAP, admitted, edge_authorised, entity_readable, pg_access, ranked_cols, withheld
 from ..base import Found
 from ..shared import BM25_PLACES, BM25_SUM_POSTGRES, VECTOR_PLACES, vector_rows
 from ..shared import pg_num as _num
@@ -158,17 +158,15 @@ starts(tid, start_type) AS (VALUES {{starts}}),
 walk(tid, depth, node, path, rels, rn) AS (
   SELECT s.tid, 0, e.entity_id, ARRAY[e.entity_id], ARRAY[]::text[], 1::bigint
   FROM starts s JOIN entities e ON e.entity_type = s.start_type
-  WHERE e.tenant_id = %(tenant)s AND e.entity_key = ANY(%(seeds)s::text[])
-    AND e.source_id = ANY(%(readable)s::text[])
+  WHERE e.entity_key = ANY(%(seeds)s::text[]) AND {POSTGRES.params(entity_readable(POSTGRES, "e."))}
   UNION ALL
   SELECT w.tid, w.depth + 1, r.dst, w.path || r.dst, w.rels || r.relation_id,
          row_number() OVER (PARTITION BY w.tid, w.path ORDER BY r.dst, r.relation_id {C})
   FROM walk w
   JOIN steps st ON st.tid = w.tid AND st.step = w.depth + 1
   JOIN relations r ON r.src = w.node AND r.rel_type = st.edge AND r.dst_type = st.to_type
-  WHERE r.tenant_id = %(tenant)s AND w.depth < %(max_hops)s AND w.rn <= %(fanout)s
-    AND r.access_id = ANY(%(access_ok)s::integer[])
-    AND {pg(links_at("r."))}
+  WHERE w.depth < %(max_hops)s AND w.rn <= %(fanout)s
+    AND {POSTGRES.params(edge_authorised(POSTGRES, "r."))}
     AND NOT r.dst = ANY(w.path)
     AND r.confidence >= st.least AND (st.inferred OR r.extraction_method IS NULL)
 )
@@ -178,7 +176,7 @@ WHERE w.rn <= %(fanout)s
 ORDER BY w.tid {C}, w.depth, w.path, w.rels {C}
 """
 
-_RELATION_LINKS = pg(links_at("r."))
+_RELATION_OK = POSTGRES.params(edge_authorised(POSTGRES, "r."))   # relations_among
 _GRAPH_HITS = """
 WITH hit AS (
   SELECT k.key, o.doc_id, o.supports, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
@@ -377,7 +375,7 @@ class PgStore:
             more += " AND entity_type = ANY(%(types)s::text[])"
             params["types"] = sorted(types)
         rows = self._tenant_q(tenant, "SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities "
-                              "WHERE tenant_id = %(tenant)s AND source_id = ANY(%(readable)s::text[])" + more
+                              "WHERE " + POSTGRES.params(entity_readable(POSTGRES)) + more
                               + f" ORDER BY entity_key {C}", params)
         ok = set(readable)
         if any(r[4] != tenant or r[5] not in ok for r in rows):
@@ -403,10 +401,9 @@ class PgStore:
         rows = self._tenant_q(tenant, f"""
 SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_id, r.confidence
 FROM relations r JOIN entities a ON a.entity_id = r.src JOIN entities b ON b.entity_id = r.dst
-WHERE r.tenant_id = %(tenant)s AND a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s
+WHERE a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s
   AND a.entity_key = ANY(%(keys)s::text[]) AND b.entity_key = ANY(%(keys)s::text[])
-  AND r.rel_type = ANY(%(types)s::text[]) AND r.access_id = ANY(%(access_ok)s::integer[])
-  AND {_RELATION_LINKS}
+  AND r.rel_type = ANY(%(types)s::text[]) AND {_RELATION_OK}
 ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types": sorted(rel_types),
                                 "access_ok": sorted(access_ok), "asof": as_of_us,
                                 "known": as_of_us if known_us is None else known_us})
@@ -505,7 +502,7 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         return self._q(S.OBJECT_METADATA.postgres, {"ids": sorted(doc_ids)})
 
     def object_content(self, doc_ids) -> list[tuple]:
-        return self._q(S.OBJECT_CONTENT.postgres, [list(doc_ids)])
+        return self._q(S.OBJECT_CONTENT.postgres, {"ids": list(doc_ids)})
 
     def versions(self, tenant, families) -> list[tuple]:
         return self._q(S.VERSIONS.postgres, {"tenant": tenant, "fams": list(families)})
@@ -544,4 +541,4 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
         return self._q(S.OBJECT_FACTS.postgres, {"ids": list(object_ids)})
 
     def tombstoned_ids(self, tenant, object_ids) -> list[str]:
-        return [r[0] for r in self._q(S.TOMBSTONED_IDS.postgres, [tenant, list(object_ids)])]
+        return [r[0] for r in self._q(S.TOMBSTONED_IDS.postgres, {"t": tenant, "ids": list(object_ids)})]
