@@ -45,7 +45,7 @@ TERM_RE = re.compile(r"([+-])\s*(\d+)\s*(us|ms|s|m|h|d)")
 REQUEST_KEYS = {"as_of", "known_at", "scopes", "clearance", "purpose"}
 CASE_KEYS = REQUEST_KEYS | {"admit", "omit", "withheld"}
 ROW_KEYS = {"id", "source", "type", "tenant", "valid_from", "valid_to", "observed", "scopes", "purposes", "at",
-            "facts", "about", "supersedes", "text"}
+            "facts", "about", "supersedes", "text", "object_type"}
 RELATION_KEYS = {"id", "from", "to", "type", "valid_from", "valid_to", "evidence"}
 SOURCE_KEYS = {"classification", "scopes", "purposes", "max_age", "tenant", "enabled"}
 MEMORY_KEYS = {"id", "created", "expires", "tenant", "subject", "scopes", "purposes"}
@@ -148,7 +148,7 @@ def _record(r: dict[str, Any], t0: datetime, sources: dict[str, dict], where: st
     content = r.get("text") or f"Boundary record {rid} of type {etype}."
     rec: dict[str, Any] = {
         "object_id": rid, "tenant_id": r.get("tenant") or sources[sid].get("tenant") or TENANT, "source_version": "v1",
-        "object_type": etype, "subject_id": subject, "title": f"Record {rid}", "content": content,
+        "object_type": r.get("object_type", etype), "subject_id": subject, "title": f"Record {rid}", "content": content,
         "locator": f"test://{rid}", "observed_at": iso(when(r.get("observed", "T-1h"), t0, f"{where}: observed")),
         "supports": [etype], "facts": {"label": rid, **{k: iso(when(v, t0, f"{where}: facts.{k}"))
                                                          for k, v in (r.get("facts") or {}).items()}},

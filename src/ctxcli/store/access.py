@@ -176,6 +176,14 @@ def readable_sql(d: Dialect) -> str:
     return d.params(f"({scope} AND {purpose} AND {source})")
 
 
+def of_type(d: Dialect, etype: str, otypes: str, row: str) -> str:
+    """A row (alias ``row``: an object or its vector) that answers a query: it supports the
+    query's evidence type (the column ``etype`` among ``row.supports``) and is of one of its
+    object types (the array ``otypes``; empty: any type)."""
+    return (f"{d.member(etype, f'{row}.supports')}"
+            f" AND ({d.is_empty(otypes)} OR {d.member(f'{row}.object_type', otypes)})")
+
+
 def entity_readable(d: Dialect, a: str = "") -> str:
     """An entity of alias ``a`` (``"e."`` or ``""``) the walk may start from or reach: the request's
     tenant's (``$tenant``), declared by a source the subject may read (``$readable``)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .access import WIDEN_CAP, Readable, admitted, duck_access, ranked_cols, withheld
+from .access import DUCKDB, WIDEN_CAP, Readable, admitted, duck_access, of_type, ranked_cols, withheld
 from .base import Found
 from .shared import VECTOR_DIM as DIM
 from .shared import VECTOR_PLACES as SCORE_PLACES
@@ -26,8 +26,7 @@ _VECTOR = f"""
 WITH q(qi, etype, otypes, lim, qv) AS (SELECT * FROM (VALUES {{rows}}) v(qi, etype, otypes, lim, qv)),
 scored AS (
   SELECT q.qi, v.doc_id, round(array_cosine_similarity(v.vec, q.qv)::DOUBLE, {{places}}) AS score
-  FROM vectors v JOIN q ON list_contains(v.supports, q.etype)
-    AND (len(q.otypes) = 0 OR list_contains(q.otypes, v.object_type))
+  FROM vectors v JOIN q ON {of_type(DUCKDB, "q.etype", "q.otypes", "v")}
   WHERE v.tenant_id = $tenant),
 gated AS (
   SELECT s.qi, s.doc_id, s.score, {{ok}} AS ok, {{valid}} AS valid, o.source_id, o.required_scopes,

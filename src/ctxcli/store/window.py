@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .access import Dialect, admitted, edge_authorised, entity_readable, in_window, ranked_cols, withheld
+from .access import Dialect, admitted, edge_authorised, entity_readable, in_window, of_type, ranked_cols, withheld
 from .shared import held_counts
 
 TIME_COLUMNS = {"valid_from": "valid_from_us", "observed_at": "observed_us"}
@@ -51,8 +51,7 @@ cand AS (
   SELECT q.qi, q.anchor, q.lim, q.cap, o.doc_id, o.{tcol} AS t, {ok} AS ok, {valid} AS valid, o.source_id,
          o.required_scopes, o.allowed_purposes
   FROM objects o JOIN linked ON o.subject_id = linked.k JOIN q ON q.qi = linked.qi
-  WHERE o.tenant_id = $tenant AND {d.member("q.supports", "o.supports")}
-    AND ({d.is_empty("q.otypes")} OR {d.member("o.object_type", "q.otypes")})
+  WHERE o.tenant_id = $tenant AND {of_type(d, "q.supports", "q.otypes", "o")}
     AND {in_window(f"o.{tcol}", "q.lo", "q.hi")}),
 ranked AS (
   SELECT qi, lim, cap, doc_id, t, valid, {ranked_cols("PARTITION BY qi ORDER BY abs(t - anchor), doc_id")}

@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import StoreError
 from ...util.passwords import mask
 from .. import statements as S
-from ..access import POSTGRES, WIDEN_CAP, admitted, edge_authorised, entity_readable, pg_access, ranked_cols, withheld
+from ..access import POSTGRES, WIDEN_CAP, admitted, edge_authorised, entity_readable, of_type, pg_access, ranked_cols, withheld
 from ..base import Found
 from ..shared import BM25_PLACES, BM25_SUM_POSTGRES, VECTOR_PLACES, vector_rows
 from ..shared import pg_num as _num
@@ -94,8 +94,7 @@ about AS (
          o.source_id, o.required_scopes, o.allowed_purposes
   FROM keyed kd JOIN objects o ON o.doc_id = kd.doc_id),
 matched AS (
-  SELECT qs.qid, a.* FROM qs JOIN about a ON qs.etype = ANY(a.supports)
-  WHERE cardinality(qs.otypes) = 0 OR a.object_type = ANY(qs.otypes)),
+  SELECT qs.qid, a.* FROM qs JOIN about a ON {of_type(POSTGRES, "qs.etype", "qs.otypes", "a")}),
 ranked AS (
   SELECT qid, doc_id, valid,
          {ranked_cols(f"PARTITION BY qid ORDER BY on_seed DESC NULLS LAST, object_type {C}, object_id {C}, doc_id")}
@@ -199,8 +198,7 @@ cand AS (
          (SELECT sum(x * y ORDER BY i) FROM unnest(v.vec, q.qv) WITH ORDINALITY u(x, y, i)) AS d,
          (SELECT sum(x * x ORDER BY i) FROM unnest(v.vec) WITH ORDINALITY u(x, i)) AS nl,
          (SELECT sum(y * y ORDER BY i) FROM unnest(q.qv) WITH ORDINALITY u(y, i)) AS nr
-  FROM vectors v JOIN q ON q.etype = ANY(v.supports)
-    AND (cardinality(q.otypes) = 0 OR v.object_type = ANY(q.otypes))
+  FROM vectors v JOIN q ON {of_type(POSTGRES, "q.etype", "q.otypes", "v")}
   WHERE v.tenant_id = %(tenant)s),
 sim AS (
   SELECT qi, lim, doc_id, greatest(-1::float4, least(d / sqrt(nl * nr)::float4, 1::float4))::float8 * {{scale}} AS y
