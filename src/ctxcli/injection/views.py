@@ -47,7 +47,7 @@ _MIXED_CORE = re.compile(r"[a-z][" + _LOOK + r"]|[" + _LOOK + r"][a-z]")
 _TOKEN_AROUND = re.compile(r"[a-z" + _LOOK + r"]{0,40}")
 _HAS_LOOK = re.compile("[" + _LOOK + "]")  # _MIXED_CORE needs one (a class: re skips ahead)
 # A leetspeak word (_LEET_WORD) is a run of letters, digits and "$" holding both, so some
-# letter in it touches a digit or "$" (a _HAS_LEET match), and it never holds a space or a
+# letter in it touches a digit or "$" (a _LEET_PAIR match), and it never holds a space or a
 # line break: only the space-delimited chunks that hold such a pair are rewritten.
 _LEET_PAIR = regex.compile(r"[0-9$](?=\p{L})|(?<=\p{L})[0-9$]")
 

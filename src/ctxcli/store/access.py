@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+C = 'COLLATE "C"'       # PostgreSQL: order text by bytes, as DuckDB does
+
 # A ranked list holds `limit` valid records and, before the last of them, the records not
 # valid at as_of ranked within the first limit × WIDEN_CAP places (docs/gates.md).
 WIDEN_CAP = 2
@@ -150,7 +152,7 @@ class Dialect(NamedTuple):
 
     def by(self, col: str) -> str:
         """``col`` (text) in ORDER BY, ordered by bytes on both backends."""
-        return col if self.name == "duckdb" else f'{col} COLLATE "C"'
+        return col if self.name == "duckdb" else f"{col} {C}"
 
     def in_ids(self, col: str, name: str, typ: str) -> str:
         """``col`` among the ids ``name``: DuckDB, a list of literals the caller formats into

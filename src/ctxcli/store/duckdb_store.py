@@ -555,16 +555,16 @@ class DuckDBStore:
         limit): the tenant's readable objects linked to the window's entity whose event time lies
         in the window, nearest to the anchor first, as (query id, doc id, event time µs) in query
         and rank order. Withheld: (query id, source, scopes, purposes, count)."""
-        from .window import QUERY_COLUMNS, window_found, window_rows, window_sql
+        from .window import QUERY_COLUMNS, window_found, window_rows, window_sql, window_vias
 
         ok, valid, access = duck_access(readable, as_of_us)
         struct = ", ".join(f"{c} {DUCKDB.t(t[:-2])}[]" if t.endswith("[]") else f"{c} {DUCKDB.t(t)}"
                            for c, t in QUERY_COLUMNS)
         table = f"SELECT unnest(CAST($queries AS STRUCT({struct})[]), recursive := true)"
         rows: list[tuple] = []
-        for tcol, qs in window_rows(queries, WIDEN_CAP).items():
+        for tcol, qs in window_rows(queries).items():
             params = {"tenant": tenant, "readable": sorted(entity_sources), "access_ok": sorted(access_ok),
-                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us,
+                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us, "vias": window_vias(qs),
                       "queries": [dict(zip((c for c, _ in QUERY_COLUMNS), q)) for q in qs], **access}
             rows += self.con.execute(window_sql(DUCKDB, table, tcol, ok, valid), params).fetchall()
         return Found(*window_found(queries, rows))

@@ -17,9 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable, NamedTuple
 
-from .access import DUCKDB, POSTGRES, Dialect, links_at
-
-C = 'COLLATE "C"'       # PostgreSQL: order text by bytes, as DuckDB does
+from .access import DUCKDB, POSTGRES, C, Dialect, links_at  # noqa: F401 (C: pg/reader's statements)
 
 
 class Pair(NamedTuple):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .access import Dialect, admitted, edge_authorised, entity_readable, in_window, of_type, ranked_cols, withheld
+from .access import WIDEN_CAP, Dialect, admitted, edge_authorised, entity_readable, in_window, of_type, ranked_cols, withheld
 from .shared import held_counts
 
 TIME_COLUMNS = {"valid_from": "valid_from_us", "observed_at": "observed_us"}
@@ -24,7 +24,8 @@ QUERY_COLUMNS = (("qi", "integer"), ("supports", "text"), ("etype", "text"), ("e
 @lru_cache(maxsize=32)
 def window_sql(d: Dialect, queries: str, tcol: str, ok: str, valid: str) -> str:
     """The statement for dialect ``d``: ``queries`` is the body of the query table (the columns
-    of :data:`QUERY_COLUMNS`, one row per query), ``tcol`` the event-time column (a value of
+    of :data:`QUERY_COLUMNS`, one row per query; ``$vias``: every relation type they walk),
+    ``tcol`` the event-time column (a value of
     :data:`TIME_COLUMNS`), ``ok`` and ``valid`` the access and validity predicates of an objects
     row ``o`` (store/access.py). Rows: (query index, doc id, event time, rank, then NULLs) for
     what the limit admits, and (query index, NULL, NULL, NULL, source, scopes, purposes, count)
@@ -40,7 +41,7 @@ e AS (
   WHERE {entity_readable(d)}),
 r AS (
   SELECT src, dst, rel_type FROM relations
-  WHERE dst IS NOT NULL AND {edge_authorised(d)}),
+  WHERE dst IS NOT NULL AND {d.member("rel_type", d.arr("vias", "text"))} AND {edge_authorised(d)}),
 linked AS (
   SELECT qi, entity_key AS k FROM e
   UNION SELECT e.qi, n.entity_key FROM r JOIN e ON r.src = e.entity_id JOIN q ON q.qi = e.qi AND {d.member("r.rel_type", "q.via")}
@@ -63,16 +64,21 @@ UNION ALL
 """)
 
 
-def window_rows(queries, widen_cap: int) -> dict[str, list[tuple]]:  # noqa: ANN001
+def window_rows(queries) -> dict[str, list[tuple]]:  # noqa: ANN001
     """The query table's rows of ``queries`` ((query id, evidence type, object types, window
     query, limit), the engine's order), one list per event-time column, in the columns'
-    order."""
+    order; each query's cap is its limit × WIDEN_CAP."""
     by_col: dict[str, list[tuple]] = {}
     for qi, (_qid, etype, otypes, w, lim) in enumerate(queries):
         by_col.setdefault(TIME_COLUMNS[w["time"]], []).append((
             qi, etype, w["entity_type"], [w["entity"]] if w["entity"] else [], list(w["via"]), list(otypes),
-            w["from_us"], w["to_us"], w["anchor_us"], int(lim), int(lim) * widen_cap))
+            w["from_us"], w["to_us"], w["anchor_us"], int(lim), int(lim) * WIDEN_CAP))
     return dict(sorted(by_col.items()))
+
+
+def window_vias(rows: list[tuple]) -> list[str]:
+    """Every relation type the query table's ``rows`` walk (the statement reads only those)."""
+    return sorted({v for r in rows for v in r[4]})
 
 
 def window_found(queries, rows: list[tuple]) -> tuple[list[tuple], list[tuple]]:  # noqa: ANN001

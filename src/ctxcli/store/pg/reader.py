@@ -416,13 +416,14 @@ ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types":
 
     def window(self, queries, *, tenant, readable, as_of_us, access_ok, entity_sources,
                known_us: int | None = None) -> Found:
-        from ..window import QUERY_COLUMNS, window_found, window_rows, window_sql
+        from ..window import QUERY_COLUMNS, window_found, window_rows, window_sql, window_vias
 
         ok, valid, access = pg_access(readable, as_of_us)
         rows: list[tuple] = []
-        for tcol, qs in window_rows(queries, WIDEN_CAP).items():
+        for tcol, qs in window_rows(queries).items():
             params: dict[str, Any] = {"tenant": tenant, "readable": sorted(entity_sources), "access_ok": sorted(access_ok),
-                                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us, **access}
+                                      "asof": as_of_us, "known": as_of_us if known_us is None else known_us,
+                                      "vias": window_vias(qs), **access}
             table = "VALUES " + _values(qs, "w", params, casts=tuple(t for _, t in QUERY_COLUMNS))
             rows += self._tenant_q(tenant, window_sql(POSTGRES, table, tcol, ok, valid), params)
         return Found(*window_found(queries, rows))
