@@ -11,8 +11,9 @@ import duckdb
 import pytest
 
 from ctxcli.load.build import write_term_lists
-from ctxcli.store import duckdb_store
+from ctxcli.store import duckdb_bm25, duckdb_store
 from ctxcli.store.duckdb_store import DuckDBStore
+from ctxcli.store.access import WIDEN_CAP
 from ctxcli.store.schema import MASK_BITS, STEPS
 
 TYPES = [f"type{i:02d}" for i in range(MASK_BITS + 3)]      # the last four share the overflow bit
@@ -103,6 +104,14 @@ def _random_queries(rng: random.Random) -> list[tuple[str, list[str]]]:
         terms = common + rare + (rng.sample(common, 1) if common and rng.random() < 0.2 else [])
         out.append((rng.choice(TYPES + ["type-unknown"]), terms or [rng.choice(VOCAB)]))
     return out
+
+
+@pytest.fixture(autouse=True, params=["numpy", "plain"])
+def scorer(request, monkeypatch):
+    """Every case on each scorer of the term lists' form (duckdb_bm25.plain_scoring): numpy's,
+    and plain Python's for a small tenant while numpy is not loaded."""
+    monkeypatch.setattr(duckdb_bm25, "plain_scoring", lambda n: request.param == "plain")
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +212,21 @@ def test_a_term_list_row_of_another_tenant_is_never_used(stores):
         con.execute("DELETE FROM term_lists WHERE tkey = '1 zzother'")
 
 
+def test_a_term_list_naming_a_document_the_tenant_does_not_hold_is_refused(stores):
+    """A term list of the query's tenant whose postings name a document outside that tenant (a
+    damaged store) stops the step with a store error; nothing of it is ranked."""
+    from ctxcli.errors import StoreError
+
+    con = stores[0]
+    st = DuckDBStore(con)
+    con.execute("INSERT INTO term_lists VALUES ('1 zzbroken', 1, 1, [(100000::BIGINT << 32) | 3])")
+    try:
+        with pytest.raises(StoreError, match="names a document its tenant does not hold"):
+            st.bm25([(TYPES[0], [VOCAB[0], "zzbroken"])], tenant="t-big", readable=None, as_of_us=0, limit=10)
+    finally:
+        con.execute("DELETE FROM term_lists WHERE tkey = '1 zzbroken'")
+
+
 def test_a_limit_past_the_top_n_bound_ranks_everything(stores, monkeypatch):
     """Past _BM25_TOP_N_MAX (max_by takes fewer than a million) a limit still answers,
     with every matching document, in the same order as the bounded form."""
@@ -245,17 +269,46 @@ def test_both_forms_widen_past_records_not_valid_at_as_of():
         con.close()
 
 
+def test_a_valid_record_ranked_past_the_cap_is_still_found():
+    """When most of the best-scoring records are not valid at as_of, the ``limit`` best valid
+    ones are listed even if they rank past limit × WIDEN_CAP (the records not valid in between
+    are left out), as the SQL form does."""
+    from ctxcli.store.access import Readable
+
+    con = _store(4, index=True)
+    try:
+        con.execute("UPDATE objects SET source_id = 'src-a', allowed_purposes = ['review'], required_scopes = [], "
+                    "valid_to_us = CASE WHEN doc_id % 10 <> 0 THEN 100 END")
+        write_term_lists(con)
+        st = DuckDBStore(con)
+        rd = Readable(scopes=(), purpose="review", sources=("src-a",))
+        rng = random.Random(23)
+        past = 0
+        for _ in range(40):
+            qs, tenant, lim = _random_queries(rng), rng.choice(TENANTS[:2]), rng.choice([1, 2, 3])
+            got = st.bm25(qs, tenant=tenant, readable=rd, as_of_us=500, limit=lim)
+            assert got == st.bm25_sql(qs, tenant=tenant, readable=rd, as_of_us=500, limit=lim), (qs, tenant, lim)
+            every = st.bm25(qs, tenant=tenant, readable=rd, as_of_us=0, limit=10**6).hits   # all valid then
+            rank = {(qi, doc): r for r, (qi, doc) in enumerate(((qi, doc) for qi, doc, _ in every), 1)}
+            first = {qi: min(r for (q, _), r in rank.items() if q == qi) for qi, _ in rank}
+            past += sum(doc % 10 == 0 and rank[qi, doc] - first[qi] + 1 > lim * WIDEN_CAP for qi, doc, _ in got.hits)
+        assert past > 10, past
+    finally:
+        con.close()
+
+
 def test_scores_round_half_away_from_zero_as_duckdb():
     """The term lists' scores are rounded as DuckDB's round(x, 9): half away from zero, at the
     exact halves too (numpy's own round goes to the even neighbour there)."""
     import numpy as np
 
-    from ctxcli.store.duckdb_bm25 import round_places
+    from ctxcli.store.duckdb_bm25 import round_place, round_places
 
     xs = [(k + 0.5) / 1e9 for k in (0, 1, 2, 3, 4, 10, 12, 2024, 4_000_000_002)] + [1.0000000025, 0.0000000005, 2.5e-9]
     con = duckdb.connect()
     want = [con.execute(f"SELECT round({x!r}::DOUBLE, 9)").fetchone()[0] for x in xs]
     assert round_places(np.array(xs)).tolist() == want
+    assert [round_place(x) for x in xs] == want
 
 
 def test_a_value_holding_nul_is_bound_not_written_into_the_statement(stores):

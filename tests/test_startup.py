@@ -87,6 +87,21 @@ def test_a_command_imports_only_its_own_module_and_nothing_heavy_for_its_help():
     assert [m for m in heavy(mods) if m.split(".")[0] not in ("typer", "pydantic")] == []
 
 
+def test_an_investigation_of_a_small_store_imports_neither_numpy_nor_the_detector(store, tmp_path):
+    """A fresh ``ctx investigate`` on the bundled store scores BM25 in plain Python (a small
+    tenant while numpy is not loaded: store/duckdb_bm25.py) and reads the stored detector
+    verdicts: numpy and the injection package stay unimported. Its pack is the in-process one."""
+    from ctxcli import api
+
+    code, _, mods = fresh(["investigate", "C-102", "--out", str(tmp_path / "run")])
+    assert code == 0
+    assert "numpy" not in mods and not [m for m in mods if m.split(".")[:2] == ["ctxcli", "injection"]]
+    assert "ctxcli.store.duckdb_bm25" in mods          # the fulltext channel ran
+    res = api.investigate(api.InvestigateOptions(case="C-102", db=store))
+    for name in ("pack.json", "trace.jsonl", "answer.json"):
+        assert (tmp_path / "run" / name).read_bytes() == api.output_files(res)[name], name
+
+
 def test_a_command_of_a_group_and_an_unknown_command_behave_as_in_the_full_application():
     code, out, mods = fresh(["store", "generations", "--help"])
     assert (code, out) == (0, typer_help(78, "store", "generations"))

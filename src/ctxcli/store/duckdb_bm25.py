@@ -1,5 +1,5 @@
 """BM25 on the DuckDB store from the term lists (schema 0009, issue 36): three small statements,
-then exact scoring in numpy.
+then exact scoring in numpy (or plain Python for a small tenant while numpy is not loaded).
 
 1. The tenant's statistics and every access class (doc_classes) with the access rules of
    store/access.py evaluated on it in the statement (``{ok}``) and whether it holds each
@@ -26,7 +26,9 @@ bound as a parameter instead (:class:`Literals`).
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from typing import Any
 
 from ..errors import StoreError
@@ -117,10 +119,130 @@ def round_places(x):
     return (f + ((v - f) >= 0.5)) / float(10 ** BM25_PLACES)
 
 
-def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us: int, limit: int) -> Found:
-    """DuckDBStore.bm25 for a subject without unmasking scopes (see the module's docstring)."""
+def round_place(x: float) -> float:
+    """:func:`round_places` of one value, in plain Python (the same operations on the same doubles)."""
+    v = x * float(10 ** BM25_PLACES)
+    f = float(math.floor(v))
+    return (f + (1.0 if v - f >= 0.5 else 0.0)) / float(10 ** BM25_PLACES)
+
+
+# A tenant of at most this many documents is scored in plain Python when numpy is not loaded
+# yet: a fresh ``ctx investigate`` on a small store then never imports numpy (~60 ms of its
+# start). Both scorers give the same hits bit for bit (tests/test_bm25_plan.py runs every case
+# on each); numpy's wins from a few thousand documents on, and costs nothing once loaded.
+PLAIN_MAX_DOCS = 2048
+
+
+def plain_scoring(num_docs: int) -> bool:
+    """Whether a tenant of ``num_docs`` documents is scored in plain Python (see PLAIN_MAX_DOCS)."""
+    return num_docs <= PLAIN_MAX_DOCS and "numpy" not in sys.modules
+
+
+def _top_numpy(lists, docs, queries, types, cls_ok, cls_holds, *, limit: int, cap: int):
+    """Per query, its kept documents in rank order as (doc, score, valid), and the documents
+    withheld by the access rule as {access class: count}; in numpy (lists and docs fetched as
+    arrays)."""
     import numpy as np
 
+    cls_ok, cls_holds = np.array(cls_ok, bool), np.array(cls_holds, bool).reshape(len(types), len(cls_ok))
+    size = int(docs["doc_id"].max()) + 1 if len(docs["doc_id"]) else 0
+    lenk = np.zeros(size)           # k1 · (1 − b + b · dl / avgdl) per document, as the SQL form
+    lenk[docs["doc_id"]] = _K1 * (_B1 + (_B * docs["dl"].astype(np.float64)) / lists.avgdl)
+    cls_of = np.zeros(size, np.int64)
+    cls_of[docs["doc_id"]] = docs["cls"]
+    valid_of = np.zeros(size, bool)
+    valid_of[docs["doc_id"]] = docs["valid"]
+    per: dict[str, tuple[Any, Any]] = {}
+    for term, idf, packed in lists.rows:
+        halves = np.ascontiguousarray(packed, dtype="<i8").view("<i4")     # (tf, doc id) per posting
+        tf, d = halves[0::2], halves[1::2]
+        if len(d) and int(d.max()) >= size:
+            raise StoreError(_UNHELD)
+        per[term] = (d, float(idf) * tf * _KP1 / (tf + lenk[d]))
+    col = {t: i for i, t in enumerate(types)}
+    for etype, qterms in queries:
+        parts = [per[t] for t in qterms if t in per]        # a repeated term counts again, as in SQL
+        if not parts:
+            yield [], {}
+            continue
+        score = np.bincount(np.concatenate([p[0] for p in parts]), weights=np.concatenate([p[1] for p in parts]),
+                            minlength=size)
+        matched = np.flatnonzero(score)                      # every posting weighs > 0
+        matched = matched[cls_holds[col[etype]][cls_of[matched]]]
+        ok_doc = cls_ok[cls_of[matched]]
+        withheld: dict[int, int] = {}
+        if not ok_doc.all():
+            for cls, cnt in zip(*np.unique(cls_of[matched[~ok_doc]], return_counts=True)):
+                withheld[int(cls)] = int(cnt)
+            matched = matched[ok_doc]
+        s = round_places(score[matched])
+        # the cap largest (ties included) and the ``limit`` largest valid at as_of (store/access.py)
+        keep = _largest(s, cap) | (valid_of[matched] & _largest(np.where(valid_of[matched], s, -np.inf), limit))
+        matched, s = matched[keep], s[keep]
+        order = np.lexsort((matched, -s))
+        docs_in, s_in = matched[order].tolist(), s[order].tolist()
+        yield [(doc, sc, bool(valid_of[doc])) for doc, sc in zip(docs_in, s_in)], withheld
+
+
+def _top_plain(lists, docs, queries, types, cls_ok, cls_holds, *, limit: int, cap: int):
+    """:func:`_top_numpy` in plain Python for a small tenant (lists and docs fetched as rows):
+    the same float64 operations in the same order, so the same scores bit for bit."""
+    of: dict[int, tuple[float, int, bool]] = {}
+    for doc, dl, cls, valid in docs:
+        of[doc] = (_K1 * (_B1 + (_B * float(dl)) / lists.avgdl), cls, bool(valid))
+    per: dict[str, list[tuple[int, float]]] = {}
+    for term, idf, packed in lists.rows:
+        weights = []
+        for p in packed:
+            doc, tf = p >> 32, p & 0xFFFFFFFF
+            if doc not in of:
+                raise StoreError(_UNHELD)
+            weights.append((doc, float(idf) * tf * _KP1 / (tf + of[doc][0])))
+        per[term] = weights
+    ncls = len(cls_ok)
+    for etype, qterms in queries:
+        score: dict[int, float] = {}
+        for t in qterms:                                     # a repeated term counts again, as in SQL
+            for doc, w in per.get(t, ()):
+                score[doc] = score.get(doc, 0.0) + w
+        holds = cls_holds[types.index(etype) * ncls:(types.index(etype) + 1) * ncls]
+        withheld: dict[int, int] = {}
+        kept: list[tuple[float, int]] = []
+        for doc, sc in score.items():
+            cls = of[doc][1]
+            if not holds[cls]:
+                continue
+            if not cls_ok[cls]:
+                withheld[cls] = withheld.get(cls, 0) + 1
+                continue
+            kept.append((round_place(sc), doc))
+        # the cap largest (ties included) and the ``limit`` largest valid at as_of (store/access.py)
+        cut = _cut([sc for sc, _ in kept], cap)
+        cut_valid = _cut([sc for sc, doc in kept if of[doc][2]], limit)
+        kept = [(sc, doc) for sc, doc in kept if sc >= cut or (of[doc][2] and sc >= cut_valid)]
+        kept.sort(key=lambda x: (-x[0], x[1]))
+        yield [(doc, sc, of[doc][2]) for sc, doc in kept], withheld
+
+
+def _cut(scores: list[float], n: int) -> float:
+    """The ``n``-th largest of ``scores`` (every score is kept when there are at most ``n``)."""
+    if len(scores) <= n:
+        return -math.inf
+    return sorted(scores, reverse=True)[n - 1]
+
+
+_UNHELD = "a term list names a document its tenant does not hold; nothing was used"
+
+
+class _Lists:
+    """The query terms' lists as read: (term, idf, postings) rows and the tenant's avgdl."""
+
+    def __init__(self, rows, avgdl: float) -> None:
+        self.rows, self.avgdl = rows, avgdl
+
+
+def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us: int, limit: int) -> Found:
+    """DuckDBStore.bm25 for a subject without unmasking scopes (see the module's docstring)."""
     if limit <= 0:
         return Found([], [])
     lit = Literals()
@@ -133,68 +255,43 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
         return Found([], [])            # no such tenant, or no objects
     tno, n, avgdl = rows[0][:3]
     ncls = rows[-1][3] + 1
-    cls_ok = np.zeros(ncls, bool)
-    cls_holds = np.zeros((len(types), ncls), bool)
+    cls_ok = [False] * ncls
+    cls_holds = [False] * (len(types) * ncls)         # [type index · ncls + class]
     combo: dict[int, tuple] = {}
     for *_, cls, readable_cls, held, src, scopes, purposes in rows:
-        cls_ok[cls] = readable_cls
-        cls_holds[:, cls] = held
+        cls_ok[cls] = bool(readable_cls)
+        for ti, h in enumerate(held):
+            cls_holds[ti * ncls + cls] = bool(h)
         combo[cls] = (src, scopes, purposes)
     terms = sorted({t for _, qterms in queries for t in qterms})
     if not terms:
         return Found([], [])
-    got = lit.run(con, _LISTS.format(keys=", ".join(lit.str(f"{int(tno)} {t}") for t in terms), n=int(n),
-                                     tno=int(tno))).fetchnumpy()
-    if any(int(x) != tno for x in got["tenant_no"]):    # a second line behind the statement's tenant filter
+    plain = plain_scoring(int(n))
+    cur = lit.run(con, _LISTS.format(keys=", ".join(lit.str(f"{int(tno)} {t}") for t in terms), n=int(n),
+                                     tno=int(tno)))
+    got = cur.fetchall() if plain else list(zip(*cur.fetchnumpy().values()))
+    if any(int(row[1]) != tno for row in got):    # a second line behind the statement's tenant filter
         raise StoreError("a store lookup returned a row of another tenant; nothing was used")
-    if not len(got["tkey"]):
+    if not got:
         return Found([], [])
-    docs = lit.run(con, _DOCS.format(valid=valid, tno=int(tno))).fetchnumpy()
-    size = int(docs["doc_id"].max()) + 1 if len(docs["doc_id"]) else 0
-    lenk = np.zeros(size)           # k1 · (1 − b + b · dl / avgdl) per document, as the SQL form
-    lenk[docs["doc_id"]] = _K1 * (_B1 + (_B * docs["dl"].astype(np.float64)) / float(avgdl))
-    cls_of = np.zeros(size, np.int64)
-    cls_of[docs["doc_id"]] = docs["cls"]
-    valid_of = np.zeros(size, bool)
-    valid_of[docs["doc_id"]] = docs["valid"]
-    per: dict[str, tuple[Any, Any]] = {}
     prefix = len(f"{int(tno)} ")
-    for key, idf, packed in zip(got["tkey"], got["idf"], got["postings"]):
-        halves = np.ascontiguousarray(packed, dtype="<i8").view("<i4")     # (tf, doc id) per posting
-        tf, d = halves[0::2], halves[1::2]
-        if len(d) and int(d.max()) >= size:
-            raise StoreError("a term list names a document its tenant does not hold; nothing was used")
-        per[str(key)[prefix:]] = (d, float(idf) * tf * _KP1 / (tf + lenk[d]))
+    lists = _Lists([(str(key)[prefix:], idf, packed) for key, _, idf, packed in got], float(avgdl))
+    cur = lit.run(con, _DOCS.format(valid=valid, tno=int(tno)))
+    top = _top_plain if plain else _top_numpy
+    docs = cur.fetchall() if plain else cur.fetchnumpy()
     cap = int(limit) * WIDEN_CAP
     hits: list[tuple] = []
     withheld: dict[tuple, int] = {}
-    col = {t: i for i, t in enumerate(types)}
-    for qi, (etype, qterms) in enumerate(queries):
-        parts = [per[t] for t in qterms if t in per]        # a repeated term counts again, as in SQL
-        if not parts:
-            continue
-        score = np.bincount(np.concatenate([p[0] for p in parts]), weights=np.concatenate([p[1] for p in parts]),
-                            minlength=size)
-        matched = np.flatnonzero(score)                      # every posting weighs > 0
-        matched = matched[cls_holds[col[etype]][cls_of[matched]]]
-        ok_doc = cls_ok[cls_of[matched]]
-        if not ok_doc.all():
-            for cls, cnt in zip(*np.unique(cls_of[matched[~ok_doc]], return_counts=True)):
-                src, scopes, purposes = combo[int(cls)]
-                key = (qi, src, None if scopes is None else tuple(scopes),
-                       None if purposes is None else tuple(purposes))
-                withheld[key] = withheld.get(key, 0) + int(cnt)
-            matched = matched[ok_doc]
-        s = round_places(score[matched])
-        # the cap largest (ties included) and the ``limit`` largest valid at as_of (store/access.py)
-        keep = _largest(s, cap) | (valid_of[matched] & _largest(np.where(valid_of[matched], s, -np.inf), limit))
-        matched, s = matched[keep], s[keep]
-        order = np.lexsort((matched, -s))
+    for qi, (ranked, held_back) in enumerate(top(lists, docs, queries, types, cls_ok, cls_holds,
+                                                  limit=int(limit), cap=cap)):
+        for cls, cnt in held_back.items():
+            src, scopes, purposes = combo[cls]
+            key = (qi, src, None if scopes is None else tuple(scopes), None if purposes is None else tuple(purposes))
+            withheld[key] = withheld.get(key, 0) + cnt
         n_valid = 0
-        for rank, (doc, sc) in enumerate(zip(matched[order].tolist(), s[order].tolist()), 1):
+        for rank, (doc, sc, ok) in enumerate(ranked, 1):
             if n_valid >= limit:
                 break
-            ok = bool(valid_of[doc])
             if ok or rank <= cap:
                 hits.append((qi, doc, sc))
             n_valid += ok
