@@ -489,11 +489,20 @@ def bench_cli_basics(work: Path, runs: int) -> dict:
             if r.returncode != 0:
                 raise RuntimeError(r.stderr[-2000:])
     out["ctx investigate C-102 (bundled, store loaded)"] = summ(walls)
+    # the floor issue 51 measures it against: a fresh Python that imports duckdb, timed the same way
+    exe = Path(CTX).read_text(errors="replace").splitlines()[0]
+    py = exe[2:].strip() if exe.startswith("#!") else sys.executable
+    walls = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([py, "-c", "import duckdb"], capture_output=True, check=True)
+        walls.append(time.perf_counter() - t0)
+    out["python -c 'import duckdb' (the floor)"] = summ(walls)
+    out["investigate / import duckdb (p50)"] = round(out["ctx investigate C-102 (bundled, store loaded)"]["p50_ms"]
+                                                     / out["python -c 'import duckdb' (the floor)"]["p50_ms"], 2)
     # where the start-up time goes
     for name, cmd in (("help", [CTX, "--help"]),
                       ("investigate", [CTX, "investigate", "C-102", "--db", str(db), "--out", str(work / "it")])):
-        exe = Path(CTX).read_text(errors="replace").splitlines()[0]
-        py = exe[2:].strip() if exe.startswith("#!") else sys.executable
         r = subprocess.run([py, "-X", "importtime", CTX] + cmd[1:], cwd=REPO, capture_output=True, text=True)
         rows = []
         for line in r.stderr.splitlines():
