@@ -75,12 +75,6 @@ SELECT o.subject_id, o.doc_id, o.supports, {valid} AS valid, {ok} AS ok, o.sourc
        o.allowed_purposes, o.tenant_id
 FROM o WHERE o.tenant_id = {tenant}
 """
-# Names and aliases of the tenant's entities of readable sources (alias resolution, engine/resolve.py).
-_ENTITY_NAMES_SQL = """
-SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities
-WHERE """ + entity_readable(DUCKDB) + """{more}
-ORDER BY entity_key
-"""
 # Relations of some types between entities both among ``keys`` (CONTRADICTS, engine/contradictions.py),
 # authorised and valid at as_of as a walked edge (_EDGES_SQL).
 _AMONG_SQL = """
@@ -480,15 +474,8 @@ class DuckDBStore:
         return out
 
     def entity_names(self, tenant, readable, *, keys=None, types=None) -> list[tuple]:
-        params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable)}
-        more = ""
-        if keys is not None:
-            more += " AND list_contains(CAST($keys AS VARCHAR[]), entity_key)"
-            params["keys"] = sorted(keys)
-        if types is not None:
-            more += " AND list_contains(CAST($types AS VARCHAR[]), entity_type)"
-            params["types"] = sorted(types)
-        rows = self.con.execute(_ENTITY_NAMES_SQL.format(more=more), params).fetchall()
+        params = S.entity_names_params(tenant, readable, keys, types)
+        rows = self.con.execute(S.ENTITY_NAMES[keys is not None, types is not None].duckdb, params).fetchall()
         ok = set(readable)
         if any(r[5] not in ok for r in _same_tenant(rows, tenant, 4)):
             raise StoreError("a store lookup returned an entity of a source the subject may not read")

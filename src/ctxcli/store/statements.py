@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable, NamedTuple
 
-from .access import DUCKDB, POSTGRES, C, Dialect, links_at  # noqa: F401 (C: pg/reader's statements)
+from .access import DUCKDB, POSTGRES, C, Dialect, entity_readable, links_at  # noqa: F401 (C: pg/reader's statements)
 
 
 class Pair(NamedTuple):
@@ -51,6 +51,30 @@ SOURCE_GOVERNANCE = one(lambda d: (
 SOURCE_POLICY = one(lambda d: (
     f"SELECT required_scopes, allowed_purposes, classification, redaction FROM sources WHERE source_id = {d.q}"))
 DISABLED_SOURCES = one(lambda d: f"SELECT source_id FROM sources WHERE NOT enabled ORDER BY {d.by('source_id')}")
+
+# ------------------------------------------------------------------------------ entities
+def _entity_names(keys: bool, types: bool) -> Pair:
+    return one(lambda d: (
+        "SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities WHERE " + entity_readable(d)
+        + (" AND " + d.member("entity_key", d.arr("keys", "text")) if keys else "")
+        + (" AND " + d.member("entity_type", d.arr("types", "text")) if types else "")
+        + f" ORDER BY {d.by('entity_key')}"))
+
+
+# Names and aliases of the tenant's entities of readable sources (alias resolution,
+# engine/resolve.py), by (keys given, types given): narrowed to ``$keys`` / ``$types``.
+ENTITY_NAMES = {(k, t): _entity_names(k, t) for k in (False, True) for t in (False, True)}
+
+
+def entity_names_params(tenant: str, readable, keys, types) -> dict:
+    """The parameters of ``ENTITY_NAMES[keys is not None, types is not None]``."""
+    params = {"tenant": tenant, "readable": sorted(readable)}
+    if keys is not None:
+        params["keys"] = sorted(keys)
+    if types is not None:
+        params["types"] = sorted(types)
+    return params
+
 
 # ------------------------------------------------------------------------------ objects
 _OBJ_COLS = """o.doc_id, o.object_id, o.tenant_id, o.source_id, o.source_version, o.object_type, o.subject_id,

@@ -175,7 +175,10 @@ WHERE w.rn <= %(fanout)s
 ORDER BY w.tid {C}, w.depth, w.path, w.rels {C}
 """
 
-_RELATION_OK = POSTGRES.params(edge_authorised(POSTGRES, "r."))   # relations_among
+# relations_among: an authorised edge of one of the requested types between two of the keys
+_RELATION_OK = POSTGRES.params(" AND ".join((
+    POSTGRES.member("a.entity_key", POSTGRES.arr("keys", "text")), POSTGRES.member("b.entity_key", POSTGRES.arr("keys", "text")),
+    POSTGRES.member("r.rel_type", POSTGRES.arr("types", "text")), edge_authorised(POSTGRES, "r."))))
 _GRAPH_HITS = """
 WITH hit AS (
   SELECT k.key, o.doc_id, o.supports, {ok} AS ok, {valid} AS valid, o.source_id, o.required_scopes,
@@ -363,18 +366,8 @@ class PgStore:
         return [(k, sid) for k, sid, _ in rows]
 
     def entity_names(self, tenant, readable, *, keys=None, types=None) -> list[tuple]:
-        # As duckdb_store._ENTITY_NAMES_SQL.
-        params: dict[str, Any] = {"tenant": tenant, "readable": sorted(readable)}
-        more = ""
-        if keys is not None:
-            more += " AND entity_key = ANY(%(keys)s::text[])"
-            params["keys"] = sorted(keys)
-        if types is not None:
-            more += " AND entity_type = ANY(%(types)s::text[])"
-            params["types"] = sorted(types)
-        rows = self._tenant_q(tenant, "SELECT entity_key, entity_type, name, aliases, tenant_id, source_id FROM entities "
-                              "WHERE " + POSTGRES.params(entity_readable(POSTGRES)) + more
-                              + f" ORDER BY entity_key {C}", params)
+        rows = self._tenant_q(tenant, S.ENTITY_NAMES[keys is not None, types is not None].postgres,
+                              S.entity_names_params(tenant, readable, keys, types))
         ok = set(readable)
         if any(r[4] != tenant or r[5] not in ok for r in rows):
             raise StoreError("a store lookup returned an entity of a source the subject may not read")
@@ -399,9 +392,7 @@ class PgStore:
         rows = self._tenant_q(tenant, f"""
 SELECT r.relation_id, r.rel_type, a.entity_key, b.entity_key, r.evidence_object_id, r.confidence
 FROM relations r JOIN entities a ON a.entity_id = r.src JOIN entities b ON b.entity_id = r.dst
-WHERE a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s
-  AND a.entity_key = ANY(%(keys)s::text[]) AND b.entity_key = ANY(%(keys)s::text[])
-  AND r.rel_type = ANY(%(types)s::text[]) AND {_RELATION_OK}
+WHERE a.tenant_id = %(tenant)s AND b.tenant_id = %(tenant)s AND {_RELATION_OK}
 ORDER BY r.relation_id {C}""", {"tenant": tenant, "keys": sorted(keys), "types": sorted(rel_types),
                                 "access_ok": sorted(access_ok), "asof": as_of_us,
                                 "known": as_of_us if known_us is None else known_us})
