@@ -93,6 +93,37 @@ def test_a_sources_snapshot_holds_what_was_observed_by_the_knowledge_time(store)
         st.close()
 
 
+def test_a_shared_sources_snapshot_counts_only_the_tenants_own_observations():
+    """A source whose records name their tenant (no tenant in the registry) is as fresh, for one
+    tenant, as that tenant's newest record by the knowledge time: another tenant's newer record
+    neither makes it fresh nor shows; another tenant's own source is not listed at all. Every
+    source is listed when no tenant is given (``ctx sources``)."""
+    import duckdb
+
+    from ctxcli.engine.freshness import source_ages
+    from ctxcli.store.duckdb_store import DuckDBStore
+    from ctxcli.store.schema import STEPS
+
+    con = duckdb.connect()
+    for _, sql in STEPS:
+        con.execute(sql)
+    con.execute("INSERT INTO sources (source_id, tenant_id, refresh_sla) VALUES "
+                "('shared', NULL, '1d'), ('a-own', 'tenant-a', '1d'), ('b-own', 'tenant-b', '1d')")
+    now = 1_000 * DAY
+    con.execute("INSERT INTO objects (doc_id, object_id, tenant_id, source_id, observed_us) VALUES "
+                f"(1, 'S-A', 'tenant-a', 'shared', {now - 3 * DAY}), (2, 'S-B', 'tenant-b', 'shared', {now - 1}), "
+                f"(3, 'A-1', 'tenant-a', 'a-own', {now - DAY}), (4, 'B-1', 'tenant-b', 'b-own', {now})")
+    st = DuckDBStore(con)
+    try:
+        ages = {x["source_id"]: (x["age_s"], x["stale"]) for x in source_ages(st, "tenant-a", now, TZ)}
+        assert ages == {"shared": (3 * 86400, True), "a-own": (86400, False)}
+        ages = {x["source_id"]: (x["age_s"], x["stale"]) for x in source_ages(st, "tenant-b", now, TZ)}
+        assert ages == {"shared": (0, False), "b-own": (0, False)}
+        assert [x["source_id"] for x in source_ages(st, None, now, TZ)] == ["a-own", "b-own", "shared"]
+    finally:
+        con.close()
+
+
 # ------------------------------------------------------------------------------ relations
 ACCESS = Access(frozenset({"incident:read", "service:read", "deploy:read", "runbook:read", "org:read", "policy:read",
                            "wiki:read"}), "incident_review", "confidential")      # the incident's on-call

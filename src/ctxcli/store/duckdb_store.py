@@ -356,12 +356,8 @@ class DuckDBStore:
         return self._cached("source_governance", lambda: self.con.execute(S.SOURCE_GOVERNANCE.duckdb).fetchall())
 
     def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
-        where, params = ("WHERE s.tenant_id = ? OR s.tenant_id IS NULL", [tenant]) if tenant is not None else ("", [])
-        obj_tenant = "AND o.tenant_id = ?" if tenant is not None else ""
-        return self.con.execute(
-            f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o WHERE o.source_id = s.source_id "
-            f"AND o.observed_us <= ? {obj_tenant}) FROM sources s {where} ORDER BY s.source_id",
-            [as_of_us, *([tenant] if tenant is not None else []), *params]).fetchall()
+        return self.con.execute(S.SOURCE_FRESHNESS[tenant is not None].duckdb,
+                                S.source_freshness_params(tenant, as_of_us)).fetchall()
 
     def source_policy(self, source_id: str) -> tuple | None:
         return self.con.execute(S.SOURCE_POLICY.duckdb, [source_id]).fetchone()

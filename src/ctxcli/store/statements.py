@@ -52,6 +52,25 @@ SOURCE_POLICY = one(lambda d: (
     f"SELECT required_scopes, allowed_purposes, classification, redaction FROM sources WHERE source_id = {d.q}"))
 DISABLED_SOURCES = one(lambda d: f"SELECT source_id FROM sources WHERE NOT enabled ORDER BY {d.by('source_id')}")
 
+
+def _source_freshness(tenant: bool) -> Pair:
+    return one(lambda d: (
+        "SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o WHERE o.source_id = s.source_id "
+        "AND o.observed_us <= $asof" + (" AND o.tenant_id = $tenant" if tenant else "") + ") FROM sources s"
+        + (" WHERE s.tenant_id = $tenant OR s.tenant_id IS NULL" if tenant else "") + f" ORDER BY {d.by('s.source_id')}"))
+
+
+# Each source (of the tenant and the global ones, or every source) with its refresh SLA and its
+# newest observation at or before $asof (of the tenant's objects), by (tenant given):
+# engine/freshness.py.
+SOURCE_FRESHNESS = {t: _source_freshness(t) for t in (False, True)}
+
+
+def source_freshness_params(tenant: str | None, as_of_us: int) -> dict:
+    """The parameters of ``SOURCE_FRESHNESS[tenant is not None]``."""
+    return {"asof": as_of_us} if tenant is None else {"asof": as_of_us, "tenant": tenant}
+
+
 # ------------------------------------------------------------------------------ entities
 def _entity_names(keys: bool, types: bool) -> Pair:
     return one(lambda d: (

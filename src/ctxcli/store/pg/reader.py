@@ -317,14 +317,7 @@ class PgStore:
         return self._cached("source_governance", lambda: self._q(S.SOURCE_GOVERNANCE.postgres))
 
     def source_freshness(self, tenant: str | None, as_of_us: int) -> list[tuple]:
-        if tenant is None:
-            return self._q(f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o "
-                           f"WHERE o.source_id = s.source_id AND o.observed_us <= %s) FROM sources s "
-                           f"ORDER BY s.source_id {C}", [as_of_us])
-        return self._q(f"SELECT s.source_id, s.refresh_sla, (SELECT max(o.observed_us) FROM objects o "
-                       f"WHERE o.source_id = s.source_id AND o.observed_us <= %s AND o.tenant_id = %s) FROM sources s "
-                       f"WHERE s.tenant_id = %s OR s.tenant_id IS NULL ORDER BY s.source_id {C}",
-                       [as_of_us, tenant, tenant])
+        return self._q(S.SOURCE_FRESHNESS[tenant is not None].postgres, S.source_freshness_params(tenant, as_of_us))
 
     def source_policy(self, source_id: str) -> tuple | None:
         rows = self._q(S.SOURCE_POLICY.postgres, [source_id])
