@@ -2841,6 +2841,14 @@ MUTANTS: list[Mutant] = [
            '            kids[m[1]] = [m]',
            (QT + "test_a_version_replaced_by_two_is_superseded_by_the_one_in_force", QT + "test_an_expired_version_names_the_one_in_force_at_its_end_even_across_a_branch",)),
     # a source's snapshot (stale_sources): its newest observation by the knowledge time, its SLA
+    # issue 51: the erased ids looked up as literals (an IN list the scan can use), NUL bound
+    Mutant("erasure-lookup-ids-unquoted", "src/ctxcli/store/duckdb_store.py",
+           'ids = ", ".join(lit.str(i) for i in object_ids) or "NULL"',
+           'ids = ", ".join(f"\'{i}\'" for i in object_ids) or "NULL"',
+           ("tests/test_erasure_gate.py::test_the_erased_ids_reach_the_store_lookup_as_text_whatever_they_hold",)),
+    Mutant("erasure-lookup-no-ids-empty-list", "src/ctxcli/store/duckdb_store.py",
+           'ids = ", ".join(lit.str(i) for i in object_ids) or "NULL"', 'ids = ", ".join(lit.str(i) for i in object_ids)',
+           ("tests/test_erasure_gate.py::test_the_erased_ids_reach_the_store_lookup_as_text_whatever_they_hold",)),
     Mutant('itime-snapshot-known-end-exclusive', 'src/ctxcli/store/statements.py',
            '"AND o.observed_us <= $asof"', '"AND o.observed_us < $asof"',
            (QT + "test_a_sources_snapshot_holds_what_was_observed_by_the_knowledge_time", PG_REL)),

@@ -223,3 +223,20 @@ def test_another_tenants_object_under_the_same_id_never_widens_an_erasure(projec
     r = run_cli(["erase", "--apply", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["applied"]["current_store_holds"] == []
+
+
+def test_the_erased_ids_reach_the_store_lookup_as_text_whatever_they_hold(store):
+    """The erasure gate looks the erased ids up in the store (their hashes): ids holding a quote,
+    a NUL or a backslash find nothing and break nothing; real ids of two tenants are each found,
+    once, in (tenant, id) order."""
+    from ctxcli.store import open_store
+
+    st = open_store(store)
+    try:
+        odd = ["it's", "a\x00b", "back\\slash", "CASE-C-102' OR '1'='1"]
+        got = st.object_hashes(sorted(["OTHER-CASE-C-102", "CASE-C-102", *odd]))
+        assert [(t, oid) for t, oid, _, _ in got] == [("tenant-demo", "CASE-C-102"), ("tenant-other", "OTHER-CASE-C-102")]
+        assert all(ch for _, _, ch, _ in got)
+        assert st.object_hashes(odd) == [] and st.object_hashes([]) == []
+    finally:
+        st.close()

@@ -169,7 +169,7 @@ ORDER BY {d.by('o.object_id')}, {d.by('o.tenant_id')}, o.doc_id
 """)
 # The hashes of objects named by id (any tenant): the erasure gate's duplicate links (ledger/erasure.py).
 OBJECT_HASHES = one(lambda d: (
-    f"SELECT tenant_id, object_id, content_hash, dedup_hash FROM objects WHERE {d.member('object_id', d.arr('ids', 'text'))} "
+    f"SELECT tenant_id, object_id, content_hash, dedup_hash FROM objects WHERE {d.in_ids('object_id', 'ids', 'text')} "
     f"ORDER BY {d.by('tenant_id')}, {d.by('object_id')}, {d.by('content_hash')}"))
 # Erasure (ledger/erasure.py): does a store generation hold an erased object, by id (of one
 # tenant, or of any when $t is NULL) or by content (its hashes, keyed by the caller)?
