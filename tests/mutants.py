@@ -2841,6 +2841,16 @@ MUTANTS: list[Mutant] = [
            '            kids[m[1]] = [m]',
            (QT + "test_a_version_replaced_by_two_is_superseded_by_the_one_in_force", QT + "test_an_expired_version_names_the_one_in_force_at_its_end_even_across_a_branch",)),
     # a source's snapshot (stale_sources): its newest observation by the knowledge time, its SLA
+    # issue 51: open_store's reader reads the small tables once per connection (its own memo)
+    Mutant("reader-small-tables-read-each-time", "src/ctxcli/store/__init__.py",
+           "            return DuckDBStore(con, address, before, memo={})", "            return DuckDBStore(con, address, before)",
+           ("tests/test_generations.py::test_a_reader_reads_the_small_tables_once_and_one_opened_after_a_load_reads_them_anew",)),
+    Mutant("reader-memo-shared-by-every-connection", "src/ctxcli/store/__init__.py",
+           "            return DuckDBStore(con, address, before, memo={})",
+           '            return DuckDBStore(con, address, before, memo=globals().setdefault("_every_reader", {}))',
+           ("tests/test_generations.py::test_a_reader_reads_the_small_tables_once_and_one_opened_after_a_load_reads_them_anew",)),
+    Mutant("reader-memo-handed-out-uncopied", "src/ctxcli/store/duckdb_store.py",
+           "        return deepcopy(self._memo[key])", "        return self._memo[key]", ("tests/test_generations.py::test_a_reader_reads_the_small_tables_once_and_one_opened_after_a_load_reads_them_anew",)),
     # issue 51: the erased ids looked up as literals (an IN list the scan can use), NUL bound
     Mutant("erasure-lookup-ids-unquoted", "src/ctxcli/store/duckdb_store.py",
            'ids = ", ".join(lit.str(i) for i in object_ids) or "NULL"',

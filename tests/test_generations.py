@@ -130,3 +130,41 @@ def test_generation_is_outside_the_pack_hash(store, tmp_path):
     assert pack_hash(other) == pack_hash(pack) == pack["content_hash"]
     r = run_cli(["replay", tmp_path / "a", "--against", "yesterday"])
     assert r.exit_code == 2 and "--against 'yesterday': must be one of built, current" in r.stderr
+
+
+def test_a_reader_reads_the_small_tables_once_and_one_opened_after_a_load_reads_them_anew(project_copy):
+    """A connection reads the store file it opened to its end, so open_store's reader reads the
+    source registry once (each caller gets its own copy); a reader opened after a load that
+    changed a source reads the new registry."""
+    from ctxcli.store import open_store
+
+    _load()
+    db = project_copy / ".ctx" / "ctx.duckdb"
+    st = open_store(db)
+    ran: list[str] = []
+
+    class Counting:
+        def __init__(self, con):
+            self.con = con
+
+        def execute(self, sql, *a):
+            ran.append(sql)
+            return self.con.execute(sql, *a)
+
+    st.con = Counting(st.con)
+    try:
+        first = st.source_governance()
+        first.append(("changed by the caller",))
+        assert st.source_governance() == first[:-1] and len(ran) == 1
+        assert dict((r[0], r[5]) for r in first[:-1])["claims-rules"] == "claims-policy"
+    finally:
+        st.con = st.con.con
+        st.close()
+    m = project_copy / "manifests" / "sources" / "claims-rules.yaml"
+    m.write_text(m.read_text().replace("owner_team: claims-policy", "owner_team: rules-desk"))
+    _load()
+    st = open_store(db)
+    try:
+        assert dict((r[0], r[5]) for r in st.source_governance())["claims-rules"] == "rules-desk"
+    finally:
+        st.close()

@@ -29,16 +29,19 @@ def open_store(address, generation: int | None = None):
     if generation is None and readers.is_kept(address):
         return readers.lease(address)       # ctx serve: the kept reader, reopened when the file changed
     db = Path(address)
+    # A connection reads the file it opened to the end (a load publishes a new file, never
+    # writes into this one): the small tables every investigation reads again (the source
+    # registry, relation access, meta) are read once per connection (``memo``).
     if generation is not None:
         p = gens.path_of(db, generation)
-        return None if p is None else DuckDBStore(open_reader(p), address, generation)
+        return None if p is None else DuckDBStore(open_reader(p), address, generation, memo={})
     for _ in range(3):      # a load may publish between the open and the look-up: look again
         before = gens.current(db)
         con = open_reader(db)
         if gens.current(db) == before:
-            return DuckDBStore(con, address, before)
+            return DuckDBStore(con, address, before, memo={})
         con.close()
-    return DuckDBStore(open_reader(db), address, None)
+    return DuckDBStore(open_reader(db), address, None, memo={})
 
 
 def kept_generations(address) -> list[tuple[int, bool]]:

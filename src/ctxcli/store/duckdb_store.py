@@ -296,8 +296,9 @@ class DuckDBStore:
         self.path = path
         self.address = str(path) if path is not None else "(connection)"
         self.generation = generation    # the store generation this connection reads (store/generations.py)
-        # a lease of a reader kept by ctx serve (store/readers.py): what ends the lease, and the
-        # reader's cache of the small tables every investigation reads (None: read them each time)
+        # a lease of a reader kept by ctx serve (store/readers.py): what ends the lease; and the
+        # cache of the small tables every investigation reads: the kept reader's, or this
+        # connection's (open_store); None: read them each time
         self._on_close, self._memo = on_close, memo
 
     # -- opening, describing
@@ -309,7 +310,7 @@ class DuckDBStore:
         self.con.close()
 
     def _cached(self, key, read):
-        """``read()``, kept in the reader's memo when this is a lease of a kept reader (a copy
+        """``read()``, kept in the memo when there is one (open_store's readers; a copy
         each time: callers may change what they get)."""
         if self._memo is None:
             return read()
