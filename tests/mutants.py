@@ -2841,6 +2841,11 @@ MUTANTS: list[Mutant] = [
            '            kids[m[1]] = [m]',
            (QT + "test_a_version_replaced_by_two_is_superseded_by_the_one_in_force", QT + "test_an_expired_version_names_the_one_in_force_at_its_end_even_across_a_branch",)),
     # a source's snapshot (stale_sources): its newest observation by the knowledge time, its SLA
+    # a store reader's lockdown, its settings in one round trip (issue 51)
+    Mutant("reader-external-access-left-on", "src/ctxcli/store/db.py", '"SET enable_external_access=false; SET autoinstall', '"SET autoinstall', ("tests/test_hostile.py::test_a_store_reader_can_reach_nothing_outside_the_store",)),
+    Mutant("reader-autoinstall-left-on", "src/ctxcli/store/db.py", "SET autoinstall_known_extensions=false; ", "", ("tests/test_hostile.py::test_a_store_reader_can_reach_nothing_outside_the_store",)),
+    Mutant("reader-autoload-left-on", "src/ctxcli/store/db.py", '"SET autoload_known_extensions=false; SET lock', '"SET lock', ("tests/test_hostile.py::test_a_store_reader_can_reach_nothing_outside_the_store",)),
+    Mutant("reader-configuration-left-unlocked", "src/ctxcli/store/db.py", "; SET lock_configuration=true", "", ("tests/test_hostile.py::test_a_store_reader_can_reach_nothing_outside_the_store",)),
     # issue 51: open_store's reader reads the small tables once per connection (its own memo)
     Mutant("reader-small-tables-read-each-time", "src/ctxcli/store/__init__.py",
            "            return DuckDBStore(con, address, before, memo={})", "            return DuckDBStore(con, address, before)",

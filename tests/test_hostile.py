@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
@@ -762,3 +763,26 @@ def _obj_stub():
                facts={}, keys=[], content_hash="", dedup_hash="", supersedes=None, tokens=1, section=None,
                doc_ref=None, trust_level="authoritative", classification="internal", max_age_s=None,
                redaction=None, owner_team="o")
+
+
+def test_a_store_reader_can_reach_nothing_outside_the_store(store, tmp_path):
+    """A reader (open_reader) reads its store and nothing else: no file outside it, no
+    extension installed or loaded, and none of those settings can be turned back on."""
+    outside = tmp_path / "outside.csv"
+    outside.write_text("a\n1\n", encoding="utf-8")
+    con = open_reader(store)
+    try:
+        assert con.execute("SELECT count(*) FROM objects").fetchone()[0] > 0
+        for sql in (f"SELECT * FROM read_csv('{outside}')", f"COPY (SELECT 1) TO '{tmp_path / 'out.csv'}'",
+                    "INSTALL json", "SET enable_external_access=true", "SET autoinstall_known_extensions=true",
+                    "SET autoload_known_extensions=true", "SET lock_configuration=false"):
+            with pytest.raises(duckdb.Error):
+                con.execute(sql)
+        settings = dict(con.execute("SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', "
+                                    "'autoinstall_known_extensions', 'autoload_known_extensions', "
+                                    "'lock_configuration')").fetchall())
+        assert settings == {"enable_external_access": "false", "autoinstall_known_extensions": "false",
+                            "autoload_known_extensions": "false", "lock_configuration": "true"}
+        assert not (tmp_path / "out.csv").exists()
+    finally:
+        con.close()
