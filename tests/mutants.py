@@ -208,6 +208,13 @@ MUTANTS: list[Mutant] = [
     Mutant("bm25-small-tenant-always-numpy", "src/ctxcli/store/duckdb_bm25.py",
            'return num_docs <= PLAIN_MAX_DOCS and "numpy" not in sys.modules', "return False",
            ("tests/test_startup.py",)),
+    # the access classes and documents read once per connection for the same request (issue 51)
+    Mutant("bm25-memo-answers-any-request", "src/ctxcli/store/duckdb_bm25.py", "if kept is not None and kept[0] == key:", "if kept is not None:", ("tests/test_bm25_plan.py::test_a_later_round_reads_the_classes_and_documents_once",)),
+    Mutant("bm25-memo-key-without-fetch", "src/ctxcli/store/duckdb_bm25.py", "key = (sql, tuple(sorted(self.used(sql).items())), fetch)",
+           "key = (sql, tuple(sorted(self.used(sql).items())))", ("tests/test_bm25_plan.py::test_a_later_round_reads_the_classes_and_documents_once",)),
+    Mutant("bm25-memo-one-slot-for-both", "src/ctxcli/store/duckdb_bm25.py", 'docs = lit.once(memo, "bm25:docs", con,', 'docs = lit.once(memo, "bm25:classes", con,',
+           ("tests/test_bm25_plan.py::test_a_later_round_reads_the_classes_and_documents_once",)),
+    Mutant("bm25-memo-never-kept", "src/ctxcli/store/duckdb_bm25.py", "            memo[slot] = (key, rows)", "            pass", ("tests/test_bm25_plan.py::test_a_later_round_reads_the_classes_and_documents_once",)),
     Mutant("graph-hits-tenant-predicate-dropped", "src/ctxcli/store/duckdb_store.py",
            "FROM o WHERE o.tenant_id = {tenant}", "FROM o WHERE {tenant} IS NOT NULL", (B,)),
     # --- boundaries the issue asked for -----------------------------------------------------

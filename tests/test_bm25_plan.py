@@ -330,3 +330,42 @@ def test_the_steps_answer_the_same_under_a_statement_timeout(stores):
     st = DuckDBStore(stores[0])
     st.set_statement_timeout(30)
     assert st.bm25(qs, tenant="t-big", readable=None, as_of_us=0, limit=10) == want and want.hits
+
+
+def test_a_later_round_reads_the_classes_and_documents_once(stores, monkeypatch):
+    """With the store's memo (open_store's readers, a kept reader), a second BM25 call of the
+    same request reads only the term lists: the access classes and the tenant's documents are
+    the same statements. Another as_of reads the documents anew (their validity), another
+    subject the classes (their access), another tenant both, another scorer the documents in
+    its own form; every answer is the one read without the memo."""
+    from ctxcli.store.access import Readable
+
+    con = _store(5, index=True)
+    con.execute("UPDATE objects SET source_id = CASE WHEN doc_id % 5 = 0 THEN 'src-b' ELSE 'src-a' END, "
+                "allowed_purposes = ['review'], required_scopes = [], valid_to_us = CASE WHEN doc_id % 3 = 0 THEN 100 END")
+    write_term_lists(con)
+    ran: list[str] = []
+
+    class Counting:
+        def execute(self, sql, *a):
+            ran.append(sql)
+            return con.execute(sql, *a)
+
+    st, plain = DuckDBStore(Counting(), memo={}), DuckDBStore(con)
+    q = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
+    a, b = Readable(scopes=(), purpose="review", sources=("src-a",)), Readable(scopes=(), purpose="review", sources=("src-b",))
+    calls = [("t-big", a, 50, "plain", 3), ("t-big", a, 50, "plain", 1), ("t-big", a, 500, "plain", 2),
+             ("t-big", b, 500, "plain", 2), ("t-mid", b, 500, "plain", 3), ("t-mid", b, 500, "numpy", 2),
+             ("t-mid", b, 500, "numpy", 1), ("t-big", a, 50, "plain", 3)]
+    answers = set()
+    try:
+        for tenant, rd, as_of, scorer, statements in calls:
+            monkeypatch.setattr(duckdb_bm25, "plain_scoring", lambda n, s=scorer: s == "plain")
+            ran.clear()
+            got = st.bm25(q, tenant=tenant, readable=rd, as_of_us=as_of, limit=10)
+            assert len(ran) == statements, (tenant, as_of, scorer, ran)
+            assert got == plain.bm25(q, tenant=tenant, readable=rd, as_of_us=as_of, limit=10) and got.hits
+            answers.add(repr(got))
+        assert len(answers) == 4          # each request answers differently (the two scorers alike)
+    finally:
+        con.close()

@@ -97,8 +97,25 @@ class Literals:
 
     def run(self, con, sql: str):
         """``con.execute(sql)`` with the parameters of ``sql`` bound, if it has any."""
-        used = {k: v for k, v in self.params.items() if re.search(rf"\${k}\b", sql)}
+        used = self.used(sql)
         return con.execute(sql, used) if used else con.execute(sql)
+
+    def used(self, sql: str) -> dict[str, str]:
+        return {k: v for k, v in self.params.items() if re.search(rf"\${k}\b", sql)}
+
+    def once(self, memo: dict | None, slot: str, con, sql: str, fetch: str):
+        """``run(con, sql)``'s rows (``fetch``: "fetchall" or "fetchnumpy"), read once per
+        connection: ``memo`` (the store's, None: read each time) keeps the last statement of
+        ``slot`` — its text, parameters and fetch are the key, so the same key is the same
+        result on the file this connection reads — and its rows, which callers only read."""
+        key = (sql, tuple(sorted(self.used(sql).items())), fetch)
+        kept = memo.get(slot) if memo is not None else None
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        rows = getattr(self.run(con, sql), fetch)()
+        if memo is not None:
+            memo[slot] = (key, rows)
+        return rows
 
 
 def _largest(s, n: int):
@@ -241,8 +258,11 @@ class _Lists:
         self.rows, self.avgdl = rows, avgdl
 
 
-def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us: int, limit: int) -> Found:
-    """DuckDBStore.bm25 for a subject without unmasking scopes (see the module's docstring)."""
+def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us: int, limit: int,
+               memo: dict | None = None) -> Found:
+    """DuckDBStore.bm25 for a subject without unmasking scopes (see the module's docstring).
+    With the store's ``memo``, the access classes and the tenant's documents are read once per
+    connection for the same request (a later round of the investigation asks for them again)."""
     if limit <= 0:
         return Found([], [])
     lit = Literals()
@@ -250,7 +270,7 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
     ok, valid = lit.inline(ok, access), lit.inline(valid, access)
     types = sorted({etype for etype, _ in queries})
     holds = ", ".join(f"list_contains(o.supports, {lit.str(t)})" for t in types)
-    rows = lit.run(con, _CLASSES.format(ok=ok, holds=holds, tenant=lit.str(tenant))).fetchall()
+    rows = lit.once(memo, "bm25:classes", con, _CLASSES.format(ok=ok, holds=holds, tenant=lit.str(tenant)), "fetchall")
     if not rows:
         return Found([], [])            # no such tenant, or no objects
     tno, n, avgdl = rows[0][:3]
@@ -276,9 +296,8 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
         return Found([], [])
     prefix = len(f"{int(tno)} ")
     lists = _Lists([(str(key)[prefix:], idf, packed) for key, _, idf, packed in got], float(avgdl))
-    cur = lit.run(con, _DOCS.format(valid=valid, tno=int(tno)))
     top = _top_plain if plain else _top_numpy
-    docs = cur.fetchall() if plain else cur.fetchnumpy()
+    docs = lit.once(memo, "bm25:docs", con, _DOCS.format(valid=valid, tno=int(tno)), "fetchall" if plain else "fetchnumpy")
     cap = int(limit) * WIDEN_CAP
     hits: list[tuple] = []
     withheld: dict[tuple, int] = {}

@@ -572,7 +572,8 @@ class DuckDBStore:
                                  unmasked=unmasked)
         from .duckdb_bm25 import bm25_lists
 
-        return bm25_lists(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us, limit=limit)
+        return bm25_lists(self.con, queries, tenant=tenant, readable=readable, as_of_us=as_of_us, limit=limit,
+                          memo=self._memo)
 
     def bm25_sql(self, queries, *, tenant: str, readable: Readable, as_of_us: int, limit: int, unmasked=()) -> Found:
         """:meth:`bm25` as one scoring statement over the postings table (the same scores and
