@@ -240,3 +240,34 @@ def test_the_erased_ids_reach_the_store_lookup_as_text_whatever_they_hold(store)
         assert st.object_hashes(odd) == [] and st.object_hashes([]) == []
     finally:
         st.close()
+
+
+def test_a_reader_looks_the_same_erasures_up_once(store):
+    """Every run reads the recorded erasures and looks their ids up in the store; a reader (a
+    warm server's kept one, or one run's) does so once for the same ids, and again for others,
+    with the answer read without its memo each time."""
+    from ctxcli.store import open_store
+    from ctxcli.store.duckdb_store import DuckDBStore
+
+    st = open_store(store)
+    ran: list[str] = []
+
+    class Counting:
+        def __init__(self, con):
+            self.con = con
+
+        def execute(self, sql, *a):
+            ran.append(sql)
+            return self.con.execute(sql, *a)
+
+    raw = st.con
+    st.con = Counting(raw)
+    try:
+        for ids, statements in ((["CASE-C-102"], 1), (["CASE-C-102"], 0), (["OTHER-CASE-C-102"], 1),
+                                (["CASE-C-102"], 1), (["CASE-C-102", "it's"], 1)):
+            ran.clear()
+            assert st.object_hashes(ids) == DuckDBStore(raw).object_hashes(ids)
+            assert len(ran) == statements, (ids, ran)
+    finally:
+        st.con = raw
+        st.close()

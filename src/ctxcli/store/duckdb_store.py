@@ -677,12 +677,13 @@ class DuckDBStore:
 
     def object_hashes(self, object_ids) -> list[tuple]:
         # the ids as literals: DuckDB binds a list parameter element by element, and a
-        # list_contains over it tests every row (~5× slower at 100k objects)
+        # list_contains over it tests every row (~5× slower at 100k objects). Every run of a
+        # warm server asks again for the same recorded erasures: read once per connection.
         from .duckdb_bm25 import Literals
 
         lit = Literals()
         ids = ", ".join(lit.str(i) for i in object_ids) or "NULL"
-        return lit.run(self.con, S.OBJECT_HASHES.duckdb.format(ids=ids)).fetchall()
+        return lit.once(self._memo, "object_hashes", self.con, S.OBJECT_HASHES.duckdb.format(ids=ids), "fetchall")
 
     def tombstoned_ids(self, tenant, object_ids) -> list[str]:
         return [x[0] for x in self.con.execute(S.TOMBSTONED_IDS.duckdb, {"t": tenant, "ids": object_ids}).fetchall()]
