@@ -95,3 +95,14 @@ def run_cli(args, **kw):
     from ctxcli.cli.main import app
 
     return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False, **kw)
+
+
+class Counting:
+    """A connection that records each statement it runs in ``ran`` (tests that count statements)."""
+
+    def __init__(self, con, ran: list[str]) -> None:
+        self.con, self.ran = con, ran
+
+    def execute(self, sql, *args):
+        self.ran.append(sql)
+        return self.con.execute(sql, *args)

@@ -12,9 +12,11 @@ import pytest
 
 from ctxcli.load.build import write_term_lists
 from ctxcli.store import duckdb_bm25, duckdb_store
-from ctxcli.store.duckdb_store import DuckDBStore
 from ctxcli.store.access import WIDEN_CAP
+from ctxcli.store.duckdb_store import DuckDBStore
 from ctxcli.store.schema import MASK_BITS, STEPS
+
+from .conftest import Counting
 
 TYPES = [f"type{i:02d}" for i in range(MASK_BITS + 3)]      # the last four share the overflow bit
 TENANTS = ["t-big", "t-mid", "t-small"]
@@ -345,13 +347,7 @@ def test_a_later_round_reads_the_classes_and_documents_once(stores, monkeypatch)
                 "allowed_purposes = ['review'], required_scopes = [], valid_to_us = CASE WHEN doc_id % 3 = 0 THEN 100 END")
     write_term_lists(con)
     ran: list[str] = []
-
-    class Counting:
-        def execute(self, sql, *a):
-            ran.append(sql)
-            return con.execute(sql, *a)
-
-    st, plain = DuckDBStore(Counting(), memo={}), DuckDBStore(con)
+    st, plain = DuckDBStore(Counting(con, ran), memo={}), DuckDBStore(con)
     q = [(TYPES[0], VOCAB[:6]), (TYPES[-1], VOCAB[3:9])]
     a, b = Readable(scopes=(), purpose="review", sources=("src-a",)), Readable(scopes=(), purpose="review", sources=("src-b",))
     calls = [("t-big", a, 50, "plain", 3), ("t-big", a, 50, "plain", 1), ("t-big", a, 500, "plain", 2),

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from .conftest import run_cli
+from .conftest import Counting, run_cli
 
 OID = "DOC-C102-001"
 COPY = "DOC-C102-001-REEXPORT"
@@ -251,17 +251,8 @@ def test_a_reader_looks_the_same_erasures_up_once(store):
 
     st = open_store(store)
     ran: list[str] = []
-
-    class Counting:
-        def __init__(self, con):
-            self.con = con
-
-        def execute(self, sql, *a):
-            ran.append(sql)
-            return self.con.execute(sql, *a)
-
     raw = st.con
-    st.con = Counting(raw)
+    st.con = Counting(raw, ran)
     try:
         for ids, statements in ((["CASE-C-102"], 1), (["CASE-C-102"], 0), (["OTHER-CASE-C-102"], 1),
                                 (["CASE-C-102"], 1), (["CASE-C-102", "it's"], 1)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import run_cli
+from .conftest import Counting, run_cli
 from .test_postmortem import _edit_record
 
 
@@ -142,16 +142,7 @@ def test_a_reader_reads_the_small_tables_once_and_one_opened_after_a_load_reads_
     db = project_copy / ".ctx" / "ctx.duckdb"
     st = open_store(db)
     ran: list[str] = []
-
-    class Counting:
-        def __init__(self, con):
-            self.con = con
-
-        def execute(self, sql, *a):
-            ran.append(sql)
-            return self.con.execute(sql, *a)
-
-    st.con = Counting(st.con)
+    st.con = Counting(st.con, ran)
     try:
         first = st.source_governance()
         first.append(("changed by the caller",))

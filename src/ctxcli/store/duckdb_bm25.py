@@ -29,10 +29,10 @@ from __future__ import annotations
 import math
 import re
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import StoreError
-from .access import WIDEN_CAP, Readable, duck_access
+from .access import WIDEN_CAP, Readable, duck_access, widened
 from .base import Found
 from .shared import BM25_B, BM25_K1, BM25_PLACES
 
@@ -222,7 +222,8 @@ def _top_plain(lists, docs, queries, types, cls_ok, cls_holds, *, limit: int, ca
         for t in qterms:                                     # a repeated term counts again, as in SQL
             for doc, w in per.get(t, ()):
                 score[doc] = score.get(doc, 0.0) + w
-        holds = cls_holds[types.index(etype) * ncls:(types.index(etype) + 1) * ncls]
+        ti = types.index(etype)
+        holds = cls_holds[ti * ncls:(ti + 1) * ncls]
         withheld: dict[int, int] = {}
         kept: list[tuple[float, int]] = []
         for doc, sc in score.items():
@@ -251,11 +252,11 @@ def _cut(scores: list[float], n: int) -> float:
 _UNHELD = "a term list names a document its tenant does not hold; nothing was used"
 
 
-class _Lists:
+class _Lists(NamedTuple):
     """The query terms' lists as read: (term, idf, postings) rows and the tenant's avgdl."""
 
-    def __init__(self, rows, avgdl: float) -> None:
-        self.rows, self.avgdl = rows, avgdl
+    rows: list
+    avgdl: float
 
 
 def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us: int, limit: int,
@@ -307,12 +308,6 @@ def bm25_lists(con, queries, *, tenant: str, readable: Readable | None, as_of_us
             src, scopes, purposes = combo[cls]
             key = (qi, src, None if scopes is None else tuple(scopes), None if purposes is None else tuple(purposes))
             withheld[key] = withheld.get(key, 0) + cnt
-        n_valid = 0
-        for rank, (doc, sc, ok) in enumerate(ranked, 1):
-            if n_valid >= limit:
-                break
-            if ok or rank <= cap:
-                hits.append((qi, doc, sc))
-            n_valid += ok
+        hits.extend((qi, doc, sc) for doc, sc, _ in widened(ranked, int(limit), lambda r: r[2]))
     return Found(hits, sorted(((qi, src, None if sc is None else list(sc), None if pu is None else list(pu), c)
                                for (qi, src, sc, pu), c in withheld.items()), key=repr))
